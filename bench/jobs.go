@@ -26,7 +26,7 @@ type Result struct {
 	Tol     float64 `json:"tolerance"`
 	OK      bool    `json:"ok"` // MaxErr <= Tol
 	Value   float64 `json:"throughput"`
-	Unit    string  `json:"unit"` // "GFLOP/s", "GB/s", …
+	Unit    string  `json:"unit"`    // "GFLOP/s", "GB/s", …
 	Seconds float64 `json:"seconds"` // median time of one run
 	Explain string  `json:"explain,omitempty"`
 }
