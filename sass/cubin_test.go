@@ -797,3 +797,41 @@ func TestWriteCubinErrors(t *testing.T) {
 		t.Error("ReadCubin(garbage): no error")
 	}
 }
+
+func TestDynamicSharedSection(t *testing.T) {
+	// Static shared memory of a kernel that also uses dynamic shared memory
+	// is rounded up to the alignment, where the dynamic memory starts (ptxas
+	// writes 0x70 for 100 static bytes and .extern .shared .align 16).
+	k := Kernel{Name: "k", Code: make([]byte, 32), Registers: 4, SharedStatic: 100, SharedAlign: 16, DynamicShared: true}
+	b, err := WriteCubin(86, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadCubin(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := c.Section(".nv.shared.k"); sh == nil || sh.Size != 0x70 || sh.Align != 16 {
+		t.Errorf(".nv.shared.k: %+v", sh)
+	}
+	if got := c.Kernels[0].Kernel; got.SharedStatic != 0x70 || got.DynamicShared {
+		t.Errorf("read back %+v", describe(got))
+	}
+}
+
+func TestReadCubinCorrupt(t *testing.T) {
+	b, err := WriteCubin(86, testKernels()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Truncations and single-byte changes must give errors or cubins, never
+	// panics.
+	for n := 0; n < len(b); n += 7 {
+		ReadCubin(b[:n])
+	}
+	for i := 0; i < len(b); i += 5 {
+		c := append([]byte(nil), b...)
+		c[i] ^= 0xa5
+		ReadCubin(c)
+	}
+}
