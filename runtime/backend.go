@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/tcrt-go/tcrt/kernels/ptx"
 )
 
 // backend is what a runtime needs from a device: memory, streams and events.
@@ -50,4 +53,90 @@ type eventImpl interface {
 	// elapsed is the time from start (an event of the same backend) to
 	// this event; both have completed.
 	elapsed(start eventImpl) (time.Duration, error)
+}
+
+// deviceMemory is memory with a device address (the CUDA backend's).
+type deviceMemory interface {
+	devicePtr() uint64
+}
+
+// DevicePtr returns the device address of b's memory, for GPU kernels'
+// parameters. On the CPU backend the error wraps ErrUnsupported.
+func DevicePtr(b *Buffer) (uint64, error) {
+	if err := b.Check(nil, "device pointer", "buffer"); err != nil {
+		return 0, err
+	}
+	m, ok := b.memory().(deviceMemory)
+	if !ok {
+		return 0, fmt.Errorf("tcrt: device pointer: a %s buffer has no device address: %w", b.rt.be.kind(), ErrUnsupported)
+	}
+	return m.devicePtr(), nil
+}
+
+// GPULaunch is one launch of a kernel from an embedded GPU module.
+type GPULaunch struct {
+	// Module is the kernel's module; the backend loads it once per device,
+	// choosing its cubin or PTX with Module.Select.
+	Module *ptx.Module
+	// Func is the kernel's entry name in the module.
+	Func string
+	// Grid and Block are the launch shape; 0 counts as 1.
+	Grid, Block [3]int
+	// SharedBytes is the dynamic shared memory; above 48 KiB the backend
+	// opts the function in first.
+	SharedBytes int
+	// Params holds one 8-byte slot per kernel parameter (see package ptx).
+	Params []uint64
+}
+
+// gpuStream is a stream that can launch GPU kernels.
+type gpuStream interface {
+	launchGPU(g GPULaunch) error
+}
+
+// LaunchGPU enqueues g on s. It fails with ErrArgument for a malformed
+// launch and with ErrUnsupported on a backend without GPU streams; errors
+// from the launch itself (a module that does not load, a fault) are
+// reported by the stream's next Synchronize.
+func LaunchGPU(s *Stream, g *GPULaunch) error {
+	const op = "launch gpu kernel"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if g == nil || g.Module == nil || g.Func == "" {
+		return fmt.Errorf("tcrt: %s: argument launch: needs a module and a function name: %w", op, ErrArgument)
+	}
+	gl := *g
+	threads := 1
+	for i := range 3 {
+		gl.Grid[i], gl.Block[i] = max(gl.Grid[i], 1), max(gl.Block[i], 1)
+		if g.Grid[i] < 0 || g.Block[i] < 0 {
+			return fmt.Errorf("tcrt: %s %s: argument launch: negative grid %v or block %v: %w", op, g.Func, g.Grid, g.Block, ErrArgument)
+		}
+		threads *= gl.Block[i]
+	}
+	if threads > 1024 {
+		return fmt.Errorf("tcrt: %s %s: argument launch: block %v has %d threads, more than 1024: %w", op, g.Func, g.Block, threads, ErrArgument)
+	}
+	if dev := s.rt.be.device(); g.SharedBytes < 0 || (dev.SharedPerBlockOptin > 0 && g.SharedBytes > dev.SharedPerBlockOptin) {
+		return fmt.Errorf("tcrt: %s %s: argument launch: %d bytes of shared memory; the device allows %d: %w", op, g.Func, g.SharedBytes, dev.SharedPerBlockOptin, ErrArgument)
+	}
+	gs, ok := s.impl.(gpuStream)
+	if !ok {
+		return fmt.Errorf("tcrt: %s %s: the %s backend has no GPU streams: %w", op, g.Func, s.rt.be.kind(), ErrUnsupported)
+	}
+	gl.Params = append([]uint64(nil), g.Params...)
+	return gs.launchGPU(gl)
+}
+
+// cudaDevices is set by the CUDA backend's init (-tags cuda); nil otherwise.
+var cudaDevices func() ([]Device, error)
+
+// CUDADevices lists the GPUs the driver reports, with their attributes. In a
+// binary built without -tags cuda the error wraps ErrNoDevice.
+func CUDADevices() ([]Device, error) {
+	if cudaDevices == nil {
+		return nil, fmt.Errorf("tcrt: cuda devices: this binary was built without -tags cuda: %w", ErrNoDevice)
+	}
+	return cudaDevices()
 }

@@ -1,0 +1,229 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+// Host fallback: how a GPU runtime runs an op no GPU kernel covers.
+//
+// CPU kernels need host bytes (Buffer.Host), which device memory does not
+// have, and archReason rejects them on a GPU backend. So when a GPU backend
+// opens, ensureHostFallbacks registers, for every CPU kernel, a wrapper
+// kernel "cuda.host.<name>" for the CUDA backend with the CPU kernel's
+// Supports and a preference a million below it, so that any real GPU kernel
+// wins and Explain shows the wrapper (and why it was or was not chosen) like
+// any other candidate. The wrapper enqueues one host task on the call's
+// stream, which (after the stream's earlier device work has finished):
+//
+//  1. finds every *Buffer reachable from the op's argument struct (exported
+//     fields, pointers, slices, arrays, interfaces);
+//  2. copies each to a host shadow and lends it to the buffer, so Host()
+//     returns it while the task runs;
+//  3. runs the CPU kernel synchronously on a private CPU stream;
+//  4. copies back only the byte ranges the kernel changed, so inputs are
+//     never written (another stream may be using them).
+//
+// It is slow (every operand crosses the bus twice), correct for kernels that
+// write only their outputs, and serialized per runtime. Forcing a fallback
+// by name (TCRT_KERNEL=cuda.host.cpu.matmul.reference) works once a GPU
+// runtime has been opened in the process, since the wrappers are
+// registered then.
+
+// hostFallbackPrefix starts the names of the wrapper kernels.
+const hostFallbackPrefix = "cuda.host."
+
+// hostFallbackPenalty is subtracted from the CPU kernel's preference.
+const hostFallbackPenalty = 1_000_000
+
+// stageable is device memory that can lend a host shadow of itself: host()
+// returns the shadow while it is set.
+type stageable interface {
+	memory
+	setStaged(b []byte)
+}
+
+var hostFallbacks struct {
+	mu      sync.Mutex
+	wrapped map[string]bool // CPU kernel names already wrapped
+}
+
+// ensureHostFallbacks registers a wrapper for every CPU kernel not yet
+// wrapped, for the GPU backend gpu.
+func ensureHostFallbacks(gpu BackendKind) {
+	hostFallbacks.mu.Lock()
+	defer hostFallbacks.mu.Unlock()
+	if hostFallbacks.wrapped == nil {
+		hostFallbacks.wrapped = map[string]bool{}
+	}
+	for _, k := range Kernels("") {
+		if k.Arch.Backend != BackendCPU || hostFallbacks.wrapped[k.Name] {
+			continue
+		}
+		hostFallbacks.wrapped[k.Name] = true
+		inner := k
+		Register(Kernel{
+			Name:       hostFallbackPrefix + inner.Name,
+			Op:         inner.Op,
+			Arch:       Arch{Backend: gpu},
+			Preference: inner.Preference - hostFallbackPenalty,
+			Doc:        "host fallback: stages the operands through host memory and runs " + inner.Name,
+			Supports: func(args any) error {
+				if inner.Supports == nil {
+					return nil
+				}
+				return inner.Supports(args)
+			},
+			Launch: func(ctx context.Context, l *Launch) error {
+				return l.Stream.Enqueue(func() error { return runHostFallback(ctx, l, inner) })
+			},
+		})
+	}
+}
+
+// hostFallbackMu serializes fallback tasks: a buffer lends one shadow at a
+// time.
+var hostFallbackMu sync.Mutex
+
+// dirtyChunk is the granularity of the write-back comparison.
+const dirtyChunk = 4096
+
+func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) (err error) {
+	hostFallbackMu.Lock()
+	defer hostFallbackMu.Unlock()
+	bufs := bufferRefs(l.Args)
+	type staged struct {
+		m          stageable
+		host, orig []byte
+	}
+	var st []staged
+	defer func() {
+		for _, s := range st {
+			s.m.setStaged(nil)
+		}
+	}()
+	for _, b := range bufs {
+		m, ok := b.memory().(stageable)
+		if !ok {
+			if b.memory() != nil && b.memory().host() != nil {
+				continue // already host memory
+			}
+			return fmt.Errorf("tcrt: %s: host fallback %s: a buffer's memory cannot be staged: %w", inner.Op, inner.Name, ErrUnsupported)
+		}
+		host := make([]byte, b.Bytes())
+		if err := m.read(ctx, 0, host); err != nil {
+			return fmt.Errorf("tcrt: %s: host fallback %s: staging an operand in: %w", inner.Op, inner.Name, err)
+		}
+		st = append(st, staged{m: m, host: host, orig: bytes.Clone(host)})
+		m.setStaged(host)
+	}
+	cpu := &Stream{rt: l.Runtime, impl: (&cpuBackend{}).mustStream()}
+	defer cpu.impl.close()
+	il := &Launch{Runtime: l.Runtime, Stream: cpu, Kernel: inner, Args: l.Args, Threads: l.Threads}
+	if err := inner.Launch(ctx, il); err != nil {
+		return err
+	}
+	if err := cpu.impl.sync(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for _, s := range st {
+		for _, r := range dirtyRanges(s.orig, s.host, dirtyChunk) {
+			if err := s.m.write(ctx, r[0], s.host[r[0]:r[1]]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("tcrt: %s: host fallback %s: writing results back: %w", inner.Op, inner.Name, err)
+	}
+	return nil
+}
+
+func (b *cpuBackend) mustStream() streamImpl {
+	s, _ := b.newStream() // the CPU backend's newStream cannot fail
+	return s
+}
+
+// dirtyRanges returns the [lo, hi) byte ranges, in chunks of chunk bytes
+// merged when adjacent, where now differs from was.
+func dirtyRanges(was, now []byte, chunk int) [][2]int {
+	var out [][2]int
+	for lo := 0; lo < len(now); lo += chunk {
+		hi := min(lo+chunk, len(now))
+		if bytes.Equal(was[lo:hi], now[lo:hi]) {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1][1] == lo {
+			out[n-1][1] = hi
+		} else {
+			out = append(out, [2]int{lo, hi})
+		}
+	}
+	return out
+}
+
+var bufferType = reflect.TypeFor[*Buffer]()
+
+// bufferRefs returns the distinct open buffers reachable from args through
+// exported struct fields, pointers, slices, arrays, maps' values and
+// interfaces, in the order first met.
+func bufferRefs(args any) []*Buffer {
+	var out []*Buffer
+	seen := map[*Buffer]bool{}
+	visited := map[uintptr]bool{}
+	var walk func(v reflect.Value, depth int)
+	walk = func(v reflect.Value, depth int) {
+		if depth > 32 || !v.IsValid() {
+			return
+		}
+		if v.Type() == bufferType {
+			if b := v.Interface().(*Buffer); b != nil && !seen[b] && !b.Closed() {
+				seen[b] = true
+				out = append(out, b)
+			}
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() || visited[v.Pointer()] {
+				return
+			}
+			visited[v.Pointer()] = true
+			walk(v.Elem(), depth+1)
+		case reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem(), depth+1)
+			}
+		case reflect.Struct:
+			t := v.Type()
+			for i := range t.NumField() {
+				if t.Field(i).IsExported() {
+					walk(v.Field(i), depth+1)
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			if v.Kind() == reflect.Slice && v.IsNil() {
+				return
+			}
+			if k := v.Type().Elem().Kind(); k != reflect.Pointer && k != reflect.Struct && k != reflect.Interface &&
+				k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+				return // plain data
+			}
+			for i := range v.Len() {
+				walk(v.Index(i), depth+1)
+			}
+		case reflect.Map:
+			it := v.MapRange()
+			for it.Next() {
+				walk(it.Value(), depth+1)
+			}
+		}
+	}
+	walk(reflect.ValueOf(args), 0)
+	return out
+}

@@ -1,0 +1,179 @@
+package runtime
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// fakeGPU is a backend of kind cuda whose memory is not host-addressable
+// (host() is nil unless staged), to test the host fallback on a CPU.
+type fakeGPU struct{}
+
+type fakeGPUMem struct {
+	mu     sync.Mutex
+	data   []byte
+	staged []byte
+	writes [][2]int
+}
+
+func (fakeGPU) kind() BackendKind { return BackendCUDA }
+func (fakeGPU) device() Device {
+	return Device{Backend: BackendCUDA, Name: "fake", Major: 8, Minor: 6, SMs: 1, SharedPerBlockOptin: 99 << 10}
+}
+func (fakeGPU) alloc(n int) (memory, error)    { return &fakeGPUMem{data: make([]byte, n)}, nil }
+func (fakeGPU) newStream() (streamImpl, error) { return (&cpuBackend{}).newStream() }
+func (fakeGPU) close() error                   { return nil }
+func (m *fakeGPUMem) host() []byte             { m.mu.Lock(); defer m.mu.Unlock(); return m.staged }
+func (m *fakeGPUMem) setStaged(b []byte)       { m.mu.Lock(); m.staged = b; m.mu.Unlock() }
+func (m *fakeGPUMem) free() error              { return nil }
+func (m *fakeGPUMem) devicePtr() uint64        { return 0x1000 }
+func (m *fakeGPUMem) read(_ context.Context, off int, dst []byte) error {
+	copy(dst, m.data[off:])
+	return nil
+}
+func (m *fakeGPUMem) write(_ context.Context, off int, src []byte) error {
+	m.mu.Lock()
+	m.writes = append(m.writes, [2]int{off, off + len(src)})
+	m.mu.Unlock()
+	copy(m.data[off:], src)
+	return nil
+}
+
+func openFakeGPU(t *testing.T) *Runtime {
+	t.Helper()
+	old := cudaOpen
+	cudaOpen = func(Options) (backend, error) { ensureHostFallbacks(BackendCUDA); return fakeGPU{}, nil }
+	t.Cleanup(func() { cudaOpen = old })
+	rt, err := Open(Options{Backend: BackendCUDA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func TestHostFallbackMatMul(t *testing.T) {
+	ctx := context.Background()
+	gpu := openFakeGPU(t)
+	cpu, err := Open(Options{Backend: BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	const m, n, k = 7, 129, 5
+	rng := rand.New(rand.NewPCG(3, 4))
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = rng.Float32()*2 - 1
+	}
+	for i := range b {
+		b[i] = rng.Float32()*2 - 1
+	}
+	run := func(rt *Runtime) ([]float32, *Buffer, *Buffer) {
+		ba, _ := rt.Alloc(tile.F32, m, k)
+		bb, _ := rt.Alloc(tile.F32, k, n)
+		bd, _ := rt.Alloc(tile.F32, m, n)
+		if err := ba.WriteFloat32(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := bb.WriteFloat32(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		args := &MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1,
+			A: Matrix{Buf: ba, Rows: m, Cols: k, LD: k, BatchStride: m * k},
+			B: Matrix{Buf: bb, Rows: k, Cols: n, LD: n, BatchStride: k * n},
+			D: Matrix{Buf: bd, Rows: m, Cols: n, LD: n, BatchStride: m * n}}
+		if rt == gpu {
+			e := rt.Explain(OpMatMul, args)
+			c := e.Chosen()
+			if c == nil || !strings.HasPrefix(c.Name, hostFallbackPrefix) {
+				t.Fatalf("fake GPU chose %v:\n%s", c, e)
+			}
+			if !strings.Contains(e.String(), "needs the cpu backend") {
+				t.Errorf("explanation does not reject the CPU kernels:\n%s", e)
+			}
+		}
+		if err := rt.Run(ctx, nil, OpMatMul, args); err != nil {
+			t.Fatal(err)
+		}
+		d := make([]float32, m*n)
+		if err := bd.ReadFloat32(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		return d, ba, bb
+	}
+	want, _, _ := run(cpu)
+	got, ga, gb := run(gpu)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("D[%d] = %g through the host fallback, %g on the CPU", i, got[i], want[i])
+		}
+	}
+	for _, buf := range []*Buffer{ga, gb} {
+		fm := buf.memory().(*fakeGPUMem)
+		if len(fm.writes) != 1 || fm.staged != nil {
+			t.Errorf("input written %d times (want once, by WriteFloat32), staged %v", len(fm.writes), fm.staged != nil)
+		}
+	}
+}
+
+func TestDirtyRanges(t *testing.T) {
+	was := make([]byte, 10000)
+	now := make([]byte, 10000)
+	if r := dirtyRanges(was, now, 4096); len(r) != 0 {
+		t.Fatalf("clean: %v", r)
+	}
+	now[0], now[4096], now[9999] = 1, 1, 1
+	r := dirtyRanges(was, now, 4096)
+	if len(r) != 1 || r[0] != [2]int{0, 10000} {
+		t.Fatalf("adjacent chunks not merged: %v", r)
+	}
+	now[4096] = 0
+	r = dirtyRanges(was, now, 4096)
+	if len(r) != 2 || r[0] != [2]int{0, 4096} || r[1] != [2]int{8192, 10000} {
+		t.Fatalf("ranges %v", r)
+	}
+}
+
+func TestBufferRefs(t *testing.T) {
+	rt, err := Open(Options{Backend: BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	x, _ := rt.Alloc(tile.F32, 4)
+	y, _ := rt.Alloc(tile.F32, 4)
+	z, _ := rt.Alloc(tile.F32, 4)
+	c, _ := rt.Alloc(tile.F32, 4)
+	c.Close()
+	type inner struct {
+		M   Matrix
+		Any any
+	}
+	type args struct {
+		A, Again *Buffer
+		In       inner
+		List     []*Buffer
+		Arr      [2]Matrix
+		Map      map[string]*Buffer
+		Data     []float32
+		hidden   *Buffer
+		Closed   *Buffer
+		Self     *args
+	}
+	a := &args{A: x, Again: x, In: inner{M: Matrix{Buf: y}, Any: &Matrix{Buf: z}}, List: []*Buffer{nil, y},
+		Map: map[string]*Buffer{"k": z}, Data: make([]float32, 1000), hidden: c, Closed: c}
+	a.Self = a
+	got := bufferRefs(a)
+	if len(got) != 3 || got[0] != x || got[1] != y || got[2] != z {
+		t.Fatalf("bufferRefs = %v, want [x y z]", got)
+	}
+	if got := bufferRefs(nil); len(got) != 0 {
+		t.Fatalf("nil args: %v", got)
+	}
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# gpu-run.sh — on a GPU host with only the NVIDIA driver (no Go), run the
+# bundle scripts/gpu-build.sh made: correctness tests first (GPU kernels
+# against the CPU reference on fresh random inputs), then the benchmarks
+# (GB/s), then, when `python3 -c 'import torch'` works, the same operations
+# through PyTorch for a side-by-side ratio.
+#
+#   ./gpu-run.sh [LOGDIR]      (default: $OUT if set, else ./gpu-logs)
+#
+# Exit status: non-zero when a correctness test failed (benchmarks and the
+# PyTorch comparison still run and are logged).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+logs=${1:-${OUT:-$here/gpu-logs}}
+mkdir -p "$logs"
+cd "$here"
+status=0
+{
+	echo "commit: $(cat COMMIT 2>/dev/null || echo unknown)"
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null || echo "nvidia-smi: not available"
+} | tee "$logs/host.txt"
+
+echo "== correctness" | tee "$logs/test.txt"
+for t in runtime.test bench.test; do
+	[ -x "./$t" ] || continue
+	if ! "./$t" -test.v -test.count=1 -test.timeout=300s 2>&1 | tee -a "$logs/test.txt"; then
+		status=1
+	fi
+done
+
+echo "== benchmarks" | tee "$logs/bench.txt"
+./runtime.test -test.run '^$' -test.bench 'CUDA' -test.benchtime=50x 2>&1 | tee -a "$logs/bench.txt"
+
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+	echo "== pytorch" | tee "$logs/torch.txt"
+	python3 gpu-torch.py "$logs/bench.txt" 2>&1 | tee -a "$logs/torch.txt"
+else
+	echo "PyTorch with CUDA not available: no comparison" | tee "$logs/torch.txt"
+fi
+echo "logs in $logs"
+exit $status
