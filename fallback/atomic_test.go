@@ -14,7 +14,10 @@ import (
 // whose word reaches past the slice, which take the lock path): every
 // increment must land and no neighbour may be disturbed.
 func TestSubWordCASConcurrent(t *testing.T) {
-	const rounds = 2000
+	rounds := 200000
+	if testing.Short() {
+		rounds = 50000
+	}
 	for _, size := range []int{1, 2} {
 		mem := make([]byte, 6*size) // for bytes, elements 4 and 5 have no whole word in the slice
 		n := len(mem) / size

@@ -123,7 +123,7 @@ func GatherCASFast(a *GatherCASArgs) error {
 	staged := tile.Stage(a.Dst.Data)
 	tile.FillPad(dst, staged)
 	sz := dst.DType.Size()
-	parallelFor(n, p, 1024, func(lo, hi int) {
+	parallelFor(n, p, 64, func(lo, hi int) {
 		for l := lo; l < hi; l++ {
 			r, c := l/vc, l%vc
 			obs := AtomicCAS(a.Mem, addrs[l], sz, a.Expected.elem(r, c), a.Replacement.elem(r, c))

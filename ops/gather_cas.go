@@ -99,6 +99,7 @@ func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 		return nil, nil, err
 	}
 	vr, vc, td := d.Desc.ValidRows, d.Desc.ValidCols, d.Desc.DType
+	c.Pow2 = false // only the destination's physical shape must be powers of two
 	ix, err := checkTile(c, rt, "idx", idx)
 	if err != nil {
 		return nil, nil, err
