@@ -233,6 +233,13 @@ func GatherFast(a *GatherArgs) error {
 		rb := vc * sz
 		parallelFor(rows, p, max(1, 16384/max(rb, 1)), func(lo, hi int) {
 			for r := lo; r < hi; r++ {
+				// Random rows defeat the hardware prefetcher: ask for the
+				// row prefetchAhead lanes on while copying this one.
+				if havePrefetch && r+prefetchAhead < hi {
+					if q := pos[r+prefetchAhead]; q >= 0 {
+						prefetchRange(unsafe.Pointer(&a.Mem[q*rb]), rb)
+					}
+				}
 				out := a.Dst.Data[r*dst.Cols*sz : r*dst.Cols*sz+rb]
 				if q := pos[r]; q >= 0 {
 					copy(out, a.Mem[q*rb:q*rb+rb])
@@ -261,6 +268,9 @@ func GatherFast(a *GatherArgs) error {
 	})
 	return nil
 }
+
+// prefetchAhead is how many rows ahead the row gather prefetches.
+const prefetchAhead = 8
 
 // copyElem copies one size-byte element from src[so:] to dst[do:], or
 // writes zero bits when zero is set.
