@@ -136,7 +136,8 @@ func diffFraction(got, want []byte) float64 {
 
 // GatherCASProblem is one gather-CAS: Lanes lanes (a Lanes/1024 × 1024
 // tile) of a 32-bit transfer type at random distinct aligned addresses of a
-// memory of MemBytes, half of them expecting the value they find.
+// memory of MemBytes, half of them expecting the value they find (and so
+// swapping).
 type GatherCASProblem struct {
 	MemBytes int
 	Lanes    int
@@ -153,6 +154,7 @@ type GatherCASSetup struct {
 	Mem                             *runtime.Buffer
 	Idx, Expected, Replacement, Dst ops.Tile
 	initial                         []byte
+	odd                             bool
 }
 
 // NewGatherCASSetup allocates the memory, the index, expected and
@@ -205,10 +207,16 @@ func NewGatherCASSetup(ctx context.Context, rt *runtime.Runtime, p GatherCASProb
 	return s, s.Mem.Read(ctx, 0, s.initial)
 }
 
-// Run performs the compare-and-swaps (each run sees the previous run's
-// memory; the work per run is the same).
+// Run performs the compare-and-swaps. Runs alternate the expected and
+// replacement tiles, so the lanes that swapped in one run swap back in the
+// next: every run has the same half of its lanes succeeding.
 func (s *GatherCASSetup) Run(ctx context.Context, rt *runtime.Runtime) error {
-	return ops.MGatherCAS(ctx, rt, s.Dst, s.Mem, s.Idx, s.Expected, s.Replacement, nil)
+	exp, rep := s.Expected, s.Replacement
+	if s.odd {
+		exp, rep = rep, exp
+	}
+	s.odd = !s.odd
+	return ops.MGatherCAS(ctx, rt, s.Dst, s.Mem, s.Idx, exp, rep, nil)
 }
 
 // Bytes is the traffic of one run: each lane reads its index, expected and
@@ -230,6 +238,7 @@ func (s *GatherCASSetup) Check(ctx context.Context, rt *runtime.Runtime) (float6
 	if err := s.Mem.Write(ctx, 0, s.initial); err != nil {
 		return 0, err
 	}
+	s.odd = false
 	if err := s.Run(ctx, rt); err != nil {
 		return 0, err
 	}

@@ -60,7 +60,7 @@ func BenchmarkGather(b *testing.B) {
 
 // BenchmarkGatherCAS/b32/<backend> reports GB/s (20 bytes a lane) and
 // lanes/s of a gather-CAS of 2^20 lanes at distinct random addresses of a
-// 64 MiB memory, half of them succeeding on the first run.
+// 64 MiB memory, half of them swapping in every run.
 func BenchmarkGatherCAS(b *testing.B) {
 	rts := backends(b)
 	b.Run("b32", func(b *testing.B) {

@@ -103,25 +103,28 @@ func AtomicStore(mem []byte, off, size int, v uint64) {
 func AtomicCAS(mem []byte, off, size int, old, new uint64) uint64 {
 	switch size {
 	case 4:
+		// Load first: a lane that will fail needs no locked instruction
+		// (and plain loads of many lanes can miss the cache in parallel).
+		// The load that sees a different value is the lane's atomic
+		// observation; a failed CAS retries so that a value that changed
+		// back to old in between is not reported as a failure.
 		p := ptr32(mem, off)
 		for {
-			if atomic.CompareAndSwapUint32(p, uint32(old), uint32(new)) {
-				return old
-			}
-			// Failed: report the value seen. If it changed back to old in
-			// between, try again so the observation is a real failure.
 			if cur := atomic.LoadUint32(p); cur != uint32(old) {
 				return uint64(cur)
+			}
+			if atomic.CompareAndSwapUint32(p, uint32(old), uint32(new)) {
+				return old
 			}
 		}
 	case 8:
 		p := ptr64(mem, off)
 		for {
-			if atomic.CompareAndSwapUint64(p, old, new) {
-				return old
-			}
 			if cur := atomic.LoadUint64(p); cur != old {
 				return cur
+			}
+			if atomic.CompareAndSwapUint64(p, old, new) {
+				return old
 			}
 		}
 	}

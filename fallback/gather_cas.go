@@ -29,6 +29,11 @@ type GatherCASArgs struct {
 
 const opGatherCAS = "mgather_cas"
 
+// casPrefetchAhead is how many lanes ahead the gather-CAS prefetches the
+// memory word: random addresses miss the cache, and a locked instruction
+// waits for its miss alone.
+const casPrefetchAhead = 16
+
 // casAddress preflights the lane at (r, c): its byte address, or the access
 // fault.
 func casAddress(a *GatherCASArgs, r, c int) (int, error) {
@@ -125,6 +130,9 @@ func GatherCASFast(a *GatherCASArgs) error {
 	sz := dst.DType.Size()
 	parallelFor(n, p, 64, func(lo, hi int) {
 		for l := lo; l < hi; l++ {
+			if havePrefetch && l+casPrefetchAhead < hi {
+				prefetchRange(unsafe.Pointer(&a.Mem[addrs[l+casPrefetchAhead]]), 1)
+			}
 			r, c := l/vc, l%vc
 			obs := AtomicCAS(a.Mem, addrs[l], sz, a.Expected.elem(r, c), a.Replacement.elem(r, c))
 			storePlain(staged, dst.At(r, c)*sz, sz, obs)
