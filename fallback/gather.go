@@ -1,0 +1,298 @@
+package fallback
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// IndexMode says what an index of a gather or scatter selects.
+type IndexMode uint8
+
+// Index modes.
+const (
+	// IndexRows: index tile element r selects a whole row of a table
+	// (dst[r, :] = table[idx[r], :]).
+	IndexRows IndexMode = iota
+	// IndexElements: index tile element (r, c) selects one element of a flat
+	// memory (dst[r, c] = mem[idx[r, c]]).
+	IndexElements
+	numIndexModes
+)
+
+// String names the mode.
+func (m IndexMode) String() string {
+	switch m {
+	case IndexRows:
+		return "rows"
+	case IndexElements:
+		return "elements"
+	}
+	return "mode(?)"
+}
+
+// Valid reports whether m is a defined mode.
+func (m IndexMode) Valid() bool { return m < numIndexModes }
+
+// TileData is a resolved tile descriptor with its storage (Tile.Bytes()
+// bytes, elements little-endian).
+type TileData struct {
+	Tile tile.Tile
+	Data []byte
+}
+
+// index reads the index at valid coordinate (r, c) as raw bits.
+func (t *TileData) index(r, c int) uint64 {
+	return tile.LoadIndex(t.Tile.DType, t.Data, t.Tile.At(r, c))
+}
+
+// elem reads the raw bits of element (r, c).
+func (t *TileData) elem(r, c int) uint64 {
+	sz := t.Tile.DType.Size()
+	return loadPlain(t.Data, t.Tile.At(r, c)*sz, sz)
+}
+
+// GatherArgs is one gather on host memory.
+//
+// Row mode: Mem is a row-major table of MemRows rows of Dst.Tile.ValidCols
+// elements; Idx has the valid shape ValidRows × 1 and dst[r, :] gets row
+// idx[r]. Element mode: Mem is MemRows elements; Idx has Dst's valid shape
+// and dst[r, c] gets element idx[r, c]. Elements are copied as raw bits
+// (Dst's element type gives their size); the non-valid region of Dst gets
+// its pad. OOB is the policy for indices outside [0, MemRows).
+type GatherArgs struct {
+	Mode    IndexMode
+	Mem     []byte
+	MemRows int
+	Idx     TileData
+	Dst     TileData
+	OOB     tile.OOB
+	// Threads bounds the goroutines used; 0 means GOMAXPROCS.
+	Threads int
+}
+
+// opGather is the op name in errors.
+const opGather = "mgather"
+
+// gatherLanes is the number of index lanes: rows (row mode) or valid
+// elements (element mode), and the valid columns per lane row.
+func gatherLanes(mode IndexMode, idx tile.Tile) (rows, cols int) {
+	if mode == IndexRows {
+		return idx.ValidRows, 1
+	}
+	return idx.ValidRows, idx.ValidCols
+}
+
+// oobFault is the access fault of an index outside its memory.
+func oobFault(op string, mode IndexMode, raw uint64, d tile.DType, r, c, n int) error {
+	what := "elements"
+	if mode == IndexRows {
+		what = "rows"
+	}
+	return tile.Errorf(tile.ErrBounds, op, "idx", "index %s at (%d, %d) is outside the memory of %d %s", fmtIndex(raw, d), r, c, n, what)
+}
+
+func fmtIndex(raw uint64, d tile.DType) string {
+	if d.IsSigned() {
+		return fmt.Sprint(int64(raw))
+	}
+	return fmt.Sprint(raw)
+}
+
+// GatherRef is the reference gather: a preflight of every index, then one
+// lane after another into a staged copy of the destination, padded and
+// published at the end. It returns an access fault (ErrBounds) and leaves
+// Dst unchanged when an index is out of bounds under OOBError.
+func GatherRef(a *GatherArgs) error {
+	idx, dst := &a.Idx, a.Dst.Tile
+	rows, cols := gatherLanes(a.Mode, idx.Tile)
+	signed := idx.Tile.DType.IsSigned()
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			raw := idx.index(r, c)
+			if _, ok := tile.ResolveIndex(raw, signed, a.MemRows, a.OOB); !ok && a.OOB == tile.OOBError {
+				return oobFault(opGather, a.Mode, raw, idx.Tile.DType, r, c, a.MemRows)
+			}
+		}
+	}
+	staged := tile.Stage(a.Dst.Data)
+	tile.FillPad(dst, staged)
+	sz := dst.DType.Size()
+	for r := 0; r < dst.ValidRows; r++ {
+		for c := 0; c < dst.ValidCols; c++ {
+			var raw uint64
+			var elem int
+			if a.Mode == IndexRows {
+				raw = idx.index(r, 0)
+			} else {
+				raw = idx.index(r, c)
+			}
+			pos, ok := tile.ResolveIndex(raw, signed, a.MemRows, a.OOB)
+			var v uint64 // zero for an OOBZero lane
+			if ok {
+				if a.Mode == IndexRows {
+					elem = pos*dst.ValidCols + c
+				} else {
+					elem = pos
+				}
+				v = loadPlain(a.Mem, elem*sz, sz)
+			}
+			storePlain(staged, dst.At(r, c)*sz, sz, v)
+		}
+	}
+	tile.Publish(a.Dst.Data, staged)
+	return nil
+}
+
+// threads resolves a Threads field.
+func threads(n int) int {
+	if n <= 0 {
+		return goruntime.GOMAXPROCS(0)
+	}
+	return n
+}
+
+// parallelFor splits [0, n) into at most p contiguous chunks of at least
+// grain items and runs fn on each, in parallel.
+func parallelFor(n, p, grain int, fn func(lo, hi int)) {
+	if grain < 1 {
+		grain = 1
+	}
+	chunks := min(p, (n+grain-1)/grain)
+	if chunks <= 1 {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	step := (n + chunks - 1) / chunks
+	for lo := 0; lo < n; lo += step {
+		hi := min(n, lo+step)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// resolveLanes is the parallel preflight of a gather or scatter: it
+// resolves every lane's index (lane = r·cols + c) to a position, −1 for a
+// lane dropped by OOBZero or OOBSkip, and returns the fault of the first
+// out-of-bounds lane under OOBError.
+func resolveLanes(op string, mode IndexMode, idx *TileData, rows, cols, n int, oob tile.OOB, p int) ([]int, error) {
+	pos := make([]int, rows*cols)
+	signed := idx.Tile.DType.IsSigned()
+	var mu sync.Mutex
+	firstBad := -1
+	var firstErr error
+	parallelFor(rows*cols, p, 4096, func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			r, c := l/cols, l%cols
+			raw := idx.index(r, c)
+			v, ok := tile.ResolveIndex(raw, signed, n, oob)
+			if !ok {
+				if oob == tile.OOBError {
+					mu.Lock()
+					if firstBad < 0 || l < firstBad {
+						firstBad, firstErr = l, oobFault(op, mode, raw, idx.Tile.DType, r, c, n)
+					}
+					mu.Unlock()
+					return
+				}
+				v = -1
+			}
+			pos[l] = v
+		}
+	})
+	return pos, firstErr
+}
+
+// GatherFast is the parallel gather: a parallel preflight resolving every
+// index, then rows (or elements) copied by Threads goroutines straight into
+// Dst. Dst is written only after the preflight has passed, and nothing can
+// fail after that point, so Dst is either unchanged (fault) or complete —
+// the publication rule without a staging copy. Dst must not overlap Mem.
+func GatherFast(a *GatherArgs) error {
+	p := threads(a.Threads)
+	dst := a.Dst.Tile
+	rows, cols := gatherLanes(a.Mode, a.Idx.Tile)
+	pos, err := resolveLanes(opGather, a.Mode, &a.Idx, rows, cols, a.MemRows, a.OOB, p)
+	if err != nil {
+		return err
+	}
+	tile.FillPad(dst, a.Dst.Data)
+	sz := dst.DType.Size()
+	vc := dst.ValidCols
+	if a.Mode == IndexRows && dst.Layout == tile.RowMajor {
+		rb := vc * sz
+		parallelFor(rows, p, max(1, 16384/max(rb, 1)), func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				// Random rows defeat the hardware prefetcher: ask for the
+				// row prefetchAhead lanes on while copying this one.
+				if havePrefetch && r+prefetchAhead < hi {
+					if q := pos[r+prefetchAhead]; q >= 0 {
+						prefetchRange(unsafe.Pointer(&a.Mem[q*rb]), rb)
+					}
+				}
+				out := a.Dst.Data[r*dst.Cols*sz : r*dst.Cols*sz+rb]
+				if q := pos[r]; q >= 0 {
+					copy(out, a.Mem[q*rb:q*rb+rb])
+				} else {
+					clear(out)
+				}
+			}
+		})
+		return nil
+	}
+	parallelFor(dst.ValidRows, p, max(1, 4096/vc), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for c := 0; c < vc; c++ {
+				var q int
+				if a.Mode == IndexRows {
+					q = pos[r]
+					if q >= 0 {
+						q = q*vc + c
+					}
+				} else {
+					q = pos[r*vc+c]
+				}
+				copyElem(a.Dst.Data, dst.At(r, c)*sz, a.Mem, q*sz, sz, q < 0)
+			}
+		}
+	})
+	return nil
+}
+
+// prefetchAhead is how many rows ahead the row gather prefetches.
+const prefetchAhead = 8
+
+// copyElem copies one size-byte element from src[so:] to dst[do:], or
+// writes zero bits when zero is set.
+func copyElem(dst []byte, do int, src []byte, so, size int, zero bool) {
+	switch size {
+	case 4:
+		var v uint32
+		if !zero {
+			v = *(*uint32)(unsafe.Pointer(&src[so]))
+		}
+		*(*uint32)(unsafe.Pointer(&dst[do])) = v
+	case 8:
+		var v uint64
+		if !zero {
+			v = *(*uint64)(unsafe.Pointer(&src[so]))
+		}
+		*(*uint64)(unsafe.Pointer(&dst[do])) = v
+	default:
+		if zero {
+			clear(dst[do : do+size])
+		} else {
+			copy(dst[do:do+size], src[so:so+size])
+		}
+	}
+}
