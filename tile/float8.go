@@ -209,3 +209,29 @@ func DecodeFloat8(d DType, b uint8) float32 {
 	}
 	return 0
 }
+
+// EncodeFloat8Ref is the plainly written reference encoder (float64 scaling
+// and one math.RoundToEven) that the fast codecs are tested against on every
+// input. It is slow; use it for oracles, not for data. It returns 0 for a
+// non-float8 d.
+func EncodeFloat8Ref(d DType, x float32, mode OverflowMode) uint8 {
+	if !IsFloat8(d) {
+		return 0
+	}
+	if d == E5M2 {
+		return fmtE5M2.encode(x, mode)
+	}
+	return fmtE4M3.encode(x, mode)
+}
+
+// DecodeFloat8Ref is the plainly written reference decoder. It returns 0 for
+// a non-float8 d.
+func DecodeFloat8Ref(d DType, b uint8) float32 {
+	if !IsFloat8(d) {
+		return 0
+	}
+	if d == E5M2 {
+		return fmtE5M2.decode(b)
+	}
+	return fmtE4M3.decode(b)
+}
