@@ -82,7 +82,11 @@ func ScaleFromAmax(amax, fmax float32, margin int, pow2 bool) float32 {
 		return 1
 	}
 	s := fmax / amax
-	s /= float32(math.Ldexp(1, margin))
+	if margin >= 0 && margin <= 126 {
+		s /= math.Float32frombits(uint32(127+margin) << 23) // exact 2^margin
+	} else {
+		s = float32(float64(s) / math.Ldexp(1, margin))
+	}
 	if s > math.MaxFloat32 {
 		s = math.MaxFloat32
 	}
@@ -115,7 +119,11 @@ func MXScale(amax float32, emax int) (e8m0 uint8, mul float32) {
 	if bits>>23 != 0 {
 		e = max(-127, int(bits>>23)-127-emax)
 	}
-	return uint8(e + 127), float32(math.Ldexp(1, -e))
+	e = min(e, 127)
+	if e > 126 { // only for emax < 1
+		return uint8(e + 127), float32(math.Ldexp(1, -e))
+	}
+	return uint8(e + 127), math.Float32frombits(uint32(127-e) << 23) // 2^-e, normal
 }
 
 // E8M0ToF32 returns the value of an E8M0 scale byte, 2^(b−127) (0xFF: NaN).
