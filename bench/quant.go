@@ -206,10 +206,7 @@ func quantResult(ctx context.Context, rt *runtime.Runtime, cfg Config, s *QuantS
 	} else if ex, err = ops.ExplainQuantize(rt, s.Q, s.X, &s.QuantOpt); err != nil {
 		return Result{}, err
 	}
-	r := Result{Op: op, Problem: s.P.String(), Unit: "GB/s"}
-	if dequant {
-		r.Tol = 0
-	}
+	r := Result{Op: op, Problem: s.P.String(), Unit: "GB/s"} // Tol 0: both ops are exact
 	if k := ex.Chosen(); k != nil {
 		r.Kernel = k.Name
 	}
