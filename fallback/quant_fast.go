@@ -207,26 +207,46 @@ func (q *quantizer) perTensor() {
 }
 
 // rowBlocks handles PerRow, Block1x128 and MX: blocks are runs of one row.
+// The full blocks of a row go through the tile package's block codecs in
+// one call; a partial last block separately.
 func (q *quantizer) rowBlocks() {
 	a := q.a
 	_, bc := a.Gran.Block(a.Rows, a.Cols)
+	full := a.Cols / bc
+	needAmax := a.Scales == nil || q.wantTotal
 	quantParallel(a.Rows, rowsGrain(a.Cols, 1), a.Threads, func(r0, r1, w int) {
 		var local uint32
+		am := make([]float32, q.sc)
 		for r := r0; r < r1; r++ {
 			x := f32Run(a.XType, a.X, r*a.Cols, (r+1)*a.Cols, &q.bufs[w])
-			for c := 0; c < a.Cols; c += bc {
-				seg := x[c:min(a.Cols, c+bc)]
-				var am uint32
-				if a.Scales == nil || q.wantTotal {
-					am = amaxBits(seg)
-					local = max(local, am)
+			base := r * q.sc
+			if needAmax {
+				_ = tile.AbsMaxBlocks(am[:full], x[:full*bc], bc)
+				if full < q.sc {
+					am[full] = tile.AbsMax(x[full*bc:])
 				}
-				s := q.blockScale(r*q.sc+c/bc, am)
-				q.encode(a.Q[r*a.Cols+c:r*a.Cols+c+len(seg)], seg, s)
 			}
+			for b := range q.sc {
+				bits := math.Float32bits(am[b])
+				local = max(local, bits)
+				q.blockScale(base+b, bits)
+			}
+			q.encodeRow(a.Q[r*a.Cols:(r+1)*a.Cols], x, q.scale[base:base+q.sc], bc, full)
 		}
 		q.addTotal(local)
 	})
+}
+
+// encodeRow encodes one row of len(scales) blocks of bc values (the last
+// may be partial; full is the number of whole blocks).
+func (q *quantizer) encodeRow(dst []uint8, x, scales []float32, bc, full int) {
+	a := q.a
+	if full > 0 {
+		_ = tile.EncodeF32ToFloat8Blocks(a.QType, dst[:full*bc], x[:full*bc], scales[:full], bc, a.Mode)
+	}
+	if full < len(scales) {
+		q.encode(dst[full*bc:], x[full*bc:], scales[full])
+	}
 }
 
 // blocks128 handles 128×128 tiles, one band of 128 rows per task.
@@ -234,33 +254,36 @@ func (q *quantizer) blocks128() {
 	a := q.a
 	const bs = 128
 	bands := (a.Rows + bs - 1) / bs
+	full := a.Cols / bs
 	colMax := make([][]uint32, len(q.bufs))
 	quantParallel(bands, 1, a.Threads, func(b0, b1, w int) {
 		if colMax[w] == nil {
 			colMax[w] = make([]uint32, q.sc)
 		}
 		cm := colMax[w]
+		am := make([]float32, q.sc)
 		for band := b0; band < b1; band++ {
 			rlo, rhi := band*bs, min(a.Rows, (band+1)*bs)
 			clear(cm)
 			if a.Scales == nil || q.wantTotal {
 				for r := rlo; r < rhi; r++ {
 					x := f32Run(a.XType, a.X, r*a.Cols, (r+1)*a.Cols, &q.bufs[w])
-					for c := 0; c < a.Cols; c += bs {
-						cm[c/bs] = max(cm[c/bs], amaxBits(x[c:min(a.Cols, c+bs)]))
+					_ = tile.AbsMaxBlocks(am[:full], x[:full*bs], bs)
+					if full < q.sc {
+						am[full] = tile.AbsMax(x[full*bs:])
+					}
+					for j, v := range am {
+						cm[j] = max(cm[j], math.Float32bits(v))
 					}
 				}
 			}
-			for j, am := range cm {
-				q.blockScale(band*q.sc+j, am)
-				q.addTotal(am)
+			for j, v := range cm {
+				q.blockScale(band*q.sc+j, v)
+				q.addTotal(v)
 			}
 			for r := rlo; r < rhi; r++ {
 				x := f32Run(a.XType, a.X, r*a.Cols, (r+1)*a.Cols, &q.bufs[w])
-				for c := 0; c < a.Cols; c += bs {
-					e := min(a.Cols, c+bs)
-					q.encode(a.Q[r*a.Cols+c:r*a.Cols+e], x[c:e], q.scale[band*q.sc+c/bs])
-				}
+				q.encodeRow(a.Q[r*a.Cols:(r+1)*a.Cols], x, q.scale[band*q.sc:(band+1)*q.sc], bs, full)
 			}
 		}
 	})
@@ -379,6 +402,11 @@ func DequantizeFast(a *DequantizeArgs) error {
 		})
 		return nil
 	}
+	anyNaN := false
+	for _, v := range inv {
+		anyNaN = anyNaN || v != v
+	}
+	full := a.Cols / bc
 	quantParallel(a.Rows, rowsGrain(a.Cols, 1), a.Threads, func(r0, r1, w int) {
 		for r := r0; r < r1; r++ {
 			off := r * a.Cols
@@ -386,7 +414,13 @@ func DequantizeFast(a *DequantizeArgs) error {
 				run(off, a.Q[off:off+a.Cols], 0, inv, w)
 				continue
 			}
-			for c := 0; c < a.Cols; c += bc {
+			c := 0
+			if a.YType == tile.F32 && !anyNaN && full > 0 { // whole blocks in one call
+				base := (r / br) * sc
+				_ = tile.DecodeFloat8ToF32Blocks(a.QType, F32s(a.Y)[off:off+full*bc], a.Q[off:off+full*bc], inv[base:base+full], bc)
+				c = full * bc
+			}
+			for ; c < a.Cols; c += bc {
 				e := min(a.Cols, c+bc)
 				run(off+c, a.Q[off+c:off+e], inv[(r/br)*sc+c/bc], nil, w)
 			}

@@ -95,3 +95,37 @@ func absMaxBits(src []float32) uint32 {
 	}
 	return max(m, absMaxGo(src[n:]))
 }
+
+//go:noescape
+func encF32BlocksAVX512(dst *uint8, src, scales *float32, nblocks, blockLen int, p *encParams)
+
+//go:noescape
+func decF32BlocksAVX512(dst *float32, src *uint8, scales *float32, nblocks, blockLen int, p *decParams)
+
+//go:noescape
+func absMaxBlocksAVX512(dst *uint32, src *float32, nblocks, blockLen int)
+
+// encF32Blocks: src holds len(scales) blocks of bl values (bl > 0).
+func encF32Blocks(d DType, dst []uint8, src, scales []float32, bl int, mode OverflowMode) {
+	if useAVX512 && bl%16 == 0 && len(scales) > 0 {
+		encF32BlocksAVX512(&dst[0], &src[0], &scales[0], len(scales), bl, &encParamTab[fmtIndex(d)][mode])
+		return
+	}
+	encF32BlocksGo(d, dst, src, scales, bl, mode)
+}
+
+func decF32Blocks(d DType, dst []float32, src []uint8, scales []float32, bl int) {
+	if useAVX512 && bl%16 == 0 && len(scales) > 0 {
+		decF32BlocksAVX512(&dst[0], &src[0], &scales[0], len(scales), bl, &decParamTab[fmtIndex(d)])
+		return
+	}
+	decF32BlocksGo(d, dst, src, scales, bl)
+}
+
+func absMaxBlocks(dst []uint32, src []float32, bl int) {
+	if useAVX512 && bl%16 == 0 && len(dst) > 0 {
+		absMaxBlocksAVX512(&dst[0], &src[0], len(dst), bl)
+		return
+	}
+	absMaxBlocksGo(dst, src, bl)
+}

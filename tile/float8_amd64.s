@@ -182,3 +182,88 @@ amaxloop:
 	MOVL AX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func encF32BlocksAVX512(dst *uint8, src, scales *float32, nblocks, blockLen int, p *encParams)
+// Block b of blockLen (a multiple of 16) values is multiplied by scales[b].
+TEXT ·encF32BlocksAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ scales+16(FP), R9
+	MOVQ nblocks+24(FP), CX
+	MOVQ blockLen+32(FP), R10
+	MOVQ p+40(FP), R8
+	ENC_CONSTS
+encbouter:
+	VBROADCASTSS (R9), Z16
+	MOVQ R10, DX
+encbinner:
+	VMULPS (SI), Z16, Z0
+	ENC_BODY
+	ADDQ $64, SI
+	ADDQ $16, DI
+	SUBQ $16, DX
+	JNZ encbinner
+	ADDQ $4, R9
+	DECQ CX
+	JNZ encbouter
+	VZEROUPPER
+	RET
+
+// func decF32BlocksAVX512(dst *float32, src *uint8, scales *float32, nblocks, blockLen int, p *decParams)
+TEXT ·decF32BlocksAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ scales+16(FP), R9
+	MOVQ nblocks+24(FP), CX
+	MOVQ blockLen+32(FP), R10
+	MOVQ p+40(FP), R8
+	DEC_CONSTS
+decbouter:
+	VBROADCASTSS (R9), Z16
+	MOVQ R10, DX
+decbinner:
+	DEC_BODY
+	VMULPS Z16, Z3, Z3
+	VMOVUPS Z3, (DI)
+	ADDQ $16, SI
+	ADDQ $64, DI
+	SUBQ $16, DX
+	JNZ decbinner
+	ADDQ $4, R9
+	DECQ CX
+	JNZ decbouter
+	VZEROUPPER
+	RET
+
+// func absMaxBlocksAVX512(dst *uint32, src *float32, nblocks, blockLen int)
+TEXT ·absMaxBlocksAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nblocks+16(FP), CX
+	MOVQ blockLen+24(FP), R10
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z17
+amaxbouter:
+	VPXORD Z0, Z0, Z0
+	MOVQ R10, DX
+amaxbinner:
+	VPANDD (SI), Z17, Z1
+	VPMAXUD Z1, Z0, Z0
+	ADDQ $64, SI
+	SUBQ $16, DX
+	JNZ amaxbinner
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPMAXUD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPMAXUD X1, X0, X0
+	VMOVD X0, AX
+	MOVL AX, (DI)
+	ADDQ $4, DI
+	DECQ CX
+	JNZ amaxbouter
+	VZEROUPPER
+	RET

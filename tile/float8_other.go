@@ -21,3 +21,13 @@ func decF32Vec(d DType, dst []float32, src []uint8, scales []float32) {
 }
 
 func absMaxBits(src []float32) uint32 { return absMaxGo(src) }
+
+func encF32Blocks(d DType, dst []uint8, src, scales []float32, bl int, mode OverflowMode) {
+	encF32BlocksGo(d, dst, src, scales, bl, mode)
+}
+
+func decF32Blocks(d DType, dst []float32, src []uint8, scales []float32, bl int) {
+	decF32BlocksGo(d, dst, src, scales, bl)
+}
+
+func absMaxBlocks(dst []uint32, src []float32, bl int) { absMaxBlocksGo(dst, src, bl) }

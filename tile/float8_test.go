@@ -370,3 +370,51 @@ func BenchmarkFloat8Reference(b *testing.B) {
 	}
 	_ = s
 }
+
+func TestFloat8Blocks(t *testing.T) {
+	withSIMD(t, func(t *testing.T) {
+		for _, bl := range []int{16, 32, 128, 20} {
+			nb := 7
+			src := make([]float32, nb*bl)
+			for i := range src {
+				src[i] = float32(math.Sin(float64(i)*0.37)) * float32(math.Ldexp(1, i%30-15))
+			}
+			src[3] = float32(math.NaN())
+			scales := make([]float32, nb)
+			for b := range scales {
+				scales[b] = float32(b+1) * 0.75
+			}
+			for _, d := range formats {
+				got := make([]uint8, len(src))
+				if err := EncodeF32ToFloat8Blocks(d, got, src, scales, bl, NonSaturating); err != nil {
+					t.Fatal(err)
+				}
+				dec := make([]float32, len(src))
+				if err := DecodeFloat8ToF32Blocks(d, dec, got, scales, bl); err != nil {
+					t.Fatal(err)
+				}
+				am := make([]float32, nb)
+				if err := AbsMaxBlocks(am, src, bl); err != nil {
+					t.Fatal(err)
+				}
+				for b := range nb {
+					want := make([]uint8, bl)
+					wantDec := make([]float32, bl)
+					encF32Go(d, want, src[b*bl:(b+1)*bl], scales[b], NonSaturating)
+					decF32Go(d, wantDec, want, scales[b])
+					for i := range bl {
+						if got[b*bl+i] != want[i] || math.Float32bits(dec[b*bl+i]) != math.Float32bits(wantDec[i]) {
+							t.Fatalf("bl %d %v block %d [%d]: %#02x/%g want %#02x/%g", bl, d, b, i, got[b*bl+i], dec[b*bl+i], want[i], wantDec[i])
+						}
+					}
+					if w := AbsMax(src[b*bl : (b+1)*bl]); math.Float32bits(am[b]) != math.Float32bits(w) {
+						t.Fatalf("bl %d block %d: amax %g want %g", bl, b, am[b], w)
+					}
+				}
+			}
+		}
+		if err := EncodeF32ToFloat8Blocks(E4M3, make([]uint8, 10), make([]float32, 10), []float32{1}, 16, Saturate); !errors.Is(err, ErrShape) {
+			t.Fatalf("bad blocks: %v", err)
+		}
+	})
+}
