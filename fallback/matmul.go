@@ -87,6 +87,11 @@ type MatMulArgs struct {
 	Alpha, Beta    float32
 	Bias           []float32
 	Act            Activation
+	// ScaleA and ScaleB are dequantisation scales (nil: 1), set only for
+	// float8 operands: one value (per tensor), or M values for the rows of
+	// op(A) / N values for the columns of op(B), the same for every batch.
+	// They multiply the product: Alpha·ScaleA[i]·ScaleB[j]·Σ_k op(A)_ik·op(B)_kj.
+	ScaleA, ScaleB []float32
 	// Threads bounds the goroutines used; 0 means GOMAXPROCS.
 	Threads int
 }
@@ -111,7 +116,7 @@ func MatMulRef(a *MatMulArgs) {
 // epilogue applies alpha, beta·C, bias and the activation to one accumulated
 // value in float64.
 func epilogue(a *MatMulArgs, s float64, b, i, j int) float64 {
-	v := float64(a.Alpha) * s
+	v := float64(a.Alpha) * scaleAt(a.ScaleA, i) * scaleAt(a.ScaleB, j) * s
 	if a.Beta != 0 && a.C != nil {
 		v += float64(a.Beta) * a.C.at(b, i, j)
 	}

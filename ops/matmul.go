@@ -43,6 +43,11 @@ type MatMulOptions struct {
 	// Batch is the number of matrices (0 means 1); each operand steps by its
 	// BatchStride.
 	Batch int
+	// ScaleA and ScaleB are f32 dequantisation scales for float8 (e4m3,
+	// e5m2) operands, as Quantize's ScaleInv gives them: one value per
+	// tensor, or M values (rows of op(A)) / N values (columns of op(B)),
+	// shared by every batch; see MatMul.
+	ScaleA, ScaleB *runtime.Buffer
 	// Stream, if set, makes the call asynchronous on that stream; nil runs
 	// it on the default stream and waits.
 	Stream *runtime.Stream
@@ -55,8 +60,15 @@ func DefaultMatMulOptions() MatMulOptions { return MatMulOptions{Alpha: 1} }
 //
 //	D[b] = act(Alpha·op(A[b])·op(B[b]) + Beta·C[b] + Bias)
 //
-// with f32 accumulation. A and B may be f32, f16 or bf16 (independently),
-// either may be transposed (Matrix.Trans); D may be f32, f16 or bf16. Every
+// with f32 accumulation. A and B may be f32, f16, bf16, e4m3 or e5m2
+// (independently); float8 operands may carry scales, and then
+//
+//	D[b] = act(Alpha·ScaleA_i·ScaleB_j·(op(A[b])·op(B[b]))_ij + Beta·C[b] + Bias)
+//
+// (ScaleA_i is ScaleA's only value per tensor, or its i-th per row; ScaleB_j
+// likewise per column). Scale values must be positive and finite; the kernel
+// checks them before writing D. Either operand may be transposed
+// (Matrix.Trans); D may be f32, f16 or bf16. Every
 // argument is checked before any memory is touched; an error names the
 // argument and wraps ErrShape, ErrDType, ErrBounds, ErrAlias, ErrClosed or
 // ErrArgument, and leaves D unchanged.
@@ -104,10 +116,10 @@ func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 		return nil, nil, tile.Errorf(ErrShape, opMatMul, "Batch", "batch count %d is negative", o.Batch)
 	}
 	var err error
-	if a, err = checkMatrix(rt, "A", a, batch, matmulFloat); err != nil {
+	if a, err = checkMatrix(rt, "A", a, batch, matmulInput); err != nil {
 		return nil, nil, err
 	}
-	if b, err = checkMatrix(rt, "B", b, batch, matmulFloat); err != nil {
+	if b, err = checkMatrix(rt, "B", b, batch, matmulInput); err != nil {
 		return nil, nil, err
 	}
 	if d, err = checkMatrix(rt, "D", d, batch, matmulFloat); err != nil {
@@ -137,6 +149,9 @@ func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Act", "unknown activation %d", o.Act)
 	}
 	args := &runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
+	if err := checkMatMulScales(rt, &o, args); err != nil {
+		return nil, nil, err
+	}
 	if o.Beta != 0 {
 		if o.C == nil {
 			return nil, nil, tile.Errorf(ErrArgument, opMatMul, "C", "Beta is %v but C is nil", o.Beta)

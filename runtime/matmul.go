@@ -55,6 +55,9 @@ type MatMulArgs struct {
 	Alpha, Beta    float32
 	Bias           *Buffer
 	Act            Activation
+	// ScaleA and ScaleB (nil: none) are f32 dequantisation scales of float8
+	// operands: 1 value, or M (rows of op(A)) / N (columns of op(B)).
+	ScaleA, ScaleB *Buffer
 }
 
 // DTypes returns the element types of A, B and D.
@@ -86,6 +89,7 @@ func HostMatMulArgs(a *MatMulArgs, threads int) *fallback.MatMulArgs {
 		h.Bias = make([]float32, a.N)
 		DecodeFloat32(a.Bias.DType(), h.Bias, a.Bias.Host())
 	}
+	h.ScaleA, h.ScaleB = hostScales(a.ScaleA), hostScales(a.ScaleB)
 	return h
 }
 
@@ -133,9 +137,13 @@ func init() {
 		Arch:       Arch{Backend: BackendCPU},
 		Preference: 0,
 		Doc:        "plain float64 reference (the oracle); force it with TCRT_KERNEL=cpu.matmul.reference",
-		Supports:   cpuMatMulSupports,
+		Supports:   cpuMatMulRefSupports,
 		Launch: CPUKernel(func(l *Launch) error {
-			fallback.MatMulRef(HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads))
+			h := HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads)
+			if err := checkMatMulScales(h); err != nil {
+				return err
+			}
+			fallback.MatMulRef(h)
 			return nil
 		}),
 	})
