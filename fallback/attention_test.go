@@ -108,3 +108,89 @@ func TestAttentionFastVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnKernels compares every kernel set's inner loops with the Go ones
+// on random strides, column counts and scales.
+func TestAttnKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, rand.Uint64()))
+	rnd := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = rng.Float32()*2 - 1
+		}
+		return v
+	}
+	for _, k := range attnVariants {
+		if !cpuidSupports(k) {
+			continue
+		}
+		for trial := 0; trial < 200; trial++ {
+			nc := 1 + rng.IntN(32)
+			kn := 1 + rng.IntN(70)
+			rsa, csa := 1, 8+rng.IntN(5)
+			if rng.IntN(2) == 0 {
+				rsa, csa = kn+rng.IntN(3), 1
+			}
+			ldb, ldc := nc+rng.IntN(9), nc+rng.IntN(9)
+			a := rnd(8*rsa + kn*csa + 8)
+			b := rnd(kn*ldb + 32)
+			c0 := rnd(8*ldc + 32)
+			scale := rnd(8)
+			for _, sp := range []*float32{nil, &scale[0]} {
+				want := append([]float32(nil), c0...)
+				got := append([]float32(nil), c0...)
+				gemmGo(&want[0], ldc, &a[0], rsa, csa, &b[0], ldb, kn, nc, sp)
+				k.gemm(&got[0], ldc, &a[0], rsa, csa, &b[0], ldb, kn, nc, sp)
+				for i := range want {
+					if math.Abs(float64(got[i]-want[i])) > 1e-5*float64(kn) {
+						t.Fatalf("%s gemm nc=%d kn=%d scale=%v: [%d] = %v, want %v", k.name, nc, kn, sp != nil, i, got[i], want[i])
+					}
+				}
+			}
+			rows, cols := 1+rng.IntN(64), 1+rng.IntN(64)
+			s := rnd(rows*cols + 16)
+			s[rng.IntN(rows*cols)] = float32(math.Inf(-1))
+			mx1, mx2 := rnd(cols), make([]float32, cols)
+			copy(mx2, mx1)
+			colMaxGo(&s[0], cols, rows, cols, &mx1[0])
+			k.colMax(&s[0], cols, rows, cols, &mx2[0])
+			for i := range mx1 {
+				if mx1[i] != mx2[i] {
+					t.Fatalf("%s colMax: [%d] = %v, want %v", k.name, i, mx2[i], mx1[i])
+				}
+			}
+			s2 := append([]float32(nil), s...)
+			sum1, sum2 := rnd(cols), make([]float32, cols)
+			copy(sum2, sum1)
+			expRowsGo(&s[0], cols, rows, cols, &mx1[0], &sum1[0])
+			k.expRows(&s2[0], cols, rows, cols, &mx1[0], &sum2[0])
+			for i := 0; i < rows*cols; i++ {
+				if math.Abs(float64(s[i]-s2[i])) > 3e-7*math.Max(1, math.Abs(float64(s[i]))) {
+					t.Fatalf("%s expRows: [%d] = %v, want %v", k.name, i, s2[i], s[i])
+				}
+			}
+			for i := range sum1 {
+				if math.Abs(float64(sum1[i]-sum2[i])) > 1e-5*float64(rows) {
+					t.Fatalf("%s expRows sum: [%d] = %v, want %v", k.name, i, sum2[i], sum1[i])
+				}
+			}
+		}
+	}
+}
+
+func cpuidSupports(k attnKernels) bool {
+	return AttentionVariant{Name: k.name, Features: k.features}.Available()
+}
+
+func BenchmarkAttentionFastPrefill(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := fbCase{1, 32, 32, 128, 2048, 2048, true, -1, -1, 0, tile.F32, 0}
+	a := &AttentionArgs{Batch: c.batch, HeadsQ: c.hq, HeadsKV: c.hkv, HeadDim: c.d, SeqQ: c.sq, SeqKV: c.skv,
+		Q: randTensor(rng, c.dt, c.batch, c.sq, c.hq, c.d), K: randTensor(rng, c.dt, c.batch, c.skv, c.hkv, c.d),
+		V: randTensor(rng, c.dt, c.batch, c.skv, c.hkv, c.d), O: randTensor(rng, c.dt, c.batch, c.sq, c.hq, c.d),
+		Scale: 0.1, Causal: true, WindowLeft: -1, WindowRight: -1}
+	for i := 0; i < b.N; i++ {
+		AttentionFast(attnVariants[0].name, a)
+	}
+	b.ReportMetric(2*float64(c.sq*c.skv*c.d*c.hq)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
