@@ -135,6 +135,7 @@ func AttentionRef(a *AttentionArgs) {
 	group := a.HeadsQ / a.HeadsKV
 	d := a.HeadDim
 	logits := []float64{}
+	var seen []int
 	acc := make([]float64, d)
 	for b := 0; b < a.Batch; b++ {
 		row0, nq, qb := a.seqQ(b)
@@ -143,10 +144,21 @@ func AttentionRef(a *AttentionArgs) {
 			g := h / group
 			for i := 0; i < nq; i++ {
 				qo := a.Q.offset(qb, row0+i, h)
-				lo, hi := a.visible(i, nq, nk)
+				// The mask, written out independently of the fast path's.
+				pos := i + nk - nq
+				sees := func(j int) bool {
+					return (!a.Causal || j <= pos) &&
+						(a.WindowLeft < 0 || j >= pos-a.WindowLeft) &&
+						(a.WindowRight < 0 || j <= pos+a.WindowRight)
+				}
 				logits = logits[:0]
+				seen = seen[:0]
 				mx := math.Inf(-1)
-				for j := lo; j < hi; j++ {
+				for j := 0; j < nk; j++ {
+					if !sees(j) {
+						continue
+					}
+					seen = append(seen, j)
 					ko := a.kvOffset(&a.K, b, j, g)
 					var s float64
 					for c := 0; c < d; c++ {
@@ -164,7 +176,7 @@ func AttentionRef(a *AttentionArgs) {
 				for jj, s := range logits {
 					p := math.Exp(s - mx)
 					sum += p
-					vo := a.kvOffset(&a.V, b, lo+jj, g)
+					vo := a.kvOffset(&a.V, b, seen[jj], g)
 					for c := 0; c < d; c++ {
 						acc[c] += p * float64(loadF32(a.V.DType, a.V.Data, vo+c))
 					}

@@ -121,7 +121,7 @@ func AttentionPlan(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHeads(opAttention, qv, kv.Heads, kv.HeadDim); err != nil {
+	if err := checkHeads(opAttention, qv, kv.Heads, kv.HeadDim, "k"); err != nil {
 		return nil, nil, err
 	}
 	if vv.Heads != kv.Heads || vv.HeadDim != kv.HeadDim || vv.Seq != kv.Seq || vv.Batch != kv.Batch {
@@ -184,9 +184,10 @@ func checkRuntime(rt *runtime.Runtime, s *runtime.Stream, op string) error {
 }
 
 // checkHeads checks q against keys with headsKV heads of headDim.
-func checkHeads(op string, q runtime.AttnView, headsKV, headDim int) error {
+// dimArg names the argument blamed for a head-dim mismatch.
+func checkHeads(op string, q runtime.AttnView, headsKV, headDim int, dimArg string) error {
 	if q.HeadDim != headDim {
-		return tile.Errorf(ErrShape, op, "k", "head dim %d, q has head dim %d", headDim, q.HeadDim)
+		return tile.Errorf(ErrShape, op, dimArg, "q has head dim %d, the keys %d", q.HeadDim, headDim)
 	}
 	if q.Heads%headsKV != 0 {
 		return tile.Errorf(ErrShape, op, "q", "%d query heads are not a multiple of the %d key/value heads", q.Heads, headsKV)

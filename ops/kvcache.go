@@ -371,7 +371,7 @@ func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, 
 	if qv.Batch != c.Batch {
 		return nil, nil, tile.Errorf(ErrShape, opAttention, "q", "batch %d; the cache holds %d sequences", qv.Batch, c.Batch)
 	}
-	if err := checkHeads(opAttention, qv, c.HeadsKV, c.HeadDim); err != nil {
+	if err := checkHeads(opAttention, qv, c.HeadsKV, c.HeadDim, "q"); err != nil {
 		return nil, nil, err
 	}
 	if ov.Heads != qv.Heads || ov.HeadDim != qv.HeadDim || ov.Seq != qv.Seq || ov.Batch != qv.Batch {
