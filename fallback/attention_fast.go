@@ -36,13 +36,14 @@ type attnItem struct {
 
 // attnScratch is one worker's memory.
 type attnScratch struct {
-	qt, st, kbuf, vbuf, o []float32
+	qt, qr, st, kbuf, vbuf, o []float32
 	m, l, mnew, corr, use []float32
 }
 
 func newAttnScratch(d int) *attnScratch {
 	return &attnScratch{
 		qt:   make([]float32, d*attnBM),
+		qr:   make([]float32, d*attnBM),
 		st:   make([]float32, attnBN*attnBM),
 		kbuf: make([]float32, attnBN*d),
 		vbuf: make([]float32, attnBN*d),
@@ -228,8 +229,22 @@ func (r *attnRun) kvRows(t *AttnTensor, buf []float32, b, k0, nb, g int, pad boo
 	if t.DType == tile.F32 && !(pad && nb%8 != 0) {
 		return (*float32)(unsafe.Pointer(&t.Data[4*off])), t.SeqStride
 	}
+	cvt := r.k.cvtF16
+	if t.DType == tile.BF16 {
+		cvt = r.k.cvtBF16
+	}
+	n16 := d &^ 15
 	for j := 0; j < nb; j++ {
-		loadRowF32(buf[j*d:(j+1)*d], t, off+j*t.SeqStride, 1)
+		row := buf[j*d : (j+1)*d]
+		o := off + j*t.SeqStride
+		if t.DType == tile.F32 || cvt == nil || n16 == 0 {
+			loadRowF32(row, t, o, 1)
+			continue
+		}
+		cvt(&row[0], (*uint16)(unsafe.Pointer(&t.Data[2*o])), n16)
+		if n16 < d {
+			loadRowF32(row[n16:], t, o+n16, 1)
+		}
 	}
 	if pad {
 		clear(buf[nb*d : (nb+7)/8*8*d])
@@ -248,15 +263,18 @@ func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 	// Q block, scaled and transposed: qt[c·bmp + row].
 	qt := sc.qt[:d*bmp]
 	clear(qt)
-	qrow := sc.o[:d] // borrow o for one row
+	// Few rows (decode) take the dot-product form on row-major Q instead.
+	dot := k.dot4x4 != nil && d%16 == 0 && rows <= 16
 	for rr := 0; rr < rows; rr++ {
 		row := it.r0 + rr
 		i, h := row/G, it.g*G+row%G
+		qrow := sc.qr[rr*d : (rr+1)*d]
 		loadRowF32(qrow, &a.Q, a.Q.offset(it.qbt, it.qrow0+i, h), a.Scale)
 		for c, v := range qrow {
 			qt[c*bmp+rr] = v
 		}
 	}
+	clear(sc.qr[rows*d : (rows+3)/4*4*d])
 	m, l := sc.m[:bmp], sc.l[:bmp]
 	mnew, corr, use := sc.mnew[:bmp], sc.corr[:bmp], sc.use[:bmp]
 	for c := range m {
@@ -276,9 +294,22 @@ func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 		if k0+nb <= loFirst || k0 >= hiLast {
 			continue
 		}
+		if next := k0 + r.bn; k.prefetch != nil && next < it.k1 {
+			nn := min(r.bn, it.k1-next)
+			for _, t := range []*AttnTensor{&a.K, &a.V} {
+				sz := t.DType.Size()
+				off := a.kvOffset(t, it.b, next, it.g) * sz
+				k.prefetch(&t.Data[off], nn, t.SeqStride*sz, d*sz)
+			}
+		}
 		kp, kld := r.kvRows(&a.K, sc.kbuf, it.b, k0, nb, it.g, true)
 		// S^T[j·bmp + row] = K_j · q_row.
-		for j0 := 0; j0 < nb; j0 += 8 {
+		for j0 := 0; j0 < nb && dot; j0 += 4 {
+			for i0 := 0; i0 < rows; i0 += 4 {
+				k.dot4x4(&st[j0*bmp+i0], bmp, at(kp, j0*kld), kld, &sc.qr[i0*d], d, d)
+			}
+		}
+		for j0 := 0; j0 < nb && !dot; j0 += 8 {
 			for c0 := 0; c0 < bmp; c0 += 32 {
 				k.gemm(&st[j0*bmp+c0], bmp, at(kp, j0*kld), kld, 1, &qt[c0], bmp, d, min(32, bmp-c0), nil)
 			}

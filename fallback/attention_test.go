@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -193,4 +194,29 @@ func BenchmarkAttentionFastPrefill(b *testing.B) {
 		AttentionFast(attnVariants[0].name, a)
 	}
 	b.ReportMetric(2*float64(c.sq*c.skv*c.d*c.hq)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func TestAttnConvert(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, rand.Uint64()))
+	for _, k := range attnVariants {
+		if !cpuidSupports(k) || k.cvtBF16 == nil {
+			continue
+		}
+		for _, dt := range []tile.DType{tile.BF16, tile.F16} {
+			src := randTensor(rng, dt, 1, 1, 1, 64)
+			want := make([]float32, 64)
+			loadRowF32(want, &src, 0, 1)
+			got := make([]float32, 64)
+			cvt := k.cvtF16
+			if dt == tile.BF16 {
+				cvt = k.cvtBF16
+			}
+			cvt(&got[0], (*uint16)(unsafe.Pointer(&src.Data[0])), 64)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s %v: [%d] = %v, want %v", k.name, dt, i, got[i], want[i])
+				}
+			}
+		}
+	}
 }

@@ -24,6 +24,16 @@ type attnKernels struct {
 	// expRows replaces S[r·lds+c] by exp(S[r·lds+c] − m[c]) and adds it to
 	// sum[c], for r < rows, c < cols. Values of −Inf give 0.
 	expRows func(s *float32, lds, rows, cols int, m, sum *float32)
+	// cvtBF16 and cvtF16, if set, widen n (a multiple of 16) elements.
+	cvtBF16, cvtF16 func(dst *float32, src *uint16, n int)
+	// dot4x4, if set, computes S[j·lds+i] = Σ_{c<d} K[j·ldk+c]·Q[i·ldq+c]
+	// for j, i < 4, d a multiple of 16: the logits of few query rows
+	// (decode), where the transposed-Q gemm would waste vector lanes.
+	dot4x4 func(s *float32, lds int, k *float32, ldk int, q *float32, ldq int, d int)
+	// prefetch, if set, asks for n bytes of each of rows rows stride bytes
+	// apart (the next key block: its rows are pages apart, beyond the
+	// hardware prefetcher's reach).
+	prefetch func(p *byte, rows, stride, n int)
 }
 
 // f32s views n float32 starting at p.
