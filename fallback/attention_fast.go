@@ -37,7 +37,7 @@ type attnItem struct {
 // attnScratch is one worker's memory.
 type attnScratch struct {
 	qt, qr, st, kbuf, vbuf, o []float32
-	m, l, mnew, corr, use []float32
+	m, l, mnew, corr, use     []float32
 }
 
 func newAttnScratch(d int) *attnScratch {
