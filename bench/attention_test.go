@@ -1,0 +1,68 @@
+package bench_test
+
+import (
+	"testing"
+
+	"github.com/tcrt-go/tcrt/bench"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// BenchmarkAttention/prefill/<dtype>/b1h32s2048d128/causal/<backend> reports
+// GFLOP/s (4·s²·d·h, halved for causal);
+// BenchmarkAttention/decode/<dtype>/b1h32kv8ctx4096d128/<backend> reports the
+// GB/s of keys and values read and tokens/s. Compare prefill with
+// BenchmarkMatMul/f32/2048x2048x2048 and decode with BenchmarkMemcpy.
+func BenchmarkAttention(b *testing.B) {
+	rts := backends(b)
+	for _, decode := range []bool{false, true} {
+		kind := "prefill"
+		if decode {
+			kind = "decode"
+		}
+		b.Run(kind, func(b *testing.B) {
+			for _, dt := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
+				b.Run(dt.String(), func(b *testing.B) {
+					p := bench.AttentionProblem{DType: dt, Batch: 1, HeadsQ: 32, HeadsKV: 32, Seq: 2048, Dim: 128, Causal: true}
+					if decode {
+						p = bench.AttentionProblem{Decode: true, DType: dt, Batch: 1, HeadsQ: 32, HeadsKV: 8, Seq: 4096, Dim: 128}
+					}
+					name := p.Name()
+					if p.Causal {
+						name += "/causal"
+					}
+					b.Run(name, func(b *testing.B) {
+						for _, be := range backendOrder {
+							rt, ok := rts[be]
+							if !ok {
+								continue
+							}
+							b.Run(be, func(b *testing.B) {
+								s, err := bench.NewAttentionSetup(ctx(), rt, p, 1)
+								if err != nil {
+									b.Fatal(err)
+								}
+								defer s.Close()
+								if err := s.Run(ctx(), rt); err != nil {
+									b.Fatal(err)
+								}
+								b.ResetTimer()
+								for i := 0; i < b.N; i++ {
+									if err := s.Run(ctx(), rt); err != nil {
+										b.Fatal(err)
+									}
+								}
+								sec := b.Elapsed().Seconds()
+								if decode {
+									b.ReportMetric(p.KVBytes()*float64(b.N)/sec/1e9, "GB/s")
+									b.ReportMetric(float64(p.Batch*b.N)/sec, "tokens/s")
+								} else {
+									b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+								}
+							})
+						}
+					})
+				})
+			}
+		})
+	}
+}

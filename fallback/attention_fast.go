@@ -1,0 +1,440 @@
+package fallback
+
+import (
+	"fmt"
+	"math"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Block sizes of the fast path: a work item owns up to attnBM rows (query
+// positions × the query heads of one key/value head) and streams the keys in
+// blocks of attnBN.
+const (
+	attnBM = 64
+	attnBN = 64
+	// attnMinSplitKeys is the fewest keys a KV split is given.
+	attnMinSplitKeys = 256
+)
+
+// attnItem is one unit of parallel work: a row block of one key/value head
+// of one sequence, and one split of its key range.
+type attnItem struct {
+	b, g, rb   int
+	r0, rows   int // first row and row count (rows are position·group + head)
+	k0, k1     int // key range of this split
+	split      int
+	nsplit     int
+	part       int // index of the first partial slot of the item, -1 if unsplit
+	nq, nk     int
+	qrow0, qbt int // first query row and batch index in Q and O
+}
+
+// attnScratch is one worker's memory.
+type attnScratch struct {
+	qt, qr, st, kbuf, vbuf, o []float32
+	m, l, mnew, corr, use     []float32
+}
+
+func newAttnScratch(d int) *attnScratch {
+	return &attnScratch{
+		qt:   make([]float32, d*attnBM),
+		qr:   make([]float32, d*attnBM),
+		st:   make([]float32, attnBN*attnBM),
+		kbuf: make([]float32, attnBN*d),
+		vbuf: make([]float32, attnBN*d),
+		o:    make([]float32, attnBM*d),
+		m:    make([]float32, attnBM), l: make([]float32, attnBM),
+		mnew: make([]float32, attnBM), corr: make([]float32, attnBM), use: make([]float32, attnBM),
+	}
+}
+
+// AttentionFast runs the blocked, streaming-softmax attention with the named
+// kernel variant (see AttentionVariants): work is split over sequences ×
+// key/value heads × row blocks (and over key ranges when there are too few
+// of those for the cores), each item keeps a running max and sum per row
+// and never holds more than attnBM × attnBN logits.
+func AttentionFast(variant string, a *AttentionArgs) error {
+	kern := findAttnVariant(variant)
+	if kern == nil {
+		return fmt.Errorf("fallback: unknown attention variant %q", variant)
+	}
+	threads := a.Threads
+	if threads <= 0 {
+		threads = goruntime.GOMAXPROCS(0)
+	}
+	group := a.HeadsQ / a.HeadsKV
+	bn := attnBN
+	if a.PageSize > 0 && a.PageSize < bn {
+		bn = a.PageSize
+	}
+	// Enumerate the unsplit items, heaviest row blocks first.
+	type base struct{ b, g, rb, r0, rows, lo, hi, nq, nk, qrow0, qbt int }
+	var bases []base
+	maxKeys := 0
+	for b := 0; b < a.Batch; b++ {
+		qrow0, nq, qbt := a.seqQ(b)
+		nk := a.seqKV(b)
+		nrows := nq * group
+		for rb := (nrows+attnBM-1)/attnBM - 1; rb >= 0; rb-- {
+			r0 := rb * attnBM
+			rows := min(attnBM, nrows-r0)
+			lo, _ := a.visible(r0/group, nq, nk)
+			_, hi := a.visible((r0+rows-1)/group, nq, nk)
+			lo, hi = max(lo, 0), min(hi, nk)
+			lo = lo / bn * bn // keep key blocks aligned to pages
+			if hi > lo {
+				maxKeys = max(maxKeys, hi-lo)
+			}
+			for g := 0; g < a.HeadsKV; g++ {
+				bases = append(bases, base{b, g, rb, r0, rows, lo, hi, nq, nk, qrow0, qbt})
+			}
+		}
+	}
+	nsplit := a.Splits
+	if nsplit <= 0 {
+		nsplit = 1
+		if len(bases) < 4*threads {
+			nsplit = min((4*threads+len(bases)-1)/max(len(bases), 1), max(1, maxKeys/attnMinSplitKeys))
+		}
+	}
+	var items []attnItem
+	nparts := 0
+	for _, bs := range bases {
+		span := bs.hi - bs.lo
+		ns := 1
+		if nsplit > 1 && span > 0 {
+			ns = min(nsplit, (span+bn-1)/bn)
+		}
+		part := -1
+		if ns > 1 {
+			part = nparts
+			nparts += ns
+		}
+		blocks := (span + bn - 1) / bn
+		for s := 0; s < ns; s++ {
+			k0 := bs.lo + s*blocks/ns*bn
+			k1 := min(bs.hi, bs.lo+(s+1)*blocks/ns*bn)
+			if span <= 0 {
+				k0, k1 = 0, 0
+			}
+			items = append(items, attnItem{b: bs.b, g: bs.g, rb: bs.rb, r0: bs.r0, rows: bs.rows,
+				k0: k0, k1: k1, split: s, nsplit: ns, part: part, nq: bs.nq, nk: bs.nk, qrow0: bs.qrow0, qbt: bs.qbt})
+		}
+	}
+	d := a.HeadDim
+	var parts *attnParts
+	if nparts > 0 {
+		parts = &attnParts{o: make([]float32, nparts*attnBM*d), m: make([]float32, nparts*attnBM), l: make([]float32, nparts*attnBM)}
+	}
+	run := &attnRun{a: a, k: kern, group: group, bn: bn, parts: parts}
+	parallel(len(items), threads, func() any { return newAttnScratch(d) }, func(sc any, i int) {
+		run.item(sc.(*attnScratch), &items[i])
+	})
+	if parts == nil {
+		return nil
+	}
+	// Combine the splits of each split item.
+	var heads []int
+	for i := range items {
+		if items[i].part >= 0 && items[i].split == 0 {
+			heads = append(heads, i)
+		}
+	}
+	parallel(len(heads), threads, func() any { return make([]float32, d) }, func(sc any, i int) {
+		run.combine(sc.([]float32), &items[heads[i]])
+	})
+	return nil
+}
+
+// parallel runs fn(i) for i < n on up to threads goroutines, each with its
+// own scratch from mk.
+func parallel(n, threads int, mk func() any, fn func(sc any, i int)) {
+	threads = min(threads, n)
+	if threads <= 1 {
+		if n > 0 {
+			sc := mk()
+			for i := 0; i < n; i++ {
+				fn(sc, i)
+			}
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := mk()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(sc, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// attnParts holds the unnormalised partial results of split items.
+type attnParts struct {
+	o, m, l []float32
+}
+
+type attnRun struct {
+	a     *AttentionArgs
+	k     *attnKernels
+	group int
+	bn    int
+	parts *attnParts
+}
+
+// loadRowF32 converts n elements of t at element offset off to float32,
+// times scale.
+func loadRowF32(dst []float32, t *AttnTensor, off int, scale float32) {
+	switch t.DType {
+	case tile.F32:
+		src := unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[4*off])), len(dst))
+		for i, v := range src {
+			dst[i] = v * scale
+		}
+	case tile.BF16:
+		src := unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[2*off])), len(dst))
+		for i, v := range src {
+			dst[i] = math.Float32frombits(uint32(v)<<16) * scale
+		}
+	default:
+		src := unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[2*off])), len(dst))
+		for i, v := range src {
+			dst[i] = tile.F16ToF32(v) * scale
+		}
+	}
+}
+
+// kvRows returns a pointer to nb consecutive key (or value) rows starting at
+// key k0 of head g of sequence b and the row stride, converting them into buf
+// (zero-padding to a multiple of 8 rows) when they are not f32 or pad is set
+// and nb is not a multiple of 8. Blocks never cross a page.
+//
+// f32 blocks are read in place even though a head's rows are often a
+// multiple of 4 KiB apart (a few L1 sets): measured, copying them to a dense
+// buffer first was slower for both prefill (−30%) and decode (−10%).
+func (r *attnRun) kvRows(t *AttnTensor, buf []float32, b, k0, nb, g int, pad bool) (*float32, int) {
+	a := r.a
+	d := a.HeadDim
+	off := a.kvOffset(t, b, k0, g)
+	direct := !(pad && nb%8 != 0)
+	if t.DType == tile.F32 && direct {
+		return (*float32)(unsafe.Pointer(&t.Data[4*off])), t.SeqStride
+	}
+	cvt := r.k.cvtF16
+	if t.DType == tile.BF16 {
+		cvt = r.k.cvtBF16
+	}
+	n16 := d &^ 15
+	for j := 0; j < nb; j++ {
+		row := buf[j*d : (j+1)*d]
+		o := off + j*t.SeqStride
+		if t.DType == tile.F32 {
+			copy(row, unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[4*o])), d))
+			continue
+		}
+		if cvt == nil || n16 == 0 {
+			loadRowF32(row, t, o, 1)
+			continue
+		}
+		cvt(&row[0], (*uint16)(unsafe.Pointer(&t.Data[2*o])), n16)
+		if n16 < d {
+			loadRowF32(row[n16:], t, o+n16, 1)
+		}
+	}
+	if pad {
+		clear(buf[nb*d : (nb+7)/8*8*d])
+	}
+	return &buf[0], d
+}
+
+var negInf = float32(math.Inf(-1))
+
+// item computes one work item.
+func (r *attnRun) item(sc *attnScratch, it *attnItem) {
+	a, k := r.a, r.k
+	d, G := a.HeadDim, r.group
+	rows := it.rows
+	bmp := (rows + 15) / 16 * 16 // columns of qt and st
+	// Q block, scaled and transposed: qt[c·bmp + row].
+	qt := sc.qt[:d*bmp]
+	clear(qt)
+	// Few rows (decode) take the dot-product form on row-major Q instead.
+	dot := k.dot4x4 != nil && d%16 == 0 && rows <= 16
+	for rr := 0; rr < rows; rr++ {
+		row := it.r0 + rr
+		i, h := row/G, it.g*G+row%G
+		qrow := sc.qr[rr*d : (rr+1)*d]
+		loadRowF32(qrow, &a.Q, a.Q.offset(it.qbt, it.qrow0+i, h), a.Scale)
+		for c, v := range qrow {
+			qt[c*bmp+rr] = v
+		}
+	}
+	clear(sc.qr[rows*d : (rows+3)/4*4*d])
+	m, l := sc.m[:bmp], sc.l[:bmp]
+	mnew, corr, use := sc.mnew[:bmp], sc.corr[:bmp], sc.use[:bmp]
+	for c := range m {
+		m[c], l[c] = negInf, 0
+	}
+	o := sc.o[:bmp*d]
+	clear(o)
+	// Visible key range of each row's position, for masking.
+	iFirst := it.r0 / G
+	iLast := (it.r0 + rows - 1) / G
+	loFirst, hiFirst := a.visible(iFirst, it.nq, it.nk)
+	loLast, hiLast := a.visible(iLast, it.nq, it.nk)
+	st := sc.st
+	for k0 := it.k0; k0 < it.k1; k0 += r.bn {
+		nb := min(r.bn, it.k1-k0)
+		// Skip blocks no row sees.
+		if k0+nb <= loFirst || k0 >= hiLast {
+			continue
+		}
+		if next := k0 + r.bn; k.prefetch != nil && next < it.k1 {
+			nn := min(r.bn, it.k1-next)
+			for _, t := range []*AttnTensor{&a.K, &a.V} {
+				sz := t.DType.Size()
+				off := a.kvOffset(t, it.b, next, it.g) * sz
+				k.prefetch(&t.Data[off], nn, t.SeqStride*sz, d*sz)
+			}
+		}
+		kp, kld := r.kvRows(&a.K, sc.kbuf, it.b, k0, nb, it.g, true)
+		// S^T[j·bmp + row] = K_j · q_row.
+		for j0 := 0; j0 < nb && dot; j0 += 4 {
+			for i0 := 0; i0 < rows; i0 += 4 {
+				k.dot4x4(&st[j0*bmp+i0], bmp, at(kp, j0*kld), kld, &sc.qr[i0*d], d, d)
+			}
+		}
+		for j0 := 0; j0 < nb && !dot; j0 += 8 {
+			for c0 := 0; c0 < bmp; c0 += 32 {
+				k.gemm(&st[j0*bmp+c0], bmp, at(kp, j0*kld), kld, 1, &qt[c0], bmp, d, min(32, bmp-c0), nil)
+			}
+		}
+		if a.SoftCap > 0 {
+			capv, inv := float64(a.SoftCap), 1/float64(a.SoftCap)
+			for j := 0; j < nb; j++ {
+				row := st[j*bmp : j*bmp+rows]
+				for c, v := range row {
+					row[c] = float32(capv * math.Tanh(float64(v)*inv))
+				}
+			}
+		}
+		// Mask when some row does not see the whole block.
+		if k0 < loLast || k0+nb > hiFirst {
+			for rr := 0; rr < rows; rr++ {
+				lo, hi := a.visible((it.r0+rr)/G, it.nq, it.nk)
+				for j := 0; j < nb; j++ {
+					if kj := k0 + j; kj < lo || kj >= hi {
+						st[j*bmp+rr] = negInf
+					}
+				}
+			}
+		}
+		copy(mnew, m)
+		k.colMax(&st[0], bmp, nb, bmp, &mnew[0])
+		for c := range mnew {
+			if mnew[c] == negInf {
+				use[c], corr[c] = 0, 1
+			} else {
+				use[c] = mnew[c]
+				corr[c] = float32(math.Exp(float64(m[c] - mnew[c])))
+				l[c] *= corr[c]
+			}
+			m[c] = mnew[c]
+		}
+		k.expRows(&st[0], bmp, nb, bmp, &use[0], &l[0])
+		vp, vld := r.kvRows(&a.V, sc.vbuf, it.b, k0, nb, it.g, false)
+		for q0 := 0; q0 < rows; q0 += 8 {
+			for c0 := 0; c0 < d; c0 += 32 {
+				k.gemm(&o[q0*d+c0], d, &st[q0], 1, bmp, at(vp, c0), vld, nb, min(32, d-c0), &corr[q0])
+			}
+		}
+	}
+	if it.part >= 0 {
+		p := r.parts
+		slot := it.part + it.split
+		copy(p.o[slot*attnBM*d:], o[:rows*d])
+		copy(p.m[slot*attnBM:], m[:rows])
+		copy(p.l[slot*attnBM:], l[:rows])
+		return
+	}
+	for rr := 0; rr < rows; rr++ {
+		r.store(it, rr, o[rr*d:(rr+1)*d], m[rr], l[rr])
+	}
+}
+
+// store writes one finished row: O = acc / l and LSE = m + log l (zeros and
+// −Inf when l is 0).
+func (r *attnRun) store(it *attnItem, rr int, acc []float32, m, l float32) {
+	a := r.a
+	G := r.group
+	row := it.r0 + rr
+	i, h := row/G, it.g*G+row%G
+	oo := a.O.offset(it.qbt, it.qrow0+i, h)
+	inv := float32(0)
+	if l > 0 {
+		inv = 1 / l
+	}
+	switch a.O.DType {
+	case tile.F32:
+		dst := unsafe.Slice((*float32)(unsafe.Pointer(&a.O.Data[4*oo])), len(acc))
+		for c, v := range acc {
+			dst[c] = v * inv
+		}
+	default:
+		for c, v := range acc {
+			storeF32(a.O.DType, a.O.Data, oo+c, v*inv)
+		}
+	}
+	if a.LSE != nil {
+		lse := negInf
+		if l > 0 {
+			lse = m + float32(math.Log(float64(l)))
+		}
+		storeF32(tile.F32, a.LSE, a.lseOffset(it.b, h, i), lse)
+	}
+}
+
+// combine merges the partial results of the splits of the item that starts
+// at it (its split 0) and stores the rows.
+func (r *attnRun) combine(acc []float32, it *attnItem) {
+	p := r.parts
+	d := r.a.HeadDim
+	for rr := 0; rr < it.rows; rr++ {
+		mx := negInf
+		for s := 0; s < it.nsplit; s++ {
+			mx = max(mx, p.m[(it.part+s)*attnBM+rr])
+		}
+		clear(acc)
+		var l float32
+		if mx != negInf {
+			for s := 0; s < it.nsplit; s++ {
+				slot := it.part + s
+				ms, ls := p.m[slot*attnBM+rr], p.l[slot*attnBM+rr]
+				if ms == negInf {
+					continue
+				}
+				w := float32(math.Exp(float64(ms - mx)))
+				l += w * ls
+				src := p.o[(slot*attnBM+rr)*d : (slot*attnBM+rr+1)*d]
+				for c, v := range src {
+					acc[c] += w * v
+				}
+			}
+		}
+		r.store(it, rr, acc, mx, l)
+	}
+}

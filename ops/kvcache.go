@@ -1,0 +1,406 @@
+package ops
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// KVCacheOptions describe a KV cache. With PageSize 0 the cache is
+// contiguous: Capacity tokens per sequence, stored [Batch, Capacity,
+// HeadsKV, HeadDim]. With PageSize > 0 it is paged: NumPages pages of
+// PageSize tokens (a power of two ≥ 16), stored [NumPages, PageSize,
+// HeadsKV, HeadDim], and each sequence owns the pages its block table lists
+// (SetBlockTable).
+type KVCacheOptions struct {
+	// DType is the element type of the stored keys and values (f32, f16 or
+	// bf16); appended values are converted to it.
+	DType tile.DType
+	// Batch is the number of sequences.
+	Batch, HeadsKV, HeadDim int
+	// Capacity is the tokens per sequence of a contiguous cache.
+	Capacity int
+	// PageSize and NumPages shape a paged cache.
+	PageSize, NumPages int
+}
+
+// KVCache holds the keys and values of Batch sequences for decoding, with
+// each sequence's length. It owns two buffers; Close releases them. Its
+// methods are safe for concurrent use. Lengths are host-side bookkeeping:
+// Append updates them when the copy is enqueued, so work on other streams
+// must be ordered after it (events) to see the new tokens.
+type KVCache struct {
+	rt     *runtime.Runtime
+	opt    KVCacheOptions
+	mu     sync.Mutex
+	k, v   *runtime.Buffer
+	lens   []int
+	tables [][]int32
+	closed bool
+}
+
+const opKVCache = "kvcache"
+
+// NewKVCache allocates an empty cache on rt.
+func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
+	if err := checkRuntime(rt, nil, opKVCache); err != nil {
+		return nil, err
+	}
+	switch opt.DType {
+	case tile.F32, tile.F16, tile.BF16:
+	default:
+		return nil, tile.Errorf(ErrDType, opKVCache, "DType", "element type %v; want f32, f16 or bf16", opt.DType)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Batch", opt.Batch}, {"HeadsKV", opt.HeadsKV}, {"HeadDim", opt.HeadDim}} {
+		if f.v <= 0 {
+			return nil, tile.Errorf(ErrShape, opKVCache, f.name, "%d; must be positive", f.v)
+		}
+	}
+	if opt.HeadDim > maxHeadDim {
+		return nil, tile.Errorf(ErrShape, opKVCache, "HeadDim", "%d exceeds %d", opt.HeadDim, maxHeadDim)
+	}
+	var shape []int
+	if opt.PageSize != 0 {
+		if opt.PageSize < 16 || opt.PageSize&(opt.PageSize-1) != 0 {
+			return nil, tile.Errorf(ErrArgument, opKVCache, "PageSize", "%d; want a power of two ≥ 16", opt.PageSize)
+		}
+		if opt.NumPages <= 0 {
+			return nil, tile.Errorf(ErrShape, opKVCache, "NumPages", "%d; must be positive", opt.NumPages)
+		}
+		if opt.Capacity != 0 {
+			return nil, tile.Errorf(ErrArgument, opKVCache, "Capacity", "a paged cache's capacity comes from its block tables; leave Capacity 0")
+		}
+		shape = []int{opt.NumPages, opt.PageSize, opt.HeadsKV, opt.HeadDim}
+	} else {
+		if opt.Capacity <= 0 {
+			return nil, tile.Errorf(ErrShape, opKVCache, "Capacity", "%d; must be positive", opt.Capacity)
+		}
+		if opt.NumPages != 0 {
+			return nil, tile.Errorf(ErrArgument, opKVCache, "NumPages", "NumPages without PageSize")
+		}
+		shape = []int{opt.Batch, opt.Capacity, opt.HeadsKV, opt.HeadDim}
+	}
+	k, err := rt.Alloc(opt.DType, shape...)
+	if err != nil {
+		return nil, err
+	}
+	v, err := rt.Alloc(opt.DType, shape...)
+	if err != nil {
+		k.Close()
+		return nil, err
+	}
+	c := &KVCache{rt: rt, opt: opt, k: k, v: v, lens: make([]int, opt.Batch)}
+	if opt.PageSize > 0 {
+		c.tables = make([][]int32, opt.Batch)
+	}
+	return c, nil
+}
+
+// Close releases the cache's buffers (after the work already enqueued on
+// them). It is idempotent.
+func (c *KVCache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	err := c.k.Close()
+	if e := c.v.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// Options returns the options the cache was made with.
+func (c *KVCache) Options() KVCacheOptions { return c.opt }
+
+// Paged reports whether the cache is paged.
+func (c *KVCache) Paged() bool { return c.opt.PageSize > 0 }
+
+// Buffers returns the key and value storage ([Batch or NumPages, Capacity or
+// PageSize, HeadsKV, HeadDim]).
+func (c *KVCache) Buffers() (k, v *runtime.Buffer) { return c.k, c.v }
+
+// Lens returns every sequence's length in tokens.
+func (c *KVCache) Lens() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int(nil), c.lens...)
+}
+
+// capacity is the tokens sequence b can hold; c.mu is held.
+func (c *KVCache) capacity(b int) int {
+	if c.opt.PageSize > 0 {
+		return len(c.tables[b]) * c.opt.PageSize
+	}
+	return c.opt.Capacity
+}
+
+func (c *KVCache) check(op string) error {
+	if c == nil {
+		return tile.Errorf(ErrArgument, op, "cache", "cache is nil")
+	}
+	if c.closed {
+		return tile.Errorf(ErrClosed, op, "cache", "cache is closed")
+	}
+	return nil
+}
+
+// SetBlockTable gives sequence seq of a paged cache its pages, in order:
+// token t lives in page pages[t/PageSize]. Every entry must name a page
+// (0 … NumPages−1), appear once, and the pages must still hold the tokens
+// the sequence has. Sequences may share pages (a common prefix) but should
+// then not append into the shared ones.
+func (c *KVCache) SetBlockTable(seq int, pages []int) error {
+	const op = "kvcache.set-block-table"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if c.opt.PageSize == 0 {
+		return tile.Errorf(ErrArgument, op, "cache", "the cache is contiguous, not paged")
+	}
+	if seq < 0 || seq >= c.opt.Batch {
+		return tile.Errorf(ErrBounds, op, "seq", "sequence %d of %d", seq, c.opt.Batch)
+	}
+	seen := make(map[int]int, len(pages))
+	for i, p := range pages {
+		if p < 0 || p >= c.opt.NumPages {
+			return tile.Errorf(ErrBounds, op, "pages", "entry %d is page %d; the cache has pages 0 … %d", i, p, c.opt.NumPages-1)
+		}
+		if j, dup := seen[p]; dup {
+			return tile.Errorf(ErrArgument, op, "pages", "page %d appears at entries %d and %d", p, j, i)
+		}
+		seen[p] = i
+	}
+	if len(pages)*c.opt.PageSize < c.lens[seq] {
+		return tile.Errorf(ErrShape, op, "pages", "%d pages of %d tokens cannot hold the sequence's %d tokens", len(pages), c.opt.PageSize, c.lens[seq])
+	}
+	t := make([]int32, len(pages))
+	for i, p := range pages {
+		t[i] = int32(p)
+	}
+	c.tables[seq] = t
+	return nil
+}
+
+// Truncate shortens sequence seq to n tokens (n ≤ its length); 0 empties it.
+func (c *KVCache) Truncate(seq, n int) error {
+	const op = "kvcache.truncate"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if seq < 0 || seq >= c.opt.Batch {
+		return tile.Errorf(ErrBounds, op, "seq", "sequence %d of %d", seq, c.opt.Batch)
+	}
+	if n < 0 || n > c.lens[seq] {
+		return tile.Errorf(ErrBounds, op, "n", "%d; the sequence has %d tokens", n, c.lens[seq])
+	}
+	c.lens[seq] = n
+	return nil
+}
+
+// flatTables returns the block tables as one [Batch, blocksPerSeq] array;
+// c.mu is held.
+func (c *KVCache) flatTables() ([]int32, int) {
+	if c.opt.PageSize == 0 {
+		return nil, 0
+	}
+	bps := 1
+	for _, t := range c.tables {
+		bps = max(bps, len(t))
+	}
+	flat := make([]int32, c.opt.Batch*bps)
+	for b, t := range c.tables {
+		copy(flat[b*bps:], t)
+	}
+	return flat, bps
+}
+
+// cacheView is the storage of k or v as an AttnView.
+func (c *KVCache) cacheView(b *runtime.Buffer) runtime.AttnView {
+	s := b.Shape()
+	return runtime.AttnView{Buf: b, Batch: s[0], Seq: s[1], Heads: s[2], HeadDim: s[3],
+		BatchStride: s[1] * s[2] * s[3], SeqStride: s[2] * s[3], HeadStride: s[3]}
+}
+
+// KVAppendOptions are the optional parts of KVCache.Append.
+type KVAppendOptions struct {
+	// Counts, if set, is the number of rows (≤ seq) of k and v each
+	// sequence appends; nil appends all seq rows to every sequence.
+	Counts []int
+	// Stream, if set, makes the copy asynchronous on that stream.
+	Stream *runtime.Stream
+}
+
+// Append copies new keys and values, k and v of [Batch, seq, HeadsKV,
+// HeadDim] (any of f32, f16, bf16, strided), to the end of each sequence and
+// advances its length. A sequence without room (its capacity, or for a paged
+// cache its block table's pages) fails the whole call with nothing written.
+func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOptions) error {
+	const op = "kvcache.append"
+	var o KVAppendOptions
+	if opt != nil {
+		o = *opt
+	}
+	if c == nil {
+		return tile.Errorf(ErrArgument, op, "cache", "cache is nil")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if err := checkRuntime(c.rt, o.Stream, op); err != nil {
+		return err
+	}
+	kv, err := checkAttnView(c.rt, op, "k", k)
+	if err != nil {
+		return err
+	}
+	vv, err := checkAttnView(c.rt, op, "v", v)
+	if err != nil {
+		return err
+	}
+	if kv.Batch != c.opt.Batch || kv.Heads != c.opt.HeadsKV || kv.HeadDim != c.opt.HeadDim {
+		return tile.Errorf(ErrShape, op, "k", "k is %s; the cache wants [%d, seq, %d, %d]", dims(kv), c.opt.Batch, c.opt.HeadsKV, c.opt.HeadDim)
+	}
+	if vv.Batch != kv.Batch || vv.Seq != kv.Seq || vv.Heads != kv.Heads || vv.HeadDim != kv.HeadDim {
+		return tile.Errorf(ErrShape, op, "v", "v is %s, k is %s; they must agree", dims(vv), dims(kv))
+	}
+	counts := o.Counts
+	if counts == nil {
+		counts = make([]int, c.opt.Batch)
+		for i := range counts {
+			counts[i] = kv.Seq
+		}
+	} else {
+		if len(counts) != c.opt.Batch {
+			return tile.Errorf(ErrShape, op, "Counts", "%d counts for %d sequences", len(counts), c.opt.Batch)
+		}
+		for i, n := range counts {
+			if n < 0 || n > kv.Seq {
+				return tile.Errorf(ErrShape, op, "Counts", "count %d of sequence %d; want 0 … %d (the rows of k)", n, i, kv.Seq)
+			}
+		}
+		counts = append([]int(nil), counts...)
+	}
+	for b, n := range counts {
+		if cp := c.capacity(b); c.lens[b]+n > cp {
+			return tile.Errorf(ErrBounds, op, "k", "appending %d tokens to sequence %d of %d tokens exceeds its capacity of %d", n, b, c.lens[b], cp)
+		}
+	}
+	for _, in := range []*runtime.Buffer{kv.Buf, vv.Buf} {
+		if runtime.Overlaps(in, c.k) || runtime.Overlaps(in, c.v) {
+			return tile.Errorf(ErrAlias, op, "k", "new keys or values are in the cache's own storage")
+		}
+	}
+	table, bps := c.flatTables()
+	args := &runtime.KVAppendArgs{
+		Batch: c.opt.Batch, HeadsKV: c.opt.HeadsKV, HeadDim: c.opt.HeadDim,
+		NewK: kv, NewV: vv, K: c.cacheView(c.k), V: c.cacheView(c.v),
+		Lens: append([]int(nil), c.lens...), Counts: counts,
+		PageSize: c.opt.PageSize, BlockTable: table, BlocksPerSeq: bps,
+	}
+	if err := c.rt.Run(ctx, o.Stream, runtime.OpKVAppend, args); err != nil {
+		return err
+	}
+	for b, n := range counts {
+		c.lens[b] += n
+	}
+	return nil
+}
+
+// AttentionKVCache is decode (or chunked prefill) attention over a cache:
+// for every sequence b, the seqQ queries of q ([Batch, seqQ, headsQ,
+// HeadDim], headsQ a multiple of the cache's HeadsKV) attend to the
+// sequence's cached tokens, the queries being its last seqQ positions (so
+// Causal aligns bottom-right; append the new tokens first). o is like q.
+// Options are those of Attention except CuSeqQ and CuSeqKV; the work is split
+// over key ranges when there are too few sequences and heads for the cores.
+func AttentionKVCache(ctx context.Context, rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) error {
+	args, s, err := AttentionKVCachePlan(rt, o, q, cache, opt)
+	if err != nil {
+		return err
+	}
+	return rt.Run(ctx, s, runtime.OpAttention, args)
+}
+
+// AttentionKVCachePlan validates an AttentionKVCache call and returns the
+// runtime's argument struct and the stream, without launching.
+func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*runtime.AttentionArgs, *runtime.Stream, error) {
+	var op AttentionOptions
+	if opt != nil {
+		op = *opt
+	}
+	if err := checkRuntime(rt, op.Stream, opAttention); err != nil {
+		return nil, nil, err
+	}
+	if cache == nil {
+		return nil, nil, tile.Errorf(ErrArgument, opAttention, "cache", "cache is nil")
+	}
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if err := cache.check(opAttention); err != nil {
+		return nil, nil, err
+	}
+	if cache.rt != rt {
+		return nil, nil, tile.Errorf(ErrArgument, opAttention, "cache", "cache belongs to another runtime")
+	}
+	if op.CuSeqQ != nil || op.CuSeqKV != nil {
+		return nil, nil, tile.Errorf(ErrArgument, opAttention, "CuSeqQ", "varlen offsets cannot be used with a KV cache")
+	}
+	qv, err := checkAttnView(rt, opAttention, "q", q)
+	if err != nil {
+		return nil, nil, err
+	}
+	ov, err := checkAttnView(rt, opAttention, "o", o)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := cache.opt
+	if qv.Batch != c.Batch {
+		return nil, nil, tile.Errorf(ErrShape, opAttention, "q", "batch %d; the cache holds %d sequences", qv.Batch, c.Batch)
+	}
+	if err := checkHeads(opAttention, qv, c.HeadsKV, c.HeadDim, "q"); err != nil {
+		return nil, nil, err
+	}
+	if ov.Heads != qv.Heads || ov.HeadDim != qv.HeadDim || ov.Seq != qv.Seq || ov.Batch != qv.Batch {
+		return nil, nil, tile.Errorf(ErrShape, opAttention, "o", "o is %s, q is %s; they must agree", dims(ov), dims(qv))
+	}
+	if runtime.Overlaps(ov.Buf, qv.Buf) {
+		return nil, nil, tile.Errorf(ErrAlias, opAttention, "o", "output shares its buffer with input q")
+	}
+	if runtime.Overlaps(ov.Buf, cache.k) || runtime.Overlaps(ov.Buf, cache.v) {
+		return nil, nil, tile.Errorf(ErrAlias, opAttention, "o", "output is the cache's storage")
+	}
+	table, bps := cache.flatTables()
+	args := &runtime.AttentionArgs{
+		Batch: c.Batch, HeadsQ: qv.Heads, HeadsKV: c.HeadsKV, HeadDim: c.HeadDim,
+		SeqQ: qv.Seq, Q: qv, O: ov, K: cache.cacheView(cache.k), V: cache.cacheView(cache.v),
+		SeqLensKV: append([]int(nil), cache.lens...),
+		PageSize:  c.PageSize, BlockTable: table, BlocksPerSeq: bps,
+	}
+	if err := attnOptions(rt, args, &op, []*runtime.Buffer{qv.Buf, ov.Buf, cache.k, cache.v}); err != nil {
+		return nil, nil, err
+	}
+	return args, op.Stream, nil
+}
+
+// ExplainAttentionKVCache says which kernel AttentionKVCache would select.
+func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (runtime.Explanation, error) {
+	args, _, err := AttentionKVCachePlan(rt, o, q, cache, opt)
+	if err != nil {
+		return runtime.Explanation{}, err
+	}
+	return rt.Explain(runtime.OpAttention, args), nil
+}
