@@ -172,17 +172,6 @@ func AttentionPlan(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	return args, op.Stream, nil
 }
 
-// checkRuntime checks the runtime and the optional stream.
-func checkRuntime(rt *runtime.Runtime, s *runtime.Stream, op string) error {
-	if rt == nil {
-		return tile.Errorf(ErrArgument, op, "rt", "runtime is nil")
-	}
-	if s != nil && s.Runtime() != rt {
-		return tile.Errorf(ErrArgument, op, "Stream", "stream belongs to another runtime")
-	}
-	return nil
-}
-
 // checkHeads checks q against keys with headsKV heads of headDim.
 // dimArg names the argument blamed for a head-dim mismatch.
 func checkHeads(op string, q runtime.AttnView, headsKV, headDim int, dimArg string) error {

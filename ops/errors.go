@@ -1,6 +1,9 @@
 package ops
 
-import "github.com/tcrt-go/tcrt/tile"
+import (
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
 
 // The sentinel errors ops returns (the tile package's values).
 var (
@@ -14,3 +17,15 @@ var (
 	ErrTileLegality = tile.ErrTileLegality
 	ErrOutOfMemory  = tile.ErrOutOfMemory
 )
+
+// checkRuntime checks that rt is set and that the optional stream s belongs
+// to it; op names the operation in the error.
+func checkRuntime(rt *runtime.Runtime, s *runtime.Stream, op string) error {
+	if rt == nil {
+		return tile.Errorf(ErrArgument, op, "rt", "runtime is nil")
+	}
+	if s != nil && s.Runtime() != rt {
+		return tile.Errorf(ErrArgument, op, "Stream", "stream belongs to another runtime")
+	}
+	return nil
+}

@@ -100,7 +100,7 @@ func MGatherPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, o
 	if opt != nil {
 		o = *opt
 	}
-	if err := checkRuntime(c, rt, o.Stream); err != nil {
+	if err := checkRuntime(rt, o.Stream, c.Op); err != nil {
 		return nil, nil, err
 	}
 	if !o.Mode.Valid() {
@@ -127,17 +127,6 @@ func MGatherPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, o
 		return nil, nil, tile.Errorf(ErrAlias, opGather, "dst", "the destination shares a buffer with mem or idx")
 	}
 	return &runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}, o.Stream, nil
-}
-
-// checkRuntime checks the runtime and the stream.
-func checkRuntime(c tile.Contract, rt *runtime.Runtime, s *runtime.Stream) error {
-	if rt == nil {
-		return tile.Errorf(ErrArgument, c.Op, "rt", "runtime is nil")
-	}
-	if s != nil && s.Runtime() != rt {
-		return tile.Errorf(ErrArgument, c.Op, "Stream", "stream belongs to another runtime")
-	}
-	return nil
 }
 
 // checkTile is the legality check of a tile argument: a buffer that is

@@ -88,7 +88,7 @@ func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 		return nil, nil, nil // strict no-op, before any check
 	}
 	c := gatherCASContract
-	if err := checkRuntime(c, rt, o.Stream); err != nil {
+	if err := checkRuntime(rt, o.Stream, c.Op); err != nil {
 		return nil, nil, err
 	}
 	if o.Mask > MaskAll {

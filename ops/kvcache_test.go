@@ -192,8 +192,8 @@ func checkDecode(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c cacheCase,
 	}
 }
 
-// snapshot returns the bytes of buffers.
-func snapshot(t *testing.T, bufs ...*runtime.Buffer) [][]byte {
+// bufferBytes returns the bytes of buffers.
+func bufferBytes(t *testing.T, bufs ...*runtime.Buffer) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for _, b := range bufs {
@@ -219,7 +219,7 @@ func checkErr(t *testing.T, name string, err, want error, arg string) {
 
 func checkUnchanged(t *testing.T, name string, before [][]byte, bufs ...*runtime.Buffer) {
 	t.Helper()
-	after := snapshot(t, bufs...)
+	after := bufferBytes(t, bufs...)
 	for i := range before {
 		if !bytes.Equal(before[i], after[i]) {
 			t.Errorf("%s: buffer %d was written", name, i)
@@ -301,7 +301,7 @@ func TestAttentionBadInput(t *testing.T) {
 	}
 	bufs := []*runtime.Buffer{o.Buf, lse.Buf, packedO.Buf}
 	for _, c := range cases {
-		before := snapshot(t, bufs...)
+		before := bufferBytes(t, bufs...)
 		opt := c.opt
 		if opt == nil {
 			opt = &ops.AttentionOptions{LSE: lse.Buf}
@@ -387,7 +387,7 @@ func TestKVCacheBadInput(t *testing.T) {
 		{"counts length", contig, k6, v6, &ops.KVAppendOptions{Counts: []int{1}}, ops.ErrShape, "Counts"},
 	}
 	for _, c := range appends {
-		before := snapshot(t, all...)
+		before := bufferBytes(t, all...)
 		lens := [2][]int{contig.Lens(), paged.Lens()}
 		err := c.cache.Append(ctx, c.k, c.v, c.opt)
 		checkErr(t, c.name, err, c.want, c.arg)
@@ -423,7 +423,7 @@ func TestKVCacheBadInput(t *testing.T) {
 		{"nil cache", o, q, nil, nil, ops.ErrArgument, "cache"},
 	}
 	for _, c := range decode {
-		before := snapshot(t, o.Buf)
+		before := bufferBytes(t, o.Buf)
 		err := ops.AttentionKVCache(ctx, rt, c.o, c.q, c.cache, c.opt)
 		checkErr(t, c.name, err, c.want, c.arg)
 		checkUnchanged(t, c.name, before, o.Buf)

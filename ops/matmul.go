@@ -102,11 +102,8 @@ func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if opt != nil {
 		o = *opt
 	}
-	if rt == nil {
-		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "rt", "runtime is nil")
-	}
-	if o.Stream != nil && o.Stream.Runtime() != rt {
-		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Stream", "stream belongs to another runtime")
+	if err := checkRuntime(rt, o.Stream, opMatMul); err != nil {
+		return nil, nil, err
 	}
 	batch := o.Batch
 	if batch == 0 {

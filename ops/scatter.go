@@ -88,7 +88,7 @@ func MScatterPlan(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *
 	if opt != nil {
 		o = *opt
 	}
-	if err := checkRuntime(c, rt, o.Stream); err != nil {
+	if err := checkRuntime(rt, o.Stream, c.Op); err != nil {
 		return nil, nil, err
 	}
 	if !o.Mode.Valid() {
