@@ -95,9 +95,9 @@ type Queue uint8
 
 // Queues: QueueNone is "no ordering is assumed".
 const (
-	QueueNone   Queue = iota
-	QueueLDSM         // LDSM results return in order (mma_loop.ptx)
-	QueueAsync        // LDGDEPBAR groups retire in order (the PTX ISA's cp.async.wait_group)
+	QueueNone  Queue = iota
+	QueueLDSM        // LDSM results return in order (mma_loop.ptx)
+	QueueAsync       // LDGDEPBAR groups retire in order (the PTX ISA's cp.async.wait_group)
 	numQueues
 )
 
