@@ -177,14 +177,8 @@ func CycleModel(body Program, opts CycleOptions) (*Cycles, error) {
 func LoopBody(p Program) (Program, int, error) {
 	c := &checker{p: p}
 	for k := len(p) - 1; k >= 0; k-- {
-		if t, ok := c.target(k); ok && t <= k {
-			if k == len(p)-1 || p[k].Guard.Set {
-				return p[t : k+1], t, nil
-			}
-			// an unguarded BRA to itself is ptxas's end-of-code filler
-			if t == k {
-				continue
-			}
+		// an unguarded BRA to itself is ptxas's end-of-code filler
+		if t, ok := c.target(k); ok && t <= k && !(t == k && !p[k].Guard.Set) {
 			return p[t : k+1], t, nil
 		}
 	}
