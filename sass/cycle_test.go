@@ -109,3 +109,21 @@ func TestCycleModelPtxasMMA(t *testing.T) {
 	}
 	t.Logf("without the 16-cycle tensor-pipe limit (ptxas spaces HMMAs 8 apart): %v", free)
 }
+
+func TestLoopBody(t *testing.T) {
+	p := mustParse(t, `
+[B------:R-:W-:-:S04] IADD3 R0, R0, 0x1, RZ ;
+[B------:R-:W-:-:S04] FFMA R4, R4, R1, R2 ;
+[B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
+[B------:R-:W-:-:S05] @!P0 BRA 0x10 ;
+[B------:R-:W-:-:S05] EXIT ;
+[B------:R-:W-:Y:S00] BRA 0x50 ;
+`)
+	body, start, err := LoopBody(p)
+	if err != nil || start != 1 || len(body) != 3 || body[2].Op != "BRA" {
+		t.Errorf("LoopBody: start %d, %d instructions, %v", start, len(body), err)
+	}
+	if _, _, err := LoopBody(p[:3]); err == nil {
+		t.Error("LoopBody found a loop in straight-line code")
+	}
+}
