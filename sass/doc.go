@@ -8,4 +8,8 @@
 //
 // Encodings are learnt from outside NVIDIA's binaries: PTX assembled with
 // ptxas and read back with nvdisasm, one field varied at a time.
+//
+// WriteCubin's output is checked only against ptxas, cuobjdump and nvdisasm;
+// that the CUDA driver loads and runs a cubin written from scratch has not been
+// verified on an sm_86/89 GPU (none is available to this project).
 package sass

@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/ops"
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// MatMulProblem is one matmul the job and the benchmarks run: D = A·B with A
+// M×K, B K×N, all row-major, D f32.
+type MatMulProblem struct {
+	DType   tile.DType // of A and B
+	M, N, K int
+}
+
+// String is "f32 512x512x512".
+func (p MatMulProblem) String() string { return fmt.Sprintf("%v %dx%dx%d", p.DType, p.M, p.N, p.K) }
+
+// FLOPs is 2·M·N·K.
+func (p MatMulProblem) FLOPs() float64 { return 2 * float64(p.M) * float64(p.N) * float64(p.K) }
+
+// MatMulSetup holds the buffers of one problem.
+type MatMulSetup struct {
+	P       MatMulProblem
+	A, B, D ops.Matrix
+}
+
+// NewMatMulSetup allocates random inputs (unit scale) and an output.
+func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, seed uint64) (*MatMulSetup, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x7c17))
+	a, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.M, p.K)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.K, p.N)
+	if err != nil {
+		return nil, err
+	}
+	d, err := rt.Alloc(tile.F32, p.M, p.N)
+	if err != nil {
+		return nil, err
+	}
+	return &MatMulSetup{P: p, A: ops.MatrixOf(a), B: ops.MatrixOf(b), D: ops.MatrixOf(d)}, nil
+}
+
+// Run computes D = A·B.
+func (s *MatMulSetup) Run(ctx context.Context, rt *runtime.Runtime) error {
+	return ops.MatMul(ctx, rt, s.D, s.A, s.B, nil)
+}
+
+// Close releases the buffers.
+func (s *MatMulSetup) Close() {
+	s.A.Buf.Close()
+	s.B.Buf.Close()
+	s.D.Buf.Close()
+}
+
+// Check compares D with the float64 reference (on the CPU) and returns the
+// max relative error (floor 1).
+func (s *MatMulSetup) Check(ctx context.Context, rt *runtime.Runtime) (float64, error) {
+	got := make([]float32, s.D.Buf.Len())
+	if err := s.D.Buf.ReadFloat32(ctx, got); err != nil {
+		return 0, err
+	}
+	av := make([]float32, s.A.Buf.Len())
+	bv := make([]float32, s.B.Buf.Len())
+	if err := s.A.Buf.ReadFloat32(ctx, av); err != nil {
+		return 0, err
+	}
+	if err := s.B.Buf.ReadFloat32(ctx, bv); err != nil {
+		return 0, err
+	}
+	want := make([]float32, len(got))
+	p := s.P
+	f32 := func(v []float32) []byte {
+		raw := make([]byte, 4*len(v))
+		runtime.EncodeFloat32(tile.F32, raw, v)
+		return raw
+	}
+	wantRaw := make([]byte, 4*len(want))
+	fallback.MatMulRef(&fallback.MatMulArgs{
+		M: p.M, N: p.N, K: p.K, Batch: 1, Alpha: 1,
+		A: fallback.Matrix{DType: tile.F32, Data: f32(av), Rows: p.M, Cols: p.K, LD: p.K, BatchStride: p.M * p.K},
+		B: fallback.Matrix{DType: tile.F32, Data: f32(bv), Rows: p.K, Cols: p.N, LD: p.N, BatchStride: p.K * p.N},
+		D: fallback.Matrix{DType: tile.F32, Data: wantRaw, Rows: p.M, Cols: p.N, LD: p.N, BatchStride: p.M * p.N},
+	})
+	runtime.DecodeFloat32(tile.F32, want, wantRaw)
+	return MaxRelErr(got, want, 1), nil
+}
+
+// MatMulSizes are the problems of each -size for the tcrt command.
+var MatMulSizes = map[string][]int{"small": {128}, "medium": {512}, "large": {2048}}
+
+func init() {
+	RegisterJob(Job{Name: "matmul", Order: 10, Run: runMatMulJob})
+}
+
+func runMatMulJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Result, error) {
+	var out []Result
+	for _, n := range MatMulSizes[cfg.Size] {
+		for _, dt := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
+			p := MatMulProblem{DType: dt, M: n, N: n, K: n}
+			s, err := NewMatMulSetup(ctx, rt, p, uint64(n))
+			if err != nil {
+				return out, err
+			}
+			ex, err := ops.ExplainMatMul(rt, s.D, s.A, s.B, nil)
+			if err != nil {
+				s.Close()
+				return out, err
+			}
+			r := Result{Op: "matmul", Problem: p.String(), Unit: "GFLOP/s", Tol: 1e-4}
+			if dt != tile.F32 {
+				r.Tol = 1e-2 // inputs are rounded to 16 bits; the reference uses the same rounded values
+			}
+			if k := ex.Chosen(); k != nil {
+				r.Kernel = k.Name
+			}
+			if cfg.Explain {
+				r.Explain = ex.String()
+			}
+			med, err := Median(func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
+			if err != nil {
+				s.Close()
+				return out, err
+			}
+			if r.MaxErr, err = s.Check(ctx, rt); err != nil {
+				s.Close()
+				return out, err
+			}
+			r.OK = r.MaxErr <= r.Tol
+			r.Seconds = med.Seconds()
+			r.Value = p.FLOPs() / med.Seconds() / 1e9
+			out = append(out, r)
+			s.Close()
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// RandomBuffer allocates a buffer of element type d and shape, filled with
+// uniform values in [-scale, scale), and returns the values as stored.
+func RandomBuffer(ctx context.Context, rt *runtime.Runtime, rng *rand.Rand, d tile.DType, scale float32, shape ...int) (*runtime.Buffer, []float32, error) {
+	b, err := rt.Alloc(d, shape...)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := make([]float32, b.Len())
+	for i := range v {
+		v[i] = (rng.Float32()*2 - 1) * scale
+	}
+	if err := b.WriteFloat32(ctx, v); err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	if err := b.ReadFloat32(ctx, v); err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	return b, v, nil
+}
+
+// MaxRelErr is max |got−want| / max(|want|, floor) over the elements; NaN
+// anywhere gives +Inf.
+func MaxRelErr(got, want []float32, floor float64) float64 {
+	worst := 0.0
+	for i := range want {
+		g, w := float64(got[i]), float64(want[i])
+		e := math.Abs(g-w) / math.Max(math.Abs(w), floor)
+		if math.IsNaN(e) {
+			return math.Inf(1)
+		}
+		worst = math.Max(worst, e)
+	}
+	return worst
+}
+
+// Median times fn: one warm-up run, then runs until at least minRuns runs and
+// minTime have passed (at most maxRuns), returning the median duration.
+func Median(fn func() error, minRuns int, minTime time.Duration) (time.Duration, error) {
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	var ds []time.Duration
+	start := time.Now()
+	for len(ds) < minRuns || (time.Since(start) < minTime && len(ds) < 1000) {
+		t0 := time.Now()
+		if err := fn(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], nil
+}

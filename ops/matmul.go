@@ -1,0 +1,214 @@
+package ops
+
+import (
+	"context"
+	"math"
+
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Matrix is a strided batch of row-major matrices in a buffer; see
+// runtime.Matrix. MatrixOf makes one from a dense buffer.
+type Matrix = runtime.Matrix
+
+// MatrixOf views a dense 2-D buffer (or a 3-D batch) as a Matrix.
+func MatrixOf(b *runtime.Buffer) Matrix { return runtime.MatrixOf(b) }
+
+// Activation is the matmul epilogue's element-wise function.
+type Activation = runtime.Activation
+
+// Activations for MatMulOptions.Act.
+const (
+	ActNone = runtime.Activation(0)
+	ActReLU = runtime.Activation(1)
+	ActGELU = runtime.Activation(2) // tanh form
+	ActSiLU = runtime.Activation(3)
+)
+
+// MatMulOptions are the optional parts of a matmul. The values are taken
+// literally: Alpha 0 gives a zero product, so start from
+// DefaultMatMulOptions, or pass nil options for D = A·B.
+type MatMulOptions struct {
+	// Alpha scales the product; Beta scales C.
+	Alpha, Beta float32
+	// C is added (scaled by Beta) when Beta is not 0; it may be exactly the
+	// same view as D (an in-place update), but may not otherwise overlap it.
+	C *Matrix
+	// Bias, if set, is a vector of N values (f32, f16 or bf16) added to every
+	// row before the activation.
+	Bias *runtime.Buffer
+	// Act is applied last.
+	Act Activation
+	// Batch is the number of matrices (0 means 1); each operand steps by its
+	// BatchStride.
+	Batch int
+	// Stream, if set, makes the call asynchronous on that stream; nil runs
+	// it on the default stream and waits.
+	Stream *runtime.Stream
+}
+
+// DefaultMatMulOptions returns options for D = A·B.
+func DefaultMatMulOptions() MatMulOptions { return MatMulOptions{Alpha: 1} }
+
+// MatMul computes, for each batch b,
+//
+//	D[b] = act(Alpha·op(A[b])·op(B[b]) + Beta·C[b] + Bias)
+//
+// with f32 accumulation. A and B may be f32, f16 or bf16 (independently),
+// either may be transposed (Matrix.Trans); D may be f32, f16 or bf16. Every
+// argument is checked before any memory is touched; an error names the
+// argument and wraps ErrShape, ErrDType, ErrBounds, ErrAlias, ErrClosed or
+// ErrArgument, and leaves D unchanged.
+func MatMul(ctx context.Context, rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) error {
+	args, s, err := MatMulPlan(rt, d, a, b, opt)
+	if err != nil {
+		return err
+	}
+	return rt.Run(ctx, s, runtime.OpMatMul, args)
+}
+
+// ExplainMatMul says which kernel MatMul would select for these arguments
+// and why each candidate was taken or rejected.
+func ExplainMatMul(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (runtime.Explanation, error) {
+	args, _, err := MatMulPlan(rt, d, a, b, opt)
+	if err != nil {
+		return runtime.Explanation{}, err
+	}
+	return rt.Explain(runtime.OpMatMul, args), nil
+}
+
+const opMatMul = "matmul"
+
+var matmulFloat = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16: true}
+
+// MatMulPlan validates a matmul and returns the runtime's argument struct and
+// the stream, without launching. MatMul is MatMulPlan followed by
+// runtime.Run.
+func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runtime.MatMulArgs, *runtime.Stream, error) {
+	o := DefaultMatMulOptions()
+	if opt != nil {
+		o = *opt
+	}
+	if rt == nil {
+		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "rt", "runtime is nil")
+	}
+	if o.Stream != nil && o.Stream.Runtime() != rt {
+		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Stream", "stream belongs to another runtime")
+	}
+	batch := o.Batch
+	if batch == 0 {
+		batch = 1
+	}
+	if batch < 0 {
+		return nil, nil, tile.Errorf(ErrShape, opMatMul, "Batch", "batch count %d is negative", o.Batch)
+	}
+	var err error
+	if a, err = checkMatrix(rt, "A", a, batch, matmulFloat); err != nil {
+		return nil, nil, err
+	}
+	if b, err = checkMatrix(rt, "B", b, batch, matmulFloat); err != nil {
+		return nil, nil, err
+	}
+	if d, err = checkMatrix(rt, "D", d, batch, matmulFloat); err != nil {
+		return nil, nil, err
+	}
+	if d.Trans {
+		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "D.Trans", "the output cannot be transposed; transpose the operands instead (Dᵀ = Bᵀ·Aᵀ)")
+	}
+	m, k := a.OpRows(), a.OpCols()
+	if b.OpRows() != k {
+		return nil, nil, tile.Errorf(ErrShape, opMatMul, "B", "op(B) has %d rows, op(A) has %d columns (K must agree)", b.OpRows(), k)
+	}
+	n := b.OpCols()
+	if d.Rows != m || d.Cols != n {
+		return nil, nil, tile.Errorf(ErrShape, opMatMul, "D", "D is %dx%d, want op(A)·op(B) = %dx%d", d.Rows, d.Cols, m, n)
+	}
+	if batch > 1 && d.BatchStride < (d.Rows-1)*d.LD+d.Cols {
+		return nil, nil, tile.Errorf(ErrShape, opMatMul, "D.BatchStride", "batch stride %d makes output matrices of %d elements overlap", d.BatchStride, (d.Rows-1)*d.LD+d.Cols)
+	}
+	if isNonFinite(o.Alpha) {
+		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Alpha", "%v is not finite", o.Alpha)
+	}
+	if isNonFinite(o.Beta) {
+		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Beta", "%v is not finite", o.Beta)
+	}
+	if !o.Act.Valid() {
+		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Act", "unknown activation %d", o.Act)
+	}
+	args := &runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
+	if o.Beta != 0 {
+		if o.C == nil {
+			return nil, nil, tile.Errorf(ErrArgument, opMatMul, "C", "Beta is %v but C is nil", o.Beta)
+		}
+		c, err := checkMatrix(rt, "C", *o.C, batch, matmulFloat)
+		if err != nil {
+			return nil, nil, err
+		}
+		if c.Trans {
+			return nil, nil, tile.Errorf(ErrArgument, opMatMul, "C.Trans", "C cannot be transposed")
+		}
+		if c.Rows != m || c.Cols != n {
+			return nil, nil, tile.Errorf(ErrShape, opMatMul, "C", "C is %dx%d, want %dx%d", c.Rows, c.Cols, m, n)
+		}
+		if c.Buf == d.Buf && c != d {
+			return nil, nil, tile.Errorf(ErrAlias, opMatMul, "C", "C shares D's buffer but is not the same view (only an exact in-place update is allowed)")
+		}
+		args.C = c
+	}
+	if o.Bias != nil {
+		if err := o.Bias.Check(rt, opMatMul, "Bias"); err != nil {
+			return nil, nil, err
+		}
+		if !matmulFloat[o.Bias.DType()] {
+			return nil, nil, tile.Errorf(ErrDType, opMatMul, "Bias", "bias of %v; want f32, f16 or bf16", o.Bias.DType())
+		}
+		if o.Bias.Len() != n {
+			return nil, nil, tile.Errorf(ErrShape, opMatMul, "Bias", "bias of %d values for N = %d", o.Bias.Len(), n)
+		}
+		if o.Bias == d.Buf {
+			return nil, nil, tile.Errorf(ErrAlias, opMatMul, "Bias", "bias is the output buffer")
+		}
+		args.Bias = o.Bias
+	}
+	if d.Buf == a.Buf {
+		return nil, nil, tile.Errorf(ErrAlias, opMatMul, "D", "output shares its buffer with input A")
+	}
+	if d.Buf == b.Buf {
+		return nil, nil, tile.Errorf(ErrAlias, opMatMul, "D", "output shares its buffer with input B")
+	}
+	return args, o.Stream, nil
+}
+
+func isNonFinite(f float32) bool { return math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) }
+
+// checkMatrix validates one operand and resolves its defaults (LD 0 →
+// Cols, BatchStride 0 → Rows·LD). allowed lists the accepted element types.
+func checkMatrix(rt *runtime.Runtime, name string, m Matrix, batch int, allowed map[tile.DType]bool) (Matrix, error) {
+	if err := m.Buf.Check(rt, opMatMul, name); err != nil {
+		return m, err
+	}
+	if dt := m.Buf.DType(); !allowed[dt] {
+		return m, tile.Errorf(ErrDType, opMatMul, name, "element type %v is not accepted here", dt)
+	}
+	if m.Rows <= 0 || m.Cols <= 0 {
+		return m, tile.Errorf(ErrShape, opMatMul, name, "shape %dx%d: dimensions must be positive", m.Rows, m.Cols)
+	}
+	if m.LD == 0 {
+		m.LD = m.Cols
+	}
+	if m.LD < m.Cols {
+		return m, tile.Errorf(ErrShape, opMatMul, name+".LD", "leading dimension %d is smaller than the row length %d", m.LD, m.Cols)
+	}
+	if m.BatchStride == 0 {
+		m.BatchStride = m.Rows * m.LD
+	}
+	if m.BatchStride < 0 || m.Offset < 0 {
+		return m, tile.Errorf(ErrShape, opMatMul, name, "negative offset %d or batch stride %d", m.Offset, m.BatchStride)
+	}
+	last := float64(m.Offset) + float64(batch-1)*float64(m.BatchStride) + float64(m.Rows-1)*float64(m.LD) + float64(m.Cols)
+	if last > float64(m.Buf.Len()) {
+		return m, tile.Errorf(ErrBounds, opMatMul, name, "view reaches element %.0f of a buffer of %d elements", last, m.Buf.Len())
+	}
+	return m, nil
+}

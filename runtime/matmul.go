@@ -1,0 +1,162 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// OpMatMul is the registry name of the matmul op.
+const OpMatMul = "matmul"
+
+// Activation is the matmul epilogue's element-wise function.
+type Activation = fallback.Activation
+
+// Matrix is a strided batch of row-major matrices stored in a buffer.
+// Element (i, j) of batch b is element Offset + b·BatchStride + i·LD + j of
+// Buf. Rows × Cols is the stored shape; Trans uses the transpose in the
+// product. LD 0 means Cols; BatchStride 0 means Rows·LD.
+type Matrix struct {
+	Buf         *Buffer
+	Offset      int
+	Rows, Cols  int
+	LD          int
+	BatchStride int
+	Trans       bool
+}
+
+// OpRows and OpCols are the shape of op(M).
+func (m Matrix) OpRows() int {
+	if m.Trans {
+		return m.Cols
+	}
+	return m.Rows
+}
+
+// OpCols is the column count of op(M).
+func (m Matrix) OpCols() int {
+	if m.Trans {
+		return m.Rows
+	}
+	return m.Cols
+}
+
+// MatMulArgs is a validated matmul call:
+//
+//	D[b] = act(Alpha·op(A[b])·op(B[b]) + Beta·C[b] + Bias)   for b < Batch
+//
+// with LD and BatchStride already resolved (never 0). C.Buf is nil when Beta
+// is 0; Bias is nil or N values of f32, f16 or bf16. Kernels receive it as
+// Launch.Args (a *MatMulArgs).
+type MatMulArgs struct {
+	M, N, K, Batch int
+	A, B, C, D     Matrix
+	Alpha, Beta    float32
+	Bias           *Buffer
+	Act            Activation
+}
+
+// DTypes returns the element types of A, B and D.
+func (a *MatMulArgs) DTypes() (ta, tb, td tile.DType) {
+	return a.A.Buf.DType(), a.B.Buf.DType(), a.D.Buf.DType()
+}
+
+// hostMatrix views m's host memory as a fallback.Matrix.
+func hostMatrix(m Matrix) fallback.Matrix {
+	d := m.Buf.DType()
+	return fallback.Matrix{
+		DType: d, Data: m.Buf.Host()[m.Offset*d.Size():],
+		Rows: m.Rows, Cols: m.Cols, LD: m.LD, BatchStride: m.BatchStride, Trans: m.Trans,
+	}
+}
+
+// HostMatMulArgs converts a CPU-backend call into the fallback's form.
+func HostMatMulArgs(a *MatMulArgs, threads int) *fallback.MatMulArgs {
+	h := &fallback.MatMulArgs{
+		M: a.M, N: a.N, K: a.K, Batch: a.Batch,
+		A: hostMatrix(a.A), B: hostMatrix(a.B), D: hostMatrix(a.D),
+		Alpha: a.Alpha, Beta: a.Beta, Act: a.Act, Threads: threads,
+	}
+	if a.C.Buf != nil {
+		c := hostMatrix(a.C)
+		h.C = &c
+	}
+	if a.Bias != nil {
+		h.Bias = make([]float32, a.N)
+		DecodeFloat32(a.Bias.DType(), h.Bias, a.Bias.Host())
+	}
+	return h
+}
+
+// cpuMatMulSupports accepts float inputs the fallback can load and float
+// outputs it can store.
+func cpuMatMulSupports(args any) error {
+	a, ok := args.(*MatMulArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *MatMulArgs", args)
+	}
+	ta, tb, td := a.DTypes()
+	for _, t := range []tile.DType{ta, tb} {
+		switch t {
+		case tile.F32, tile.F16, tile.BF16:
+		default:
+			return fmt.Errorf("input element type %v not supported", t)
+		}
+	}
+	switch td {
+	case tile.F32, tile.F16, tile.BF16:
+	default:
+		return fmt.Errorf("output element type %v not supported", td)
+	}
+	return nil
+}
+
+func init() {
+	for i, v := range fallback.MatMulVariants() {
+		name := v.Name
+		Register(Kernel{
+			Name:       "cpu.matmul." + name,
+			Op:         OpMatMul,
+			Arch:       Arch{Backend: BackendCPU, CPUFeatures: v.Features},
+			Preference: 100 - i,
+			Doc:        fmt.Sprintf("packed, blocked, parallel; %dx%d %s micro-kernel", v.MR, v.NR, name),
+			Supports:   cpuMatMulSupports,
+			Launch: CPUKernel(func(l *Launch) error {
+				return fallback.MatMulFast(name, HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads))
+			}),
+		})
+	}
+	Register(Kernel{
+		Name:       "cpu.matmul.reference",
+		Op:         OpMatMul,
+		Arch:       Arch{Backend: BackendCPU},
+		Preference: 0,
+		Doc:        "plain float64 reference (the oracle); force it with TCRT_KERNEL=cpu.matmul.reference",
+		Supports:   cpuMatMulSupports,
+		Launch: CPUKernel(func(l *Launch) error {
+			fallback.MatMulRef(HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads))
+			return nil
+		}),
+	})
+}
+
+// MatrixOf views a dense buffer as a matrix: its last two dimensions are the
+// rows and columns (a 1-D buffer is one row), any leading dimensions the
+// batch.
+func MatrixOf(b *Buffer) Matrix {
+	if b == nil {
+		return Matrix{}
+	}
+	s := b.shape
+	switch len(s) {
+	case 0:
+		return Matrix{Buf: b, Rows: 1, Cols: 1}
+	case 1:
+		return Matrix{Buf: b, Rows: 1, Cols: s[0]}
+	}
+	return Matrix{Buf: b, Rows: s[len(s)-2], Cols: s[len(s)-1]}
+}
+
+// T returns m with Trans flipped.
+func (m Matrix) T() Matrix { m.Trans = !m.Trans; return m }

@@ -1,0 +1,301 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+func open(t *testing.T, o runtime.Options) *runtime.Runtime {
+	t.Helper()
+	rt, err := runtime.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func TestOpenCPU(t *testing.T) {
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU, Threads: 3})
+	d := rt.Device()
+	if d.Backend != runtime.BackendCPU || rt.Backend() != runtime.BackendCPU {
+		t.Fatalf("backend %v", d.Backend)
+	}
+	if d.Threads != 3 || rt.Threads() != 3 || d.Cores <= 0 || d.Name == "" {
+		t.Fatalf("device %+v", d)
+	}
+	if !strings.HasPrefix(d.String(), "cpu: ") {
+		t.Fatalf("String %q", d)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := runtime.Open(runtime.Options{Backend: "tpu"}); !errors.Is(err, runtime.ErrArgument) {
+		t.Errorf("unknown backend: %v", err)
+	}
+	if _, err := runtime.Open(runtime.Options{Threads: -1}); !errors.Is(err, runtime.ErrArgument) {
+		t.Errorf("negative threads: %v", err)
+	}
+	if _, err := runtime.Open(runtime.Options{Kernel: "no.such.kernel"}); !errors.Is(err, runtime.ErrArgument) {
+		t.Errorf("unknown kernel: %v", err)
+	}
+	if !runtime.CUDABuilt() {
+		if _, err := runtime.Open(runtime.Options{Backend: runtime.BackendCUDA}); !errors.Is(err, runtime.ErrNoDevice) {
+			t.Errorf("cuda without the build tag: %v", err)
+		}
+	}
+	t.Setenv("TCRT_BACKEND", "cpu")
+	rt := open(t, runtime.Options{Backend: runtime.BackendCUDA})
+	if rt.Backend() != runtime.BackendCPU {
+		t.Errorf("TCRT_BACKEND=cpu gave %v", rt.Backend())
+	}
+	t.Setenv("TCRT_THREADS", "x")
+	if _, err := runtime.Open(runtime.Options{}); !errors.Is(err, runtime.ErrArgument) {
+		t.Errorf("TCRT_THREADS=x: %v", err)
+	}
+}
+
+func TestBufferRoundTrip(t *testing.T) {
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	ctx := context.Background()
+	vals := []float32{1.5, -2.25, 3.0e-3, 65504, -0.0, 7}
+	for _, d := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.F64} {
+		b, err := rt.Alloc(d, 2, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() != 6 || b.Bytes() != 6*d.Size() || b.DType() != d {
+			t.Fatalf("%v: len %d bytes %d", d, b.Len(), b.Bytes())
+		}
+		if err := b.WriteFloat32(ctx, vals); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, 6)
+		if err := b.ReadFloat32(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			want := tile.ToFloat32(d, tile.FromFloat32(d, v))
+			if math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Errorf("%v[%d]: got %v want %v", d, i, got[i], want)
+			}
+		}
+		b.Close()
+	}
+	// Raw integers, bit for bit.
+	b, err := rt.Alloc(tile.S32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []int32{-1, 1 << 30, 7, math.MinInt32}
+	if err := runtime.WriteRaw(ctx, b, in); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int32, 4)
+	if err := runtime.ReadRaw(ctx, b, out); err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if in[i] != out[i] {
+			t.Fatalf("raw %d: %d != %d", i, out[i], in[i])
+		}
+	}
+	if err := runtime.WriteRaw(ctx, b, []int16{1}); !errors.Is(err, runtime.ErrDType) {
+		t.Errorf("wrong-size raw write: %v", err)
+	}
+	if err := b.WriteFloat32(ctx, []float32{1}); !errors.Is(err, runtime.ErrDType) {
+		t.Errorf("float write to s32: %v", err)
+	}
+	if err := runtime.WriteRaw(ctx, b, make([]int32, 5)); !errors.Is(err, runtime.ErrBounds) {
+		t.Errorf("oversized write: %v", err)
+	}
+	b.Close()
+	if err := runtime.ReadRaw(ctx, b, out); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("read after close: %v", err)
+	}
+	if b.Close() != nil {
+		t.Error("second Close should be a no-op")
+	}
+}
+
+func TestAllocErrorsAndStats(t *testing.T) {
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU, MemoryLimit: 1 << 20})
+	if _, err := rt.Alloc(tile.F32, 0); !errors.Is(err, runtime.ErrShape) {
+		t.Errorf("zero dim: %v", err)
+	}
+	if _, err := rt.Alloc(tile.F32, 4, -1); !errors.Is(err, runtime.ErrShape) {
+		t.Errorf("negative dim: %v", err)
+	}
+	if _, err := rt.Alloc(tile.Invalid, 4); !errors.Is(err, runtime.ErrDType) {
+		t.Errorf("invalid dtype: %v", err)
+	}
+	if _, err := rt.Alloc(tile.F32, 1<<20); !errors.Is(err, runtime.ErrOutOfMemory) {
+		t.Errorf("over the limit: %v", err)
+	}
+	a, _ := rt.Alloc(tile.F32, 100)
+	b, _ := rt.Alloc(tile.BF16, 10)
+	s := rt.Stats()
+	if s.LiveBuffers != 2 || s.LiveBytes != 420 || s.Allocs != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	a.Close()
+	b.Close()
+	s = rt.Stats()
+	if s.LiveBuffers != 0 || s.LiveBytes != 0 || s.Frees != 2 || s.PeakBytes != 420 {
+		t.Fatalf("stats after close %+v", s)
+	}
+}
+
+func TestStreamOrderAndEvents(t *testing.T) {
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	ctx := context.Background()
+	s, err := rt.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var seq []int
+	start, _ := s.Record()
+	for i := 0; i < 100; i++ {
+		i := i
+		if err := s.Enqueue(func() error { seq = append(seq, i); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Enqueue(func() error { time.Sleep(2 * time.Millisecond); return nil })
+	end, _ := s.Record()
+	if err := s.Synchronize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range seq {
+		if v != i {
+			t.Fatalf("work ran out of order: %v", seq[:i+1])
+		}
+	}
+	if len(seq) != 100 {
+		t.Fatalf("ran %d of 100", len(seq))
+	}
+	el, err := runtime.Elapsed(start, end)
+	if err != nil || el < 2*time.Millisecond {
+		t.Fatalf("elapsed %v, %v", el, err)
+	}
+	// Errors surface at the next Synchronize, once.
+	boom := errors.New("boom")
+	s.Enqueue(func() error { return boom })
+	if err := s.Synchronize(ctx); !errors.Is(err, boom) {
+		t.Fatalf("sync error %v", err)
+	}
+	if err := s.Synchronize(ctx); err != nil {
+		t.Fatalf("error reported twice: %v", err)
+	}
+	// A panic in work becomes an error.
+	s.Enqueue(func() error { panic("kernel bug") })
+	if err := s.Synchronize(ctx); !errors.Is(err, runtime.ErrDevice) {
+		t.Fatalf("panic: %v", err)
+	}
+}
+
+func TestCrossStreamEventAndCancel(t *testing.T) {
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	a, _ := rt.NewStream()
+	b, _ := rt.NewStream()
+	defer a.Close()
+	defer b.Close()
+	release := make(chan struct{})
+	var flag atomic.Int32
+	a.Enqueue(func() error { <-release; flag.Store(1); return nil })
+	ev, _ := a.Record()
+	if err := b.WaitEvent(ev); err != nil {
+		t.Fatal(err)
+	}
+	var seen atomic.Int32
+	b.Enqueue(func() error { seen.Store(flag.Load() + 10); return nil })
+	// The wait on b is cancellable while a is held.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := b.Synchronize(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled sync: %v", err)
+	}
+	if ev.Done() {
+		t.Fatal("event done before its work")
+	}
+	close(release)
+	if err := b.Synchronize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if seen.Load() != 11 {
+		t.Fatalf("stream b ran before stream a's event: %d", seen.Load())
+	}
+	a.Close()
+	if err := a.Enqueue(func() error { return nil }); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("enqueue on closed stream: %v", err)
+	}
+}
+
+func TestClosedRuntime(t *testing.T) {
+	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := rt.Alloc(tile.F32, 4)
+	rt.Close()
+	if _, err := rt.Alloc(tile.F32, 4); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("alloc after close: %v", err)
+	}
+	if _, err := rt.NewStream(); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("stream after close: %v", err)
+	}
+	if err := b.Check(rt, "op", "x"); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("buffer of closed runtime: %v", err)
+	}
+}
+
+func TestRegistryExplainAndForce(t *testing.T) {
+	ks := runtime.Kernels(runtime.OpMatMul)
+	if len(ks) < 2 {
+		t.Fatalf("matmul kernels: %d", len(ks))
+	}
+	for i := 1; i < len(ks); i++ {
+		if ks[i-1].Preference < ks[i].Preference {
+			t.Fatalf("kernels not in preference order: %s before %s", ks[i-1].Name, ks[i].Name)
+		}
+	}
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	a, _ := rt.Alloc(tile.F32, 2, 2)
+	args := &runtime.MatMulArgs{M: 2, N: 2, K: 2, Batch: 1, Alpha: 1,
+		A: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
+		B: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
+		D: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}}
+	e := rt.Explain(runtime.OpMatMul, args)
+	if e.Chosen() == nil || e.Chosen().Name == "cpu.matmul.reference" {
+		t.Fatalf("chosen %v\n%v", e.Chosen(), e)
+	}
+	if !strings.Contains(e.String(), "=> "+e.Chosen().Name) {
+		t.Fatalf("explanation does not mark the choice:\n%v", e)
+	}
+	t.Setenv("TCRT_KERNEL", "cpu.matmul.reference")
+	forced := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	fa, _ := forced.Alloc(tile.F32, 2, 2)
+	args.A.Buf, args.B.Buf, args.D.Buf = fa, fa, fa
+	k, err := forced.Select(runtime.OpMatMul, args)
+	if err != nil || k.Name != "cpu.matmul.reference" {
+		t.Fatalf("forced: %v %v", k, err)
+	}
+	// A call no kernel supports is ErrUnsupported with the reasons.
+	ib, _ := forced.Alloc(tile.S32, 2, 2)
+	args.A.Buf = ib
+	if _, err := forced.Select(runtime.OpMatMul, args); !errors.Is(err, runtime.ErrUnsupported) || !strings.Contains(err.Error(), "s32") {
+		t.Fatalf("unsupported: %v", err)
+	}
+	if _, err := rt.Select("no-such-op", nil); !errors.Is(err, runtime.ErrUnsupported) {
+		t.Fatalf("unknown op: %v", err)
+	}
+}
