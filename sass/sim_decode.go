@@ -86,10 +86,10 @@ type sopnd struct {
 	off      int64
 	neg, abs bool
 	not      bool
-	hiHalf   bool         // .H1_H1 selector
-	arr      *[32]uint32  // the broadcast lanes of an immediate (bound)
-	arr2     *[32]uint32  // the next word of a 64-bit constant
-	fxor     uint32       // float source modifiers, applied as (x & fand) ^ fxor
+	hiHalf   bool        // .H1_H1 selector
+	arr      *[32]uint32 // the broadcast lanes of an immediate (bound)
+	arr2     *[32]uint32 // the next word of a 64-bit constant
+	fxor     uint32      // float source modifiers, applied as (x & fand) ^ fxor
 	fand     uint32
 }
 
