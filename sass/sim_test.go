@@ -241,3 +241,7 @@ func TestSimErrorsIs(t *testing.T) {
 		t.Fatal("errors.Is")
 	}
 }
+
+func sprintf(f string, a ...any) string { return fmt.Sprintf(f, a...) }
+
+func replaceAll(s, old, new string) string { return strings.ReplaceAll(s, old, new) }
