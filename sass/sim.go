@@ -21,7 +21,7 @@ import (
 // lock.
 //
 // What is modelled is what the SM86 kernels of this module use: see the
-// package's simulator documentation in sim_doc.go for the list, the
+// simulator documentation in sim_doc.go for the list, the
 // semantics chosen where the hardware's are not public, and what is not
 // modelled. Timing is not: every result is ready at once, so a missing
 // wait is the schedule checker's to find, not the simulator's; but a wait
@@ -211,9 +211,6 @@ func (s *Sim) Launch(cfg SimConfig) (SimStats, error) {
 						first, firstAt = f, i
 					}
 					mu.Unlock()
-					if l.cfg.Workers != 1 {
-						// keep running lower CTAs only
-					}
 					l.stop.Store(true)
 					break
 				}

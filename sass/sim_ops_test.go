@@ -494,3 +494,90 @@ func TestSimIntegerOps(t *testing.T) {
 		}
 	}
 }
+
+func TestSimAtomics(t *testing.T) {
+	src := faultPrologue + `
+[B------:R-:W-:-:S02] MOV R6, 0x1 ;
+[B------:R-:W-:-:S02] MOV R7, 0x3f800000 ;
+[B------:R-:W-:-:S02] MOV R8, 0x3c003c00 ;
+[B------:R-:W-:-:S02] MOV R12, c[0x0][0x168] ;
+[B------:R-:W-:-:S02] MOV R13, c[0x0][0x16c] ;
+[B------:R0:W-:-:S04] RED.E.ADD.S32.STRONG.GPU [R12.64], R6 ;
+[B------:R0:W-:-:S04] RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R12.64+0x4], R7 ;
+[B------:R0:W-:-:S04] RED.E.ADD.F16x2.RN.STRONG.GPU [R12.64+0x8], R8 ;
+[B------:R-:W1:-:S04] ATOMG.E.ADD.STRONG.GPU PT, R9, [R12.64+0xc], R6 ;
+[B-1----:R-:W-:-:S04] STG.E [R2.64], R9 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	m := NewMemory()
+	n := 256
+	ab := alloc(t, m, "tickets", nil, 2*n)
+	ac := alloc(t, m, "acc", make([]uint32, 4), 0)
+	if _, err := Launch(asm(t, src), SimConfig{Grid: [3]int{2}, Block: [3]int{n / 2}, Memory: m, Params: params(ab, ac), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	acc := simWords(m.Bytes("acc"))
+	if acc[0] != uint32(n) || acc[1] != math.Float32bits(float32(n)) || acc[2] != 0x5c005c00 || acc[3] != uint32(n) {
+		t.Fatalf("accumulators %#x", acc)
+	}
+	seen := map[uint32]bool{}
+	for _, v := range simWords(m.Bytes("tickets"))[:n/2] {
+		seen[v] = true
+	}
+	if len(seen) != n/2 {
+		t.Fatalf("ATOMG.ADD tickets not unique: %d", len(seen))
+	}
+	// CAS: swap only when the compare value matches
+	cas := faultPrologue + `
+[B------:R-:W-:-:S02] MOV R12, c[0x0][0x168] ;
+[B------:R-:W-:-:S02] MOV R13, c[0x0][0x16c] ;
+[B------:R-:W-:-:S02] MOV R6, RZ ;
+[B------:R-:W-:-:S04] IADD3 R7, R0, 0x1, RZ ;
+[B------:R-:W1:-:S04] ATOMG.E.CAS.STRONG.GPU PT, R9, [R12], R6, R7 ;
+[B-1----:R-:W-:-:S04] STG.E [R2.64], R9 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	m = NewMemory()
+	ab = alloc(t, m, "old", nil, 32)
+	ac = alloc(t, m, "word", make([]uint32, 1), 0)
+	if _, err := Launch(asm(t, cas), SimConfig{Block: [3]int{32}, Memory: m, Params: params(ab, ac), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	old := simWords(m.Bytes("old"))
+	if w := simWords(m.Bytes("word"))[0]; w != 1 || old[0] != 0 || old[1] != 1 || old[31] != 1 {
+		t.Fatalf("CAS: word %d, old %v", w, old)
+	}
+}
+
+func TestSimBF16Widen(t *testing.T) {
+	src := faultPrologue + `
+[B------:R-:W1:-:S04] LDG.E R4, [R2.64] ;
+[B-1----:R-:W-:-:S04] PRMT R6, R4, 0x1044, RZ ;
+[B------:R-:W-:-:S04] PRMT R7, R4, 0x3244, RZ ;
+[B------:R-:W-:-:S04] HADD2.F32 R8, -RZ, R4.H1_H1 ;
+[B------:R-:W-:-:S04] FADD R6, R6, R7 ;
+[B------:R-:W-:-:S04] STG.E [R2.64], R6 ;
+[B------:R-:W-:-:S04] STG.E [R2.64+0x80], R8 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	in := make([]uint32, 64)
+	r := rand.New(rand.NewSource(10))
+	for i := 0; i < 32; i++ {
+		in[i] = uint32(toHalf(r.NormFloat64(), 0, true)) | uint32(toHalf(r.NormFloat64(), 0, true))<<16
+	}
+	m := NewMemory()
+	a := alloc(t, m, "v", in, 0)
+	if _, err := Launch(asm(t, src), SimConfig{Block: [3]int{32}, Memory: m, Params: params(a), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("v"))
+	for i := 0; i < 32; i++ {
+		lo, hi := math.Float32frombits(in[i]<<16), math.Float32frombits(in[i]&0xffff0000)
+		if out[i] != math.Float32bits(lo+hi) {
+			t.Fatalf("lane %d: %#x", i, out[i])
+		}
+		if want := math.Float32bits(float32(h16(uint16(in[i] >> 16)))); out[32+i] != want {
+			t.Fatalf("HADD2.F32 lane %d: %#x, want %#x", i, out[32+i], want)
+		}
+	}
+}
