@@ -426,7 +426,12 @@ func Generate(c Config) (*Program, error) {
 		sass.New("DEPBAR", "LE", sass.SB(0), imm(Stages-2)).Yield(),
 		sass.New("BAR", "SYNC", imm(0)).Yield(),
 	)
-	b.add(ldsmSet(rF0A, rF0B, 0, sass.SB2)...)
+	// The last prologue LDSM sets SB5 rather than SB2, so that the loop's
+	// first wait on SB5 (the previous iteration's F1 HMMAs) has a setter on
+	// entry too (the simulator faults on a wait on an idle scoreboard).
+	pro := ldsmSet(rF0A, rF0B, 0, sass.SB2)
+	pro[5] = pro[5].WriteSB(sass.SB5)
+	b.add(pro...)
 
 	// --- main loop -------------------------------------------------------
 	loopStart := len(b.p)
