@@ -1,0 +1,280 @@
+package sass
+
+import (
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, text string) Program {
+	t.Helper()
+	p, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// cleanListing is a hand-scheduled program that breaks no rule: every
+// fixed-latency pair at the table's distance, every variable-latency result
+// waited for, the store's sources protected by its read scoreboard.
+const cleanListing = `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S01] MOV R3, 0x4 ;
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B0-----:R-:W-:Y:S05] IMAD.WIDE.U32 R2, R0, R3, c[0x0][0x160] ;
+[B------:R-:W2:-:S02] LDG.E R4, [R2.64] ;
+[B--2---:R-:W-:Y:S04] FFMA R5, R4, R4, R4 ;
+[B------:R-:W-:Y:S05] FADD R5, R5, R4 ;
+[B------:R1:W-:-:S01] STG.E [R2.64], R5 ;
+[B-1----:R-:W-:Y:S04] FADD R5, R4, R4 ;
+[B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
+[B------:R-:W-:-:S05] @P0 EXIT ;
+[B------:R-:W-:-:S01] STG.E [R2.64+0x4], R5 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+
+func TestCheckScheduleClean(t *testing.T) {
+	p := mustParse(t, cleanListing)
+	if fs := CheckSchedule(p, CheckOptions{}); len(fs) != 0 {
+		t.Errorf("clean program reports:\n%s", findingsText(fs))
+	}
+}
+
+func findingsText(fs []Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(f.String() + "\n")
+	}
+	return b.String()
+}
+
+// hazardCases are programs that each break one rule at one instruction.
+var hazardCases = []struct {
+	name  string
+	text  string
+	loop  bool
+	rule  Rule
+	index int
+	other int
+}{
+	{"ffma-too-soon", `
+[B------:R-:W-:-:S02] FFMA R4, R0, R1, R2 ;
+[B------:R-:W-:-:S04] FFMA R5, R4, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleFixedLatency, 1, 0},
+	{"alu-to-fma-cross-pipe", `
+[B------:R-:W-:-:S04] IADD3 R4, R0, 0x1, RZ ;
+[B------:R-:W-:-:S04] FFMA R5, R4, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleFixedLatency, 1, 0},
+	{"guard-too-soon", `
+[B------:R-:W-:Y:S12] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
+[B------:R-:W-:-:S05] @P0 EXIT ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleFixedLatency, 1, 0},
+	{"imad-wide-high-half", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S04] IMAD.WIDE.U32 R2, R0, R1, c[0x0][0x160] ;
+[B------:R-:W-:-:S01] STG.E [R2.64], R0 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleFixedLatency, 2, 1},
+	{"load-without-scoreboard", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S02] LDG.E R4, [R2.64] ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleNoWriteScoreboard, 1, -1},
+	{"load-result-unwaited", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W2:-:S02] LDG.E R4, [R2.64] ;
+[B------:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B--2---:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 1},
+	{"load-result-overwritten", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W2:-:S02] LDG.E R4, [R2.64] ;
+[B------:R-:W-:-:S04] MOV R4, 0x1 ;
+[B--2---:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 1},
+	{"hmma-quad-destination", `
+[B------:R-:W1:-:S08] HMMA.16816.F32 R4, R8, R12, R4 ;
+[B------:R-:W-:-:S04] FADD R0, R7, R7 ;
+[B-1----:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 1, 0},
+	{"ldsm-x4-destination", `
+[B------:R-:W0:-:S04] LDSM.16.M88.4 R8, [R3] ;
+[B------:R-:W-:-:S04] FADD R0, R11, R11 ;
+[B0-----:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 1, 0},
+	{"store-data-overwritten", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S01] STG.E [R2.64], R5 ;
+[B------:R-:W-:-:S04] MOV R5, 0x1 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleUnprotectedOverwrite, 2, 1},
+	{"store-read-scoreboard-not-waited", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R0:W-:-:S01] STG.E [R2.64], R5 ;
+[B------:R-:W-:-:S04] MOV R3, 0x1 ;
+[B0-----:R-:W-:-:S05] EXIT ;`, false, RuleUnprotectedOverwrite, 2, 1},
+	{"hmma-fragment-overwritten", `
+[B------:R5:W5:-:S08] HMMA.16816.F32 R16, R24, R28, R16 ;
+[B------:R-:W0:-:S04] LDSM.16.M88.4 R24, [R3] ;
+[B0----5:R-:W-:-:S05] EXIT ;`, false, RuleUnprotectedOverwrite, 1, 0},
+	{"reuse-with-yield", `
+[B------:R-:W-:Y:S04] FFMA R4, R0.reuse, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleReuseYield, 0, -1},
+	{"long-stall-without-yield", `
+[B------:R-:W-:-:S13] FFMA R4, R0, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleLongStall, 0, -1},
+	{"scoreboard-on-fixed", `
+[B------:R-:W1:-:S04] FFMA R4, R0, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleFixedScoreboard, 0, -1},
+	{"scoreboard-reuse-counted-wait", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S02] LDGSTS.E.BYPASS.128 [R19], [R2.64] ;
+[B------:R-:W0:-:S02] LDGDEPBAR ;
+[B------:R-:W-:-:S02] LDGSTS.E.BYPASS.128 [R19+0x100], [R2.64+0x200] ;
+[B------:R-:W0:-:S02] LDGDEPBAR ;
+[B------:R-:W0:-:S02] LDG.E R4, [R6.64] ;
+[B------:R-:W-:-:S02] DEPBAR.LE SB0, 0x1 ;
+[B0-----:R-:W-:-:S05] EXIT ;`, false, RuleScoreboardReuse, 5, 6},
+	{"wait-unset", `
+[B---3--:R-:W-:-:S04] FFMA R4, R0, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleWaitUnset, 0, -1},
+	{"loop-carried-too-soon", `
+[B------:R-:W-:-:S04] FFMA R4, R4, R1, R2 ;
+[B------:R-:W-:-:S01] IADD3 R0, R0, 0x1, RZ ;
+[B------:R-:W-:-:S01] FFMA R2, R5, R5, R5 ;`, true, RuleFixedLatency, 0, 2},
+	{"loop-back-edge-unwaited", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B------:R-:W2:-:S04] LDG.E R4, [R2.64] ;
+[B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
+[B------:R-:W-:-:S05] @P0 BRA 0x10 ;
+[B--2---:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 1, 2},
+}
+
+func TestCheckScheduleHazards(t *testing.T) {
+	for _, tc := range hazardCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustParse(t, tc.text)
+			fs := CheckSchedule(p, CheckOptions{Loop: tc.loop})
+			found := false
+			for _, f := range fs {
+				if f.Rule == tc.rule && f.Index == tc.index && f.Other == tc.other {
+					found = true
+					if f.Text != p[f.Index].Text(int64(16*f.Index)) {
+						t.Errorf("finding text %q, want the instruction's", f.Text)
+					}
+				} else if f.Rule != tc.rule {
+					t.Errorf("unexpected finding: %v", f)
+				}
+			}
+			if !found {
+				t.Errorf("want %s at %d (other %d), got:\n%s", tc.rule, tc.index, tc.other, findingsText(fs))
+			}
+		})
+	}
+}
+
+// TestCheckScheduleCoversRules checks that every rule has a hazard case.
+func TestCheckScheduleCoversRules(t *testing.T) {
+	have := map[Rule]bool{RuleUnmodeled: true} // TestCheckScheduleUnmodeled
+	for _, tc := range hazardCases {
+		have[tc.rule] = true
+	}
+	for _, r := range []Rule{RuleFixedLatency, RuleNoWriteScoreboard, RuleUnwaited, RuleUnprotectedOverwrite,
+		RuleReuseYield, RuleLongStall, RuleFixedScoreboard, RuleScoreboardReuse, RuleWaitUnset, RuleUnmodeled} {
+		if !have[r] {
+			t.Errorf("rule %s has no hazard case", r)
+		}
+	}
+}
+
+func TestCheckScheduleUnmodeled(t *testing.T) {
+	p := Program{{Op: "VOTE"}, New("EXIT", "").Stall(5)}
+	fs := CheckSchedule(p, CheckOptions{})
+	if len(fs) != 1 || fs[0].Rule != RuleUnmodeled || fs[0].Index != 0 {
+		t.Errorf("got:\n%s", findingsText(fs))
+	}
+}
+
+// TestCheckScheduleLoopTaken: a wait in a loop body on a scoreboard only
+// the previous iteration sets is not "wait-unset" (ptxas's mma loop waits
+// so at its top), and a loop-carried dependence that is far enough is
+// clean.
+func TestCheckScheduleLoopTaken(t *testing.T) {
+	p := mustParse(t, `
+[B-----5:R-:W0:-:S04] LDSM.16.M88.4 R24, [R3] ;
+[B0-----:R5:W5:-:S08] HMMA.16816.F32 R16, R24, R28, R16 ;
+[B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
+[B------:R-:W-:-:S05] @P0 BRA 0x0 ;
+[B-----5:R-:W-:-:S05] EXIT ;`)
+	if fs := CheckSchedule(p, CheckOptions{}); len(fs) != 0 {
+		t.Errorf("reports:\n%s", findingsText(fs))
+	}
+}
+
+func TestDepsOf(t *testing.T) {
+	cases := []struct {
+		text          string
+		class         Class
+		reads, writes string
+		late          bool
+	}{
+		{"HMMA.16816.F32 R4, R8, R12, R20 ;", ClassHMMA, "R8 R9 R10 R11 R12 R13 R20 R21 R22 R23", "R4 R5 R6 R7", true},
+		{"HMMA.1688.F32 R4, R8, R12, R4 ;", ClassHMMA, "R8 R9 R12 R4 R5 R6 R7", "R4 R5 R6 R7", true},
+		{"IMAD.WIDE.U32 R2, R0, R3, c[0x0][0x160] ;", ClassFMA, "R0 R3", "R2 R3", false},
+		{"IMAD.WIDE R6, R21, R0, R6 ;", ClassFMA, "R21 R0 R6 R7", "R6 R7", false},
+		{"LDSM.16.M88.4 R24, [R3+0x400] ;", ClassShared, "R3", "R24 R25 R26 R27", true},
+		{"LDSM.16.MT88.2 R16, [R19+0x200] ;", ClassShared, "R19", "R16 R17", true},
+		{"LDSM.16.M88 R20, [R19+0x400] ;", ClassShared, "R19", "R20", true},
+		{"IADD3 R4, P1, R4, 0x4, RZ ;", ClassALU, "R4", "R4 P1", false},
+		{"IMAD.X R3, RZ, RZ, R3, P1 ;", ClassFMA, "R3 P1", "R3", false},
+		{"ISETP.GE.U32.AND P0, PT, R2, c[0x0][0x168], PT ;", ClassALU, "R2", "P0", false},
+		{"STS.128 [R20.X16], R20 ;", ClassShared, "R20 R21 R22 R23", "", true},
+		{"STG.E [R20.64], R7 ;", ClassGlobal, "R20 R21 UR4 UR5 R7", "", true},
+		{"LDG.E.128 R4, [R2.64] ;", ClassGlobal, "R2 R3 UR4 UR5", "R4 R5 R6 R7", true},
+		{"CS2R R16, SRZ ;", ClassALU, "", "R16 R17", false},
+		{"ULDC.64 UR4, c[0x0][0x118] ;", ClassUniform, "", "UR4 UR5", false},
+		{"S2R R20, SR_TID.X ;", ClassS2R, "", "R20", false},
+		{"MUFU.EX2 R6, R0 ;", ClassSFU, "R0", "R6", false},
+		{"SHFL.BFLY PT, R4, R9, 0x1, 0x1f ;", ClassShared, "R9", "R4", false},
+		{"LDGSTS.E.BYPASS.128 [R19+0x100], [R2.64+0x200] ;", ClassGlobal, "R19 R2 R3 UR4 UR5", "", true},
+	}
+	for _, tc := range cases {
+		i, err := ParseInst(tc.text, 0)
+		if err != nil {
+			t.Errorf("%s: %v", tc.text, err)
+			continue
+		}
+		d, err := DepsOf(i)
+		if err != nil {
+			t.Errorf("%s: %v", tc.text, err)
+			continue
+		}
+		if got := locs(d.Reads); got != tc.reads {
+			t.Errorf("%s: reads %q, want %q", tc.text, got, tc.reads)
+		}
+		if got := locs(d.Writes); got != tc.writes {
+			t.Errorf("%s: writes %q, want %q", tc.text, got, tc.writes)
+		}
+		if d.Class != tc.class {
+			t.Errorf("%s: class %v, want %v", tc.text, d.Class, tc.class)
+		}
+		if (len(d.Late) > 0) != tc.late {
+			t.Errorf("%s: late reads %v", tc.text, d.Late)
+		}
+	}
+	g, _ := ParseInst("@!P0 BRA 0x120 ;", 0x1d0)
+	if d, err := DepsOf(g); err != nil || !d.HasGuard || d.Guard != PredLoc(P0) || d.Class != ClassBranch {
+		t.Errorf("guarded BRA: %+v, %v", d, err)
+	}
+}
+
+func locs(ls []Loc) string {
+	s := make([]string, len(ls))
+	for k, l := range ls {
+		s[k] = l.String()
+	}
+	return strings.Join(s, " ")
+}
+
+// TestDepTableCoversModel: every opcode the encoder knows has a row.
+func TestDepTableCoversModel(t *testing.T) {
+	for op := range formsByOp {
+		if len(depByOp[op]) == 0 {
+			t.Errorf("%s: no row in depTable", op)
+		}
+	}
+}
