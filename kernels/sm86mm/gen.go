@@ -468,7 +468,7 @@ func (b *builder) mainLoop(c Config) {
 
 	// first half: F0 x 16 HMMA (write SB4); fillers per slot
 	preds, copies, upd := copyTile(rDstA, rDstB, 0)
-	f1 := ldsmSet(rF1A, rF1B, 1, sass.SB3)
+	f1 := ldsmSet(rF1A, rF1B, 1, sass.SB2)
 	slots := make([][]sass.Inst, 16)
 	slots[0] = []sass.Inst{f1[0]}
 	slots[1] = []sass.Inst{f1[1]}
@@ -484,43 +484,49 @@ func (b *builder) mainLoop(c Config) {
 	slots[11] = copies[4:6]
 	slots[12] = append(append([]sass.Inst{}, copies[6:8]...), copies[8])
 	slots[13] = []sass.Inst{
-		sass.New("DEPBAR", "LE", sass.SB(0), imm(Stages-2)).Wait(1 << 3).Yield(),
+		sass.New("DEPBAR", "LE", sass.SB(0), imm(Stages-2)).Wait(1 << 2).Yield(),
 		sass.New("BAR", "SYNC", imm(0)).Yield(),
 	}
 	slots[14] = []sass.Inst{iadd(rSt, r(rSt), imm(StageBytes)), and(rSt, rSt, Stages*StageBytes-1)}
-	b.half(hmma, rF0A, rF0B, 1<<2|1<<5, sass.SB4, slots)
+	// HMMAs 0..11 (mi 0..2) set SB4, 12..15 (mi 3) SB3: the second half's
+	// first HMMA then waits only for the first twelve
+	b.half(hmma, rF0A, rF0B, map[int]uint8{0: 1<<2 | 1<<5}, func(k int) sass.Scoreboard {
+		if k >= 12 {
+			return sass.SB3
+		}
+		return sass.SB4
+	}, slots)
 
 	// second half: F1 x 16 HMMA (write SB5); F0 <- tile kt+1
 	f0 := ldsmSet(rF0A, rF0B, 0, sass.SB2)
 	slots = make([][]sass.Inst, 16)
 	slots[0] = []sass.Inst{iadd(rAA0, r(rLA0), r(rSt)), iadd(rAA1, r(rLA1), r(rSt)),
 		iadd(rAB0, r(rLB0), r(rSt)), iadd(rAB1, r(rLB1), r(rSt))}
+	// A(mi 0..2) only after the wait on SB4 (HMMAs 0..11 of the first
+	// half read them); A(mi 3) and B after HMMA 12's wait on SB3
 	slots[1] = []sass.Inst{f0[0]}
 	slots[2] = []sass.Inst{f0[1]}
 	slots[3] = []sass.Inst{f0[2]}
-	slots[4] = []sass.Inst{f0[3]}
-	slots[5] = []sass.Inst{f0[4]}
-	slots[6] = []sass.Inst{f0[5]}
-	slots[7] = []sass.Inst{iadd(rStW, r(rSt), imm((Stages-1)*StageBytes)), and(rStW, rStW, Stages*StageBytes-1)}
-	slots[8] = upd[0:2]
-	slots[9] = upd[2:4]
-	slots[10] = upd[4:6]
-	slots[11] = upd[6:8]
-	slots[12] = upd[8:12]
-	b.half(hmma, rF1A, rF1B, 1<<4, sass.SB5, slots) // SB3 drained by the DEPBAR
+	slots[4] = []sass.Inst{iadd(rStW, r(rSt), imm((Stages-1)*StageBytes)), and(rStW, rStW, Stages*StageBytes-1)}
+	slots[5] = upd[0:2]
+	slots[6] = upd[2:4]
+	slots[7] = upd[4:6]
+	slots[8] = upd[6:8]
+	slots[9] = upd[8:12]
+	slots[12] = []sass.Inst{f0[3]}
+	slots[13] = []sass.Inst{f0[4]}
+	slots[14] = []sass.Inst{f0[5]}
+	b.half(hmma, rF1A, rF1B, map[int]uint8{0: 1 << 4, 12: 1 << 3}, func(int) sass.Scoreboard { return sass.SB5 }, slots)
 	n := len(b.p)
 	b.add(sass.New("BRA", "", sass.Target(int64(16*(start-(n+1))))).When(sass.If(sass.P0)).Yield())
 }
 
-// half emits 16 HMMAs with the fillers of each slot after it. The first
-// HMMA waits on wait; every HMMA sets write scoreboard sb. Consecutive
+// half emits 16 HMMAs with the fillers of each slot after it. HMMA k waits
+// on waits[k] and sets write scoreboard sb(k). Consecutive
 // HMMAs sharing an A (or B) fragment mark it for reuse.
-func (b *builder) half(hmma func(fa, fb, k int) sass.Inst, fa, fb int, wait uint8, sb sass.Scoreboard, slots [][]sass.Inst) {
+func (b *builder) half(hmma func(fa, fb, k int) sass.Inst, fa, fb int, waits map[int]uint8, sb func(int) sass.Scoreboard, slots [][]sass.Inst) {
 	for k := 0; k < 16; k++ {
-		h := hmma(fa, fb, k).WriteSB(sb)
-		if k == 0 {
-			h = h.Wait(wait)
-		}
+		h := hmma(fa, fb, k).WriteSB(sb(k)).Wait(waits[k])
 		fill := slots[k]
 		if len(fill) == 0 && k < 15 {
 			next := hmma(fa, fb, k+1)
