@@ -469,28 +469,34 @@ func (b *builder) mainLoop(c Config) {
 	// first half: F0 x 16 HMMA (write SB4); fillers per slot
 	preds, copies, upd := copyTile(rDstA, rDstB, 0)
 	f1 := ldsmSet(rF1A, rF1B, 1, sass.SB2)
+	// The pointer updates need no wait of their own: HMMA 12 below waits
+	// on SB1, which the copies share with the second half's last four
+	// HMMAs, after every copy of this tile has issued.
+	upd[0] = upd[0].Wait(0)
 	slots := make([][]sass.Inst, 16)
+	// F1 A(mi 0..2) as soon as HMMA 0's wait on SB5 has retired the
+	// previous second half's HMMAs 0..11; A(mi 3) and B after HMMA 12's
+	// wait on SB1 (its HMMAs 12..15)
 	slots[0] = []sass.Inst{f1[0]}
 	slots[1] = []sass.Inst{f1[1]}
 	slots[2] = []sass.Inst{f1[2]}
-	slots[3] = []sass.Inst{f1[3]}
-	slots[4] = []sass.Inst{f1[4]}
-	slots[5] = []sass.Inst{f1[5]}
-	slots[6] = []sass.Inst{iadd(rDstA, r(rDA), r(rStW)), iadd(rDstB, r(rDB), r(rStW))}
-	slots[7] = preds
-	slots[8] = []sass.Inst{iadd(rKT, r(rKT), imm(-1)), isetp("GT", sass.P0, rKT, rz, pt)}
-	slots[9] = copies[0:2]
-	slots[10] = copies[2:4]
-	slots[11] = copies[4:6]
-	slots[12] = append(append([]sass.Inst{}, copies[6:8]...), copies[8])
-	slots[13] = []sass.Inst{
+	slots[3] = []sass.Inst{iadd(rDstA, r(rDA), r(rStW)), iadd(rDstB, r(rDB), r(rStW))}
+	slots[4] = preds
+	slots[5] = []sass.Inst{iadd(rKT, r(rKT), imm(-1)), isetp("GT", sass.P0, rKT, rz, pt)}
+	slots[6] = copies[0:2]
+	slots[7] = copies[2:4]
+	slots[8] = copies[4:6]
+	slots[9] = append(append([]sass.Inst{}, copies[6:8]...), copies[8])
+	slots[10] = []sass.Inst{iadd(rSt, r(rSt), imm(StageBytes)), and(rSt, rSt, Stages*StageBytes-1)}
+	slots[12] = []sass.Inst{f1[3], f1[4]}
+	slots[13] = []sass.Inst{f1[5]}
+	slots[15] = []sass.Inst{
 		sass.New("DEPBAR", "LE", sass.SB(0), imm(Stages-2)).Wait(1 << 2).Yield(),
 		sass.New("BAR", "SYNC", imm(0)).Yield(),
 	}
-	slots[14] = []sass.Inst{iadd(rSt, r(rSt), imm(StageBytes)), and(rSt, rSt, Stages*StageBytes-1)}
 	// HMMAs 0..11 (mi 0..2) set SB4, 12..15 (mi 3) SB3: the second half's
 	// first HMMA then waits only for the first twelve
-	b.half(hmma, rF0A, rF0B, map[int]uint8{0: 1<<2 | 1<<5}, func(k int) sass.Scoreboard {
+	b.half(hmma, rF0A, rF0B, map[int]uint8{0: 1<<2 | 1<<5, 12: 1 << 1}, func(k int) sass.Scoreboard {
 		if k >= 12 {
 			return sass.SB3
 		}
@@ -516,7 +522,13 @@ func (b *builder) mainLoop(c Config) {
 	slots[12] = []sass.Inst{f0[3]}
 	slots[13] = []sass.Inst{f0[4]}
 	slots[14] = []sass.Inst{f0[5]}
-	b.half(hmma, rF1A, rF1B, map[int]uint8{0: 1 << 4, 12: 1 << 3}, func(int) sass.Scoreboard { return sass.SB5 }, slots)
+	// HMMAs 0..11 set SB5, 12..15 SB1 (shared with the copies' reads)
+	b.half(hmma, rF1A, rF1B, map[int]uint8{0: 1 << 4, 12: 1 << 3}, func(k int) sass.Scoreboard {
+		if k >= 12 {
+			return sass.SB1
+		}
+		return sass.SB5
+	}, slots)
 	n := len(b.p)
 	b.add(sass.New("BRA", "", sass.Target(int64(16*(start-(n+1))))).When(sass.If(sass.P0)).Yield())
 }
@@ -561,8 +573,8 @@ func (b *builder) half(hmma func(fa, fb, k int) sass.Inst, fa, fb int, waits map
 // column < N.
 func (b *builder) epilogue() {
 	b.add(
-		// wait for the last HMMAs (SB5)
-		shr(rT0, rLane, 2).Wait(1<<5), // SB4 and SB1 are drained in the loop
+		// wait for the last HMMAs
+		shr(rT0, rLane, 2).Wait(1<<5|1<<1), // the last HMMAs: SB5, SB1
 		and(rT1, rLane, 3),
 		lea(rT0, rWM, r(rT0), 6),
 		iadd(rT0, r(rT0), r(rM0)),
