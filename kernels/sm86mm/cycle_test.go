@@ -1,0 +1,66 @@
+package sm86mm
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+// mixTable prints an instruction mix, most frequent first.
+func mixTable(m map[sass.Op]int) string {
+	type kv struct {
+		op sass.Op
+		n  int
+	}
+	var s []kv
+	for k, v := range m {
+		s = append(s, kv{k, v})
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].n > s[j].n || s[i].n == s[j].n && s[i].op < s[j].op })
+	var b strings.Builder
+	for _, x := range s {
+		fmt.Fprintf(&b, "%s %d, ", x.op, x.n)
+	}
+	return strings.TrimSuffix(b.String(), ", ")
+}
+
+// TestCycleModel reports the main loop's tensor-pipe share under the sass
+// cycle model and requires at least 90% for the 128x128 tile.
+func TestCycleModel(t *testing.T) {
+	var rows []string
+	for _, c := range variants() {
+		p, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, at, err := sass.LoopBody(p.Insts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at != p.Loop[0] || at+len(body)-1 != p.Loop[1] {
+			t.Fatalf("LoopBody %d..%d, generator says %d..%d", at, at+len(body)-1, p.Loop[0], p.Loop[1])
+		}
+		cy, err := sass.CycleModel(body, sass.CycleOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %.1f | %g | %.1f%% |", c.Name(), len(p.Insts), len(body), cy.Period, cy.HMMA, 100*cy.TensorShare))
+		if cy.TensorShare < 0.90 {
+			t.Errorf("%s: tensor-pipe share %.1f%% < 90%%", c.Name(), 100*cy.TensorShare)
+		}
+		if c.In == F16 {
+			t.Logf("main loop mix: %s", mixTable(cy.MixByOp))
+			var w []string
+			for k, n := range cy.Waited {
+				if n > 0 {
+					w = append(w, fmt.Sprintf("%d(%s)+%d", k, body[k].Op, n))
+				}
+			}
+			t.Logf("waits: %s", strings.Join(w, " "))
+		}
+	}
+	t.Logf("\n| variant | instructions | loop body | cycles/iteration | HMMA/iteration | tensor-pipe share |\n|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+}

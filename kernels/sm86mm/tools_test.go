@@ -1,0 +1,141 @@
+package sm86mm
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+// cudaTool returns $TCRT_CUDA_HOME/bin/<name> or <name> on PATH; without
+// it the test is skipped, or fails when CI=true.
+func cudaTool(t *testing.T, name string) string {
+	t.Helper()
+	if home := os.Getenv("TCRT_CUDA_HOME"); home != "" {
+		p := filepath.Join(home, "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	msg := fmt.Sprintf("%s not found in $TCRT_CUDA_HOME/bin or on PATH (source $(scripts/cuda-tools.sh)/env)", name)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+func runTool(t *testing.T, tool string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(tool, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(tool), strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String()
+}
+
+func variants() []Config { return []Config{{In: F16}, {In: BF16}} }
+
+var disasmLine = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*/\* 0x[0-9a-f]{16} \*/\s*$`)
+
+// TestNvdisasmOracle: every word of every variant decodes under nvdisasm
+// -b SM86 and -b SM89 to exactly the model's text.
+func TestNvdisasmOracle(t *testing.T) {
+	nv := cudaTool(t, "nvdisasm")
+	for _, c := range variants() {
+		p, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, err := p.Code()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "words.bin")
+		if err := os.WriteFile(path, code, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, arch := range []string{"SM86", "SM89"} {
+			out := runTool(t, nv, "-b", arch, "-hex", path)
+			var texts []string
+			for _, l := range strings.Split(out, "\n") {
+				if m := disasmLine.FindStringSubmatch(l); m != nil {
+					texts = append(texts, m[2])
+				}
+			}
+			if len(texts) != len(p.Insts) {
+				t.Fatalf("%s %s: nvdisasm printed %d instructions, want %d", c.Name(), arch, len(texts), len(p.Insts))
+			}
+			bad := 0
+			for k, i := range p.Insts {
+				if want := i.Text(int64(16 * k)); texts[k] != want {
+					if bad++; bad < 10 {
+						t.Errorf("%s %s: word %d: nvdisasm %q, model %q", c.Name(), arch, k, texts[k], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCubinTools: the cubins pass cuobjdump -elf and nvdisasm, and
+// ReadCubin reads back the description.
+func TestCubinTools(t *testing.T) {
+	cuobj := cudaTool(t, "cuobjdump")
+	nv := cudaTool(t, "nvdisasm")
+	for _, c := range variants() {
+		p, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, arch := range []int{86, 89} {
+			b, err := p.Cubin(arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), fmt.Sprintf("k%d.cubin", arch))
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			elf := runTool(t, cuobj, "-elf", path)
+			if !strings.Contains(elf, c.Name()) {
+				t.Errorf("cuobjdump -elf does not name %s", c.Name())
+			}
+			dis := runTool(t, nv, "-c", path)
+			if n := strings.Count(dis, "HMMA.16816.F32"); n != 32 {
+				t.Errorf("sm_%d: nvdisasm shows %d HMMA, want 32", arch, n)
+			}
+			cu, err := sass.ReadCubin(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cu.Kernels) != 1 || cu.Kernels[0].Kernel.Registers != Registers || !cu.Kernels[0].Kernel.DynamicShared {
+				t.Errorf("ReadCubin: %+v", cu.Kernels)
+			}
+		}
+	}
+}
+
+// TestSchedule: the schedule checker finds no hazard.
+func TestSchedule(t *testing.T) {
+	for _, c := range variants() {
+		p, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range sass.CheckSchedule(p.Insts, sass.CheckOptions{}) {
+			t.Errorf("%s: %s", c.Name(), f)
+		}
+	}
+}
