@@ -37,16 +37,23 @@ const casPrefetchAhead = 16
 // casAddress preflights the lane at (r, c): its byte address, or the access
 // fault.
 func casAddress(a *GatherCASArgs, r, c int) (int, error) {
-	size := a.Dst.Tile.DType.Size()
-	raw := a.Idx.index(r, c)
-	addr, f := tile.ResolveDisplacement(a.Base, raw, a.Idx.Tile.DType.IsSigned(), len(a.Mem), size)
+	return CASAddress(a.Base, a.Idx.index(r, c), a.Idx.Tile.DType, r, c, len(a.Mem), a.Dst.Tile.DType.Size())
+}
+
+// CASAddress is the preflight of one gather-CAS lane at (r, c) whose raw
+// displacement (as tile.LoadIndex reads it from an index of type d) counts
+// from base in a memory of memBytes bytes: the byte address of its
+// size-byte element, or the access fault (ErrBounds) the CPU kernels
+// return. GPU backends use it to report a fault their preflight found.
+func CASAddress(base int, raw uint64, d tile.DType, r, c, memBytes, size int) (int, error) {
+	addr, f := tile.ResolveDisplacement(base, raw, d.IsSigned(), memBytes, size)
 	switch f {
 	case tile.DispOutside:
 		return 0, tile.Errorf(tile.ErrBounds, opGatherCAS, "idx", "displacement %s at (%d, %d) from base %d puts a %d-byte element outside the %d-byte memory",
-			fmtIndex(raw, a.Idx.Tile.DType), r, c, a.Base, size, len(a.Mem))
+			fmtIndex(raw, d), r, c, base, size, memBytes)
 	case tile.DispMisaligned:
 		return 0, tile.Errorf(tile.ErrBounds, opGatherCAS, "idx", "displacement %s at (%d, %d) from base %d gives address %d, not a multiple of the %d-byte transfer type",
-			fmtIndex(raw, a.Idx.Tile.DType), r, c, a.Base, int64(a.Base)+int64(raw), size)
+			fmtIndex(raw, d), r, c, base, int64(base)+int64(raw), size)
 	}
 	return addr, nil
 }

@@ -37,6 +37,16 @@ def torch_op(name):
             return (lambda: (x * scale).to(f8)), 5 * rows * cols
         q = x.to(f8)
         return (lambda: q.to(torch.float32) * scale), 5 * rows * cols
+    m = re.match(r"BenchmarkCUDASG/(gather-rows|scatter-add)(?:-nocheck)?/f32/(\d+)x(\d+)/cuda", name)
+    if m:
+        kind, rows, cols = m.group(1), int(m.group(2)), int(m.group(3))
+        table = torch.zeros(rows, cols, device="cuda")
+        other = torch.zeros(rows, cols, device="cuda")
+        idx = torch.randperm(rows, device="cuda")  # int64, no contention
+        nbytes = 8 * rows + 4 * rows * cols * (2 if kind == "gather-rows" else 3)
+        if kind == "gather-rows":
+            return (lambda: torch.index_select(table, 0, idx, out=other)), nbytes
+        return (lambda: table.index_add_(0, idx, other)), nbytes
     return None
 
 def main():

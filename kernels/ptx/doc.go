@@ -29,6 +29,11 @@
 // The conversion is integer bit code on every target: ptxas 11.8 accepts
 // cvt.rn.satfinite.e4m3x2.f32 only for sm_90 (PTX 7.8; sm_89 needs PTX 8.1).
 //
+// # Scatter–gather (module SG)
+//
+// Gathers, scatters, gather-CAS, the tile contract's preflight kernels and
+// the pad fill: see SG for the parameters and sg.ptx for each kernel.
+//
 // None of these kernels has run on a GPU from this package's tests: ptxas
 // accepting them and a Go transliteration of the conversion matching the
 // reference are what is verified on a CPU.
