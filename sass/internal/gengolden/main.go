@@ -1,0 +1,251 @@
+// Command gengolden writes sass/testdata/golden_sm86.txt: instruction words
+// produced by ptxas for sm_86 from the PTX snippets in snippets.go, plus
+// control-word variants of them, each with the text nvdisasm -b SM86 -hex
+// prints for it. It needs the CUDA tools (ptxas, nvdisasm) on PATH or under
+// $TCRT_CUDA_HOME/bin and is run by hand (go generate in package sass), never
+// in CI.
+//
+// Each output line is
+//
+//	ADDR LO HI TEXT
+//
+// with ADDR the word's byte address in the raw file nvdisasm read (the text of
+// a branch depends on it), LO and HI the two 64-bit halves of the word in hex,
+// and TEXT nvdisasm's instruction text with the leading blanks removed.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+func tool(name string) string {
+	if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
+		p := filepath.Join(h, "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+type word struct{ lo, hi uint64 }
+
+// assemble runs ptxas on src and returns the words of every .text section.
+func assemble(dir, src, arch string, i int) ([]word, error) {
+	ptx := filepath.Join(dir, fmt.Sprintf("s%03d.ptx", i))
+	cub := filepath.Join(dir, fmt.Sprintf("s%03d.cubin", i))
+	if err := os.WriteFile(ptx, []byte(src), 0o644); err != nil {
+		return nil, err
+	}
+	out, err := exec.Command(tool("ptxas"), "-arch="+arch, ptx, "-o", cub).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("ptxas snippet %d: %v\n%s\n%s", i, err, out, src)
+	}
+	raw, err := os.ReadFile(cub)
+	if err != nil {
+		return nil, err
+	}
+	// ptxas writes the CUDA ABI version into e_version (e.g. 0x76), which
+	// debug/elf refuses as a mismatched ELF version: patch a copy to
+	// EV_CURRENT before parsing.
+	if len(raw) >= 0x18 {
+		binary.LittleEndian.PutUint32(raw[0x14:], 1)
+	}
+	f, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	var ws []word
+	for _, s := range f.Sections {
+		if !strings.HasPrefix(s.Name, ".text") {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			return nil, err
+		}
+		for j := 0; j+16 <= len(b); j += 16 {
+			ws = append(ws, word{binary.LittleEndian.Uint64(b[j:]), binary.LittleEndian.Uint64(b[j+8:])})
+		}
+	}
+	return ws, nil
+}
+
+var lineRE = regexp.MustCompile(`^\s*/\*([0-9a-f]+)\*/\s*(.*?)\s*/\* 0x([0-9a-f]{16}) \*/\s*$`)
+var hiRE = regexp.MustCompile(`^\s*/\* 0x([0-9a-f]{16}) \*/\s*$`)
+var errRE = regexp.MustCompile(`at address 0x([0-9a-f]+)`)
+
+var nopWord = word{0x0000000000007918, 0x000fc00000000000}
+
+// disasm disassembles ws with nvdisasm; a word nvdisasm refuses gets text "".
+func disasm(dir, arch string, ws []word) ([]string, error) {
+	ws = append([]word(nil), ws...)
+	bad := map[int]bool{}
+	for {
+		var buf bytes.Buffer
+		for _, w := range ws {
+			binary.Write(&buf, binary.LittleEndian, w.lo)
+			binary.Write(&buf, binary.LittleEndian, w.hi)
+		}
+		bin := filepath.Join(dir, "words.bin")
+		if err := os.WriteFile(bin, buf.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+		out, err := exec.Command(tool("nvdisasm"), "-b", arch, "-hex", bin).CombinedOutput()
+		if err != nil {
+			m := errRE.FindSubmatch(out)
+			if m == nil {
+				return nil, fmt.Errorf("nvdisasm: %v: %s", err, out)
+			}
+			a, _ := strconv.ParseUint(string(m[1]), 16, 64)
+			k := int(a / 16)
+			if k >= len(ws) || bad[k] {
+				return nil, fmt.Errorf("nvdisasm: %v: %s", err, out)
+			}
+			bad[k] = true
+			ws[k] = nopWord
+			continue
+		}
+		texts := make([]string, len(ws))
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		n := 0
+		for sc.Scan() {
+			m := lineRE.FindStringSubmatch(sc.Text())
+			if m == nil {
+				continue
+			}
+			a, _ := strconv.ParseUint(m[1], 16, 64)
+			if int(a/16) != n {
+				return nil, fmt.Errorf("nvdisasm: unexpected address %s", m[1])
+			}
+			texts[n] = m[2]
+			n++
+		}
+		if n != len(ws) {
+			return nil, fmt.Errorf("nvdisasm printed %d words of %d", n, len(ws))
+		}
+		for k := range bad {
+			texts[k] = ""
+		}
+		return texts, nil
+	}
+}
+
+// Control word: bits 105..127 of the word, i.e. hi bits 41..63.
+func variants(w word) []word {
+	ctl := w.hi >> 41
+	base := w.hi & (1<<41 - 1)
+	mk := func(c uint64) word { return word{w.lo, base | c<<41} }
+	stall := ctl & 15
+	yieldBit := ctl >> 4 & 1
+	rest := ctl &^ 0x1f
+	var out []word
+	// another stall count (yield kept), and a changed wait mask, scoreboards.
+	out = append(out, mk(rest|yieldBit<<4|(stall+3)%12))
+	out = append(out, mk(ctl&^(0x3f<<11)|uint64(0x2d)<<11))
+	out = append(out, mk(ctl&^(7<<5|7<<8)|3<<5|5<<8))
+	return out
+}
+
+func main() {
+	out := flag.String("o", "testdata/golden_sm86.txt", "output file")
+	flag.Parse()
+	if tool("ptxas") == "" || tool("nvdisasm") == "" {
+		fmt.Fprintln(os.Stderr, "gengolden: ptxas/nvdisasm not found (set TCRT_CUDA_HOME or PATH)")
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "gengolden")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	seen := map[word]bool{}
+	var ws []word
+	add := func(w word) {
+		if !seen[w] {
+			seen[w] = true
+			ws = append(ws, w)
+		}
+	}
+	var base []word
+	for i, s := range snippets() {
+		got, err := assemble(dir, s, "sm_86", i)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		for _, w := range got {
+			if !seen[w] {
+				base = append(base, w)
+			}
+			add(w)
+		}
+	}
+	for _, w := range extraWords() {
+		add(w)
+	}
+	for _, w := range base {
+		for _, v := range variants(w) {
+			add(v)
+		}
+	}
+	texts, err := disasm(dir, "SM86", ws)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	type line struct {
+		w    word
+		text string
+	}
+	var lines []line
+	for i, w := range ws {
+		if texts[i] == "" {
+			continue
+		}
+		lines = append(lines, line{w, texts[i]})
+	}
+	var b bytes.Buffer
+	fmt.Fprintln(&b, "# Generated by sass/internal/gengolden from ptxas (CUDA 11.8) -arch=sm_86 output")
+	fmt.Fprintln(&b, "# and control-word variants; text from nvdisasm -b SM86 -hex. DO NOT EDIT.")
+	fmt.Fprintln(&b, "# ADDR LO HI TEXT (ADDR: the word's address in the file nvdisasm read)")
+	// Re-disassemble the kept lines so addresses are those of this file.
+	kept := make([]word, len(lines))
+	for i, l := range lines {
+		kept[i] = l.w
+	}
+	texts, err = disasm(dir, "SM86", kept)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	n := 0
+	for i, w := range kept {
+		if texts[i] == "" {
+			fmt.Fprintln(os.Stderr, errors.New("word refused on second pass"))
+			os.Exit(1)
+		}
+		fmt.Fprintf(&b, "%04x %016x %016x %s\n", i*16, w.lo, w.hi, texts[i])
+		n++
+	}
+	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "gengolden: %d words -> %s\n", n, *out)
+}

@@ -1,0 +1,368 @@
+package sass
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Reg is a general register R0..R254; RZ (255) reads as zero and discards writes.
+type Reg uint8
+
+// RZ is the zero register.
+const RZ Reg = 255
+
+// String returns "R<n>" or "RZ".
+func (r Reg) String() string {
+	if r == RZ {
+		return "RZ"
+	}
+	return "R" + strconv.Itoa(int(r))
+}
+
+// Pred is a predicate register P0..P6; PT (7) is always true.
+type Pred uint8
+
+// Predicate registers.
+const (
+	P0 Pred = iota
+	P1
+	P2
+	P3
+	P4
+	P5
+	P6
+	PT
+)
+
+// String returns "P<n>" or "PT".
+func (p Pred) String() string {
+	if p == PT {
+		return "PT"
+	}
+	return "P" + strconv.Itoa(int(p))
+}
+
+// UReg is a uniform register UR0..UR62; URZ (63) reads as zero.
+type UReg uint8
+
+// URZ is the uniform zero register.
+const URZ UReg = 63
+
+// String returns "UR<n>" or "URZ".
+func (u UReg) String() string {
+	if u == URZ {
+		return "URZ"
+	}
+	return "UR" + strconv.Itoa(int(u))
+}
+
+// UPred is a uniform predicate UP0..UP6; UPT (7) is always true.
+type UPred uint8
+
+// UPT is the always-true uniform predicate.
+const UPT UPred = 7
+
+// String returns "UP<n>" or "UPT".
+func (p UPred) String() string {
+	if p == UPT {
+		return "UPT"
+	}
+	return "UP" + strconv.Itoa(int(p))
+}
+
+// SpecialReg is a special register read by S2R or CS2R (SR_TID.X, ...).
+type SpecialReg uint8
+
+// Special registers (numbers as the 8-bit field of S2R holds them).
+const (
+	SRLaneID        SpecialReg = 0x00
+	SRClock         SpecialReg = 0x50 // SR_CLOCKLO
+	SRClockHi       SpecialReg = 0x51 // SR_CLOCKHI
+	SRGlobalTimerLo SpecialReg = 0x52
+	SRGlobalTimerHi SpecialReg = 0x53
+	SRTidX          SpecialReg = 0x21
+	SRTidY          SpecialReg = 0x22
+	SRTidZ          SpecialReg = 0x23
+	SRCtaidX        SpecialReg = 0x25
+	SRCtaidY        SpecialReg = 0x26
+	SRCtaidZ        SpecialReg = 0x27
+	SRZero          SpecialReg = 0xff // SRZ
+)
+
+// srNames holds the special register names nvdisasm prints; numbers absent
+// from it are refused.
+var srNames = map[SpecialReg]string{
+	0x00: "SR_LANEID", 0x03: "SR_VIRTID", 0x20: "SR_TID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
+	0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z", 0x43: "SR_VIRTUALSMID", 0x50: "SR_CLOCKLO",
+	0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 0x53: "SR_GLOBALTIMERHI", 0xff: "SRZ",
+}
+
+// String returns the nvdisasm name of the special register.
+func (s SpecialReg) String() string {
+	if n, ok := srNames[s]; ok {
+		return n
+	}
+	return "SR" + strconv.Itoa(int(s))
+}
+
+// Kind is the type of an Operand.
+type Kind uint8
+
+// Operand kinds.
+const (
+	KNone   Kind = iota
+	KReg         // general register (Operand.N; Neg, Abs, Not modifiers)
+	KPred        // predicate (Operand.N; Not)
+	KUReg        // uniform register
+	KUPred       // uniform predicate
+	KImm         // integer immediate (Operand.Imm)
+	KFloat       // binary32 immediate: Operand.Imm holds its bits
+	KCBank       // constant bank c[Bank][Imm]
+	KMem         // memory address (see Operand fields Base, W64, Scale, Imm, Desc)
+	KSpecial     // special register (Operand.N)
+	KTarget      // branch target: Operand.Imm is the byte offset relative to the next instruction
+	KSB          // scoreboard name SB<n> (DEPBAR)
+)
+
+var kindNames = [...]string{"none", "register", "predicate", "uniform register", "uniform predicate", "immediate",
+	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard"}
+
+// String names the kind.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Operand is one operand of an instruction, of any Kind. Build operands with
+// R, P, NotP, UR, Imm, F32, CB, G64, Shared, SR and Target; the zero value is
+// no operand. Operands are comparable with ==.
+type Operand struct {
+	Kind Kind
+	// N is the register, predicate, uniform register or special register
+	// number; for KMem it is the base register.
+	N uint8
+	// Neg (-x), Abs (|x|) and Not (!P, ~R) are source modifiers. Only the
+	// forms that have the bits accept them.
+	Neg, Abs, Not bool
+	// Imm is the immediate value (the bits of a KFloat), the byte offset of a
+	// KCBank or KMem, or the relative offset of a KTarget.
+	Imm int64
+	// Bank is the constant bank of a KCBank.
+	Bank uint8
+	// W64 marks a 64-bit address register pair in a KMem ([R2.64]).
+	W64 bool
+	// Scale is the index scale of a shared-memory KMem: 0 (none), 4, 8 or 16
+	// ([R8.X4+0x10]: the register is multiplied by Scale).
+	Scale uint8
+	// Desc is the uniform register pair that holds the memory descriptor of
+	// a global access (UR4 as ptxas writes it). CUDA 11.8's nvdisasm does not
+	// print it (see the package documentation).
+	Desc uint8
+	// Sel is a half selector or swizzle printed after a register
+	// (".H0_H0", ".H1_H1", ".F32", ...): empty for none.
+	Sel string
+}
+
+// R returns register operand r.
+func R(r Reg) Operand { return Operand{Kind: KReg, N: uint8(r)} }
+
+// Neg returns o negated (-R, -c[..]).
+func Neg(o Operand) Operand { o.Neg = true; return o }
+
+// Abs returns |o|.
+func Abs(o Operand) Operand { o.Abs = true; return o }
+
+// Not returns o with its logical negation set (!P, ~R).
+func Not(o Operand) Operand { o.Not = true; return o }
+
+// P returns predicate operand p.
+func P(p Pred) Operand { return Operand{Kind: KPred, N: uint8(p)} }
+
+// NotP returns the negated predicate operand !p.
+func NotP(p Pred) Operand { return Operand{Kind: KPred, N: uint8(p), Not: true} }
+
+// UR returns uniform register operand u.
+func UR(u UReg) Operand { return Operand{Kind: KUReg, N: uint8(u)} }
+
+// UP returns uniform predicate operand p.
+func UP(p UPred) Operand { return Operand{Kind: KUPred, N: uint8(p)} }
+
+// Imm returns an integer immediate.
+func Imm(v int64) Operand { return Operand{Kind: KImm, Imm: v} }
+
+// F32 returns a binary32 immediate.
+func F32(v float32) Operand { return Operand{Kind: KFloat, Imm: int64(math.Float32bits(v))} }
+
+// F32Bits returns a binary32 immediate given by its bits.
+func F32Bits(b uint32) Operand { return Operand{Kind: KFloat, Imm: int64(b)} }
+
+// CB returns the constant-bank operand c[bank][offset] (offset in bytes, a
+// multiple of 4).
+func CB(bank uint8, offset int64) Operand { return Operand{Kind: KCBank, Bank: bank, Imm: offset} }
+
+// G64 returns the global address [base.64+offset] with the descriptor UR4.
+func G64(base Reg, offset int64) Operand {
+	return Operand{Kind: KMem, N: uint8(base), W64: true, Imm: offset, Desc: 4}
+}
+
+// Shared returns the shared-memory address [base.X<scale>+offset]; scale is
+// 0 (byte address in base), 4, 8 or 16 (base holds an index of that many
+// bytes) -- the offset is always in bytes.
+func Shared(base Reg, scale uint8, offset int64) Operand {
+	return Operand{Kind: KMem, N: uint8(base), Scale: scale, Imm: offset}
+}
+
+// SR returns a special register operand.
+func SR(s SpecialReg) Operand { return Operand{Kind: KSpecial, N: uint8(s)} }
+
+// Target returns a branch target: offset bytes from the next instruction.
+func Target(offset int64) Operand { return Operand{Kind: KTarget, Imm: offset} }
+
+// SB returns the scoreboard operand SB<n> of DEPBAR.
+func SB(n uint8) Operand { return Operand{Kind: KSB, N: n} }
+
+// regOrZero prints a register number (255 = RZ).
+func regName(n uint8) string { return Reg(n).String() }
+
+func hexs(v int64) string {
+	if v < 0 {
+		return "-0x" + strconv.FormatUint(uint64(-v), 16)
+	}
+	return "0x" + strconv.FormatUint(uint64(v), 16)
+}
+
+// format prints the operand as nvdisasm does. pc is the address of the
+// instruction (for branch targets); reuse appends ".reuse".
+func (o Operand) format(pc int64, reuse bool) string {
+	return o.formatX(pc, reuse, false)
+}
+
+// formatX is format; listing also shows a global access's descriptor when
+// it is not UR4, as desc[URn][...] (the syntax newer nvdisasm versions use).
+func (o Operand) formatX(pc int64, reuse, listing bool) string {
+	var s string
+	switch o.Kind {
+	case KReg:
+		s = regName(o.N) + o.Sel
+	case KPred:
+		s = Pred(o.N).String()
+	case KUReg:
+		s = UReg(o.N).String()
+	case KUPred:
+		s = UPred(o.N).String()
+	case KImm:
+		s = hexs(o.Imm)
+	case KFloat:
+		s = formatFloat32(uint32(o.Imm))
+	case KCBank:
+		s = fmt.Sprintf("c[0x%x][%s]", o.Bank, hexs(o.Imm))
+	case KMem:
+		var b strings.Builder
+		b.WriteByte('[')
+		if o.N != 255 || o.Imm == 0 {
+			b.WriteString(regName(o.N))
+			if o.W64 {
+				b.WriteString(".64")
+			}
+			if o.Scale != 0 {
+				b.WriteString(".X" + strconv.Itoa(int(o.Scale)))
+			}
+			if o.Imm != 0 {
+				b.WriteString("+" + hexs(o.Imm))
+			}
+		} else {
+			b.WriteString(hexs(o.Imm))
+		}
+		b.WriteByte(']')
+		s = b.String()
+		if listing && o.Desc != 4 && o.Desc != 0 {
+			s = "desc[" + UReg(o.Desc).String() + "]" + s
+		}
+	case KSpecial:
+		s = SpecialReg(o.N).String()
+	case KTarget:
+		s = hexs(pc + 16 + o.Imm)
+	case KSB:
+		s = "SB" + strconv.Itoa(int(o.N))
+	default:
+		s = "?"
+	}
+	if reuse {
+		s += ".reuse"
+	}
+	if o.Abs {
+		s = "|" + s + "|"
+	}
+	if o.Neg {
+		s = "-" + s
+	}
+	if o.Not {
+		if o.Kind == KReg {
+			s = "~" + s
+		} else {
+			s = "!" + s
+		}
+	}
+	return s
+}
+
+// String prints the operand as nvdisasm does (a branch target as if at
+// address 0).
+func (o Operand) String() string { return o.format(0, false) }
+
+// formatFloat32 prints a binary32 immediate the way nvdisasm does.
+func formatFloat32(b uint32) string {
+	f := math.Float32frombits(b)
+	switch {
+	case math.IsInf(float64(f), 1):
+		return "+INF "
+	case math.IsInf(float64(f), -1):
+		return "-INF "
+	case f != f:
+		if b&0x80000000 != 0 {
+			return "-QNAN "
+		}
+		return "+QNAN "
+	}
+	if b == 0x80000000 {
+		return "-0.0 "
+	}
+	// Measured on nvdisasm 11.8: %.20g below 1e9 in magnitude, %.20e from
+	// 1e9 on; infinities, NaNs (every NaN is printed QNAN) and -0 carry a
+	// trailing blank.
+	v := float64(f)
+	if math.Abs(v) >= 1e9 {
+		return strconv.FormatFloat(v, 'e', 20, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 20, 64)
+}
+
+// parseFloat32 reads a float immediate as formatFloat32 prints it.
+func parseFloat32(s string) (uint32, bool) {
+	switch strings.TrimSpace(s) {
+	case "+INF":
+		return 0x7f800000, true
+	case "-INF":
+		return 0xff800000, true
+	case "+QNAN":
+		return 0x7fffffff, true
+	case "-QNAN":
+		return 0xffffffff, true
+	case "-0.0", "-0":
+		return 0x80000000, true
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	f := float32(v)
+	if float64(f) != v && !math.IsInf(v, 0) {
+		// The text always holds the exact value of a binary32.
+		return 0, false
+	}
+	return math.Float32bits(f), true
+}

@@ -1,0 +1,98 @@
+package sass
+
+// The encoding tables. Every line is one opcode form (or, with an 'x' code,
+// the ALU forms of one opcode); see def for the notation. Bit positions are
+// those of the 128-bit word (bit 64 is bit 0 of the high half). Each was
+// learnt by assembling PTX with ptxas -arch=sm_86 and varying one field of
+// the word it printed under nvdisasm -b SM86; alias forms (IMAD.MOV, ...)
+// come first, because nvdisasm prints them whenever their operands match.
+var tables = []string{
+	// moves, special registers, uniform data path
+	`MOV x002 =72:4:15 :U | >R@16, $B/1456`,
+	`S2R 919 | >R@16, SR@72`,
+	`CS2R 805 80:1{32,_} | >R@16, SR@72`,
+	`S2UR 9c3 | >UR@16, SR@72`,
+	`ULDC ab9 73:3{?,?,?,?,_,64} | >UR@16, C@40`,
+	`NOP 918 |`,
+	`EXIT 94d =87:3:7 |`,
+	`BRA 947 =87:3:7 | T@32:50`,
+
+	// integer multiply-add: aliases first
+	`IMAD x224 73:1{MOV.U32,MOV} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24=255, $B/123=255, $C-75`,
+	`IMAD x224 73:1{SHL.U32,?} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B/4p, $C=255`,
+	`IMAD x224 73:1{?,IADD} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B/4=1, $C-75`,
+	`IMAD x224 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B, $C-75`,
+	`IMAD x224 73:1{?,_} 74:1{?,X} =81:3:7 :U | >R@16, R@24, $B, $C-75, P@87~90`,
+	`IMAD x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B, $C-75`,
+	`IMAD x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B, $C`,
+
+	// integer add, logic, shifts
+	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B-63, $C-75`,
+	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 =84:3:7 | >R@16, >P@81, R@24-72, $B-63, $C-75`,
+	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 | >R@16, >P@81, >P@84, R@24-72, $B-63, $C-75`,
+	`IADD3 x210 74:1{?,X} =81:3:7 =84:3:7 | >R@16, R@24~72, $B~63, $C~75, P@87~90, P@77~80`,
+	`LOP3 x212 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B, $C, U@72:8, P@87~90`,
+	`SHF x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/1245, $C/1245`,
+	`LEA x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145, U@75:5`,
+	`LEA x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
+	`LEA x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
+	`LEA x211 80:1{?,HI} 74:1{?,X} =81:3:7 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
+	`IMNMX x217 73:1{U32,_} | >R@16, R@24, $B, P@87~90`,
+	`PRMT x216 :U | >R@16, R@24, $B, $C`,
+	`SEL x207 | >R@16, R@24, $B, P@87~90`,
+	`FSEL x208 :F | >R@16, R@24, $B, P@87~90`,
+
+	// comparisons
+	`ISETP x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B, P@87~90`,
+	`ISETP x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} 72:1{?,EX} | >P@81, >P@84, R@24, $B, P@87~90, P@68~71`,
+	`FSETP x20b 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} :F | >P@81, >P@84, R@24-72|73, $B/145-63|62, P@87~90`,
+
+	// float arithmetic
+	`FADD x221 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/1236-63|62`,
+	`FMUL x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72, $B/145-63`,
+	`FFMA x223 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/12345, $C/12345-75|74`,
+	`FMNMX x209 80:1{_,FTZ} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
+	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} | >R@16, R@32-63|62`,
+
+	// conversions and packs
+	`F2FP x23e 75:1{_,RELU} 76:1{_,BF16} 64:8{255=PACK_AB} | >R@16, R@24, $B/1`,
+	`I2FP x245 75:2{?,?,F32,?} 84:2+74:1{2=U32,6=S32} 78:2{_,RM,RP,RZ} | >R@16, $B/1`,
+	`I2F 306 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+	`I2F 312 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+	`F2I 305 75:2+72:1{2=U32,6=} 84:2{?,?,_,?} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
+	`F2I 311 75:2+72:1{2=U32,6=,3=U64,7=S64} 84:2{?,?,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
+	`F2F 310 75:2{?,F16,F32,F64} 84:2{?,F16,F32,F64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+	`HADD2 x230 | >R@16, R@24, $B/1`,
+	`HADD2 x230 78:1{?,F32} =60:2:3 | >R@16, R@24-72, R@32.H1_H1`,
+	`HADD2 x230 78:1{?,F32} =60:2:2 | >R@16, R@24-72, R@32.H0_H0`,
+	`HMUL2 x232 | >R@16, R@24, $B/1`,
+	`HFMA2 x231 85:1{_,BF16_V2} | >R@16, R@24, $B/1, $C/1`,
+	`HMMA 23c 75:1{1688,16816} 76:1{?,F32} 82:1{_,BF16} | >R@16, R@24, R@32, R@64`,
+
+	// memory
+	`LDG 981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MG@24`,
+	`STG 986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
+	`LDS 984 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MS@24`,
+	`STS 388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
+	`LDSM 83b 78:2{16.M88,16.MT88} 72:2{_,2,4} | >R@16, MX@24`,
+	`LDGSTS fae 0:0{E} =70:1:1 =76:1:1 =87:5:23 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64`,
+	`LDGDEPBAR 9af |`,
+	`DEPBAR 91a 47:1{?,LE} | SB@44, U@38:6`,
+	`BAR b1d 77:2{SYNC,ARV} | U@54:4`,
+	`BAR b1d 77:2{SYNC,ARV} | U@54:4, U@42:12n`,
+	`BAR 51d 77:2{SYNC,ARV} | R@32, U@42:12`,
+	`BAR 91d 77:2{SYNC,ARV} | U@54:4, R@32`,
+	`SHFL f89 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, U@53:5, U@40:13`,
+	`SHFL 589 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, U@40:13`,
+	`SHFL 389 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, R@64`,
+	`SHFL 989 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, U@53:5, R@64`,
+	`RED 98e 72:1{?,E} =71:1:1 =90:2:3 87:3{ADD,MIN,MAX,INC,DEC,AND,OR,XOR} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
+	`ATOMG 9a8 72:1{?,E} =70:2:3 =91:1:1 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,?,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MG@24/64, R@32`,
+	`ATOMG 3a9 72:1{?,E} 0:0{CAS} 73:3{_,?,64} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MA@24/0, R@32, R@64`,
+}
+
+func init() {
+	for _, t := range tables {
+		def(t)
+	}
+}
