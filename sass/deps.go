@@ -1,0 +1,369 @@
+package sass
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Loc names one architectural location an instruction may read or write:
+// a general register, a predicate, a uniform register or a uniform
+// predicate. The constant registers RZ, PT, URZ and UPT are never
+// locations (they read as constants and discard writes).
+type Loc uint16
+
+// Location spaces: a Loc is the space's base plus the register number.
+const (
+	LocR  Loc = 0     // R0..R254
+	LocP  Loc = 0x100 // P0..P6
+	LocUR Loc = 0x200 // UR0..UR62
+	LocUP Loc = 0x300 // UP0..UP6
+)
+
+// RegLoc returns the location of general register r.
+func RegLoc(r Reg) Loc { return LocR + Loc(r) }
+
+// PredLoc returns the location of predicate p.
+func PredLoc(p Pred) Loc { return LocP + Loc(p) }
+
+// URegLoc returns the location of uniform register u.
+func URegLoc(u UReg) Loc { return LocUR + Loc(u) }
+
+// String prints the location as nvdisasm names it: "R4", "P0", "UR4", "UP0".
+func (l Loc) String() string {
+	n := uint8(l & 0xff)
+	switch l &^ 0xff {
+	case LocR:
+		return Reg(n).String()
+	case LocP:
+		return Pred(n).String()
+	case LocUR:
+		return UReg(n).String()
+	case LocUP:
+		return UPred(n).String()
+	}
+	return fmt.Sprintf("loc(%#x)", uint16(l))
+}
+
+// Class is the latency class of an instruction: which pipe executes it and
+// whether its latency is fixed (the stall counts of the control words must
+// cover it) or variable (its results are released through a write
+// scoreboard that consumers wait on).
+type Class uint8
+
+// Latency classes. ClassGuard is never an instruction's class: it is the
+// consumer class of a predicate read as an instruction's guard, which
+// ptxas treats apart from a predicate source operand (see latencyTable).
+const (
+	ClassNone    Class = iota // not in the model
+	ClassALU                  // integer and logic pipe: IADD3, LOP3, SHF, LEA, SEL, ISETP, MOV, PRMT, ...
+	ClassFMA                  // FMA pipe: FFMA, FADD, FMUL, IMAD (every alias and .WIDE)
+	ClassHalf                 // packed half precision: HFMA2, HADD2, HMUL2
+	ClassConv                 // fixed-latency conversions: F2FP, I2FP
+	ClassUniform              // uniform data path: ULDC
+	ClassBranch               // BRA, EXIT, NOP: no register results
+	ClassGlobal               // variable: LDG, STG, RED, ATOMG, LDGSTS
+	ClassShared               // variable: LDS, STS, LDSM, SHFL
+	ClassSFU                  // variable: MUFU, I2F, F2I, F2F
+	ClassS2R                  // variable: S2R, S2UR
+	ClassHMMA                 // variable: HMMA
+	ClassSync                 // variable: BAR, LDGDEPBAR, DEPBAR
+	ClassGuard                // consumer only: a guard predicate read
+	numClasses
+)
+
+var classNames = [numClasses]string{"none", "ALU", "FMA", "HALF", "CONV", "UNIFORM", "BRANCH", "GLOBAL", "SHARED",
+	"SFU", "S2R", "HMMA", "SYNC", "GUARD"}
+
+// String names the class.
+func (c Class) String() string {
+	if c < numClasses {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// Variable reports whether instructions of the class have variable latency:
+// their results must be waited for through a scoreboard.
+func (c Class) Variable() bool { return c >= ClassGlobal && c <= ClassSync }
+
+// Queue names a group of variable-latency instructions whose results are
+// written in issue order, so that waiting for one of them also waits for
+// every earlier one of the same queue. ptxas relies on it: in
+// testdata/sched/mma_loop.ptx the first of three LDSM sets no scoreboard and
+// its consumer waits only on the second's.
+type Queue uint8
+
+// Queues: QueueNone is "no ordering is assumed".
+const (
+	QueueNone  Queue = iota
+	QueueLDSM        // LDSM results return in order (mma_loop.ptx)
+	QueueAsync       // LDGDEPBAR groups retire in order (the PTX ISA's cp.async.wait_group)
+	numQueues
+)
+
+// Deps is what one instruction reads and writes, and how it schedules.
+type Deps struct {
+	Class Class
+	// Reads lists the locations read, each once, in operand order (the
+	// guard predicate, when there is one, is reported apart in Guard).
+	Reads []Loc
+	// Late lists the subset of Reads that are read after issue: an
+	// instruction that overwrites one must first wait on this
+	// instruction's read scoreboard (or on its write scoreboard, which is
+	// released later still).
+	Late []Loc
+	// Writes lists the locations written.
+	Writes []Loc
+	// Guard is the guard predicate's location when the instruction is
+	// guarded by a predicate other than PT.
+	Guard    Loc
+	HasGuard bool
+	// Queue is the in-order completion group of a variable-latency class.
+	Queue Queue
+}
+
+// depRule is one row of depTable.
+type depRule struct {
+	op Op
+	// mods: every token must be among the instruction's modifiers.
+	mods  string
+	class Class
+	// widths gives, per operand index, the number of consecutive
+	// registers the operand names (0 or absent: 1). A memory operand's
+	// base register is a pair when the address is .64, whatever widths
+	// says.
+	widths []uint8
+	// late: the instruction's register sources are read after issue.
+	late  bool
+	queue Queue
+}
+
+// depTable is the register dependence table: the first row whose opcode
+// matches and whose modifier tokens are all present describes the
+// instruction. Which operands are destinations comes from the encoding
+// form (form.go); the table adds what the form does not say: how many
+// registers each operand spans, the latency class, late reads and
+// completion order.
+//
+// Widths: HMMA.16816.F32 D and C are four registers (a 16x8 f32 tile per
+// warp), A four (16x16 f16), B two (16x8 f16); with f16 accumulators D and C
+// are two. HMMA.1688: A two, B one. IMAD.WIDE writes a pair and reads its
+// C operand as a pair. LDSM.x2/.x4 write two/four registers. .64/.128
+// loads and stores move two/four. CS2R writes a pair unless .32. ULDC.64
+// writes a uniform pair.
+//
+// Late reads: memory instructions read their registers after issue.
+// testdata/sched/var.ptx load_war shows it for a load's address: ptxas gives
+// LDG.E R2, [R2.64] read scoreboard SB0 and makes the IMAD.X that
+// overwrites R3 wait on it. Shared-memory loads are assumed to behave the
+// same (same memory pipe); stores, RED, ATOMG and LDGSTS read their data
+// late as well; HMMA reads its fragments late (mma_loop.ptx: the four HMMAs
+// set read scoreboard SB5 and the LDSM that overwrites their A fragment
+// waits on it).
+var depTable = []depRule{
+	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true},
+	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true},
+	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true},
+	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true},
+
+	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 1, 1, 2}},
+	{op: "IMAD", class: ClassFMA},
+	{op: "FFMA", class: ClassFMA},
+	{op: "FADD", class: ClassFMA},
+	{op: "FMUL", class: ClassFMA},
+
+	{op: "MOV", class: ClassALU},
+	{op: "IADD3", class: ClassALU},
+	{op: "LOP3", class: ClassALU},
+	{op: "SHF", class: ClassALU},
+	{op: "LEA", class: ClassALU},
+	{op: "IMNMX", class: ClassALU},
+	{op: "PRMT", class: ClassALU},
+	{op: "SEL", class: ClassALU},
+	{op: "FSEL", class: ClassALU},
+	{op: "ISETP", class: ClassALU},
+	{op: "FSETP", class: ClassALU},
+	{op: "FMNMX", class: ClassALU},
+	{op: "CS2R", mods: "32", class: ClassALU},
+	{op: "CS2R", class: ClassALU, widths: []uint8{2}},
+
+	{op: "HFMA2", class: ClassHalf},
+	{op: "HADD2", class: ClassHalf},
+	{op: "HMUL2", class: ClassHalf},
+	{op: "F2FP", class: ClassConv},
+	{op: "I2FP", class: ClassConv},
+
+	{op: "ULDC", mods: "64", class: ClassUniform, widths: []uint8{2}},
+	{op: "ULDC", class: ClassUniform},
+
+	{op: "BRA", class: ClassBranch},
+	{op: "EXIT", class: ClassBranch},
+	{op: "NOP", class: ClassBranch},
+
+	{op: "LDG", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
+	{op: "LDG", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
+	{op: "LDG", class: ClassGlobal, late: true},
+	{op: "STG", mods: "128", class: ClassGlobal, widths: []uint8{0, 4}, late: true},
+	{op: "STG", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
+	{op: "STG", class: ClassGlobal, late: true},
+	{op: "RED", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
+	{op: "RED", class: ClassGlobal, late: true},
+	{op: "ATOMG", mods: "CAS 64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2, 2}, late: true},
+	{op: "ATOMG", mods: "64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
+	{op: "ATOMG", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
+	{op: "ATOMG", class: ClassGlobal, late: true},
+	{op: "LDGSTS", class: ClassGlobal, late: true},
+
+	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true},
+	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true},
+	{op: "LDS", class: ClassShared, late: true},
+	{op: "STS", mods: "128", class: ClassShared, widths: []uint8{0, 4}, late: true},
+	{op: "STS", mods: "64", class: ClassShared, widths: []uint8{0, 2}, late: true},
+	{op: "STS", class: ClassShared, late: true},
+	{op: "LDSM", mods: "4", class: ClassShared, widths: []uint8{4}, late: true, queue: QueueLDSM},
+	{op: "LDSM", mods: "2", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDSM},
+	{op: "LDSM", class: ClassShared, late: true, queue: QueueLDSM},
+	{op: "SHFL", class: ClassShared},
+
+	{op: "MUFU", class: ClassSFU},
+	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}},
+	{op: "I2F", mods: "F64 S64", class: ClassSFU, widths: []uint8{2, 2}},
+	{op: "I2F", mods: "F64", class: ClassSFU, widths: []uint8{2, 1}},
+	{op: "I2F", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}},
+	{op: "I2F", mods: "S64", class: ClassSFU, widths: []uint8{1, 2}},
+	{op: "I2F", class: ClassSFU},
+	{op: "F2I", mods: "U64 F64", class: ClassSFU, widths: []uint8{2, 2}},
+	{op: "F2I", mods: "S64 F64", class: ClassSFU, widths: []uint8{2, 2}},
+	{op: "F2I", mods: "F64", class: ClassSFU, widths: []uint8{1, 2}},
+	{op: "F2I", mods: "U64", class: ClassSFU, widths: []uint8{2, 1}},
+	{op: "F2I", mods: "S64", class: ClassSFU, widths: []uint8{2, 1}},
+	{op: "F2I", class: ClassSFU},
+	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}},
+	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}},
+	{op: "F2F", class: ClassSFU},
+
+	{op: "S2R", class: ClassS2R},
+	{op: "S2UR", class: ClassS2R},
+
+	{op: "BAR", class: ClassSync},
+	{op: "LDGDEPBAR", class: ClassSync, queue: QueueAsync},
+	{op: "DEPBAR", class: ClassSync},
+}
+
+var depByOp = func() map[Op][]*depRule {
+	m := map[Op][]*depRule{}
+	for k := range depTable {
+		r := &depTable[k]
+		m[r.op] = append(m[r.op], r)
+	}
+	return m
+}()
+
+// rule returns the depTable row for i, or nil.
+func (i Inst) depRule() *depRule {
+	for _, r := range depByOp[i.Op] {
+		if hasMods(i.Mods, r.mods) {
+			return r
+		}
+	}
+	return nil
+}
+
+// hasMods reports whether every token of want (space separated) is in
+// mods. F2F.F64.F32 and F2F.F32.F64 are told apart by order: for them the
+// tokens must appear in want's order.
+func hasMods(mods []string, want string) bool {
+	at := 0
+	for _, w := range strings.Fields(want) {
+		found := false
+		for k := at; k < len(mods); k++ {
+			if mods[k] == w {
+				found, at = true, k+1
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// InstClass returns the latency class of i (ClassNone outside the model).
+func InstClass(i Inst) Class {
+	if r := i.depRule(); r != nil {
+		return r.class
+	}
+	return ClassNone
+}
+
+// DepsOf returns what i reads and writes and its latency class. It fails
+// (wrapping ErrUnknownOp or ErrNoForm) when the instruction has no encoding
+// form, and with ErrUnmodeled when the dependence table lacks the opcode.
+func DepsOf(i Inst) (Deps, error) {
+	f, _, err := i.findForm()
+	if err != nil {
+		return Deps{}, err
+	}
+	r := i.depRule()
+	if r == nil {
+		return Deps{}, fmt.Errorf("%w: %s has no row in the dependence table", ErrUnmodeled, i.Op)
+	}
+	d := Deps{Class: r.class, Queue: r.queue}
+	if i.Guard.Set && i.Guard.P != PT {
+		d.Guard, d.HasGuard = PredLoc(i.Guard.P), true
+	}
+	seen := map[Loc]bool{}
+	read := func(l Loc) {
+		if !seen[l] {
+			seen[l] = true
+			d.Reads = append(d.Reads, l)
+			if r.late {
+				d.Late = append(d.Late, l)
+			}
+		}
+	}
+	span := func(base Loc, n uint8, zero uint8, out func(Loc)) {
+		if uint8(base&0xff) == zero {
+			return
+		}
+		if n == 0 {
+			n = 1
+		}
+		for k := uint8(0); k < n; k++ {
+			out(base + Loc(k))
+		}
+	}
+	write := func(l Loc) { d.Writes = append(d.Writes, l) }
+	for k, o := range f.ops {
+		a := i.Args[k]
+		var n uint8
+		if k < len(r.widths) {
+			n = r.widths[k]
+		}
+		out := read
+		if o.dst {
+			out = write
+		}
+		switch o.kind {
+		case fR:
+			span(LocR+Loc(a.N), n, uint8(RZ), out)
+		case fP:
+			span(LocP+Loc(a.N), 1, uint8(PT), out)
+		case fUR:
+			span(LocUR+Loc(a.N), n, uint8(URZ), out)
+		case fUP:
+			span(LocUP+Loc(a.N), 1, uint8(UPT), out)
+		case fMG, fMA, fMS, fMX:
+			w := uint8(1)
+			if a.W64 {
+				w = 2
+			}
+			span(LocR+Loc(a.N), w, uint8(RZ), read)
+			if o.desc != 0 {
+				span(LocUR+Loc(a.Desc), 2, uint8(URZ), read)
+			}
+		}
+	}
+	return d, nil
+}

@@ -1,0 +1,135 @@
+package sass
+
+import "sync"
+
+// Latency is one entry of a latency table: the fewest stall cycles
+// (the sum of the stall counts from the producer up to, not including, the
+// consumer) between a fixed-latency producer of class From and a consumer of
+// class To that reads its result, and where the figure comes from.
+type Latency struct {
+	From, To Class
+	Cycles   int
+	Source   string
+}
+
+// VarLatency is the assumed time from issue until a variable-latency
+// instruction of Class releases its write scoreboard (results written) and
+// its read scoreboard (sources read). The schedule checker does not use it
+// (consumers wait on the scoreboard whatever its latency); the cycle model
+// does, to decide when a wait is satisfied.
+type VarLatency struct {
+	Class       Class
+	Write, Read int
+	Source      string
+}
+
+// LatencyTable is the timing model shared by CheckSchedule and CycleModel.
+type LatencyTable struct {
+	// Fixed lists the measured fixed-latency pairs.
+	Fixed []Latency
+	// SameClass and CrossClass are the rule for fixed-latency pairs
+	// Fixed does not list: a consumer of the producer's class, or of
+	// another class. Guard is the rule for a guard predicate read.
+	SameClass, CrossClass, Guard int
+	// Variable lists the assumed variable latencies.
+	Variable []VarLatency
+
+	once  sync.Once
+	fixed [numClasses][numClasses]int
+	vars  [numClasses]VarLatency
+}
+
+// DefaultLatencies returns the SM86 table: each entry cites the PTX snippet
+// under testdata/sched whose ptxas 11.8 (-arch=sm_86) schedule shows it,
+// as the sum of stalls ptxas leaves between a dependent producer and
+// consumer with nothing else left to schedule between them (so the
+// smallest distance ptxas accepts: an upper bound on the hardware's need),
+// or the measurement in /work/shared/notes/sm86.md it rests on.
+// TestLatencyEvidence re-derives the fixed entries from ptxas's output.
+func DefaultLatencies() *LatencyTable {
+	t := &LatencyTable{
+		Fixed: []Latency{
+			{ClassFMA, ClassFMA, 4, "fixed.ptx ffma_chain: FFMA->FFMA, FFMA->FADD, FADD->FMUL, FMUL->FFMA; int_chain IMAD->IMAD (sm86.md: FFMA->FFMA 4, IMAD->IMAD 4)"},
+			{ClassALU, ClassALU, 4, "fixed.ptx int_chain: IADD3->IADD3, IADD3->LOP3, LOP3->SHF; setp_guard ISETP->SEL, FSETP->FSEL; var.ptx load_war IADD3->ISETP (sm86.md: IADD3/LOP3->ALU 4)"},
+			{ClassALU, ClassFMA, 5, "fixed.ptx int_chain: SHF->IMAD, LOP3->IMAD; setp_guard SEL->IMAD (sm86.md: LOP3->IMAD 5)"},
+			{ClassFMA, ClassALU, 5, "fixed.ptx int_chain: IMAD->IADD3; setp_guard IMAD->ISETP"},
+			{ClassHalf, ClassHalf, 4, "fixed.ptx half_chain: HFMA2->HFMA2"},
+			{ClassHalf, ClassALU, 5, "fixed.ptx half_chain: HFMA2->PRMT"},
+			{ClassConv, ClassHalf, 5, "fixed.ptx half_chain: F2FP->HFMA2 (the F2FP with a constant operand is outside the model; its control word is read directly)"},
+			{ClassFMA, ClassConv, 5, "fixed.ptx half_chain: FFMA->F2FP"},
+			{ClassConv, ClassFMA, 5, "var.ptx store_war: I2FP->FADD"},
+			{ClassFMA, ClassGlobal, 5, "fixed.ptx ffma_chain: FADD->STG data; var.ptx var_chain IMAD.WIDE->LDG address, FADD->STG; guard.ptx IMAD.MOV->STG address"},
+			{ClassALU, ClassGlobal, 5, "fixed.ptx setp_guard: FSEL->STG data"},
+			{ClassFMA, ClassShared, 5, "var.ptx var_chain: FMUL->STS data"},
+			{ClassFMA, ClassSFU, 4, "var.ptx var_chain: FMUL->MUFU.EX2"},
+			{ClassUniform, ClassALU, 2, "var.ptx load_war: ULDC.64->MOV R, UR"},
+			{ClassUniform, ClassFMA, 3, "var.ptx load_war: ULDC.64->IMAD.U32 R, RZ, RZ, UR"},
+			{ClassUniform, ClassGlobal, 4, "guard.ptx guard_store: ULDC.64 UR4->STG's descriptor"},
+		},
+		SameClass:  4,
+		CrossClass: 5,
+		Guard:      13,
+		Variable: []VarLatency{
+			{ClassHMMA, 33, 33, "sm86.md: dependent HMMA.16816.F32 about 33 cycles (published); the read scoreboard is assumed released no earlier"},
+			{ClassShared, 29, 4, "sm86.md: shared memory about 29 cycles (published); sources assumed read within 4"},
+			{ClassGlobal, 190, 4, "sm86.md: L2 about 190 cycles (published); sources assumed read within 4"},
+			{ClassSFU, 21, 4, "sm86.md: MUFU about 17-21 cycles (published, the upper figure); sources assumed read within 4"},
+			{ClassS2R, 21, 4, "assumed equal to SFU: no measurement yet"},
+			{ClassSync, 20, 20, "assumed: a barrier all warps reach together; no measurement yet"},
+		},
+	}
+	return t
+}
+
+// The defaults for pairs Fixed lacks: SameClass 4 and CrossClass 5 are
+// the pattern of every measured pair above (a consumer on the producer's
+// pipe gets the result after 4, any other after 5); Guard 13 is
+// guard.ptx's ISETP->@P EXIT (both kernels) and var.ptx's FSETP->@!P FMUL,
+// also sm86.md's "ISETP->guard predicate 13".
+
+// index fills the lookup arrays from the lists, once: change a table's
+// lists only before its first use.
+func (t *LatencyTable) index() { t.once.Do(t.build) }
+
+func (t *LatencyTable) build() {
+	for a := range t.fixed {
+		for b := range t.fixed[a] {
+			switch {
+			case Class(b) == ClassGuard:
+				t.fixed[a][b] = t.Guard
+			case a == b:
+				t.fixed[a][b] = t.SameClass
+			default:
+				t.fixed[a][b] = t.CrossClass
+			}
+		}
+	}
+	for _, l := range t.Fixed {
+		t.fixed[l.From][l.To] = l.Cycles
+	}
+	for _, v := range t.Variable {
+		t.vars[v.Class] = v
+	}
+}
+
+// Need returns the fewest stall cycles between a fixed-latency producer of
+// class from and a consumer of class to.
+func (t *LatencyTable) Need(from, to Class) int {
+	t.index()
+	if from >= numClasses || to >= numClasses {
+		return t.CrossClass
+	}
+	return t.fixed[from][to]
+}
+
+// Release returns the cycles after issue at which a variable-latency
+// instruction of class c releases its write and read scoreboards.
+func (t *LatencyTable) Release(c Class) (write, read int) {
+	t.index()
+	if c < numClasses {
+		if v := t.vars[c]; v.Class == c && v.Write > 0 {
+			return v.Write, v.Read
+		}
+	}
+	return t.CrossClass, t.CrossClass
+}
