@@ -1,0 +1,82 @@
+package sass
+
+// The simulator's model (Sim, Launch, SimConfig).
+//
+// Modelled, with these semantics:
+//
+//   - Control: guards (@P, @!P; a never-written guard predicate faults in
+//     poison mode), BRA (taken only when the guard is the same in every
+//     active lane: ErrSimDivergent otherwise), EXIT (per lane; a warp ends
+//     when all its lanes have), NOP, MEMBAR, ERRBAR, CCTL, NANOSLEEP (no
+//     effect). Running off the end of the program faults.
+//   - Scoreboards: every instruction naming a write or read scoreboard
+//     counts on it (guarded off or not); a wait mask or a DEPBAR on a
+//     scoreboard whose count is zero is ErrSimScoreboard. Results are ready
+//     at once: timing hazards are the schedule checker's.
+//   - Special and uniform registers: S2R/CS2R of SR_TID.X/Y/Z, SR_CTAID.*,
+//     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step
+//     count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of SR_CTAID.* ;
+//     ULDC(.64), UMOV, UIADD3.
+//   - Integer: MOV, IMAD (MOV, SHL, IADD, U32, HI as hi32(a*b)+c, WIDE(.U32)
+//     with a 64-bit addend, X with carry-in; a negated addend), IADD3 (negated
+//     sources as ~x+1; carry-out predicates: the first set when the sum
+//     carried at least once, the second when twice; .X with ~ sources and two
+//     carry-ins), LOP3.LUT (truth table over a=0xF0, b=0xCC, c=0xAA), SHF
+//     (L/R, U32/S32/U64/S64, HI, W; without W the shift clamps at 32 or 64),
+//     LEA (carry-out), LEA.HI(.X), IMNMX(.U32) (PT min, !PT max), SEL, PRMT
+//     (default mode: A bytes 0..3, C bytes 4..7, bit 3 of a selector nibble
+//     replicates the sign), ISETP (F LT EQ LE GT NE GE T, .U32, AND/OR/XOR
+//     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO, VOTE.
+//   - Float: FADD, FMUL, FFMA bit-exact binary32 in .RN/.RM/.RP/.RZ, with
+//     .FTZ (sources and results: a result subnormal after rounding flushes),
+//     .SAT ([0, 1], NaN to +0), -R and |R|; every NaN result is 0x7fffffff.
+//     FMNMX (one NaN gives the other operand; -0 < +0), FSEL, FSETP (all 16
+//     comparisons, ordered and unordered). MUFU (COS, SIN, EX2, LG2, RCP,
+//     RSQ, SQRT, TANH) is binary64 math rounded to nearest binary32, with
+//     subnormal sources and results flushed, SIN and COS taking revolutions
+//     (ptxas scales by 1/2pi first): a documented approximation of the
+//     hardware's few-ulp unit. I2F/I2FP (32- and 64-bit sources, all
+//     directions), F2I (nearest even, FLOOR, CEIL, TRUNC; saturating, NaN to
+//     0), F2F among F16, F32, F64. F2FP.PACK_AB (.BF16, .RELU) rounds to
+//     nearest even, high source to bits 16..31; F2FP float8 (.E4M3/.E5M2,
+//     satfinite) uses tile.F32ToE4M3/E5M2 with tile.Saturate, the merged
+//     half of the third source in bits 16..31. HADD2.F32, HADD2, HMUL2,
+//     HFMA2(.BF16_V2) round once to nearest even.
+//   - HMMA.16816.F32 (f16 and .BF16) and HMMA.1688.F32 (f16) with PTX's
+//     mma.m16n8k16/m16n8k8 fragment layouts; all 32 lanes must take part.
+//     Each output is the binary64 sum, in k order, of C and the products,
+//     rounded once to binary32 -- the tensor core's internal rounding may
+//     differ in the last bits (documented approximation).
+//   - Memory: LDG/STG (U8, S8, U16, S16, 32, 64, 128 bits; addresses are
+//     64-bit register pairs, the descriptor ignored), LDS/STS ([Ra.Xn+off]:
+//     Ra times n plus the byte offset), LDSM.16.M88/MT88 x1/x2/x4 (all 32
+//     lanes; rows given by lanes 8i..8i+7, 16-byte aligned), LDGSTS (4, 8,
+//     16 bytes) with LDGDEPBAR groups and DEPBAR.LE retiring them, RED and
+//     ATOMG (ADD MIN MAX INC DEC AND OR XOR EXCH CAS on 32/64 bits, ADD on
+//     F32 (FTZ), F16x2, BF16x2, F64) serialised lane by lane under the
+//     Memory's lock. Accesses must be aligned to their width and inside a
+//     region (global) or the CTA's shared bytes.
+//   - LDGSTS visibility: the copy lands at issue but its bytes are in
+//     flight until a DEPBAR (or a wait mask on the LDGDEPBAR's scoreboard)
+//     retires its group; then they are visible to the copying thread, and
+//     to every thread after a barrier the copying warp takes part in. Any
+//     other LDS/LDSM/STS/LDGSTS access to them is ErrSimInFlight.
+//   - Barriers: BAR.SYNC b (every live warp of the CTA; exited warps do not
+//     count), BAR.SYNC b, n and BAR.ARV b, n (n threads, counted per warp);
+//     a guard that differs across active lanes is ErrSimDivergent; a round
+//     in which every live warp waits is ErrSimDeadlock.
+//   - SHFL IDX/UP/DOWN/BFLY with PTX's clamp and segment mask (c = segmask<<8
+//     | clamp) and its predicate; a value taken from a lane that did not
+//     execute the SHFL (or never wrote the source) is undefined: in poison
+//     mode the destination lane counts as never written.
+//
+// Not modelled (ErrSimUnsupported when executed): divergent control flow
+// and reconvergence (BSSY/BSYNC, WARPSYNC, divergent BRA), CALL/RET, local
+// memory (LDL/STL), LDC, texture and surface access, shared atomics
+// (ATOMS), BAR.RED, VOTEU, PLOP3, uniform predicates, PRMT modes,
+// double-precision arithmetic (DADD, DMUL, DFMA), FRND, HMMA with f16
+// accumulators and integer/TF32 MMAs, instruction timing, memory
+// consistency between CTAs (CTAs run in parallel goroutines: plain
+// conflicting global accesses of different CTAs are a program race) and
+// shared-memory races between warps (warps run one at a time between
+// barriers).

@@ -1,0 +1,136 @@
+package sass
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// prologue computes R0 = thread index, R2:R3 = param0 + 4*R0.
+const faultPrologue = `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x4 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R0, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+`
+
+func TestSimFaults(t *testing.T) {
+	cases := []struct {
+		name   string
+		src    string
+		block  int
+		kind   error
+		warp   int
+		lane   int
+		index  int
+		text   string
+		detail string
+	}{
+		{"global out of bounds", faultPrologue + `
+[B------:R-:W1:-:S04] LDG.E R4, [R2.64+0x80] ;
+[B------:R-:W-:-:S05] EXIT ;`, 64, ErrSimOutOfBounds, 0, 0, 4, "LDG.E R4, [R2.64+0x80] ;", "in no region"},
+		{"global misaligned", faultPrologue + `
+[B------:R-:W1:-:S04] STG.E [R2.64+0x2], R0 ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimMisaligned, 0, 0, 4, "STG.E [R2.64+0x2], R0 ;", "multiple of 4"},
+		{"shared out of bounds", faultPrologue + `
+[B------:R-:W1:-:S04] STS [R0.X4+0x3f0], R0 ;
+[B------:R-:W-:-:S05] EXIT ;`, 64, ErrSimOutOfBounds, 0, 4, 4, "STS [R0.X4+0x3f0], R0 ;", "outside 1024 bytes"},
+		{"shared misaligned", faultPrologue + `
+[B------:R-:W1:-:S04] LDS.64 R6, [R0.X4] ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimMisaligned, 0, 1, 4, "LDS.64 R6, [R0.X4] ;", "multiple of 8"},
+		{"uninitialized register", faultPrologue + `
+[B------:R-:W-:-:S04] IADD3 R6, R0, R9, RZ ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimUninitialized, 0, 0, 4, "IADD3 R6, R0, R9, RZ ;", "R9 never written"},
+		{"uninitialized in some lanes", faultPrologue + `
+[B------:R-:W-:-:S13] ISETP.GE.U32.AND P0, PT, R0, 0x10, PT ;
+[B------:R-:W-:-:S04] @!P0 MOV R9, 0x1 ;
+[B------:R-:W-:-:S04] IADD3 R6, R0, R9, RZ ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimUninitialized, 0, 16, 6, "IADD3 R6, R0, R9, RZ ;", "R9"},
+		{"barrier deadlock", faultPrologue + `
+[B------:R-:W-:-:S13] ISETP.GE.U32.AND P0, PT, R0, 0x20, PT ;
+[B------:R-:W-:-:S05] @P0 BRA 0x90 ;
+[B------:R-:W-:-:S04] BAR.SYNC 0x0 ;
+[B------:R-:W-:-:S05] EXIT ;
+[B------:R-:W-:-:S04] NOP ;
+[B------:R-:W-:-:S04] BAR.SYNC 0x1, 0x40 ;
+[B------:R-:W-:-:S05] EXIT ;`, 64, ErrSimDeadlock, 0, 0, 6, "BAR.SYNC 0x0 ;", "no warp can run"},
+		{"named barrier short of threads", faultPrologue + `
+[B------:R-:W-:-:S04] BAR.SYNC 0x2, 0x60 ;
+[B------:R-:W-:-:S05] EXIT ;`, 64, ErrSimDeadlock, 0, 0, 4, "BAR.SYNC 0x2, 0x60 ;", "2 of 3 warps"},
+		{"wait on idle scoreboard", faultPrologue + `
+[B-----5:R-:W-:-:S04] IADD3 R6, R0, 0x1, RZ ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimScoreboard, 0, 0, 4, "IADD3 R6, R0, 0x1, RZ ;", "SB5"},
+		{"DEPBAR on idle scoreboard", faultPrologue + `
+[B------:R-:W-:-:S04] DEPBAR.LE SB1, 0x0 ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimScoreboard, 0, 0, 4, "DEPBAR.LE SB1, 0x0 ;", "SB1"},
+		{"divergent branch", faultPrologue + `
+[B------:R-:W-:-:S13] ISETP.GE.U32.AND P0, PT, R0, 0x8, PT ;
+[B------:R-:W-:-:S05] @P0 BRA 0x60 ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimDivergent, 0, 0, 5, "@P0 BRA 0x60 ;", "branch taken by lanes"},
+		{"endless loop", faultPrologue + `
+[B------:R-:W-:-:S05] BRA 0x40 ;`, 32, ErrSimStepLimit, 0, 0, 4, "BRA 0x40 ;", ""},
+		{"constant outside the bank", faultPrologue + `
+[B------:R-:W-:-:S04] MOV R6, c[0x0][0x400] ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimOutOfBounds, 0, 0, 4, "MOV R6, c[0x0][0x400] ;", "outside the bank"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := asm(t, tc.src)
+			m := NewMemory()
+			a := alloc(t, m, "buf", make([]uint32, 32), 0)
+			_, err := Launch(p, SimConfig{Grid: [3]int{2}, Block: [3]int{tc.block}, SharedBytes: 1024, Memory: m,
+				Params: params(a), Poison: true, MaxSteps: 1000, Workers: 1})
+			if !errors.Is(err, tc.kind) {
+				t.Fatalf("got %v, want %v", err, tc.kind)
+			}
+			var f *SimFault
+			if !errors.As(err, &f) {
+				t.Fatalf("not a *SimFault: %T", err)
+			}
+			if f.CTA != [3]int{} || f.Warp != tc.warp || f.Lane != tc.lane || f.Index != tc.index || f.Text != tc.text ||
+				!strings.Contains(f.Detail, tc.detail) {
+				t.Fatalf("fault %+v", f)
+			}
+		})
+	}
+}
+
+func TestSimFaultInFlight(t *testing.T) {
+	// no DEPBAR before the read: the copy is still in flight
+	src := strings.Replace(ldgstsSrc, "DEPBAR.LE SB0, 0x1 ;", "NOP ;", 1)
+	_, _, err := ldgstsRun(t, src)
+	var f *SimFault
+	if !errors.Is(err, ErrSimInFlight) || !errors.As(err, &f) || f.Index != 14 || !strings.Contains(f.Detail, "in flight") {
+		t.Fatalf("got %v", err)
+	}
+	// DEPBAR but no BAR.SYNC: a neighbour's retired copy is not yet visible
+	src = strings.Replace(ldgstsSrc, "[B------:R-:W-:-:S04] BAR.SYNC 0x0 ;", "[B------:R-:W-:-:S04] NOP ;", 1)
+	_, _, err = ldgstsRun(t, src)
+	if !errors.Is(err, ErrSimInFlight) || !errors.As(err, &f) || f.Lane != 0 || f.Index != 14 || !strings.Contains(f.Detail, "BAR.SYNC") {
+		t.Fatalf("got %v", err)
+	}
+	// a thread reading its own retired copy before the barrier is fine
+	src = strings.Replace(ldgstsSrc, "[B------:R-:W-:-:S04] BAR.SYNC 0x0 ;", "[B------:R-:W-:-:S04] NOP ;", 1)
+	src = strings.Replace(src, "[B------:R-:W2:-:S04] LDS.128 R12, [R11] ;", "[B------:R-:W2:-:S04] LDS.128 R12, [R10] ;", 1)
+	if _, _, err = ldgstsRun(t, src); err != nil {
+		t.Fatalf("own copy: %v", err)
+	}
+}
+
+func TestSimUnsupported(t *testing.T) {
+	p := Program{New("VOTEU", "ANY", UR(4), P(PT), P(PT)), New("EXIT", "")}
+	s, err := NewSim(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Unsupported()) != 1 {
+		t.Fatalf("unsupported: %v", s.Unsupported())
+	}
+	_, err = s.Launch(SimConfig{Block: [3]int{32}})
+	if !errors.Is(err, ErrSimUnsupported) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := s.Launch(SimConfig{Block: [3]int{2048}}); !errors.Is(err, ErrSimConfig) {
+		t.Fatalf("got %v", err)
+	}
+}
