@@ -115,6 +115,17 @@ func Module() *ptx.Module {
 	return m
 }
 
+// ModuleFor returns a module holding only the sm_<arch> cubin (named
+// ModuleName + "_<arch>"), so a caller can insist on it: the sm_86 code on
+// an sm_89 device. It is nil when that cubin is not embedded.
+func ModuleFor(arch int) *ptx.Module {
+	b := Embedded(arch)
+	if b == nil {
+		return nil
+	}
+	return &ptx.Module{Name: fmt.Sprintf("%s_%d", ModuleName, arch), Cubins: map[int][]byte{arch: b}}
+}
+
 // Embedded returns the embedded cubin for sm_<arch>, nil if there is none.
 func Embedded(arch int) []byte {
 	b, err := cubins.ReadFile(fmt.Sprintf("cubin/sass.sm_%d.cubin", arch))
