@@ -1,0 +1,56 @@
+// Package sm86 holds tcrt's hand-scheduled SASS kernels for SM86 and SM89
+// (Ampere GA10x, Ada), written in Go against the instruction model of
+// package sass: every instruction and every control word (stall count,
+// yield, scoreboards, waits) is chosen here, by hand, not by ptxas.
+//
+// Each kernel is a generator function returning a sass.Program. Cubin
+// assembles the kernels of one architecture with sass.WriteCubin; the
+// results for sm_86 and sm_89 are embedded (cubin/), go generate rebuilds
+// them, and TestCubinsCurrent fails when an embedded cubin differs from what
+// the generators produce now. Module wraps them as a kernels/ptx Module for
+// runtime.LaunchGPU (the CUDA backend selects them on sm_86..sm_89 only).
+//
+// # Kernels
+//
+//	tcrt_sass_quantize_e4m3(dst *u8, src *f32, n u32, scale f32)
+//	tcrt_sass_quantize_e5m2(dst *u8, src *f32, n u32, scale f32)
+//
+// dst[i] = f8(f32(src[i]·scale)) for i < n, round to nearest even,
+// saturating to the largest finite value (a NaN stays NaN with its sign,
+// zero keeps its sign): tile.F32ToE4M3(src[i]*scale, tile.Saturate) and
+// F32ToE5M2 bit for bit. One thread converts one group of four elements
+// (LDG.E.128, one 32-bit STG); the group at the end of the tensor is loaded
+// and stored element by element, so any n works. src must be 16-byte and
+// dst 4-byte aligned. The sm_89 cubin converts with
+// F2FP.SATFINITE.{E4M3,E5M2}.F32.PACK_AB_MERGE_C; the sm_86 one (which also
+// runs on sm_87..sm_89) with integer code: exponent and mantissa fields,
+// variable shifts and an add of half-minus-one plus the kept lowest bit for
+// round to nearest even. Block QuantBlock, grid QuantGrid(n).
+//
+//	tcrt_sass_scatter_add_f32(mem *f32, idx *i32, src *f32, n, cols, magic,
+//	    shift, negCols, memRows, hiClamp, signed, skip u32)
+//
+// For every lane l < n (one thread each): r = l / cols, c = l % cols,
+// mem[pos(idx[r])·cols + c] += src[l] with RED.E.ADD.F32.FTZ.RN.STRONG.GPU.
+// Row mode of a scatter is cols = the row width; element mode is cols = 1
+// (idx then has one index per lane). The division is a multiply by the
+// magic number DivMagic computes. pos resolves an out-of-bounds index
+// (unsigned idx ≥ memRows, as signed below 0 when signed ≠ 0): with skip ≠ 0
+// the lane is dropped (tile.OOBSkip), else it is clamped to 0 (a negative
+// signed index) or hiClamp = memRows−1 (tile.OOBClamp). Updates are
+// unordered (float sums may round differently from run to run) and the
+// hardware add flushes subnormal operands and results to zero (FTZ): a
+// subnormal sum differs from the CPU reference. Block ScatterBlock, grid
+// ScatterGrid(n). ScatterParams builds the parameter slots.
+//
+// # Verification
+//
+// What is checked without a GPU: every instruction word of every kernel
+// disassembles under nvdisasm -b SM86 / -b SM89 to the text the model
+// prints; the cubins are read by cuobjdump -elf and nvdisasm; the schedule
+// checker (sass.CheckSchedule) finds no hazard; and, where the functional
+// simulator is available, the kernels run in it on random inputs and match
+// the CPU reference bit for bit. NOT VERIFIED: that the CUDA driver loads
+// these cubins and that they compute the same on an sm_86/sm_89 GPU — none
+// has been available to this project.
+package sm86

@@ -1,0 +1,136 @@
+package sm86
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+//go:generate go run ./internal/gencubin
+
+// Kernel names in the module.
+const (
+	QuantizeE4M3  = "tcrt_sass_quantize_e4m3"
+	QuantizeE5M2  = "tcrt_sass_quantize_e5m2"
+	ScatterAddF32 = "tcrt_sass_scatter_add_f32"
+)
+
+// ModuleName is the module's name (the key the CUDA backend loads it
+// under).
+const ModuleName = "sass_sm86"
+
+// Archs are the architectures the module has cubins for.
+var Archs = []int{86, 89}
+
+// cubins holds what go generate wrote: cubin/sass.sm_<arch>.cubin for
+// each architecture whose kernels the model can encode.
+//
+//go:embed cubin
+var cubins embed.FS
+
+// QuantizeKernel returns the quantisation kernel's name for format d
+// (tile.E4M3 or tile.E5M2), "" for any other type.
+func QuantizeKernel(d tile.DType) string {
+	switch d {
+	case tile.E4M3:
+		return QuantizeE4M3
+	case tile.E5M2:
+		return QuantizeE5M2
+	}
+	return ""
+}
+
+// Programs returns every kernel of the sm_<arch> module by name.
+func Programs(arch int) (map[string]sass.Program, error) {
+	e4, err := Quantize(arch, tile.E4M3)
+	if err != nil {
+		return nil, err
+	}
+	e5, err := Quantize(arch, tile.E5M2)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]sass.Program{QuantizeE4M3: e4, QuantizeE5M2: e5, ScatterAddF32: ScatterAdd()}, nil
+}
+
+// Kernels returns the cubin descriptions of the sm_<arch> module's
+// kernels, in a fixed order.
+func Kernels(arch int) ([]sass.Kernel, error) {
+	progs, err := Programs(arch)
+	if err != nil {
+		return nil, err
+	}
+	var out []sass.Kernel
+	for _, name := range []string{QuantizeE4M3, QuantizeE5M2, ScatterAddF32} {
+		p := progs[name]
+		code, err := sass.Encode(p)
+		if errors.Is(err, sass.ErrNoForm) || errors.Is(err, sass.ErrUnknownOp) {
+			return nil, fmt.Errorf("%w: %s for sm_%d: %w", ErrNotEncodable, name, arch, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sm86: %s for sm_%d: %w", name, arch, err)
+		}
+		params, block := quantParams, QuantBlock
+		if name == ScatterAddF32 {
+			params, block = scatterParams, ScatterBlock
+		}
+		out = append(out, sass.Kernel{Name: name, Code: code, Params: params, Registers: registers(p),
+			ReqThreads: [3]int{block, 1, 1}, ExitOffsets: exitOffsets(p)})
+	}
+	return out, nil
+}
+
+// Cubin assembles the module for sm_<arch> (86 or 89): what go generate
+// writes to cubin/sass.sm_<arch>.cubin. The error wraps ErrNotEncodable
+// when the model lacks a form the kernels use.
+func Cubin(arch int) ([]byte, error) {
+	ks, err := Kernels(arch)
+	if err != nil {
+		return nil, err
+	}
+	return sass.WriteCubin(arch, ks...)
+}
+
+// ErrNotEncodable marks an architecture whose kernels use instruction
+// forms the sass model cannot encode yet (sm_89's F2FP float8 converts,
+// until package sass has them): no cubin is built or embedded for it.
+var ErrNotEncodable = errors.New("sm86: the model cannot encode this module yet")
+
+// Module returns the embedded cubins as a module for runtime.LaunchGPU.
+// It has no PTX: on a device outside sm_86..sm_89 Select fails and the
+// runtime must not choose these kernels (their registration says so).
+// Without an sm_89 cubin (ErrNotEncodable) an sm_89 device loads the sm_86
+// one, which runs there.
+func Module() *ptx.Module {
+	m := &ptx.Module{Name: ModuleName, Cubins: map[int][]byte{}}
+	for _, arch := range Archs {
+		if b := Embedded(arch); b != nil {
+			m.Cubins[arch] = b
+		}
+	}
+	return m
+}
+
+// ModuleFor returns a module holding only the sm_<arch> cubin (named
+// ModuleName + "_<arch>"), so a caller can insist on it: the sm_86 code on
+// an sm_89 device. It is nil when that cubin is not embedded.
+func ModuleFor(arch int) *ptx.Module {
+	b := Embedded(arch)
+	if b == nil {
+		return nil
+	}
+	return &ptx.Module{Name: fmt.Sprintf("%s_%d", ModuleName, arch), Cubins: map[int][]byte{arch: b}}
+}
+
+// Embedded returns the embedded cubin for sm_<arch>, nil if there is none.
+func Embedded(arch int) []byte {
+	b, err := cubins.ReadFile(fmt.Sprintf("cubin/sass.sm_%d.cubin", arch))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return b
+}

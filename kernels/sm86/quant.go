@@ -1,0 +1,224 @@
+package sm86
+
+import (
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// QuantBlock is the thread-block size of the quantisation kernels (the
+// code computes the group index as ctaid·256 + tid).
+const QuantBlock = 256
+
+// QuantGrid returns the number of blocks for n elements: one thread per
+// group of four.
+func QuantGrid(n int) int {
+	groups := (n + 3) / 4
+	return max(1, (groups+QuantBlock-1)/QuantBlock)
+}
+
+// Parameter offsets of the quantisation kernels (from sass.ParamBase).
+const (
+	qDst   = 0x0
+	qSrc   = 0x8
+	qN     = 0x10
+	qScale = 0x14
+)
+
+// quantParams is the quantisation kernels' parameter list.
+var quantParams = []sass.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 4, Align: 4}, {Size: 4, Align: 4}}
+
+// f8Format holds the constants of a float8 format the integer encoder
+// needs.
+type f8Format struct {
+	mant, bias int
+	maxCode    int64
+}
+
+func formatOf(d tile.DType) (f8Format, error) {
+	switch d {
+	case tile.E4M3:
+		return f8Format{mant: 3, bias: 7, maxCode: 0x7e}, nil
+	case tile.E5M2:
+		return f8Format{mant: 2, bias: 15, maxCode: 0x7b}, nil
+	}
+	return f8Format{}, fmt.Errorf("sm86: quantize: %v is not a float8 format", d)
+}
+
+// Registers of the quantisation kernels.
+const (
+	rTid, rCta, rRem = 0, 3, 2
+	rX               = 4     // R4..R7: the group's four values
+	rSrc, rDst       = 8, 10 // address pairs
+	rK800000         = 48    // the implicit mantissa bit, for the integer encoder
+	rLo, rHi, rOut   = 50, 51, 52
+	rB1, rB2         = 53, 54 // bytes 1 and 2 of rOut, for the tail stores
+	rSg              = 56     // R56, R57: the x_j's top bytes (their signs)
+	rEnc             = 12     // first of the integer encoder's 4×8 registers
+)
+
+// The integer encoder gives element j encStride registers from
+// rEnc+encStride·j; its code ends in the one at encT.
+const encStride, encT = 8, 3
+
+// encResult is the register holding element j's code after encodeInt.
+func encResult(j int) sass.Operand { return r(sass.Reg(rEnc + encStride*j + encT)) }
+
+// Quantize returns the float8 quantisation kernel for sm_<arch> (86 or 89)
+// and format d (tile.E4M3 or tile.E5M2). The sm_89 kernel converts with
+// F2FP.SATFINITE; the sm_86 one with integer code.
+//
+// Schedule: S2R results on SB0/SB1; the group's loads on SB2 (the full
+// group's LDG.E.128, then — after a wait on SB2, so the two never write R4
+// at once — the tail's first element), SB3 and SB4 (the tail's second and
+// third); every other result is fixed-latency and covered by stalls from
+// sass.DefaultLatencies (ALU→ALU 4, ALU↔FMA 5, a predicate tested by a
+// guard 13). The integer encoder runs the four elements' 21-step chains
+// interleaved, one instruction a cycle, so each step reads results four
+// cycles old.
+func Quantize(arch int, d tile.DType) (sass.Program, error) {
+	f, err := formatOf(d)
+	if err != nil {
+		return nil, err
+	}
+	if arch != 86 && arch != 89 {
+		return nil, fmt.Errorf("sm86: quantize: no kernel for sm_%d", arch)
+	}
+	var g prog
+	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(rTid), sass.SR(sass.SRTidX)))
+	g.at("[B------:R-:W1:-:S01]", inst("S2R", "", r(rCta), sass.SR(sass.SRCtaidX)))
+	g.at("[B------:R-:W-:-:S01]", inst("ULDC", "64", sass.UR(4), c0(0x118)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rSrc+1), imm(16)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rDst+1), imm(4)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rX+1), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("CS2R", "", r(rX+2), sass.SR(sass.SRZero)))
+	if arch == 86 {
+		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rK800000), imm(0x800000)))
+	}
+	// group q = ctaid·256 + tid; rem = n − 4q elements from it on.
+	g.at("[B01----:R-:W-:-:S04]", inst("LEA", "", r(rTid), r(rCta), r(rTid), imm(8)))
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(rRem), r(rTid), imm(2), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(rSrc), r(rTid), r(rSrc+1), param(qSrc)))
+	g.at("[B------:R-:W-:-:S02]", inst("IMAD", "WIDE.U32", r(rDst), r(rTid), r(rDst+1), param(qDst)))
+	g.at("[B------:R-:W-:-:S04]", inst("IADD3", "", r(rRem), sass.Neg(r(rRem)), param(qN), rz))
+	// P0: a full group; P3: nothing left (exit); P1, P2: a tail of at
+	// least two, three elements.
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P0), pt, r(rRem), imm(4), pt))
+	g.at("[B------:R-:W-:-:S03]", inst("ISETP", "LT.AND", p(sass.P3), pt, r(rRem), imm(1), pt))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P1), pt, r(rRem), imm(2), np(sass.P0)))
+	g.at("[B------:R-:W-:-:S09]", inst("ISETP", "GE.AND", p(sass.P2), pt, r(rRem), imm(3), np(sass.P0)))
+	g.at("[B------:R-:W-:-:S05]", inst("EXIT", "").When(sass.If(sass.P3)))
+	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.128", r(rX), sass.G64(rSrc, 0)).When(sass.If(sass.P0)))
+	g.at("[B--2---:R-:W2:-:S01]", inst("LDG", "E", r(rX), sass.G64(rSrc, 0)).When(sass.IfNot(sass.P0)))
+	g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rX+1), sass.G64(rSrc, 4)).When(sass.If(sass.P1)))
+	g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(rX+2), sass.G64(rSrc, 8)).When(sass.If(sass.P2)))
+	// The result's sign is x's (the scale is positive): the FMUL turns a
+	// NaN into the canonical +NaN, the reference keeps x's sign. sg gathers
+	// the x_j's top bytes (byte j from x_j), read before the FMULs
+	// overwrite them.
+	g.at("[B--234-:R-:W-:-:S01]", inst("PRMT", "", r(rSg), r(rX), imm(0x73), r(rX+1)))
+	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg+1), r(rX+2), imm(0x73), r(rX+3)))
+	// y = f32(x·scale), round to nearest even, subnormals kept.
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX), r(rX), param(qScale)))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+1), r(rX+1), param(qScale)))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+2), r(rX+2), param(qScale)))
+	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg), r(rSg), imm(0x5410), r(rSg+1)))
+	if arch == 89 {
+		g.at("[B------:R-:W-:-:S05]", inst("FMUL", "", r(rX+3), r(rX+3), param(qScale)))
+		fm := "SATFINITE.E4M3.F32.PACK_AB_MERGE_C"
+		if d == tile.E5M2 {
+			fm = "SATFINITE.E5M2.F32.PACK_AB_MERGE_C"
+		}
+		// bytes 2, 3 first, then bytes 0, 1 with them merged in from the
+		// low half: x3 x2 x1 x0 from the high byte down.
+		g.at("[B------:R-:W-:-:S04]", inst("F2FP", fm, r(rHi), r(rX+3), r(rX+2), rz))
+		g.at("[B------:R-:W-:-:S05]", inst("F2FP", fm, r(rLo), r(rX+1), r(rX), r(rHi)))
+	} else {
+		g.at("[B------:R-:W-:-:S02]", inst("FMUL", "", r(rX+3), r(rX+3), param(qScale)))
+		encodeInt(&g, f)
+		g.at("[B------:R-:W-:-:S02]", inst("PRMT", "", r(rLo), encResult(0), imm(0x40), encResult(1)))
+		g.at("[B------:R-:W-:-:S04]", inst("PRMT", "", r(rHi), encResult(2), imm(0x40), encResult(3)))
+		g.at("[B------:R-:W-:-:S04]", inst("PRMT", "", r(rLo), r(rLo), imm(0x5410), r(rHi)))
+	}
+	// out = codes | (sg & 0x80808080)
+	g.at("[B------:R-:W-:-:S05]", inst("LOP3", "LUT", r(rOut), r(rSg), imm(0x80808080), r(rLo), imm(0xea), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(rDst, 0), r(rOut)).When(sass.If(sass.P0)))
+	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(rDst, 0), r(rOut)).When(sass.IfNot(sass.P0)))
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(rB1), rz, imm(8), r(rOut)))
+	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(rB2), rz, imm(16), r(rOut)))
+	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(rDst, 1), r(rB1)).When(sass.If(sass.P1)))
+	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(rDst, 2), r(rB2)).When(sass.If(sass.P2)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	return g.end(), nil
+}
+
+// encodeInt appends the integer float8 encoder for the four binary32
+// values in R4..R7; element j's code (bits 0..6, the rest zero) ends in
+// encResult(j). For one element, with y its bits, a = |y|, e = a>>23,
+// S = 23 − mantissa bits:
+//
+//	normal  (a ≥ the smallest normal): code = min((a + K + (a>>S & 1)) >> S, max)
+//	        with K = 2^(S−1) − 1 − (127−bias)<<23 (rebias and half-minus-one)
+//	subnormal: m = mantissa | 2^23, s = 32 − ns, ns = max(e − (119−bias−mant), 1):
+//	        code = (m + (2^31−1)>>ns + (m>>s & 1)) >> s  (a right shift by s with
+//	        round to nearest even; ns ≥ 1 keeps s ≤ 31, which rounds every
+//	        value below the smallest subnormal's half to zero)
+//	NaN: code |= 0x7f (d = (0x7f800000 − a) >> 31 arithmetic is all ones)
+//	(the sign is added by the caller, from x)
+//
+// Infinity and finite overflow meet the min with the largest finite code
+// (saturation); zero and binary32 subnormals fall in the subnormal branch
+// with ns = 1 and round to zero.
+func encodeInt(g *prog, f f8Format) {
+	S := int64(23 - f.mant)
+	K := int64(int32(uint32(1)<<(S-1) - 1 - uint32(127-f.bias)<<23))
+	minNormal := int64(128-f.bias) << 23
+	nsBias := int64(119 - f.bias - f.mant)
+	// Element j's registers: a, m, e (then ns), t (then the normal
+	// code, then the result), d, s, h, q.
+	const (
+		a, m, e, t, d, s, h, q = 0, 1, 2, encT, 4, 5, 6, 7
+	)
+	reg := func(j, k int) sass.Operand { return r(sass.Reg(rEnc + encStride*j + k)) }
+	y := func(j int) sass.Operand { return r(sass.Reg(rX + j)) }
+	pn := func(j int) sass.Pred { return sass.P3 + sass.Pred(j) }
+	steps := []func(j int) sass.Inst{
+		func(j int) sass.Inst {
+			return inst("LOP3", "LUT", reg(j, a), y(j), imm(0x7fffffff), rz, imm(0xc0), npt)
+		},
+		func(j int) sass.Inst {
+			return inst("LOP3", "LUT", reg(j, m), y(j), imm(0x7fffff), r(rK800000), imm(0xea), npt)
+		},
+		func(j int) sass.Inst { return inst("SHF", "R.U32.HI", reg(j, e), rz, imm(23), reg(j, a)) },
+		func(j int) sass.Inst { return inst("SHF", "R.U32.HI", reg(j, t), rz, imm(S), reg(j, a)) },
+		func(j int) sass.Inst { return inst("IADD3", "", reg(j, d), sass.Neg(reg(j, a)), imm(0x7f800000), rz) },
+		func(j int) sass.Inst {
+			return inst("ISETP", "GE.U32.AND", p(pn(j)), pt, reg(j, a), imm(minNormal), pt)
+		},
+		func(j int) sass.Inst { return inst("LOP3", "LUT", reg(j, t), reg(j, t), imm(1), rz, imm(0xc0), npt) },
+		func(j int) sass.Inst { return inst("IADD3", "", reg(j, e), reg(j, e), imm(-nsBias), rz) },
+		func(j int) sass.Inst { return inst("SHF", "R.S32.HI", reg(j, d), rz, imm(31), reg(j, d)) },
+		func(j int) sass.Inst { return inst("IADD3", "", reg(j, t), reg(j, a), imm(K), reg(j, t)) },
+		func(j int) sass.Inst { return inst("IMNMX", "", reg(j, e), reg(j, e), imm(1), npt) },
+		func(j int) sass.Inst { return inst("SHF", "R.U32.HI", reg(j, t), rz, imm(S), reg(j, t)) },
+		func(j int) sass.Inst { return inst("IADD3", "", reg(j, s), sass.Neg(reg(j, e)), imm(32), rz) },
+		func(j int) sass.Inst { return inst("SHF", "R.U32.HI", reg(j, h), rz, reg(j, e), imm(0x7fffffff)) },
+		func(j int) sass.Inst { return inst("IMNMX", "U32", reg(j, t), reg(j, t), imm(f.maxCode), pt) },
+		func(j int) sass.Inst { return inst("SHF", "R.U32.HI", reg(j, q), rz, reg(j, s), reg(j, m)) },
+		func(j int) sass.Inst { return inst("LOP3", "LUT", reg(j, q), reg(j, q), imm(1), rz, imm(0xc0), npt) },
+		func(j int) sass.Inst { return inst("IADD3", "", reg(j, q), reg(j, m), reg(j, h), reg(j, q)) },
+		func(j int) sass.Inst { return inst("SHF", "R.U32.HI", reg(j, q), rz, reg(j, s), reg(j, q)) },
+		func(j int) sass.Inst { return inst("SEL", "", reg(j, t), reg(j, t), reg(j, q), p(pn(j))) },
+		func(j int) sass.Inst {
+			return inst("LOP3", "LUT", reg(j, t), reg(j, d), imm(0x7f), reg(j, t), imm(0xea), npt)
+		},
+	}
+	for _, st := range steps {
+		for j := range 4 {
+			g.at("[B------:R-:W-:-:S01]", st(j))
+		}
+	}
+	// the packing PRMTs read the last step's results four cycles on.
+	g.p[len(g.p)-1].Ctrl.Stall = 2
+}

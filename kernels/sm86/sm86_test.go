@@ -1,0 +1,205 @@
+package sm86
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+// cudaTool finds a CUDA tool (PATH, then $TCRT_CUDA_HOME/bin). Without it
+// the test skips, unless CI=true, where the tools must be installed.
+func cudaTool(t *testing.T, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
+		p := filepath.Join(h, "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found and CI=true: run scripts/cuda-tools.sh and source its env", name)
+	}
+	t.Skipf("%s not found (scripts/cuda-tools.sh installs it)", name)
+	return ""
+}
+
+func programs(t *testing.T, arch int) map[string]sass.Program {
+	t.Helper()
+	ps, err := Programs(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// nvdisasmLine matches an instruction line of nvdisasm -hex output.
+var nvdisasmLine = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*/\* 0x[0-9a-f]{16} \*/\s*$`)
+
+// disasm runs nvdisasm -b SM<arch> -hex on raw instruction words and
+// returns the text of each word by address.
+func disasm(t *testing.T, tool string, arch int, code []byte) map[int64]string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "words.bin")
+	if err := os.WriteFile(f, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(tool, "-b", fmt.Sprintf("SM%d", arch), "-hex", f).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nvdisasm -b SM%d: %v\n%s", arch, err, out)
+	}
+	texts := map[int64]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		m := nvdisasmLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		a, _ := strconv.ParseInt(m[1], 16, 64)
+		texts[a] = strings.TrimSpace(m[2])
+	}
+	return texts
+}
+
+// TestOracle checks every instruction word of every kernel: nvdisasm
+// -b SM86 (SM89 for the sm_89 module) prints exactly the model's text.
+func TestOracle(t *testing.T) {
+	tool := cudaTool(t, "nvdisasm")
+	for _, arch := range Archs {
+		for name, p := range programs(t, arch) {
+			code, err := sass.Encode(p)
+			if errors.Is(err, sass.ErrNoForm) {
+				t.Logf("%s sm_%d: not encodable by the model yet: %v", name, arch, err)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s sm_%d: %v", name, arch, err)
+			}
+			texts := disasm(t, tool, arch, code)
+			for k, i := range p {
+				pc := int64(16 * k)
+				if got, want := texts[pc], i.Text(pc); got != want {
+					t.Errorf("%s sm_%d %#04x: nvdisasm %q, model %q", name, arch, pc, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestSchedule runs the schedule checker on every kernel: no findings.
+func TestSchedule(t *testing.T) {
+	for _, arch := range Archs {
+		for name, p := range programs(t, arch) {
+			if _, err := sass.Encode(p); errors.Is(err, sass.ErrNoForm) {
+				t.Logf("%s sm_%d: not encodable by the model yet, not checked: %v", name, arch, err)
+				continue
+			}
+			for _, f := range sass.CheckSchedule(p, sass.CheckOptions{}) {
+				t.Errorf("%s sm_%d: %s", name, arch, f)
+			}
+		}
+	}
+}
+
+// TestCubinsCurrent fails when an embedded cubin differs from what the
+// generators produce now (run go generate ./kernels/sm86).
+func TestCubinsCurrent(t *testing.T) {
+	for _, arch := range Archs {
+		want, err := Cubin(arch)
+		if errors.Is(err, ErrNotEncodable) {
+			if Embedded(arch) != nil {
+				t.Errorf("sm_%d: a cubin is embedded but the generators cannot build it: %v", arch, err)
+			}
+			if _, ok := Module().Cubins[arch]; ok {
+				t.Errorf("sm_%d: Module lists a cubin it cannot have", arch)
+			}
+			t.Logf("sm_%d: no cubin (%v)", arch, err)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(Embedded(arch), want) {
+			t.Errorf("sm_%d: the embedded cubin is stale; run go generate ./kernels/sm86", arch)
+		}
+		if got := Module().Cubins[arch]; !bytes.Equal(got, want) {
+			t.Errorf("sm_%d: Module's cubin differs from the embedded one", arch)
+		}
+	}
+}
+
+// TestCubinTools reads the embedded cubins back with cuobjdump -elf and
+// nvdisasm: every kernel is there, with the code the generators produce.
+func TestCubinTools(t *testing.T) {
+	cuobjdump, nvdisasm := cudaTool(t, "cuobjdump"), cudaTool(t, "nvdisasm")
+	dir := t.TempDir()
+	for _, arch := range Archs {
+		if Embedded(arch) == nil {
+			t.Logf("sm_%d: no cubin embedded", arch)
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("sass.sm_%d.cubin", arch))
+		if err := os.WriteFile(path, Embedded(arch), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		elf, err := exec.Command(cuobjdump, "-elf", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("cuobjdump -elf sm_%d: %v\n%s", arch, err, elf)
+		}
+		dis, err := exec.Command(nvdisasm, "-hex", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("nvdisasm sm_%d: %v\n%s", arch, err, dis)
+		}
+		for name, p := range programs(t, arch) {
+			if !bytes.Contains(elf, []byte(".text."+name)) {
+				t.Errorf("sm_%d: cuobjdump -elf shows no .text.%s", arch, name)
+			}
+			if !bytes.Contains(dis, []byte(".text."+name)) {
+				t.Errorf("sm_%d: nvdisasm shows no .text.%s", arch, name)
+			}
+			for k, i := range p[:8] {
+				if want := i.Text(int64(16 * k)); !bytes.Contains(dis, []byte(want)) {
+					t.Errorf("sm_%d %s: nvdisasm of the cubin lacks %q", arch, name, want)
+				}
+			}
+		}
+	}
+}
+
+func TestDivMagic(t *testing.T) {
+	ds := []uint32{1, 2, 3, 5, 7, 10, 100, 127, 128, 129, 1000, 4095, 4097, 65535, 1 << 20, 1<<20 + 1, 1<<30 - 1, 1 << 30, 1<<31 - 1}
+	ls := []uint32{0, 1, 2, 3, 1000, 65535, 1 << 20, 1<<31 - 1, 1<<31 - 2, 1 << 30, 123456789}
+	seed := uint64(1)
+	next := func() uint32 { seed = seed*6364136223846793005 + 1442695040888963407; return uint32(seed >> 33) }
+	for range 200 {
+		ds = append(ds, next()|1)
+		ls = append(ls, next())
+	}
+	for _, d := range ds {
+		if d == 0 || d >= 1<<31 {
+			continue
+		}
+		m, s := DivMagic(d)
+		for _, l := range append(ls, d-1, d, d+1, 2*d-1, 2*d) {
+			if l >= 1<<31 {
+				continue
+			}
+			hi := uint32(uint64(l) * uint64(m) >> 32)
+			if got := (hi + l) >> s; got != l/d {
+				t.Fatalf("DivMagic(%d) = %d, %d: %d / %d gives %d, want %d", d, m, s, l, d, got, l/d)
+			}
+		}
+	}
+}
