@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/bench"
+	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -31,35 +32,20 @@ func BenchmarkAttention(b *testing.B) {
 						name += "/causal"
 					}
 					b.Run(name, func(b *testing.B) {
-						for _, be := range backendOrder {
-							rt, ok := rts[be]
-							if !ok {
-								continue
+						eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+							s, err := bench.NewAttentionSetup(ctx(), rt, p, 1)
+							if err != nil {
+								b.Fatal(err)
 							}
-							b.Run(be, func(b *testing.B) {
-								s, err := bench.NewAttentionSetup(ctx(), rt, p, 1)
-								if err != nil {
-									b.Fatal(err)
-								}
-								defer s.Close()
-								if err := s.Run(ctx(), rt); err != nil {
-									b.Fatal(err)
-								}
-								b.ResetTimer()
-								for i := 0; i < b.N; i++ {
-									if err := s.Run(ctx(), rt); err != nil {
-										b.Fatal(err)
-									}
-								}
-								sec := b.Elapsed().Seconds()
-								if decode {
-									b.ReportMetric(p.KVBytes()*float64(b.N)/sec/1e9, "GB/s")
-									b.ReportMetric(float64(p.Batch*b.N)/sec, "tokens/s")
-								} else {
-									b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
-								}
-							})
-						}
+							defer s.Close()
+							sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+							if decode {
+								b.ReportMetric(p.KVBytes()*float64(b.N)/sec/1e9, "GB/s")
+								b.ReportMetric(float64(p.Batch*b.N)/sec, "tokens/s")
+							} else {
+								b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+							}
+						})
 					})
 				})
 			}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/bench"
+	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -27,31 +28,17 @@ func BenchmarkGather(b *testing.B) {
 		b.Run("f32", func(b *testing.B) {
 			for _, v := range gatherVariants {
 				b.Run(v.name, func(b *testing.B) {
-					for _, name := range backendOrder {
-						rt, ok := rts[name]
-						if !ok {
-							continue
+					eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+						p := big
+						p.Hot = v.hot
+						s, err := bench.NewGatherSetup(ctx(), rt, p, 1)
+						if err != nil {
+							b.Fatal(err)
 						}
-						b.Run(name, func(b *testing.B) {
-							p := big
-							p.Hot = v.hot
-							s, err := bench.NewGatherSetup(ctx(), rt, p, 1)
-							if err != nil {
-								b.Fatal(err)
-							}
-							defer s.Close()
-							if err := s.Run(ctx(), rt); err != nil {
-								b.Fatal(err)
-							}
-							b.ResetTimer()
-							for i := 0; i < b.N; i++ {
-								if err := s.Run(ctx(), rt); err != nil {
-									b.Fatal(err)
-								}
-							}
-							b.ReportMetric(p.Bytes()*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-						})
-					}
+						defer s.Close()
+						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+						b.ReportMetric(p.Bytes()*float64(b.N)/sec/1e9, "GB/s")
+					})
 				})
 			}
 		})
@@ -64,31 +51,16 @@ func BenchmarkGather(b *testing.B) {
 func BenchmarkGatherCAS(b *testing.B) {
 	rts := backends(b)
 	b.Run("b32", func(b *testing.B) {
-		for _, name := range backendOrder {
-			rt, ok := rts[name]
-			if !ok {
-				continue
+		eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+			p := bench.GatherCASProblem{MemBytes: 64 << 20, Lanes: 1 << 20}
+			s, err := bench.NewGatherCASSetup(ctx(), rt, p, 2)
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.Run(name, func(b *testing.B) {
-				p := bench.GatherCASProblem{MemBytes: 64 << 20, Lanes: 1 << 20}
-				s, err := bench.NewGatherCASSetup(ctx(), rt, p, 2)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer s.Close()
-				if err := s.Run(ctx(), rt); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if err := s.Run(ctx(), rt); err != nil {
-						b.Fatal(err)
-					}
-				}
-				sec := b.Elapsed().Seconds()
-				b.ReportMetric(p.Bytes()*float64(b.N)/sec/1e9, "GB/s")
-				b.ReportMetric(float64(p.Lanes)*float64(b.N)/sec/1e6, "Mlanes/s")
-			})
-		}
+			defer s.Close()
+			sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+			b.ReportMetric(p.Bytes()*float64(b.N)/sec/1e9, "GB/s")
+			b.ReportMetric(float64(p.Lanes)*float64(b.N)/sec/1e6, "Mlanes/s")
+		})
 	})
 }

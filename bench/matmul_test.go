@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/bench"
+	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -17,30 +18,16 @@ func BenchmarkMatMul(b *testing.B) {
 		b.Run(dt.String(), func(b *testing.B) {
 			for _, sh := range shapes {
 				b.Run(fmt.Sprintf("%dx%dx%d", sh[0], sh[1], sh[2]), func(b *testing.B) {
-					for _, name := range backendOrder {
-						rt, ok := rts[name]
-						if !ok {
-							continue
+					eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+						p := bench.MatMulProblem{DType: dt, M: sh[0], N: sh[1], K: sh[2]}
+						s, err := bench.NewMatMulSetup(ctx(), rt, p, 1)
+						if err != nil {
+							b.Fatal(err)
 						}
-						b.Run(name, func(b *testing.B) {
-							p := bench.MatMulProblem{DType: dt, M: sh[0], N: sh[1], K: sh[2]}
-							s, err := bench.NewMatMulSetup(ctx(), rt, p, 1)
-							if err != nil {
-								b.Fatal(err)
-							}
-							defer s.Close()
-							if err := s.Run(ctx(), rt); err != nil {
-								b.Fatal(err)
-							}
-							b.ResetTimer()
-							for i := 0; i < b.N; i++ {
-								if err := s.Run(ctx(), rt); err != nil {
-									b.Fatal(err)
-								}
-							}
-							b.ReportMetric(p.FLOPs()*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-						})
-					}
+						defer s.Close()
+						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+						b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+					})
 				})
 			}
 		})

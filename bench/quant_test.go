@@ -6,6 +6,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/bench"
 	"github.com/tcrt-go/tcrt/ops"
+	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -31,34 +32,20 @@ func benchQuant(b *testing.B, dequant bool) {
 			for _, g := range quantBenchGrans {
 				b.Run(g.String(), func(b *testing.B) {
 					b.Run(fmt.Sprint(rows*cols), func(b *testing.B) {
-						for _, name := range backendOrder {
-							rt, ok := rts[name]
-							if !ok {
-								continue
+						eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+							p := bench.QuantProblem{Format: f, Gran: g, Rows: rows, Cols: cols}
+							s, err := bench.NewQuantSetup(ctx(), rt, p, 1)
+							if err != nil {
+								b.Fatal(err)
 							}
-							b.Run(name, func(b *testing.B) {
-								p := bench.QuantProblem{Format: f, Gran: g, Rows: rows, Cols: cols}
-								s, err := bench.NewQuantSetup(ctx(), rt, p, 1)
-								if err != nil {
-									b.Fatal(err)
-								}
-								defer s.Close()
-								run, bytes := s.Quantize, p.QuantizeBytes()
-								if dequant {
-									run, bytes = s.Dequantize, p.DequantizeBytes()
-								}
-								if err := run(ctx(), rt); err != nil {
-									b.Fatal(err)
-								}
-								b.ResetTimer()
-								for i := 0; i < b.N; i++ {
-									if err := run(ctx(), rt); err != nil {
-										b.Fatal(err)
-									}
-								}
-								b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-							})
-						}
+							defer s.Close()
+							run, bytes := s.Quantize, p.QuantizeBytes()
+							if dequant {
+								run, bytes = s.Dequantize, p.DequantizeBytes()
+							}
+							sec := timeLoop(b, func() error { return run(ctx(), rt) })
+							b.ReportMetric(bytes*float64(b.N)/sec/1e9, "GB/s")
+						})
 					})
 				})
 			}

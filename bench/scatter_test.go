@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/bench"
+	"github.com/tcrt-go/tcrt/runtime"
 )
 
 // BenchmarkScatterAdd/f32/<random|hot16>/<backend> reports GB/s (source
@@ -15,31 +16,17 @@ func BenchmarkScatterAdd(b *testing.B) {
 	b.Run("f32", func(b *testing.B) {
 		for _, v := range gatherVariants {
 			b.Run(v.name, func(b *testing.B) {
-				for _, name := range backendOrder {
-					rt, ok := rts[name]
-					if !ok {
-						continue
+				eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+					p := big
+					p.Hot = v.hot
+					s, err := bench.NewScatterSetup(ctx(), rt, p, 3)
+					if err != nil {
+						b.Fatal(err)
 					}
-					b.Run(name, func(b *testing.B) {
-						p := big
-						p.Hot = v.hot
-						s, err := bench.NewScatterSetup(ctx(), rt, p, 3)
-						if err != nil {
-							b.Fatal(err)
-						}
-						defer s.Close()
-						if err := s.Run(ctx(), rt); err != nil {
-							b.Fatal(err)
-						}
-						b.ResetTimer()
-						for i := 0; i < b.N; i++ {
-							if err := s.Run(ctx(), rt); err != nil {
-								b.Fatal(err)
-							}
-						}
-						b.ReportMetric(p.ScatterBytes()*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-					})
-				}
+					defer s.Close()
+					sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+					b.ReportMetric(p.ScatterBytes()*float64(b.N)/sec/1e9, "GB/s")
+				})
 			})
 		}
 	})
