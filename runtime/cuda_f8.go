@@ -305,10 +305,13 @@ type f8Const struct {
 
 // run launches g on s, then releases a one-call constant.
 func (c f8Const) run(s *Stream, g *GPULaunch) error {
-	if c.free == nil {
-		return LaunchGPU(s, g)
+	if err := LaunchGPU(s, g); err != nil || c.free == nil {
+		if err != nil && c.free != nil {
+			_ = c.free.free()
+		}
+		return err
 	}
-	return c.runAfter(s, g, nil, nil)
+	return s.Enqueue(c.free.free) // after the kernel: host tasks wait for the device
 }
 
 // runAfter is LaunchGPUAfter, then releases a one-call constant.
