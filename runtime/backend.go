@@ -92,6 +92,39 @@ type GPULaunch struct {
 // gpuStream is a stream that can launch GPU kernels.
 type gpuStream interface {
 	launchGPU(g GPULaunch) error
+	// enqueue appends a host task (streamImpl's).
+	enqueue(fn func() error) error
+	// issueGPU issues g at once; only work running on the stream may call
+	// it, so that stream order holds.
+	issueGPU(g GPULaunch) error
+}
+
+// LaunchGPUAfter enqueues on s one host task that runs, after the stream's
+// earlier work has finished, pre, then (when pre succeeds) issues g in its
+// place in stream order, then post. So a kernel can depend on a check of
+// device data (scale values) made on the host: when pre fails, g is not
+// launched and pre's error is the one the stream's next Synchronize
+// reports. g is checked as LaunchGPU checks it, before anything is
+// enqueued; pre and post may be nil. It costs a round trip to the host.
+func LaunchGPUAfter(s *Stream, g *GPULaunch, pre, post func() error) error {
+	gl, gs, err := prepareGPULaunch(s, g)
+	if err != nil {
+		return err
+	}
+	return gs.enqueue(func() error {
+		if pre != nil {
+			if err := pre(); err != nil {
+				return err
+			}
+		}
+		if err := gs.issueGPU(gl); err != nil {
+			return err
+		}
+		if post != nil {
+			return post()
+		}
+		return nil
+	})
 }
 
 // LaunchGPU enqueues g on s. It fails with ErrArgument for a malformed
@@ -99,34 +132,45 @@ type gpuStream interface {
 // from the launch itself (a module that does not load, a fault) are
 // reported by the stream's next Synchronize.
 func LaunchGPU(s *Stream, g *GPULaunch) error {
-	const op = "launch gpu kernel"
-	if err := s.check(op); err != nil {
+	gl, gs, err := prepareGPULaunch(s, g)
+	if err != nil {
 		return err
 	}
+	return gs.launchGPU(gl)
+}
+
+// prepareGPULaunch checks g for s as LaunchGPU does and returns the launch
+// normalised (0 counts as 1, its own copy of the parameters) with the
+// stream's GPU side.
+func prepareGPULaunch(s *Stream, g *GPULaunch) (GPULaunch, gpuStream, error) {
+	const op = "launch gpu kernel"
+	if err := s.check(op); err != nil {
+		return GPULaunch{}, nil, err
+	}
 	if g == nil || g.Module == nil || g.Func == "" {
-		return fmt.Errorf("tcrt: %s: argument launch: needs a module and a function name: %w", op, ErrArgument)
+		return GPULaunch{}, nil, fmt.Errorf("tcrt: %s: argument launch: needs a module and a function name: %w", op, ErrArgument)
 	}
 	gl := *g
 	threads := 1
 	for i := range 3 {
 		gl.Grid[i], gl.Block[i] = max(gl.Grid[i], 1), max(gl.Block[i], 1)
 		if g.Grid[i] < 0 || g.Block[i] < 0 {
-			return fmt.Errorf("tcrt: %s %s: argument launch: negative grid %v or block %v: %w", op, g.Func, g.Grid, g.Block, ErrArgument)
+			return GPULaunch{}, nil, fmt.Errorf("tcrt: %s %s: argument launch: negative grid %v or block %v: %w", op, g.Func, g.Grid, g.Block, ErrArgument)
 		}
 		threads *= gl.Block[i]
 	}
 	if threads > 1024 {
-		return fmt.Errorf("tcrt: %s %s: argument launch: block %v has %d threads, more than 1024: %w", op, g.Func, g.Block, threads, ErrArgument)
+		return GPULaunch{}, nil, fmt.Errorf("tcrt: %s %s: argument launch: block %v has %d threads, more than 1024: %w", op, g.Func, g.Block, threads, ErrArgument)
 	}
 	if dev := s.rt.be.device(); g.SharedBytes < 0 || (dev.SharedPerBlockOptin > 0 && g.SharedBytes > dev.SharedPerBlockOptin) {
-		return fmt.Errorf("tcrt: %s %s: argument launch: %d bytes of shared memory; the device allows %d: %w", op, g.Func, g.SharedBytes, dev.SharedPerBlockOptin, ErrArgument)
+		return GPULaunch{}, nil, fmt.Errorf("tcrt: %s %s: argument launch: %d bytes of shared memory; the device allows %d: %w", op, g.Func, g.SharedBytes, dev.SharedPerBlockOptin, ErrArgument)
 	}
 	gs, ok := s.impl.(gpuStream)
 	if !ok {
-		return fmt.Errorf("tcrt: %s %s: the %s backend has no GPU streams: %w", op, g.Func, s.rt.be.kind(), ErrUnsupported)
+		return GPULaunch{}, nil, fmt.Errorf("tcrt: %s %s: the %s backend has no GPU streams: %w", op, g.Func, s.rt.be.kind(), ErrUnsupported)
 	}
 	gl.Params = append([]uint64(nil), g.Params...)
-	return gs.launchGPU(gl)
+	return gl, gs, nil
 }
 
 // cudaDevices is set by the CUDA backend's init (-tags cuda); nil otherwise.

@@ -260,19 +260,23 @@ func (b *cudaBackend) function(m *ptx.Module, name string) (*cudaFunction, error
 const defaultSharedLimit = 48 << 10
 
 func (s *cudaStream) launchGPU(g GPULaunch) error {
-	return s.q.enqueue(func() error {
-		return s.be.d.w.do(func() error {
-			f, err := s.be.function(g.Module, g.Func)
-			if err != nil {
-				return err
+	return s.q.enqueue(func() error { return s.issueGPU(g) })
+}
+
+// issueGPU issues g on the device stream at once. It must run on the
+// stream's issuer (inside work enqueued on s.q), so stream order holds.
+func (s *cudaStream) issueGPU(g GPULaunch) error {
+	return s.be.d.w.do(func() error {
+		f, err := s.be.function(g.Module, g.Func)
+		if err != nil {
+			return err
+		}
+		if g.SharedBytes > defaultSharedLimit && g.SharedBytes > f.smemOptIn {
+			if err := funcSetSharedBytes(f.f, g.SharedBytes); err != nil {
+				return fmt.Errorf("kernel %s: %w", g.Func, err)
 			}
-			if g.SharedBytes > defaultSharedLimit && g.SharedBytes > f.smemOptIn {
-				if err := funcSetSharedBytes(f.f, g.SharedBytes); err != nil {
-					return fmt.Errorf("kernel %s: %w", g.Func, err)
-				}
-				f.smemOptIn = g.SharedBytes
-			}
-			return launch(f.f, g, s.s)
-		})
+			f.smemOptIn = g.SharedBytes
+		}
+		return launch(f.f, g, s.s)
 	})
 }

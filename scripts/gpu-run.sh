@@ -30,6 +30,11 @@ done
 
 echo "== benchmarks" | tee "$logs/bench.txt"
 ./runtime.test -test.run '^$' -test.bench 'CUDA' -test.benchtime=50x 2>&1 | tee -a "$logs/bench.txt"
+# Through ops and the registry on the cuda backend (each call synchronous):
+# per tensor the PTX kernels, the other granularities the host fallback.
+if [ -x ./bench.test ]; then
+	./bench.test -test.run '^$' -test.bench '^Benchmark(Quantize|Dequantize)$/.*/.*/.*/cuda$' -test.benchtime=20x 2>&1 | tee -a "$logs/bench.txt"
+fi
 
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 	echo "== pytorch" | tee "$logs/torch.txt"

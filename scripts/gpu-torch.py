@@ -37,6 +37,34 @@ def torch_op(name):
             return (lambda: (x * scale).to(f8)), 5 * rows * cols
         q = x.to(f8)
         return (lambda: q.to(torch.float32) * scale), 5 * rows * cols
+    m = re.match(r"Benchmark(Quantize|Dequantize)/(e4m3|e5m2)/(tensor|row)/(\d+)/cuda", name)
+    if m:
+        # bench/quant_test.go: 4096 columns, per tensor a given scale, per
+        # row scales from the amax; inverse scales written.
+        kind, fmt, gran, n = m.group(1), m.group(2), m.group(3), int(m.group(4))
+        cols = 4096
+        rows = n // cols
+        f8 = torch.float8_e4m3fn if fmt == "e4m3" else torch.float8_e5m2
+        fmax = torch.finfo(f8).max
+        x = torch.randn(rows, cols, device="cuda")
+        nsc = rows if gran == "row" else 1
+        nbytes = 5 * n + 4 * nsc
+        inv = torch.empty(nsc, 1, device="cuda") if gran == "row" else torch.empty((), device="cuda")
+        if kind == "Quantize":
+            if gran == "tensor":
+                scale = torch.full((), 64.0, device="cuda")
+                def q():
+                    torch.reciprocal(scale, out=inv)
+                    return (x * scale).to(f8)
+                return q, nbytes
+            def qr():
+                s = fmax / x.abs().amax(dim=1, keepdim=True)
+                torch.reciprocal(s, out=inv)
+                return (x * s).to(f8)
+            return qr, nbytes
+        q = x.to(f8)
+        inv.fill_(0.5)
+        return (lambda: q.to(torch.float32) * inv), nbytes
     m = re.match(r"BenchmarkCUDASG/(gather-rows|scatter-add)(?:-nocheck)?/f32/(\d+)x(\d+)/cuda", name)
     if m:
         kind, rows, cols = m.group(1), int(m.group(2)), int(m.group(3))
