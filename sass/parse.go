@@ -81,7 +81,10 @@ func ParseInst(s string, pc int64) (Inst, error) {
 			continue
 		}
 		try := i
-		try.Args = make([]Operand, len(toks))
+		try.Args = nil
+		if len(toks) > 0 {
+			try.Args = make([]Operand, len(toks))
+		}
 		reuse := uint8(0)
 		good := true
 		for k, t := range toks {
@@ -313,6 +316,10 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 	}
 	switch o.kind {
 	case fR:
+		if o.sel != "" && strings.HasSuffix(t, ".reuse"+o.sel) {
+			reuse = true
+			t = strings.TrimSuffix(t, ".reuse"+o.sel) + o.sel
+		}
 		if o.sel != "" {
 			if !strings.HasSuffix(t, o.sel) {
 				return bad()
