@@ -239,11 +239,18 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		desc := -1
 		if strings.HasPrefix(t, "desc[UR") {
 			j := strings.IndexByte(t, ']')
-			n, err := strconv.Atoi(t[7:j])
-			if j < 0 || err != nil || n < 0 || n > 62 {
+			if j < 0 {
 				return bad()
 			}
-			desc = n
+			if t[7:j] == "Z" {
+				desc = 63
+			} else {
+				n, err := strconv.Atoi(t[7:j])
+				if err != nil || n < 0 || n > 62 {
+					return bad()
+				}
+				desc = n
+			}
 			t = t[j+1:]
 		}
 		if len(t) < 2 || t[0] != '[' || t[len(t)-1] != ']' {
