@@ -115,10 +115,13 @@ func controlFrom(v uint64) Control {
 //
 // B: the wait mask, one column per scoreboard 0..5 ('-' or its digit);
 // R: the read scoreboard; W: the write scoreboard; Y (yield) or '-';
-// S: the stall count. A fourth reuse flag and the unused bits 126..127,
-// when set, follow as ":U8" and ":X<n>". Reuse flags A..C are not here:
-// they print as ".reuse" on the operands.
-func (c Control) String() string {
+// S: the stall count. Reuse flags follow as ":U<mask>" (bit 0 A, 1 B,
+// 2 C, 3 the fourth) and the unused bits 126..127 as ":X<n>", when set.
+// Inst.Listing shows the reuse flags of register operands as ".reuse" on
+// them instead, and only the others here.
+func (c Control) String() string { return c.format(c.Reuse) }
+
+func (c Control) format(reuse uint8) string {
 	var b strings.Builder
 	b.WriteString("[B")
 	for i := 0; i < 6; i++ {
@@ -141,8 +144,8 @@ func (c Control) String() string {
 		b.WriteByte('-')
 	}
 	fmt.Fprintf(&b, ":S%02d", c.Stall)
-	if c.Reuse&8 != 0 {
-		b.WriteString(":U8")
+	if reuse != 0 {
+		fmt.Fprintf(&b, ":U%d", reuse)
 	}
 	if c.Extra != 0 {
 		fmt.Fprintf(&b, ":X%d", c.Extra)
@@ -211,8 +214,12 @@ func ParseControl(s string) (Control, error) {
 	c.Stall = uint8(n)
 	for _, p := range parts[5:] {
 		switch {
-		case p == "U8":
-			c.Reuse |= 8
+		case len(p) >= 2 && p[0] == 'U':
+			n, err := strconv.Atoi(p[1:])
+			if err != nil || n < 1 || n > 15 {
+				return bad()
+			}
+			c.Reuse |= uint8(n)
 		case len(p) == 2 && p[0] == 'X' && p[1] >= '1' && p[1] <= '3':
 			c.Extra = p[1] - '0'
 		default:

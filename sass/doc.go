@@ -12,4 +12,96 @@
 // WriteCubin's output is checked only against ptxas, cuobjdump and nvdisasm;
 // that the CUDA driver loads and runs a cubin written from scratch has not been
 // verified on an sm_86/89 GPU (none is available to this project).
+//
+// # Model
+//
+// An Inst is a guard (Cond), an opcode (Op, e.g. "FFMA"), modifier tokens in
+// nvdisasm's order (Mods: ["WIDE", "U32"]), operands in nvdisasm's order
+// (Args: Operand values of a Kind: register, predicate, uniform register,
+// immediate, float immediate, constant bank, memory address, special
+// register, branch target, scoreboard) and a Control word. Build them with
+// the constructors (FFMA, LDG, HMMA16816F32, ...), with New and the chaining
+// methods (With, When, Stall, Yield, WriteSB, ReadSB, Wait, Reuse), or by
+// parsing text. Inspect them with Class, VariableLatency, Reads, Writes and
+// Arch.
+//
+// # Tables
+//
+// The encodings are the strings of table.go, one opcode form per line
+// (notation: def in form.go): the opcode bits, fixed bits, modifier fields
+// (value -> token) and operand fields. A form is chosen by operand kinds and
+// modifiers; alias forms (IMAD.MOV, IMAD.SHL, IMAD.IADD) come first because
+// nvdisasm prints them whenever their operands fit. Anything a form does not
+// name must be zero.
+//
+// # Decoding
+//
+// DecodeWord accepts a word only if re-encoding the decoded instruction gives
+// the same 128 bits; anything else (an opcode outside the model, a field
+// value no table lists, a set bit no form explains) is ErrUnmodeled. So the
+// decoder never invents meaning, and every accepted word round-trips.
+//
+// # Text
+//
+// Inst.Text(pc) and String (pc 0) print exactly nvdisasm -b SM86 -hex's
+// instruction text for the word (nvdisasm -b SM89 for the sm_89-only forms),
+// without the address and hex columns, including the guard, ".reuse" and the
+// terminator. The control word is not part of nvdisasm's text, except that
+// (measured, CUDA 11.8):
+//   - ".reuse" is printed only on instructions without the yield flag;
+//   - the terminator is ";" instead of " ;" when the stall count and the wait
+//     mask are zero and the yield flag is set.
+//
+// Inst.Listing(pc) prefixes the control word, "[B0-----:R-:W2:Y:S04]" (wait
+// mask over SB0..SB5, read and write scoreboard, yield, stall; ":U<m>" for
+// reuse flags that no printed register shows; ":X<n>" for bits 126..127), and
+// shows what nvdisasm's text loses: every reuse flag, a global access's
+// descriptor when it is not UR4 (desc[URn][...]), a NaN immediate as its bits
+// (0fXXXXXXXX), and the scale of a shared address on RZ. Parse and ParseInst
+// read both forms; ParseInst(i.Listing(pc), pc) == i for every encodable i,
+// and parsing nvdisasm's own text gives back the word except for what that
+// text cannot show (the control word, the hidden descriptor, NaN payloads).
+//
+// # Facts measured with the CUDA 11.8 tools (and unverified assumptions)
+//
+//   - nvdisasm 11.8 does not print the memory descriptor of LDG/STG/RED/ATOMG/
+//     LDGSTS (desc[UR4]); it lives in bits 32..37 (LDG) or 64..69 (STG, RED,
+//     ATOMG, LDGSTS) and is printed only when bit 101 is set (not modeled).
+//   - F2FP prints as F2FP.PACK_AB / F2FP.BF16.PACK_AB under -b SM86, but as
+//     F2FP.F16.F32.PACK_AB / F2FP.BF16.F32.PACK_AB under -b SM89 for the same
+//     word. The sm_89 float8 pack F2FP.SATFINITE.{E4M3,E5M2}.F32.PACK_AB_MERGE_C
+//     Rd, Ra, Rb, Rc[.H1]: format in bits 76+87, SATFINITE 77, the
+//     PACK_AB_MERGE_C selector in bits 78+90, the merge half in bit 72. That Ra
+//     is the high byte and Rb the low one follows the F16 pack (PTX
+//     cvt.rn.f16x2.f32 d, a, b) and is unverified on silicon.
+//   - BAR.SYNC prints as "BAR.SYNC 0x0" (no .DEFER_BLOCKING) in 11.8; a named
+//     barrier as "BAR.SYNC 0x1, 0x80"; BAR.ARV always shows its count.
+//   - Float immediates: %.20g below 1e9 in magnitude, %.20e from 1e9 on;
+//     +INF, -INF, +QNAN, -QNAN (every NaN), -0.0 carry a trailing blank.
+//   - Reuse flags follow the operand's place in the text (a second source held
+//     in the C field reuses through B; FADD's second source reuses through C).
+//     nvdisasm refuses reuse flags on slots that hold no register, B and C
+//     reuse together on a yielding instruction, and HMMA's C reuse without
+//     yield; the encoder refuses them too. Memory, conversion, MUFU, SHFL,
+//     BAR and atomic operands never print .reuse: the model gives them no
+//     reuse slot (stricter than nvdisasm, which ignores such bits).
+//   - Only the special register names nvdisasm was seen to print are
+//     modeled; others are refused.
+//   - Which opcodes are variable-latency (VariableLatency) follows sm86.md
+//     and ptxas's use of scoreboards; it is not measured here.
+//   - A global address on RZ prints [RZ.64+off]; a shared one prints the
+//     bare offset, hiding the scale ([RZ.X4+0x10] prints [0x10]); for ATOMG.CAS
+//     (an address without .64) the shared rule is assumed.
+//
+// # Golden corpora and tests
+//
+// testdata/golden_sm86.txt holds ptxas words, words encoded from the tables
+// for forms ptxas did not emit (Examples) and control-word variants, each with
+// nvdisasm's text; testdata/golden_sm89.txt the float8 packs. go generate
+// (internal/gengolden) rewrites them and needs the CUDA tools. The tests
+// decode, print, re-encode and parse every golden word, fail when a form has
+// no golden word, fuzz the decoder (FuzzDecode), and run the live oracle:
+// every program registered with OracleProgram is encoded and disassembled by
+// nvdisasm (found through TCRT_CUDA_HOME/bin or PATH) and compared with the
+// printer; without the tools it is skipped, except under CI=true.
 package sass

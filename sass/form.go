@@ -29,21 +29,21 @@ func (w *word) set(pos, width uint, v uint64) {
 type fkind uint8
 
 const (
-	fR     fkind = iota // register, 8 bits
-	fP                  // predicate, 3 bits
-	fUR                 // uniform register, 6 bits (field 8 bits)
-	fUP                 // uniform predicate, 3 bits
-	fI                  // integer immediate, printed signed
-	fU                  // integer immediate, printed unsigned
-	fF                  // binary32 immediate
-	fC                  // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
-	fSR                 // special register, 8 bits
-	fT                  // branch target, signed width bits
-	fSB                 // scoreboard number (DEPBAR), 3 bits
-	fMG                 // global address [Ra.64+off24], desc UR at 32
-	fMA                 // global address [Ra+off24] printed without .64, desc UR at 32
-	fMS                 // shared address [Ra(.Xn)+off24], scale at 78:2
-	fMX                 // shared address without scale field [Ra+off24]
+	fR  fkind = iota // register, 8 bits
+	fP               // predicate, 3 bits
+	fUR              // uniform register, 6 bits (field 8 bits)
+	fUP              // uniform predicate, 3 bits
+	fI               // integer immediate, printed signed
+	fU               // integer immediate, printed unsigned
+	fF               // binary32 immediate
+	fC               // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
+	fSR              // special register, 8 bits
+	fT               // branch target, signed width bits
+	fSB              // scoreboard number (DEPBAR), 3 bits
+	fMG              // global address [Ra.64+off24], desc UR at 32
+	fMA              // global address [Ra+off24] printed without .64, desc UR at 32
+	fMS              // shared address [Ra(.Xn)+off24], scale at 78:2
+	fMX              // shared address without scale field [Ra+off24]
 )
 
 // ospec is one operand field.
@@ -94,12 +94,18 @@ func (s slot) set(w *word, v uint64) {
 
 // form is one encoding of an opcode.
 type form struct {
-	op    Op
-	mask  word // bits fixed by the form
-	val   word
-	mods  []slot
-	ops   []ospec
+	arch int // the first architecture with the form: 86 or 89
+	op   Op
+	mask word // bits fixed by the form
+	val  word
+	mods []slot
+	ops  []ospec
 }
+
+// noReuseOps are opcodes whose registers nvdisasm never prints with
+// .reuse (measured); the model gives their operands no reuse slot.
+var noReuseOps = map[Op]bool{"ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
+	"STG": true, "STS": true, "LDG": true, "LDS": true, "LDSM": true, "LDGSTS": true, "S2R": true, "MUFU": true, "SHFL": true}
 
 var (
 	formsByOp   = map[Op][]*form{}
@@ -196,6 +202,9 @@ func parseOspec(s string) ospec {
 			o.fixReg = int(num())
 		case '^':
 			noReuse = true
+		case 'r':
+			o.reuse = int(num())
+			noReuse = true
 		case '+':
 			o.offPos = num()
 			if len(rest) == 0 || rest[0] != ':' {
@@ -267,12 +276,15 @@ func def(spec string) {
 	name := head[0]
 	code := head[1]
 	immKind := "I"
+	arch := 86
 	var fixed []string
 	var slots []string
 	for _, h := range head[2:] {
 		switch {
 		case h == ":F" || h == ":U" || h == ":I":
 			immKind = h[1:]
+		case h == "sm89":
+			arch = 89
 		case strings.HasPrefix(h, "="):
 			fixed = append(fixed, h[1:])
 		default:
@@ -284,7 +296,7 @@ func def(spec string) {
 		if err != nil {
 			panic("sass: bad code " + spec)
 		}
-		addForm(Op(name), c, fixed, slots, opnds)
+		addForm(arch, Op(name), c, fixed, slots, opnds)
 		return
 	}
 	c, err := strconv.ParseUint(code[1:], 16, 12)
@@ -369,6 +381,11 @@ func def(spec string) {
 				ops = append(ops, p)
 				continue
 			}
+			if which == 0 && p == "R@64" {
+				// the reuse flag follows the operand's place in the text:
+				// a second source held in the C field reuses through B
+				flags += "r1"
+			}
 			ops = append(ops, p+flags)
 		}
 		fx := fixed
@@ -376,12 +393,12 @@ func def(spec string) {
 			// the uniform-register forms set opcode bit 91
 			fx = append(append([]string(nil), fixed...), "91:1:1")
 		}
-		addForm(Op(name), c&0x1ff|sel<<9, fx, slots, ops)
+		addForm(arch, Op(name), c&0x1ff|sel<<9, fx, slots, ops)
 	}
 }
 
-func addForm(op Op, code uint64, fixed, slots, opnds []string) {
-	f := &form{op: op}
+func addForm(arch int, op Op, code uint64, fixed, slots, opnds []string) {
+	f := &form{op: op, arch: arch}
 	f.mask.set(0, 12, 0xfff)
 	f.val.set(0, 12, code)
 	for _, fx := range fixed {
@@ -397,7 +414,11 @@ func addForm(op Op, code uint64, fixed, slots, opnds []string) {
 		f.mods = append(f.mods, parseSlot(s))
 	}
 	for _, o := range opnds {
-		f.ops = append(f.ops, parseOspec(o))
+		sp := parseOspec(o)
+		if noReuseOps[op] {
+			sp.reuse = -1
+		}
+		f.ops = append(f.ops, sp)
 	}
 	formsByOp[op] = append(formsByOp[op], f)
 	formsByCode[code] = append(formsByCode[code], f)

@@ -74,10 +74,17 @@ func mnemonicOf(text string) (op, op1 string) {
 	return op, op1
 }
 
-func TestGoldenSM86(t *testing.T) {
-	gs := readGolden(t, "testdata/golden_sm86.txt")
-	if len(gs) < 500 {
-		t.Errorf("golden corpus has %d words, want >= 500", len(gs))
+func TestGoldenSM86(t *testing.T) { testGolden(t, "testdata/golden_sm86.txt", 500) }
+
+// TestGoldenSM89: the sm_89-only float8 packs.
+func TestGoldenSM89(t *testing.T) { testGolden(t, "testdata/golden_sm89.txt", 16) }
+
+// testGolden decodes every golden word, prints it and compares with
+// nvdisasm's text, re-encodes it, and parses its listing back.
+func testGolden(t *testing.T, path string, min int) {
+	gs := readGolden(t, path)
+	if len(gs) < min {
+		t.Errorf("golden corpus has %d words, want >= %d", len(gs), min)
 	}
 	fails := map[string]int{}
 	ok, skipped := 0, 0
@@ -126,7 +133,7 @@ func TestGoldenSM86(t *testing.T) {
 		ok++
 	}
 	t.Logf("%d of %d golden words pass, %d skipped (opcodes outside the model)", ok, len(gs), skipped)
-	if ok < 500 {
+	if ok < min {
 		t.Errorf("only %d modeled golden words", ok)
 	}
 }

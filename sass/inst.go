@@ -179,6 +179,25 @@ func (i Inst) encode() (word, error) {
 	if err != nil {
 		return w, err
 	}
+	// nvdisasm refuses reuse flags on operand slots that hold no register
+	// (measured): the model refuses them too.
+	allowed := uint8(8)
+	for k, o := range f.ops {
+		if o.reuse >= 0 && i.Args[k].Kind == KReg {
+			allowed |= 1 << o.reuse
+		}
+	}
+	if i.Ctrl.Reuse&^allowed != 0 {
+		return w, fmt.Errorf("%w: reuse flags %#x on operand slots without a register", ErrControl, i.Ctrl.Reuse)
+	}
+	// Two more rules nvdisasm 11.8 enforces (measured): no reuse of both B
+	// and C on a yielding instruction, and no reuse of HMMA's C without yield.
+	if i.Ctrl.Yield && i.Ctrl.Reuse&6 == 6 {
+		return w, fmt.Errorf("%w: reuse of B and C on a yielding instruction", ErrControl)
+	}
+	if i.Op == "HMMA" && !i.Ctrl.Yield && i.Ctrl.Reuse&4 != 0 {
+		return w, fmt.Errorf("%w: HMMA reuse of C", ErrControl)
+	}
 	w[0], w[1] = f.val[0], f.val[1]
 	for k, s := range f.mods {
 		s.set(&w, vals[k])
@@ -302,7 +321,7 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 		if f != nil && showReuse && f.ops[k].reuse >= 0 && i.Ctrl.Reuse>>f.ops[k].reuse&1 != 0 {
 			reuse = true
 		}
-		b.WriteString(a.formatX(pc, reuse, listing))
+		b.WriteString(a.formatX(pc, reuse, listing, listing && f != nil && f.ops[k].desc != 0))
 	}
 	// nvdisasm 11.8 writes "X;" instead of "X ;" when the stall count, the
 	// wait mask are zero and the yield flag is set (measured).
@@ -326,7 +345,17 @@ func (i Inst) String() string { return i.text(0, false) }
 // Listing returns the control word followed by the text at address pc,
 // e.g. "[B0-----:R-:W2:-:S04] FFMA R4, R4, R5, R6 ;". Parse reads it back
 // exactly.
-func (i Inst) Listing(pc int64) string { return i.Ctrl.String() + " " + i.text(pc, true) }
+func (i Inst) Listing(pc int64) string {
+	shown := uint8(0)
+	if f, _, err := i.findForm(); err == nil {
+		for k, o := range f.ops {
+			if o.reuse >= 0 && i.Args[k].Kind == KReg {
+				shown |= 1 << o.reuse
+			}
+		}
+	}
+	return i.Ctrl.format(i.Ctrl.Reuse&^shown) + " " + i.text(pc, true)
+}
 
 // Listing prints the program one instruction per line in Inst.Listing form.
 func (p Program) Listing() string {

@@ -112,18 +112,18 @@ type Kind uint8
 
 // Operand kinds.
 const (
-	KNone   Kind = iota
-	KReg         // general register (Operand.N; Neg, Abs, Not modifiers)
-	KPred        // predicate (Operand.N; Not)
-	KUReg        // uniform register
-	KUPred       // uniform predicate
-	KImm         // integer immediate (Operand.Imm)
-	KFloat       // binary32 immediate: Operand.Imm holds its bits
-	KCBank       // constant bank c[Bank][Imm]
-	KMem         // memory address (see Operand fields Base, W64, Scale, Imm, Desc)
-	KSpecial     // special register (Operand.N)
-	KTarget      // branch target: Operand.Imm is the byte offset relative to the next instruction
-	KSB          // scoreboard name SB<n> (DEPBAR)
+	KNone    Kind = iota
+	KReg          // general register (Operand.N; Neg, Abs, Not modifiers)
+	KPred         // predicate (Operand.N; Not)
+	KUReg         // uniform register
+	KUPred        // uniform predicate
+	KImm          // integer immediate (Operand.Imm)
+	KFloat        // binary32 immediate: Operand.Imm holds its bits
+	KCBank        // constant bank c[Bank][Imm]
+	KMem          // memory address (see Operand fields Base, W64, Scale, Imm, Desc)
+	KSpecial      // special register (Operand.N)
+	KTarget       // branch target: Operand.Imm is the byte offset relative to the next instruction
+	KSB           // scoreboard name SB<n> (DEPBAR)
 )
 
 var kindNames = [...]string{"none", "register", "predicate", "uniform register", "uniform predicate", "immediate",
@@ -238,16 +238,23 @@ func hexs(v int64) string {
 // format prints the operand as nvdisasm does. pc is the address of the
 // instruction (for branch targets); reuse appends ".reuse".
 func (o Operand) format(pc int64, reuse bool) string {
-	return o.formatX(pc, reuse, false)
+	return o.formatX(pc, reuse, false, false)
 }
 
-// formatX is format; listing also shows a global access's descriptor when
-// it is not UR4, as desc[URn][...] (the syntax newer nvdisasm versions use).
-func (o Operand) formatX(pc int64, reuse, listing bool) string {
+// formatX is format; in a listing a NaN immediate prints as its bits
+// (0fXXXXXXXX, nvdisasm prints every NaN as QNAN) and, with desc, a global
+// access shows its descriptor when it is not UR4, as desc[URn][...] (the
+// syntax newer nvdisasm versions use).
+func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 	var s string
 	switch o.Kind {
 	case KReg:
-		s = regName(o.N) + o.Sel
+		s = regName(o.N)
+		if reuse {
+			s += ".reuse"
+			reuse = false
+		}
+		s += o.Sel
 	case KPred:
 		s = Pred(o.N).String()
 	case KUReg:
@@ -258,12 +265,23 @@ func (o Operand) formatX(pc int64, reuse, listing bool) string {
 		s = hexs(o.Imm)
 	case KFloat:
 		s = formatFloat32(uint32(o.Imm))
+		if listing && math.IsNaN(float64(math.Float32frombits(uint32(o.Imm)))) {
+			s = fmt.Sprintf("0f%08X", uint32(o.Imm))
+		}
 	case KCBank:
 		s = fmt.Sprintf("c[0x%x][%s]", o.Bank, hexs(o.Imm))
 	case KMem:
 		var b strings.Builder
 		b.WriteByte('[')
-		if o.N != 255 || o.Imm == 0 {
+		// nvdisasm prints a shared address on RZ with an offset as the bare
+		// offset, hiding the scale; a listing keeps the register.
+		if o.N == 255 && !o.W64 && !listing {
+			if o.Imm == 0 {
+				b.WriteString("RZ")
+			} else {
+				b.WriteString(hexs(o.Imm))
+			}
+		} else {
 			b.WriteString(regName(o.N))
 			if o.W64 {
 				b.WriteString(".64")
@@ -274,12 +292,10 @@ func (o Operand) formatX(pc int64, reuse, listing bool) string {
 			if o.Imm != 0 {
 				b.WriteString("+" + hexs(o.Imm))
 			}
-		} else {
-			b.WriteString(hexs(o.Imm))
 		}
 		b.WriteByte(']')
 		s = b.String()
-		if listing && o.Desc != 4 && o.Desc != 0 {
+		if desc && o.Desc != 4 {
 			s = "desc[" + UReg(o.Desc).String() + "]" + s
 		}
 	case KSpecial:
@@ -343,6 +359,10 @@ func formatFloat32(b uint32) string {
 
 // parseFloat32 reads a float immediate as formatFloat32 prints it.
 func parseFloat32(s string) (uint32, bool) {
+	if strings.HasPrefix(s, "0f") && len(s) == 10 {
+		v, err := strconv.ParseUint(s[2:], 16, 32)
+		return uint32(v), err == nil
+	}
 	switch strings.TrimSpace(s) {
 	case "+INF":
 		return 0x7f800000, true

@@ -81,7 +81,10 @@ func ParseInst(s string, pc int64) (Inst, error) {
 			continue
 		}
 		try := i
-		try.Args = make([]Operand, len(toks))
+		try.Args = nil
+		if len(toks) > 0 {
+			try.Args = make([]Operand, len(toks))
+		}
 		reuse := uint8(0)
 		good := true
 		for k, t := range toks {
@@ -236,11 +239,18 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		desc := -1
 		if strings.HasPrefix(t, "desc[UR") {
 			j := strings.IndexByte(t, ']')
-			n, err := strconv.Atoi(t[7:j])
-			if j < 0 || err != nil || n < 0 || n > 62 {
+			if j < 0 {
 				return bad()
 			}
-			desc = n
+			if t[7:j] == "Z" {
+				desc = 63
+			} else {
+				n, err := strconv.Atoi(t[7:j])
+				if err != nil || n < 0 || n > 62 {
+					return bad()
+				}
+				desc = n
+			}
 			t = t[j+1:]
 		}
 		if len(t) < 2 || t[0] != '[' || t[len(t)-1] != ']' {
@@ -313,6 +323,10 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 	}
 	switch o.kind {
 	case fR:
+		if o.sel != "" && strings.HasSuffix(t, ".reuse"+o.sel) {
+			reuse = true
+			t = strings.TrimSuffix(t, ".reuse"+o.sel) + o.sel
+		}
 		if o.sel != "" {
 			if !strings.HasSuffix(t, o.sel) {
 				return bad()

@@ -1,7 +1,5 @@
 package main
 
-
-
 const header = `.version 7.8
 .target sm_86
 .address_size 64
@@ -144,12 +142,4 @@ cvt.s64.s32 %rd14, %r13; shl.b64 %rd15, %rd14, 3; add.s64 %rd16, %rd10, %rd15; l
 mad.wide.s32 %rd19, %r10, %r11, %rd18; mul.lo.s64 %rd20, %rd19, 40; add.s64 %rd21, %rd20, 12345678901; setp.lt.u64 %p1, %rd21, %rd19;
 shl.b32 %r14, %r10, 3; add.u32 %r15, %r14, %r11; shl.b32 %r16, %r12, 5; add.u32 %r17, %r16, %r1; 
 add.f32 %f6,%f2,%f3; add.f32 %f7,%f4,%f5; selp.f32 %f8,%f6,%f7,%p1; st.global.f32 [%rd5], %f8; st.global.u64 [%rd5+8], %rd21; st.global.v2.u32 [%rd5+16], {%r15,%r17};`,
-}
-
-
-
-// extraWords returns hand-varied words (one field changed from a ptxas word)
-// for forms ptxas does not emit from the snippets.
-func extraWords() []word {
-	return nil
 }
