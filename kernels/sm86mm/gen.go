@@ -1209,6 +1209,7 @@ func Variants() []Config {
 			for _, o := range []Output{OutF32, OutF16, OutBF16} {
 				out = append(out, Config{In: in, Tile: t, Out: o})
 			}
+			out = append(out, Config{In: in, Tile: t, SplitK: true})
 		}
 	}
 	return out
