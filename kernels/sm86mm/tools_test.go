@@ -166,3 +166,43 @@ func TestSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedCubinsCurrent: the embedded cubins are what the generator
+// produces now (regenerate with go generate ./kernels/sm86mm).
+func TestEmbeddedCubinsCurrent(t *testing.T) {
+	m := Module()
+	for _, arch := range []int{86, 89} {
+		b, err := ModuleCubin(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, m.Cubins[arch]) {
+			t.Errorf("cubin/%s.sm_%d.cubin is stale: run go generate ./kernels/sm86mm", ModuleName, arch)
+		}
+		cu, err := sass.ReadCubin(m.Cubins[arch])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cu.Kernels) != len(Variants()) {
+			t.Errorf("sm_%d: %d kernels, want %d", arch, len(cu.Kernels), len(Variants()))
+		}
+	}
+}
+
+// TestModuleCubinTools: the embedded module passes cuobjdump -elf and
+// names every kernel.
+func TestModuleCubinTools(t *testing.T) {
+	cuobj := cudaTool(t, "cuobjdump")
+	for arch, b := range Module().Cubins {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("m%d.cubin", arch))
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		elf := runTool(t, cuobj, "-elf", path)
+		for _, c := range Variants() {
+			if !strings.Contains(elf, c.Name()) {
+				t.Errorf("sm_%d: cuobjdump -elf does not name %s", arch, c.Name())
+			}
+		}
+	}
+}
