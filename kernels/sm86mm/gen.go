@@ -11,18 +11,24 @@
 // spacing) raised where a fixed-latency producer needs more, using the
 // sass latency table (fixStalls). CheckSchedule verifies the result.
 //
-// Variant 1 (Config{}): CTA 128x128, K step 32, 8 warps in a 2 (M) by 4 (N)
-// grid, each warp 64x32 (4x4 HMMA tiles of 16x8), 4 shared stages of 16 KiB
-// (64 KiB dynamic shared memory), f16 or bf16 inputs, f32 accumulation,
-// D = alpha*A*B in f32.
+// Variants (Config): CTA tiles 128x128 (8 warps, 2 x 4), 128x64 (4
+// warps, 2 x 2) and 64x128 (4 warps, 1 x 4: the small-M tile), every warp
+// 64x32 (4x4 HMMA tiles of 16x8) so that the main loop is the same; K step
+// 32; 4 shared stages; f16 or bf16 inputs, f32 accumulation; D in f32, f16
+// or bf16. The epilogue stages the accumulators through shared memory and
+// computes act(alpha*acc + beta*C + bias) four columns a thread, with
+// 16-byte (f32) or 8-byte (f16/bf16) stores where they fit; the split-K
+// kernels add alpha*acc into an f32 D with RED.E.ADD.F32 instead.
 //
 // Operands: A is M x K row-major (lda elements per row), B is K x N
-// row-major (ldb), D is M x N row-major (ldd). Requirements (the 16-byte
-// copies): lda and ldb multiples of 8, A and B 16-byte aligned, K a
-// positive multiple of 8, and ldb >= N rounded up to 8 (a copy that starts
-// below N may read up to 7 elements of the row's padding; those only reach
-// output columns >= N, which are not stored). M, N any positive values;
-// grid (ceil(N/128), ceil(M/128)), 256 threads.
+// row-major (ldb), C and D are M x N row-major (ldc, ldd). Requirements
+// (the 16-byte copies): lda and ldb multiples of 8, A and B 16-byte
+// aligned, K a positive multiple of 8, and ldb >= N rounded up to 8 (a
+// copy that starts below N may read up to 7 elements of the row's
+// padding; those only reach output columns >= N, which are not stored).
+// M, N any positive values; grid Geometry.Grid, Geometry.Threads threads,
+// Geometry.SharedBytes of dynamic shared memory. Nothing here has run on a
+// GPU.
 package sm86mm
 
 import (
@@ -41,6 +47,7 @@ const (
 	BF16
 )
 
+// String names the input type.
 func (t Input) String() string {
 	if t == BF16 {
 		return "bf16"
@@ -59,6 +66,7 @@ const (
 	OutBF16
 )
 
+// String names the output type.
 func (o Output) String() string {
 	switch o {
 	case OutF16:
