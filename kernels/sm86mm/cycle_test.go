@@ -31,27 +31,34 @@ func mixTable(m map[sass.Op]int) string {
 // cycle model and requires at least 90% for the 128x128 tile.
 func TestCycleModel(t *testing.T) {
 	var rows []string
-	for _, c := range variants() {
+	cs := variants()
+	for _, tl := range []Tile{Tile128x64, Tile64x128} {
+		cs = append(cs, Config{Tile: tl}, Config{Tile: tl, In: BF16})
+	}
+	cs = append(cs, Config{SplitK: true}, Config{Tile: Tile64x128, SplitK: true})
+	for _, c := range cs {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, at, err := sass.LoopBody(p.Insts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if at != p.Loop[0] || at+len(body)-1 != p.Loop[1] {
-			t.Fatalf("LoopBody %d..%d, generator says %d..%d", at, at+len(body)-1, p.Loop[0], p.Loop[1])
+		// the main loop (sass.LoopBody finds the last loop: the
+		// epilogue's); check it is a loop whose BRA closes on its start
+		body := p.Insts[p.Loop[0] : p.Loop[1]+1]
+		if _, at, err := sass.LoopBody(body); err != nil || at != 0 {
+			t.Fatalf("main loop %d..%d is not a loop body: %v (at %d)", p.Loop[0], p.Loop[1], err, at)
 		}
 		cy, err := sass.CycleModel(body, sass.CycleOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %.1f | %g | %.1f%% |", c.Name(), len(p.Insts), len(body), cy.Period, cy.HMMA, 100*cy.TensorShare))
-		if cy.TensorShare < 0.90 {
+		if c.Tile == Tile128x128 && cy.TensorShare < 0.90 {
 			t.Errorf("%s: tensor-pipe share %.1f%% < 90%%", c.Name(), 100*cy.TensorShare)
 		}
-		if c.In == F16 {
+		if c.In == F16 && !c.SplitK {
+			t.Logf("%s main loop mix: %s", c.Name(), mixTable(cy.MixByOp))
+		}
+		if c == (Config{}) {
 			t.Logf("main loop mix: %s", mixTable(cy.MixByOp))
 			var w []string
 			for k, n := range cy.Waited {

@@ -11,22 +11,29 @@
 // spacing) raised where a fixed-latency producer needs more, using the
 // sass latency table (fixStalls). CheckSchedule verifies the result.
 //
-// Variant 1 (Config{}): CTA 128x128, K step 32, 8 warps in a 2 (M) by 4 (N)
-// grid, each warp 64x32 (4x4 HMMA tiles of 16x8), 4 shared stages of 16 KiB
-// (64 KiB dynamic shared memory), f16 or bf16 inputs, f32 accumulation,
-// D = alpha*A*B in f32.
+// Variants (Config): CTA tiles 128x128 (8 warps, 2 x 4), 128x64 (4
+// warps, 2 x 2) and 64x128 (4 warps, 1 x 4: the small-M tile), every warp
+// 64x32 (4x4 HMMA tiles of 16x8) so that the main loop is the same; K step
+// 32; 4 shared stages; f16 or bf16 inputs, f32 accumulation; D in f32, f16
+// or bf16. The epilogue stages the accumulators through shared memory and
+// computes act(alpha*acc + beta*C + bias) four columns a thread, with
+// 16-byte (f32) or 8-byte (f16/bf16) stores where they fit; the split-K
+// kernels add alpha*acc into an f32 D with RED.E.ADD.F32 instead.
 //
 // Operands: A is M x K row-major (lda elements per row), B is K x N
-// row-major (ldb), D is M x N row-major (ldd). Requirements (the 16-byte
-// copies): lda and ldb multiples of 8, A and B 16-byte aligned, K a
-// positive multiple of 8, and ldb >= N rounded up to 8 (a copy that starts
-// below N may read up to 7 elements of the row's padding; those only reach
-// output columns >= N, which are not stored). M, N any positive values;
-// grid (ceil(N/128), ceil(M/128)), 256 threads.
+// row-major (ldb), C and D are M x N row-major (ldc, ldd). Requirements
+// (the 16-byte copies): lda and ldb multiples of 8, A and B 16-byte
+// aligned, K a positive multiple of 8, and ldb >= N rounded up to 8 (a
+// copy that starts below N may read up to 7 elements of the row's
+// padding; those only reach output columns >= N, which are not stored).
+// M, N any positive values; grid Geometry.Grid, Geometry.Threads threads,
+// Geometry.SharedBytes of dynamic shared memory. Nothing here has run on a
+// GPU.
 package sm86mm
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/tcrt-go/tcrt/sass"
 )
@@ -40,6 +47,7 @@ const (
 	BF16
 )
 
+// String names the input type.
 func (t Input) String() string {
 	if t == BF16 {
 		return "bf16"
@@ -47,23 +55,135 @@ func (t Input) String() string {
 	return "f16"
 }
 
-// Config selects a variant. The zero value is the 128x128 f16 kernel.
-type Config struct {
-	In Input
+// Output is the element type of D (and of C, which the epilogue reads in
+// the same type).
+type Output int
+
+// Outputs.
+const (
+	OutF32 Output = iota
+	OutF16
+	OutBF16
+)
+
+// String names the output type.
+func (o Output) String() string {
+	switch o {
+	case OutF16:
+		return "f16"
+	case OutBF16:
+		return "bf16"
+	}
+	return "f32"
 }
 
-// Geometry of variant 1.
+// Size is the output element's size in bytes.
+func (o Output) Size() int {
+	if o == OutF32 {
+		return 4
+	}
+	return 2
+}
+
+// Tile is a CTA tile shape. Every tile is built from warps of 64x32
+// (4x4 HMMA.16816 tiles), so the main loop of each warp is the same.
+type Tile int
+
+// Tiles.
+const (
+	// Tile128x128: 8 warps, 2 (M) x 4 (N).
+	Tile128x128 Tile = iota
+	// Tile128x64: 4 warps, 2 x 2, for N <= 64.
+	Tile128x64
+	// Tile64x128: 4 warps, 1 x 4: the small-M (decode-shaped) tile.
+	Tile64x128
+)
+
+// Tiles lists every tile shape.
+func Tiles() []Tile { return []Tile{Tile128x128, Tile128x64, Tile64x128} }
+
+// Config selects a variant. The zero value is the 128x128 kernel with f16
+// inputs and f32 output.
+//
+// The epilogue options (beta*C, bias, activation) are kernel parameters,
+// not variants: beta == 0 skips every C load (C may then be 0), a zero bias
+// pointer skips the bias, and the activation code selects none, ReLU, GELU
+// (tanh form) or SiLU without a branch. With SplitK the kernel instead adds
+// alpha times its partial product over one K range into D with
+// RED.E.ADD.F32 (D f32, no beta, bias or activation: see SplitKChunk).
+type Config struct {
+	In     Input
+	Tile   Tile
+	Out    Output
+	SplitK bool
+}
+
+// Geometry is the tile shape of a variant.
+type Geometry struct {
+	// TM x TN is the CTA tile, WM x WN its warp grid (each warp 64x32).
+	TM, TN, WM, WN int
+}
+
+// Geometry returns the variant's tile shape.
+func (c Config) Geometry() Geometry {
+	switch c.Tile {
+	case Tile128x64:
+		return Geometry{128, 64, 2, 2}
+	case Tile64x128:
+		return Geometry{64, 128, 1, 4}
+	}
+	return Geometry{128, 128, 2, 4}
+}
+
+// Threads is the CTA size.
+func (g Geometry) Threads() int { return 32 * g.WM * g.WN }
+
+// StageBytes is one pipeline stage: the A tile (TM x 32 halves) then the B
+// tile (32 x TN halves).
+func (g Geometry) StageBytes() int { return g.TM*TileK*2 + TileK*g.TN*2 }
+
+// SharedBytes is the dynamic shared memory: the larger of the Stages-stage
+// ring and the epilogue's staging area (8 KiB a warp).
+func (g Geometry) SharedBytes() int { return max(Stages*g.StageBytes(), g.WM*g.WN*8192) }
+
+// Grid returns the launch grid for an M x N problem (splits CTAs along K
+// for the split-K kernel; 1 otherwise).
+func (g Geometry) Grid(M, N, splits int) [3]int {
+	return [3]int{(N + g.TN - 1) / g.TN, (M + g.TM - 1) / g.TM, max(splits, 1)}
+}
+
+func (g Geometry) bOffset() int   { return g.TM * TileK * 2 }
+func (g Geometry) rowB() int      { return g.TN * 2 }
+func (g Geometry) chunksB() int   { return g.TN / 8 }
+func (g Geometry) copiesA() int   { return g.TM * 4 / g.Threads() }
+func (g Geometry) copiesB() int   { return TileK * g.chunksB() / g.Threads() }
+func (g Geometry) rowStepA() int  { return g.Threads() / 4 }
+func (g Geometry) rowStepB() int  { return g.Threads() / g.chunksB() }
+func (g Geometry) ringPow2() bool { s := Stages * g.StageBytes(); return s&(s-1) == 0 }
+func (g Geometry) String() string { return fmt.Sprintf("%dx%d", g.TM, g.TN) }
+func log2(n int) int64            { return int64(bits.TrailingZeros(uint(n))) }
+
+// Geometry of the 128x128 tile (variant 1), and the constants every tile
+// shares.
 const (
 	TileM   = 128
 	TileN   = 128
 	TileK   = 32
 	Threads = 256
 	Stages  = 4
-	// StageBytes is one stage: the A tile (128x32 halves, 8 KiB) then the
-	// B tile (32x128 halves, 8 KiB).
+	// StageBytes is one stage of the 128x128 tile: the A tile (128x32
+	// halves, 8 KiB) then the B tile (32x128 halves, 8 KiB).
 	StageBytes  = 0x4000
 	SharedBytes = Stages * StageBytes
-	bOffset     = 0x2000
+)
+
+// Activation codes (the act parameter), the same values as
+// fallback.Activation.
+const (
+	ActNone = 0
+	ActReLU = 1
+	ActGELU = 2 // 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), MUFU.TANH
+	ActSiLU = 3 // x*sigmoid(x) = 0.5x(1+tanh(x/2)), MUFU.TANH
 )
 
 // Parameter offsets in constant bank 0.
@@ -78,20 +198,38 @@ const (
 	pLDB   = sass.ParamBase + 0x28
 	pLDD   = sass.ParamBase + 0x2c
 	pAlpha = sass.ParamBase + 0x30
+	pBeta  = sass.ParamBase + 0x34
+	pLDC   = sass.ParamBase + 0x38
+	pAct   = sass.ParamBase + 0x3c
+	pC     = sass.ParamBase + 0x40
+	pBias  = sass.ParamBase + 0x48
+	pKC    = sass.ParamBase + 0x50
+	pKOff  = sass.ParamBase + 0x54
 )
 
-// Params is the kernel's parameter list: D, A, B (pointers), M, N, K, lda,
-// ldb, ldd (u32), alpha (f32).
+// Params is the kernel's parameter list, the same for every variant: D, A,
+// B (pointers), M, N, K, lda, ldb, ldd (u32), alpha, beta (f32), ldc, act
+// (u32), C, bias (pointers; bias is N f32 values), kc, koff (u32: the
+// split-K kernel's CTA z does K range [koff + z*kc, min(K, koff+(z+1)*kc));
+// the other kernels ignore them).
 func Params() []sass.Param {
 	p := []sass.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}
-	for k := 0; k < 7; k++ {
+	for k := 0; k < 10; k++ {
 		p = append(p, sass.Param{Size: 4, Align: 4})
 	}
-	return p
+	p = append(p, sass.Param{Size: 8, Align: 8}, sass.Param{Size: 8, Align: 8})
+	return append(p, sass.Param{Size: 4, Align: 4}, sass.Param{Size: 4, Align: 4})
 }
 
 // Name returns the kernel's symbol name.
-func (c Config) Name() string { return fmt.Sprintf("tcrt_sm86_mm_128x128x32_%s_f32", c.In) }
+func (c Config) Name() string {
+	g := c.Geometry()
+	s := fmt.Sprintf("tcrt_sm86_mm_%dx%dx32_%s_%s", g.TM, g.TN, c.In, c.Out)
+	if c.SplitK {
+		s += "_splitk"
+	}
+	return s
+}
 
 // Register map.
 const (
@@ -121,11 +259,15 @@ const (
 	rT2
 	rT3
 	rDA  // A copy destination, lane part
-	rDB  // B copy destination, lane part (includes bOffset)
-	rKA0 // remaining-K counters that also carry row/column validity
-	rKA1
+	rDB  // B copy destination, lane part (includes the B offset)
+	rKA0 // remaining-K counters that also carry row/column validity (4 A, 4 B)
+	_
+	_
+	_
 	rKB0
-	rKB1
+	_
+	_
+	_
 	rBStep
 	rLA0 // LDSM lane bases
 	rLA1
@@ -139,21 +281,55 @@ const (
 	rStW // write stage offset
 	rDstA
 	rDstB
-	rKT // tiles left
-	rMRem
-	rNRem
-	rStepD
-	rPA0 // 64-bit pointers: even registers
+	rKT   // tiles left
+	rKeff // K range of this CTA (split-K)
+	rKOff // K offset of this CTA (split-K)
+	rCtaZ
+	rPA0 // 64-bit pointers (4 A, 4 B): even registers
 	_
-	rPA1
+	_
+	_
+	_
+	_
+	_
 	_
 	rPB0
 	_
-	rPB1
 	_
-	rPD
+	_
+	_
+	_
+	_
 	_
 	rLast
+)
+
+// Epilogue registers: the pipeline's, dead after the main loop.
+const (
+	rS0    = rKA0 // staging STS addresses, one per ni (4)
+	rWBase = rKB0 // the warp's staging area
+	rRow   = rKB0 + 1
+	rGRow  = rKB0 + 2
+	rEIt   = rKB0 + 3
+	rCnt   = rLA0 // N - first column of the thread's 4
+	rCntS  = rLA1 // scalar store count (0 where the 16-byte store is used)
+	rCntC  = rLB0 // scalar C load count
+	rFloor = rLB1 // ReLU floor: 0, else -inf
+	rVD    = rAA0 // vector D store allowed
+	rVC    = rAA1 // vector C load allowed
+	rCol   = rAB0 // first column of the thread's 4
+	rAct   = rAB1
+	rQ     = rDA // the thread's 16-byte chunk of a staged row
+	rPD    = rPA0
+	rPC    = rPA0 + 2
+	rPBias = rPA0 + 4
+	// f32 values: bias R0..R3, C R4..R7, staged accumulators R8..R11,
+	// f16/bf16 packs R12..R15, activation temporaries R16..R31.
+	rBiasV = 0
+	rCV    = 4
+	rV     = 8
+	rW     = 12
+	rTmp   = 16
 )
 
 // Registers is the register count recorded in the cubin (ptxas's rule:
@@ -210,9 +386,24 @@ func ptr(p, off int, at int64, shift int64, c sass.Pred) []sass.Inst {
 	}
 }
 
+// asm parses one instruction of the model's text form (the generator's
+// shorthand for the epilogue); the text is fixed, so an error is a bug.
+func asm(s string) sass.Inst {
+	i, err := sass.ParseInst(s, 0)
+	if err != nil {
+		panic(fmt.Sprintf("sm86mm: %q: %v", s, err))
+	}
+	return i
+}
+
+func asmf(format string, a ...any) sass.Inst { return asm(fmt.Sprintf(format, a...)) }
+
 type builder struct {
-	p   sass.Program
-	min []uint8 // hand-given minimum stall per instruction
+	c     Config
+	g     Geometry
+	p     sass.Program
+	loops [][2]int // [first, backward BRA] of every loop, in program order
+	exits []int
 }
 
 func (b *builder) add(is ...sass.Inst) {
@@ -221,18 +412,19 @@ func (b *builder) add(is ...sass.Inst) {
 			i.Ctrl.Stall = 1
 		}
 		b.p = append(b.p, i)
-		b.min = append(b.min, i.Ctrl.Stall)
 	}
 }
 
 // Program is a generated kernel: the instructions, where the main loop
 // starts and ends (Loop[0] is the first instruction of the body, Loop[1]
-// the backward BRA), and the EXIT offsets.
+// the backward BRA), the epilogue's row loop, and the EXIT offsets.
 type Program struct {
 	Config Config
 	Insts  sass.Program
 	Loop   [2]int
-	Exits  []int
+	// EpiLoop is the epilogue's loop over staged rows.
+	EpiLoop [2]int
+	Exits   []int
 }
 
 func (c Config) hmmaMods() string {
@@ -244,7 +436,7 @@ func (c Config) hmmaMods() string {
 
 // ldsmSet returns the six LDSM.x4 of one fragment buffer (ks: which 16 of
 // the tile's 32 k), each setting write scoreboard sb.
-func ldsmSet(a, bb int, ks int, sb sass.Scoreboard) []sass.Inst {
+func (b *builder) ldsmSet(a, bb int, ks int, sb sass.Scoreboard) []sass.Inst {
 	aAddr := rAA0
 	if ks == 1 {
 		aAddr = rAA1
@@ -258,7 +450,7 @@ func ldsmSet(a, bb int, ks int, sb sass.Scoreboard) []sass.Inst {
 		if np == 1 {
 			base = rAB1
 		}
-		out = append(out, sass.New("LDSM", "16.MT88.4", r(bb+4*np), sass.Shared(sass.Reg(base), 0, int64(ks*4096))).WriteSB(sb))
+		out = append(out, sass.New("LDSM", "16.MT88.4", r(bb+4*np), sass.Shared(sass.Reg(base), 0, int64(ks*16*b.g.rowB()))).WriteSB(sb))
 	}
 	return out
 }
@@ -279,64 +471,109 @@ func hmmaOrder() [][2]int {
 	return o
 }
 
+// kOp is the K extent of this CTA: the parameter, or the split-K range.
+func (b *builder) kOp() sass.Operand {
+	if b.c.SplitK {
+		return r(rKeff)
+	}
+	return cb(pK)
+}
+
+// copies is the number of 16-byte copies a thread issues per K tile.
+func (b *builder) copies() int { return b.g.copiesA() + b.g.copiesB() }
+
 // copyTile returns the copies of one K tile: predicates from the K
-// counters, the four LDGSTS (or, where a copy is out of bounds, STS.128 of
+// counters, the LDGSTS (or, where a copy is out of bounds, STS.128 of
 // zero) to dstA/dstB + off, the commit, and the pointer and counter
 // updates for the next tile. The copies release read scoreboard SB1; the
-// pointer updates wait on it.
-func copyTile(dstA, dstB int, off int64) (preds, copies, updates []sass.Inst) {
-	preds = []sass.Inst{
-		isetp("GT", sass.P3, rKA0, rz, pt),
-		isetp("GT", sass.P4, rKA1, rz, pt),
-		isetp("GT", sass.P5, rKB0, rz, pt),
-		isetp("GT", sass.P6, rKB1, rz, pt),
-	}
+// pointer updates wait on it. Copy i is guarded by P(7-n+i) for n copies:
+// P3..P6 for four, P1..P6 for six.
+func (b *builder) copyTile(dstA, dstB int, off int64) (preds, copies, updates []sass.Inst) {
+	g := b.g
+	nA, nB := g.copiesA(), g.copiesB()
+	n := nA + nB
 	type cp struct {
 		p        sass.Pred
+		k        int
 		dst, src int
 		off      int64
 	}
-	for _, c := range []cp{{sass.P3, dstA, rPA0, off}, {sass.P4, dstA, rPA1, off + 0x1000},
-		{sass.P5, dstB, rPB0, off}, {sass.P6, dstB, rPB1, off + 0x1000}} {
+	var cs []cp
+	for i := 0; i < nA; i++ {
+		cs = append(cs, cp{sass.Pred(7 - n + i), rKA0 + i, dstA, rPA0 + 2*i, off + int64(i*g.rowStepA()*64)})
+	}
+	for i := 0; i < nB; i++ {
+		cs = append(cs, cp{sass.Pred(7 - n + nA + i), rKB0 + i, dstB, rPB0 + 2*i, off + int64(i*g.rowStepB()*g.rowB())})
+	}
+	for _, c := range cs {
+		preds = append(preds, isetp("GT", c.p, c.k, rz, pt))
+	}
+	for _, c := range cs {
 		copies = append(copies,
 			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(c.dst), 0, c.off), sass.G64(sass.Reg(c.src), 0)).When(sass.If(c.p)).ReadSB(sass.SB1),
 			sass.New("STS", "128", sass.Shared(sass.Reg(c.dst), 0, c.off), rz).When(sass.IfNot(c.p)).ReadSB(sass.SB1))
 	}
 	copies = append(copies, sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
-	u := add64(rPA0, imm(TileK*2), sass.P1)
+	var u []sass.Inst
+	for i := 0; i < nA; i++ {
+		u = append(u, add64(rPA0+2*i, imm(TileK*2), sass.Pred(1+i%2))...)
+	}
+	for i := 0; i < nB; i++ {
+		u = append(u, add64(rPB0+2*i, r(rBStep), sass.Pred(1+(nA+i)%2))...)
+	}
 	u[0] = u[0].Wait(1 << 1)
-	u = append(u, add64(rPA1, imm(TileK*2), sass.P2)...)
-	u = append(u, add64(rPB0, r(rBStep), sass.P1)...)
-	u = append(u, add64(rPB1, r(rBStep), sass.P2)...)
-	for _, k := range []int{rKA0, rKA1, rKB0, rKB1} {
-		u = append(u, iadd(k, r(k), imm(-TileK)))
+	for _, c := range cs {
+		u = append(u, iadd(c.k, r(c.k), imm(-TileK)))
 	}
 	return preds, copies, u
 }
 
 // Generate emits the kernel for c.
 func Generate(c Config) (*Program, error) {
-	b := &builder{}
+	if c.SplitK && c.Out != OutF32 {
+		return nil, fmt.Errorf("sm86mm: split-K reduces into f32 D only")
+	}
+	g := c.Geometry()
+	b := &builder{c: c, g: g}
 	lat := sass.DefaultLatencies()
+	T := g.Threads()
 
 	// --- setup ---------------------------------------------------------
 	b.add(
 		sass.New("S2R", "", r(rTid), sass.SR(sass.SRTidX)).WriteSB(sass.SB2),
 		sass.New("S2R", "", r(rCtaX), sass.SR(sass.SRCtaidX)).WriteSB(sass.SB3),
 		sass.New("S2R", "", r(rCtaY), sass.SR(sass.SRCtaidY)).WriteSB(sass.SB4),
-		sass.New("ULDC", "64", sass.UR(4), cb(0x118)),
 	)
+	if c.SplitK {
+		b.add(sass.New("S2R", "", r(rCtaZ), sass.SR(sass.SRCtaidZ)).WriteSB(sass.SB4))
+	}
+	b.add(sass.New("ULDC", "64", sass.UR(4), cb(0x118)))
 	// zero the accumulators while the special registers arrive
 	for k := 0; k < 32; k++ {
 		b.add(sass.New("CS2R", "", r(rAcc+2*k), sass.SR(sass.SRZero)))
 	}
+	b.add(and(rLane, rTid, 31).Wait(1<<2 | 1<<3 | 1<<4))
+	if c.SplitK {
+		// this CTA's K range: koff + z*kc .. min(K, +kc); none: exit
+		b.add(
+			sass.New("MOV", "", r(rT0), cb(pKOff)),
+			sass.New("IMAD", "", r(rKOff), r(rCtaZ), cb(pKC), r(rT0)),
+			sass.New("IADD3", "", r(rKeff), sass.Neg(r(rKOff)), cb(pK), rz),
+			sass.New("IMNMX", "", r(rKeff), r(rKeff), cb(pKC), pt),
+			isetp("LT", sass.P0, rKeff, imm(1), pt),
+		)
+		b.exits = append(b.exits, len(b.p))
+		b.add(sass.New("EXIT", "").When(sass.If(sass.P0)).Yield())
+	}
+	b.add(shr(rWarp, rTid, 5),
+		shl(rM0, rCtaY, log2(g.TM)),
+		shl(rN0, rCtaX, log2(g.TN)))
+	if g.WM == 1 {
+		b.add(sass.New("MOV", "", r(rWM), imm(0)), sass.New("MOV", "", r(rWN), r(rWarp)))
+	} else {
+		b.add(and(rWM, rWarp, int64(g.WM-1)), shr(rWN, rWarp, log2(g.WM)))
+	}
 	b.add(
-		and(rLane, rTid, 31).Wait(1<<2|1<<3|1<<4),
-		shr(rWarp, rTid, 5),
-		shl(rM0, rCtaY, 7),
-		shl(rN0, rCtaX, 7),
-		and(rWM, rWarp, 1),
-		shr(rWN, rWarp, 1),
 		// A copy: ra = tid>>2, ca = tid&3; dA = ra*64 + ((ca ^ ((ra>>1)&3))<<4)
 		shr(rT0, rTid, 2),
 		and(rT1, rTid, 3),
@@ -345,46 +582,55 @@ func Generate(c Config) (*Program, error) {
 		xor(rT2, rT2, r(rT1)),
 		shl(rT2, rT2, 4),
 		lea(rDA, rT0, r(rT2), 6),
-		// kA = K - ca*8 where row m0+ra (+64) < M, else 0
+		// kA_i = K - ca*8 where row m0+ra+i*step < M, else 0
 		shl(rT1, rT1, 3),
 		iadd(rT2, r(rM0), r(rT0)),
-		sass.New("IADD3", "", r(rT3), sass.Neg(r(rT1)), cb(pK), rz),
-		isetp("LT", sass.P1, rT2, cb(pM), pt),
-		iadd(rT0, r(rT2), imm(64)),
-		isetp("LT", sass.P2, rT0, cb(pM), pt),
-		sel(rKA0, r(rT3), rz, sass.P1),
-		sel(rKA1, r(rT3), rz, sass.P2),
-		// pA0 = A + ((m0+ra)*lda + ca*8)*2, pA1 the same 64 rows down
-		sass.New("IMAD", "", r(rT3), r(rT2), cb(pLDA), r(rT1)),
-		sass.New("IMAD", "", r(rT2), r(rT0), cb(pLDA), r(rT1)),
+		sass.New("IADD3", "", r(rT3), sass.Neg(r(rT1)), b.kOp(), rz),
 	)
-	b.add(ptr(rPA0, rT3, pA, 1, sass.P1)...)
-	b.add(ptr(rPA1, rT2, pA, 1, sass.P2)...)
+	if c.SplitK {
+		b.add(iadd(rT1, r(rT1), r(rKOff)))
+	}
+	for i := 0; i < g.copiesA(); i++ {
+		// pA_i = A + ((m0+ra+i*step)*lda + ca*8 [+ koff])*2
+		b.add(
+			iadd(rT0, r(rT2), imm(int64(i*g.rowStepA()))),
+			isetp("LT", sass.P1, rT0, cb(pM), pt),
+			sel(rKA0+i, r(rT3), rz, sass.P1),
+			sass.New("IMAD", "", r(rT0), r(rT0), cb(pLDA), r(rT1)),
+		)
+		b.add(ptr(rPA0+2*i, rT0, pA, 1, sass.P1)...)
+	}
+	cn := g.chunksB()
 	b.add(
-		// B copy: rb = tid>>4, cb = tid&15; dB = 0x2000 + rb*256 + ((cb ^ (rb&7))<<4)
-		shr(rT0, rTid, 4),
-		and(rT1, rTid, 15),
+		// B copy: rb = tid/CN, cb = tid%CN; dB = bOff + rb*rowB + ((cb ^ (rb&7))<<4)
+		shr(rT0, rTid, log2(cn)),
+		and(rT1, rTid, int64(cn-1)),
 		and(rT2, rT0, 7),
 		xor(rT2, rT2, r(rT1)),
 		shl(rT2, rT2, 4),
-		lea(rDB, rT0, r(rT2), 8),
-		iadd(rDB, r(rDB), imm(bOffset)),
-		// column n0 + cb*8 < N: kB0 = K - rb, kB1 = K - rb - 16, else 0
+		lea(rDB, rT0, r(rT2), log2(g.rowB())),
+		iadd(rDB, r(rDB), imm(int64(g.bOffset()))),
+		// column n0 + cb*8 < N: kB_i = K - rb - i*step, else 0
 		lea(rT1, rT1, r(rN0), 3),
 		isetp("LT", sass.P1, rT1, cb(pN), pt),
-		sass.New("IADD3", "", r(rT2), sass.Neg(r(rT0)), cb(pK), rz),
-		sel(rKB0, r(rT2), rz, sass.P1),
-		iadd(rT2, r(rT2), imm(-16)),
-		sel(rKB1, r(rT2), rz, sass.P1),
-		// pB0 = B + (rb*ldb + n0 + cb*8)*2, pB1 16 rows down
-		sass.New("IMAD", "", r(rT3), r(rT0), cb(pLDB), r(rT1)),
-		iadd(rT0, r(rT0), imm(16)),
-		sass.New("IMAD", "", r(rT2), r(rT0), cb(pLDB), r(rT1)),
+		sass.New("IADD3", "", r(rT2), sass.Neg(r(rT0)), b.kOp(), rz),
 		sass.New("MOV", "", r(rBStep), imm(2*TileK)),
 		sass.New("IMAD", "", r(rBStep), r(rBStep), cb(pLDB), rz),
 	)
-	b.add(ptr(rPB0, rT3, pB, 1, sass.P1)...)
-	b.add(ptr(rPB1, rT2, pB, 1, sass.P2)...)
+	if c.SplitK {
+		b.add(iadd(rT0, r(rT0), r(rKOff)))
+	}
+	for i := 0; i < g.copiesB(); i++ {
+		// pB_i = B + ((rb + i*step [+ koff])*ldb + n0 + cb*8)*2
+		st := int64(i * g.rowStepB())
+		b.add(
+			iadd(rT3, r(rT2), imm(-st)),
+			sel(rKB0+i, r(rT3), rz, sass.P1),
+			iadd(rT3, r(rT0), imm(st)),
+			sass.New("IMAD", "", r(rT3), r(rT3), cb(pLDB), r(rT1)),
+		)
+		b.add(ptr(rPB0+2*i, rT3, pB, 1, sass.P2)...)
+	}
 	b.add(
 		// LDSM lane bases. A: r = wm*64 + (lane&15), chunk (lane>>4) ^ ((lane>>1)&3)
 		shr(rT0, rLane, 1),
@@ -401,13 +647,13 @@ func Generate(c Config) (*Program, error) {
 		and(rT3, rLane, 7),
 		xor(rT1, rT1, r(rT3)),
 		shl(rT1, rT1, 4),
-		lea(rLB0, rT2, r(rT1), 8),
-		iadd(rLB0, r(rLB0), imm(bOffset)),
+		lea(rLB0, rT2, r(rT1), log2(g.rowB())),
+		iadd(rLB0, r(rLB0), imm(int64(g.bOffset()))),
 		xor(rLB1, rLB0, imm(0x20)),
 		// stages: read 0, write 3 (tile S-1); tiles = ceil(K/32)
 		sass.New("MOV", "", r(rSt), imm(0)),
-		sass.New("MOV", "", r(rStW), imm((Stages-1)*StageBytes)),
-		sass.New("MOV", "", r(rKT), cb(pK)),
+		sass.New("MOV", "", r(rStW), imm(int64((Stages-1)*g.StageBytes()))),
+		sass.New("MOV", "", r(rKT), b.kOp()),
 		iadd(rKT, r(rKT), imm(TileK-1)),
 		shr(rKT, rKT, 5),
 		sass.New("MOV", "", r(rAA0), r(rLA0)),
@@ -415,9 +661,10 @@ func Generate(c Config) (*Program, error) {
 		sass.New("MOV", "", r(rAB0), r(rLB0)),
 		sass.New("MOV", "", r(rAB1), r(rLB1)),
 	)
+	_ = T
 	// --- prologue: tiles 0..S-2 ------------------------------------------
 	for t := 0; t < Stages-1; t++ {
-		preds, copies, upd := copyTile(rDA, rDB, int64(t*StageBytes))
+		preds, copies, upd := b.copyTile(rDA, rDB, int64(t*g.StageBytes()))
 		b.add(preds...)
 		b.add(copies...)
 		b.add(upd...)
@@ -429,27 +676,32 @@ func Generate(c Config) (*Program, error) {
 	// The last prologue LDSM sets SB5 rather than SB2, so that the loop's
 	// first wait on SB5 (the previous iteration's F1 HMMAs) has a setter on
 	// entry too (the simulator faults on a wait on an idle scoreboard).
-	pro := ldsmSet(rF0A, rF0B, 0, sass.SB2)
+	pro := b.ldsmSet(rF0A, rF0B, 0, sass.SB2)
 	pro[5] = pro[5].WriteSB(sass.SB5)
 	b.add(pro...)
 
 	// --- main loop -------------------------------------------------------
 	loopStart := len(b.p)
-	b.mainLoop(c)
+	b.mainLoop()
 	loopEnd := len(b.p) - 1
+	b.loops = append(b.loops, [2]int{loopStart, loopEnd})
 
-	// --- epilogue: D = alpha*acc, f32, predicated scalar stores ----------
+	// --- epilogue ----------------------------------------------------------
 	b.epilogue()
-	exit := len(b.p)
+	b.exits = append(b.exits, len(b.p))
 	b.add(sass.New("EXIT", "").Yield())
 	b.add(sass.New("BRA", "", sass.Target(-16)).Yield())
 	for len(b.p)%8 != 0 {
 		b.add(sass.New("NOP", ""))
 	}
-	if err := b.fixStalls(lat, loopStart, loopEnd); err != nil {
+	if err := b.fixStalls(lat); err != nil {
 		return nil, err
 	}
-	return &Program{Config: c, Insts: b.p, Loop: [2]int{loopStart, loopEnd}, Exits: []int{exit * 16}}, nil
+	p := &Program{Config: c, Insts: b.p, Loop: b.loops[0], EpiLoop: b.loops[1]}
+	for _, e := range b.exits {
+		p.Exits = append(p.Exits, 16*e)
+	}
+	return p, nil
 }
 
 // mainLoop emits one iteration (tile kt, read stage rSt; the F0 fragments
@@ -457,18 +709,21 @@ func Generate(c Config) (*Program, error) {
 // F0 while LDSM fills F1 (second k16 step) and the copies of tile kt+S-1
 // go out; then DEPBAR/BAR make tile kt+1 visible; the second half
 // computes with F1 while LDSM fills F0 from tile kt+1.
-func (b *builder) mainLoop(c Config) {
-	hm := c.hmmaMods()
+func (b *builder) mainLoop() {
+	g := b.g
+	hm := b.c.hmmaMods()
 	order := hmmaOrder()
 	hmma := func(fa, fb int, k int) sass.Inst {
 		mi, ni := order[k][0], order[k][1]
 		return sass.New("HMMA", hm, sass.R(acc(mi, ni)), r(fa+4*mi), r(fb+2*ni), sass.R(acc(mi, ni)))
 	}
 	start := len(b.p)
+	n := b.copies()
+	ring := int64(Stages * g.StageBytes())
 
 	// first half: F0 x 16 HMMA (write SB4); fillers per slot
-	preds, copies, upd := copyTile(rDstA, rDstB, 0)
-	f1 := ldsmSet(rF1A, rF1B, 1, sass.SB2)
+	preds, copies, upd := b.copyTile(rDstA, rDstB, 0)
+	f1 := b.ldsmSet(rF1A, rF1B, 1, sass.SB2)
 	// The pointer updates need no wait of their own: HMMA 12 below waits
 	// on SB1, which the copies share with the second half's last four
 	// HMMAs, after every copy of this tile has issued.
@@ -483,11 +738,24 @@ func (b *builder) mainLoop(c Config) {
 	slots[3] = []sass.Inst{iadd(rDstA, r(rDA), r(rStW)), iadd(rDstB, r(rDB), r(rStW))}
 	slots[4] = preds
 	slots[5] = []sass.Inst{iadd(rKT, r(rKT), imm(-1)), isetp("GT", sass.P0, rKT, rz, pt)}
-	slots[6] = copies[0:2]
-	slots[7] = copies[2:4]
-	slots[8] = copies[4:6]
-	slots[9] = append(append([]sass.Inst{}, copies[6:8]...), copies[8])
-	slots[10] = []sass.Inst{iadd(rSt, r(rSt), imm(StageBytes)), and(rSt, rSt, Stages*StageBytes-1)}
+	// one copy (LDGSTS + its zero-fill STS) a slot from 6, the commit
+	// with the last
+	for i := 0; i < n; i++ {
+		slots[6+i] = copies[2*i : 2*i+2]
+	}
+	slots[5+n] = append(append([]sass.Inst{}, slots[5+n]...), copies[2*n])
+	if g.ringPow2() {
+		slots[10] = []sass.Inst{iadd(rSt, r(rSt), imm(int64(g.StageBytes()))), and(rSt, rSt, ring-1)}
+	} else {
+		// the stage just read is the next write stage; the read stage
+		// wraps at the ring's end
+		slots[14] = []sass.Inst{
+			sass.New("MOV", "", r(rStW), r(rSt)),
+			iadd(rSt, r(rSt), imm(int64(g.StageBytes()))),
+			isetp("GE", sass.P1, rSt, imm(ring), pt),
+			sel(rSt, rz, r(rSt), sass.P1),
+		}
+	}
 	slots[12] = []sass.Inst{f1[3], f1[4]}
 	slots[13] = []sass.Inst{f1[5]}
 	slots[15] = []sass.Inst{
@@ -504,7 +772,7 @@ func (b *builder) mainLoop(c Config) {
 	}, slots)
 
 	// second half: F1 x 16 HMMA (write SB5); F0 <- tile kt+1
-	f0 := ldsmSet(rF0A, rF0B, 0, sass.SB2)
+	f0 := b.ldsmSet(rF0A, rF0B, 0, sass.SB2)
 	slots = make([][]sass.Inst, 16)
 	slots[0] = []sass.Inst{iadd(rAA0, r(rLA0), r(rSt)), iadd(rAA1, r(rLA1), r(rSt)),
 		iadd(rAB0, r(rLB0), r(rSt)), iadd(rAB1, r(rLB1), r(rSt))}
@@ -513,12 +781,14 @@ func (b *builder) mainLoop(c Config) {
 	slots[1] = []sass.Inst{f0[0]}
 	slots[2] = []sass.Inst{f0[1]}
 	slots[3] = []sass.Inst{f0[2]}
-	slots[4] = []sass.Inst{iadd(rStW, r(rSt), imm((Stages-1)*StageBytes)), and(rStW, rStW, Stages*StageBytes-1)}
-	slots[5] = upd[0:2]
-	slots[6] = upd[2:4]
-	slots[7] = upd[4:6]
-	slots[8] = upd[6:8]
-	slots[9] = upd[8:12]
+	if g.ringPow2() {
+		slots[4] = []sass.Inst{iadd(rStW, r(rSt), imm(int64((Stages-1)*g.StageBytes()))), and(rStW, rStW, ring-1)}
+	}
+	// one pointer update a slot from 5, then the counters
+	for i := 0; i < n; i++ {
+		slots[5+i] = upd[2*i : 2*i+2]
+	}
+	slots[5+n] = upd[2*n:]
 	slots[12] = []sass.Inst{f0[3]}
 	slots[13] = []sass.Inst{f0[4]}
 	slots[14] = []sass.Inst{f0[5]}
@@ -529,8 +799,8 @@ func (b *builder) mainLoop(c Config) {
 		}
 		return sass.SB5
 	}, slots)
-	n := len(b.p)
-	b.add(sass.New("BRA", "", sass.Target(int64(16*(start-(n+1))))).When(sass.If(sass.P0)).Yield())
+	m := len(b.p)
+	b.add(sass.New("BRA", "", sass.Target(int64(16*(start-(m+1))))).When(sass.If(sass.P0)).Yield())
 }
 
 // half emits 16 HMMAs with the fillers of each slot after it. HMMA k waits
@@ -569,55 +839,275 @@ func (b *builder) half(hmma func(fa, fb, k int) sass.Inst, fa, fb int, waits map
 	}
 }
 
-// epilogue stores alpha*acc with a predicate per element: row < M and
-// column < N.
+// epilogue: stage the accumulators through shared memory (each warp its
+// own 64x32 f32 area, 8 KiB, rows of 128 bytes with the 16-byte chunk c of
+// row r at (c ^ (r&7))*16), then a loop of 16 iterations in which each
+// thread takes 4 consecutive columns of one row (lane>>3 picks the row of
+// 4, lane&7 the chunk): LDS.128, alpha, beta*C, bias, activation, the
+// conversion, and a 16-byte (f32) or 8-byte (f16/bf16) store where the 4
+// columns are in bounds and the row start is aligned, else up to 4
+// predicated scalar stores. The split-K kernel adds alpha*acc with
+// RED.E.ADD.F32 instead.
 func (b *builder) epilogue() {
+	c := b.c
+	esz := c.Out.Size()
+	// every LDSM and HMMA done, every copy group retired, every warp past
+	// the main loop: the ring can be overwritten
 	b.add(
-		// wait for the last HMMAs
-		shr(rT0, rLane, 2).Wait(1<<5|1<<1), // the last HMMAs: SB5, SB1
-		and(rT1, rLane, 3),
-		lea(rT0, rWM, r(rT0), 6),
-		iadd(rT0, r(rT0), r(rM0)),
-		shl(rT1, rT1, 1),
-		lea(rT1, rWN, r(rT1), 5),
-		iadd(rT1, r(rT1), r(rN0)),
-		sass.New("IADD3", "", r(rMRem), sass.Neg(r(rT0)), cb(pM), rz),
-		sass.New("IADD3", "", r(rNRem), sass.Neg(r(rT1)), cb(pN), rz),
-		sass.New("IMAD", "", r(rT2), r(rT0), cb(pLDD), r(rT1)),
-		sass.New("MOV", "", r(rStepD), imm(32)),
-		sass.New("IMAD", "", r(rStepD), r(rStepD), cb(pLDD), rz),
+		sass.New("DEPBAR", "LE", sass.SB(0), imm(0)).Wait(1<<5|1<<1|1<<2).Yield(),
+		sass.New("BAR", "SYNC", imm(0)).Yield(),
+		// staging addresses: s = lane>>2 (the row's low bits), hb = (lane>>1)&1
+		shr(rT0, rLane, 2),
+		shr(rT1, rLane, 1),
+		and(rT1, rT1, 1),
+		and(rT2, rLane, 1),
+		shl(rT3, rWarp, 13),
+		lea(rT3, rT0, r(rT3), 7),
+		lea(rT3, rT2, r(rT3), 3),
 	)
-	b.add(ptr(rPD, rT2, pD, 2, sass.P1)...)
-	for rg := 0; rg < 8; rg++ {
-		mi, h := rg>>1, rg&1
-		b.add(isetp("GT", sass.P0, rMRem, imm(int64(8*rg)), pt))
-		for half := 0; half < 2; half++ {
-			var ps, fm, st []sass.Inst
-			for e := 0; e < 4; e++ {
-				ni, j := 2*half+e/2, e%2
-				v := int(acc(mi, ni)) + 2*h + j
-				p := sass.Pred(1 + e)
-				ps = append(ps, isetp("GT", p, rNRem, imm(int64(ni*8+j)), sass.P(sass.P0)))
-				fm = append(fm, sass.New("FMUL", "", r(v), r(v), cb(pAlpha)))
-				st = append(st, sass.New("STG", "E", sass.G64(sass.Reg(rPD), int64(4*(ni*8+j))), r(v)).When(sass.If(p)).ReadSB(sass.SB1))
+	for ni := 0; ni < 4; ni++ {
+		// chunk 2ni + hb of row s, swizzled by s
+		b.add(iadd(rT2, r(rT1), imm(int64(2*ni))),
+			xor(rT2, rT2, r(rT0)),
+			lea(rS0+ni, rT2, r(rT3), 4))
+	}
+	for mi := 0; mi < 4; mi++ {
+		for h := 0; h < 2; h++ {
+			for ni := 0; ni < 4; ni++ {
+				b.add(sass.New("STS", "64", sass.Shared(sass.Reg(rS0+ni), 0, int64(mi*2048+h*1024)), sass.R(acc(mi, ni)+sass.Reg(2*h))).ReadSB(sass.SB1))
 			}
-			b.add(ps...)
-			b.add(fm...)
-			b.add(st...)
-		}
-		if rg < 7 {
-			u := add64(rPD, r(rStepD), sass.P6)
-			u[0] = u[0].Wait(1 << 1)
-			b.add(u...)
 		}
 	}
+	// row lane>>3 (+4 an iteration), chunk q = lane&7: columns
+	// n0 + wn*32 + 4q .. +3
+	b.add(
+		sass.New("BAR", "SYNC", imm(0)).Yield(),
+		shr(rRow, rLane, 3),
+		and(rQ, rLane, 7),
+		shl(rWBase, rWarp, 13),
+		lea(rT1, rWN, r(rN0), 5),
+		lea(rCol, rQ, r(rT1), 2),
+		sass.New("IADD3", "", r(rCnt), sass.Neg(r(rCol)), cb(pN), rz),
+		lea(rT1, rWM, r(rM0), 6),
+		iadd(rGRow, r(rT1), r(rRow)),
+		sass.New("MOV", "", r(rEIt), imm(16)),
+		// 4 columns in bounds (cnt >= 4), ldd % 4 == 0 and D aligned to
+		// the vector: rVD = 1 and no scalar stores; else rCntS scalars
+		sass.New("IMNMX", "", r(rT3), r(rCnt), imm(4), pt),
+		sass.New("MOV", "", r(rT0), cb(pLDD)),
+		sass.New("MOV", "", r(rT1), cb(pD)),
+		and(rT0, rT0, 3),
+		and(rT1, rT1, int64(4*esz-1)),
+		lop3(rT0, rT0, r(rT1), 0xfc),
+		isetp("EQ", sass.P1, rT0, rz, pt),
+		isetp("GT", sass.P1, rCnt, imm(3), sass.P(sass.P1)),
+	)
+	if c.SplitK {
+		// RED has no vector form here: scalars only
+		b.add(sass.New("MOV", "", r(rVD), imm(0)), sass.New("MOV", "", r(rCntS), r(rT3)))
+	} else {
+		b.add(sass.New("SEL", "", r(rVD), rz, imm(1), sass.NotP(sass.P1)), sel(rCntS, rz, r(rT3), sass.P1))
+		// C: the same rule with ldc and C, and only when beta != 0
+		b.add(
+			sass.New("MOV", "", r(rT0), cb(pLDC)),
+			sass.New("MOV", "", r(rT1), cb(pC)),
+			and(rT0, rT0, 3),
+			and(rT1, rT1, int64(4*esz-1)),
+			lop3(rT0, rT0, r(rT1), 0xfc),
+			asmf("FSETP.NEU.AND P2, PT, RZ, c[0x0][%#x], PT ;", pBeta),
+			isetp("EQ", sass.P1, rT0, rz, sass.P(sass.P2)),
+			isetp("GT", sass.P1, rCnt, imm(3), sass.P(sass.P1)),
+			sass.New("SEL", "", r(rVC), rz, imm(1), sass.NotP(sass.P1)),
+			sel(rCntC, rz, r(rT3), sass.P1),
+			sel(rCntC, r(rCntC), rz, sass.P2),
+			// bias: 4 f32 values, loaded once where the column exists and
+			// the pointer is not 0
+			sass.New("MOV", "", r(rT0), cb(pBias)),
+			sass.New("MOV", "", r(rT1), cb(pBias+4)),
+			lop3(rT0, rT0, r(rT1), 0xfc),
+			isetp("NE", sass.P2, rT0, rz, pt),
+			sass.New("CS2R", "", r(rBiasV), sass.SR(sass.SRZero)),
+			sass.New("CS2R", "", r(rBiasV+2), sass.SR(sass.SRZero)),
+		)
+		b.add(ptr(rPBias, rCol, pBias, 2, sass.P0)...)
+		for j := 0; j < 4; j++ {
+			b.add(isetp("GT", sass.Pred(3+j), rCnt, imm(int64(j)), sass.P(sass.P2)))
+		}
+		for j := 0; j < 4; j++ {
+			b.add(asmf("@P%d LDG.E R%d, [R%d.64+%#x] ;", 3+j, rBiasV+j, rPBias, 4*j).WriteSB(sass.SB4))
+		}
+		b.add(
+			sass.New("MOV", "", r(rAct), cb(pAct)),
+			isetp("EQ", sass.P1, rAct, imm(ActReLU), pt),
+			sel(rFloor, rz, imm(0xff800000), sass.P1),
+		)
+	}
+	// the first iteration's uses of the bias: wait here, once
+	b.add(sass.New("MOV", "", r(rT0), imm(0)))
+	if !c.SplitK {
+		b.p[len(b.p)-1] = b.p[len(b.p)-1].Wait(1 << 4)
+	}
+
+	// --- the loop over staged rows ---------------------------------------
+	ls := len(b.p)
+	b.add(
+		xor(rT0, rRow, r(rQ)),
+		and(rT0, rT0, 7),
+		lea(rT1, rRow, r(rWBase), 7),
+		lea(rT2, rT0, r(rT1), 4),
+		// the previous iteration's stores have read R8.., R12.. and the
+		// pointers (SB1)
+		asmf("LDS.128 R%d, [R%d] ;", rV, rT2).Wait(1<<1).WriteSB(sass.SB2),
+		isetp("LT", sass.P1, rGRow, cb(pM), pt),
+		sass.New("IMAD", "", r(rT3), r(rGRow), cb(pLDD), r(rCol)),
+	)
+	b.add(ptr(rPD, rT3, pD, log2(esz), sass.P0)...)
+	if !c.SplitK {
+		b.add(sass.New("IMAD", "", r(rT3), r(rGRow), cb(pLDC), r(rCol)))
+		b.add(ptr(rPC, rT3, pC, log2(esz), sass.P0)...)
+		b.add(isetp("NE", sass.P2, rVC, rz, sass.P(sass.P1)))
+		for j := 0; j < 4; j++ {
+			b.add(isetp("GT", sass.Pred(3+j), rCntC, imm(int64(j)), sass.P(sass.P1)))
+		}
+		// the vector load fills R4.., the scalar ones R16..; both start
+		// at 0, so their sum (f32) or OR (16-bit) is the loaded value
+		b.add(sass.New("CS2R", "", r(rCV), sass.SR(sass.SRZero)), sass.New("CS2R", "", r(rCV+2), sass.SR(sass.SRZero)),
+			sass.New("CS2R", "", r(rTmp), sass.SR(sass.SRZero)), sass.New("CS2R", "", r(rTmp+2), sass.SR(sass.SRZero)))
+		if esz == 4 {
+			b.add(asmf("@P2 LDG.E.128 R%d, [R%d.64] ;", rCV, rPC).WriteSB(sass.SB3))
+			for j := 0; j < 4; j++ {
+				b.add(asmf("@P%d LDG.E R%d, [R%d.64+%#x] ;", 3+j, rTmp+j, rPC, 4*j).WriteSB(sass.SB3))
+			}
+		} else {
+			b.add(asmf("@P2 LDG.E.64 R%d, [R%d.64] ;", rCV, rPC).WriteSB(sass.SB3))
+			for j := 0; j < 4; j++ {
+				b.add(asmf("@P%d LDG.E.U16 R%d, [R%d.64+%#x] ;", 3+j, rTmp+j, rPC, 2*j).WriteSB(sass.SB3))
+			}
+		}
+	}
+	// alpha
+	for j := 0; j < 4; j++ {
+		i := sass.New("FMUL", "", r(rV+j), r(rV+j), cb(pAlpha))
+		if j == 0 {
+			i = i.Wait(1 << 2)
+		}
+		b.add(i)
+	}
+	if !c.SplitK {
+		// beta*C (C is 0 where not loaded)
+		first := true
+		wait := func(i sass.Inst) sass.Inst {
+			if first {
+				first = false
+				return i.Wait(1 << 3)
+			}
+			return i
+		}
+		if esz == 2 {
+			// the vector load holds the pairs (0,1) in R4 and (2,3) in R5
+			b.add(
+				wait(asmf("@P2 SHF.R.U32.HI R%d, RZ, 0x10, R%d ;", rCV+3, rCV+1)),
+				asmf("@P2 MOV R%d, R%d ;", rCV+2, rCV+1),
+				asmf("@P2 SHF.R.U32.HI R%d, RZ, 0x10, R%d ;", rCV+1, rCV),
+			)
+			for j := 0; j < 4; j++ {
+				b.add(lop3(rCV+j, rCV+j, r(rTmp+j), 0xfc))
+			}
+			for j := 0; j < 4; j++ {
+				if c.Out == OutF16 {
+					b.add(asmf("HADD2.F32 R%d, -RZ, R%d.H0_H0 ;", rCV+j, rCV+j))
+				} else {
+					b.add(shl(rCV+j, rCV+j, 16))
+				}
+			}
+		}
+		for j := 0; j < 4; j++ {
+			b.add(wait(asmf("FFMA R%d, R%d, c[0x0][%#x], R%d ;", rV+j, rCV+j, pBeta, rV+j)))
+			if esz == 4 {
+				b.add(asmf("FFMA R%d, R%d, c[0x0][%#x], R%d ;", rV+j, rTmp+j, pBeta, rV+j))
+			}
+		}
+		for j := 0; j < 4; j++ {
+			b.add(asmf("FADD R%d, R%d, R%d ;", rV+j, rV+j, rBiasV+j))
+		}
+		// activation, branch-free: h = x/2; GELU w = sqrt(2/pi)(x +
+		// 0.044715x^3), SiLU w = x/2; t = tanh(w); g = h + h*t; ReLU /
+		// none: max(x, floor); act >= 2 takes g
+		const c0 = 0.7978845608028654 // sqrt(2/pi)
+		b.add(isetp("GE", sass.P3, rAct, imm(ActGELU), pt), isetp("EQ", sass.P4, rAct, imm(ActGELU), pt))
+		for j := 0; j < 4; j++ {
+			x, t, h := rV+j, rTmp+j, rTmp+4+j
+			b.add(
+				sass.New("FMUL", "", r(t), r(x), r(x)),
+				sass.New("FMUL", "", r(t), r(t), sass.F32(0.044715)),
+				sass.New("FFMA", "", r(t), r(t), r(x), r(x)),
+				sass.New("FMUL", "", r(t), r(t), sass.F32(float32(c0))),
+				sass.New("FMUL", "", r(h), r(x), sass.F32(0.5)),
+				sass.New("FSEL", "", r(t), r(t), r(h), sass.P(sass.P4)),
+			)
+		}
+		for j := 0; j < 4; j++ {
+			b.add(asmf("MUFU.TANH R%d, R%d ;", rTmp+8+j, rTmp+j).WriteSB(sass.SB5))
+		}
+		for j := 0; j < 4; j++ {
+			x, h, th, g := rV+j, rTmp+4+j, rTmp+8+j, rTmp+12+j
+			i := sass.New("FFMA", "", r(g), r(h), r(th), r(h))
+			if j == 0 {
+				i = i.Wait(1 << 5)
+			}
+			b.add(i,
+				sass.New("FMNMX", "", r(x), r(x), r(rFloor), sass.NotP(sass.PT)),
+				sass.New("FSEL", "", r(x), r(g), r(x), sass.P(sass.P3)))
+		}
+	}
+	// stores: the vector where rVD, scalars for j < rCntS
+	b.add(isetp("NE", sass.P2, rVD, rz, sass.P(sass.P1)))
+	for j := 0; j < 4; j++ {
+		b.add(isetp("GT", sass.Pred(3+j), rCntS, imm(int64(j)), sass.P(sass.P1)))
+	}
+	switch {
+	case c.SplitK:
+		for j := 0; j < 4; j++ {
+			b.add(asmf("@P%d RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R%d.64+%#x], R%d ;", 3+j, rPD, 4*j, rV+j).ReadSB(sass.SB1))
+		}
+	case esz == 4:
+		b.add(asmf("@P2 STG.E.128 [R%d.64], R%d ;", rPD, rV).ReadSB(sass.SB1))
+		for j := 0; j < 4; j++ {
+			b.add(asmf("@P%d STG.E [R%d.64+%#x], R%d ;", 3+j, rPD, 4*j, rV+j).ReadSB(sass.SB1))
+		}
+	default:
+		pk := "F2FP.PACK_AB"
+		if c.Out == OutBF16 {
+			pk = "F2FP.BF16.PACK_AB"
+		}
+		b.add(
+			asmf("%s R%d, R%d, R%d ;", pk, rW, rV+1, rV),
+			asmf("%s R%d, R%d, R%d ;", pk, rW+1, rV+3, rV+2),
+			asmf("SHF.R.U32.HI R%d, RZ, 0x10, R%d ;", rW+2, rW),
+			asmf("SHF.R.U32.HI R%d, RZ, 0x10, R%d ;", rW+3, rW+1),
+			asmf("@P2 STG.E.64 [R%d.64], R%d ;", rPD, rW).ReadSB(sass.SB1),
+		)
+		src := []int{rW, rW + 2, rW + 1, rW + 3}
+		for j := 0; j < 4; j++ {
+			b.add(asmf("@P%d STG.E.U16 [R%d.64+%#x], R%d ;", 3+j, rPD, 2*j, src[j]).ReadSB(sass.SB1))
+		}
+	}
+	b.add(
+		iadd(rRow, r(rRow), imm(4)),
+		iadd(rGRow, r(rGRow), imm(4)),
+		iadd(rEIt, r(rEIt), imm(-1)),
+		isetp("GT", sass.P0, rEIt, rz, pt),
+	)
+	n := len(b.p)
+	b.add(sass.New("BRA", "", sass.Target(int64(16*(ls-(n+1))))).When(sass.If(sass.P0)).Yield())
+	b.loops = append(b.loops, [2]int{ls, n})
 }
 
 // fixStalls raises stall counts so that every fixed-latency result is read
 // (or its guard tested) only after the latency table's cycles, along the
-// straight line and around the loop's back edge. It never lowers a
+// straight line and around each loop's back edge. It never lowers a
 // hand-given stall. Stalls above 11 get the yield flag.
-func (b *builder) fixStalls(lat *sass.LatencyTable, ls, le int) error {
+func (b *builder) fixStalls(lat *sass.LatencyTable) error {
 	p := b.p
 	deps := make([]sass.Deps, len(p))
 	for k, i := range p {
@@ -627,14 +1117,18 @@ func (b *builder) fixStalls(lat *sass.LatencyTable, ls, le int) error {
 		}
 		deps[k] = d
 	}
-	// the sequence analysed: the program, with the loop body repeated once
-	// more so that back-edge dependences are seen
+	// the sequence analysed: the program, with each loop body repeated
+	// once more so that back-edge dependences are seen
 	var seq []int
-	for k := 0; k <= le; k++ {
+	for k := range p {
 		seq = append(seq, k)
-	}
-	for k := ls; k < len(p); k++ {
-		seq = append(seq, k)
+		for _, l := range b.loops {
+			if k == l[1] {
+				for q := l[0]; q <= l[1]; q++ {
+					seq = append(seq, q)
+				}
+			}
+		}
 	}
 	for pass := 0; pass < 3; pass++ {
 		for j := 1; j < len(seq); j++ {
@@ -700,7 +1194,7 @@ func (p *Program) Kernel() (sass.Kernel, error) {
 		Registers:     Registers,
 		Barriers:      1,
 		DynamicShared: true,
-		MaxThreads:    [3]int{Threads, 1, 1},
+		MaxThreads:    [3]int{p.Config.Geometry().Threads(), 1, 1},
 		ExitOffsets:   p.Exits,
 	}, nil
 }
@@ -712,4 +1206,19 @@ func (p *Program) Cubin(arch int) ([]byte, error) {
 		return nil, err
 	}
 	return sass.WriteCubin(arch, k)
+}
+
+// Variants lists every kernel the package ships: each tile, input and
+// output type, and the split-K kernel (f32 output) of each tile and input.
+func Variants() []Config {
+	var out []Config
+	for _, t := range Tiles() {
+		for _, in := range []Input{F16, BF16} {
+			for _, o := range []Output{OutF32, OutF16, OutBF16} {
+				out = append(out, Config{In: in, Tile: t, Out: o})
+			}
+			out = append(out, Config{In: in, Tile: t, SplitK: true})
+		}
+	}
+	return out
 }

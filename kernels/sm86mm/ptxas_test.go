@@ -126,7 +126,7 @@ func TestPtxasComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, _, _ := sass.LoopBody(p.Insts)
+	ours := p.Insts[p.Loop[0] : p.Loop[1]+1]
 	cy, err := sass.CycleModel(ours, sass.CycleOptions{})
 	if err != nil {
 		t.Fatal(err)

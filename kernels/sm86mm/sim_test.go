@@ -3,7 +3,6 @@ package sm86mm
 import (
 	"encoding/binary"
 	"flag"
-	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -15,25 +14,110 @@ import (
 
 var long = flag.Bool("sm86mm.long", false, "run the full M x N x K sweep in the simulator")
 
-const poisonF32 = 0x7fbadbad // a NaN the kernel never produces
+// Output poison: NaN patterns the kernel never produces from finite inputs.
+const (
+	poisonF32 = 0x7fbadbad
+	poisonF16 = 0x7d5a
+	poisonB16 = 0x7fa5
+)
 
 func roundUp(x, m int) int { return (x + m - 1) / m * m }
 
-// simCase runs the kernel for one shape in the simulator (poison mode) and
-// returns the largest error relative to max(|ref|, 1) against the float64
-// reference; it fails on any fault, any poisoned output left or any
-// padding written.
-func simCase(t *testing.T, s *sass.Sim, c Config, M, N, K int, alpha float32, rng *rand.Rand) float64 {
+// epi is one epilogue setting of a simulator case.
+type epi struct {
+	alpha, beta float32
+	bias        bool
+	act         fallback.Activation
+	// ldPad is added to N for ldc and ldd: 3 makes every row start
+	// misaligned (scalar stores only); 0 or 4 allows the vector stores
+	// where N is a multiple of 4
+	ldPad int
+	// splits > 0 runs split-K: the plain kernel over the first K chunk
+	// (beta*C + bias), then the split kernel over splits-1 more chunks
+	splits int
+}
+
+func outDType(o Output) tile.DType {
+	switch o {
+	case OutF16:
+		return tile.F16
+	case OutBF16:
+		return tile.BF16
+	}
+	return tile.F32
+}
+
+func outPoison(o Output) uint32 {
+	switch o {
+	case OutF16:
+		return poisonF16
+	case OutBF16:
+		return poisonB16
+	}
+	return poisonF32
+}
+
+// sims caches one simulator per variant.
+var sims = map[Config]*sass.Sim{}
+
+func simFor(t *testing.T, c Config) *sass.Sim {
 	t.Helper()
+	if s := sims[c]; s != nil {
+		return s
+	}
+	p, err := Generate(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sass.NewSim(p.Insts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := s.Unsupported(); len(u) > 0 {
+		t.Fatalf("%s: simulator cannot run: %v", c.Name(), u)
+	}
+	sims[c] = s
+	return s
+}
+
+// params packs the kernel's parameters.
+func params(d, a, b, cc, bias uint64, M, N, K, lda, ldb, ldd, ldc int, alpha, beta float32, act, kc, koff int) []byte {
+	var par []byte
+	for _, v := range []uint64{d, a, b} {
+		par = binary.LittleEndian.AppendUint64(par, v)
+	}
+	for _, v := range []int{M, N, K, lda, ldb, ldd} {
+		par = binary.LittleEndian.AppendUint32(par, uint32(v))
+	}
+	par = binary.LittleEndian.AppendUint32(par, math.Float32bits(alpha))
+	par = binary.LittleEndian.AppendUint32(par, math.Float32bits(beta))
+	par = binary.LittleEndian.AppendUint32(par, uint32(ldc))
+	par = binary.LittleEndian.AppendUint32(par, uint32(act))
+	par = binary.LittleEndian.AppendUint64(par, cc)
+	par = binary.LittleEndian.AppendUint64(par, bias)
+	par = binary.LittleEndian.AppendUint32(par, uint32(kc))
+	return binary.LittleEndian.AppendUint32(par, uint32(koff))
+}
+
+// simCase runs the kernel for one shape and epilogue in the simulator
+// (poison mode) and returns the largest error relative to max(|ref|, 1)
+// against the float64 reference (fallback.MatMulRef with an f32 D); it
+// fails on any fault, any poisoned output left or any padding written.
+func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64 {
+	t.Helper()
+	g := c.Geometry()
 	lda := roundUp(K, 8) + 8
 	ldb := roundUp(N, 8) + 8
-	ldd := N + 3
+	ldd := N + e.ldPad
+	ldc := ldd
 	dt := tile.F16
 	enc := tile.F32ToF16
 	nan := uint16(0x7e00)
 	if c.In == BF16 {
 		dt, enc, nan = tile.BF16, tile.F32ToBF16, 0x7fc0
 	}
+	ot := outDType(c.Out)
+	osz := c.Out.Size()
 	a := make([]byte, 2*M*lda)
 	b := make([]byte, 2*K*ldb)
 	fill := func(buf []byte, rows, cols, ld int) {
@@ -49,69 +133,131 @@ func simCase(t *testing.T, s *sass.Sim, c Config, M, N, K int, alpha float32, rn
 	}
 	fill(a, M, K, lda)
 	fill(b, K, N, ldb)
-	d := make([]byte, 4*M*ldd)
-	for k := 0; k < len(d); k += 4 {
-		binary.LittleEndian.PutUint32(d[k:], poisonF32)
+	putOut := func(buf []byte, i int, v uint32) {
+		if osz == 4 {
+			binary.LittleEndian.PutUint32(buf[4*i:], v)
+		} else {
+			binary.LittleEndian.PutUint16(buf[2*i:], uint16(v))
+		}
+	}
+	getOut := func(buf []byte, i int) uint32 {
+		if osz == 4 {
+			return binary.LittleEndian.Uint32(buf[4*i:])
+		}
+		return uint32(binary.LittleEndian.Uint16(buf[2*i:]))
+	}
+	var cm []byte
+	if e.beta != 0 {
+		cm = make([]byte, osz*M*ldc)
+		for k := 0; k < M*ldc; k++ {
+			v := float32(rng.Float64()*2 - 1)
+			switch ot {
+			case tile.F32:
+				putOut(cm, k, math.Float32bits(v))
+			case tile.F16:
+				putOut(cm, k, uint32(tile.F32ToF16(v)))
+			default:
+				putOut(cm, k, uint32(tile.F32ToBF16(v)))
+			}
+		}
+	}
+	var bias []float32
+	var biasB []byte
+	if e.bias {
+		for j := 0; j < N; j++ {
+			v := float32(rng.Float64()*2 - 1)
+			bias = append(bias, v)
+			biasB = binary.LittleEndian.AppendUint32(biasB, math.Float32bits(v))
+		}
+	}
+	d := make([]byte, osz*M*ldd)
+	for k := 0; k < M*ldd; k++ {
+		putOut(d, k, outPoison(c.Out))
 	}
 	mem := sass.NewMemory()
-	const aBase, bBase, dBase = 0x10000000000, 0x20000000000, 0x30000000000
+	const aBase, bBase, cBase, biasBase, dBase = 0x10000000000, 0x20000000000, 0x40000000000, 0x50000000000, 0x30000000000
+	var cAddr, biasAddr uint64
 	for _, r := range []struct {
 		n    string
 		base uint64
 		data []byte
-	}{{"A", aBase, a}, {"B", bBase, b}, {"D", dBase, d}} {
+		addr *uint64
+	}{{"A", aBase, a, nil}, {"B", bBase, b, nil}, {"D", dBase, d, nil}, {"C", cBase, cm, &cAddr}, {"bias", biasBase, biasB, &biasAddr}} {
+		if len(r.data) == 0 {
+			continue
+		}
 		if err := mem.Map(r.n, r.base, r.data); err != nil {
 			t.Fatal(err)
 		}
+		if r.addr != nil {
+			*r.addr = r.base
+		}
 	}
-	var par []byte
-	par = binary.LittleEndian.AppendUint64(par, dBase)
-	par = binary.LittleEndian.AppendUint64(par, aBase)
-	par = binary.LittleEndian.AppendUint64(par, bBase)
-	for _, v := range []int{M, N, K, lda, ldb, ldd} {
-		par = binary.LittleEndian.AppendUint32(par, uint32(v))
+	launch := func(c Config, K, splits, kc, koff int, beta float32) {
+		_, err := simFor(t, c).Launch(sass.SimConfig{
+			Grid:        g.Grid(M, N, splits),
+			Block:       [3]int{g.Threads(), 1, 1},
+			SharedBytes: g.SharedBytes(),
+			Params:      params(dBase, aBase, bBase, cAddr, biasAddr, M, N, K, lda, ldb, ldd, ldc, e.alpha, beta, int(e.act), kc, koff),
+			Memory:      mem,
+			Poison:      true,
+		})
+		if err != nil {
+			t.Fatalf("%s M=%d N=%d K=%d %+v: %v", c.Name(), M, N, K, e, err)
+		}
 	}
-	par = binary.LittleEndian.AppendUint32(par, math.Float32bits(alpha))
-	_, err := s.Launch(sass.SimConfig{
-		Grid:        [3]int{(N + TileN - 1) / TileN, (M + TileM - 1) / TileM, 1},
-		Block:       [3]int{Threads, 1, 1},
-		SharedBytes: SharedBytes,
-		Params:      par,
-		Memory:      mem,
-		Poison:      true,
-	})
-	if err != nil {
-		t.Fatalf("%s M=%d N=%d K=%d: %v", c.Name(), M, N, K, err)
+	if e.splits > 0 {
+		kc := roundUp((K+e.splits-1)/e.splits, TileK)
+		launch(c, min(K, kc), 0, 0, 0, e.beta)
+		sc := c
+		sc.SplitK = true
+		if rest := (K - kc + kc - 1) / kc; rest > 0 {
+			launch(sc, K, rest, kc, kc, 0)
+		}
+	} else {
+		launch(c, K, 0, 0, 0, e.beta)
 	}
 	ref := make([]byte, 4*M*N)
-	fallback.MatMulRef(&fallback.MatMulArgs{
+	args := &fallback.MatMulArgs{
 		M: M, N: N, K: K, Batch: 1,
 		A:     fallback.Matrix{DType: dt, Data: a, Rows: M, Cols: K, LD: lda},
 		B:     fallback.Matrix{DType: dt, Data: b, Rows: K, Cols: N, LD: ldb},
 		D:     fallback.Matrix{DType: tile.F32, Data: ref, Rows: M, Cols: N, LD: N},
-		Alpha: alpha,
-	})
+		Alpha: e.alpha, Beta: e.beta, Bias: bias, Act: e.act,
+	}
+	if e.beta != 0 {
+		args.C = &fallback.Matrix{DType: ot, Data: cm, Rows: M, Cols: N, LD: ldc}
+	}
+	fallback.MatMulRef(args)
 	worst := 0.0
 	for i := 0; i < M; i++ {
 		for j := 0; j < ldd; j++ {
-			bits := binary.LittleEndian.Uint32(d[4*(i*ldd+j):])
+			bits := getOut(d, i*ldd+j)
 			if j >= N {
-				if bits != poisonF32 {
-					t.Fatalf("%s M=%d N=%d K=%d: padding D[%d][%d] written", c.Name(), M, N, K, i, j)
+				if bits != outPoison(c.Out) {
+					t.Fatalf("%s M=%d N=%d K=%d %+v: padding D[%d][%d] written", c.Name(), M, N, K, e, i, j)
 				}
 				continue
 			}
-			if bits == poisonF32 {
-				t.Fatalf("%s M=%d N=%d K=%d: D[%d][%d] not written", c.Name(), M, N, K, i, j)
+			if bits == outPoison(c.Out) {
+				t.Fatalf("%s M=%d N=%d K=%d %+v: D[%d][%d] not written", c.Name(), M, N, K, e, i, j)
 			}
-			got := float64(math.Float32frombits(bits))
+			var got float64
+			switch ot {
+			case tile.F32:
+				got = float64(math.Float32frombits(bits))
+			case tile.F16:
+				got = float64(tile.F16ToF32(uint16(bits)))
+			default:
+				got = float64(tile.BF16ToF32(uint16(bits)))
+			}
 			want := float64(math.Float32frombits(binary.LittleEndian.Uint32(ref[4*(i*N+j):])))
-			e := math.Abs(got-want) / math.Max(math.Abs(want), 1)
+			er := math.Abs(got-want) / math.Max(math.Abs(want), 1)
 			if math.IsNaN(got) {
-				e = math.Inf(1)
+				er = math.Inf(1)
 			}
-			if e > worst {
-				worst = e
+			if er > worst {
+				worst = er
 			}
 		}
 	}
@@ -141,42 +287,136 @@ func fullShapes() []shape {
 	return out
 }
 
+func tolerance(c Config) float64 {
+	if c.In == BF16 || c.Out == OutBF16 {
+		return 1e-2
+	}
+	return 1e-3
+}
+
+// TestSimMatchesReference: the 128x128 kernels, f32 out, alpha only, over
+// the shape set (the full sweep with -sm86mm.long).
 func TestSimMatchesReference(t *testing.T) {
 	shapes := ciShapes
 	if *long {
 		shapes = fullShapes()
 	}
 	for _, c := range variants() {
-		p, err := Generate(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := sass.NewSim(p.Insts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u := s.Unsupported(); len(u) > 0 {
-			t.Fatalf("simulator cannot run: %v", u)
-		}
-		tol := 1e-3
-		if c.In == BF16 {
-			tol = 1e-2
-		}
 		rng := rand.New(rand.NewSource(1))
 		worst := 0.0
 		for _, sh := range shapes {
-			alpha := float32(1)
+			e := epi{alpha: 1, ldPad: 3}
 			if sh.M%2 == 1 {
-				alpha = -0.75
+				e.alpha = -0.75
 			}
-			e := simCase(t, s, c, sh.M, sh.N, sh.K, alpha, rng)
-			if e > tol {
-				t.Errorf("%s M=%d N=%d K=%d: max rel err %.3g > %.g", c.Name(), sh.M, sh.N, sh.K, e, tol)
+			er := simCase(t, c, sh.M, sh.N, sh.K, e, rng)
+			if er > tolerance(c) {
+				t.Errorf("%s M=%d N=%d K=%d: max rel err %.3g > %.g", c.Name(), sh.M, sh.N, sh.K, er, tolerance(c))
 			}
-			worst = math.Max(worst, e)
+			worst = math.Max(worst, er)
 		}
 		t.Logf("%s: %d shapes, max rel err %.3g", c.Name(), len(shapes), worst)
 	}
 }
 
-var _ = fmt.Sprint
+// epiShapes cover the epilogue's cases: vector and scalar stores, a
+// partial 4-column group, rows past M.
+var epiShapes = []shape{{17, 8, 64}, {129, 20, 40}, {64, 131, 96}}
+
+// TestSimEpilogue sweeps output types, beta*C, bias and the activations.
+func TestSimEpilogue(t *testing.T) {
+	acts := []fallback.Activation{fallback.ActNone, fallback.ActReLU, fallback.ActGELU, fallback.ActSiLU}
+	shapes := epiShapes
+	if *long {
+		shapes = fullShapes()
+	}
+	for _, in := range []Input{F16, BF16} {
+		for _, out := range []Output{OutF32, OutF16, OutBF16} {
+			c := Config{In: in, Out: out}
+			rng := rand.New(rand.NewSource(2))
+			worst := 0.0
+			for k, sh := range shapes {
+				e := epi{alpha: 0.5, beta: []float32{0, -1.25}[k%2], bias: k%3 != 1, act: acts[(k+int(out)+int(in))%4], ldPad: []int{0, 3, 4}[k%3]}
+				er := simCase(t, c, sh.M, sh.N, sh.K, e, rng)
+				if er > tolerance(c) {
+					t.Errorf("%s M=%d N=%d K=%d %+v: max rel err %.3g > %.g", c.Name(), sh.M, sh.N, sh.K, e, er, tolerance(c))
+				}
+				worst = math.Max(worst, er)
+			}
+			// every activation with beta and bias once
+			for _, a := range acts {
+				e := epi{alpha: 1, beta: 0.5, bias: true, act: a}
+				er := simCase(t, c, 33, 40, 32, e, rng)
+				if er > tolerance(c) {
+					t.Errorf("%s %+v: max rel err %.3g", c.Name(), e, er)
+				}
+				worst = math.Max(worst, er)
+			}
+			t.Logf("%s: max rel err %.3g", c.Name(), worst)
+		}
+	}
+}
+
+// TestSimTiles runs the 128x64 and 64x128 tiles over the shape set, with
+// an epilogue setting per shape.
+func TestSimTiles(t *testing.T) {
+	shapes := ciShapes
+	if *long {
+		shapes = fullShapes()
+	}
+	acts := []fallback.Activation{fallback.ActNone, fallback.ActReLU, fallback.ActGELU, fallback.ActSiLU}
+	for _, tl := range []Tile{Tile128x64, Tile64x128} {
+		for _, in := range []Input{F16, BF16} {
+			for _, out := range []Output{OutF32, OutF16, OutBF16} {
+				c := Config{In: in, Tile: tl, Out: out}
+				if !*long && out != OutF32 && in == BF16 {
+					continue // CI: the output types once per tile
+				}
+				rng := rand.New(rand.NewSource(3))
+				worst := 0.0
+				for k, sh := range shapes {
+					e := epi{alpha: 1, ldPad: []int{3, 0, 4}[k%3]}
+					if k%2 == 1 {
+						e = epi{alpha: -0.75, beta: 0.5, bias: true, act: acts[k/2%4], ldPad: []int{3, 0, 4}[k%3]}
+					}
+					er := simCase(t, c, sh.M, sh.N, sh.K, e, rng)
+					if er > tolerance(c) {
+						t.Errorf("%s M=%d N=%d K=%d %+v: max rel err %.3g > %.g", c.Name(), sh.M, sh.N, sh.K, e, er, tolerance(c))
+					}
+					worst = math.Max(worst, er)
+				}
+				t.Logf("%s: %d shapes, max rel err %.3g", c.Name(), len(shapes), worst)
+			}
+		}
+	}
+}
+
+// TestSimSplitK: the two-pass split-K scheme (the plain kernel over the
+// first K chunk with beta*C and bias, then the split kernel's RED of the
+// other chunks) against the reference, for every tile.
+func TestSimSplitK(t *testing.T) {
+	cases := []struct {
+		shape
+		e epi
+	}{
+		{shape{17, 40, 320}, epi{alpha: 1, splits: 3, ldPad: 3}},
+		{shape{1, 8, 256}, epi{alpha: -0.5, splits: 4, bias: true}},
+		{shape{129, 127, 200}, epi{alpha: 1, beta: 0.5, splits: 2, ldPad: 4}},
+		{shape{64, 131, 96}, epi{alpha: 0.75, beta: -1, bias: true, splits: 3}},
+	}
+	for _, tl := range Tiles() {
+		for _, in := range []Input{F16, BF16} {
+			c := Config{In: in, Tile: tl}
+			rng := rand.New(rand.NewSource(4))
+			worst := 0.0
+			for _, k := range cases {
+				er := simCase(t, c, k.M, k.N, k.K, k.e, rng)
+				if er > tolerance(c) {
+					t.Errorf("%s M=%d N=%d K=%d %+v: max rel err %.3g", c.Name(), k.M, k.N, k.K, k.e, er)
+				}
+				worst = math.Max(worst, er)
+			}
+			t.Logf("%s split-K: %d cases, max rel err %.3g", c.Name(), len(cases), worst)
+		}
+	}
+}

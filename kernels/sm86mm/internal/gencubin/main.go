@@ -1,0 +1,27 @@
+// Command gencubin writes the sm86mm module's cubins (go generate
+// ./kernels/sm86mm): cubin/sm86mm.sm_86.cubin and .sm_89.cubin, every
+// variant of the generator. The output is deterministic.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
+)
+
+func main() {
+	for _, arch := range []int{86, 89} {
+		b, err := sm86mm.ModuleCubin(arch)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		path := filepath.Join("cubin", fmt.Sprintf("%s.sm_%d.cubin", sm86mm.ModuleName, arch))
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// withSM86MatMul registers the sm86mm kernel (as cuda_sm86mm.go does under
+// -tags cuda) for the test's duration.
+func withSM86MatMul(t *testing.T) {
+	t.Helper()
+	registry.mu.Lock()
+	byName, ordered := maps.Clone(registry.byName), append([]*Kernel(nil), registry.ordered...)
+	registry.mu.Unlock()
+	t.Cleanup(func() {
+		registry.mu.Lock()
+		registry.byName, registry.ordered = byName, ordered
+		registry.mu.Unlock()
+	})
+	if lookupKernel("cuda.matmul.sm86mm") == nil {
+		Register(sm86mmKernel(sm86mm.Module, func(tl int, in, out tile.DType, split bool) string { return "" }))
+	}
+}
+
+func sm86Args(t *testing.T, rt *Runtime, in tile.DType, M, N, K int) *MatMulArgs {
+	t.Helper()
+	a, err := rt.Alloc(in, M, K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rt.Alloc(in, K, (N+7)/8*8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rt.Alloc(tile.F32, M, N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(); b.Close(); d.Close() })
+	return &MatMulArgs{M: M, N: N, K: K, Batch: 1,
+		A: Matrix{Buf: a, Rows: M, Cols: K, LD: K, BatchStride: M * K},
+		B: Matrix{Buf: b, Rows: K, Cols: N, LD: (N + 7) / 8 * 8, BatchStride: K * (N + 7) / 8 * 8},
+		D: Matrix{Buf: d, Rows: M, Cols: N, LD: N, BatchStride: M * N}, Alpha: 1}
+}
+
+func sm86Candidate(e Explanation) Candidate {
+	for _, c := range e.Candidates {
+		if c.Kernel.Name == "cuda.matmul.sm86mm" {
+			return c
+		}
+	}
+	return Candidate{}
+}
+
+// TestSM86MatMulExplainCPU: on the CPU backend Explain lists the SASS
+// kernel and rejects it because it needs the CUDA backend.
+func TestSM86MatMulExplainCPU(t *testing.T) {
+	withSM86MatMul(t)
+	rt, err := Open(Options{Backend: BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	e := rt.Explain(OpMatMul, sm86Args(t, rt, tile.F16, 64, 64, 64))
+	c := sm86Candidate(e)
+	if c.Kernel == nil || c.Chosen || !strings.Contains(c.Reason, "needs the cuda backend, runtime is on cpu") {
+		t.Fatalf("sm86mm candidate %+v in\n%s", c, e)
+	}
+	if k := e.Chosen(); k == nil || k.Arch.Backend != BackendCPU {
+		t.Fatalf("chosen %v", k)
+	}
+	t.Logf("\n%s", e)
+}
+
+// TestSM86MatMulExplainFakeGPU: on an sm_86 device the SASS kernel is
+// chosen for a call it supports and rejected, with the rule's reason, for
+// one it does not (the host fallback then runs it).
+func TestSM86MatMulExplainFakeGPU(t *testing.T) {
+	withSM86MatMul(t)
+	rt := openFakeGPU(t)
+	e := rt.Explain(OpMatMul, sm86Args(t, rt, tile.BF16, 100, 70, 64))
+	if k := e.Chosen(); k == nil || k.Name != "cuda.matmul.sm86mm" {
+		t.Fatalf("chosen %v:\n%s", k, e)
+	}
+	e = rt.Explain(OpMatMul, sm86Args(t, rt, tile.F16, 100, 70, 12))
+	if c := sm86Candidate(e); c.Chosen || !strings.Contains(c.Reason, "multiple of 8") {
+		t.Fatalf("K=12: %+v\n%s", c, e)
+	}
+	a := sm86Args(t, rt, tile.F16, 10, 10, 16)
+	a.B.Trans = true
+	if c := sm86Candidate(rt.Explain(OpMatMul, a)); c.Chosen || !strings.Contains(c.Reason, "transposed") {
+		t.Fatalf("transposed B: %+v", c)
+	}
+}
+
+// TestSM86MatMulTables: the runtime's copy of the tile table matches the
+// generator.
+func TestSM86MatMulTables(t *testing.T) {
+	for i, tl := range sm86mm.Tiles() {
+		g := sm86mm.Config{Tile: tl}.Geometry()
+		got := sm86mmTiles[i]
+		if int(tl) != i || got.TM != g.TM || got.TN != g.TN || got.Threads != g.Threads() || got.Shared != g.SharedBytes() {
+			t.Errorf("tile %d: runtime %+v, generator %+v (%d threads, %d shared)", i, got, g, g.Threads(), g.SharedBytes())
+		}
+	}
+	if m := sm86mm.Module(); len(m.Cubins) != 2 {
+		t.Errorf("module %+v", m)
+	}
+	var _ *ptx.Module = sm86mm.Module()
+}
+
+// TestSM86MatMulPlan: the documented tile and split-K rule.
+func TestSM86MatMulPlan(t *testing.T) {
+	rt, err := Open(Options{Backend: BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, c := range []struct {
+		M, N, K, sms int
+		want         sm86mmPlanT
+	}{
+		{4096, 4096, 4096, 84, sm86mmPlanT{0, 1, 0}},
+		{4096, 64, 512, 84, sm86mmPlanT{1, 1, 0}},
+		{16, 4096, 512, 84, sm86mmPlanT{2, 1, 0}},
+		{16, 1024, 4096, 84, sm86mmPlanT{2, 11, 384}}, // 8 CTAs: ceil(84/8) = 11 chunks
+		{16, 8192, 4096, 84, sm86mmPlanT{2, 1, 0}},    // 64 CTAs: no split
+		{1, 256, 1024, 84, sm86mmPlanT{2, 4, 256}},    // K/256 = 4
+	} {
+		a := sm86Args(t, rt, tile.F16, c.M, c.N, c.K)
+		if got := sm86mmPlan(a, c.sms); got != c.want {
+			t.Errorf("M=%d N=%d K=%d: plan %+v, want %+v", c.M, c.N, c.K, got, c.want)
+		}
+	}
+}
