@@ -1,0 +1,51 @@
+package fallback
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// BenchmarkMatMulFast times D = A·B for every available variant, with A, B
+// and D all of one element type, and reports GFLOP/s (2·M·N·K per product).
+// The plain-Go variant only runs the smaller shapes.
+func BenchmarkMatMulFast(b *testing.B) {
+	shapes := [][3]int{{256, 256, 256}, {1024, 1024, 1024}, {2048, 2048, 2048}}
+	for _, v := range MatMulVariants() {
+		if !v.Available() {
+			continue
+		}
+		b.Run(v.Name, func(b *testing.B) {
+			for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
+				b.Run(dt.String(), func(b *testing.B) {
+					for _, s := range shapes {
+						if v.Name == "generic" && s[0] > 1024 {
+							continue
+						}
+						b.Run(fmt.Sprintf("%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+							benchMatMul(b, v.Name, dt, s[0], s[1], s[2])
+						})
+					}
+				})
+			}
+		})
+	}
+}
+
+func benchMatMul(b *testing.B, variant string, dt tile.DType, m, n, k int) {
+	r := rand.New(rand.NewPCG(1, 2))
+	f := mat{dt: dt}
+	a := MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1}
+	a.A = newMatrix(r, f, 1, m, k)
+	a.B = newMatrix(r, f, 1, k, n)
+	a.D = newMatrix(r, f, 1, m, n)
+	if err := MatMulFast(variant, &a); err != nil { // warm the pools
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		MatMulFast(variant, &a)
+	}
+	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

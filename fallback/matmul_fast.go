@@ -1,0 +1,548 @@
+package fallback
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// MatMulVariant describes one fast-path micro-kernel family.
+type MatMulVariant struct {
+	Name     string            // "avx512", "avx2", "generic"
+	Features []cpuid.FeatureID // CPU features it needs
+	MR, NR   int               // register tile: MR rows of op(A) by NR columns of op(B)
+}
+
+// Available reports whether the host CPU has every feature the variant needs.
+func (v MatMulVariant) Available() bool { return cpuid.CPU.Supports(v.Features...) }
+
+// MatMulVariants lists the compiled-in fast-path variants, best first. The
+// purego build tag, and CPU architectures without assembly kernels, leave
+// only "generic", which runs anywhere.
+func MatMulVariants() []MatMulVariant {
+	vs := make([]MatMulVariant, len(variants))
+	for i, v := range variants {
+		vs[i] = v.MatMulVariant
+		vs[i].Features = append([]cpuid.FeatureID(nil), v.Features...)
+	}
+	return vs
+}
+
+// MatMulFast computes the same result as MatMulRef with the named variant's
+// micro-kernel: packed panels, cache blocking, goroutines over a.Threads
+// cores. Accumulation is in float32, so results differ from the reference by
+// float32 rounding. C may be the same memory as D (an in-place update);
+// other overlaps of the outputs with the inputs are not supported. It
+// returns an error only when the variant is unknown or the CPU lacks its
+// features.
+func MatMulFast(variant string, a *MatMulArgs) error {
+	for _, v := range variants {
+		if v.Name != variant {
+			continue
+		}
+		if !v.Available() {
+			return fmt.Errorf("fallback: matmul variant %q needs CPU features %v", variant, v.Features)
+		}
+		v.matMul(a)
+		return nil
+	}
+	return fmt.Errorf("fallback: unknown matmul variant %q", variant)
+}
+
+// kernelFunc computes the MR×NR tile op(A)·op(B) of one packed A panel (kc
+// steps of MR values) and one packed B panel (kc steps of NR values) and
+// stores it to c (row stride ldc elements), or adds it to c when accum is
+// not zero. kc may be zero.
+type kernelFunc func(kc int, a, b, c *float32, ldc, accum int)
+
+// converters turn runs of 16-bit floats to float32 and back; dst and src have
+// the same length.
+type converters struct {
+	f16ToF32  func(dst []float32, src []uint16)
+	bf16ToF32 func(dst []float32, src []uint16)
+	f32ToF16  func(dst []uint16, src []float32)
+}
+
+// variant is a MatMulVariant with its implementation.
+type variant struct {
+	MatMulVariant
+	kernel kernelFunc
+	cvt    converters
+
+	blkOnce sync.Once
+	blk     blocking
+}
+
+// variants holds the compiled-in variants, best first; generic is last.
+var variants = append(asmVariants(), &variant{
+	MatMulVariant: MatMulVariant{Name: "generic", MR: genericMR, NR: genericNR},
+	kernel:        kernelGeneric,
+	cvt:           genericConverters,
+})
+
+// testBlocking, when set by a test, replaces the cache-derived block sizes so
+// that small shapes run through every blocking loop.
+var testBlocking *blocking
+
+func (v *variant) blocking() blocking {
+	if testBlocking != nil {
+		return *testBlocking
+	}
+	v.blkOnce.Do(func() { v.blk = cacheBlocking(v.MR, v.NR) })
+	return v.blk
+}
+
+// destination modes: where the kernels put the float32 sums.
+const (
+	destD       = iota // straight into D (f32), epilogue in place if any
+	destScratch        // per-worker scratch holding partial sums across K blocks
+	destTile           // a single temporary tile (one K block only)
+)
+
+// job is one matmul as the workers see it.
+type job struct {
+	a       *MatMulArgs
+	v       *variant
+	blk     blocking
+	mode    int
+	epi     bool // an epilogue pass is needed after the last K block
+	beta    bool // beta·C is added
+	mStep   int  // rows per work item (multiple of MR)
+	nStep   int  // columns per work item (multiple of NR)
+	mItems  int
+	nItems  int
+	items   int
+	next    atomic.Int64
+	numKBlk int // K blocks
+	kc      int // K block (the last may be shorter)
+}
+
+func (v *variant) matMul(a *MatMulArgs) {
+	if a.M <= 0 || a.N <= 0 || a.Batch <= 0 {
+		return
+	}
+	j := &job{a: a, v: v, blk: v.blocking()}
+	j.beta = a.Beta != 0 && a.C != nil
+	j.epi = j.beta || a.Bias != nil || a.Act != ActNone || a.D.DType != tile.F32
+	j.numKBlk = max(1, ceilDiv(a.K, j.blk.kc))
+	j.kc = ceilDiv(a.K, j.numKBlk)
+	switch {
+	case a.D.DType == tile.F32 && !(j.beta && overlaps(a.C.Data, a.D.Data)):
+		j.mode = destD
+	case j.numKBlk > 1:
+		j.mode = destScratch
+	default:
+		j.mode = destTile
+	}
+
+	threads := a.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	// Below about a megaflop per goroutine the start-up costs more than the
+	// parallelism gains.
+	flops := 2 * float64(a.M) * float64(a.N) * float64(max(a.K, 1)) * float64(a.Batch)
+	threads = max(1, min(threads, int(flops/(1<<20))))
+	j.split(threads)
+	threads = min(threads, j.items)
+
+	if threads == 1 {
+		j.work()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(threads - 1)
+	for range threads - 1 {
+		go func() {
+			defer wg.Done()
+			j.work()
+		}()
+	}
+	j.work()
+	wg.Wait()
+}
+
+// split cuts each batch's M×N output into a grid of work items so that there
+// are at least threads items, choosing the grid that packs the least: a
+// worker packs its rows of A once per NC columns and its columns of B once.
+func (j *job) split(threads int) {
+	a, mr, nr := j.a, j.v.MR, j.v.NR
+	per := ceilDiv(threads, a.Batch) // items wanted per batch
+	maxM, maxN := ceilDiv(a.M, mr), ceilDiv(a.N, nr)
+	best, bestTM, bestTN := math.Inf(1), 1, 1
+	for p := min(per, maxM*maxN); p >= 1; p-- {
+		for tm := 1; tm <= p; tm++ {
+			if p%tm != 0 || tm > maxM || p/tm > maxN {
+				continue
+			}
+			tn := p / tm
+			rows, cols := ceilDiv(a.M, tm), ceilDiv(a.N, tn)
+			cost := float64(rows)*float64(ceilDiv(cols, j.blk.nc)) + float64(cols)
+			if cost < best {
+				best, bestTM, bestTN = cost, tm, tn
+			}
+		}
+		if bestTM*bestTN == p {
+			break
+		}
+	}
+	j.mStep = roundUp(ceilDiv(a.M, bestTM), mr)
+	j.nStep = roundUp(ceilDiv(a.N, bestTN), nr)
+	j.mItems = ceilDiv(a.M, j.mStep)
+	j.nItems = ceilDiv(a.N, j.nStep)
+	j.items = a.Batch * j.mItems * j.nItems
+}
+
+// work runs items until none are left.
+func (j *job) work() {
+	w := getWorkspace()
+	defer putWorkspace(w)
+	per := j.mItems * j.nItems
+	for {
+		t := int(j.next.Add(1) - 1)
+		if t >= j.items {
+			return
+		}
+		b, r := t/per, t%per
+		m0, n0 := (r/j.nItems)*j.mStep, (r%j.nItems)*j.nStep
+		j.item(w, b, m0, min(j.a.M, m0+j.mStep), n0, min(j.a.N, n0+j.nStep))
+	}
+}
+
+// item computes rows [m0, m1) and columns [n0, n1) of batch b.
+func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
+	a, v := j.a, j.v
+	MR, NR := v.MR, v.NR
+	K := a.K
+	rows, cols := m1-m0, n1-n0
+	nBlk := ceilDiv(cols, j.blk.nc)
+	nc0 := roundUp(ceilDiv(cols, nBlk), NR)
+	mBlk := ceilDiv(rows, j.blk.mc)
+	mc0 := roundUp(ceilDiv(rows, mBlk), MR)
+	kc0 := j.kc
+
+	w.a = growAligned(w.a, mc0*max(kc0, 1))
+	w.b = growAligned(w.b, nc0*max(kc0, 1))
+	w.buf = grow(w.buf, max(kc0, MR, NR))
+	w.tile = growAligned(w.tile, MR*NR)
+	if j.epi {
+		w.row = grow(w.row, NR)
+	}
+	var ldS int
+	if j.mode == destScratch {
+		ldS = nc0
+		w.scratch = growAligned(w.scratch, roundUp(rows, MR)*ldS)
+	}
+	tileP := &w.tile[0]
+	dBase := b * a.D.BatchStride
+
+	for jc := n0; jc < n1; jc += nc0 {
+		nc := min(nc0, n1-jc)
+		for pc, kb := 0, 0; kb < j.numKBlk; pc, kb = pc+kc0, kb+1 {
+			kc := min(kc0, K-pc)
+			first, last := kb == 0, kb == j.numKBlk-1
+			accum := 0
+			if !first {
+				accum = 1
+			}
+			v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
+			for ic := m0; ic < m1; ic += mc0 {
+				mc := min(mc0, m1-ic)
+				v.packA(w.a, &a.A, b, ic, mc, pc, kc, a.Alpha, w.buf)
+				for jr := 0; jr < nc; jr += NR {
+					nr := min(NR, nc-jr)
+					bp := &w.b[jr*kc]
+					for ir := 0; ir < mc; ir += MR {
+						mr := min(MR, mc-ir)
+						ap := &w.a[ir*kc]
+						i, jj := ic+ir, jc+jr
+						switch j.mode {
+						case destD:
+							d := f32At(a.D.Data, dBase+i*a.D.LD+jj)
+							if mr == MR && nr == NR {
+								v.kernel(kc, ap, bp, d, a.D.LD, accum)
+							} else {
+								v.kernel(kc, ap, bp, tileP, NR, 0)
+								mergeTile(d, a.D.LD, w.tile, NR, mr, nr, first)
+							}
+							if last && j.epi {
+								j.epilogue(w, b, i, jj, mr, nr, d, a.D.LD)
+							}
+						case destScratch:
+							s := &w.scratch[(i-m0)*ldS+jr]
+							v.kernel(kc, ap, bp, s, ldS, accum)
+							if last {
+								j.epilogue(w, b, i, jj, mr, nr, s, ldS)
+							}
+						default:
+							v.kernel(kc, ap, bp, tileP, NR, 0)
+							j.epilogue(w, b, i, jj, mr, nr, tileP, NR)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// mergeTile stores (first) or adds the mr×nr corner of an NR-wide tile to d.
+func mergeTile(d *float32, ldd int, t []float32, ldt, mr, nr int, first bool) {
+	for r := range mr {
+		dst := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(d), 4*r*ldd)), nr)
+		src := t[r*ldt : r*ldt+nr]
+		if first {
+			copy(dst, src)
+			continue
+		}
+		for c, x := range src {
+			dst[c] += x
+		}
+	}
+}
+
+// epilogue finishes the mr×nr tile of sums at src (row stride lds) whose
+// top-left element is (i0, j0) of D[b]: beta·C, bias, activation, and the
+// conversion to D's element type. Alpha was applied when A was packed.
+func (j *job) epilogue(w *workspace, b, i0, j0, mr, nr int, src *float32, lds int) {
+	a := j.a
+	D := &a.D
+	inPlace := j.mode == destD
+	for r := range mr {
+		i := i0 + r
+		s := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(src), 4*r*lds)), nr)
+		doff := b*D.BatchStride + i*D.LD + j0
+		out := w.row[:nr]
+		if inPlace {
+			out = s
+		} else {
+			copy(out, s)
+		}
+		if j.beta {
+			C := a.C
+			c := j.v.loadRun(C, b*C.BatchStride+i*C.LD+j0, nr, w.buf)
+			beta := a.Beta
+			for k, x := range c[:len(out)] {
+				out[k] += beta * x
+			}
+		}
+		if a.Bias != nil {
+			for k, x := range a.Bias[j0 : j0+len(out)] {
+				out[k] += x
+			}
+		}
+		activate(a.Act, out)
+		if inPlace {
+			continue
+		}
+		switch D.DType {
+		case tile.F32:
+			copy(unsafe.Slice(f32At(D.Data, doff), nr), out)
+		case tile.BF16:
+			d := unsafe.Slice((*uint16)(unsafe.Pointer(&D.Data[2*doff])), nr)
+			for k, x := range out[:len(d)] {
+				d[k] = tile.F32ToBF16(x)
+			}
+		case tile.F16:
+			d := unsafe.Slice((*uint16)(unsafe.Pointer(&D.Data[2*doff])), nr)
+			j.v.cvt.f32ToF16(d, out)
+		default:
+			for k, x := range out {
+				storeF32(D.DType, D.Data, doff+k, x)
+			}
+		}
+	}
+}
+
+// activate applies act to every element of x, computing in float64 as the
+// reference does.
+func activate(act Activation, x []float32) {
+	switch act {
+	case ActReLU:
+		for i, v := range x {
+			x[i] = max(v, 0)
+		}
+	case ActGELU:
+		for i, v := range x {
+			f := float64(v)
+			x[i] = float32(0.5 * f * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(f+0.044715*f*f*f))))
+		}
+	case ActSiLU:
+		for i, v := range x {
+			f := float64(v)
+			x[i] = float32(f / (1 + math.Exp(-f)))
+		}
+	}
+}
+
+// loadRun returns elements [off, off+n) of m's data as float32: a view of
+// the data when it is f32, else converted into buf.
+func (v *variant) loadRun(m *Matrix, off, n int, buf []float32) []float32 {
+	if n == 0 {
+		return nil
+	}
+	switch m.DType {
+	case tile.F32:
+		return unsafe.Slice(f32At(m.Data, off), n)
+	case tile.F16:
+		v.cvt.f16ToF32(buf[:n], unsafe.Slice((*uint16)(unsafe.Pointer(&m.Data[2*off])), n))
+	case tile.BF16:
+		v.cvt.bf16ToF32(buf[:n], unsafe.Slice((*uint16)(unsafe.Pointer(&m.Data[2*off])), n))
+	case tile.E4M3:
+		for k, x := range m.Data[off : off+n] {
+			buf[k] = e4m3Table[x]
+		}
+	case tile.E5M2:
+		for k, x := range m.Data[off : off+n] {
+			buf[k] = e5m2Table[x]
+		}
+	default:
+		for k := range n {
+			buf[k] = loadF32(m.DType, m.Data, off+k)
+		}
+	}
+	return buf[:n]
+}
+
+// fp8 decoding tables.
+var e4m3Table, e5m2Table [256]float32
+
+func init() {
+	for i := range 256 {
+		e4m3Table[i] = tile.E4M3ToF32(uint8(i))
+		e5m2Table[i] = tile.E5M2ToF32(uint8(i))
+	}
+}
+
+// packA packs rows [i0, i0+mc) by columns [k0, k0+kc) of op(A[b]), scaled by
+// alpha, into panels of MR rows: panel p holds, for each k, the MR values
+// op(A)(i0+p·MR+r, k0+k), rows past mc zero.
+func (v *variant) packA(dst []float32, m *Matrix, b, i0, mc, k0, kc int, alpha float32, buf []float32) {
+	if kc == 0 {
+		return
+	}
+	MR := v.MR
+	base := b * m.BatchStride
+	for p := 0; p < mc; p += MR {
+		mr := min(MR, mc-p)
+		panel := dst[p*kc : (p+MR)*kc]
+		if m.Trans {
+			v.packRows(panel, m, base+k0*m.LD+i0+p, m.LD, kc, mr, MR, alpha, buf)
+		} else {
+			v.packCols(panel, m, base+(i0+p)*m.LD+k0, m.LD, kc, mr, MR, alpha, buf)
+		}
+	}
+}
+
+// packB packs rows [k0, k0+kc) by columns [j0, j0+nc) of op(B[b]) into
+// panels of NR columns.
+func (v *variant) packB(dst []float32, m *Matrix, b, k0, kc, j0, nc int, buf []float32) {
+	if kc == 0 {
+		return
+	}
+	NR := v.NR
+	base := b * m.BatchStride
+	for p := 0; p < nc; p += NR {
+		nr := min(NR, nc-p)
+		panel := dst[p*kc : (p+NR)*kc]
+		if m.Trans {
+			v.packCols(panel, m, base+(j0+p)*m.LD+k0, m.LD, kc, nr, NR, 1, buf)
+		} else {
+			v.packRows(panel, m, base+k0*m.LD+j0+p, m.LD, kc, nr, NR, 1, buf)
+		}
+	}
+}
+
+// packRows fills panel (kc steps of width W) from kc stored rows of w
+// contiguous elements, the first at element off, row stride ld; lanes past w
+// are zero.
+func (v *variant) packRows(panel []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
+	for k := range kc {
+		src := v.loadRun(m, off+k*ld, w, buf)
+		d := panel[k*W : k*W+W]
+		if scale == 1 {
+			copy(d, src)
+		} else {
+			for i, x := range src[:w] {
+				d[i] = scale * x
+			}
+		}
+		clear(d[w:])
+	}
+}
+
+// packCols fills panel (kc steps of width W) from w stored rows of kc
+// contiguous elements, the first at element off, row stride ld: lane r of
+// step k is element k of row r. Lanes past w are zero.
+func (v *variant) packCols(panel []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
+	for r := range w {
+		src := v.loadRun(m, off+r*ld, kc, buf)
+		d := panel[r:]
+		if scale == 1 {
+			for k, x := range src[:kc] {
+				d[k*W] = x
+			}
+		} else {
+			for k, x := range src[:kc] {
+				d[k*W] = scale * x
+			}
+		}
+	}
+	for r := w; r < W; r++ {
+		for k := range kc {
+			panel[k*W+r] = 0
+		}
+	}
+}
+
+// workspace holds one worker's buffers; they are recycled through wsPool.
+type workspace struct {
+	a, b, scratch, tile []float32 // 64-byte aligned
+	buf, row            []float32
+}
+
+var wsPool = sync.Pool{New: func() any { return new(workspace) }}
+
+func getWorkspace() *workspace  { return wsPool.Get().(*workspace) }
+func putWorkspace(w *workspace) { wsPool.Put(w) }
+
+// grow returns s resized to n elements, reallocating when it is too small.
+func grow(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float32, n)
+}
+
+// growAligned is grow for buffers the kernels read with vector loads: the
+// first element is 64-byte aligned.
+func growAligned(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	s = make([]float32, n+15)
+	off := int((64 - uintptr(unsafe.Pointer(&s[0]))%64) % 64 / 4)
+	return s[off : off+n : off+n]
+}
+
+// f32At points at float32 element i of data.
+func f32At(data []byte, i int) *float32 {
+	return (*float32)(unsafe.Pointer(&data[4*i]))
+}
+
+// overlaps reports whether two byte slices share memory.
+func overlaps(x, y []byte) bool {
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	x0, y0 := uintptr(unsafe.Pointer(&x[0])), uintptr(unsafe.Pointer(&y[0]))
+	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, m int) int { return ceilDiv(a, m) * m }

@@ -1,0 +1,104 @@
+//go:build !purego
+
+package fallback
+
+import (
+	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+//go:generate sh -c "go run sgemm_gen.go > sgemm_amd64.s"
+
+// Micro-kernels in sgemm_amd64.s (see kernelFunc).
+
+//go:noescape
+func sgemmKernelAVX512(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX2(kc int, a, b, c *float32, ldc, accum int)
+
+// Conversions in sgemm_amd64.s over n elements, n a multiple of 16 (AVX512)
+// or 8 (AVX2).
+
+//go:noescape
+func cvtF16ToF32AVX512(dst *float32, src *uint16, n int)
+
+//go:noescape
+func cvtBF16ToF32AVX512(dst *float32, src *uint16, n int)
+
+//go:noescape
+func cvtF32ToF16AVX512(dst *uint16, src *float32, n int)
+
+//go:noescape
+func cvtF16ToF32AVX2(dst *float32, src *uint16, n int)
+
+//go:noescape
+func cvtBF16ToF32AVX2(dst *float32, src *uint16, n int)
+
+//go:noescape
+func cvtF32ToF16AVX2(dst *uint16, src *float32, n int)
+
+// Register tiles of the assembly kernels.
+const (
+	avx512MR, avx512NR = 14, 32
+	avx2MR, avx2NR     = 6, 16
+)
+
+func asmVariants() []*variant {
+	return []*variant{
+		{
+			MatMulVariant: MatMulVariant{
+				Name:     "avx512",
+				Features: []cpuid.FeatureID{cpuid.AVX512F},
+				MR:       avx512MR, NR: avx512NR,
+			},
+			kernel: sgemmKernelAVX512,
+			cvt:    wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512),
+		},
+		{
+			MatMulVariant: MatMulVariant{
+				Name:     "avx2",
+				Features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
+				MR:       avx2MR, NR: avx2NR,
+			},
+			kernel: sgemmKernelAVX2,
+			cvt:    wideConverters(8, cvtF16ToF32AVX2, cvtBF16ToF32AVX2, cvtF32ToF16AVX2),
+		},
+	}
+}
+
+// wideConverters wraps assembly conversions of multiples of width elements
+// with plain-Go tails.
+func wideConverters(width int,
+	f16 func(*float32, *uint16, int),
+	bf16 func(*float32, *uint16, int),
+	toF16 func(*uint16, *float32, int),
+) converters {
+	return converters{
+		f16ToF32: func(dst []float32, src []uint16) {
+			n := len(dst) / width * width
+			if n > 0 {
+				f16(&dst[0], &src[0], n)
+			}
+			for i := n; i < len(dst); i++ {
+				dst[i] = tile.F16ToF32(src[i])
+			}
+		},
+		bf16ToF32: func(dst []float32, src []uint16) {
+			n := len(dst) / width * width
+			if n > 0 {
+				bf16(&dst[0], &src[0], n)
+			}
+			bf16ToF32Go(dst[n:], src[n:])
+		},
+		f32ToF16: func(dst []uint16, src []float32) {
+			n := len(dst) / width * width
+			if n > 0 {
+				toF16(&dst[0], &src[0], n)
+			}
+			for i := n; i < len(dst); i++ {
+				dst[i] = tile.F32ToF16(src[i])
+			}
+		},
+	}
+}
