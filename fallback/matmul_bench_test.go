@@ -49,3 +49,29 @@ func benchMatMul(b *testing.B, variant string, dt tile.DType, m, n, k int) {
 	}
 	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkMatMulKernel times one core's micro-kernel on panels that stay in
+// L1 (the kc of the variant's blocking): the ceiling of the fast path.
+func BenchmarkMatMulKernel(b *testing.B) {
+	for _, v := range variants {
+		if !v.Available() {
+			continue
+		}
+		b.Run(v.Name, func(b *testing.B) {
+			kc := v.blocking().kc
+			ap := growAligned(nil, kc*v.MR)
+			bp := growAligned(nil, kc*v.NR)
+			c := growAligned(nil, v.MR*v.NR)
+			for i := range ap {
+				ap[i] = 1
+			}
+			for i := range bp {
+				bp[i] = 1
+			}
+			for b.Loop() {
+				v.kernel(kc, &ap[0], &bp[0], &c[0], v.NR, 1)
+			}
+			b.ReportMetric(2*float64(kc*v.MR*v.NR)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

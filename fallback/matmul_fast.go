@@ -74,6 +74,10 @@ type variant struct {
 	MatMulVariant
 	kernel kernelFunc
 	cvt    converters
+	// transPack, when not nil, transposes w rows of kc floats (row i at
+	// src + i·ld, kc a multiple of 16) into kc panel steps of w floats; it
+	// reports false for a w it does not handle.
+	transPack func(dst, src *float32, ld, kc, w int) bool
 
 	blkOnce sync.Once
 	blk     blocking
@@ -229,7 +233,7 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 
 	w.a = growAligned(w.a, mc0*max(kc0, 1))
 	w.b = growAligned(w.b, nc0*max(kc0, 1))
-	w.buf = grow(w.buf, max(kc0, MR, NR))
+	w.buf = grow(w.buf, max(kc0, mc0, nc0, max(MR, NR, 2)*kc0))
 	w.tile = growAligned(w.tile, MR*NR)
 	if j.epi {
 		w.row = grow(w.row, NR)
@@ -421,82 +425,149 @@ func init() {
 
 // packA packs rows [i0, i0+mc) by columns [k0, k0+kc) of op(A[b]), scaled by
 // alpha, into panels of MR rows: panel p holds, for each k, the MR values
-// op(A)(i0+p·MR+r, k0+k), rows past mc zero.
+// op(A)(i0+p·MR+r, k0+k), rows past mc zero. buf holds max(mc, kc) values.
 func (v *variant) packA(dst []float32, m *Matrix, b, i0, mc, k0, kc int, alpha float32, buf []float32) {
 	if kc == 0 {
 		return
 	}
-	MR := v.MR
 	base := b * m.BatchStride
-	for p := 0; p < mc; p += MR {
-		mr := min(MR, mc-p)
-		panel := dst[p*kc : (p+MR)*kc]
-		if m.Trans {
-			v.packRows(panel, m, base+k0*m.LD+i0+p, m.LD, kc, mr, MR, alpha, buf)
-		} else {
-			v.packCols(panel, m, base+(i0+p)*m.LD+k0, m.LD, kc, mr, MR, alpha, buf)
-		}
+	if m.Trans {
+		v.packRows(dst, m, base+k0*m.LD+i0, m.LD, kc, mc, v.MR, alpha, buf)
+	} else {
+		v.packCols(dst, m, base+i0*m.LD+k0, m.LD, kc, mc, v.MR, alpha, buf)
 	}
 }
 
 // packB packs rows [k0, k0+kc) by columns [j0, j0+nc) of op(B[b]) into
-// panels of NR columns.
+// panels of NR columns. buf holds max(nc, kc) values.
 func (v *variant) packB(dst []float32, m *Matrix, b, k0, kc, j0, nc int, buf []float32) {
 	if kc == 0 {
 		return
 	}
-	NR := v.NR
 	base := b * m.BatchStride
-	for p := 0; p < nc; p += NR {
-		nr := min(NR, nc-p)
-		panel := dst[p*kc : (p+NR)*kc]
-		if m.Trans {
-			v.packCols(panel, m, base+(j0+p)*m.LD+k0, m.LD, kc, nr, NR, 1, buf)
-		} else {
-			v.packRows(panel, m, base+k0*m.LD+j0+p, m.LD, kc, nr, NR, 1, buf)
-		}
+	if m.Trans {
+		v.packCols(dst, m, base+j0*m.LD+k0, m.LD, kc, nc, v.NR, 1, buf)
+	} else {
+		v.packRows(dst, m, base+k0*m.LD+j0, m.LD, kc, nc, v.NR, 1, buf)
 	}
 }
 
-// packRows fills panel (kc steps of width W) from kc stored rows of w
-// contiguous elements, the first at element off, row stride ld; lanes past w
-// are zero.
-func (v *variant) packRows(panel []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
+// packRows fills panels of width W, kc steps each, from kc stored rows of w
+// contiguous elements, the first at element off, row stride ld: lane c of
+// step k of panel p is element p·W+c of row k. Lanes past w are zero.
+func (v *variant) packRows(dst []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
 	for k := range kc {
 		src := v.loadRun(m, off+k*ld, w, buf)
-		d := panel[k*W : k*W+W]
-		if scale == 1 {
-			copy(d, src)
-		} else {
-			for i, x := range src[:w] {
-				d[i] = scale * x
+		for p := 0; p < w; p += W {
+			d := dst[p*kc+k*W : p*kc+k*W+W]
+			s := src[p:min(p+W, w)]
+			switch {
+			case scale != 1:
+				for i, x := range s {
+					d[i] = scale * x
+				}
+				clear(d[len(s):])
+			case len(s) == W:
+				copyLanes(d, s)
+			default:
+				copy(d, s)
+				clear(d[len(s):])
 			}
 		}
-		clear(d[w:])
 	}
 }
 
-// packCols fills panel (kc steps of width W) from w stored rows of kc
-// contiguous elements, the first at element off, row stride ld: lane r of
-// step k is element k of row r. Lanes past w are zero.
-func (v *variant) packCols(panel []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
-	for r := range w {
-		src := v.loadRun(m, off+r*ld, kc, buf)
-		d := panel[r:]
-		if scale == 1 {
-			for k, x := range src[:kc] {
-				d[k*W] = x
+// copyLanes copies one panel step, with fixed-size moves for the usual
+// panel widths.
+func copyLanes(d, s []float32) {
+	switch len(d) {
+	case 32:
+		*(*[32]float32)(d) = [32]float32(s)
+	case 16:
+		*(*[16]float32)(d) = [16]float32(s)
+	case 14:
+		*(*[14]float32)(d) = [14]float32(s)
+	case 6:
+		*(*[6]float32)(d) = [6]float32(s)
+	case 4:
+		*(*[4]float32)(d) = [4]float32(s)
+	default:
+		copy(d, s)
+	}
+}
+
+// packCols fills panels of width W, kc steps each, from w stored rows of kc
+// contiguous elements, the first at element off, row stride ld: lane c of
+// step k of panel p is element k of row p·W+c. Lanes past w are zero. buf
+// holds W·kc values.
+func (v *variant) packCols(dst []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
+	for p := 0; p < w; p += W {
+		panel := dst[p*kc : (p+W)*kc]
+		n := min(W, w-p)
+		k0 := 0 // columns [0, k0) are packed by transPack
+		if n == W && kc >= 16 && v.transPack != nil {
+			// Full panel: transpose 16 columns at a time in registers,
+			// from the data when it is f32, else from rows converted
+			// into buf.
+			var rows []float32
+			ldr := kc
+			if m.DType == tile.F32 {
+				rows = unsafe.Slice(f32At(m.Data, off+p*ld), (W-1)*ld+kc)
+				ldr = ld
+			} else {
+				rows = buf[:W*kc]
+				for r := range W {
+					v.loadRun(m, off+(p+r)*ld, kc, rows[r*kc:])
+				}
 			}
-		} else {
-			for k, x := range src[:kc] {
-				d[k*W] = scale * x
+			if v.transPack(&panel[0], &rows[0], ldr, kc&^15, W) {
+				k0 = kc &^ 15
+				for r := range W {
+					gatherLane(panel[r:], W, rows[r*ldr+k0:r*ldr+kc], k0)
+				}
+				if scale != 1 {
+					for i := range panel {
+						panel[i] *= scale
+					}
+				}
+				continue
+			}
+		}
+		for r := range n {
+			src := v.loadRun(m, off+(p+r)*ld, kc, buf)
+			if scale != 1 {
+				// src may be A itself: scale a copy.
+				src = scaleInto(buf[kc:2*kc], src, scale)
+			}
+			gatherLane(panel[r:], W, src, 0)
+		}
+		for r := n; r < W; r++ {
+			for k := range kc {
+				panel[k*W+r] = 0
 			}
 		}
 	}
-	for r := w; r < W; r++ {
-		for k := range kc {
-			panel[k*W+r] = 0
-		}
+}
+
+// scaleInto sets d to scale·s and returns it.
+func scaleInto(d, s []float32, scale float32) []float32 {
+	for i, x := range s[:len(d)] {
+		d[i] = scale * x
+	}
+	return d
+}
+
+// gatherLane stores src[i] as lane 0 of step k0+i of d, steps W apart.
+func gatherLane(d []float32, W int, src []float32, k0 int) {
+	if len(src) == 0 {
+		return
+	}
+	_ = d[(k0+len(src)-1)*W] // bounds the stores below
+	p := unsafe.Pointer(&d[k0*W])
+	step := uintptr(4 * W)
+	for _, x := range src {
+		*(*float32)(p) = x
+		p = unsafe.Add(p, step)
 	}
 }
 

@@ -175,6 +175,16 @@ func check(t *testing.T, r *rand.Rand, c mmCase) {
 	}
 	MatMulRef(&ref)
 	scale := rms(&ref.D, c.Batch, c.M, c.N)
+	// The inputs must come out of every run as they went in.
+	inputs := [][]byte{a.A.Data, a.B.Data}
+	if a.C != nil && !c.InPlace {
+		inputs = append(inputs, a.C.Data)
+	}
+	saved := make([][]byte, len(inputs))
+	for i, in := range inputs {
+		saved[i] = slices.Clone(in)
+	}
+	bias := slices.Clone(a.Bias)
 	tol := tolerance(c.D.dt)
 
 	for _, v := range MatMulVariants() {
@@ -214,6 +224,14 @@ func check(t *testing.T, r *rand.Rand, c mmCase) {
 		}
 		if b, i, j, ok := touchedOutside(&a.D, c.Batch, c.M, c.N); !ok {
 			t.Errorf("%v: %s: wrote padding element [%d,%d,%d] of D", c, v.Name, b, i, j)
+		}
+		for i, in := range inputs {
+			if !slices.Equal(in, saved[i]) {
+				t.Fatalf("%v: %s: input %d (A, B, C) modified", c, v.Name, i)
+			}
+		}
+		if !slices.Equal(bias, a.Bias) {
+			t.Fatalf("%v: %s: bias modified", c, v.Name)
 		}
 	}
 }

@@ -3,6 +3,8 @@
 package fallback
 
 import (
+	"unsafe"
+
 	"github.com/klauspost/cpuid/v2"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -16,6 +18,31 @@ func sgemmKernelAVX512(kc int, a, b, c *float32, ldc, accum int)
 
 //go:noescape
 func sgemmKernelAVX2(kc int, a, b, c *float32, ldc, accum int)
+
+// transPack14AVX512 and transPack16AVX512 transpose 14 or 16 rows of kc
+// floats (row i at src + i·ld, kc a multiple of 16) into kc steps of dst, 14
+// or 32 floats apart: float i of step k is float k of row i.
+
+//go:noescape
+func transPack14AVX512(dst, src *float32, ld, kc int)
+
+//go:noescape
+func transPack16AVX512(dst, src *float32, ld, kc int)
+
+// transPackAVX512 is the variant's transPack (see variant).
+func transPackAVX512(dst, src *float32, ld, kc, w int) bool {
+	switch w {
+	case 14:
+		transPack14AVX512(dst, src, ld, kc)
+	case 32:
+		transPack16AVX512(dst, src, ld, kc)
+		transPack16AVX512((*float32)(unsafe.Add(unsafe.Pointer(dst), 4*16)),
+			(*float32)(unsafe.Add(unsafe.Pointer(src), 4*16*ld)), ld, kc)
+	default:
+		return false
+	}
+	return true
+}
 
 // Conversions in sgemm_amd64.s over n elements, n a multiple of 16 (AVX512)
 // or 8 (AVX2).
@@ -52,8 +79,9 @@ func asmVariants() []*variant {
 				Features: []cpuid.FeatureID{cpuid.AVX512F},
 				MR:       avx512MR, NR: avx512NR,
 			},
-			kernel: sgemmKernelAVX512,
-			cvt:    wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512),
+			kernel:    sgemmKernelAVX512,
+			transPack: transPackAVX512,
+			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512),
 		},
 		{
 			MatMulVariant: MatMulVariant{

@@ -27,6 +27,8 @@ func main() {
 	p(`#include "textflag.h"`)
 	kernelAVX512("sgemmKernelAVX512", 14, 2, 4)
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
+	transPackAVX512("transPack14AVX512", 14, 14)
+	transPackAVX512("transPack16AVX512", 16, 32)
 	convAVX512()
 	convAVX2()
 	os.Stdout.WriteString(out.String())
@@ -270,4 +272,88 @@ func convAVX2() {
 		p("\tVMOVUPS (SI), Y0")
 		p("\tVCVTPS2PH $0, Y0, (DI)")
 	})
+}
+
+// transPackAVX512 writes
+//
+//	func name(dst, src *float32, ld, kc int)
+//
+// which transposes r ≤ 16 rows of kc floats (kc a positive multiple of 16;
+// row i at src + i·ld floats) into kc steps of dst, w floats apart: float
+// i of step k is float k of row i. Each group of 16 columns is loaded as r
+// zmm, transposed as a 16×16 block (rows past r zero) with three rounds of
+// shuffles, and stored with the lanes past r masked off.
+func transPackAVX512(name string, r, w int) {
+	p("")
+	p("// func %s(dst, src *float32, ld, kc int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ ld+16(FP), BX")
+	p("\tSHLQ $2, BX")
+	p("\tMOVQ kc+24(FP), CX")
+	p("\tSHRQ $4, CX")
+	p("\tJZ %s_done", name)
+	p("\tMOVQ $%d, AX", (1<<r)-1)
+	p("\tKMOVW AX, K1")
+	p("%s_loop:", name)
+	p("\tMOVQ SI, AX")
+	for i := 0; i < 16; i++ {
+		if i < r {
+			p("\tVMOVUPS (AX), Z%d", i)
+			// Rows are read 64 bytes at a time: ask for the lines a few
+			// groups ahead, as 16 interleaved streams are more than the
+			// hardware prefetchers follow.
+			p("\tPREFETCHT0 512(AX)")
+			if i < r-1 {
+				p("\tADDQ BX, AX")
+			}
+		} else {
+			p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
+		}
+	}
+	// Round 1: interleave 32-bit elements of row pairs.
+	for i := 0; i < 8; i++ {
+		p("\tVUNPCKLPS Z%d, Z%d, Z%d", 2*i+1, 2*i, 16+2*i)
+		p("\tVUNPCKHPS Z%d, Z%d, Z%d", 2*i+1, 2*i, 16+2*i+1)
+	}
+	// Round 2: interleave 64-bit pairs: Z(4g+j) holds rows 4g..4g+3 of
+	// column 4l+j in 128-bit lane l.
+	for g := 0; g < 4; g++ {
+		lo01, hi01, lo23, hi23 := 16+4*g, 16+4*g+1, 16+4*g+2, 16+4*g+3
+		p("\tVUNPCKLPD Z%d, Z%d, Z%d", lo23, lo01, 4*g)
+		p("\tVUNPCKHPD Z%d, Z%d, Z%d", lo23, lo01, 4*g+1)
+		p("\tVUNPCKLPD Z%d, Z%d, Z%d", hi23, hi01, 4*g+2)
+		p("\tVUNPCKHPD Z%d, Z%d, Z%d", hi23, hi01, 4*g+3)
+	}
+	// Round 3: transpose the 4×4 grid of 128-bit lanes of Z(j), Z(4+j),
+	// Z(8+j), Z(12+j); lane l of the result is column 4l+j.
+	store := func(reg, k int) {
+		if r == 16 {
+			p("\tVMOVUPS Z%d, %d(DI)", reg, 4*k*w)
+		} else {
+			p("\tVMOVUPS Z%d, K1, %d(DI)", reg, 4*k*w)
+		}
+	}
+	for j := 0; j < 4; j++ {
+		p("\tVSHUFF32X4 $0x44, Z%d, Z%d, Z16", 4+j, j)
+		p("\tVSHUFF32X4 $0xEE, Z%d, Z%d, Z17", 4+j, j)
+		p("\tVSHUFF32X4 $0x44, Z%d, Z%d, Z18", 12+j, 8+j)
+		p("\tVSHUFF32X4 $0xEE, Z%d, Z%d, Z19", 12+j, 8+j)
+		p("\tVSHUFF32X4 $0x88, Z18, Z16, Z20")
+		store(20, j)
+		p("\tVSHUFF32X4 $0xDD, Z18, Z16, Z21")
+		store(21, 4+j)
+		p("\tVSHUFF32X4 $0x88, Z19, Z17, Z22")
+		store(22, 8+j)
+		p("\tVSHUFF32X4 $0xDD, Z19, Z17, Z23")
+		store(23, 12+j)
+	}
+	p("\tADDQ $64, SI")
+	p("\tADDQ $%d, DI", 4*16*w)
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
 }
