@@ -37,15 +37,16 @@ func cacheSizes() (l1, l2, l3 int) {
 }
 
 // cacheBlocking sizes the blocks for an MR×NR micro-kernel, in the usual
-// arrangement: the kc×NR panel of B that one kernel call streams MC/MR times
-// stays in L1 next to the MR×kc panel of A, the mc×kc block of A stays in
-// L2, and the kc×nc block of B in the worker's share of L3.
+// arrangement: the kc×NR panel of B that MC/MR kernel calls in a row read
+// stays in L1, where it gets 2/3 (the MR×kc panel of A streams through the
+// rest from L2); the mc×kc block of A stays in half of L2; the kc×nc block
+// of B in the worker's share of L3. On Zen 5 (48 KiB L1D, 1 MiB L2) the
+// 14×32 AVX-512 kernel gets kc = 256, mc = 504: in single-core runs of
+// 2048³ that was as fast as any kc from 128 to 384 and faster than most.
 func cacheBlocking(mr, nr int) blocking {
 	l1, l2, l3 := cacheSizes()
-	// B panel plus A panel in about 2/3 of L1; the rest for the C tile and
-	// the lines in flight.
-	kc := (l1 * 2 / 3) / (4 * (mr + nr))
-	kc = max(16, kc&^7)
+	kc := (l1 * 2 / 3) / (4 * nr)
+	kc = min(1024, max(16, kc&^7))
 	mc := max(mr, (l2/2)/(4*kc)/mr*mr)
 	nc := max(nr, l3/(4*kc)/nr*nr)
 	return blocking{kc: kc, mc: mc, nc: nc}

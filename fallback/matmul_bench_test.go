@@ -51,13 +51,15 @@ func benchMatMul(b *testing.B, variant string, dt tile.DType, m, n, k int) {
 }
 
 // BenchmarkMatMulKernel times one core's micro-kernel on panels that stay in
-// L1 (the kc of the variant's blocking): the ceiling of the fast path.
+// L1 (the kc of the variant's blocking): the ceiling of the fast path. With
+// the explore build tag it also times the other AVX-512 register tiles
+// sgemm_gen.go can write, alone and in a single-goroutine f32 2048³ product.
 func BenchmarkMatMulKernel(b *testing.B) {
-	for _, v := range variants {
+	for _, v := range append(variants[:len(variants):len(variants)], exploreVariants()...) {
 		if !v.Available() {
 			continue
 		}
-		b.Run(v.Name, func(b *testing.B) {
+		b.Run("L1/"+v.Name, func(b *testing.B) {
 			kc := v.blocking().kc
 			ap := growAligned(nil, kc*v.MR)
 			bp := growAligned(nil, kc*v.NR)
@@ -72,6 +74,25 @@ func BenchmarkMatMulKernel(b *testing.B) {
 				v.kernel(kc, &ap[0], &bp[0], &c[0], v.NR, 1)
 			}
 			b.ReportMetric(2*float64(kc*v.MR*v.NR)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+	explore := exploreVariants()
+	if len(explore) == 0 {
+		return
+	}
+	for _, v := range append(explore, variants[0]) {
+		b.Run("2048/"+v.Name, func(b *testing.B) {
+			n := 2048
+			r := rand.New(rand.NewPCG(1, 2))
+			f := mat{dt: tile.F32}
+			a := MatMulArgs{M: n, N: n, K: n, Batch: 1, Alpha: 1, Threads: 1}
+			a.A = newMatrix(r, f, 1, n, n)
+			a.B = newMatrix(r, f, 1, n, n)
+			a.D = newMatrix(r, f, 1, n, n)
+			for b.Loop() {
+				v.matMul(&a)
+			}
+			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

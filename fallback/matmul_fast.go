@@ -117,10 +117,8 @@ type job struct {
 	mode    int
 	epi     bool // an epilogue pass is needed after the last K block
 	beta    bool // beta·C is added
-	mStep   int  // rows per work item (multiple of MR)
-	nStep   int  // columns per work item (multiple of NR)
-	mItems  int
-	nItems  int
+	mItems  int  // work items per batch along M (see itemRange)
+	nItems  int  // and along N
 	items   int
 	next    atomic.Int64
 	numKBlk int // K blocks
@@ -172,13 +170,28 @@ func (v *variant) matMul(a *MatMulArgs) {
 	wg.Wait()
 }
 
-// split cuts each batch's M×N output into a grid of work items so that there
-// are at least threads items, choosing the grid that packs the least: a
-// worker packs its rows of A once per NC columns and its columns of B once.
+// maxScratch bounds a worker's scratch buffer of partial sums, in bytes.
+const maxScratch = 16 << 20
+
+// split cuts each batch's M×N output into a grid of work items, enough for
+// every thread to get the same number, choosing the grid that packs the
+// least: a worker packs its rows of A once per NC columns and its columns
+// of B once, and a transposing pack (packCols) costs about 2.5 times a
+// copying one (packRows).
 func (j *job) split(threads int) {
 	a, mr, nr := j.a, j.v.MR, j.v.NR
-	per := ceilDiv(threads, a.Batch) // items wanted per batch
+	per := 1 // items wanted per batch
+	if a.Batch%threads != 0 && a.Batch < 8*threads {
+		per = threads / gcd(a.Batch, threads)
+	}
 	maxM, maxN := ceilDiv(a.M, mr), ceilDiv(a.N, nr)
+	wA, wB := 1.0, 1.0
+	if !a.A.Trans {
+		wA = 2.5
+	}
+	if a.B.Trans {
+		wB = 2.5
+	}
 	best, bestTM, bestTN := math.Inf(1), 1, 1
 	for p := min(per, maxM*maxN); p >= 1; p-- {
 		for tm := 1; tm <= p; tm++ {
@@ -187,7 +200,7 @@ func (j *job) split(threads int) {
 			}
 			tn := p / tm
 			rows, cols := ceilDiv(a.M, tm), ceilDiv(a.N, tn)
-			cost := float64(rows)*float64(ceilDiv(cols, j.blk.nc)) + float64(cols)
+			cost := wA*float64(rows)*float64(ceilDiv(cols, j.blk.nc)) + wB*float64(cols)
 			if cost < best {
 				best, bestTM, bestTN = cost, tm, tn
 			}
@@ -196,11 +209,30 @@ func (j *job) split(threads int) {
 			break
 		}
 	}
-	j.mStep = roundUp(ceilDiv(a.M, bestTM), mr)
-	j.nStep = roundUp(ceilDiv(a.N, bestTN), nr)
-	j.mItems = ceilDiv(a.M, j.mStep)
-	j.nItems = ceilDiv(a.N, j.nStep)
+	if j.mode == destScratch {
+		// Keep the scratch rows × NC block bounded: cut M finer, by a
+		// whole factor so that the items stay evenly spread.
+		cols := min(roundUp(ceilDiv(a.N, bestTN), nr), roundUp(j.blk.nc, nr))
+		rowsCap := max(mr, maxScratch/4/cols/mr*mr) - mr
+		bestTM *= ceilDiv(ceilDiv(a.M, rowsCap), bestTM)
+	}
+	j.mItems = min(bestTM, maxM)
+	j.nItems = bestTN
 	j.items = a.Batch * j.mItems * j.nItems
+}
+
+// itemRange returns the range [lo, hi) of item i of parts covering n in
+// steps of unit: the units are shared out as evenly as they go.
+func itemRange(i, parts, n, unit int) (lo, hi int) {
+	units := ceilDiv(n, unit)
+	return i * units / parts * unit, min(n, (i+1)*units/parts*unit)
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // work runs items until none are left.
@@ -214,8 +246,9 @@ func (j *job) work() {
 			return
 		}
 		b, r := t/per, t%per
-		m0, n0 := (r/j.nItems)*j.mStep, (r%j.nItems)*j.nStep
-		j.item(w, b, m0, min(j.a.M, m0+j.mStep), n0, min(j.a.N, n0+j.nStep))
+		m0, m1 := itemRange(r/j.nItems, j.mItems, j.a.M, j.v.MR)
+		n0, n1 := itemRange(r%j.nItems, j.nItems, j.a.N, j.v.NR)
+		j.item(w, b, m0, m1, n0, n1)
 	}
 }
 

@@ -456,3 +456,118 @@ func TestMatMulFastLarge(t *testing.T) {
 	c.D.dt, c.B.trans, c.Beta = tile.BF16, true, 1
 	check(t, r, c)
 }
+
+// TestMatMulConverters checks each variant's 16-bit conversions against the
+// tile package's bit for bit (NaNs need only stay NaN), at every length up
+// to a few vector widths so that the tails are covered too.
+func TestMatMulConverters(t *testing.T) {
+	r := newRand(t)
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	f32 := make([]float32, 0, 4096)
+	for _, x := range []float32{0, 1, -1, 65504, 65520, -65536, 1e-8, 6e-8, 3e-8, 5.96e-8, 6.1e-5, 1e30, float32(math.Inf(1)), float32(math.NaN())} {
+		f32 = append(f32, x, -x)
+	}
+	for len(f32) < cap(f32) {
+		if r.IntN(2) == 0 {
+			f32 = append(f32, math.Float32frombits(r.Uint32()))
+		} else {
+			// In binary16's range, the 13 bits it drops often exactly
+			// half an ulp or just either side of it.
+			u := 0x33000000 + r.Uint32N(0x47800000-0x33000000)
+			u = u&^0x1fff | [...]uint32{0, 0x1000, 0x0fff, 0x1001, 0x1fff}[r.IntN(5)]
+			f32 = append(f32, math.Float32frombits(u))
+		}
+	}
+	same := func(got, want float32) bool {
+		return math.Float32bits(got) == math.Float32bits(want) || got != got && want != want
+	}
+	for _, v := range variants {
+		if !v.Available() {
+			continue
+		}
+		for _, n := range []int{1, 7, 15, 16, 17, 33, 1 << 16} {
+			got := make([]float32, n)
+			v.cvt.f16ToF32(got, all[:n])
+			for i, h := range all[:n] {
+				if want := tile.F16ToF32(h); !same(got[i], want) {
+					t.Fatalf("%s: f16 %#04x → %g, want %g", v.Name, h, got[i], want)
+				}
+			}
+			v.cvt.bf16ToF32(got, all[:n])
+			for i, h := range all[:n] {
+				if want := tile.BF16ToF32(h); !same(got[i], want) {
+					t.Fatalf("%s: bf16 %#04x → %g, want %g", v.Name, h, got[i], want)
+				}
+			}
+		}
+		for _, n := range []int{1, 9, 16, 31, len(f32)} {
+			got := make([]uint16, n)
+			v.cvt.f32ToF16(got, f32[:n])
+			for i, x := range f32[:n] {
+				want := tile.F32ToF16(x)
+				if got[i] != want && !(x != x && got[i]&0x7c00 == 0x7c00 && got[i]&0x3ff != 0) {
+					t.Fatalf("%s: f32 %g (%#08x) → f16 %#04x, want %#04x", v.Name, x, math.Float32bits(x), got[i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulFastSplit checks how work is cut between goroutines: every
+// thread gets the same number of items where the shape allows it, and the
+// scratch buffer of partial sums stays bounded.
+func TestMatMulFastSplit(t *testing.T) {
+	v := variants[0]
+	for _, c := range []struct {
+		m, n, k, batch, threads int
+		d                       tile.DType
+	}{
+		{2048, 2048, 2048, 1, 2, tile.F32},
+		{2048, 2048, 2048, 1, 3, tile.F32},
+		{100, 3000, 64, 3, 2, tile.F32},
+		{50, 50, 50, 5, 4, tile.F32},
+		{64, 64, 64, 64, 2, tile.F32},
+		{1 << 20, 1024, 4096, 1, 2, tile.BF16},
+		{7, 7, 5000, 1, 8, tile.F16},
+	} {
+		a := MatMulArgs{M: c.m, N: c.n, K: c.k, Batch: c.batch, D: Matrix{DType: c.d}}
+		j := &job{a: &a, v: v, blk: v.blocking()}
+		j.numKBlk = max(1, ceilDiv(a.K, j.blk.kc))
+		j.mode = destD
+		if c.d != tile.F32 {
+			j.mode = destScratch
+		}
+		j.split(c.threads)
+		if j.items != c.batch*j.mItems*j.nItems {
+			t.Errorf("%+v: %d items, grid %d×%d", c, j.items, j.mItems, j.nItems)
+		}
+		// The items tile M and N in whole panels, evenly.
+		for _, d := range []struct{ parts, n, unit int }{{j.mItems, c.m, v.MR}, {j.nItems, c.n, v.NR}} {
+			next, lens := 0, []int{}
+			for i := range d.parts {
+				lo, hi := itemRange(i, d.parts, d.n, d.unit)
+				if lo != next || hi <= lo || lo%d.unit != 0 {
+					t.Fatalf("%+v: item %d of %d: [%d, %d)", c, i, d.parts, lo, hi)
+				}
+				next = hi
+				lens = append(lens, ceilDiv(hi-lo, d.unit))
+			}
+			if next != d.n || slices.Max(lens)-slices.Min(lens) > 1 {
+				t.Errorf("%+v: items cover %d of %d, panels %v", c, next, d.n, lens)
+			}
+		}
+		if maxItems := ceilDiv(c.m, v.MR) * ceilDiv(c.n, v.NR) * c.batch; j.items%c.threads != 0 && j.items < maxItems && c.batch < 8*c.threads {
+			t.Errorf("%+v: %d items for %d threads", c, j.items, c.threads)
+		}
+		mLen, nLen := roundUp(ceilDiv(c.m, j.mItems), v.MR)+v.MR, roundUp(ceilDiv(c.n, j.nItems), v.NR)
+		if j.mode == destScratch {
+			if s := 4 * mLen * min(nLen, j.blk.nc); s > maxScratch {
+				t.Errorf("%+v: scratch of %d bytes", c, s)
+			}
+		}
+		t.Logf("%+v: %d×%d items of about %d×%d", c, j.mItems, j.nItems, mLen-v.MR, nLen)
+	}
+}
