@@ -76,7 +76,8 @@ type variant struct {
 	cvt    converters
 	// transPack, when not nil, transposes w rows of kc floats (row i at
 	// src + i·ld, kc a multiple of 16) into kc panel steps of w floats; it
-	// reports false for a w it does not handle.
+	// reports false for a w it does not handle. It may write up to
+	// panelSlack floats past the last step.
 	transPack func(dst, src *float32, ld, kc, w int) bool
 
 	blkOnce sync.Once
@@ -264,8 +265,8 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 	mc0 := roundUp(ceilDiv(rows, mBlk), MR)
 	kc0 := j.kc
 
-	w.a = growAligned(w.a, mc0*max(kc0, 1))
-	w.b = growAligned(w.b, nc0*max(kc0, 1))
+	w.a = growAligned(w.a, mc0*max(kc0, 1)+panelSlack)
+	w.b = growAligned(w.b, nc0*max(kc0, 1)+panelSlack)
 	w.buf = grow(w.buf, max(kc0, mc0, nc0, max(MR, NR, 2)*kc0))
 	w.tile = growAligned(w.tile, MR*NR)
 	if j.epi {
@@ -538,7 +539,7 @@ func (v *variant) packCols(dst []float32, m *Matrix, off, ld, kc, w, W int, scal
 		panel := dst[p*kc : (p+W)*kc]
 		n := min(W, w-p)
 		k0 := 0 // columns [0, k0) are packed by transPack
-		if n == W && kc >= 16 && v.transPack != nil {
+		if n == W && kc >= 16 && v.transPack != nil && len(dst) >= (p+W)*kc+panelSlack {
 			// Full panel: transpose 16 columns at a time in registers,
 			// from the data when it is f32, else from rows converted
 			// into buf.
@@ -603,6 +604,10 @@ func gatherLane(d []float32, W int, src []float32, k0 int) {
 		p = unsafe.Add(p, step)
 	}
 }
+
+// panelSlack is the room left after the packed panels for transPack's
+// overhanging stores.
+const panelSlack = 16
 
 // workspace holds one worker's buffers; they are recycled through wsPool.
 type workspace struct {

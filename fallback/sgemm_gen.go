@@ -60,6 +60,8 @@ func main() {
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
+	transPackAVX2("transPack6AVX2", 6, 6)
+	transPackAVX2("transPack8AVX2", 8, 16)
 	convAVX512()
 	convAVX2()
 	os.Stdout.WriteString(out.String())
@@ -389,6 +391,71 @@ func transPackAVX512(name string, r, w int) {
 	}
 	p("\tADDQ $64, SI")
 	p("\tADDQ $%d, DI", 4*16*w)
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// transPackAVX2 writes
+//
+//	func name(dst, src *float32, ld, kc int)
+//
+// the AVX2 counterpart of transPackAVX512: r ≤ 8 rows, kc a positive
+// multiple of 8, 8×8 blocks transposed with two rounds of in-lane unpacks
+// and one of VPERM2F128. Every step is stored as 8 full floats, in order,
+// so for r < 8 the last step writes 8−r floats past step kc−1 (the caller
+// leaves room).
+func transPackAVX2(name string, r, w int) {
+	p("")
+	p("// func %s(dst, src *float32, ld, kc int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ ld+16(FP), BX")
+	p("\tSHLQ $2, BX")
+	p("\tMOVQ kc+24(FP), CX")
+	p("\tSHRQ $3, CX")
+	p("\tJZ %s_done", name)
+	p("%s_loop:", name)
+	p("\tMOVQ SI, AX")
+	for i := 0; i < 8; i++ {
+		if i < r {
+			p("\tVMOVUPS (AX), Y%d", i)
+			if i < r-1 {
+				p("\tADDQ BX, AX")
+			}
+		} else {
+			p("\tVXORPS Y%d, Y%d, Y%d", i, i, i)
+		}
+	}
+	// Round 1: Y(8+2i), Y(9+2i) interleave rows 2i and 2i+1.
+	for i := 0; i < 4; i++ {
+		p("\tVUNPCKLPS Y%d, Y%d, Y%d", 2*i+1, 2*i, 8+2*i)
+		p("\tVUNPCKHPS Y%d, Y%d, Y%d", 2*i+1, 2*i, 9+2*i)
+	}
+	// Round 2: Y(4g+j) holds rows 4g..4g+3 of columns j and 4+j in its
+	// two 128-bit lanes.
+	for g := 0; g < 2; g++ {
+		lo01, hi01, lo23, hi23 := 8+4*g, 9+4*g, 10+4*g, 11+4*g
+		p("\tVUNPCKLPD Y%d, Y%d, Y%d", lo23, lo01, 4*g)
+		p("\tVUNPCKHPD Y%d, Y%d, Y%d", lo23, lo01, 4*g+1)
+		p("\tVUNPCKLPD Y%d, Y%d, Y%d", hi23, hi01, 4*g+2)
+		p("\tVUNPCKHPD Y%d, Y%d, Y%d", hi23, hi01, 4*g+3)
+	}
+	// Round 3: column j is the low lanes of Y(j) and Y(4+j), column 4+j
+	// their high lanes.
+	for j := 0; j < 4; j++ {
+		p("\tVPERM2F128 $0x20, Y%d, Y%d, Y8", 4+j, j)
+		p("\tVMOVUPS Y8, %d(DI)", 4*j*w)
+	}
+	for j := 0; j < 4; j++ {
+		p("\tVPERM2F128 $0x31, Y%d, Y%d, Y8", 4+j, j)
+		p("\tVMOVUPS Y8, %d(DI)", 4*(4+j)*w)
+	}
+	p("\tADDQ $32, SI")
+	p("\tADDQ $%d, DI", 4*8*w)
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("%s_done:", name)
