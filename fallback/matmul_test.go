@@ -53,6 +53,7 @@ type mat struct {
 	trans bool
 	ldPad int // extra elements per stored row
 	bsPad int // extra elements per batch
+	skew  int // bytes the data starts past an allocation (misaligns it)
 }
 
 // newMatrix returns a batch of random matrices whose op is rows×cols,
@@ -65,7 +66,7 @@ func newMatrix(r *rand.Rand, m mat, batch, rows, cols int) Matrix {
 	x := Matrix{DType: m.dt, Rows: sr, Cols: sc, LD: sc + m.ldPad, Trans: m.trans}
 	x.BatchStride = sr*x.LD + m.bsPad
 	n := (batch-1)*x.BatchStride + (sr-1)*x.LD + sc
-	x.Data = make([]byte, n*m.dt.Size())
+	x.Data = make([]byte, m.skew+n*m.dt.Size())[m.skew:]
 	for b := range batch {
 		for i := range sr {
 			for j := range sc {
@@ -414,6 +415,11 @@ func TestMatMulFastLayouts(t *testing.T) {
 		c.Batch, c.Threads = 2, threads
 		check(t, r, c)
 	}
+	skew := mat{dt: tile.F32, skew: 2}
+	c := f32Case(33, 70, 40)
+	c.A, c.B, c.D = skew, skew, skew
+	c.B.trans = true
+	check(t, r, c)
 	for _, k := range []int{9, 300} {
 		c := f32Case(20, 35, k)
 		c.D = pad
