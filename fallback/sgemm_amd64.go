@@ -96,9 +96,9 @@ func cvtF32ToF16AVX2(dst *uint16, src *float32, n int)
 // of B), 2 zmm for the row of B and 2 that take turns holding a broadcast
 // element of A, all 32 registers. Each k step is 2 vector loads, 14
 // broadcast loads and 28 VFMADD231PS, which Zen 5's two 512-bit FMA pipes
-// retire in 14 cycles with the loads well within its load ports; a row of
-// the B panel is two cache lines, so kc = 256 keeps the 32 KiB B panel in
-// L1D. Explicit broadcasts beat the FMA's embedded {1to16} form (15×32
+// retire in 14 cycles with the loads well within its load ports; a step of
+// the B panel is two cache lines (with kc = 384 the panel is the size of
+// L1D, see cacheBlocking), a step of the A panel one. Explicit broadcasts beat the FMA's embedded {1to16} form (15×32
 // with 30 accumulators: about 8% slower alone, 15% in a product), and of
 // the explicit-broadcast tiles, which all reach about 220 GFLOP/s per core
 // alone, 14×32 did best in single-core 2048³ products, ahead of 6×64,
