@@ -67,6 +67,7 @@ type converters struct {
 	f16ToF32  func(dst []float32, src []uint16)
 	bf16ToF32 func(dst []float32, src []uint16)
 	f32ToF16  func(dst []uint16, src []float32)
+	f32ToBF16 func(dst []uint16, src []float32)
 }
 
 // variant is a MatMulVariant with its implementation.
@@ -383,9 +384,7 @@ func (j *job) epilogue(w *workspace, b, i0, j0, mr, nr int, src *float32, lds in
 			copy(unsafe.Slice(f32At(D.Data, doff), nr), out)
 		case tile.BF16:
 			d := unsafe.Slice((*uint16)(unsafe.Pointer(&D.Data[2*doff])), nr)
-			for k, x := range out[:len(d)] {
-				d[k] = tile.F32ToBF16(x)
-			}
+			j.v.cvt.f32ToBF16(d, out)
 		case tile.F16:
 			d := unsafe.Slice((*uint16)(unsafe.Pointer(&D.Data[2*doff])), nr)
 			j.v.cvt.f32ToF16(d, out)

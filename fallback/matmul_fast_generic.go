@@ -77,6 +77,13 @@ var genericConverters = converters{
 			dst[i] = tile.F32ToF16(x)
 		}
 	},
+	f32ToBF16: f32ToBF16Go,
+}
+
+func f32ToBF16Go(dst []uint16, src []float32) {
+	for i, x := range src[:len(dst)] {
+		dst[i] = tile.F32ToBF16(x)
+	}
 }
 
 func bf16ToF32Go(dst []float32, src []uint16) {

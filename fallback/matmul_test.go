@@ -476,6 +476,9 @@ func TestMatMulConverters(t *testing.T) {
 	for _, x := range []float32{0, 1, -1, 65504, 65520, -65536, 1e-8, 6e-8, 3e-8, 5.96e-8, 6.1e-5, 1e30, float32(math.Inf(1)), float32(math.NaN())} {
 		f32 = append(f32, x, -x)
 	}
+	for _, u := range []uint32{0x7fc00001, 0xffc12345, 0x7f800001, 0xff800001, 0x7f7fffff, 0xff7fffff, 0x3f808000, 0x3f818000, 0x00008000, 0x80018000} {
+		f32 = append(f32, math.Float32frombits(u))
+	}
 	for len(f32) < cap(f32) {
 		if r.IntN(2) == 0 {
 			f32 = append(f32, math.Float32frombits(r.Uint32()))
@@ -516,6 +519,12 @@ func TestMatMulConverters(t *testing.T) {
 				want := tile.F32ToF16(x)
 				if got[i] != want && !(x != x && got[i]&0x7c00 == 0x7c00 && got[i]&0x3ff != 0) {
 					t.Fatalf("%s: f32 %g (%#08x) → f16 %#04x, want %#04x", v.Name, x, math.Float32bits(x), got[i], want)
+				}
+			}
+			v.cvt.f32ToBF16(got, f32[:n])
+			for i, x := range f32[:n] {
+				if want := tile.F32ToBF16(x); got[i] != want {
+					t.Fatalf("%s: f32 %g (%#08x) → bf16 %#04x, want %#04x", v.Name, x, math.Float32bits(x), got[i], want)
 				}
 			}
 		}

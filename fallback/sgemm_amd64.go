@@ -82,6 +82,9 @@ func cvtBF16ToF32AVX512(dst *float32, src *uint16, n int)
 func cvtF32ToF16AVX512(dst *uint16, src *float32, n int)
 
 //go:noescape
+func cvtF32ToBF16AVX512(dst *uint16, src *float32, n int)
+
+//go:noescape
 func cvtF16ToF32AVX2(dst *float32, src *uint16, n int)
 
 //go:noescape
@@ -89,6 +92,9 @@ func cvtBF16ToF32AVX2(dst *float32, src *uint16, n int)
 
 //go:noescape
 func cvtF32ToF16AVX2(dst *uint16, src *float32, n int)
+
+//go:noescape
+func cvtF32ToBF16AVX2(dst *uint16, src *float32, n int)
 
 // Register tiles of the assembly kernels.
 //
@@ -120,7 +126,7 @@ func asmVariants() []*variant {
 			},
 			kernel:    sgemmKernelAVX512,
 			transPack: transPackAVX512,
-			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512),
+			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
 		},
 		{
 			MatMulVariant: MatMulVariant{
@@ -130,7 +136,7 @@ func asmVariants() []*variant {
 			},
 			kernel:    sgemmKernelAVX2,
 			transPack: transPackAVX2,
-			cvt:       wideConverters(8, cvtF16ToF32AVX2, cvtBF16ToF32AVX2, cvtF32ToF16AVX2),
+			cvt:       wideConverters(8, cvtF16ToF32AVX2, cvtBF16ToF32AVX2, cvtF32ToF16AVX2, cvtF32ToBF16AVX2),
 		},
 	}
 }
@@ -141,6 +147,7 @@ func wideConverters(width int,
 	f16 func(*float32, *uint16, int),
 	bf16 func(*float32, *uint16, int),
 	toF16 func(*uint16, *float32, int),
+	toBF16 func(*uint16, *float32, int),
 ) converters {
 	return converters{
 		f16ToF32: func(dst []float32, src []uint16) {
@@ -167,6 +174,13 @@ func wideConverters(width int,
 			for i := n; i < len(dst); i++ {
 				dst[i] = tile.F32ToF16(src[i])
 			}
+		},
+		f32ToBF16: func(dst []uint16, src []float32) {
+			n := len(dst) / width * width
+			if n > 0 {
+				toBF16(&dst[0], &src[0], n)
+			}
+			f32ToBF16Go(dst[n:], src[n:])
 		},
 	}
 }

@@ -259,9 +259,10 @@ func kernelAVX2(name string, mr, nv, u int) {
 	p("\tRET")
 }
 
-// conv writes a conversion loop over n elements, n a positive multiple of
-// the width w: body converts one group at element offset 0 of SI → DI.
-func conv(name, sig string, srcSize, dstSize, w int, body func()) {
+// conv writes a conversion loop over n elements, n a multiple of the width
+// w: body converts one group at element offset 0 of SI → DI; setup, if
+// given, runs once before the loop.
+func conv(name, sig string, srcSize, dstSize, w int, body func(), setup ...func()) {
 	p("")
 	p("// func %s(%s)", name, sig)
 	p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
@@ -270,6 +271,9 @@ func conv(name, sig string, srcSize, dstSize, w int, body func()) {
 	p("\tMOVQ n+16(FP), CX")
 	p("\tSHRQ $%d, CX", log2(w))
 	p("\tJZ %s_done", name)
+	for _, f := range setup {
+		f()
+	}
 	p("%s_loop:", name)
 	body()
 	p("\tADDQ $%d, SI", w*srcSize)
@@ -296,6 +300,27 @@ func convAVX512() {
 		p("\tVMOVUPS (SI), Z0")
 		p("\tVCVTPS2PH $0, Z0, (DI)")
 	})
+	// bf16 is the top half of the float32, rounded to nearest even by
+	// adding 0x7fff plus the lowest kept bit; NaNs instead keep their top
+	// half with the quiet bit set (as tile.F32ToBF16 does). Constants:
+	// Z8 = 1, Z9 = 0x7fff, Z10 = 0x7fffffff, Z11 = 0x7f800000, Z12 = 0x40.
+	conv("cvtF32ToBF16AVX512", "dst *uint16, src *float32, n int", 4, 2, 16, func() {
+		p("\tVMOVDQU32 (SI), Z0")
+		p("\tVPSRLD $16, Z0, Z1")
+		p("\tVPANDD Z8, Z1, Z2")
+		p("\tVPADDD Z9, Z2, Z2")
+		p("\tVPADDD Z0, Z2, Z2")
+		p("\tVPSRLD $16, Z2, Z2")
+		p("\tVPANDD Z10, Z0, Z3")
+		p("\tVPCMPGTD Z11, Z3, K1")
+		p("\tVPORD Z12, Z1, K1, Z2")
+		p("\tVPMOVDW Z2, (DI)")
+	}, func() {
+		for i, c := range []int{1, 0x7fff, 0x7fffffff, 0x7f800000, 0x40} {
+			p("\tMOVL $%#x, AX", c)
+			p("\tVPBROADCASTD AX, Z%d", 8+i)
+		}
+	})
 }
 
 func convAVX2() {
@@ -311,6 +336,29 @@ func convAVX2() {
 	conv("cvtF32ToF16AVX2", "dst *uint16, src *float32, n int", 4, 2, 8, func() {
 		p("\tVMOVUPS (SI), Y0")
 		p("\tVCVTPS2PH $0, Y0, (DI)")
+	})
+	// As cvtF32ToBF16AVX512, with a blend for the NaNs and a pack to
+	// words (the rounded halves are below 0x10000, so nothing saturates).
+	conv("cvtF32ToBF16AVX2", "dst *uint16, src *float32, n int", 4, 2, 8, func() {
+		p("\tVMOVDQU (SI), Y0")
+		p("\tVPSRLD $16, Y0, Y1")
+		p("\tVPAND Y8, Y1, Y2")
+		p("\tVPADDD Y9, Y2, Y2")
+		p("\tVPADDD Y0, Y2, Y2")
+		p("\tVPSRLD $16, Y2, Y2")
+		p("\tVPAND Y10, Y0, Y3")
+		p("\tVPCMPGTD Y11, Y3, Y3")
+		p("\tVPOR Y12, Y1, Y1")
+		p("\tVPBLENDVB Y3, Y1, Y2, Y2")
+		p("\tVEXTRACTI128 $1, Y2, X1")
+		p("\tVPACKUSDW X1, X2, X2")
+		p("\tVMOVDQU X2, (DI)")
+	}, func() {
+		for i, c := range []int{1, 0x7fff, 0x7fffffff, 0x7f800000, 0x40} {
+			p("\tMOVL $%#x, AX", c)
+			p("\tMOVL AX, X%d", 8+i)
+			p("\tVPBROADCASTD X%d, Y%d", 8+i, 8+i)
+		}
 	})
 }
 
