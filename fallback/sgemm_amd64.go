@@ -104,11 +104,13 @@ func cvtF32ToBF16AVX2(dst *uint16, src *float32, n int)
 // broadcast loads and 28 VFMADD231PS, which Zen 5's two 512-bit FMA pipes
 // retire in 14 cycles with the loads well within its load ports; a step of
 // the B panel is two cache lines (with kc = 384 the panel is the size of
-// L1D, see cacheBlocking), a step of the A panel one. Explicit broadcasts beat the FMA's embedded {1to16} form (15×32
-// with 30 accumulators: about 8% slower alone, 15% in a product), and of
-// the explicit-broadcast tiles, which all reach about 220 GFLOP/s per core
-// alone, 14×32 did best in single-core 2048³ products, ahead of 6×64,
-// 12×32 and 9×48 (go test -tags explore -bench MatMulKernel).
+// L1D, see cacheBlocking), a step of the A panel one. Explicit broadcasts
+// beat the FMA's embedded {1to16} form (15×32 with 30 accumulators: about
+// 8% slower alone, 15% in a product). The explicit-broadcast tiles all
+// reach about 220 GFLOP/s per core alone; in two-core f32 2048³ products
+// on an idle machine 14×32 ran at 364 GFLOP/s (median of 6), 6×64 at 361,
+// 12×32 at 341, and software prefetches of the panels changed nothing
+// measurable (go test -tags explore -bench MatMulKernel ./fallback/).
 //
 // AVX2, 6×16: 12 ymm accumulators, 2 for B, 2 for broadcasts.
 const (

@@ -31,6 +31,18 @@ func sgemmKernel14x32u8(kc int, a, b, c *float32, ldc, accum int)
 //go:noescape
 func sgemmKernel14x32u2(kc int, a, b, c *float32, ldc, accum int)
 
+//go:noescape
+func sgemmKernel14x32u4pfb1024(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernel14x32u4pfb2048(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernel14x32u4pfa512pfb1024(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernel14x32u4pfa1024(kc int, a, b, c *float32, ldc, accum int)
+
 // exploreVariants are avx512 with each other kernel.
 func exploreVariants() []*variant {
 	base := asmVariants()[0]
@@ -48,6 +60,10 @@ func exploreVariants() []*variant {
 		{"28x16u4", 28, 16, sgemmKernel28x16u4},
 		{"14x32u8", 14, 32, sgemmKernel14x32u8},
 		{"14x32u2", 14, 32, sgemmKernel14x32u2},
+		{"14x32pfb1024", 14, 32, sgemmKernel14x32u4pfb1024},
+		{"14x32pfb2048", 14, 32, sgemmKernel14x32u4pfb2048},
+		{"14x32pfa512pfb1024", 14, 32, sgemmKernel14x32u4pfa512pfb1024},
+		{"14x32pfa1024", 14, 32, sgemmKernel14x32u4pfa1024},
 	} {
 		vs = append(vs, &variant{
 			MatMulVariant: MatMulVariant{Name: k.name, Features: []cpuid.FeatureID{cpuid.AVX512F}, MR: k.mr, NR: k.nr},

@@ -25,15 +25,27 @@ func p(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
 var explore = []struct {
 	mr, nv, unroll int
 	bcst           bool
+	pfA, pfB       int
 }{
-	{15, 2, 4, true}, {6, 4, 4, false}, {7, 4, 4, true}, {9, 3, 4, false},
-	{12, 2, 4, false}, {28, 1, 4, false}, {14, 2, 8, false}, {14, 2, 2, false},
+	{15, 2, 4, true, 0, 0}, {6, 4, 4, false, 0, 0}, {7, 4, 4, true, 0, 0}, {9, 3, 4, false, 0, 0},
+	{12, 2, 4, false, 0, 0}, {28, 1, 4, false, 0, 0}, {14, 2, 8, false, 0, 0}, {14, 2, 2, false, 0, 0},
+	{14, 2, 4, false, 0, 1024}, {14, 2, 4, false, 0, 2048}, {14, 2, 4, false, 512, 1024}, {14, 2, 4, false, 1024, 0},
 }
 
-func exploreName(mr, nv, u int, bcst bool) string {
+// Software prefetch distances in bytes ahead of the B and A panels, 0 for
+// none (the hardware prefetchers do as well for the kernel in use).
+var prefetchA, prefetchB int
+
+func exploreName(mr, nv, u int, bcst bool, pfA, pfB int) string {
 	n := fmt.Sprintf("sgemmKernel%dx%du%d", mr, 16*nv, u)
 	if bcst {
 		n += "bcst"
+	}
+	if pfA > 0 {
+		n += fmt.Sprintf("pfa%d", pfA)
+	}
+	if pfB > 0 {
+		n += fmt.Sprintf("pfb%d", pfB)
 	}
 	return n
 }
@@ -51,8 +63,10 @@ func main() {
 	p(`#include "textflag.h"`)
 	if exploring {
 		for _, e := range explore {
-			kernelAVX512(exploreName(e.mr, e.nv, e.unroll, e.bcst), e.mr, e.nv, e.unroll, e.bcst)
+			prefetchA, prefetchB = e.pfA, e.pfB
+			kernelAVX512(exploreName(e.mr, e.nv, e.unroll, e.bcst, e.pfA, e.pfB), e.mr, e.nv, e.unroll, e.bcst)
 		}
+		prefetchA, prefetchB = 0, 0
 		os.Stdout.WriteString(out.String())
 		return
 	}
@@ -116,6 +130,14 @@ func kernelAVX512(name string, mr, nv, u int, bcst bool) {
 	step := func(k int) {
 		for v := 0; v < nv; v++ {
 			p("\tVMOVUPS %d(DI), %s", 4*(k*nr+16*v), breg(v))
+		}
+		if prefetchB > 0 {
+			for l := 0; l < nr*4; l += 64 {
+				p("\tPREFETCHT0 %d(DI)", prefetchB+4*k*nr+l)
+			}
+		}
+		if prefetchA > 0 {
+			p("\tPREFETCHT0 %d(SI)", prefetchA+4*k*mr)
 		}
 		for r := 0; r < mr; r++ {
 			if bcst {
