@@ -53,7 +53,8 @@ func benchMatMul(b *testing.B, variant string, dt tile.DType, m, n, k int) {
 // BenchmarkMatMulKernel times one core's micro-kernel on panels that stay in
 // L1 (the kc of the variant's blocking): the ceiling of the fast path. With
 // the explore build tag it also times the other AVX-512 register tiles
-// sgemm_gen.go can write, alone and in a single-goroutine f32 2048³ product.
+// sgemm_gen.go can write, alone and in f32 2048³ products on all cores (with
+// the avx512 variant's blocking, mc rounded to the tile).
 func BenchmarkMatMulKernel(b *testing.B) {
 	for _, v := range append(variants[:len(variants):len(variants)], exploreVariants()...) {
 		if !v.Available() {
@@ -85,12 +86,16 @@ func BenchmarkMatMulKernel(b *testing.B) {
 			n := 2048
 			r := rand.New(rand.NewPCG(1, 2))
 			f := mat{dt: tile.F32}
-			a := MatMulArgs{M: n, N: n, K: n, Batch: 1, Alpha: 1, Threads: 1}
+			a := MatMulArgs{M: n, N: n, K: n, Batch: 1, Alpha: 1}
 			a.A = newMatrix(r, f, 1, n, n)
 			a.B = newMatrix(r, f, 1, n, n)
 			a.D = newMatrix(r, f, 1, n, n)
+			blk := variants[0].blocking()
+			blk.mc = max(v.MR, blk.mc/v.MR*v.MR)
+			vb := &variant{MatMulVariant: v.MatMulVariant, kernel: v.kernel, cvt: v.cvt, transPack: v.transPack}
+			vb.blkOnce.Do(func() { vb.blk = blk })
 			for b.Loop() {
-				v.matMul(&a)
+				vb.matMul(&a)
 			}
 			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
