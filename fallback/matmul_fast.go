@@ -2,28 +2,655 @@ package fallback
 
 import (
 	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // MatMulVariant describes one fast-path micro-kernel family.
 type MatMulVariant struct {
-	Name     string
-	Features []cpuid.FeatureID
-	MR, NR   int
+	Name     string            // "avx512", "avx2", "generic"
+	Features []cpuid.FeatureID // CPU features it needs
+	MR, NR   int               // register tile: MR rows of op(A) by NR columns of op(B)
 }
 
-// Available reports whether the CPU supports the variant.
+// Available reports whether the host CPU has every feature the variant needs.
 func (v MatMulVariant) Available() bool { return cpuid.CPU.Supports(v.Features...) }
 
-// MatMulVariants lists the compiled-in variants, best first.
-func MatMulVariants() []MatMulVariant { return []MatMulVariant{{Name: "generic", MR: 1, NR: 1}} }
-
-// MatMulFast runs the named variant. (Placeholder until the fast path lands.)
-func MatMulFast(variant string, a *MatMulArgs) error {
-	if variant != "generic" {
-		return fmt.Errorf("fallback: unknown matmul variant %q", variant)
+// MatMulVariants lists the compiled-in fast-path variants, best first. The
+// purego build tag, and CPU architectures without assembly kernels, leave
+// only "generic", which runs anywhere.
+func MatMulVariants() []MatMulVariant {
+	vs := make([]MatMulVariant, len(variants))
+	for i, v := range variants {
+		vs[i] = v.MatMulVariant
+		vs[i].Features = append([]cpuid.FeatureID(nil), v.Features...)
 	}
-	MatMulRef(a)
-	return nil
+	return vs
 }
+
+// MatMulFast computes the same result as MatMulRef with the named variant's
+// micro-kernel: packed panels, cache blocking, goroutines over a.Threads
+// cores. Accumulation is in float32, so results differ from the reference by
+// float32 rounding. C may be the same memory as D (an in-place update);
+// other overlaps of the outputs with the inputs are not supported. It
+// returns an error only when the variant is unknown or the CPU lacks its
+// features.
+func MatMulFast(variant string, a *MatMulArgs) error {
+	for _, v := range variants {
+		if v.Name != variant {
+			continue
+		}
+		if !v.Available() {
+			return fmt.Errorf("fallback: matmul variant %q needs CPU features %v", variant, v.Features)
+		}
+		v.matMul(a)
+		return nil
+	}
+	return fmt.Errorf("fallback: unknown matmul variant %q", variant)
+}
+
+// kernelFunc computes the MR×NR tile op(A)·op(B) of one packed A panel (kc
+// steps of MR values) and one packed B panel (kc steps of NR values) and
+// stores it to c (row stride ldc elements), or adds it to c when accum is
+// not zero. kc may be zero.
+type kernelFunc func(kc int, a, b, c *float32, ldc, accum int)
+
+// converters turn runs of 16-bit floats to float32 and back; dst and src have
+// the same length.
+type converters struct {
+	f16ToF32  func(dst []float32, src []uint16)
+	bf16ToF32 func(dst []float32, src []uint16)
+	f32ToF16  func(dst []uint16, src []float32)
+	f32ToBF16 func(dst []uint16, src []float32)
+}
+
+// variant is a MatMulVariant with its implementation.
+type variant struct {
+	MatMulVariant
+	kernel kernelFunc
+	cvt    converters
+	// transPack, when not nil, transposes w rows of kc floats (row i at
+	// src + i·ld, kc a multiple of 16) into kc panel steps of w floats; it
+	// reports false for a w it does not handle. It may write up to
+	// panelSlack floats past the last step.
+	transPack func(dst, src *float32, ld, kc, w int) bool
+
+	blkOnce sync.Once
+	blk     blocking
+}
+
+// variants holds the compiled-in variants, best first; generic is last.
+var variants = append(asmVariants(), &variant{
+	MatMulVariant: MatMulVariant{Name: "generic", MR: genericMR, NR: genericNR},
+	kernel:        kernelGeneric,
+	cvt:           genericConverters,
+})
+
+// testBlocking, when set by a test, replaces the cache-derived block sizes so
+// that small shapes run through every blocking loop.
+var testBlocking *blocking
+
+func (v *variant) blocking() blocking {
+	if testBlocking != nil {
+		return *testBlocking
+	}
+	v.blkOnce.Do(func() { v.blk = cacheBlocking(v.MR, v.NR) })
+	return v.blk
+}
+
+// destination modes: where the kernels put the float32 sums.
+const (
+	destD       = iota // straight into D (f32), epilogue in place if any
+	destScratch        // per-worker scratch holding partial sums across K blocks
+	destTile           // a single temporary tile (one K block only)
+)
+
+// job is one matmul as the workers see it.
+type job struct {
+	a       *MatMulArgs
+	v       *variant
+	blk     blocking
+	mode    int
+	epi     bool // an epilogue pass is needed after the last K block
+	beta    bool // beta·C is added
+	mItems  int  // work items per batch along M (see itemRange)
+	nItems  int  // and along N
+	items   int
+	next    atomic.Int64
+	numKBlk int // K blocks
+	kc      int // K block (the last may be shorter)
+}
+
+func (v *variant) matMul(a *MatMulArgs) {
+	if a.M <= 0 || a.N <= 0 || a.Batch <= 0 {
+		return
+	}
+	j := &job{a: a, v: v, blk: v.blocking()}
+	j.beta = a.Beta != 0 && a.C != nil
+	j.epi = j.beta || a.Bias != nil || a.Act != ActNone || a.D.DType != tile.F32
+	j.numKBlk = max(1, ceilDiv(a.K, j.blk.kc))
+	j.kc = ceilDiv(a.K, j.numKBlk)
+	switch {
+	case a.D.DType == tile.F32 && !(j.beta && overlaps(a.C.Data, a.D.Data)):
+		j.mode = destD
+	case j.numKBlk > 1:
+		j.mode = destScratch
+	default:
+		j.mode = destTile
+	}
+
+	threads := a.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	// Below about a megaflop per goroutine the start-up costs more than the
+	// parallelism gains.
+	flops := 2 * float64(a.M) * float64(a.N) * float64(max(a.K, 1)) * float64(a.Batch)
+	threads = max(1, min(threads, int(flops/(1<<20))))
+	j.split(threads)
+	threads = min(threads, j.items)
+
+	if threads == 1 {
+		j.work()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(threads - 1)
+	for range threads - 1 {
+		go func() {
+			defer wg.Done()
+			j.work()
+		}()
+	}
+	j.work()
+	wg.Wait()
+}
+
+// maxScratch bounds a worker's scratch buffer of partial sums, in bytes.
+const maxScratch = 16 << 20
+
+// split cuts each batch's M×N output into a grid of work items, enough for
+// every thread to get the same number, choosing the grid that packs the
+// least: a worker packs its rows of A once per NC columns and its columns
+// of B once, and a transposing pack (packCols) costs about 2.5 times a
+// copying one (packRows).
+func (j *job) split(threads int) {
+	a, mr, nr := j.a, j.v.MR, j.v.NR
+	per := 1 // items wanted per batch
+	if a.Batch%threads != 0 && a.Batch < 8*threads {
+		per = threads / gcd(a.Batch, threads)
+	}
+	maxM, maxN := ceilDiv(a.M, mr), ceilDiv(a.N, nr)
+	wA, wB := 1.0, 1.0
+	if !a.A.Trans {
+		wA = 2.5
+	}
+	if a.B.Trans {
+		wB = 2.5
+	}
+	best, bestTM, bestTN := math.Inf(1), 1, 1
+	for p := min(per, maxM*maxN); p >= 1; p-- {
+		for tm := 1; tm <= p; tm++ {
+			if p%tm != 0 || tm > maxM || p/tm > maxN {
+				continue
+			}
+			tn := p / tm
+			rows, cols := ceilDiv(a.M, tm), ceilDiv(a.N, tn)
+			cost := wA*float64(rows)*float64(ceilDiv(cols, j.blk.nc)) + wB*float64(cols)
+			if cost < best {
+				best, bestTM, bestTN = cost, tm, tn
+			}
+		}
+		if bestTM*bestTN == p {
+			break
+		}
+	}
+	if j.mode == destScratch {
+		// Keep the scratch rows × NC block bounded: cut M finer, by a
+		// whole factor so that the items stay evenly spread.
+		cols := min(roundUp(ceilDiv(a.N, bestTN), nr), roundUp(j.blk.nc, nr))
+		rowsCap := max(mr, maxScratch/4/cols/mr*mr) - mr
+		bestTM *= ceilDiv(ceilDiv(a.M, rowsCap), bestTM)
+	}
+	j.mItems = min(bestTM, maxM)
+	j.nItems = bestTN
+	j.items = a.Batch * j.mItems * j.nItems
+}
+
+// itemRange returns the range [lo, hi) of item i of parts covering n in
+// steps of unit: the units are shared out as evenly as they go.
+func itemRange(i, parts, n, unit int) (lo, hi int) {
+	units := ceilDiv(n, unit)
+	return i * units / parts * unit, min(n, (i+1)*units/parts*unit)
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// work runs items until none are left.
+func (j *job) work() {
+	w := getWorkspace()
+	defer putWorkspace(w)
+	per := j.mItems * j.nItems
+	for {
+		t := int(j.next.Add(1) - 1)
+		if t >= j.items {
+			return
+		}
+		b, r := t/per, t%per
+		m0, m1 := itemRange(r/j.nItems, j.mItems, j.a.M, j.v.MR)
+		n0, n1 := itemRange(r%j.nItems, j.nItems, j.a.N, j.v.NR)
+		j.item(w, b, m0, m1, n0, n1)
+	}
+}
+
+// item computes rows [m0, m1) and columns [n0, n1) of batch b.
+func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
+	a, v := j.a, j.v
+	MR, NR := v.MR, v.NR
+	K := a.K
+	rows, cols := m1-m0, n1-n0
+	nBlk := ceilDiv(cols, j.blk.nc)
+	nc0 := roundUp(ceilDiv(cols, nBlk), NR)
+	mBlk := ceilDiv(rows, j.blk.mc)
+	mc0 := roundUp(ceilDiv(rows, mBlk), MR)
+	kc0 := j.kc
+
+	w.a = growAligned(w.a, mc0*max(kc0, 1)+panelSlack)
+	w.b = growAligned(w.b, nc0*max(kc0, 1)+panelSlack)
+	w.buf = grow(w.buf, max(kc0, mc0, nc0, max(MR, NR, 2)*kc0))
+	w.tile = growAligned(w.tile, MR*NR)
+	if j.epi {
+		w.row = grow(w.row, NR)
+	}
+	var ldS int
+	if j.mode == destScratch {
+		ldS = nc0
+		w.scratch = growAligned(w.scratch, roundUp(rows, MR)*ldS)
+	}
+	tileP := &w.tile[0]
+	dBase := b * a.D.BatchStride
+
+	for jc := n0; jc < n1; jc += nc0 {
+		nc := min(nc0, n1-jc)
+		for pc, kb := 0, 0; kb < j.numKBlk; pc, kb = pc+kc0, kb+1 {
+			kc := min(kc0, K-pc)
+			first, last := kb == 0, kb == j.numKBlk-1
+			accum := 0
+			if !first {
+				accum = 1
+			}
+			v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
+			for ic := m0; ic < m1; ic += mc0 {
+				mc := min(mc0, m1-ic)
+				v.packA(w.a, &a.A, b, ic, mc, pc, kc, a.Alpha, w.buf)
+				for jr := 0; jr < nc; jr += NR {
+					nr := min(NR, nc-jr)
+					bp := &w.b[jr*kc]
+					for ir := 0; ir < mc; ir += MR {
+						mr := min(MR, mc-ir)
+						ap := &w.a[ir*kc]
+						i, jj := ic+ir, jc+jr
+						switch j.mode {
+						case destD:
+							d := f32At(a.D.Data, dBase+i*a.D.LD+jj)
+							if mr == MR && nr == NR {
+								v.kernel(kc, ap, bp, d, a.D.LD, accum)
+							} else {
+								v.kernel(kc, ap, bp, tileP, NR, 0)
+								mergeTile(d, a.D.LD, w.tile, NR, mr, nr, first)
+							}
+							if last && j.epi {
+								j.epilogue(w, b, i, jj, mr, nr, d, a.D.LD)
+							}
+						case destScratch:
+							s := &w.scratch[(i-m0)*ldS+jr]
+							v.kernel(kc, ap, bp, s, ldS, accum)
+							if last {
+								j.epilogue(w, b, i, jj, mr, nr, s, ldS)
+							}
+						default:
+							v.kernel(kc, ap, bp, tileP, NR, 0)
+							j.epilogue(w, b, i, jj, mr, nr, tileP, NR)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// mergeTile stores (first) or adds the mr×nr corner of an NR-wide tile to d.
+func mergeTile(d *float32, ldd int, t []float32, ldt, mr, nr int, first bool) {
+	for r := range mr {
+		dst := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(d), 4*r*ldd)), nr)
+		src := t[r*ldt : r*ldt+nr]
+		if first {
+			copy(dst, src)
+			continue
+		}
+		for c, x := range src {
+			dst[c] += x
+		}
+	}
+}
+
+// epilogue finishes the mr×nr tile of sums at src (row stride lds) whose
+// top-left element is (i0, j0) of D[b]: beta·C, bias, activation, and the
+// conversion to D's element type. Alpha was applied when A was packed.
+func (j *job) epilogue(w *workspace, b, i0, j0, mr, nr int, src *float32, lds int) {
+	a := j.a
+	D := &a.D
+	inPlace := j.mode == destD
+	for r := range mr {
+		i := i0 + r
+		s := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(src), 4*r*lds)), nr)
+		doff := b*D.BatchStride + i*D.LD + j0
+		out := w.row[:nr]
+		if inPlace {
+			out = s
+		} else {
+			copy(out, s)
+		}
+		if j.beta {
+			C := a.C
+			c := j.v.loadRun(C, b*C.BatchStride+i*C.LD+j0, nr, w.buf)
+			beta := a.Beta
+			for k, x := range c[:len(out)] {
+				out[k] += beta * x
+			}
+		}
+		if a.Bias != nil {
+			for k, x := range a.Bias[j0 : j0+len(out)] {
+				out[k] += x
+			}
+		}
+		activate(a.Act, out)
+		if inPlace {
+			continue
+		}
+		switch D.DType {
+		case tile.F32:
+			copy(unsafe.Slice(f32At(D.Data, doff), nr), out)
+		case tile.BF16:
+			d := unsafe.Slice((*uint16)(unsafe.Pointer(&D.Data[2*doff])), nr)
+			j.v.cvt.f32ToBF16(d, out)
+		case tile.F16:
+			d := unsafe.Slice((*uint16)(unsafe.Pointer(&D.Data[2*doff])), nr)
+			j.v.cvt.f32ToF16(d, out)
+		default:
+			for k, x := range out {
+				storeF32(D.DType, D.Data, doff+k, x)
+			}
+		}
+	}
+}
+
+// activate applies act to every element of x, computing in float64 as the
+// reference does.
+func activate(act Activation, x []float32) {
+	switch act {
+	case ActReLU:
+		for i, v := range x {
+			x[i] = max(v, 0)
+		}
+	case ActGELU:
+		for i, v := range x {
+			f := float64(v)
+			x[i] = float32(0.5 * f * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(f+0.044715*f*f*f))))
+		}
+	case ActSiLU:
+		for i, v := range x {
+			f := float64(v)
+			x[i] = float32(f / (1 + math.Exp(-f)))
+		}
+	}
+}
+
+// loadRun returns elements [off, off+n) of m's data as float32: a view of
+// the data when it is f32, else converted into buf.
+func (v *variant) loadRun(m *Matrix, off, n int, buf []float32) []float32 {
+	if n == 0 {
+		return nil
+	}
+	switch m.DType {
+	case tile.F32:
+		return unsafe.Slice(f32At(m.Data, off), n)
+	case tile.F16:
+		v.cvt.f16ToF32(buf[:n], unsafe.Slice((*uint16)(unsafe.Pointer(&m.Data[2*off])), n))
+	case tile.BF16:
+		v.cvt.bf16ToF32(buf[:n], unsafe.Slice((*uint16)(unsafe.Pointer(&m.Data[2*off])), n))
+	case tile.E4M3:
+		for k, x := range m.Data[off : off+n] {
+			buf[k] = e4m3Table[x]
+		}
+	case tile.E5M2:
+		for k, x := range m.Data[off : off+n] {
+			buf[k] = e5m2Table[x]
+		}
+	default:
+		for k := range n {
+			buf[k] = loadF32(m.DType, m.Data, off+k)
+		}
+	}
+	return buf[:n]
+}
+
+// fp8 decoding tables.
+var e4m3Table, e5m2Table [256]float32
+
+func init() {
+	for i := range 256 {
+		e4m3Table[i] = tile.E4M3ToF32(uint8(i))
+		e5m2Table[i] = tile.E5M2ToF32(uint8(i))
+	}
+}
+
+// packA packs rows [i0, i0+mc) by columns [k0, k0+kc) of op(A[b]), scaled by
+// alpha, into panels of MR rows: panel p holds, for each k, the MR values
+// op(A)(i0+p·MR+r, k0+k), rows past mc zero. buf holds max(mc, kc) values.
+func (v *variant) packA(dst []float32, m *Matrix, b, i0, mc, k0, kc int, alpha float32, buf []float32) {
+	if kc == 0 {
+		return
+	}
+	base := b * m.BatchStride
+	if m.Trans {
+		v.packRows(dst, m, base+k0*m.LD+i0, m.LD, kc, mc, v.MR, alpha, buf)
+	} else {
+		v.packCols(dst, m, base+i0*m.LD+k0, m.LD, kc, mc, v.MR, alpha, buf)
+	}
+}
+
+// packB packs rows [k0, k0+kc) by columns [j0, j0+nc) of op(B[b]) into
+// panels of NR columns. buf holds max(nc, kc) values.
+func (v *variant) packB(dst []float32, m *Matrix, b, k0, kc, j0, nc int, buf []float32) {
+	if kc == 0 {
+		return
+	}
+	base := b * m.BatchStride
+	if m.Trans {
+		v.packCols(dst, m, base+j0*m.LD+k0, m.LD, kc, nc, v.NR, 1, buf)
+	} else {
+		v.packRows(dst, m, base+k0*m.LD+j0, m.LD, kc, nc, v.NR, 1, buf)
+	}
+}
+
+// packRows fills panels of width W, kc steps each, from kc stored rows of w
+// contiguous elements, the first at element off, row stride ld: lane c of
+// step k of panel p is element p·W+c of row k. Lanes past w are zero.
+func (v *variant) packRows(dst []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
+	for k := range kc {
+		src := v.loadRun(m, off+k*ld, w, buf)
+		for p := 0; p < w; p += W {
+			d := dst[p*kc+k*W : p*kc+k*W+W]
+			s := src[p:min(p+W, w)]
+			switch {
+			case scale != 1:
+				for i, x := range s {
+					d[i] = scale * x
+				}
+				clear(d[len(s):])
+			case len(s) == W:
+				copyLanes(d, s)
+			default:
+				copy(d, s)
+				clear(d[len(s):])
+			}
+		}
+	}
+}
+
+// copyLanes copies one panel step, with fixed-size moves for the usual
+// panel widths.
+func copyLanes(d, s []float32) {
+	switch len(d) {
+	case 32:
+		*(*[32]float32)(d) = [32]float32(s)
+	case 16:
+		*(*[16]float32)(d) = [16]float32(s)
+	case 14:
+		*(*[14]float32)(d) = [14]float32(s)
+	case 6:
+		*(*[6]float32)(d) = [6]float32(s)
+	case 4:
+		*(*[4]float32)(d) = [4]float32(s)
+	default:
+		copy(d, s)
+	}
+}
+
+// packCols fills panels of width W, kc steps each, from w stored rows of kc
+// contiguous elements, the first at element off, row stride ld: lane c of
+// step k of panel p is element k of row p·W+c. Lanes past w are zero. buf
+// holds W·kc values.
+func (v *variant) packCols(dst []float32, m *Matrix, off, ld, kc, w, W int, scale float32, buf []float32) {
+	for p := 0; p < w; p += W {
+		panel := dst[p*kc : (p+W)*kc]
+		n := min(W, w-p)
+		k0 := 0 // columns [0, k0) are packed by transPack
+		if n == W && kc >= 16 && v.transPack != nil && len(dst) >= (p+W)*kc+panelSlack {
+			// Full panel: transpose 16 columns at a time in registers,
+			// from the data when it is f32, else from rows converted
+			// into buf.
+			var rows []float32
+			ldr := kc
+			if m.DType == tile.F32 {
+				rows = unsafe.Slice(f32At(m.Data, off+p*ld), (W-1)*ld+kc)
+				ldr = ld
+			} else {
+				rows = buf[:W*kc]
+				for r := range W {
+					v.loadRun(m, off+(p+r)*ld, kc, rows[r*kc:])
+				}
+			}
+			if v.transPack(&panel[0], &rows[0], ldr, kc&^15, W) {
+				k0 = kc &^ 15
+				for r := range W {
+					gatherLane(panel[r:], W, rows[r*ldr+k0:r*ldr+kc], k0)
+				}
+				if scale != 1 {
+					for i := range panel {
+						panel[i] *= scale
+					}
+				}
+				continue
+			}
+		}
+		for r := range n {
+			src := v.loadRun(m, off+(p+r)*ld, kc, buf)
+			if scale != 1 {
+				// src may be A itself: scale a copy.
+				src = scaleInto(buf[kc:2*kc], src, scale)
+			}
+			gatherLane(panel[r:], W, src, 0)
+		}
+		for r := n; r < W; r++ {
+			for k := range kc {
+				panel[k*W+r] = 0
+			}
+		}
+	}
+}
+
+// scaleInto sets d to scale·s and returns it.
+func scaleInto(d, s []float32, scale float32) []float32 {
+	for i, x := range s[:len(d)] {
+		d[i] = scale * x
+	}
+	return d
+}
+
+// gatherLane stores src[i] as lane 0 of step k0+i of d, steps W apart.
+func gatherLane(d []float32, W int, src []float32, k0 int) {
+	if len(src) == 0 {
+		return
+	}
+	_ = d[(k0+len(src)-1)*W] // bounds the stores below
+	p := unsafe.Pointer(&d[k0*W])
+	step := uintptr(4 * W)
+	for _, x := range src {
+		*(*float32)(p) = x
+		p = unsafe.Add(p, step)
+	}
+}
+
+// panelSlack is the room left after the packed panels for transPack's
+// overhanging stores.
+const panelSlack = 16
+
+// workspace holds one worker's buffers; they are recycled through wsPool.
+type workspace struct {
+	a, b, scratch, tile []float32 // 64-byte aligned
+	buf, row            []float32
+}
+
+var wsPool = sync.Pool{New: func() any { return new(workspace) }}
+
+func getWorkspace() *workspace  { return wsPool.Get().(*workspace) }
+func putWorkspace(w *workspace) { wsPool.Put(w) }
+
+// grow returns s resized to n elements, reallocating when it is too small.
+func grow(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float32, n)
+}
+
+// growAligned is grow for buffers the kernels read with vector loads: the
+// first element is 64-byte aligned.
+func growAligned(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	s = make([]float32, n+15)
+	off := int((64 - uintptr(unsafe.Pointer(&s[0]))%64) % 64 / 4)
+	return s[off : off+n : off+n]
+}
+
+// f32At points at float32 element i of data.
+func f32At(data []byte, i int) *float32 {
+	return (*float32)(unsafe.Pointer(&data[4*i]))
+}
+
+// overlaps reports whether two byte slices share memory.
+func overlaps(x, y []byte) bool {
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	x0, y0 := uintptr(unsafe.Pointer(&x[0])), uintptr(unsafe.Pointer(&y[0]))
+	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, m int) int { return ceilDiv(a, m) * m }
