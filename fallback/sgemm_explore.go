@@ -5,7 +5,12 @@ package fallback
 import "github.com/klauspost/cpuid/v2"
 
 // The other AVX-512 register tiles of sgemm_explore_amd64.s (see explore in
-// sgemm_gen.go), for the benchmarks to compare with the one in use.
+// sgemm_gen.go), for the benchmarks to compare with the one in use. The
+// assembly is generated, not committed: run
+//
+//	go run sgemm_gen.go -explore > sgemm_explore_amd64.s
+//
+// before building with -tags explore.
 
 //go:noescape
 func sgemmKernel15x32u4bcst(kc int, a, b, c *float32, ldc, accum int)
