@@ -39,7 +39,7 @@ func newRand(t *testing.T) *rand.Rand {
 
 // randValue is uniform in [-1, -1/64] ∪ [1/64, 1]: never zero, nor zero
 // once rounded to any float type the tests use.
-func randValue(r *rand.Rand) float32 {
+func randUnit(r *rand.Rand) float32 {
 	v := float32(1.0/64 + (1-1.0/64)*r.Float64())
 	if r.IntN(2) == 0 {
 		v = -v
@@ -70,7 +70,7 @@ func newMatrix(r *rand.Rand, m mat, batch, rows, cols int) Matrix {
 	for b := range batch {
 		for i := range sr {
 			for j := range sc {
-				setElem(&x, b*x.BatchStride+i*x.LD+j, randValue(r))
+				setElem(&x, b*x.BatchStride+i*x.LD+j, randUnit(r))
 			}
 		}
 	}
@@ -155,7 +155,7 @@ func check(t *testing.T, r *rand.Rand, c mmCase) {
 	if c.Bias {
 		a.Bias = make([]float32, c.N)
 		for j := range a.Bias {
-			a.Bias[j] = randValue(r)
+			a.Bias[j] = randUnit(r)
 		}
 	}
 	if c.Beta != 0 && !c.InPlace {
