@@ -1376,15 +1376,18 @@ func (p *Program) Cubin(arch int) ([]byte, error) {
 }
 
 // Variants lists every kernel the package ships: each tile, input and
-// output type, and the split-K kernel (f32 output) of each tile and input.
+// output type, and the split-K kernel (f32 output) of each tile and input,
+// in each operand layout (NN first, then NT, TN, TT).
 func Variants() []Config {
 	var out []Config
-	for _, t := range Tiles() {
-		for _, in := range []Input{F16, BF16} {
-			for _, o := range []Output{OutF32, OutF16, OutBF16} {
-				out = append(out, Config{In: in, Tile: t, Out: o})
+	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+		for _, t := range Tiles() {
+			for _, in := range []Input{F16, BF16} {
+				for _, o := range []Output{OutF32, OutF16, OutBF16} {
+					out = append(out, Config{In: in, Tile: t, Out: o, TransA: l[0], TransB: l[1]})
+				}
+				out = append(out, Config{In: in, Tile: t, SplitK: true, TransA: l[0], TransB: l[1]})
 			}
-			out = append(out, Config{In: in, Tile: t, SplitK: true})
 		}
 	}
 	return out
