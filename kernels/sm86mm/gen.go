@@ -1,7 +1,8 @@
 // Package sm86mm generates the hand-scheduled SM86/SM89 matmul kernels:
 // LDGSTS.E.BYPASS.128 global->shared copies in a multi-stage pipeline
 // (LDGDEPBAR / DEPBAR.LE), swizzled shared tiles read by LDSM.x4 (and
-// LDSM.x4.T for the K-by-N operand), HMMA.16816.F32 with the fragments
+// LDSM.x4.T for an operand stored with k rows: B plain, A transposed),
+// HMMA.16816.F32 with the fragments
 // double-buffered in registers, and a predicated epilogue.
 //
 // The generator emits the program instruction by instruction in an order
@@ -20,12 +21,16 @@
 // 16-byte (f32) or 8-byte (f16/bf16) stores where they fit; the split-K
 // kernels add alpha*acc into an f32 D with RED.E.ADD.F32 instead.
 //
-// Operands: A is M x K row-major (lda elements per row), B is K x N
-// row-major (ldb), C and D are M x N row-major (ldc, ldd). Requirements
-// (the 16-byte copies): lda and ldb multiples of 8, A and B 16-byte
-// aligned, K a positive multiple of 8, and ldb >= N rounded up to 8 (a
-// copy that starts below N may read up to 7 elements of the row's
-// padding; those only reach output columns >= N, which are not stored).
+// Operands: A is M x K row-major (lda elements per row), or K x M with
+// Config.TransA; B is K x N row-major (ldb), or N x K with Config.TransB;
+// C and D are M x N row-major (ldc, ldd). Requirements (the 16-byte
+// copies): lda and ldb multiples of 8, A and B 16-byte aligned; K a
+// positive multiple of 8 when an operand is copied along K (A plain or B
+// transposed: every layout but TN); and for an operand copied along N or
+// M (B plain, A transposed) ldb >= N (lda >= M) rounded up to 8 (a copy
+// that starts below N may read up to 7 elements of the row's padding;
+// those only reach output columns >= N (rows >= M), which are not
+// stored).
 // M, N any positive values; grid Geometry.Grid, Geometry.Threads threads,
 // Geometry.SharedBytes of dynamic shared memory. Nothing here has run on a
 // GPU.
