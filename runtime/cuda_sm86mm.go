@@ -13,13 +13,14 @@ func init() {
 	Register(sm86mmKernel(sm86mm.Module, sm86mmName))
 }
 
-// sm86mmName is the kernel symbol for a tile, input and output type.
-func sm86mmName(t int, in, out tile.DType, split bool) string {
-	return sm86mmConfig(t, in, out, split).Name()
+// sm86mmName is the kernel symbol for a tile, input and output type and
+// operand layout.
+func sm86mmName(t int, in, out tile.DType, split, transA, transB bool) string {
+	return sm86mmConfig(t, in, out, split, transA, transB).Name()
 }
 
-func sm86mmConfig(t int, in, out tile.DType, split bool) sm86mm.Config {
-	c := sm86mm.Config{Tile: sm86mm.Tile(t), SplitK: split}
+func sm86mmConfig(t int, in, out tile.DType, split, transA, transB bool) sm86mm.Config {
+	c := sm86mm.Config{Tile: sm86mm.Tile(t), SplitK: split, TransA: transA, TransB: transB}
 	if in == tile.BF16 {
 		c.In = sm86mm.BF16
 	}

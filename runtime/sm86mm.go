@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
@@ -15,18 +16,22 @@ import (
 // CPU-side tests can check them. Nothing here has run on a GPU.
 //
 // Supports (sm86mmSupports) accepts a call when:
-//   - A and B are both f16 or both bf16, neither transposed (A M x K and B
-//     K x N row-major: the kernels have no transposed-operand form);
+//   - A and B are both f16 or both bf16, either one transposed or not
+//     (A stored M x K, or K x M with A.Trans; B stored K x N, or N x K with
+//     B.Trans: the NN, TN, NT and TT kernels);
 //   - D is f32, f16 or bf16; C (read when Beta != 0) has D's type; the
 //     bias is nil or f32; no float8 scales;
-//   - K is a positive multiple of 8, lda and ldb multiples of 8 and the
-//     A and B offsets multiples of 8 elements (the 16-byte LDGSTS copies);
-//   - every row of B has roundUp(N, 8) readable elements (ldb >= that,
-//     and the last row's read stays inside B's buffer): a copy that starts
-//     below N reads up to 7 elements past it, which reach only columns the
-//     kernel never stores;
-//   - the element offsets the kernel forms in 32 bits fit: rows*ld of A,
-//     B, C and D below 2^31.
+//   - lda and ldb multiples of 8 and the A and B offsets multiples of 8
+//     elements (the 16-byte LDGSTS copies); K a positive multiple of 8
+//     when an operand is copied along K (A plain or B transposed: every
+//     layout but TN, whose copies run along M and N and which takes any K);
+//   - an operand copied along M or N (B plain, A transposed) has
+//     roundUp(N, 8) (roundUp(M, 8)) readable elements in every stored row
+//     (ld >= that, and the last row's read stays inside the buffer): a
+//     copy that starts below N (M) reads up to 7 elements past it, which
+//     reach only columns (rows) the kernel never stores;
+//   - the element offsets the kernel forms in 32 bits fit: stored rows*ld
+//     of A, B, C and D below 2^31.
 //
 // Tile rule (sm86mmPlan): M <= 64 takes the 64x128 small-M tile; else N
 // <= 64 takes 128x64; else 128x128. Split-K: when the activation is none,
@@ -88,9 +93,6 @@ func sm86mmSupports(args any) error {
 	if td != tile.F32 && td != tile.F16 && td != tile.BF16 {
 		return fmt.Errorf("output element type %v not supported (f32, f16, bf16)", td)
 	}
-	if a.A.Trans || a.B.Trans {
-		return fmt.Errorf("transposed operands not supported (A must be M x K and B K x N, row-major)")
-	}
 	if a.Beta != 0 && a.C.Buf != nil && a.C.Buf.DType() != td {
 		return fmt.Errorf("C must have D's element type %v, has %v", td, a.C.Buf.DType())
 	}
@@ -103,23 +105,33 @@ func sm86mmSupports(args any) error {
 	if !a.Act.Valid() {
 		return fmt.Errorf("activation %v not supported", a.Act)
 	}
-	if a.M < 1 || a.N < 1 || a.K < 1 || a.K%8 != 0 {
-		return fmt.Errorf("K=%d: needs a positive multiple of 8 (16-byte copies)", a.K)
+	if a.M < 1 || a.N < 1 || a.K < 1 || (a.K%8 != 0 && (!a.A.Trans || a.B.Trans)) {
+		return fmt.Errorf("K=%d: needs a positive multiple of 8 (16-byte copies along K)", a.K)
 	}
 	if a.A.LD%8 != 0 || a.B.LD%8 != 0 || a.A.Offset%8 != 0 || a.B.Offset%8 != 0 {
 		return fmt.Errorf("lda=%d ldb=%d offsets %d, %d: need multiples of 8 elements (16-byte copies)", a.A.LD, a.B.LD, a.A.Offset, a.B.Offset)
 	}
-	n8 := (a.N + 7) / 8 * 8
-	if a.B.LD < n8 {
-		return fmt.Errorf("ldb=%d: needs at least N rounded up to 8 (%d)", a.B.LD, n8)
-	}
-	lim := 1 << 31
-	for b := 0; b < a.Batch; b++ {
-		if end := a.B.Offset + b*a.B.BatchStride + (a.K-1)*a.B.LD + n8; end > a.B.Buf.Len() {
-			return fmt.Errorf("B's last row needs %d readable elements (N rounded up to 8); the buffer ends %d early", n8, end-a.B.Buf.Len())
+	// operands copied along M or N: rows padded to 8 readable elements
+	for _, o := range []struct {
+		name, dim string
+		m         Matrix
+		ext       int
+	}{{"A", "M", a.A, a.M}, {"B", "N", a.B, a.N}} {
+		if (o.name == "A") != o.m.Trans {
+			continue // copied along K
+		}
+		e8 := (o.ext + 7) / 8 * 8
+		if o.m.LD < e8 {
+			return fmt.Errorf("ld%s=%d: needs at least %s rounded up to 8 (%d)", strings.ToLower(o.name), o.m.LD, o.dim, e8)
+		}
+		for b := 0; b < a.Batch; b++ {
+			if end := o.m.Offset + b*o.m.BatchStride + (o.m.Rows-1)*o.m.LD + e8; end > o.m.Buf.Len() {
+				return fmt.Errorf("%s's last row needs %d readable elements (%s rounded up to 8); the buffer ends %d early", o.name, e8, o.dim, end-o.m.Buf.Len())
+			}
 		}
 	}
-	if a.M*a.A.LD >= lim || a.K*a.B.LD >= lim || a.M*a.D.LD >= lim || (a.C.Buf != nil && a.M*a.C.LD >= lim) {
+	lim := 1 << 31
+	if a.A.Rows*a.A.LD >= lim || a.B.Rows*a.B.LD >= lim || a.M*a.D.LD >= lim || (a.C.Buf != nil && a.M*a.C.LD >= lim) {
 		return fmt.Errorf("matrices too large for the kernel's 32-bit element offsets")
 	}
 	return nil
@@ -127,14 +139,14 @@ func sm86mmSupports(args any) error {
 
 // sm86mmKernel is the registry entry; module returns the embedded module
 // (kernels/sm86mm.Module, from the cuda-tagged file) and name a kernel's
-// symbol for (tile, input, output, split).
-func sm86mmKernel(module func() *ptx.Module, name func(t int, in, out tile.DType, split bool) string) Kernel {
+// symbol for (tile, input, output, split, A transposed, B transposed).
+func sm86mmKernel(module func() *ptx.Module, name func(t int, in, out tile.DType, split, transA, transB bool) string) Kernel {
 	return Kernel{
 		Name:       "cuda.matmul.sm86mm",
 		Op:         OpMatMul,
 		Arch:       Arch{Backend: BackendCUDA, MinSM: 86, MaxSM: 89},
 		Preference: 200,
-		Doc:        "hand-scheduled SASS (kernels/sm86mm): LDGSTS ring, LDSM, HMMA.16816.F32; 128x128 / 128x64 / 64x128 tiles, split-K (unverified on a GPU)",
+		Doc:        "hand-scheduled SASS (kernels/sm86mm): LDGSTS ring, LDSM, HMMA.16816.F32; 128x128 / 128x64 / 64x128 tiles, NN/NT/TN/TT, split-K (unverified on a GPU)",
 		Supports:   sm86mmSupports,
 		Launch: func(ctx context.Context, l *Launch) error {
 			return sm86mmLaunch(l, module(), name)
@@ -142,7 +154,7 @@ func sm86mmKernel(module func() *ptx.Module, name func(t int, in, out tile.DType
 	}
 }
 
-func sm86mmLaunch(l *Launch, m *ptx.Module, name func(int, tile.DType, tile.DType, bool) string) error {
+func sm86mmLaunch(l *Launch, m *ptx.Module, name func(int, tile.DType, tile.DType, bool, bool, bool) string) error {
 	a := l.Args.(*MatMulArgs)
 	ta, _, td := a.DTypes()
 	p := sm86mmPlan(a, l.Runtime.Device().SMs)
@@ -189,14 +201,14 @@ func sm86mmLaunch(l *Launch, m *ptx.Module, name func(int, tile.DType, tile.DTyp
 		if p.Splits > 1 {
 			k0 = p.KC
 		}
-		g := &GPULaunch{Module: m, Func: name(p.Tile, ta, td, false), Grid: grid, Block: [3]int{t.Threads},
+		g := &GPULaunch{Module: m, Func: name(p.Tile, ta, td, false, a.A.Trans, a.B.Trans), Grid: grid, Block: [3]int{t.Threads},
 			SharedBytes: t.Shared, Params: params(k0, 0, 0, beta, cp, bias)}
 		if err := LaunchGPU(l.Stream, g); err != nil {
 			return err
 		}
 		if p.Splits > 1 {
 			grid[2] = p.Splits - 1
-			g := &GPULaunch{Module: m, Func: name(p.Tile, ta, td, true), Grid: grid, Block: [3]int{t.Threads},
+			g := &GPULaunch{Module: m, Func: name(p.Tile, ta, td, true, a.A.Trans, a.B.Trans), Grid: grid, Block: [3]int{t.Threads},
 				SharedBytes: t.Shared, Params: params(a.K, p.KC, p.KC, 0, 0, 0)}
 			if err := LaunchGPU(l.Stream, g); err != nil {
 				return err

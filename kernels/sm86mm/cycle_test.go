@@ -36,6 +36,11 @@ func TestCycleModel(t *testing.T) {
 		cs = append(cs, Config{Tile: tl}, Config{Tile: tl, In: BF16})
 	}
 	cs = append(cs, Config{SplitK: true}, Config{Tile: Tile64x128, SplitK: true})
+	for _, l := range layouts() {
+		for _, tl := range Tiles() {
+			cs = append(cs, Config{Tile: tl, TransA: l[0], TransB: l[1]})
+		}
+	}
 	for _, c := range cs {
 		p, err := Generate(c)
 		if err != nil {

@@ -1,7 +1,8 @@
 // Package sm86mm generates the hand-scheduled SM86/SM89 matmul kernels:
 // LDGSTS.E.BYPASS.128 global->shared copies in a multi-stage pipeline
 // (LDGDEPBAR / DEPBAR.LE), swizzled shared tiles read by LDSM.x4 (and
-// LDSM.x4.T for the K-by-N operand), HMMA.16816.F32 with the fragments
+// LDSM.x4.T for an operand stored with k rows: B plain, A transposed),
+// HMMA.16816.F32 with the fragments
 // double-buffered in registers, and a predicated epilogue.
 //
 // The generator emits the program instruction by instruction in an order
@@ -20,12 +21,16 @@
 // 16-byte (f32) or 8-byte (f16/bf16) stores where they fit; the split-K
 // kernels add alpha*acc into an f32 D with RED.E.ADD.F32 instead.
 //
-// Operands: A is M x K row-major (lda elements per row), B is K x N
-// row-major (ldb), C and D are M x N row-major (ldc, ldd). Requirements
-// (the 16-byte copies): lda and ldb multiples of 8, A and B 16-byte
-// aligned, K a positive multiple of 8, and ldb >= N rounded up to 8 (a
-// copy that starts below N may read up to 7 elements of the row's
-// padding; those only reach output columns >= N, which are not stored).
+// Operands: A is M x K row-major (lda elements per row), or K x M with
+// Config.TransA; B is K x N row-major (ldb), or N x K with Config.TransB;
+// C and D are M x N row-major (ldc, ldd). Requirements (the 16-byte
+// copies): lda and ldb multiples of 8, A and B 16-byte aligned; K a
+// positive multiple of 8 when an operand is copied along K (A plain or B
+// transposed: every layout but TN); and for an operand copied along N or
+// M (B plain, A transposed) ldb >= N (lda >= M) rounded up to 8 (a copy
+// that starts below N may read up to 7 elements of the row's padding;
+// those only reach output columns >= N (rows >= M), which are not
+// stored).
 // M, N any positive values; grid Geometry.Grid, Geometry.Threads threads,
 // Geometry.SharedBytes of dynamic shared memory. Nothing here has run on a
 // GPU.
@@ -116,6 +121,27 @@ type Config struct {
 	Tile   Tile
 	Out    Output
 	SplitK bool
+	// TransA: A is stored K x M row-major (lda elements a k row), the
+	// operand used is its transpose. The copies run along M and the
+	// fragments are read with LDSM.16.MT88.4.
+	TransA bool
+	// TransB: B is stored N x K row-major (ldb elements an n row: the
+	// "weights stored N x K" layout). The copies run along K and the
+	// fragments are read with LDSM.16.M88.4.
+	TransB bool
+}
+
+// Layout is the BLAS-style layout code: op(A) then op(B), N plain, T
+// transposed.
+func (c Config) Layout() string {
+	l := []byte("nn")
+	if c.TransA {
+		l[0] = 't'
+	}
+	if c.TransB {
+		l[1] = 't'
+	}
+	return string(l)
 }
 
 // Geometry is the tile shape of a variant.
@@ -153,12 +179,9 @@ func (g Geometry) Grid(M, N, splits int) [3]int {
 }
 
 func (g Geometry) bOffset() int   { return g.TM * TileK * 2 }
-func (g Geometry) rowB() int      { return g.TN * 2 }
 func (g Geometry) chunksB() int   { return g.TN / 8 }
 func (g Geometry) copiesA() int   { return g.TM * 4 / g.Threads() }
 func (g Geometry) copiesB() int   { return TileK * g.chunksB() / g.Threads() }
-func (g Geometry) rowStepA() int  { return g.Threads() / 4 }
-func (g Geometry) rowStepB() int  { return g.Threads() / g.chunksB() }
 func (g Geometry) ringPow2() bool { s := Stages * g.StageBytes(); return s&(s-1) == 0 }
 func (g Geometry) String() string { return fmt.Sprintf("%dx%d", g.TM, g.TN) }
 func log2(n int) int64            { return int64(bits.TrailingZeros(uint(n))) }
@@ -227,6 +250,9 @@ func (c Config) Name() string {
 	s := fmt.Sprintf("tcrt_sm86_mm_%dx%dx32_%s_%s", g.TM, g.TN, c.In, c.Out)
 	if c.SplitK {
 		s += "_splitk"
+	}
+	if c.TransA || c.TransB {
+		s += "_" + c.Layout()
 	}
 	return s
 }
@@ -301,6 +327,11 @@ const (
 	_
 	_
 	_
+	rLA2 // TransA: LDSM lane bases and addresses of mi 2, 3
+	rLA3
+	rAA2
+	rAA3
+	rAStep // TransA: A pointer step a K tile (32 lda elements, bytes)
 	rLast
 )
 
@@ -437,20 +468,24 @@ func (c Config) hmmaMods() string {
 // ldsmSet returns the six LDSM.x4 of one fragment buffer (ks: which 16 of
 // the tile's 32 k), each setting write scoreboard sb.
 func (b *builder) ldsmSet(a, bb int, ks int, sb sass.Scoreboard) []sass.Inst {
-	aAddr := rAA0
-	if ks == 1 {
-		aAddr = rAA1
-	}
 	var out []sass.Inst
+	aRegs := []int{rAA0, rAA1, rAA2, rAA3}
 	for mi := 0; mi < 4; mi++ {
-		out = append(out, sass.New("LDSM", "16.M88.4", r(a+4*mi), sass.Shared(sass.Reg(aAddr), 0, int64(mi*1024))).WriteSB(sb))
-	}
-	for np := 0; np < 2; np++ {
-		base := rAB0
-		if np == 1 {
-			base = rAB1
+		if b.c.TransA {
+			// k rows: mi is a swizzled chunk (its own address), ks 16 rows
+			out = append(out, sass.New("LDSM", "16.MT88.4", r(a+4*mi), sass.Shared(sass.Reg(aRegs[mi]), 0, int64(ks*16*b.rowA()))).WriteSB(sb))
+			continue
 		}
-		out = append(out, sass.New("LDSM", "16.MT88.4", r(bb+4*np), sass.Shared(sass.Reg(base), 0, int64(ks*16*b.g.rowB()))).WriteSB(sb))
+		out = append(out, sass.New("LDSM", "16.M88.4", r(a+4*mi), sass.Shared(sass.Reg(aRegs[ks]), 0, int64(mi*1024))).WriteSB(sb))
+	}
+	bRegs := []int{rAB0, rAB1}
+	for np := 0; np < 2; np++ {
+		if b.c.TransB {
+			// n rows of 32 k: ks is a swizzled chunk pair, np 16 rows
+			out = append(out, sass.New("LDSM", "16.M88.4", r(bb+4*np), sass.Shared(sass.Reg(bRegs[ks]), 0, int64(np*1024))).WriteSB(sb))
+			continue
+		}
+		out = append(out, sass.New("LDSM", "16.MT88.4", r(bb+4*np), sass.Shared(sass.Reg(bRegs[np]), 0, int64(ks*16*b.rowB()))).WriteSB(sb))
 	}
 	return out
 }
@@ -482,6 +517,44 @@ func (b *builder) kOp() sass.Operand {
 // copies is the number of 16-byte copies a thread issues per K tile.
 func (b *builder) copies() int { return b.g.copiesA() + b.g.copiesB() }
 
+// Shared layouts. An operand whose rows run along K (A plain, B
+// transposed) is a tile of TM (TN) rows of 32 k, 64 bytes a row, the
+// 16-byte chunk c of row r at (c ^ ((r>>1)&3))*16; one whose rows are k
+// (B plain, A transposed) is 32 rows of TM (TN) elements, the chunk c of
+// row r at (c ^ (r&7))*16. Either way 8 lanes of an LDSM matrix (8 rows,
+// one logical chunk) and 8 consecutive threads' copies hit 8 distinct
+// 16-byte bank groups.
+
+// rowA and rowB are the shared row lengths in bytes.
+func (b *builder) rowA() int {
+	if b.c.TransA {
+		return b.g.TM * 2
+	}
+	return TileK * 2
+}
+
+func (b *builder) rowB() int {
+	if b.c.TransB {
+		return TileK * 2
+	}
+	return b.g.TN * 2
+}
+
+// stepA and stepB are the rows between a thread's successive copies.
+func (b *builder) stepA() int {
+	if b.c.TransA {
+		return b.g.Threads() / (b.g.TM / 8)
+	}
+	return b.g.Threads() / 4
+}
+
+func (b *builder) stepB() int {
+	if b.c.TransB {
+		return b.g.Threads() / 4
+	}
+	return b.g.Threads() / (b.g.TN / 8)
+}
+
 // copyTile returns the copies of one K tile: predicates from the K
 // counters, the LDGSTS (or, where a copy is out of bounds, STS.128 of
 // zero) to dstA/dstB + off, the commit, and the pointer and counter
@@ -500,10 +573,10 @@ func (b *builder) copyTile(dstA, dstB int, off int64) (preds, copies, updates []
 	}
 	var cs []cp
 	for i := 0; i < nA; i++ {
-		cs = append(cs, cp{sass.Pred(7 - n + i), rKA0 + i, dstA, rPA0 + 2*i, off + int64(i*g.rowStepA()*64)})
+		cs = append(cs, cp{sass.Pred(7 - n + i), rKA0 + i, dstA, rPA0 + 2*i, off + int64(i*b.stepA()*b.rowA())})
 	}
 	for i := 0; i < nB; i++ {
-		cs = append(cs, cp{sass.Pred(7 - n + nA + i), rKB0 + i, dstB, rPB0 + 2*i, off + int64(i*g.rowStepB()*g.rowB())})
+		cs = append(cs, cp{sass.Pred(7 - n + nA + i), rKB0 + i, dstB, rPB0 + 2*i, off + int64(i*b.stepB()*b.rowB())})
 	}
 	for _, c := range cs {
 		preds = append(preds, isetp("GT", c.p, c.k, rz, pt))
@@ -515,11 +588,18 @@ func (b *builder) copyTile(dstA, dstB int, off int64) (preds, copies, updates []
 	}
 	copies = append(copies, sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	var u []sass.Inst
+	stA, stB := imm(TileK*2), r(rBStep)
+	if b.c.TransA {
+		stA = r(rAStep)
+	}
+	if b.c.TransB {
+		stB = imm(TileK * 2)
+	}
 	for i := 0; i < nA; i++ {
-		u = append(u, add64(rPA0+2*i, imm(TileK*2), sass.Pred(1+i%2))...)
+		u = append(u, add64(rPA0+2*i, stA, sass.Pred(1+i%2))...)
 	}
 	for i := 0; i < nB; i++ {
-		u = append(u, add64(rPB0+2*i, r(rBStep), sass.Pred(1+(nA+i)%2))...)
+		u = append(u, add64(rPB0+2*i, stB, sass.Pred(1+(nA+i)%2))...)
 	}
 	u[0] = u[0].Wait(1 << 1)
 	for _, c := range cs {
@@ -573,83 +653,9 @@ func Generate(c Config) (*Program, error) {
 	} else {
 		b.add(and(rWM, rWarp, int64(g.WM-1)), shr(rWN, rWarp, log2(g.WM)))
 	}
+	b.setupCopies()
+	b.laneBases()
 	b.add(
-		// A copy: ra = tid>>2, ca = tid&3; dA = ra*64 + ((ca ^ ((ra>>1)&3))<<4)
-		shr(rT0, rTid, 2),
-		and(rT1, rTid, 3),
-		shr(rT2, rT0, 1),
-		and(rT2, rT2, 3),
-		xor(rT2, rT2, r(rT1)),
-		shl(rT2, rT2, 4),
-		lea(rDA, rT0, r(rT2), 6),
-		// kA_i = K - ca*8 where row m0+ra+i*step < M, else 0
-		shl(rT1, rT1, 3),
-		iadd(rT2, r(rM0), r(rT0)),
-		sass.New("IADD3", "", r(rT3), sass.Neg(r(rT1)), b.kOp(), rz),
-	)
-	if c.SplitK {
-		b.add(iadd(rT1, r(rT1), r(rKOff)))
-	}
-	for i := 0; i < g.copiesA(); i++ {
-		// pA_i = A + ((m0+ra+i*step)*lda + ca*8 [+ koff])*2
-		b.add(
-			iadd(rT0, r(rT2), imm(int64(i*g.rowStepA()))),
-			isetp("LT", sass.P1, rT0, cb(pM), pt),
-			sel(rKA0+i, r(rT3), rz, sass.P1),
-			sass.New("IMAD", "", r(rT0), r(rT0), cb(pLDA), r(rT1)),
-		)
-		b.add(ptr(rPA0+2*i, rT0, pA, 1, sass.P1)...)
-	}
-	cn := g.chunksB()
-	b.add(
-		// B copy: rb = tid/CN, cb = tid%CN; dB = bOff + rb*rowB + ((cb ^ (rb&7))<<4)
-		shr(rT0, rTid, log2(cn)),
-		and(rT1, rTid, int64(cn-1)),
-		and(rT2, rT0, 7),
-		xor(rT2, rT2, r(rT1)),
-		shl(rT2, rT2, 4),
-		lea(rDB, rT0, r(rT2), log2(g.rowB())),
-		iadd(rDB, r(rDB), imm(int64(g.bOffset()))),
-		// column n0 + cb*8 < N: kB_i = K - rb - i*step, else 0
-		lea(rT1, rT1, r(rN0), 3),
-		isetp("LT", sass.P1, rT1, cb(pN), pt),
-		sass.New("IADD3", "", r(rT2), sass.Neg(r(rT0)), b.kOp(), rz),
-		sass.New("MOV", "", r(rBStep), imm(2*TileK)),
-		sass.New("IMAD", "", r(rBStep), r(rBStep), cb(pLDB), rz),
-	)
-	if c.SplitK {
-		b.add(iadd(rT0, r(rT0), r(rKOff)))
-	}
-	for i := 0; i < g.copiesB(); i++ {
-		// pB_i = B + ((rb + i*step [+ koff])*ldb + n0 + cb*8)*2
-		st := int64(i * g.rowStepB())
-		b.add(
-			iadd(rT3, r(rT2), imm(-st)),
-			sel(rKB0+i, r(rT3), rz, sass.P1),
-			iadd(rT3, r(rT0), imm(st)),
-			sass.New("IMAD", "", r(rT3), r(rT3), cb(pLDB), r(rT1)),
-		)
-		b.add(ptr(rPB0+2*i, rT3, pB, 1, sass.P2)...)
-	}
-	b.add(
-		// LDSM lane bases. A: r = wm*64 + (lane&15), chunk (lane>>4) ^ ((lane>>1)&3)
-		shr(rT0, rLane, 1),
-		and(rT0, rT0, 3),
-		shr(rT1, rLane, 4),
-		xor(rT0, rT0, r(rT1)),
-		shl(rT0, rT0, 4),
-		and(rT2, rLane, 15),
-		lea(rT3, rWM, r(rT2), 6),
-		lea(rLA0, rT3, r(rT0), 6),
-		xor(rLA1, rLA0, imm(0x20)),
-		// B: k row lane&15, chunk (wn*4 + (lane>>4)) ^ (lane&7)
-		lea(rT1, rWN, r(rT1), 2),
-		and(rT3, rLane, 7),
-		xor(rT1, rT1, r(rT3)),
-		shl(rT1, rT1, 4),
-		lea(rLB0, rT2, r(rT1), log2(g.rowB())),
-		iadd(rLB0, r(rLB0), imm(int64(g.bOffset()))),
-		xor(rLB1, rLB0, imm(0x20)),
 		// stages: read 0, write 3 (tile S-1); tiles = ceil(K/32)
 		sass.New("MOV", "", r(rSt), imm(0)),
 		sass.New("MOV", "", r(rStW), imm(int64((Stages-1)*g.StageBytes()))),
@@ -661,6 +667,9 @@ func Generate(c Config) (*Program, error) {
 		sass.New("MOV", "", r(rAB0), r(rLB0)),
 		sass.New("MOV", "", r(rAB1), r(rLB1)),
 	)
+	if c.TransA {
+		b.add(sass.New("MOV", "", r(rAA2), r(rLA2)), sass.New("MOV", "", r(rAA3), r(rLA3)))
+	}
 	_ = T
 	// --- prologue: tiles 0..S-2 ------------------------------------------
 	for t := 0; t < Stages-1; t++ {
@@ -702,6 +711,166 @@ func Generate(c Config) (*Program, error) {
 		p.Exits = append(p.Exits, 16*e)
 	}
 	return p, nil
+}
+
+// setupCopies sets each operand's copy destinations, remaining-K
+// counters and pointers.
+func (b *builder) setupCopies() {
+	g := b.g
+	b.operandCopies(!b.c.TransA, g.TM, rM0, pM, pLDA, pA, rKA0, rPA0, rDA, 0, g.copiesA(), rAStep)
+	b.operandCopies(b.c.TransB, g.TN, rN0, pN, pLDB, pB, rKB0, rPB0, rDB, g.bOffset(), g.copiesB(), rBStep)
+}
+
+// operandCopies emits the set-up of one operand's n copies a thread, for
+// a tile of X rows (M or N) starting at origin, extent parameter ext.
+// kMajor: the operand's rows run along K (r = tid>>2 of the X rows, chunk
+// c = tid&3 of the row's 4; counter K - 8c where the row is in bounds,
+// else 0; pointer step 64 bytes a tile). Otherwise its rows are k (r =
+// tid/(X/8), chunk c = tid%(X/8); counter K - r - i*step where the
+// chunk's first column is in bounds; pointer step 32*ld elements, in
+// stepReg).
+func (b *builder) operandCopies(kMajor bool, X, origin int, ext, ld, ptrAt int64, kc, pc, dst, dstOff, n, stepReg int) {
+	if kMajor {
+		step := b.g.Threads() / 4
+		b.add(
+			// r = tid>>2, c = tid&3; dst = r*64 + ((c ^ ((r>>1)&3))<<4)
+			shr(rT0, rTid, 2),
+			and(rT1, rTid, 3),
+			shr(rT2, rT0, 1),
+			and(rT2, rT2, 3),
+			xor(rT2, rT2, r(rT1)),
+			shl(rT2, rT2, 4),
+			lea(dst, rT0, r(rT2), 6),
+		)
+		if dstOff != 0 {
+			b.add(iadd(dst, r(dst), imm(int64(dstOff))))
+		}
+		b.add(
+			// k_i = K - c*8 where row origin+r+i*step < ext, else 0
+			shl(rT1, rT1, 3),
+			iadd(rT2, r(origin), r(rT0)),
+			sass.New("IADD3", "", r(rT3), sass.Neg(r(rT1)), b.kOp(), rz),
+		)
+		if b.c.SplitK {
+			b.add(iadd(rT1, r(rT1), r(rKOff)))
+		}
+		for i := 0; i < n; i++ {
+			// p_i = X + ((origin+r+i*step)*ld + c*8 [+ koff])*2
+			b.add(
+				iadd(rT0, r(rT2), imm(int64(i*step))),
+				isetp("LT", sass.P1, rT0, cb(ext), pt),
+				sel(kc+i, r(rT3), rz, sass.P1),
+				sass.New("IMAD", "", r(rT0), r(rT0), cb(ld), r(rT1)),
+			)
+			b.add(ptr(pc+2*i, rT0, ptrAt, 1, sass.P1)...)
+		}
+		return
+	}
+	cn := X / 8
+	step := b.g.Threads() / cn
+	b.add(
+		// r = tid/CN, c = tid%CN; dst = off + r*2X + ((c ^ (r&7))<<4)
+		shr(rT0, rTid, log2(cn)),
+		and(rT1, rTid, int64(cn-1)),
+		and(rT2, rT0, 7),
+		xor(rT2, rT2, r(rT1)),
+		shl(rT2, rT2, 4),
+		lea(dst, rT0, r(rT2), log2(2*X)),
+	)
+	if dstOff != 0 {
+		b.add(iadd(dst, r(dst), imm(int64(dstOff))))
+	}
+	b.add(
+		// column origin + c*8 < ext: k_i = K - r - i*step, else 0
+		lea(rT1, rT1, r(origin), 3),
+		isetp("LT", sass.P1, rT1, cb(ext), pt),
+		sass.New("IADD3", "", r(rT2), sass.Neg(r(rT0)), b.kOp(), rz),
+		sass.New("MOV", "", r(stepReg), imm(2*TileK)),
+		sass.New("IMAD", "", r(stepReg), r(stepReg), cb(ld), rz),
+	)
+	if b.c.SplitK {
+		b.add(iadd(rT0, r(rT0), r(rKOff)))
+	}
+	for i := 0; i < n; i++ {
+		// p_i = X + ((r + i*step [+ koff])*ld + origin + c*8)*2
+		st := int64(i * step)
+		b.add(
+			iadd(rT3, r(rT2), imm(-st)),
+			sel(kc+i, r(rT3), rz, sass.P1),
+			iadd(rT3, r(rT0), imm(st)),
+			sass.New("IMAD", "", r(rT3), r(rT3), cb(ld), r(rT1)),
+		)
+		b.add(ptr(pc+2*i, rT3, ptrAt, 1, sass.P2)...)
+	}
+}
+
+// laneBases sets the LDSM lane addresses (stage 0).
+func (b *builder) laneBases() {
+	g := b.g
+	if !b.c.TransA {
+		b.add(
+			// A: r = wm*64 + (lane&15), chunk (lane>>4) ^ ((lane>>1)&3); ks 1: chunk ^ 2
+			shr(rT0, rLane, 1),
+			and(rT0, rT0, 3),
+			shr(rT1, rLane, 4),
+			xor(rT0, rT0, r(rT1)),
+			shl(rT0, rT0, 4),
+			and(rT2, rLane, 15),
+			lea(rT3, rWM, r(rT2), 6),
+			lea(rLA0, rT3, r(rT0), 6),
+			xor(rLA1, rLA0, imm(0x20)),
+		)
+	} else {
+		b.add(
+			// A^T: k row (lane&7) + 8(lane>>4), m chunk wm*8 + 2mi + ((lane>>3)&1),
+			// swizzled ^ (lane&7): mi is chunk ^ 2mi (its own base)
+			shr(rT0, rLane, 3),
+			and(rT0, rT0, 1),
+			and(rT1, rLane, 7),
+			xor(rT0, rT0, r(rT1)),
+			lea(rT0, rWM, r(rT0), 3),
+			shl(rT0, rT0, 4),
+			shr(rT2, rLane, 4),
+			lea(rT2, rT2, r(rT1), 3),
+			lea(rLA0, rT2, r(rT0), log2(b.rowA())),
+			xor(rLA1, rLA0, imm(0x20)),
+			xor(rLA2, rLA0, imm(0x40)),
+			xor(rLA3, rLA0, imm(0x60)),
+		)
+	}
+	if !b.c.TransB {
+		if b.c.TransA {
+			b.add(shr(rT1, rLane, 4), and(rT2, rLane, 15))
+		}
+		b.add(
+			// B: k row lane&15, chunk (wn*4 + (lane>>4)) ^ (lane&7); np 1: chunk ^ 2
+			lea(rT1, rWN, r(rT1), 2),
+			and(rT3, rLane, 7),
+			xor(rT1, rT1, r(rT3)),
+			shl(rT1, rT1, 4),
+			lea(rLB0, rT2, r(rT1), log2(b.rowB())),
+		)
+	} else {
+		b.add(
+			// B^T: n row wn*32 + (lane&7) + 8(lane>>4), k chunk
+			// ((lane>>3)&1) ^ ((lane>>1)&3); ks 1: chunk ^ 2
+			shr(rT0, rLane, 3),
+			and(rT0, rT0, 1),
+			shr(rT1, rLane, 1),
+			and(rT1, rT1, 3),
+			xor(rT0, rT0, r(rT1)),
+			shl(rT0, rT0, 4),
+			and(rT1, rLane, 7),
+			shr(rT2, rLane, 4),
+			lea(rT2, rT2, r(rT1), 3),
+			lea(rT2, rWN, r(rT2), 5),
+			lea(rLB0, rT2, r(rT0), 6),
+		)
+	}
+	b.add(
+		iadd(rLB0, r(rLB0), imm(int64(g.bOffset()))),
+		xor(rLB1, rLB0, imm(0x20)),
+	)
 }
 
 // mainLoop emits one iteration (tile kt, read stage rSt; the F0 fragments
@@ -776,6 +945,9 @@ func (b *builder) mainLoop() {
 	slots = make([][]sass.Inst, 16)
 	slots[0] = []sass.Inst{iadd(rAA0, r(rLA0), r(rSt)), iadd(rAA1, r(rLA1), r(rSt)),
 		iadd(rAB0, r(rLB0), r(rSt)), iadd(rAB1, r(rLB1), r(rSt))}
+	if b.c.TransA {
+		slots[0] = append(slots[0], iadd(rAA2, r(rLA2), r(rSt)), iadd(rAA3, r(rLA3), r(rSt)))
+	}
 	// A(mi 0..2) only after the wait on SB4 (HMMAs 0..11 of the first
 	// half read them); A(mi 3) and B after HMMA 12's wait on SB3
 	slots[1] = []sass.Inst{f0[0]}
@@ -1209,15 +1381,18 @@ func (p *Program) Cubin(arch int) ([]byte, error) {
 }
 
 // Variants lists every kernel the package ships: each tile, input and
-// output type, and the split-K kernel (f32 output) of each tile and input.
+// output type, and the split-K kernel (f32 output) of each tile and input,
+// in each operand layout (NN first, then NT, TN, TT).
 func Variants() []Config {
 	var out []Config
-	for _, t := range Tiles() {
-		for _, in := range []Input{F16, BF16} {
-			for _, o := range []Output{OutF32, OutF16, OutBF16} {
-				out = append(out, Config{In: in, Tile: t, Out: o})
+	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+		for _, t := range Tiles() {
+			for _, in := range []Input{F16, BF16} {
+				for _, o := range []Output{OutF32, OutF16, OutBF16} {
+					out = append(out, Config{In: in, Tile: t, Out: o, TransA: l[0], TransB: l[1]})
+				}
+				out = append(out, Config{In: in, Tile: t, SplitK: true, TransA: l[0], TransB: l[1]})
 			}
-			out = append(out, Config{In: in, Tile: t, SplitK: true})
 		}
 	}
 	return out

@@ -106,8 +106,17 @@ func params(d, a, b, cc, bias uint64, M, N, K, lda, ldb, ldd, ldc int, alpha, be
 func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64 {
 	t.Helper()
 	g := c.Geometry()
-	lda := roundUp(K, 8) + 8
-	ldb := roundUp(N, 8) + 8
+	// stored shapes: A M x K (K x M with TransA), B K x N (N x K with
+	// TransB); ld is the stored row rounded up to 8, plus 8 of padding
+	ar, ac, br, bc := M, K, K, N
+	if c.TransA {
+		ar, ac = K, M
+	}
+	if c.TransB {
+		br, bc = N, K
+	}
+	lda := roundUp(ac, 8) + 8
+	ldb := roundUp(bc, 8) + 8
 	ldd := N + e.ldPad
 	ldc := ldd
 	dt := tile.F16
@@ -118,8 +127,8 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 	}
 	ot := outDType(c.Out)
 	osz := c.Out.Size()
-	a := make([]byte, 2*M*lda)
-	b := make([]byte, 2*K*ldb)
+	a := make([]byte, 2*ar*lda)
+	b := make([]byte, 2*br*ldb)
 	fill := func(buf []byte, rows, cols, ld int) {
 		for i := 0; i < rows; i++ {
 			for j := 0; j < ld; j++ {
@@ -131,8 +140,8 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 			}
 		}
 	}
-	fill(a, M, K, lda)
-	fill(b, K, N, ldb)
+	fill(a, ar, ac, lda)
+	fill(b, br, bc, ldb)
 	putOut := func(buf []byte, i int, v uint32) {
 		if osz == 4 {
 			binary.LittleEndian.PutUint32(buf[4*i:], v)
@@ -220,8 +229,8 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 	ref := make([]byte, 4*M*N)
 	args := &fallback.MatMulArgs{
 		M: M, N: N, K: K, Batch: 1,
-		A:     fallback.Matrix{DType: dt, Data: a, Rows: M, Cols: K, LD: lda},
-		B:     fallback.Matrix{DType: dt, Data: b, Rows: K, Cols: N, LD: ldb},
+		A:     fallback.Matrix{DType: dt, Data: a, Rows: ar, Cols: ac, LD: lda, Trans: c.TransA},
+		B:     fallback.Matrix{DType: dt, Data: b, Rows: br, Cols: bc, LD: ldb, Trans: c.TransB},
 		D:     fallback.Matrix{DType: tile.F32, Data: ref, Rows: M, Cols: N, LD: N},
 		Alpha: e.alpha, Beta: e.beta, Bias: bias, Act: e.act,
 	}
@@ -417,6 +426,54 @@ func TestSimSplitK(t *testing.T) {
 				worst = math.Max(worst, er)
 			}
 			t.Logf("%s split-K: %d cases, max rel err %.3g", c.Name(), len(cases), worst)
+		}
+	}
+}
+
+// layouts are the transposed-operand forms (NT, TN, TT).
+func layouts() [][2]bool { return [][2]bool{{false, true}, {true, false}, {true, true}} }
+
+// TestSimTransposed: every tile with B transposed, A transposed and both,
+// over the CI shapes (f16 and bf16 inputs alternate, f32 and a 16-bit
+// output, an epilogue setting per shape); plus split-K once per layout.
+// K need not be a multiple of 8 for TN (no operand is copied along K):
+// one shape checks K = 17 there.
+func TestSimTransposed(t *testing.T) {
+	shapes := ciShapes
+	if *long {
+		shapes = fullShapes()
+	}
+	acts := []fallback.Activation{fallback.ActNone, fallback.ActReLU, fallback.ActGELU, fallback.ActSiLU}
+	for li, l := range layouts() {
+		for ti, tl := range Tiles() {
+			in := []Input{F16, BF16}[(li+ti)%2]
+			out := []Output{OutF32, OutF16, OutBF16}[(li+2*ti)%3]
+			c := Config{In: in, Tile: tl, Out: out, TransA: l[0], TransB: l[1]}
+			rng := rand.New(rand.NewSource(5))
+			worst := 0.0
+			sh := shapes
+			if l == [2]bool{true, false} {
+				sh = append(append([]shape{}, shapes...), shape{33, 70, 17})
+			}
+			for k, s := range sh {
+				e := epi{alpha: 1, ldPad: []int{3, 0, 4}[k%3]}
+				if k%2 == 1 {
+					e = epi{alpha: -0.75, beta: 0.5, bias: true, act: acts[k/2%4], ldPad: []int{3, 0, 4}[k%3]}
+				}
+				er := simCase(t, c, s.M, s.N, s.K, e, rng)
+				if er > tolerance(c) {
+					t.Errorf("%s M=%d N=%d K=%d %+v: max rel err %.3g > %.g", c.Name(), s.M, s.N, s.K, e, er, tolerance(c))
+				}
+				worst = math.Max(worst, er)
+			}
+			t.Logf("%s: %d shapes, max rel err %.3g", c.Name(), len(sh), worst)
+		}
+		c := Config{In: F16, Tile: Tile64x128, TransA: l[0], TransB: l[1]}
+		rng := rand.New(rand.NewSource(6))
+		for _, e := range []epi{{alpha: 1, splits: 3, ldPad: 3}, {alpha: 0.75, beta: -1, bias: true, splits: 2}} {
+			if er := simCase(t, c, 17, 40, 320, e, rng); er > tolerance(c) {
+				t.Errorf("%s split-K %+v: max rel err %.3g", c.Name(), e, er)
+			}
 		}
 	}
 }
