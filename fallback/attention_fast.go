@@ -268,6 +268,10 @@ func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 	a, k := r.a, r.k
 	d, G := a.HeadDim, r.group
 	rows := it.rows
+	if x, y := kvIndex(a.K.DType), kvIndex(a.V.DType); rows <= 4 && d%64 == 0 && x >= 0 && y >= 0 && k.qk4[x] != nil && k.pv4[y] != nil {
+		r.itemDecode(sc, it, k.qk4[x], k.pv4[y])
+		return
+	}
 	bmp := (rows + 15) / 16 * 16 // columns of qt and st
 	// Q block, scaled and transposed: qt[c·bmp + row].
 	qt := sc.qt[:d*bmp]
@@ -436,5 +440,114 @@ func (r *attnRun) combine(acc []float32, it *attnItem) {
 			}
 		}
 		r.store(it, rr, acc, mx, l)
+	}
+}
+
+// itemDecode computes a work item of at most 4 rows (decode) with the qk4
+// and pv4 kernels, which read each key and value row once, in place and in
+// its own dtype. Logits are kept as S[j·4+row]; rows past it.rows are zero
+// queries whose results are dropped.
+func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Func) {
+	a, k := r.a, r.k
+	d, G := a.HeadDim, r.group
+	rows := it.rows
+	q := sc.qr[:4*d]
+	for rr := 0; rr < rows; rr++ {
+		row := it.r0 + rr
+		i, h := row/G, it.g*G+row%G
+		loadRowF32(q[rr*d:(rr+1)*d], &a.Q, a.Q.offset(it.qbt, it.qrow0+i, h), a.Scale)
+	}
+	clear(q[rows*d:])
+	var m, l, corr, use [4]float32
+	var m16, use16, sum16 [16]float32
+	for c := range m {
+		m[c] = negInf
+	}
+	o := sc.o[:4*d]
+	clear(o)
+	iFirst := it.r0 / G
+	iLast := (it.r0 + rows - 1) / G
+	loFirst, hiFirst := a.visible(iFirst, it.nq, it.nk)
+	loLast, hiLast := a.visible(iLast, it.nq, it.nk)
+	st := sc.st
+	ksz, vsz := a.K.DType.Size(), a.V.DType.Size()
+	ldk, ldv := a.K.SeqStride*ksz, a.V.SeqStride*vsz
+	for k0 := it.k0; k0 < it.k1; k0 += r.bn {
+		nb := min(r.bn, it.k1-k0)
+		if k0+nb <= loFirst || k0 >= hiLast {
+			continue
+		}
+		if next := k0 + r.bn; k.prefetch != nil && next < it.k1 {
+			nn := min(r.bn, it.k1-next)
+			for _, t := range []*AttnTensor{&a.K, &a.V} {
+				sz := t.DType.Size()
+				off := a.kvOffset(t, it.b, next, it.g) * sz
+				k.prefetch(&t.Data[off], nn, t.SeqStride*sz, d*sz)
+			}
+		}
+		kp := &a.K.Data[a.kvOffset(&a.K, it.b, k0, it.g)*ksz]
+		vp := &a.V.Data[a.kvOffset(&a.V, it.b, k0, it.g)*vsz]
+		n4 := nb &^ 3
+		nb4 := (nb + 3) &^ 3
+		if n4 > 0 {
+			qk(&st[0], kp, ldk, &q[0], d, d, n4)
+		}
+		if n4 < nb {
+			// The last few keys: one at a time, the rest of the group −Inf.
+			qk4Go(a.K.DType)(&st[n4*4], (*byte)(unsafe.Add(unsafe.Pointer(kp), n4*ldk)), ldk, &q[0], d, d, nb-n4)
+			for j := nb * 4; j < nb4*4; j++ {
+				st[j] = negInf
+			}
+		}
+		if a.SoftCap > 0 {
+			capv, inv := float64(a.SoftCap), 1/float64(a.SoftCap)
+			for j, v := range st[:nb*4] {
+				st[j] = float32(capv * math.Tanh(float64(v)*inv))
+			}
+		}
+		if k0 < loLast || k0+nb > hiFirst {
+			for rr := 0; rr < rows; rr++ {
+				lo, hi := a.visible((it.r0+rr)/G, it.nq, it.nk)
+				for j := 0; j < nb; j++ {
+					if kj := k0 + j; kj < lo || kj >= hi {
+						st[j*4+rr] = negInf
+					}
+				}
+			}
+		}
+		for c := range m16 {
+			m16[c] = m[c&3]
+		}
+		k.colMax(&st[0], 16, nb4/4, 16, &m16[0])
+		for c := range m {
+			mn := max(m16[c], m16[c+4], m16[c+8], m16[c+12])
+			if mn == negInf {
+				use[c], corr[c] = 0, 1
+			} else {
+				use[c] = mn
+				corr[c] = float32(math.Exp(float64(m[c] - mn)))
+				l[c] *= corr[c]
+			}
+			m[c] = mn
+		}
+		for c := range use16 {
+			use16[c], sum16[c] = use[c&3], 0
+		}
+		k.expRows(&st[0], 16, nb4/4, 16, &use16[0], &sum16[0])
+		for c := range l {
+			l[c] += sum16[c] + sum16[c+4] + sum16[c+8] + sum16[c+12]
+		}
+		pv(&o[0], d, &st[0], vp, ldv, nb, d, &corr[0])
+	}
+	if it.part >= 0 {
+		p := r.parts
+		slot := it.part + it.split
+		copy(p.o[slot*attnBM*d:], o[:rows*d])
+		copy(p.m[slot*attnBM:], m[:rows])
+		copy(p.l[slot*attnBM:], l[:rows])
+		return
+	}
+	for rr := 0; rr < rows; rr++ {
+		r.store(it, rr, o[rr*d:(rr+1)*d], m[rr], l[rr])
 	}
 }

@@ -58,6 +58,8 @@ func init() {
 		cvtF16:   attnCvtF16AVX512,
 		dot4x4:   attnDot4x4AVX512,
 		prefetch: attnPrefetchRows,
+		qk4:      qk4AVX512,
+		pv4:      pv4AVX512,
 	}
 	attnVariants = append([]attnKernels{avx512}, attnVariants...)
 }

@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // attnKernels are the inner loops of the fast attention path. Every variant
@@ -34,6 +36,82 @@ type attnKernels struct {
 	// apart (the next key block: its rows are pages apart, beyond the
 	// hardware prefetcher's reach).
 	prefetch func(p *byte, rows, stride, n int)
+	// qk4 and pv4, if set, are the decode kernels of few (≤ 4) query rows,
+	// indexed by the key/value dtype (see kvIndex); see qk4Func and pv4Func.
+	qk4 [3]qk4Func
+	pv4 [3]pv4Func
+}
+
+// qk4Func computes S[j·4+i] = Σ_{c<d} K_j[c]·Q[i·ldq+c] for j < nk (a
+// multiple of 4) and i < 4, where key row j starts ldk bytes after row j−1
+// at k and holds elements of the kernel's dtype (widened to f32 on the
+// fly); d is a multiple of 16.
+type qk4Func func(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+
+// pv4Func computes O[i·ldo+c] = corr[i]·O[i·ldo+c] + Σ_{j<nk} P[j·4+i]·V_j[c]
+// for i < 4 and c < d (a multiple of 64), value row j starting ldv bytes
+// after row j−1 at v, in the kernel's dtype.
+type pv4Func func(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+
+// kvIndex is the index of dt in qk4 and pv4, or -1.
+func kvIndex(dt tile.DType) int {
+	switch dt {
+	case tile.F32:
+		return 0
+	case tile.BF16:
+		return 1
+	case tile.F16:
+		return 2
+	}
+	return -1
+}
+
+// loadKV returns element c of the row at p (of dtype dt) as float32.
+func loadKV(dt tile.DType, p *byte, c int) float32 {
+	switch dt {
+	case tile.F32:
+		return *(*float32)(unsafe.Add(unsafe.Pointer(p), 4*c))
+	case tile.BF16:
+		return math.Float32frombits(uint32(*(*uint16)(unsafe.Add(unsafe.Pointer(p), 2*c))) << 16)
+	}
+	return tile.F16ToF32(*(*uint16)(unsafe.Add(unsafe.Pointer(p), 2*c)))
+}
+
+// qk4Go is the portable qk4Func for dt (any nk and d).
+func qk4Go(dt tile.DType) qk4Func {
+	return func(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int) {
+		for j := 0; j < nk; j++ {
+			kr := (*byte)(unsafe.Add(unsafe.Pointer(k), j*ldk))
+			for i := 0; i < 4; i++ {
+				qr := f32s(at(q, i*ldq), d)
+				var acc float32
+				for c, qv := range qr {
+					acc += loadKV(dt, kr, c) * qv
+				}
+				*at(s, j*4+i) = acc
+			}
+		}
+	}
+}
+
+// pv4Go is the portable pv4Func for dt (any nk and d).
+func pv4Go(dt tile.DType) pv4Func {
+	return func(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32) {
+		for i := 0; i < 4; i++ {
+			or := f32s(at(o, i*ldo), d)
+			s := *at(corr, i)
+			for c := range or {
+				or[c] *= s
+			}
+			for j := 0; j < nk; j++ {
+				pj := *at(p, j*4+i)
+				vr := (*byte)(unsafe.Add(unsafe.Pointer(v), j*ldv))
+				for c := range or {
+					or[c] += pj * loadKV(dt, vr, c)
+				}
+			}
+		}
+	}
 }
 
 // f32s views n float32 starting at p.

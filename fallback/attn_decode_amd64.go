@@ -1,0 +1,26 @@
+//go:build amd64 && !purego
+
+package fallback
+
+//go:noescape
+func attnQK4F32(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+
+//go:noescape
+func attnQK4BF16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+
+//go:noescape
+func attnQK4F16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+
+//go:noescape
+func attnPV4F32(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+
+//go:noescape
+func attnPV4BF16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+
+//go:noescape
+func attnPV4F16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+
+var (
+	qk4AVX512 = [3]qk4Func{attnQK4F32, attnQK4BF16, attnQK4F16}
+	pv4AVX512 = [3]pv4Func{attnPV4F32, attnPV4BF16, attnPV4F16}
+)
