@@ -477,7 +477,12 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 		if k0+nb <= loFirst || k0 >= hiLast {
 			continue
 		}
-		if next := k0 + r.bn; k.prefetch != nil && next < it.k1 {
+		// Contiguous caches: the kernels prefetch the next block as they
+		// go. Paged ones: its rows are elsewhere, so ask for them here.
+		pfk, pfv := 0, 0
+		if next := k0 + r.bn; k.pf4 && a.PageSize == 0 && next < it.k1 {
+			pfk, pfv = r.bn*ldk, r.bn*ldv
+		} else if k.prefetch != nil && next < it.k1 {
 			nn := min(r.bn, it.k1-next)
 			for _, t := range []*AttnTensor{&a.K, &a.V} {
 				sz := t.DType.Size()
@@ -490,11 +495,11 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 		n4 := nb &^ 3
 		nb4 := (nb + 3) &^ 3
 		if n4 > 0 {
-			qk(&st[0], kp, ldk, &q[0], d, d, n4)
+			qk(&st[0], kp, ldk, &q[0], d, d, n4, pfk)
 		}
 		if n4 < nb {
 			// The last few keys: one at a time, the rest of the group −Inf.
-			qk4Go(a.K.DType)(&st[n4*4], (*byte)(unsafe.Add(unsafe.Pointer(kp), n4*ldk)), ldk, &q[0], d, d, nb-n4)
+			qk4Go(a.K.DType)(&st[n4*4], (*byte)(unsafe.Add(unsafe.Pointer(kp), n4*ldk)), ldk, &q[0], d, d, nb-n4, 0)
 			for j := nb * 4; j < nb4*4; j++ {
 				st[j] = negInf
 			}
@@ -537,7 +542,7 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 		for c := range l {
 			l[c] += sum16[c] + sum16[c+4] + sum16[c+8] + sum16[c+12]
 		}
-		pv(&o[0], d, &st[0], vp, ldv, nb, d, &corr[0])
+		pv(&o[0], d, &st[0], vp, ldv, nb, d, &corr[0], pfv)
 	}
 	if it.part >= 0 {
 		p := r.parts

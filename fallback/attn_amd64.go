@@ -60,6 +60,7 @@ func init() {
 		prefetch: attnPrefetchRows,
 		qk4:      qk4AVX512,
 		pv4:      pv4AVX512,
+		pf4:      true,
 	}
 	attnVariants = append([]attnKernels{avx512}, attnVariants...)
 }

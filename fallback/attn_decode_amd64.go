@@ -3,22 +3,22 @@
 package fallback
 
 //go:noescape
-func attnQK4F32(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+func attnQK4F32(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 
 //go:noescape
-func attnQK4BF16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+func attnQK4BF16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 
 //go:noescape
-func attnQK4F16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+func attnQK4F16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 
 //go:noescape
-func attnPV4F32(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+func attnPV4F32(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 
 //go:noescape
-func attnPV4BF16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+func attnPV4BF16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 
 //go:noescape
-func attnPV4F16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+func attnPV4F16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 
 var (
 	qk4AVX512 = [3]qk4Func{attnQK4F32, attnQK4BF16, attnQK4F16}

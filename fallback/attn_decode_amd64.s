@@ -1,18 +1,23 @@
 // AVX-512 decode kernels of the attention fast path: logits and P·V of four
-// query rows against keys and values read (and widened) in place.
+// query rows against keys and values read (and widened) in place. Each
+// kernel also prefetches, a few lines per iteration, the same bytes pf
+// bytes further on (the next key block), so it streams in while this one is
+// computed; pf 0 makes those hints no-ops. Hints past the end of the data
+// are harmless.
 // See attn_decode_amd64.go.
 
 //go:build amd64 && !purego
 
 #include "textflag.h"
 
-// func attnQK4F32(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+// func attnQK4F32(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 // s[j*4+i] = sum_c k[j][c]*q[i*ldq+c] for j < nk (a multiple of 4), i < 4;
 // ldk is in bytes, ldq in elements, d a multiple of 16.
-TEXT ·attnQK4F32(SB), NOSPLIT, $0-56
+TEXT ·attnQK4F32(SB), NOSPLIT, $0-64
 	MOVQ s+0(FP), DI
 	MOVQ k+8(FP), SI
 	MOVQ ldk+16(FP), R9
+	MOVQ pf+56(FP), R8
 	LEAQ (R9)(R9*2), R10
 	MOVQ q+24(FP), R13
 	MOVQ ldq+32(FP), R11
@@ -45,6 +50,11 @@ qk_group:
 	MOVQ R13, DX
 	MOVQ R14, CX
 qk_loop:
+	LEAQ (AX)(R8*1), R15
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(R9*1)
+	PREFETCHT0 (R15)(R9*2)
+	PREFETCHT0 (R15)(R10*1)
 	VMOVUPS (AX), Z16
 	VMOVUPS (AX)(R9*1), Z17
 	VMOVUPS (AX)(R9*2), Z18
@@ -127,10 +137,10 @@ qk_end:
 	VZEROUPPER
 	RET
 
-// func attnPV4F32(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+// func attnPV4F32(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 // o[i*ldo+c] = corr[i]*o[i*ldo+c] + sum_{j<nk} p[j*4+i]*v[j][c] for i < 4,
 // c < d (a multiple of 64); ldo is in elements, ldv in bytes.
-TEXT ·attnPV4F32(SB), NOSPLIT, $0-64
+TEXT ·attnPV4F32(SB), NOSPLIT, $0-72
 	MOVQ o+0(FP), DI
 	MOVQ ldo+8(FP), R8
 	SHLQ $2, R8
@@ -138,6 +148,7 @@ TEXT ·attnPV4F32(SB), NOSPLIT, $0-64
 	MOVQ p+16(FP), R13
 	MOVQ v+24(FP), SI
 	MOVQ ldv+32(FP), R9
+	MOVQ pf+64(FP), R10
 	MOVQ nk+40(FP), R14
 	MOVQ d+48(FP), BX
 	SHRQ $6, BX
@@ -171,6 +182,10 @@ pv_chunk:
 	TESTQ CX, CX
 	JZ pv_store
 pv_loop:
+	PREFETCHT0 (AX)(R10*1)
+	PREFETCHT0 64(AX)(R10*1)
+	PREFETCHT0 128(AX)(R10*1)
+	PREFETCHT0 192(AX)(R10*1)
 	VMOVUPS (AX), Z16
 	VMOVUPS 64(AX), Z17
 	VMOVUPS 128(AX), Z18
@@ -224,13 +239,14 @@ pv_end:
 	VZEROUPPER
 	RET
 
-// func attnQK4BF16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+// func attnQK4BF16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 // s[j*4+i] = sum_c k[j][c]*q[i*ldq+c] for j < nk (a multiple of 4), i < 4;
 // ldk is in bytes, ldq in elements, d a multiple of 16.
-TEXT ·attnQK4BF16(SB), NOSPLIT, $0-56
+TEXT ·attnQK4BF16(SB), NOSPLIT, $0-64
 	MOVQ s+0(FP), DI
 	MOVQ k+8(FP), SI
 	MOVQ ldk+16(FP), R9
+	MOVQ pf+56(FP), R8
 	LEAQ (R9)(R9*2), R10
 	MOVQ q+24(FP), R13
 	MOVQ ldq+32(FP), R11
@@ -263,6 +279,11 @@ qk_group:
 	MOVQ R13, DX
 	MOVQ R14, CX
 qk_loop:
+	LEAQ (AX)(R8*1), R15
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(R9*1)
+	PREFETCHT0 (R15)(R9*2)
+	PREFETCHT0 (R15)(R10*1)
 	VPMOVZXWD (AX), Z16
 	VPSLLD $16, Z16, Z16
 	VPMOVZXWD (AX)(R9*1), Z17
@@ -349,10 +370,10 @@ qk_end:
 	VZEROUPPER
 	RET
 
-// func attnPV4BF16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+// func attnPV4BF16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 // o[i*ldo+c] = corr[i]*o[i*ldo+c] + sum_{j<nk} p[j*4+i]*v[j][c] for i < 4,
 // c < d (a multiple of 64); ldo is in elements, ldv in bytes.
-TEXT ·attnPV4BF16(SB), NOSPLIT, $0-64
+TEXT ·attnPV4BF16(SB), NOSPLIT, $0-72
 	MOVQ o+0(FP), DI
 	MOVQ ldo+8(FP), R8
 	SHLQ $2, R8
@@ -360,6 +381,7 @@ TEXT ·attnPV4BF16(SB), NOSPLIT, $0-64
 	MOVQ p+16(FP), R13
 	MOVQ v+24(FP), SI
 	MOVQ ldv+32(FP), R9
+	MOVQ pf+64(FP), R10
 	MOVQ nk+40(FP), R14
 	MOVQ d+48(FP), BX
 	SHRQ $6, BX
@@ -393,6 +415,8 @@ pv_chunk:
 	TESTQ CX, CX
 	JZ pv_store
 pv_loop:
+	PREFETCHT0 (AX)(R10*1)
+	PREFETCHT0 64(AX)(R10*1)
 	VPMOVZXWD (AX), Z16
 	VPSLLD $16, Z16, Z16
 	VPMOVZXWD 32(AX), Z17
@@ -450,13 +474,14 @@ pv_end:
 	VZEROUPPER
 	RET
 
-// func attnQK4F16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+// func attnQK4F16(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 // s[j*4+i] = sum_c k[j][c]*q[i*ldq+c] for j < nk (a multiple of 4), i < 4;
 // ldk is in bytes, ldq in elements, d a multiple of 16.
-TEXT ·attnQK4F16(SB), NOSPLIT, $0-56
+TEXT ·attnQK4F16(SB), NOSPLIT, $0-64
 	MOVQ s+0(FP), DI
 	MOVQ k+8(FP), SI
 	MOVQ ldk+16(FP), R9
+	MOVQ pf+56(FP), R8
 	LEAQ (R9)(R9*2), R10
 	MOVQ q+24(FP), R13
 	MOVQ ldq+32(FP), R11
@@ -489,6 +514,11 @@ qk_group:
 	MOVQ R13, DX
 	MOVQ R14, CX
 qk_loop:
+	LEAQ (AX)(R8*1), R15
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(R9*1)
+	PREFETCHT0 (R15)(R9*2)
+	PREFETCHT0 (R15)(R10*1)
 	VCVTPH2PS (AX), Z16
 	VCVTPH2PS (AX)(R9*1), Z17
 	VCVTPH2PS (AX)(R9*2), Z18
@@ -571,10 +601,10 @@ qk_end:
 	VZEROUPPER
 	RET
 
-// func attnPV4F16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+// func attnPV4F16(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 // o[i*ldo+c] = corr[i]*o[i*ldo+c] + sum_{j<nk} p[j*4+i]*v[j][c] for i < 4,
 // c < d (a multiple of 64); ldo is in elements, ldv in bytes.
-TEXT ·attnPV4F16(SB), NOSPLIT, $0-64
+TEXT ·attnPV4F16(SB), NOSPLIT, $0-72
 	MOVQ o+0(FP), DI
 	MOVQ ldo+8(FP), R8
 	SHLQ $2, R8
@@ -582,6 +612,7 @@ TEXT ·attnPV4F16(SB), NOSPLIT, $0-64
 	MOVQ p+16(FP), R13
 	MOVQ v+24(FP), SI
 	MOVQ ldv+32(FP), R9
+	MOVQ pf+64(FP), R10
 	MOVQ nk+40(FP), R14
 	MOVQ d+48(FP), BX
 	SHRQ $6, BX
@@ -615,6 +646,8 @@ pv_chunk:
 	TESTQ CX, CX
 	JZ pv_store
 pv_loop:
+	PREFETCHT0 (AX)(R10*1)
+	PREFETCHT0 64(AX)(R10*1)
 	VCVTPH2PS (AX), Z16
 	VCVTPH2PS 32(AX), Z17
 	VCVTPH2PS 64(AX), Z18

@@ -37,8 +37,8 @@ func TestDecodeKernelsAVX512(t *testing.T) {
 				}
 				want := make([]float32, 4*nk+16)
 				got := make([]float32, 4*nk+16)
-				qk4Go(dt)(&want[0], &kv[0], ld, &q[0], ldq, d, nk)
-				qk4AVX512[x](&got[0], &kv[0], ld, &q[0], ldq, d, nk)
+				qk4Go(dt)(&want[0], &kv[0], ld, &q[0], ldq, d, nk, 4*ld)
+				qk4AVX512[x](&got[0], &kv[0], ld, &q[0], ldq, d, nk, 4*ld)
 				if e := maxDiff(got, want); e > 1e-5*float64(d) {
 					t.Errorf("qk4 %v d%d nk%d: max diff %g", dt, d, nk, e)
 				}
@@ -54,8 +54,8 @@ func TestDecodeKernelsAVX512(t *testing.T) {
 				corr := []float32{0.5, 1, 0, 0.25}
 				ow := append([]float32(nil), o0...)
 				og := append([]float32(nil), o0...)
-				pv4Go(dt)(&ow[0], ldo, &p[0], &kv[0], ld, nk, d, &corr[0])
-				pv4AVX512[x](&og[0], ldo, &p[0], &kv[0], ld, nk, d, &corr[0])
+				pv4Go(dt)(&ow[0], ldo, &p[0], &kv[0], ld, nk, d, &corr[0], 4*ld)
+				pv4AVX512[x](&og[0], ldo, &p[0], &kv[0], ld, nk, d, &corr[0], 4*ld)
 				if e := maxDiff(og, ow); e > 1e-5*float64(max(nk, 1)) {
 					t.Errorf("pv4 %v d%d nk%d: max diff %g", dt, d, nk, e)
 				}

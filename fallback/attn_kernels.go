@@ -40,18 +40,24 @@ type attnKernels struct {
 	// indexed by the key/value dtype (see kvIndex); see qk4Func and pv4Func.
 	qk4 [3]qk4Func
 	pv4 [3]pv4Func
+	// pf4 says qk4 and pv4 honour their pf hint, prefetching the next key
+	// block a few lines per iteration, so the decode path need not call
+	// prefetch (a burst of a block's lines, which stalls on full miss
+	// buffers instead of overlapping the arithmetic).
+	pf4 bool
 }
 
 // qk4Func computes S[j·4+i] = Σ_{c<d} K_j[c]·Q[i·ldq+c] for j < nk (a
 // multiple of 4) and i < 4, where key row j starts ldk bytes after row j−1
 // at k and holds elements of the kernel's dtype (widened to f32 on the
-// fly); d is a multiple of 16.
-type qk4Func func(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int)
+// fly); d is a multiple of 16. pf is a prefetch hint: the kernel may ask
+// for the bytes pf after those it reads (0: no hint).
+type qk4Func func(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 
 // pv4Func computes O[i·ldo+c] = corr[i]·O[i·ldo+c] + Σ_{j<nk} P[j·4+i]·V_j[c]
 // for i < 4 and c < d (a multiple of 64), value row j starting ldv bytes
-// after row j−1 at v, in the kernel's dtype.
-type pv4Func func(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32)
+// after row j−1 at v, in the kernel's dtype; pf as for qk4Func.
+type pv4Func func(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 
 // kvIndex is the index of dt in qk4 and pv4, or -1.
 func kvIndex(dt tile.DType) int {
@@ -79,7 +85,7 @@ func loadKV(dt tile.DType, p *byte, c int) float32 {
 
 // qk4Go is the portable qk4Func for dt (any nk and d).
 func qk4Go(dt tile.DType) qk4Func {
-	return func(s *float32, k *byte, ldk int, q *float32, ldq, d, nk int) {
+	return func(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int) {
 		for j := 0; j < nk; j++ {
 			kr := (*byte)(unsafe.Add(unsafe.Pointer(k), j*ldk))
 			for i := 0; i < 4; i++ {
@@ -96,7 +102,7 @@ func qk4Go(dt tile.DType) qk4Func {
 
 // pv4Go is the portable pv4Func for dt (any nk and d).
 func pv4Go(dt tile.DType) pv4Func {
-	return func(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32) {
+	return func(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int) {
 		for i := 0; i < 4; i++ {
 			or := f32s(at(o, i*ldo), d)
 			s := *at(corr, i)
