@@ -347,6 +347,25 @@ func sgPtrs(bufs ...*Buffer) ([]uint64, error) {
 	return out, nil
 }
 
+// sgIndexPreflight prepares the tile contract's index preflight for a
+// gather or scatter whose out-of-bounds policy is Error: a fault slot and
+// the check kernel that records the first faulting lane. Other policies
+// cannot fault and get neither (nil, nil).
+func sgIndexPreflight(rt *Runtime, op string, mode IndexMode, oob tile.OOB, idx Tile, pi uint64, it uint32, isr, isc uint64, rows, laneCols int64, memRows int) (*sgCall, *GPULaunch, error) {
+	if oob != tile.OOBError {
+		return nil, nil, nil
+	}
+	call, err := newSGCall(rt, sgIndexFault(op, mode, idx, int(laneCols), memRows))
+	if err != nil {
+		return nil, nil, err
+	}
+	check := sgLaunch(rt, ptx.SGCheckIndex, rows, laneCols, func(lg uint64) []uint64 {
+		return []uint64{ptx.Ptr(call.addr()), ptx.Ptr(pi), ptx.U32(it),
+			ptx.U64(isr), ptx.U64(isc), ptx.U64(uint64(rows)), ptx.U64(uint64(laneCols)), lg, ptx.U64(uint64(memRows))}
+	})
+	return call, check, nil
+}
+
 func cudaGatherLaunch(_ context.Context, l *Launch) error {
 	a := l.Args.(*GatherArgs)
 	p, err := sgPtrs(a.Dst.Buf, a.Mem, a.Idx.Buf)
@@ -364,16 +383,9 @@ func cudaGatherLaunch(_ context.Context, l *Launch) error {
 	if a.Mode == fallback.IndexRows {
 		laneCols = 1
 	}
-	var call *sgCall
-	var check *GPULaunch
-	if a.OOB == tile.OOBError {
-		if call, err = newSGCall(rt, sgIndexFault(OpGather, a.Mode, a.Idx, int(laneCols), a.MemRows)); err != nil {
-			return err
-		}
-		check = sgLaunch(rt, ptx.SGCheckIndex, rows, laneCols, func(lg uint64) []uint64 {
-			return []uint64{ptx.Ptr(call.addr()), ptx.Ptr(pi), ptx.U32(it),
-				ptx.U64(isr), ptx.U64(isc), ptx.U64(uint64(rows)), ptx.U64(uint64(laneCols)), lg, ptx.U64(uint64(a.MemRows))}
-		})
+	call, check, err := sgIndexPreflight(rt, OpGather, a.Mode, a.OOB, a.Idx, pi, it, isr, isc, rows, laneCols, a.MemRows)
+	if err != nil {
+		return err
 	}
 	slot := call.addr()
 	var eff *GPULaunch
@@ -418,16 +430,9 @@ func cudaScatterLaunch(_ context.Context, l *Launch) error {
 	if a.Mode == fallback.IndexRows {
 		laneCols = 1
 	}
-	var call *sgCall
-	var check *GPULaunch
-	if a.OOB == tile.OOBError {
-		if call, err = newSGCall(rt, sgIndexFault(OpScatter, a.Mode, a.Idx, int(laneCols), a.MemRows)); err != nil {
-			return err
-		}
-		check = sgLaunch(rt, ptx.SGCheckIndex, rows, laneCols, func(lg uint64) []uint64 {
-			return []uint64{ptx.Ptr(call.addr()), ptx.Ptr(pi), ptx.U32(it),
-				ptx.U64(isr), ptx.U64(isc), ptx.U64(uint64(rows)), ptx.U64(uint64(laneCols)), lg, ptx.U64(uint64(a.MemRows))}
-		})
+	call, check, err := sgIndexPreflight(rt, OpScatter, a.Mode, a.OOB, a.Idx, pi, it, isr, isc, rows, laneCols, a.MemRows)
+	if err != nil {
+		return err
 	}
 	mode, wlog, ssu, units, rowBytes := ptx.SGModeElements, sgLog(esz), ssc, cols, uint64(0)
 	if a.Mode == fallback.IndexRows {

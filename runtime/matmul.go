@@ -93,28 +93,35 @@ func HostMatMulArgs(a *MatMulArgs, threads int) *fallback.MatMulArgs {
 	return h
 }
 
-// cpuMatMulSupports accepts float inputs the fallback can load and float
-// outputs it can store.
-func cpuMatMulSupports(args any) error {
+// Element types the CPU matmul kernels load and store.
+var (
+	cpuMatMulFloatIn = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16: true}
+	cpuMatMulAnyIn   = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16: true, tile.E4M3: true, tile.E5M2: true}
+	cpuMatMulOut     = cpuMatMulFloatIn
+)
+
+// cpuMatMulTypes accepts a *MatMulArgs whose A and B element types are in
+// in and whose D element type the fallback can store.
+func cpuMatMulTypes(args any, in map[tile.DType]bool) error {
 	a, ok := args.(*MatMulArgs)
 	if !ok {
 		return fmt.Errorf("arguments are %T, not *MatMulArgs", args)
 	}
 	ta, tb, td := a.DTypes()
 	for _, t := range []tile.DType{ta, tb} {
-		switch t {
-		case tile.F32, tile.F16, tile.BF16:
-		default:
+		if !in[t] {
 			return fmt.Errorf("input element type %v not supported", t)
 		}
 	}
-	switch td {
-	case tile.F32, tile.F16, tile.BF16:
-	default:
+	if !cpuMatMulOut[td] {
 		return fmt.Errorf("output element type %v not supported", td)
 	}
 	return nil
 }
+
+// cpuMatMulSupports accepts float inputs the fallback can load and float
+// outputs it can store.
+func cpuMatMulSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulFloatIn) }
 
 func init() {
 	for i, v := range fallback.MatMulVariants() {

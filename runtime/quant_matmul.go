@@ -33,26 +33,7 @@ func checkMatMulScales(h *fallback.MatMulArgs) error {
 }
 
 // cpuMatMulRefSupports is cpuMatMulSupports plus float8 operands.
-func cpuMatMulRefSupports(args any) error {
-	a, ok := args.(*MatMulArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *MatMulArgs", args)
-	}
-	ta, tb, td := a.DTypes()
-	for _, t := range []tile.DType{ta, tb} {
-		switch t {
-		case tile.F32, tile.F16, tile.BF16, tile.E4M3, tile.E5M2:
-		default:
-			return fmt.Errorf("input element type %v not supported", t)
-		}
-	}
-	switch td {
-	case tile.F32, tile.F16, tile.BF16:
-	default:
-		return fmt.Errorf("output element type %v not supported", td)
-	}
-	return nil
-}
+func cpuMatMulRefSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulAnyIn) }
 
 func cpuMatMulFP8Supports(args any) error {
 	if err := cpuMatMulRefSupports(args); err != nil {
