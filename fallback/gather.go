@@ -185,16 +185,27 @@ func parallelFor(n, p, grain int, fn func(lo, hi int)) {
 // resolves every lane's index (lane = r·cols + c) to a position, −1 for a
 // lane dropped by OOBZero or OOBSkip, and returns the fault of the first
 // out-of-bounds lane under OOBError.
+//
+// The positions come from a pool (a fresh half-megabyte slice for every
+// 64 Ki-lane gather cost a fifth of its time in page faults and clearing):
+// the caller hands them back with putLanes when done.
 func resolveLanes(op string, mode IndexMode, idx *TileData, rows, cols, n int, oob tile.OOB, p int) ([]int, error) {
-	pos := make([]int, rows*cols)
+	pos := getLanes(rows * cols)
 	signed := idx.Tile.DType.IsSigned()
 	var mu sync.Mutex
 	firstBad := -1
 	var firstErr error
 	parallelFor(rows*cols, p, 4096, func(lo, hi int) {
-		for l := lo; l < hi; l++ {
-			r, c := l/cols, l%cols
+		r, c := lo/cols, lo%cols
+		for l := lo; l < hi; l, c = l+1, c+1 {
+			if c == cols {
+				r, c = r+1, 0
+			}
 			raw := idx.index(r, c)
+			if raw < uint64(n) { // in bounds, signed or not: the common case
+				pos[l] = int(raw)
+				continue
+			}
 			v, ok := tile.ResolveIndex(raw, signed, n, oob)
 			if !ok {
 				if oob == tile.OOBError {
@@ -213,6 +224,20 @@ func resolveLanes(op string, mode IndexMode, idx *TileData, rows, cols, n int, o
 	return pos, firstErr
 }
 
+// lanePool holds the position slices of resolveLanes.
+var lanePool sync.Pool
+
+// getLanes returns a slice of n positions (contents undefined).
+func getLanes(n int) []int {
+	if p, ok := lanePool.Get().(*[]int); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]int, n)
+}
+
+// putLanes returns a slice from getLanes to the pool.
+func putLanes(pos []int) { lanePool.Put(&pos) }
+
 // GatherFast is the parallel gather: a parallel preflight resolving every
 // index, then rows (or elements) copied by Threads goroutines straight into
 // Dst. Dst is written only after the preflight has passed, and nothing can
@@ -223,6 +248,7 @@ func GatherFast(a *GatherArgs) error {
 	dst := a.Dst.Tile
 	rows, cols := gatherLanes(a.Mode, a.Idx.Tile)
 	pos, err := resolveLanes(opGather, a.Mode, &a.Idx, rows, cols, a.MemRows, a.OOB, p)
+	defer putLanes(pos)
 	if err != nil {
 		return err
 	}
@@ -231,6 +257,15 @@ func GatherFast(a *GatherArgs) error {
 	vc := dst.ValidCols
 	if a.Mode == IndexRows && dst.Layout == tile.RowMajor {
 		rb := vc * sz
+		stride := dst.Cols * sz
+		if ntRows(a, rows, rb, stride) {
+			ahead := max(1, min(16, ntPrefetchBytes/rb))
+			mem := unsafe.Pointer(unsafe.SliceData(a.Mem))
+			parallelFor(rows, p, max(1, 16384/rb), func(lo, hi int) {
+				copyRowsNT(unsafe.Pointer(&a.Dst.Data[lo*stride]), stride, mem, rb, &pos[lo], hi-lo, ahead)
+			})
+			return nil
+		}
 		parallelFor(rows, p, max(1, 16384/max(rb, 1)), func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				// Random rows defeat the hardware prefetcher: ask for the
@@ -271,6 +306,35 @@ func GatherFast(a *GatherArgs) error {
 
 // prefetchAhead is how many rows ahead the row gather prefetches.
 const prefetchAhead = 8
+
+// ntMinBytes is the smallest destination (valid rows × row bytes) the row
+// gather writes with non-temporal stores. A destination this big does not
+// stay in the caches for its consumer anyway, and streaming stores spare
+// the read of every destination line a normal store makes first: on the
+// 2-core Zen 5 machine a 64 MiB gather of random 1 KiB rows went from 35 to
+// 67 GB/s (memcpy there: 78). Smaller gathers keep normal stores, which
+// leave the rows in cache. A variable so that tests can take either path.
+var ntMinBytes = 4 << 20
+
+// ntPrefetchBytes is how far ahead, in bytes of rows, the streaming row
+// copy prefetches (16 rows of 1 KiB measured best; 2 and 4 rows lost 15%
+// and 5%).
+const ntPrefetchBytes = 16 << 10
+
+// ntRows says whether a row gather takes the streaming copy: the assembly
+// is there, the destination is big enough, every row is whole 64-byte
+// lines on 64-byte boundaries, and the table and destination hold every
+// row the copy can touch (the preflight has bounded the indices by
+// MemRows).
+func ntRows(a *GatherArgs, rows, rb, stride int) bool {
+	if !haveNTRows || rows == 0 || rb == 0 || rb%64 != 0 || stride%64 != 0 || rows*rb < ntMinBytes {
+		return false
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(a.Dst.Data)))%64 != 0 {
+		return false
+	}
+	return a.MemRows*rb <= len(a.Mem) && (rows-1)*stride+rb <= len(a.Dst.Data)
+}
 
 // copyElem copies one size-byte element from src[so:] to dst[do:], or
 // writes zero bits when zero is set.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -185,5 +186,73 @@ func checkGatherByHand(t *testing.T, name string, a *GatherArgs, before []byte) 
 				t.Fatalf("%s: (%d,%d) = %#x, want %#x", name, r, c, got, want)
 			}
 		}
+	}
+}
+
+// alignedBytes returns n random bytes starting on a 64-byte boundary.
+func alignedBytes(rng *rand.Rand, n int) []byte {
+	raw := make([]byte, n+64)
+	off := int((64 - uintptr(unsafe.Pointer(&raw[0]))%64) % 64)
+	b := raw[off : off+n : off+n]
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// TestGatherRowsStreaming drives the row gather's non-temporal copy (every
+// destination, however small, takes it while ntMinBytes is 0) and checks it
+// bit for bit against the reference: whole-line rows of several element
+// types, physical rows longer than the valid ones, padded rows below the
+// valid region, dropped lanes (OOBZero), row counts that do not divide
+// among the threads, and a misaligned destination that must take the
+// plain copy instead.
+func TestGatherRowsStreaming(t *testing.T) {
+	if !haveNTRows {
+		t.Skip("no streaming row copy on this machine or build")
+	}
+	defer func(v int) { ntMinBytes = v }(ntMinBytes)
+	ntMinBytes = 0
+	rng := rand.New(rand.NewPCG(7, 8))
+	for it := 0; it < 200; it++ {
+		d := []tile.DType{tile.U8, tile.F16, tile.BF16, tile.F32, tile.F64}[rng.IntN(5)]
+		sz := d.Size()
+		vc := 64 / sz * (1 + rng.IntN(20)) // rows of 64 … 1280 bytes
+		cols := vc + 64/sz*rng.IntN(3)     // physical rows of whole lines
+		vr := []int{1, 7, 129, 1000}[rng.IntN(4)]
+		dt := tile.Tile{DType: d, ValidRows: vr, ValidCols: vc, Rows: vr + rng.IntN(3), Cols: cols, Pad: randPad(rng, d)}
+		misaligned := rng.IntN(8) == 0
+		n := 1 + rng.IntN(300)
+		mem := alignedBytes(rng, n*vc*sz)
+		data := alignedBytes(rng, dt.Bytes()+8)[:dt.Bytes()]
+		if misaligned {
+			data = data[8 : 8+dt.Bytes()]
+		}
+		it_ := idxTypes[rng.IntN(len(idxTypes))]
+		idx := randTile(rng, it_, vr, 1, false)
+		oob := []tile.OOB{tile.OOBError, tile.OOBZero}[rng.IntN(2)]
+		for r := 0; r < vr; r++ {
+			putIndex(&idx, r, 0, randIndex(rng, it_, n, oob == tile.OOBZero))
+		}
+		if got := ntRows(&GatherArgs{Mem: mem, MemRows: n, Dst: TileData{Tile: dt, Data: data}}, vr, vc*sz, cols*sz); got == misaligned {
+			t.Fatalf("%d: ntRows = %v for a destination misaligned %v", it, got, misaligned)
+		}
+		name := fmt.Sprintf("%d: %v %dx%d in %dx%d idx %v %v misaligned %v", it, d, vr, vc, dt.Rows, dt.Cols, it_, oob, misaligned)
+		refDst := TileData{Tile: dt, Data: bytes.Clone(data)}
+		fastDst := TileData{Tile: dt, Data: data}
+		before := bytes.Clone(data)
+		ref := &GatherArgs{Mode: IndexRows, Mem: mem, MemRows: n, Idx: idx, Dst: refDst, OOB: oob}
+		fast := *ref
+		fast.Dst, fast.Threads = fastDst, 1+rng.IntN(3)
+		if err := GatherRef(ref); err != nil {
+			t.Fatalf("%s: reference: %v", name, err)
+		}
+		if err := GatherFast(&fast); err != nil {
+			t.Fatalf("%s: fast: %v", name, err)
+		}
+		if !bytes.Equal(refDst.Data, fastDst.Data) {
+			t.Fatalf("%s: streaming and reference destinations differ", name)
+		}
+		checkGatherByHand(t, name, ref, before)
 	}
 }

@@ -181,6 +181,7 @@ func ScatterFast(a *ScatterArgs) error {
 	src := a.Src.Tile
 	rows, cols := gatherLanes(a.Mode, a.Idx.Tile)
 	pos, err := resolveLanes(opScatter, a.Mode, &a.Idx, rows, cols, a.MemRows, a.OOB, p)
+	defer putLanes(pos)
 	if err != nil {
 		return err
 	}
