@@ -11,8 +11,9 @@ import (
 // BenchmarkAttention/prefill/<dtype>/b1h32s2048d128/causal/<backend> reports
 // GFLOP/s (4·s²·d·h, halved for causal);
 // BenchmarkAttention/decode/<dtype>/b1h32kv8ctx4096d128/<backend> reports the
-// GB/s of keys and values read and tokens/s. Compare prefill with
-// BenchmarkMatMul/f32/2048x2048x2048 and decode with BenchmarkMemcpy.
+// GB/s of keys and values read and tokens/s, and on the CPU the copy
+// bandwidth measured beside it and the ratio (memcpy-GB/s, of-memcpy).
+// Compare prefill with BenchmarkMatMul/f32/2048x2048x2048.
 func BenchmarkAttention(b *testing.B) {
 	rts := backends(b)
 	for _, decode := range []bool{false, true} {
@@ -40,8 +41,10 @@ func BenchmarkAttention(b *testing.B) {
 							defer s.Close()
 							sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
 							if decode {
-								b.ReportMetric(p.KVBytes()*float64(b.N)/sec/1e9, "GB/s")
+								gbs := p.KVBytes() * float64(b.N) / sec / 1e9
+								b.ReportMetric(gbs, "GB/s")
 								b.ReportMetric(float64(p.Batch*b.N)/sec, "tokens/s")
+								reportOfMemcpy(b, rt, gbs)
 							} else {
 								b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
 							}

@@ -20,8 +20,9 @@ var gatherVariants = []struct {
 var big = bench.GatherProblem{DType: tile.F32, TableRows: 65536, Cols: 256, Lanes: 65536}
 
 // BenchmarkGather/rows/f32/<random|hot16>/<backend> reports GB/s of a row
-// gather (rows read + rows written + indices), to compare with
-// BenchmarkMemcpy (bytes read + written).
+// gather (rows read + rows written + indices) and, on the CPU, the copy
+// bandwidth measured beside it (BenchmarkMemcpy's, bytes read + written)
+// and the ratio of the two (of-memcpy).
 func BenchmarkGather(b *testing.B) {
 	rts := backends(b)
 	b.Run("rows", func(b *testing.B) {
@@ -37,7 +38,9 @@ func BenchmarkGather(b *testing.B) {
 						}
 						defer s.Close()
 						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
-						b.ReportMetric(p.Bytes()*float64(b.N)/sec/1e9, "GB/s")
+						gbs := p.Bytes() * float64(b.N) / sec / 1e9
+						b.ReportMetric(gbs, "GB/s")
+						reportOfMemcpy(b, rt, gbs)
 					})
 				})
 			}
