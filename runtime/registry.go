@@ -249,7 +249,10 @@ func (r *Runtime) Select(op string, args any) (*Kernel, error) {
 
 // Run selects a kernel for op and launches it on s. With a nil stream it
 // runs on the default stream and waits for the result (returning the
-// kernel's error); with a stream it only enqueues.
+// kernel's error); with a stream it only enqueues. A synchronous CPU launch
+// finding the default stream idle runs the kernel on the calling goroutine
+// (CPUKernel), and ctx cannot interrupt it there; otherwise ctx ends the
+// wait, not the work.
 func (r *Runtime) Run(ctx context.Context, s *Stream, op string, args any) error {
 	k, err := r.Select(op, args)
 	if err != nil {
