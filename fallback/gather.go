@@ -6,6 +6,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/klauspost/cpuid/v2"
+
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -308,13 +310,21 @@ func GatherFast(a *GatherArgs) error {
 const prefetchAhead = 8
 
 // ntMinBytes is the smallest destination (valid rows × row bytes) the row
-// gather writes with non-temporal stores. A destination this big does not
-// stay in the caches for its consumer anyway, and streaming stores spare
-// the read of every destination line a normal store makes first: on the
-// 2-core Zen 5 machine a 64 MiB gather of random 1 KiB rows went from 35 to
-// 67 GB/s (memcpy there: 78). Smaller gathers keep normal stores, which
-// leave the rows in cache. A variable so that tests can take either path.
-var ntMinBytes = 4 << 20
+// gather writes with non-temporal stores: the L3 size (16 MiB when cpuid
+// does not tell). A destination that big does not stay in the caches for
+// its consumer anyway, and streaming stores spare the read of every
+// destination line a normal store makes first: on the 2-core Zen 5 machine
+// a 64 MiB gather of random 1 KiB rows went from 35 to 67 GB/s (memcpy
+// there: 78). Smaller gathers keep normal stores, which leave the rows in
+// cache for whoever reads them next: gathering and then reading the result
+// back, normal stores won by 20% at 4 MiB, tied at 8–12 MiB, and lost by
+// 25% at 16 MiB. A variable so that tests can take either path.
+var ntMinBytes = func() int {
+	if l3 := cpuid.CPU.Cache.L3; l3 > 0 {
+		return l3
+	}
+	return defaultL3
+}()
 
 // ntPrefetchBytes is how far ahead, in bytes of rows, the streaming row
 // copy prefetches (16 rows of 1 KiB measured best; 2 and 4 rows lost 15%
