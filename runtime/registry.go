@@ -59,7 +59,10 @@ type Kernel struct {
 	// types, shape constraints).
 	Supports func(args any) error
 	// Launch enqueues the call on l.Stream. CPU kernels wrap their work with
-	// l.Stream.Enqueue; device kernels issue it on the device stream.
+	// CPUKernel (which enqueues it, or runs a synchronous call on an idle
+	// stream at once); device kernels issue it on the device stream. A CPU
+	// kernel must not enqueue further work on l.Stream: a synchronous
+	// caller returns when the kernel does.
 	Launch func(ctx context.Context, l *Launch) error
 }
 
