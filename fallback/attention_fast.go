@@ -64,9 +64,7 @@ func getAttnScratch(d int) *attnScratch {
 			return sc
 		}
 	}
-	sc := newAttnScratch(d)
-	sc.d = d
-	return sc
+	return newAttnScratch(d)
 }
 
 // putAttnScratch returns sc to its pool.
@@ -86,6 +84,7 @@ func newAttnScratch(d int) *attnScratch {
 		o:    make([]float32, attnBM*d),
 		m:    make([]float32, attnBM), l: make([]float32, attnBM),
 		mnew: make([]float32, attnBM), corr: make([]float32, attnBM), use: make([]float32, attnBM),
+		d: d,
 	}
 }
 

@@ -2,6 +2,8 @@
 
 package fallback
 
+//go:generate sh -c "go run attn_decode_gen.go > attn_decode_amd64.s"
+
 //go:noescape
 func attnQK4F32(s *float32, k *byte, ldk int, q *float32, ldq, d, nk, pf int)
 
