@@ -127,7 +127,7 @@ func init() {
 		Register(Kernel{
 			Name:       "cpu.attention." + name,
 			Op:         OpAttention,
-			Arch:       Arch{Backend: BackendCPU, CPUFeatures: v.Features},
+			Arch:       Arch{ISA: ISACPU, CPUFeatures: v.Features},
 			Preference: 100 - i,
 			Doc:        "blocked streaming softmax, parallel over heads, row blocks and KV splits; " + name + " inner loops",
 			Supports:   cpuAttentionSupports,
@@ -139,7 +139,7 @@ func init() {
 	Register(Kernel{
 		Name:       "cpu.attention.reference",
 		Op:         OpAttention,
-		Arch:       Arch{Backend: BackendCPU},
+		Arch:       Arch{ISA: ISACPU},
 		Preference: 0,
 		Doc:        "plain float64 full-softmax reference (the oracle); force it with TCRT_KERNEL=cpu.attention.reference",
 		Supports:   cpuAttentionSupports,
@@ -151,7 +151,7 @@ func init() {
 	Register(Kernel{
 		Name:       "cpu.kvcache.append",
 		Op:         OpKVAppend,
-		Arch:       Arch{Backend: BackendCPU},
+		Arch:       Arch{ISA: ISACPU},
 		Preference: 100,
 		Doc:        "row copies into a contiguous or paged KV cache",
 		Supports: func(args any) error {

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"github.com/tcrt-go/tcrt/runtime/backend"
+
 	"context"
 	"fmt"
 	"math"
@@ -25,7 +27,7 @@ type Buffer struct {
 	n      int
 	bytes  int
 	mu     sync.RWMutex
-	mem    memory
+	mem    backend.Memory
 	closed atomic.Bool
 }
 
@@ -79,7 +81,7 @@ func (r *Runtime) Alloc(d tile.DType, shape ...int) (*Buffer, error) {
 		return nil, fmt.Errorf("tcrt: alloc: %d bytes with %d live exceeds the memory limit of %d: %w", nb, live, lim, ErrOutOfMemory)
 	}
 	r.stats.mu.Unlock()
-	m, err := r.be.alloc(nb)
+	m, err := r.be.Alloc(nb)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +145,7 @@ func (b *Buffer) Close() error {
 		_ = b.rt.Synchronize(context.Background())
 	}
 	b.mu.Lock()
-	err := b.mem.free()
+	err := b.mem.Free()
 	b.mem = nil
 	b.mu.Unlock()
 	r := b.rt
@@ -164,11 +166,11 @@ func (b *Buffer) Host() []byte {
 	if b.mem == nil {
 		return nil
 	}
-	return b.mem.host()
+	return b.mem.Host()
 }
 
 // Memory exposes the backend allocation to the backend's own kernels.
-func (b *Buffer) memory() memory {
+func (b *Buffer) memory() backend.Memory {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.mem
@@ -177,15 +179,15 @@ func (b *Buffer) memory() memory {
 // Write copies src, the raw bytes of elements, into the buffer from element
 // offset off.
 func (b *Buffer) Write(ctx context.Context, off int, src []byte) error {
-	return b.transfer(ctx, "write", off, len(src), func(m memory, boff int) error { return m.write(ctx, boff, src) })
+	return b.transfer(ctx, "write", off, len(src), func(m backend.Memory, boff int) error { return m.Write(ctx, boff, src) })
 }
 
 // Read copies the raw bytes of elements from element offset off into dst.
 func (b *Buffer) Read(ctx context.Context, off int, dst []byte) error {
-	return b.transfer(ctx, "read", off, len(dst), func(m memory, boff int) error { return m.read(ctx, boff, dst) })
+	return b.transfer(ctx, "read", off, len(dst), func(m backend.Memory, boff int) error { return m.Read(ctx, boff, dst) })
 }
 
-func (b *Buffer) transfer(ctx context.Context, op string, off, nbytes int, fn func(memory, int) error) error {
+func (b *Buffer) transfer(ctx context.Context, op string, off, nbytes int, fn func(backend.Memory, int) error) error {
 	if err := b.Check(nil, op, "buffer"); err != nil {
 		return err
 	}

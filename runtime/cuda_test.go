@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	cu "gorgonia.org/cu"
-
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -65,7 +63,7 @@ func TestCUDARoundTrip(t *testing.T) {
 	ctx := context.Background()
 	rt := openCUDATest(t, Options{})
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{1, 7, 129, 1000, 1 << 20, stageChunk, 2*stageChunk + 3, 5*stageChunk/2 + 1} {
+	for _, n := range []int{1, 7, 129, 1000, 1 << 20, 8 << 20, 2*(8<<20) + 3, 5*(8<<20)/2 + 1} { // around the backend's 8 MiB staging chunk
 		b, err := rt.Alloc(tile.U8, n)
 		if err != nil {
 			t.Fatal(err)
@@ -427,29 +425,4 @@ func benchGPU(b *testing.B, rt *Runtime, launch func(*Stream) error, bytesPerCal
 	d, err := Elapsed(start, end)
 	must(b, err)
 	b.ReportMetric(float64(bytesPerCall)*float64(b.N)/d.Seconds()/1e9, "GB/s")
-}
-
-// BenchmarkCUDAMemcpy/<bytes>/cuda is the device's copy bandwidth (bytes
-// read plus written), the yardstick for the memory-bound kernels.
-func BenchmarkCUDAMemcpy(b *testing.B) {
-	rt := openCUDATest(b, Options{})
-	const n = 256 << 20
-	src, err := rt.Alloc(tile.U8, n)
-	must(b, err)
-	dst, err := rt.Alloc(tile.U8, n)
-	must(b, err)
-	defer src.Close()
-	defer dst.Close()
-	ps, _ := DevicePtr(src)
-	pd, _ := DevicePtr(dst)
-	b.Run(fmt.Sprintf("%d/cuda", n), func(b *testing.B) {
-		benchGPU(b, rt, func(s *Stream) error {
-			cs := s.impl.(*cudaStream)
-			return cs.q.enqueue(func() error {
-				return cs.be.d.w.do(func() error {
-					return cudaErr("copy", cu.MemcpyDtoDAsync(cu.DevicePtr(pd), cu.DevicePtr(ps), n, cs.s))
-				})
-			})
-		}, 2*n)
-	})
 }

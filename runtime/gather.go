@@ -80,7 +80,7 @@ func cpuGatherSupports(args any) error {
 
 func init() {
 	Register(Kernel{
-		Name: "cpu.mgather.fast", Op: OpGather, Arch: Arch{Backend: BackendCPU}, Preference: 100,
+		Name: "cpu.mgather.fast", Op: OpGather, Arch: Arch{ISA: ISACPU}, Preference: 100,
 		Doc:      "parallel preflight, then rows copied by all threads straight into the destination",
 		Supports: cpuGatherSupports,
 		Launch: CPUKernel(func(l *Launch) error {
@@ -88,7 +88,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.mgather.reference", Op: OpGather, Arch: Arch{Backend: BackendCPU}, Preference: 0,
+		Name: "cpu.mgather.reference", Op: OpGather, Arch: Arch{ISA: ISACPU}, Preference: 0,
 		Doc:      "sequential reference (the oracle); force it with TCRT_KERNEL=cpu.mgather.reference",
 		Supports: cpuGatherSupports,
 		Launch: CPUKernel(func(l *Launch) error {

@@ -32,7 +32,7 @@ func cpuGatherCASSupports(args any) error {
 
 func init() {
 	Register(Kernel{
-		Name: "cpu.mgather_cas.atomic", Op: OpGatherCAS, Arch: Arch{Backend: BackendCPU}, Preference: 100,
+		Name: "cpu.mgather_cas.atomic", Op: OpGatherCAS, Arch: Arch{ISA: ISACPU}, Preference: 100,
 		Doc:      "parallel preflight, atomic CAS per lane on all threads (8/16-bit via the containing word), staged publication",
 		Supports: cpuGatherCASSupports,
 		Launch: CPUKernel(func(l *Launch) error {
@@ -40,7 +40,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.mgather_cas.reference", Op: OpGatherCAS, Arch: Arch{Backend: BackendCPU}, Preference: 0,
+		Name: "cpu.mgather_cas.reference", Op: OpGatherCAS, Arch: Arch{ISA: ISACPU}, Preference: 0,
 		Doc:      "sequential reference in row-major lane order (the oracle; not atomic against other streams)",
 		Supports: cpuGatherCASSupports,
 		Launch: CPUKernel(func(l *Launch) error {

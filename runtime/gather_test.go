@@ -27,7 +27,7 @@ func TestDenseTileAndKernels(t *testing.T) {
 	for _, op := range []string{OpGather, OpScatter, OpGatherCAS} {
 		var ks []*Kernel // the CPU kernels (GPU ones, such as the SASS scatter-add, may join them)
 		for _, k := range Kernels(op) {
-			if k.Arch.Backend == BackendCPU {
+			if k.Arch.ISA == ISACPU {
 				ks = append(ks, k)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"reflect"
 	"sync"
 )
@@ -12,12 +13,13 @@ import (
 // Host fallback: how a GPU runtime runs an op no GPU kernel covers.
 //
 // CPU kernels need host bytes (Buffer.Host), which device memory does not
-// have, and archReason rejects them on a GPU backend. So when a GPU backend
-// opens, ensureHostFallbacks registers, for every CPU kernel, a wrapper
-// kernel "cuda.host.<name>" for the CUDA backend with the CPU kernel's
-// Supports and a preference a million below it, so that any real GPU kernel
-// wins and Explain shows the wrapper (and why it was or was not chosen) like
-// any other candidate. The wrapper enqueues one host task on the call's
+// have, and archReason rejects them on a GPU device. So when a runtime
+// opens on a GPU backend (any: CUDA, the simulator, or another registered
+// one), ensureHostFallbacks registers, for every CPU kernel not yet
+// wrapped, a wrapper kernel "host.<name>" of ISA ISAHostFallback, which
+// runs on every GPU device, with the CPU kernel's Supports and a preference
+// a million below it, so that any real GPU kernel wins and Explain shows
+// the wrapper (and why it was or was not chosen) like any other candidate. The wrapper enqueues one host task on the call's
 // stream, which (after the stream's earlier device work has finished):
 //
 //  1. finds every *Buffer reachable from the op's argument struct (exported
@@ -29,23 +31,15 @@ import (
 //     never written (another stream may be using them).
 //
 // It is slow (every operand crosses the bus twice), correct for kernels that
-// write only their outputs, and serialized per runtime. Forcing a fallback
-// by name (TCRT_KERNEL=cuda.host.cpu.matmul.reference) works once a GPU
-// runtime has been opened in the process, since the wrappers are
-// registered then.
+// write only their outputs, and serialized per process. Forcing a fallback
+// by name (TCRT_KERNEL=host.cpu.matmul.reference) works on any GPU
+// backend.
 
 // hostFallbackPrefix starts the names of the wrapper kernels.
-const hostFallbackPrefix = "cuda.host."
+const hostFallbackPrefix = "host."
 
 // hostFallbackPenalty is subtracted from the CPU kernel's preference.
 const hostFallbackPenalty = 1_000_000
-
-// stageable is device memory that can lend a host shadow of itself: host()
-// returns the shadow while it is set.
-type stageable interface {
-	memory
-	setStaged(b []byte)
-}
 
 var hostFallbacks struct {
 	mu      sync.Mutex
@@ -53,15 +47,16 @@ var hostFallbacks struct {
 }
 
 // ensureHostFallbacks registers a wrapper for every CPU kernel not yet
-// wrapped, for the GPU backend gpu.
-func ensureHostFallbacks(gpu BackendKind) {
+// wrapped. The wrappers serve every GPU device, so one set serves every GPU
+// backend.
+func ensureHostFallbacks() {
 	hostFallbacks.mu.Lock()
 	defer hostFallbacks.mu.Unlock()
 	if hostFallbacks.wrapped == nil {
 		hostFallbacks.wrapped = map[string]bool{}
 	}
 	for _, k := range Kernels("") {
-		if k.Arch.Backend != BackendCPU || hostFallbacks.wrapped[k.Name] {
+		if k.Arch.ISA != ISACPU || hostFallbacks.wrapped[k.Name] {
 			continue
 		}
 		hostFallbacks.wrapped[k.Name] = true
@@ -69,7 +64,7 @@ func ensureHostFallbacks(gpu BackendKind) {
 		Register(Kernel{
 			Name:       hostFallbackPrefix + inner.Name,
 			Op:         inner.Op,
-			Arch:       Arch{Backend: gpu},
+			Arch:       Arch{ISA: ISAHostFallback, CPUFeatures: inner.Arch.CPUFeatures},
 			Preference: inner.Preference - hostFallbackPenalty,
 			Doc:        "host fallback: stages the operands through host memory and runs " + inner.Name,
 			Supports: func(args any) error {
@@ -97,43 +92,43 @@ func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) (err error) 
 	defer hostFallbackMu.Unlock()
 	bufs := bufferRefs(l.Args)
 	type staged struct {
-		m          stageable
+		m          backend.Stageable
 		host, orig []byte
 	}
 	var st []staged
 	defer func() {
 		for _, s := range st {
-			s.m.setStaged(nil)
+			s.m.SetStaged(nil)
 		}
 	}()
 	for _, b := range bufs {
-		m, ok := b.memory().(stageable)
+		m, ok := b.memory().(backend.Stageable)
 		if !ok {
-			if b.memory() != nil && b.memory().host() != nil {
+			if b.memory() != nil && b.memory().Host() != nil {
 				continue // already host memory
 			}
 			return fmt.Errorf("tcrt: %s: host fallback %s: a buffer's memory cannot be staged: %w", inner.Op, inner.Name, ErrUnsupported)
 		}
 		host := make([]byte, b.Bytes())
-		if err := m.read(ctx, 0, host); err != nil {
+		if err := m.Read(ctx, 0, host); err != nil {
 			return fmt.Errorf("tcrt: %s: host fallback %s: staging an operand in: %w", inner.Op, inner.Name, err)
 		}
 		st = append(st, staged{m: m, host: host, orig: bytes.Clone(host)})
-		m.setStaged(host)
+		m.SetStaged(host)
 	}
-	cpu := &Stream{rt: l.Runtime, impl: (&cpuBackend{}).mustStream()}
-	defer cpu.impl.close()
+	cpu := &Stream{rt: l.Runtime, impl: backend.NewQueue()}
+	defer cpu.impl.Close()
 	il := &Launch{Runtime: l.Runtime, Stream: cpu, Kernel: inner, Args: l.Args, Threads: l.Threads}
 	if err := inner.Launch(ctx, il); err != nil {
 		return err
 	}
-	if err := cpu.impl.sync(ctx); err != nil {
+	if err := cpu.impl.Sync(ctx); err != nil {
 		return err
 	}
 	var errs []error
 	for _, s := range st {
 		for _, r := range dirtyRanges(s.orig, s.host, dirtyChunk) {
-			if err := s.m.write(ctx, r[0], s.host[r[0]:r[1]]); err != nil {
+			if err := s.m.Write(ctx, r[0], s.host[r[0]:r[1]]); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -142,11 +137,6 @@ func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) (err error) 
 		return fmt.Errorf("tcrt: %s: host fallback %s: writing results back: %w", inner.Op, inner.Name, err)
 	}
 	return nil
-}
-
-func (b *cpuBackend) mustStream() streamImpl {
-	s, _ := b.newStream() // the CPU backend's newStream cannot fail
-	return s
 }
 
 // dirtyRanges returns the [lo, hi) byte ranges, in chunks of chunk bytes

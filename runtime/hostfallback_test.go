@@ -7,10 +7,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// fakeGPU is a backend of kind cuda whose memory is not host-addressable
+// fakeGPU is a GPU backend whose memory is not host-addressable
 // (host() is nil unless staged), to test the host fallback on a CPU.
 type fakeGPU struct{}
 
@@ -21,22 +22,22 @@ type fakeGPUMem struct {
 	writes [][2]int
 }
 
-func (fakeGPU) kind() BackendKind { return BackendCUDA }
-func (fakeGPU) device() Device {
-	return Device{Backend: BackendCUDA, Name: "fake", Major: 8, Minor: 6, SMs: 1, SharedPerBlockOptin: 99 << 10}
+func (fakeGPU) Kind() BackendKind { return fakeGPUKind }
+func (fakeGPU) Device() Device {
+	return Device{Backend: fakeGPUKind, Name: "fake", Major: 8, Minor: 6, SMs: 1, SharedPerBlockOptin: 99 << 10}
 }
-func (fakeGPU) alloc(n int) (memory, error)    { return &fakeGPUMem{data: make([]byte, n)}, nil }
-func (fakeGPU) newStream() (streamImpl, error) { return (&cpuBackend{}).newStream() }
-func (fakeGPU) close() error                   { return nil }
-func (m *fakeGPUMem) host() []byte             { m.mu.Lock(); defer m.mu.Unlock(); return m.staged }
-func (m *fakeGPUMem) setStaged(b []byte)       { m.mu.Lock(); m.staged = b; m.mu.Unlock() }
-func (m *fakeGPUMem) free() error              { return nil }
-func (m *fakeGPUMem) devicePtr() uint64        { return 0x1000 }
-func (m *fakeGPUMem) read(_ context.Context, off int, dst []byte) error {
+func (fakeGPU) Alloc(n int) (backend.Memory, error) { return &fakeGPUMem{data: make([]byte, n)}, nil }
+func (fakeGPU) NewStream() (backend.Stream, error)  { return backend.NewQueue(), nil }
+func (fakeGPU) Close() error                        { return nil }
+func (m *fakeGPUMem) Host() []byte                  { m.mu.Lock(); defer m.mu.Unlock(); return m.staged }
+func (m *fakeGPUMem) SetStaged(b []byte)            { m.mu.Lock(); m.staged = b; m.mu.Unlock() }
+func (m *fakeGPUMem) Free() error                   { return nil }
+func (m *fakeGPUMem) DevicePtr() uint64             { return 0x1000 }
+func (m *fakeGPUMem) Read(_ context.Context, off int, dst []byte) error {
 	copy(dst, m.data[off:])
 	return nil
 }
-func (m *fakeGPUMem) write(_ context.Context, off int, src []byte) error {
+func (m *fakeGPUMem) Write(_ context.Context, off int, src []byte) error {
 	m.mu.Lock()
 	m.writes = append(m.writes, [2]int{off, off + len(src)})
 	m.mu.Unlock()
@@ -44,12 +45,17 @@ func (m *fakeGPUMem) write(_ context.Context, off int, src []byte) error {
 	return nil
 }
 
+// fakeGPUKind is the fake GPU's backend name, registered once.
+const fakeGPUKind BackendKind = "fakegpu"
+
+var registerFakeGPU sync.Once
+
 func openFakeGPU(t *testing.T) *Runtime {
 	t.Helper()
-	old := cudaOpen
-	cudaOpen = func(Options) (backend, error) { ensureHostFallbacks(BackendCUDA); return fakeGPU{}, nil }
-	t.Cleanup(func() { cudaOpen = old })
-	rt, err := Open(Options{Backend: BackendCUDA})
+	registerFakeGPU.Do(func() {
+		backend.Register(backend.Registration{Kind: fakeGPUKind, Open: func(backend.Options) (backend.Backend, error) { return fakeGPU{}, nil }})
+	})
+	rt, err := Open(Options{Backend: fakeGPUKind})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +100,7 @@ func TestHostFallbackMatMul(t *testing.T) {
 			if c == nil || !strings.HasPrefix(c.Name, hostFallbackPrefix) {
 				t.Fatalf("fake GPU chose %v:\n%s", c, e)
 			}
-			if !strings.Contains(e.String(), "needs the cpu backend") {
+			if !strings.Contains(e.String(), "CPU kernel; the fakegpu device is a GPU") {
 				t.Errorf("explanation does not reject the CPU kernels:\n%s", e)
 			}
 		}

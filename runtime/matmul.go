@@ -129,7 +129,7 @@ func init() {
 		Register(Kernel{
 			Name:       "cpu.matmul." + name,
 			Op:         OpMatMul,
-			Arch:       Arch{Backend: BackendCPU, CPUFeatures: v.Features},
+			Arch:       Arch{ISA: ISACPU, CPUFeatures: v.Features},
 			Preference: 100 - i,
 			Doc:        fmt.Sprintf("packed, blocked, parallel; %dx%d %s micro-kernel", v.MR, v.NR, name),
 			Supports:   cpuMatMulSupports,
@@ -141,7 +141,7 @@ func init() {
 	Register(Kernel{
 		Name:       "cpu.matmul.reference",
 		Op:         OpMatMul,
-		Arch:       Arch{Backend: BackendCPU},
+		Arch:       Arch{ISA: ISACPU},
 		Preference: 0,
 		Doc:        "plain float64 reference (the oracle); force it with TCRT_KERNEL=cpu.matmul.reference",
 		Supports:   cpuMatMulRefSupports,

@@ -110,7 +110,7 @@ func simdDoc() string {
 
 func init() {
 	Register(Kernel{
-		Name: "cpu.quantize.fast", Op: OpQuantize, Arch: Arch{Backend: BackendCPU}, Preference: 100,
+		Name: "cpu.quantize.fast", Op: OpQuantize, Arch: Arch{ISA: ISACPU}, Preference: 100,
 		Doc:      "parallel, fused amax and encode, " + simdDoc(),
 		Supports: argsAre[*QuantizeArgs],
 		Launch: CPUKernel(func(l *Launch) error {
@@ -118,7 +118,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.quantize.reference", Op: OpQuantize, Arch: Arch{Backend: BackendCPU}, Preference: 0,
+		Name: "cpu.quantize.reference", Op: OpQuantize, Arch: Arch{ISA: ISACPU}, Preference: 0,
 		Doc:      "plain loops over the reference codec (the oracle); force it with TCRT_KERNEL=cpu.quantize.reference",
 		Supports: argsAre[*QuantizeArgs],
 		Launch: CPUKernel(func(l *Launch) error {
@@ -126,7 +126,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.dequantize.fast", Op: OpDequantize, Arch: Arch{Backend: BackendCPU}, Preference: 100,
+		Name: "cpu.dequantize.fast", Op: OpDequantize, Arch: Arch{ISA: ISACPU}, Preference: 100,
 		Doc:      "parallel, " + simdDoc(),
 		Supports: argsAre[*DequantizeArgs],
 		Launch: CPUKernel(func(l *Launch) error {
@@ -134,7 +134,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.dequantize.reference", Op: OpDequantize, Arch: Arch{Backend: BackendCPU}, Preference: 0,
+		Name: "cpu.dequantize.reference", Op: OpDequantize, Arch: Arch{ISA: ISACPU}, Preference: 0,
 		Doc:      "plain loops over the reference codec (the oracle)",
 		Supports: argsAre[*DequantizeArgs],
 		Launch: CPUKernel(func(l *Launch) error {
@@ -142,7 +142,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.amax.fast", Op: OpAmax, Arch: Arch{Backend: BackendCPU}, Preference: 100,
+		Name: "cpu.amax.fast", Op: OpAmax, Arch: Arch{ISA: ISACPU}, Preference: 100,
 		Doc:      "parallel, " + simdDoc(),
 		Supports: argsAre[*AmaxArgs],
 		Launch: CPUKernel(func(l *Launch) error {
@@ -151,7 +151,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.amax.reference", Op: OpAmax, Arch: Arch{Backend: BackendCPU}, Preference: 0,
+		Name: "cpu.amax.reference", Op: OpAmax, Arch: Arch{ISA: ISACPU}, Preference: 0,
 		Doc:      "plain loops (the oracle)",
 		Supports: argsAre[*AmaxArgs],
 		Launch: CPUKernel(func(l *Launch) error {

@@ -106,7 +106,7 @@ func init() {
 	Register(Kernel{
 		Name:       "cpu.matmul.fp8",
 		Op:         OpMatMul,
-		Arch:       Arch{Backend: BackendCPU},
+		Arch:       Arch{ISA: ISACPU},
 		Preference: 150,
 		Doc:        "float8 operands: dequantise op(A), op(B) with their scales into f32 panels, then the f32 fast path",
 		Supports:   cpuMatMulFP8Supports,

@@ -8,34 +8,59 @@ import (
 	"sync"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 )
 
-// Arch is what a kernel needs of the device.
+// ISA is the kind of code a kernel is, which decides the devices it can
+// run on.
+type ISA string
+
+// ISAs.
+const (
+	// ISACPU is host code over host memory: it runs on the CPU backend.
+	ISACPU ISA = "cpu"
+	// ISASASS is a cubin of hand-written SASS (kernels/sm86…): it runs on
+	// GPUs, real or simulated, whose compute capability is in
+	// [MinSM, MaxSM] and that can load Module.
+	ISASASS ISA = "sass"
+	// ISAPTX is a module shipped as PTX plus cubins: it runs on GPUs of
+	// compute capability MinSM or newer that can load Module (a real
+	// driver compiles the PTX; the simulated device needs a cubin).
+	ISAPTX ISA = "ptx"
+	// ISAHostFallback is a CPU kernel wrapped for a GPU device: the
+	// operands are staged through host memory (hostfallback.go).
+	ISAHostFallback ISA = "host-fallback"
+)
+
+// Arch is what a kernel needs of the device, in terms of the device (its
+// ISA, compute capability and CPU features), never the name of a backend:
+// one registration serves the real GPU and the simulated one.
 type Arch struct {
-	// Backend is the backend the kernel runs on.
-	Backend BackendKind
+	ISA ISA
 	// CPUFeatures are cpuid features the CPU must have (CPU kernels).
 	CPUFeatures []cpuid.FeatureID
 	// MinSM and MaxSM bound the GPU compute capability, as 86 for 8.6; 0 means
 	// unbounded. A SASS cubin for sm_86 runs on 86 ≤ SM ≤ 89.
 	MinSM, MaxSM int
-	// PTX marks kernels shipped as PTX, compiled by the driver for any SM ≥
-	// MinSM.
-	PTX bool
+	// Module is the GPU module holding the kernel: the device must be able
+	// to load an image of it (a cubin it runs, or PTX it can compile).
+	Module *ptx.Module
 }
 
 // String describes the requirement.
 func (a Arch) String() string {
-	var parts []string
-	parts = append(parts, string(a.Backend))
+	parts := []string{string(a.ISA)}
 	for _, f := range a.CPUFeatures {
 		parts = append(parts, f.String())
 	}
-	if a.PTX {
-		parts = append(parts, "ptx")
-	}
 	if a.MinSM > 0 || a.MaxSM > 0 {
-		parts = append(parts, fmt.Sprintf("sm_%d..%d", a.MinSM, a.MaxSM))
+		if a.MaxSM > 0 {
+			parts = append(parts, fmt.Sprintf("sm_%d..%d", a.MinSM, a.MaxSM))
+		} else {
+			parts = append(parts, fmt.Sprintf("sm_%d+", a.MinSM))
+		}
 	}
 	return strings.Join(parts, "+")
 }
@@ -88,8 +113,8 @@ var registry struct {
 // is taken: registration happens in init functions, and a clash is a
 // programming error.
 func Register(k Kernel) {
-	if k.Name == "" || k.Op == "" || k.Launch == nil || k.Arch.Backend == "" {
-		panic(fmt.Sprintf("tcrt: Register: kernel %q needs Name, Op, Arch.Backend and Launch", k.Name))
+	if k.Name == "" || k.Op == "" || k.Launch == nil || k.Arch.ISA == "" {
+		panic(fmt.Sprintf("tcrt: Register: kernel %q needs Name, Op, Arch.ISA and Launch", k.Name))
 	}
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
@@ -177,16 +202,59 @@ func (e Explanation) String() string {
 
 // archReason returns "" if the runtime's device meets a, else why not.
 func (r *Runtime) archReason(a Arch) string {
-	dev := r.be.device()
-	if a.Backend != dev.Backend {
-		return fmt.Sprintf("needs the %s backend, runtime is on %s", a.Backend, dev.Backend)
+	return archReason(r.be.Device(), r.canLoad, a)
+}
+
+// canLoad reports whether the runtime's device can load m.
+func (r *Runtime) canLoad(m *ptx.Module) error {
+	if ml, ok := r.be.(backend.ModuleLoader); ok {
+		return ml.CanLoad(m)
 	}
-	for _, f := range a.CPUFeatures {
-		if !cpuid.CPU.Supports(f) {
-			return "CPU lacks " + f.String()
+	return DefaultCanLoad(r.be.Device(), m)
+}
+
+// DefaultCanLoad is the driver's module rule for dev: the cubin for the
+// newest compute capability the device runs, else the PTX when the device
+// can compile it (Device.JIT) and is at least its target.
+func DefaultCanLoad(dev Device, m *ptx.Module) error {
+	img, err := m.Select(dev.SM())
+	if err != nil {
+		return err
+	}
+	if img.Kind == ptx.KindPTX && !dev.JIT {
+		return fmt.Errorf("module %s has no cubin for sm_%d and the %s device does not compile PTX: %w", m.Name, dev.SM(), dev.Backend, ErrUnsupported)
+	}
+	return nil
+}
+
+// archReason returns "" if dev meets a, else why not; load says whether
+// dev can load a GPU module.
+func archReason(dev Device, load func(*ptx.Module) error, a Arch) string {
+	switch a.ISA {
+	case ISACPU:
+		if dev.GPU() {
+			return fmt.Sprintf("CPU kernel; the %s device is a GPU (its host fallback wraps it)", dev.Backend)
 		}
-	}
-	if a.Backend == BackendCUDA {
+		for _, f := range a.CPUFeatures {
+			if !CPUHas(f) {
+				return "CPU lacks " + f.String()
+			}
+		}
+		return ""
+	case ISAHostFallback:
+		if !dev.GPU() {
+			return "host fallback for GPU devices; the CPU kernel runs directly here"
+		}
+		for _, f := range a.CPUFeatures {
+			if !CPUHas(f) {
+				return "CPU lacks " + f.String()
+			}
+		}
+		return ""
+	case ISASASS, ISAPTX:
+		if !dev.GPU() {
+			return fmt.Sprintf("needs a GPU; runtime is on %s", dev.Backend)
+		}
 		sm := dev.SM()
 		if a.MinSM > 0 && sm < a.MinSM {
 			return fmt.Sprintf("needs sm_%d or newer, device is sm_%d", a.MinSM, sm)
@@ -194,20 +262,42 @@ func (r *Runtime) archReason(a Arch) string {
 		if a.MaxSM > 0 && sm > a.MaxSM {
 			return fmt.Sprintf("needs at most sm_%d, device is sm_%d", a.MaxSM, sm)
 		}
+		if a.Module == nil {
+			return "no GPU module is embedded for this kernel"
+		}
+		if err := load(a.Module); err != nil {
+			return err.Error()
+		}
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("unknown ISA %q", a.ISA)
+}
+
+// CPUHas reports whether the CPU has feature f (cpuid).
+func CPUHas(f cpuid.FeatureID) bool { return cpuid.CPU.Supports(f) }
+
+// ExplainOn is Explain for a device description instead of an opened
+// runtime (a test or a capacity plan may construct one): it applies the
+// same rules, with DefaultCanLoad for modules and no forced kernels.
+func ExplainOn(dev Device, op string, args any) Explanation {
+	return explain(op, args, "", func(a Arch) string {
+		return archReason(dev, func(m *ptx.Module) error { return DefaultCanLoad(dev, m) }, a)
+	})
 }
 
 // Explain lists every kernel registered for op and says, for the call
 // described by args, why each was taken or rejected. The first kernel that
 // can run the call wins, unless one is forced.
 func (r *Runtime) Explain(op string, args any) Explanation {
+	return explain(op, args, r.forced[op], r.archReason)
+}
+
+func explain(op string, args any, forced string, archReason func(Arch) string) Explanation {
 	e := Explanation{Op: op}
-	forced := r.forced[op]
 	chosen := false
 	for _, k := range Kernels(op) {
 		c := Candidate{Kernel: k}
-		reason := r.archReason(k.Arch)
+		reason := archReason(k.Arch)
 		if reason == "" && k.Supports != nil {
 			if err := k.Supports(args); err != nil {
 				reason = err.Error()
@@ -247,7 +337,7 @@ func (r *Runtime) Select(op string, args any) (*Kernel, error) {
 	if k := e.Chosen(); k != nil {
 		return k, nil
 	}
-	return nil, fmt.Errorf("tcrt: %s: no kernel can run this call on %s:\n%s%w", op, r.be.kind(), e, ErrUnsupported)
+	return nil, fmt.Errorf("tcrt: %s: no kernel can run this call on %s:\n%s%w", op, r.be.Kind(), e, ErrUnsupported)
 }
 
 // Run selects a kernel for op and launches it on s. With a nil stream it
@@ -294,8 +384,8 @@ func op(k *Kernel) string { return k.Op }
 func CPUKernel(fn func(l *Launch) error) func(context.Context, *Launch) error {
 	return func(_ context.Context, l *Launch) error {
 		task := func() error { return fn(l) }
-		if cs, ok := l.Stream.impl.(*cpuStream); ok && l.sync {
-			if ran, err := cs.runInline(task); ran {
+		if cs, ok := l.Stream.impl.(*backend.Queue); ok && l.sync {
+			if ran, err := cs.RunInline(task); ran {
 				l.inlined = true
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"os"
 	goruntime "runtime"
 	"strconv"
@@ -14,8 +15,10 @@ import (
 
 // Options configures Open. The zero value selects the best backend.
 type Options struct {
-	// Backend forces a backend; "" or BackendAuto picks CUDA when it is built
-	// in and a device is usable, else the CPU. TCRT_BACKEND overrides it.
+	// Backend forces a backend: "cpu", "cuda" (-tags cuda) or "sim" (the
+	// simulated SM86/SM89 GPU); "" or BackendAuto picks CUDA when it is
+	// built in and a device is usable, else the CPU. TCRT_BACKEND overrides
+	// it.
 	Backend BackendKind
 	// Device is the GPU ordinal on the CUDA backend.
 	Device int
@@ -24,6 +27,9 @@ type Options struct {
 	Threads int
 	// MemoryLimit bounds the bytes of live buffers; 0 means no limit.
 	MemoryLimit int64
+	// SimArch is the compute capability the simulated device models: 86
+	// (the default) or 89. TCRT_SIM_ARCH overrides it.
+	SimArch int
 	// Kernel forces kernels by name, as TCRT_KERNEL does (which overrides it):
 	// "name" forces that kernel for its op, "op=name" for the named op.
 	Kernel string
@@ -32,7 +38,7 @@ type Options struct {
 // Runtime is an opened backend with its streams, buffers and kernel
 // selection. It is safe for concurrent use. Close releases it.
 type Runtime struct {
-	be      backend
+	be      backend.Backend
 	opts    Options
 	forced  map[string]string // op -> kernel name
 	def     *Stream
@@ -42,17 +48,20 @@ type Runtime struct {
 	stats   memStats
 }
 
-// cudaOpen is set by the CUDA backend's init when it is built in
-// (-tags cuda); nil otherwise.
-var cudaOpen func(opts Options) (backend, error)
-
-// CUDABuilt reports whether this binary contains the CUDA backend.
-func CUDABuilt() bool { return cudaOpen != nil }
+// CUDABuilt reports whether this binary contains the CUDA backend (built
+// with -tags cuda, and package runtime/cuda linked in: package ops imports
+// it).
+func CUDABuilt() bool {
+	_, ok := backend.Lookup(BackendCUDA)
+	return ok
+}
 
 // Open returns a runtime on the backend that Options and the environment ask
-// for. With the auto backend it falls back to the CPU when CUDA is not built
-// in or no GPU is usable; asking for CUDA explicitly when it is unavailable
-// returns an error wrapping ErrNoDevice.
+// for. With the auto backend it tries the registered GPU backends that take
+// part in auto selection (CUDA when built in) and falls back to the CPU
+// when none opens; asking for a backend explicitly that is not registered
+// or does not open returns an error wrapping ErrNoDevice. The simulated
+// device ("sim", package runtime/sim) opens only when asked for.
 func Open(opts Options) (*Runtime, error) {
 	if v := os.Getenv("TCRT_BACKEND"); v != "" {
 		opts.Backend = BackendKind(strings.ToLower(v))
@@ -67,11 +76,21 @@ func Open(opts Options) (*Runtime, error) {
 	if v := os.Getenv("TCRT_KERNEL"); v != "" {
 		opts.Kernel = v
 	}
+	if v := os.Getenv("TCRT_SIM_ARCH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("tcrt: open: TCRT_SIM_ARCH=%q: want a compute capability such as 86 or 89: %w", v, ErrArgument)
+		}
+		opts.SimArch = n
+	}
 	if opts.Threads < 0 {
 		return nil, fmt.Errorf("tcrt: open: argument Threads: %d is negative: %w", opts.Threads, ErrArgument)
 	}
 	if opts.MemoryLimit < 0 {
 		return nil, fmt.Errorf("tcrt: open: argument MemoryLimit: %d is negative: %w", opts.MemoryLimit, ErrArgument)
+	}
+	if opts.Device < 0 {
+		return nil, fmt.Errorf("tcrt: open: argument Device: %d is negative: %w", opts.Device, ErrArgument)
 	}
 	if opts.Threads == 0 {
 		opts.Threads = goruntime.GOMAXPROCS(0)
@@ -80,12 +99,17 @@ func Open(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	var be backend
+	bopts := backend.Options{Device: opts.Device, Threads: opts.Threads, MemoryLimit: opts.MemoryLimit, Arch: opts.SimArch}
+	var be backend.Backend
 	switch opts.Backend {
 	case "", BackendAuto:
-		if cudaOpen != nil {
-			if b, err := cudaOpen(opts); err == nil {
+		for _, reg := range backend.Registered() {
+			if !reg.Auto {
+				continue
+			}
+			if b, err := reg.Open(bopts); err == nil {
 				be = b
+				break
 			}
 		}
 		if be == nil {
@@ -93,26 +117,40 @@ func Open(opts Options) (*Runtime, error) {
 		}
 	case BackendCPU:
 		be = newCPUBackend(opts.Threads)
-	case BackendCUDA:
-		if cudaOpen == nil {
-			return nil, fmt.Errorf("tcrt: open: backend cuda: this binary was built without -tags cuda: %w", ErrNoDevice)
+	default:
+		reg, ok := backend.Lookup(opts.Backend)
+		if !ok {
+			if opts.Backend == BackendCUDA {
+				return nil, fmt.Errorf("tcrt: open: backend cuda: this binary was built without -tags cuda: %w", ErrNoDevice)
+			}
+			return nil, fmt.Errorf("tcrt: open: argument Backend: unknown backend %q (want auto, %s): %w", opts.Backend, strings.Join(backendNames(), ", "), ErrArgument)
 		}
-		b, err := cudaOpen(opts)
+		b, err := reg.Open(bopts)
 		if err != nil {
 			return nil, err
 		}
 		be = b
-	default:
-		return nil, fmt.Errorf("tcrt: open: argument Backend: unknown backend %q (want auto, cpu or cuda): %w", opts.Backend, ErrArgument)
+	}
+	if be.Device().GPU() {
+		ensureHostFallbacks()
 	}
 	r := &Runtime{be: be, opts: opts, forced: forced, streams: map[*Stream]struct{}{}}
 	def, err := r.NewStream()
 	if err != nil {
-		be.close()
+		be.Close()
 		return nil, err
 	}
 	r.def = def
 	return r, nil
+}
+
+// backendNames lists the backends Open accepts.
+func backendNames() []string {
+	names := []string{string(BackendCPU)}
+	for _, reg := range backend.Registered() {
+		names = append(names, string(reg.Kind))
+	}
+	return names
 }
 
 // parseForced reads "name" or "op=name" items separated by commas.
@@ -139,10 +177,10 @@ func parseForced(s string) (map[string]string, error) {
 }
 
 // Backend reports the backend in use.
-func (r *Runtime) Backend() BackendKind { return r.be.kind() }
+func (r *Runtime) Backend() BackendKind { return r.be.Kind() }
 
 // Device describes the device.
-func (r *Runtime) Device() Device { return r.be.device() }
+func (r *Runtime) Device() Device { return r.be.Device() }
 
 // Threads is the number of CPU goroutines kernels may use.
 func (r *Runtime) Threads() int { return r.opts.Threads }
@@ -197,7 +235,7 @@ func (r *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := r.be.close(); err != nil {
+	if err := r.be.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -299,3 +299,17 @@ func TestRegistryExplainAndForce(t *testing.T) {
 		t.Fatalf("unknown op: %v", err)
 	}
 }
+
+func TestRuntimePoolStatsCPU(t *testing.T) {
+	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if s := rt.PoolStats(); s != (runtime.PoolStats{}) {
+		t.Fatalf("CPU pool stats %+v, want zero", s)
+	}
+	if n, err := rt.TrimPool(); n != 0 || err != nil {
+		t.Fatalf("TrimPool = %d, %v", n, err)
+	}
+}

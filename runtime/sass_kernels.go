@@ -21,9 +21,9 @@ import (
 
 // Registry names of the SASS kernels.
 const (
-	sassQuantizeSM89 = "cuda.sass.quantize.f8.sm89"
-	sassQuantizeSM86 = "cuda.sass.quantize.f8.sm86"
-	sassScatterAdd   = "cuda.sass.mscatter.add.f32"
+	sassQuantizeSM89 = "sass.quantize.f8.sm89"
+	sassQuantizeSM86 = "sass.quantize.f8.sm86"
+	sassScatterAdd   = "sass.mscatter.add.f32"
 )
 
 // sassQuantizeSupports accepts what the kernels compute: an f32 tensor
@@ -165,19 +165,19 @@ func sassScatterLaunch(ctx context.Context, l *Launch) error {
 
 func init() {
 	Register(Kernel{
-		Name: sassQuantizeSM89, Op: OpQuantize, Arch: Arch{Backend: BackendCUDA, MinSM: 89, MaxSM: 89}, Preference: 210,
+		Name: sassQuantizeSM89, Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): F2FP.SATFINITE float8 converts, four elements a thread; unverified on a GPU",
 		Supports: func(args any) error { return sassQuantizeSupportsArch(89, args) },
 		Launch:   sassQuantizeLaunch(89),
 	})
 	Register(Kernel{
-		Name: sassQuantizeSM86, Op: OpQuantize, Arch: Arch{Backend: BackendCUDA, MinSM: 86, MaxSM: 89}, Preference: 200,
+		Name: sassQuantizeSM86, Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): integer float8 encoder, four elements a thread; unverified on a GPU",
 		Supports: func(args any) error { return sassQuantizeSupportsArch(86, args) },
 		Launch:   sassQuantizeLaunch(86),
 	})
 	Register(Kernel{
-		Name: sassScatterAdd, Op: OpScatter, Arch: Arch{Backend: BackendCUDA, MinSM: 86, MaxSM: 89}, Preference: 200,
+		Name: sassScatterAdd, Op: OpScatter, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86): one RED.E.ADD.F32.FTZ.RN per lane, unordered, subnormals flushed; unverified on a GPU",
 		Supports: sassScatterSupports,
 		Launch:   sassScatterLaunch,

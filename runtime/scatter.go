@@ -35,7 +35,7 @@ func cpuScatterSupports(args any) error {
 
 func init() {
 	Register(Kernel{
-		Name: "cpu.mscatter.atomic", Op: OpScatter, Arch: Arch{Backend: BackendCPU}, Preference: 100,
+		Name: "cpu.mscatter.atomic", Op: OpScatter, Arch: Arch{ISA: ISACPU}, Preference: 100,
 		Doc:      "parallel preflight, then one atomic read-modify-write per element on all threads",
 		Supports: cpuScatterSupports,
 		Launch: CPUKernel(func(l *Launch) error {
@@ -43,7 +43,7 @@ func init() {
 		}),
 	})
 	Register(Kernel{
-		Name: "cpu.mscatter.reference", Op: OpScatter, Arch: Arch{Backend: BackendCPU}, Preference: 0,
+		Name: "cpu.mscatter.reference", Op: OpScatter, Arch: Arch{ISA: ISACPU}, Preference: 0,
 		Doc:      "sequential reference in lane order (the oracle; not atomic against other streams)",
 		Supports: cpuScatterSupports,
 		Launch: CPUKernel(func(l *Launch) error {

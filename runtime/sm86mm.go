@@ -7,6 +7,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -142,9 +143,9 @@ func sm86mmSupports(args any) error {
 // symbol for (tile, input, output, split, A transposed, B transposed).
 func sm86mmKernel(module func() *ptx.Module, name func(t int, in, out tile.DType, split, transA, transB bool) string) Kernel {
 	return Kernel{
-		Name:       "cuda.matmul.sm86mm",
+		Name:       "sass.matmul.sm86mm",
 		Op:         OpMatMul,
-		Arch:       Arch{Backend: BackendCUDA, MinSM: 86, MaxSM: 89},
+		Arch:       Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: module()},
 		Preference: 200,
 		Doc:        "hand-scheduled SASS (kernels/sm86mm): LDGSTS ring, LDSM, HMMA.16816.F32; 128x128 / 128x64 / 64x128 tiles, NN/NT/TN/TT, split-K (unverified on a GPU)",
 		Supports:   sm86mmSupports,
@@ -216,4 +217,30 @@ func sm86mmLaunch(l *Launch, m *ptx.Module, name func(int, tile.DType, tile.DTyp
 		}
 	}
 	return nil
+}
+
+// Registers the hand-scheduled SM86/SM89 matmul (rule and plan in
+// sm86mm.go). Unverified on a GPU: no run has loaded these cubins.
+func init() {
+	Register(sm86mmKernel(sm86mm.Module, sm86mmName))
+}
+
+// sm86mmName is the kernel symbol for a tile, input and output type and
+// operand layout.
+func sm86mmName(t int, in, out tile.DType, split, transA, transB bool) string {
+	return sm86mmConfig(t, in, out, split, transA, transB).Name()
+}
+
+func sm86mmConfig(t int, in, out tile.DType, split, transA, transB bool) sm86mm.Config {
+	c := sm86mm.Config{Tile: sm86mm.Tile(t), SplitK: split, TransA: transA, TransB: transB}
+	if in == tile.BF16 {
+		c.In = sm86mm.BF16
+	}
+	switch out {
+	case tile.F16:
+		c.Out = sm86mm.OutF16
+	case tile.BF16:
+		c.Out = sm86mm.OutBF16
+	}
+	return c
 }

@@ -22,7 +22,7 @@ func withSM86MatMul(t *testing.T) {
 		registry.byName, registry.ordered = byName, ordered
 		registry.mu.Unlock()
 	})
-	if lookupKernel("cuda.matmul.sm86mm") == nil {
+	if lookupKernel("sass.matmul.sm86mm") == nil {
 		Register(sm86mmKernel(sm86mm.Module, func(tl int, in, out tile.DType, split, ta, tb bool) string { return "" }))
 	}
 }
@@ -50,7 +50,7 @@ func sm86Args(t *testing.T, rt *Runtime, in tile.DType, M, N, K int) *MatMulArgs
 
 func sm86Candidate(e Explanation) Candidate {
 	for _, c := range e.Candidates {
-		if c.Kernel.Name == "cuda.matmul.sm86mm" {
+		if c.Kernel.Name == "sass.matmul.sm86mm" {
 			return c
 		}
 	}
@@ -68,10 +68,10 @@ func TestSM86MatMulExplainCPU(t *testing.T) {
 	defer rt.Close()
 	e := rt.Explain(OpMatMul, sm86Args(t, rt, tile.F16, 64, 64, 64))
 	c := sm86Candidate(e)
-	if c.Kernel == nil || c.Chosen || !strings.Contains(c.Reason, "needs the cuda backend, runtime is on cpu") {
+	if c.Kernel == nil || c.Chosen || !strings.Contains(c.Reason, "needs a GPU; runtime is on cpu") {
 		t.Fatalf("sm86mm candidate %+v in\n%s", c, e)
 	}
-	if k := e.Chosen(); k == nil || k.Arch.Backend != BackendCPU {
+	if k := e.Chosen(); k == nil || k.Arch.ISA != ISACPU {
 		t.Fatalf("chosen %v", k)
 	}
 	t.Logf("\n%s", e)
@@ -84,7 +84,7 @@ func TestSM86MatMulExplainFakeGPU(t *testing.T) {
 	withSM86MatMul(t)
 	rt := openFakeGPU(t)
 	e := rt.Explain(OpMatMul, sm86Args(t, rt, tile.BF16, 100, 70, 64))
-	if k := e.Chosen(); k == nil || k.Name != "cuda.matmul.sm86mm" {
+	if k := e.Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
 		t.Fatalf("chosen %v:\n%s", k, e)
 	}
 	e = rt.Explain(OpMatMul, sm86Args(t, rt, tile.F16, 100, 70, 12))
@@ -129,7 +129,7 @@ func TestSM86MatMulTransposed(t *testing.T) {
 	withSM86MatMul(t)
 	rt := openFakeGPU(t)
 	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-		if k := rt.Explain(OpMatMul, sm86ArgsT(t, rt, 100, 70, 64, l[0], l[1])).Chosen(); k == nil || k.Name != "cuda.matmul.sm86mm" {
+		if k := rt.Explain(OpMatMul, sm86ArgsT(t, rt, 100, 70, 64, l[0], l[1])).Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
 			t.Errorf("layout %v: chosen %v", l, k)
 		}
 		c := sm86Candidate(rt.Explain(OpMatMul, sm86ArgsT(t, rt, 100, 70, 12, l[0], l[1])))
@@ -154,7 +154,7 @@ func TestSM86MatMulTransposed(t *testing.T) {
 	if b.B.LD != 64 {
 		t.Fatalf("ldb %d", b.B.LD)
 	}
-	if k := rt.Explain(OpMatMul, b).Chosen(); k == nil || k.Name != "cuda.matmul.sm86mm" {
+	if k := rt.Explain(OpMatMul, b).Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
 		t.Errorf("B^T N=70: chosen %v", k)
 	}
 }

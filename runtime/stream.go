@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"github.com/tcrt-go/tcrt/runtime/backend"
+
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -13,7 +15,7 @@ import (
 // backend a worker goroutine executes each stream's queue.
 type Stream struct {
 	rt     *Runtime
-	impl   streamImpl
+	impl   backend.Stream
 	closed atomic.Bool
 }
 
@@ -22,7 +24,7 @@ func (r *Runtime) NewStream() (*Stream, error) {
 	if err := r.checkOpen("new stream"); err != nil {
 		return nil, err
 	}
-	impl, err := r.be.newStream()
+	impl, err := r.be.NewStream()
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +55,7 @@ func (s *Stream) Enqueue(fn func() error) error {
 	if err := s.check("enqueue"); err != nil {
 		return err
 	}
-	return s.impl.enqueue(fn)
+	return s.impl.Enqueue(fn)
 }
 
 // Synchronize waits until all work enqueued so far has finished, or ctx is
@@ -63,7 +65,7 @@ func (s *Stream) Synchronize(ctx context.Context) error {
 	if err := s.check("synchronize"); err != nil {
 		return err
 	}
-	return s.impl.sync(ctx)
+	return s.impl.Sync(ctx)
 }
 
 // Record enqueues an event that completes when all work enqueued before it
@@ -72,7 +74,7 @@ func (s *Stream) Record() (*Event, error) {
 	if err := s.check("record event"); err != nil {
 		return nil, err
 	}
-	e, err := s.impl.record()
+	e, err := s.impl.Record()
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (s *Stream) WaitEvent(ev *Event) error {
 	if ev == nil {
 		return fmt.Errorf("tcrt: wait event: argument event: nil: %w", ErrArgument)
 	}
-	return s.impl.wait(ev.impl)
+	return s.impl.Wait(ev.impl)
 }
 
 // Close waits for the queued work, then releases the stream. The default
@@ -107,19 +109,19 @@ func (s *Stream) close() error {
 	s.rt.mu.Lock()
 	delete(s.rt.streams, s)
 	s.rt.mu.Unlock()
-	return s.impl.close()
+	return s.impl.Close()
 }
 
 // Event marks a point in a stream's work.
 type Event struct {
-	impl eventImpl
+	impl backend.Event
 }
 
 // Wait blocks until the event has completed or ctx is done.
-func (e *Event) Wait(ctx context.Context) error { return e.impl.wait(ctx) }
+func (e *Event) Wait(ctx context.Context) error { return e.impl.Wait(ctx) }
 
 // Done reports whether the event has completed.
-func (e *Event) Done() bool { return e.impl.done() }
+func (e *Event) Done() bool { return e.impl.Done() }
 
 // Elapsed returns the time from start to end; both must have completed.
 func Elapsed(start, end *Event) (time.Duration, error) {
@@ -129,5 +131,5 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 	if !start.Done() || !end.Done() {
 		return 0, fmt.Errorf("tcrt: elapsed: an event has not completed yet: %w", ErrArgument)
 	}
-	return end.impl.elapsed(start.impl)
+	return end.impl.Elapsed(start.impl)
 }

@@ -1,10 +1,11 @@
 //go:build cuda
 
-package runtime
+package cuda
 
 import (
 	"context"
 	"fmt"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	goruntime "runtime"
 	"time"
 
@@ -23,10 +24,10 @@ import (
 type cudaStream struct {
 	be *cudaBackend
 	s  cu.Stream
-	q  *cpuStream
+	q  *backend.Queue
 }
 
-func (b *cudaBackend) newStream() (streamImpl, error) {
+func (b *cudaBackend) NewStream() (backend.Stream, error) {
 	st := &cudaStream{be: b}
 	err := b.d.w.do(func() error {
 		s, err := cu.MakeStream(cu.DefaultStream)
@@ -36,8 +37,7 @@ func (b *cudaBackend) newStream() (streamImpl, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, _ := (&cpuBackend{}).newStream()
-	st.q = q.(*cpuStream)
+	st.q = backend.NewQueue()
 	return st, nil
 }
 
@@ -47,11 +47,11 @@ func (s *cudaStream) drainDevice() error {
 	if err != nil {
 		return err
 	}
-	return ev.wait(context.Background())
+	return ev.Wait(context.Background())
 }
 
-func (s *cudaStream) enqueue(fn func() error) error {
-	return s.q.enqueue(func() error {
+func (s *cudaStream) Enqueue(fn func() error) error {
+	return s.q.Enqueue(func() error {
 		if err := s.drainDevice(); err != nil {
 			return err
 		}
@@ -99,9 +99,9 @@ func (s *cudaStream) recordNow() (*cudaEvent, error) {
 	return e, e.err
 }
 
-func (s *cudaStream) record() (eventImpl, error) {
+func (s *cudaStream) Record() (backend.Event, error) {
 	e := s.be.newEvent()
-	err := s.q.enqueue(func() error {
+	err := s.q.Enqueue(func() error {
 		e.err = s.be.d.w.do(func() error {
 			if err := e.create(); err != nil {
 				return err
@@ -117,12 +117,12 @@ func (s *cudaStream) record() (eventImpl, error) {
 	return e, nil
 }
 
-func (s *cudaStream) wait(ev eventImpl) error {
+func (s *cudaStream) Wait(ev backend.Event) error {
 	e, ok := ev.(*cudaEvent)
 	if !ok {
 		return fmt.Errorf("tcrt: wait event: an event of another backend: %w", ErrArgument)
 	}
-	return s.q.enqueue(func() error {
+	return s.q.Enqueue(func() error {
 		<-e.issued
 		if e.err != nil {
 			return e.err
@@ -133,27 +133,24 @@ func (s *cudaStream) wait(ev eventImpl) error {
 
 // sync waits, honouring ctx, for everything issued so far to finish on the
 // device, and returns the first error since the last sync.
-func (s *cudaStream) sync(ctx context.Context) error {
-	ev, err := s.record()
+func (s *cudaStream) Sync(ctx context.Context) error {
+	ev, err := s.Record()
 	if err != nil {
 		return err
 	}
-	werr := ev.wait(ctx)
+	werr := ev.Wait(ctx)
 	if werr != nil && ctx.Err() != nil {
 		return werr // cancelled: the work goes on; its errors stay queued
 	}
-	s.q.mu.Lock()
-	qerr := s.q.err
-	s.q.err = nil
-	s.q.mu.Unlock()
+	qerr := s.q.TakeErr()
 	if qerr != nil {
 		return qerr
 	}
 	return werr
 }
 
-func (s *cudaStream) close() error {
-	err := s.q.close() // issues everything queued
+func (s *cudaStream) Close() error {
+	err := s.q.Close() // issues everything queued
 	e := s.be.d.w.do(func() error {
 		if err := cudaErr("synchronize stream", s.s.Synchronize()); err != nil {
 			return err
@@ -163,7 +160,7 @@ func (s *cudaStream) close() error {
 	return joinErrs([]error{err, e})
 }
 
-func (e *cudaEvent) wait(ctx context.Context) error {
+func (e *cudaEvent) Wait(ctx context.Context) error {
 	select {
 	case <-e.issued:
 	case <-ctx.Done():
@@ -175,7 +172,7 @@ func (e *cudaEvent) wait(ctx context.Context) error {
 	return e.be.d.w.waitEvent(ctx, e.ev)
 }
 
-func (e *cudaEvent) done() bool {
+func (e *cudaEvent) Done() bool {
 	select {
 	case <-e.issued:
 	default:
@@ -191,7 +188,7 @@ func (e *cudaEvent) done() bool {
 	return q != cu.NotReady
 }
 
-func (e *cudaEvent) elapsed(start eventImpl) (time.Duration, error) {
+func (e *cudaEvent) Elapsed(start backend.Event) (time.Duration, error) {
 	s, ok := start.(*cudaEvent)
 	if !ok {
 		return 0, fmt.Errorf("tcrt: elapsed: events of different backends: %w", ErrArgument)
@@ -259,13 +256,13 @@ func (b *cudaBackend) function(m *ptx.Module, name string) (*cudaFunction, error
 // opting in.
 const defaultSharedLimit = 48 << 10
 
-func (s *cudaStream) launchGPU(g GPULaunch) error {
-	return s.q.enqueue(func() error { return s.issueGPU(g) })
+func (s *cudaStream) LaunchGPU(g GPULaunch) error {
+	return s.q.Enqueue(func() error { return s.IssueGPU(g) })
 }
 
 // issueGPU issues g on the device stream at once. It must run on the
 // stream's issuer (inside work enqueued on s.q), so stream order holds.
-func (s *cudaStream) issueGPU(g GPULaunch) error {
+func (s *cudaStream) IssueGPU(g GPULaunch) error {
 	return s.be.d.w.do(func() error {
 		f, err := s.be.function(g.Module, g.Func)
 		if err != nil {

@@ -1,10 +1,11 @@
 //go:build cuda
 
-package runtime
+package cuda
 
 import (
 	"context"
 	"fmt"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"sync/atomic"
 	"unsafe"
 
@@ -145,34 +146,34 @@ func (b *cudaBackend) copyFromDevice(ctx context.Context, dst []byte, src uint64
 // cudaMemory is a buffer's device memory: a pool block.
 type cudaMemory struct {
 	be     *cudaBackend
-	h      *poolHandle
+	h      *backend.PoolBlock
 	n      int
 	staged atomic.Pointer[[]byte] // host shadow lent by the host fallback
 }
 
-func (b *cudaBackend) alloc(n int) (memory, error) {
-	h, err := b.pool.allocHandle(int64(n), 0)
+func (b *cudaBackend) Alloc(n int) (backend.Memory, error) {
+	h, err := b.pool.Alloc(int64(n))
 	if err != nil {
 		return nil, err
 	}
 	err = b.d.w.do(func() error {
-		return cudaErr("zero memory", cu.MemsetD8(cu.DevicePtr(h.addr()), 0, int64(n)))
+		return cudaErr("zero memory", cu.MemsetD8(cu.DevicePtr(h.Addr()), 0, int64(n)))
 	})
 	if err != nil {
-		h.release(0, nil)
+		h.Release()
 		return nil, err
 	}
 	return &cudaMemory{be: b, h: h, n: n}, nil
 }
 
-func (m *cudaMemory) host() []byte {
+func (m *cudaMemory) Host() []byte {
 	if p := m.staged.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-func (m *cudaMemory) setStaged(b []byte) {
+func (m *cudaMemory) SetStaged(b []byte) {
 	if b == nil {
 		m.staged.Store(nil)
 		return
@@ -180,25 +181,25 @@ func (m *cudaMemory) setStaged(b []byte) {
 	m.staged.Store(&b)
 }
 
-func (m *cudaMemory) devicePtr() uint64 { return m.h.addr() }
+func (m *cudaMemory) DevicePtr() uint64 { return m.h.Addr() }
 
-func (m *cudaMemory) write(ctx context.Context, off int, src []byte) error {
+func (m *cudaMemory) Write(ctx context.Context, off int, src []byte) error {
 	if off < 0 || off+len(src) > m.n {
 		return fmt.Errorf("tcrt: cuda: write of %d bytes at %d into %d: %w", len(src), off, m.n, ErrBounds)
 	}
-	return m.be.copyToDevice(ctx, m.h.addr()+uint64(off), src)
+	return m.be.copyToDevice(ctx, m.h.Addr()+uint64(off), src)
 }
 
-func (m *cudaMemory) read(ctx context.Context, off int, dst []byte) error {
+func (m *cudaMemory) Read(ctx context.Context, off int, dst []byte) error {
 	if off < 0 || off+len(dst) > m.n {
 		return fmt.Errorf("tcrt: cuda: read of %d bytes at %d from %d: %w", len(dst), off, m.n, ErrBounds)
 	}
-	return m.be.copyFromDevice(ctx, dst, m.h.addr()+uint64(off))
+	return m.be.copyFromDevice(ctx, dst, m.h.Addr()+uint64(off))
 }
 
 // free returns the block to the pool. Buffer.Close has synchronized the
 // runtime first, so nothing queued can still use it.
-func (m *cudaMemory) free() error {
-	m.h.release(0, nil)
+func (m *cudaMemory) Free() error {
+	m.h.Release()
 	return nil
 }

@@ -1,5 +1,3 @@
-//go:build cuda
-
 package runtime
 
 import (
@@ -11,13 +9,14 @@ import (
 
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
 // GPU kernels of the float8 family (kernels/ptx, module F8): quantise and
 // dequantise, f32 on the wide side, per tensor or per row, with given
 // scales. What they do not cover Supports rejects with a reason, so the
-// host fallback (cuda.host.cpu.*) runs it and Explain says why: f16/bf16
+// host fallback (host.cpu.*) runs it and Explain says why: f16/bf16
 // data, the other granularities, scales computed from the amax and the Amax
 // output (both need a reduction the PTX does not do), and per-tensor
 // buffers not aligned as the kernels' vector loads need.
@@ -35,15 +34,15 @@ import (
 // constant held in device memory per runtime, and they are a single launch.
 
 func init() {
-	arch := Arch{Backend: BackendCUDA, PTX: true, MinSM: 80}
+	arch := Arch{ISA: ISAPTX, MinSM: 80, Module: ptx.F8()}
 	Register(Kernel{
-		Name: "cuda.quantize.ptx", Op: OpQuantize, Arch: arch, Preference: 100,
+		Name: "ptx.quantize", Op: OpQuantize, Arch: arch, Preference: 100,
 		Doc:      "PTX tcrt_f8_quantize: f32 in, given scales per tensor or per row, integer RNE encode; scales buffers checked on the host first",
 		Supports: cudaQuantizeSupports,
 		Launch:   cudaQuantizeLaunch,
 	})
 	Register(Kernel{
-		Name: "cuda.dequantize.ptx", Op: OpDequantize, Arch: arch, Preference: 100,
+		Name: "ptx.dequantize", Op: OpDequantize, Arch: arch, Preference: 100,
 		Doc:      "PTX tcrt_f8_dequantize: f32 out, per tensor or per row; ScaleInv checked on the host first",
 		Supports: cudaDequantizeSupports,
 		Launch:   cudaDequantizeLaunch,
@@ -187,7 +186,7 @@ func f8ReadScales(b *Buffer, op, arg string) ([]float32, error) {
 		return nil, fmt.Errorf("tcrt: %s: %s: buffer closed: %w", op, arg, ErrClosed)
 	}
 	raw := make([]byte, b.Bytes())
-	if err := m.read(context.Background(), 0, raw); err != nil {
+	if err := m.Read(context.Background(), 0, raw); err != nil {
 		return nil, fmt.Errorf("tcrt: %s: reading %s: %w", op, arg, err)
 	}
 	s := make([]float32, len(raw)/4)
@@ -210,7 +209,7 @@ func f8WriteInv(b *Buffer, scales []float32) error {
 	for i, s := range scales {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(1/s))
 	}
-	return m.write(context.Background(), 0, raw)
+	return m.Write(context.Background(), 0, raw)
 }
 
 func cudaQuantizeLaunch(_ context.Context, l *Launch) error {
@@ -286,7 +285,7 @@ const f8ConstCount = 1024
 // stream may read them with no ordering.
 type f8Consts struct {
 	mu   sync.Mutex
-	mem  memory
+	mem  backend.Memory
 	base uint64
 	at   map[uint32]uint64 // value bits → device address
 }
@@ -300,25 +299,25 @@ var f8ConstTable struct {
 // one-call allocation once the launch using it has finished.
 type f8Const struct {
 	addr uint64
-	free memory
+	free backend.Memory
 }
 
 // run launches g on s, then releases a one-call constant.
 func (c f8Const) run(s *Stream, g *GPULaunch) error {
 	if err := LaunchGPU(s, g); err != nil || c.free == nil {
 		if err != nil && c.free != nil {
-			_ = c.free.free()
+			_ = c.free.Free()
 		}
 		return err
 	}
-	return s.Enqueue(c.free.free) // after the kernel: host tasks wait for the device
+	return s.Enqueue(c.free.Free) // after the kernel: host tasks wait for the device
 }
 
 // runAfter is LaunchGPUAfter, then releases a one-call constant.
 func (c f8Const) runAfter(s *Stream, g *GPULaunch, pre, post func() error) error {
 	if err := LaunchGPUAfter(s, g, pre, post); err != nil {
 		if c.free != nil {
-			_ = c.free.free()
+			_ = c.free.Free()
 		}
 		return err
 	}
@@ -326,7 +325,7 @@ func (c f8Const) runAfter(s *Stream, g *GPULaunch, pre, post func() error) error
 		return nil
 	}
 	m := c.free
-	return s.Enqueue(m.free) // after the kernel: host tasks wait for the device
+	return s.Enqueue(m.Free) // after the kernel: host tasks wait for the device
 }
 
 // f8ConstFor returns a device address holding v for rt.
@@ -357,39 +356,39 @@ func f8ConstFor(rt *Runtime, v float32) (f8Const, error) {
 		return f8Const{addr: a}, nil
 	}
 	if cs.mem == nil {
-		m, err := rt.be.alloc(4 * f8ConstCount)
+		m, err := rt.be.Alloc(4 * f8ConstCount)
 		if err != nil {
 			return f8Const{}, err
 		}
-		dm, ok := m.(deviceMemory)
+		dm, ok := m.(backend.DeviceMemory)
 		if !ok {
-			_ = m.free()
+			_ = m.Free()
 			return f8Const{}, fmt.Errorf("tcrt: float8: scale constants need device memory: %w", ErrUnsupported)
 		}
-		cs.mem, cs.base = m, dm.devicePtr()
+		cs.mem, cs.base = m, dm.DevicePtr()
 	}
 	if n := len(cs.at); n < f8ConstCount {
 		// Synchronous: the value is on the device before any launch sees
 		// its address.
-		if err := cs.mem.write(context.Background(), 4*n, b[:]); err != nil {
+		if err := cs.mem.Write(context.Background(), 4*n, b[:]); err != nil {
 			return f8Const{}, err
 		}
 		a := cs.base + 4*uint64(n)
 		cs.at[bits] = a
 		return f8Const{addr: a}, nil
 	}
-	m, err := rt.be.alloc(4)
+	m, err := rt.be.Alloc(4)
 	if err != nil {
 		return f8Const{}, err
 	}
-	dm, ok := m.(deviceMemory)
+	dm, ok := m.(backend.DeviceMemory)
 	if !ok {
-		_ = m.free()
+		_ = m.Free()
 		return f8Const{}, fmt.Errorf("tcrt: float8: scale constants need device memory: %w", ErrUnsupported)
 	}
-	if err := m.write(context.Background(), 0, b[:]); err != nil {
-		_ = m.free()
+	if err := m.Write(context.Background(), 0, b[:]); err != nil {
+		_ = m.Free()
 		return f8Const{}, err
 	}
-	return f8Const{addr: dm.devicePtr(), free: m}, nil
+	return f8Const{addr: dm.DevicePtr(), free: m}, nil
 }

@@ -1,4 +1,4 @@
-package runtime
+package backend
 
 import (
 	"context"
@@ -13,12 +13,8 @@ import (
 // stream refuses to run inline; the inline call reports an earlier
 // asynchronous error as sync would.
 func TestCPUStreamInline(t *testing.T) {
-	impl, err := (&cpuBackend{}).newStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := impl.(*cpuStream)
-	defer s.close()
+	s := NewQueue()
+	defer s.Close()
 	ctx := context.Background()
 
 	var mu sync.Mutex
@@ -27,14 +23,14 @@ func TestCPUStreamInline(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan bool)
 	go func() {
-		ran, err := s.runInline(func() error { close(started); <-release; add(1); return nil })
+		ran, err := s.RunInline(func() error { close(started); <-release; add(1); return nil })
 		done <- ran && err == nil
 	}()
 	<-started
-	if err := s.enqueue(func() error { add(2); return nil }); err != nil {
+	if err := s.Enqueue(func() error { add(2); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if ran, _ := s.runInline(func() error { add(99); return nil }); ran {
+	if ran, _ := s.RunInline(func() error { add(99); return nil }); ran {
 		t.Fatal("runInline ran a task while another held the stream")
 	}
 	time.Sleep(5 * time.Millisecond) // give a wrongly unblocked worker time to run task 2
@@ -42,7 +38,7 @@ func TestCPUStreamInline(t *testing.T) {
 	if !<-done {
 		t.Fatal("the first runInline did not run or failed")
 	}
-	if err := s.sync(ctx); err != nil {
+	if err := s.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(order) != 2 || order[0] != 1 || order[1] != 2 {
@@ -52,7 +48,7 @@ func TestCPUStreamInline(t *testing.T) {
 	// An asynchronous failure is reported by the next synchronous call,
 	// even one that runs inline and succeeds.
 	boom := errors.New("boom")
-	if err := s.enqueue(func() error { return boom }); err != nil {
+	if err := s.Enqueue(func() error { return boom }); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -64,21 +60,21 @@ func TestCPUStreamInline(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	ran, err := s.runInline(func() error { return nil })
+	ran, err := s.RunInline(func() error { return nil })
 	if !ran || !errors.Is(err, boom) {
 		t.Fatalf("runInline after a failed task: ran %v, err %v; want the earlier error", ran, err)
 	}
-	if err := s.sync(ctx); err != nil {
+	if err := s.Sync(ctx); err != nil {
 		t.Fatalf("the error was reported twice: %v", err)
 	}
 	// A panic inline becomes an error, and the stream goes on.
-	if ran, err := s.runInline(func() error { panic("kernel bug") }); !ran || err == nil {
+	if ran, err := s.RunInline(func() error { panic("kernel bug") }); !ran || err == nil {
 		t.Fatalf("panicking inline task: ran %v, err %v", ran, err)
 	}
-	if err := s.enqueue(func() error { add(3); return nil }); err != nil {
+	if err := s.Enqueue(func() error { add(3); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.sync(ctx); err != nil || order[len(order)-1] != 3 {
+	if err := s.Sync(ctx); err != nil || order[len(order)-1] != 3 {
 		t.Fatalf("stream after an inline panic: err %v, order %v", err, order)
 	}
 }

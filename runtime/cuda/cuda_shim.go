@@ -1,6 +1,6 @@
 //go:build cuda
 
-package runtime
+package cuda
 
 // The cgo shim: the few driver calls gorgonia.org/cu v0.9.6 lacks or wraps
 // in a way tcrt cannot use (error names, the opt-in shared-memory limit,

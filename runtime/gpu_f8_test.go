@@ -184,7 +184,7 @@ func TestCUDAF8Ops(t *testing.T) {
 							}
 							e, err := ops.ExplainQuantize(rt, qb, xb, opt)
 							f8Must(t, err)
-							f8Chosen(t, e, "cuda.quantize.ptx")
+							f8Chosen(t, e, "ptx.quantize")
 							f8Must(t, ops.Quantize(ctx, rt, qb, xb, opt))
 
 							ref := &fallback.QuantizeArgs{Rows: rows, Cols: cols, XType: tile.F32, X: f8Bytes(x), QType: f,
@@ -211,7 +211,7 @@ func TestCUDAF8Ops(t *testing.T) {
 							yb := f8Alloc(t, rt, tile.F32, nil, rows, cols)
 							de, err := f8ExplainDequantize(rt, yb, qb, dopt)
 							f8Must(t, err)
-							f8Chosen(t, de, "cuda.dequantize.ptx")
+							f8Chosen(t, de, "ptx.dequantize")
 							f8Must(t, ops.Dequantize(ctx, rt, yb, qb, dopt))
 							f8Must(t, fallback.DequantizeRef(dref))
 							f8SameF32(t, "y", f8Read(t, yb), dref.Y)
@@ -260,10 +260,10 @@ func TestCUDAF8ScaleErrors(t *testing.T) {
 					if rt == gpu {
 						e, err := ops.ExplainQuantize(rt, qb, xb, opt)
 						f8Must(t, err)
-						f8Chosen(t, e, "cuda.quantize.ptx")
+						f8Chosen(t, e, "ptx.quantize")
 						de, err := f8ExplainDequantize(rt, yb, qb, dopt)
 						f8Must(t, err)
-						f8Chosen(t, de, "cuda.dequantize.ptx")
+						f8Chosen(t, de, "ptx.dequantize")
 					}
 					qerr := ops.Quantize(ctx, rt, qb, xb, opt)
 					derr := ops.Dequantize(ctx, rt, yb, qb, dopt)
@@ -365,9 +365,9 @@ func TestCUDAF8Fallbacks(t *testing.T) {
 			}
 			e, err := ops.ExplainQuantize(rt, qb, xb, opt)
 			f8Must(t, err)
-			f8Chosen(t, e, "cuda.host.*")
+			f8Chosen(t, e, "host.*")
 			for _, cand := range e.Candidates {
-				if cand.Kernel.Name == "cuda.quantize.ptx" && !strings.Contains(cand.Reason, c.reason) {
+				if cand.Kernel.Name == "ptx.quantize" && !strings.Contains(cand.Reason, c.reason) {
 					t.Errorf("cuda.quantize.ptx rejected with %q; want it to mention %q", cand.Reason, c.reason)
 				}
 			}
@@ -390,7 +390,7 @@ func TestCUDAF8Fallbacks(t *testing.T) {
 		yb := f8Alloc(t, rt, tile.BF16, nil, rows, cols)
 		e, err := f8ExplainDequantize(rt, yb, qb, nil)
 		f8Must(t, err)
-		f8Chosen(t, e, "cuda.host.*")
+		f8Chosen(t, e, "host.*")
 		f8Must(t, ops.Dequantize(ctx, rt, yb, qb, nil))
 		ref := &fallback.DequantizeArgs{Rows: rows, Cols: cols, QType: tile.E5M2, Q: q, YType: tile.BF16, Y: make([]byte, 2*rows*cols)}
 		f8Must(t, fallback.DequantizeRef(ref))

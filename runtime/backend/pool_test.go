@@ -1,4 +1,4 @@
-package runtime
+package backend
 
 import (
 	"errors"
@@ -555,19 +555,5 @@ func TestPoolConcurrent(t *testing.T) {
 	}
 	if err := p.close(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestRuntimePoolStatsCPU(t *testing.T) {
-	rt, err := Open(Options{Backend: BackendCPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	if s := rt.PoolStats(); s != (PoolStats{}) {
-		t.Fatalf("CPU pool stats %+v, want zero", s)
-	}
-	if n, err := rt.TrimPool(); n != 0 || err != nil {
-		t.Fatalf("TrimPool = %d, %v", n, err)
 	}
 }

@@ -127,7 +127,7 @@ func TestCUDAGather(t *testing.T) {
 					idx, idxHost := sgTile(t, rt, idxDesc, sgIndices(rng, idxDesc, memRows, bad, false), rng)
 					dt, dstHost := sgTile(t, rt, dst, nil, rng)
 					args := &GatherArgs{Mode: mode, Mem: mem, MemRows: memRows, Idx: idx, Dst: dt, OOB: oob}
-					sgChosen(t, rt, OpGather, args, "cuda.mgather.ptx")
+					sgChosen(t, rt, OpGather, args, "ptx.mgather")
 					ref := &fallback.GatherArgs{Mode: mode, Mem: memHost, MemRows: memRows,
 						Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost}, Dst: fallback.TileData{Tile: dt.Desc, Data: dstHost}, OOB: oob}
 					must(t, fallback.GatherRef(ref))
@@ -277,7 +277,7 @@ func TestCUDAScatter(t *testing.T) {
 					idx, idxHost := sgTile(t, rt, idxDesc, sgIndices(rng, idxDesc, n, bad, unique), rng)
 					src, srcHost := sgTile(t, rt, srcDesc, sgScatterSrc(rng, srcDesc, c.op), rng)
 					args := &ScatterArgs{Mode: mode, Op: c.op, Mem: memT.Buf, MemRows: n, Idx: idx, Src: src, OOB: oob}
-					sgChosen(t, rt, OpScatter, args, "cuda.mscatter.ptx")
+					sgChosen(t, rt, OpScatter, args, "ptx.mscatter")
 					ref := &fallback.ScatterArgs{Mode: mode, Op: c.op, Mem: memHost, MemRows: n,
 						Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost}, Src: fallback.TileData{Tile: src.Desc, Data: srcHost}, OOB: oob}
 					must(t, fallback.ScatterRef(ref))
@@ -294,7 +294,7 @@ func TestCUDAScatter(t *testing.T) {
 	m, _ := sgTile(t, rt, d, nil, rng)
 	ix, _ := sgTile(t, rt, tile.Dense(tile.S32, 4, 1), make([]byte, 16), rng)
 	e := rt.Explain(OpScatter, &ScatterArgs{Op: fallback.ScatterAdd, Deterministic: true, Mem: m.Buf, MemRows: 4, Idx: ix, Src: m})
-	if k := e.Chosen(); k == nil || k.Name == "cuda.mscatter.ptx" {
+	if k := e.Chosen(); k == nil || k.Name == "ptx.mscatter" {
 		t.Fatalf("deterministic f32 add chose %v:\n%s", k, e)
 	}
 }
@@ -382,7 +382,7 @@ func TestCUDAGatherCAS(t *testing.T) {
 				dst := tile.Tile{DType: d, ValidRows: vr, ValidCols: vc, Rows: pow2(vr), Cols: pow2(vc + 1), Pad: tile.PadMaxValue}
 				dt, dstHost := sgTile(t, rt, dst, nil, rng)
 				args := &GatherCASArgs{Mem: mem, Base: base, Idx: idx, Expected: exp, Replacement: rep, Dst: dt}
-				sgChosen(t, rt, OpGatherCAS, args, "cuda.mgather_cas.ptx")
+				sgChosen(t, rt, OpGatherCAS, args, "ptx.mgather_cas")
 				memBefore, dstBefore := bytes.Clone(memHost), bytes.Clone(dstHost)
 				want := fallback.GatherCASRef(&fallback.GatherCASArgs{Mem: memHost, Base: base, Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost},
 					Expected: fallback.TileData{Tile: exp.Desc, Data: expHost}, Replacement: fallback.TileData{Tile: rep.Desc, Data: repHost},

@@ -1,10 +1,11 @@
 //go:build cuda
 
-package runtime
+package cuda
 
 import (
 	"context"
 	"fmt"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	goruntime "runtime"
 	"sync"
 	"time"
@@ -22,11 +23,6 @@ import (
 // primary context current, and every driver call of the backend runs on it
 // (cudaWorker.do); callers batch the calls of one step into one hop.
 // Runtimes opened on the same device share its worker and primary context.
-
-func init() {
-	cudaOpen = openCUDA
-	cudaDevices = listCUDADevices
-}
 
 // cudaWorker runs closures on one locked OS thread with a context current.
 type cudaWorker struct {
@@ -68,7 +64,7 @@ func (w *cudaWorker) do(fn func() error) error {
 		return fmt.Errorf("tcrt: cuda: device worker is closed: %w", ErrClosed)
 	}
 	errc := make(chan error, 1)
-	w.calls <- func() { errc <- runTask(fn) }
+	w.calls <- func() { errc <- backend.RunTask(fn) }
 	w.mu.Unlock()
 	return <-errc
 }
@@ -211,7 +207,7 @@ func listCUDADevices() ([]Device, error) {
 // pinned staging buffers and loaded modules.
 type cudaBackend struct {
 	d    *cudaDevice
-	pool *pool
+	pool *backend.Pool
 
 	copyStream cu.Stream
 
@@ -222,13 +218,13 @@ type cudaBackend struct {
 	mods  map[string]*cudaModule
 }
 
-func openCUDA(opts Options) (backend, error) {
+func openCUDA(opts Options) (backend.Backend, error) {
 	d, err := acquireCUDADevice(opts.Device)
 	if err != nil {
 		return nil, err
 	}
 	b := &cudaBackend{d: d, mods: map[string]*cudaModule{}}
-	b.pool = newPool(cudaAllocator{d.w}, poolOptions{limit: opts.MemoryLimit})
+	b.pool = backend.NewPool(cudaAllocator{d.w}, opts.MemoryLimit)
 	err = d.w.do(func() error {
 		s, err := cu.MakeStream(cu.DefaultStream)
 		b.copyStream = s
@@ -238,17 +234,16 @@ func openCUDA(opts Options) (backend, error) {
 		_ = d.release()
 		return nil, err
 	}
-	ensureHostFallbacks(BackendCUDA)
 	return b, nil
 }
 
-func (b *cudaBackend) kind() BackendKind { return BackendCUDA }
-func (b *cudaBackend) device() Device    { return b.d.info }
+func (b *cudaBackend) Kind() BackendKind { return BackendCUDA }
+func (b *cudaBackend) Device() Device    { return b.d.info }
 
-func (b *cudaBackend) poolStats() PoolStats     { return b.pool.stats() }
-func (b *cudaBackend) trimPool() (int64, error) { return b.pool.trim() }
+func (b *cudaBackend) PoolStats() backend.PoolStats { return b.pool.Stats() }
+func (b *cudaBackend) TrimPool() (int64, error)     { return b.pool.Trim() }
 
-func (b *cudaBackend) close() error {
+func (b *cudaBackend) Close() error {
 	var errs []error
 	b.modMu.Lock()
 	mods := b.mods
@@ -272,7 +267,7 @@ func (b *cudaBackend) close() error {
 		es = append(es, cudaErr("destroy copy stream", b.copyStream.Destroy()))
 		return joinErrs(es)
 	}))
-	errs = append(errs, b.pool.close(), b.d.release())
+	errs = append(errs, b.pool.Close(), b.d.release())
 	return joinErrs(errs)
 }
 
@@ -295,7 +290,7 @@ func joinErrs(errs []error) error {
 // cudaAllocator gives the pool device memory through the worker.
 type cudaAllocator struct{ w *cudaWorker }
 
-func (a cudaAllocator) allocSegment(n int64) (uint64, error) {
+func (a cudaAllocator) AllocSegment(n int64) (uint64, error) {
 	var p cu.DevicePtr
 	err := a.w.do(func() error {
 		var err error
@@ -305,11 +300,11 @@ func (a cudaAllocator) allocSegment(n int64) (uint64, error) {
 	return uint64(p), err
 }
 
-func (a cudaAllocator) freeSegment(base uint64, n int64) error {
+func (a cudaAllocator) FreeSegment(base uint64, n int64) error {
 	return a.w.do(func() error { return cudaErr("free", cu.MemFree(cu.DevicePtr(base))) })
 }
 
-func (a cudaAllocator) synchronize() error {
+func (a cudaAllocator) Synchronize() error {
 	return a.w.do(func() error { return cudaErr("synchronize", cu.Synchronize()) })
 }
 

@@ -1,5 +1,3 @@
-//go:build cuda
-
 package runtime
 
 import (
@@ -11,6 +9,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -32,26 +31,26 @@ import (
 // fault costs one round trip to the host; policies that cannot fault
 // (OOBClamp, OOBWrap, OOBZero, OOBSkip) launch only the effect kernel (and
 // the pad fill). Supports rejects what these kernels do not cover, so the
-// host fallback (cuda.host.cpu.*) runs it, and Explain says why:
+// host fallback (host.cpu.*) runs it, and Explain says why:
 // deterministic plain scatters and deterministic float scatter-adds (lane
 // order on the GPU would need a sort).
 
 func init() {
-	arch := Arch{Backend: BackendCUDA, PTX: true, MinSM: 80}
+	arch := Arch{ISA: ISAPTX, MinSM: 80, Module: ptx.SG()}
 	Register(Kernel{
-		Name: "cuda.mgather.ptx", Op: OpGather, Arch: arch, Preference: 100,
+		Name: "ptx.mgather", Op: OpGather, Arch: arch, Preference: 100,
 		Doc:      "PTX: preflight kernel (OOBError), pad fill, rows copied in 16-byte units where alignment allows",
 		Supports: cudaGatherSupports,
 		Launch:   cudaGatherLaunch,
 	})
 	Register(Kernel{
-		Name: "cuda.mscatter.ptx", Op: OpScatter, Arch: arch, Preference: 100,
+		Name: "ptx.mscatter", Op: OpScatter, Arch: arch, Preference: 100,
 		Doc:      "PTX: preflight kernel (OOBError), one atomic per element (red, or an exact CAS loop for f32/f16/bf16 add and f32 max/min)",
 		Supports: cudaScatterSupports,
 		Launch:   cudaScatterLaunch,
 	})
 	Register(Kernel{
-		Name: "cuda.mgather_cas.ptx", Op: OpGatherCAS, Arch: arch, Preference: 100,
+		Name: "ptx.mgather_cas", Op: OpGatherCAS, Arch: arch, Preference: 100,
 		Doc:      "PTX: preflight kernel, atom.cas.b32/b64 per lane (8/16-bit via the containing word), pad fill",
 		Supports: cudaGatherCASSupports,
 		Launch:   cudaGatherCASLaunch,
@@ -198,7 +197,7 @@ const sgSlotCount = 4096
 // sgSlots are a runtime's preflight slots: 8 zeroed bytes each, taken by a
 // call and returned, zero again, by its host check.
 type sgSlots struct {
-	mem  memory
+	mem  backend.Memory
 	base uint64
 	free chan int
 }
@@ -222,15 +221,15 @@ func sgSlotsFor(rt *Runtime) (*sgSlots, error) {
 			delete(t.m, r)
 		}
 	}
-	m, err := rt.be.alloc(8 * sgSlotCount) // zeroed
+	m, err := rt.be.Alloc(8 * sgSlotCount) // zeroed
 	if err != nil {
 		return nil, err
 	}
-	dm, ok := m.(deviceMemory)
+	dm, ok := m.(backend.DeviceMemory)
 	if !ok {
 		return nil, fmt.Errorf("tcrt: scatter-gather: preflight slots need device memory: %w", ErrUnsupported)
 	}
-	s := &sgSlots{mem: m, base: dm.devicePtr(), free: make(chan int, sgSlotCount)}
+	s := &sgSlots{mem: m, base: dm.DevicePtr(), free: make(chan int, sgSlotCount)}
 	for i := range sgSlotCount {
 		s.free <- i
 	}
@@ -263,7 +262,7 @@ func (c *sgCall) addr() uint64 {
 func (c *sgCall) check() error {
 	ctx := context.Background()
 	var b [8]byte
-	if err := c.slots.mem.read(ctx, 8*c.i, b[:]); err != nil {
+	if err := c.slots.mem.Read(ctx, 8*c.i, b[:]); err != nil {
 		return fmt.Errorf("tcrt: scatter-gather: reading the preflight slot: %w", err)
 	}
 	key := binary.LittleEndian.Uint64(b[:])
@@ -272,7 +271,7 @@ func (c *sgCall) check() error {
 		return nil
 	}
 	var zero [8]byte
-	if err := c.slots.mem.write(ctx, 8*c.i, zero[:]); err != nil {
+	if err := c.slots.mem.Write(ctx, 8*c.i, zero[:]); err != nil {
 		return fmt.Errorf("tcrt: scatter-gather: clearing the preflight slot: %w", err)
 	}
 	c.slots.free <- c.i
@@ -317,7 +316,7 @@ func sgReadIndex(t Tile, r, c int) (uint64, error) {
 	if m == nil {
 		return 0, fmt.Errorf("tcrt: scatter-gather: index buffer closed: %w", ErrClosed)
 	}
-	if err := m.read(context.Background(), int(uint64(r)*sr+uint64(c)*sc), b[:sz]); err != nil {
+	if err := m.Read(context.Background(), int(uint64(r)*sr+uint64(c)*sc), b[:sz]); err != nil {
 		return 0, err
 	}
 	return tile.LoadIndex(t.Desc.DType, b, 0), nil

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package runtime
+package cuda
 
 /*
 #include <cuda.h>
