@@ -134,7 +134,12 @@ func runAttnCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c attnCase) 
 	}
 	refO, refL := allocLike(t, rt, ob), allocLike(t, rt, lse)
 	args.O.Buf, args.LSE = refO, refL
-	fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+	if err := runtime.WithHostArgs(ctx, rt, args, func() error {
+		fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	// Rows past the last varlen sequence are not written.
 	if e := maxErr(t, c.String()+" O", ob, refO, rows*c.hq*c.d); e > tolFor(c.dt) {
 		t.Errorf("%v: O max relative error %.3g > %g", c, e, tolFor(c.dt))

@@ -49,6 +49,6 @@ func ExampleExplainMatMul() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(e.Chosen().Op, e.Chosen().Arch.ISA)
-	// Output: matmul cpu
+	fmt.Println(e.Chosen().Op, e.Chosen().Doc != "")
+	// Output: matmul true
 }

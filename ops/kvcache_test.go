@@ -176,13 +176,18 @@ func checkDecode(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c cacheCase,
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := runtime.HostAttentionArgs(args, 1)
 	lref := make([]byte, 4*batch*c.hq*c.seqQ)
-	h.LSE, h.LSEBatchStride, h.LSEHeadStride = lref, c.hq*c.seqQ, c.seqQ
-	h.CuSeqQ = nil // dense query layout, so LSE is [batch, heads, seqQ] like the decode's
-	h.SeqQ = c.seqQ
-	h.Q.BatchStride, h.O.BatchStride = c.seqQ*c.hq*c.d, c.seqQ*c.hq*c.d
-	fallback.AttentionRef(h)
+	if err := runtime.WithHostArgs(ctx, rt, args, func() error {
+		h := runtime.HostAttentionArgs(args, 1)
+		h.LSE, h.LSEBatchStride, h.LSEHeadStride = lref, c.hq*c.seqQ, c.seqQ
+		h.CuSeqQ = nil // dense query layout, so LSE is [batch, heads, seqQ] like the decode's
+		h.SeqQ = c.seqQ
+		h.Q.BatchStride, h.O.BatchStride = c.seqQ*c.hq*c.d, c.seqQ*c.hq*c.d
+		fallback.AttentionRef(h)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := refL.Write(ctx, 0, lref); err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,12 @@ func runCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c mmCase) float6
 		t.Fatal(err)
 	}
 	rargs.D.Buf = ref
-	fallback.MatMulRef(runtime.HostMatMulArgs(rargs, 1))
+	if err := runtime.WithHostArgs(ctx, rt, rargs, func() error {
+		fallback.MatMulRef(runtime.HostMatMulArgs(rargs, 1))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	got := make([]float32, dm.Buf.Len())
 	want := make([]float32, ref.Len())
 	if err := dm.Buf.ReadFloat32(ctx, got); err != nil {

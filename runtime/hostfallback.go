@@ -87,10 +87,36 @@ var hostFallbackMu sync.Mutex
 // dirtyChunk is the granularity of the write-back comparison.
 const dirtyChunk = 4096
 
-func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) (err error) {
+func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) error {
+	what := fmt.Sprintf("%s: host fallback %s", inner.Op, inner.Name)
+	return withHostBuffers(ctx, what, bufferRefs(l.Args), func() error {
+		cpu := &Stream{rt: l.Runtime, impl: backend.NewQueue()}
+		defer cpu.impl.Close()
+		il := &Launch{Runtime: l.Runtime, Stream: cpu, Kernel: inner, Args: l.Args, Threads: l.Threads}
+		if err := inner.Launch(ctx, il); err != nil {
+			return err
+		}
+		return cpu.impl.Sync(ctx)
+	})
+}
+
+// WithHostArgs runs fn with every buffer reachable from args (an op's
+// argument struct) readable and writable through Buffer.Host, on any
+// backend: device buffers lend host copies while fn runs, and the byte
+// ranges fn changed are written back afterwards. It synchronizes the
+// runtime first. Tests use it to run a fallback reference on the
+// arguments of a call made on a GPU device; it is slow.
+func WithHostArgs(ctx context.Context, rt *Runtime, args any, fn func() error) error {
+	if err := rt.Synchronize(ctx); err != nil {
+		return err
+	}
+	return withHostBuffers(ctx, "with host args", bufferRefs(args), fn)
+}
+
+// withHostBuffers stages bufs through host shadows around fn.
+func withHostBuffers(ctx context.Context, what string, bufs []*Buffer, fn func() error) (err error) {
 	hostFallbackMu.Lock()
 	defer hostFallbackMu.Unlock()
-	bufs := bufferRefs(l.Args)
 	type staged struct {
 		m          backend.Stageable
 		host, orig []byte
@@ -101,28 +127,28 @@ func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) (err error) 
 			s.m.SetStaged(nil)
 		}
 	}()
+	seen := map[backend.Memory]bool{}
 	for _, b := range bufs {
-		m, ok := b.memory().(backend.Stageable)
+		mem := b.memory()
+		if mem == nil || seen[mem] {
+			continue
+		}
+		seen[mem] = true
+		m, ok := mem.(backend.Stageable)
 		if !ok {
-			if b.memory() != nil && b.memory().Host() != nil {
+			if mem.Host() != nil {
 				continue // already host memory
 			}
-			return fmt.Errorf("tcrt: %s: host fallback %s: a buffer's memory cannot be staged: %w", inner.Op, inner.Name, ErrUnsupported)
+			return fmt.Errorf("tcrt: %s: a buffer's memory cannot be staged: %w", what, ErrUnsupported)
 		}
 		host := make([]byte, b.Bytes())
 		if err := m.Read(ctx, 0, host); err != nil {
-			return fmt.Errorf("tcrt: %s: host fallback %s: staging an operand in: %w", inner.Op, inner.Name, err)
+			return fmt.Errorf("tcrt: %s: staging an operand in: %w", what, err)
 		}
 		st = append(st, staged{m: m, host: host, orig: bytes.Clone(host)})
 		m.SetStaged(host)
 	}
-	cpu := &Stream{rt: l.Runtime, impl: backend.NewQueue()}
-	defer cpu.impl.Close()
-	il := &Launch{Runtime: l.Runtime, Stream: cpu, Kernel: inner, Args: l.Args, Threads: l.Threads}
-	if err := inner.Launch(ctx, il); err != nil {
-		return err
-	}
-	if err := cpu.impl.Sync(ctx); err != nil {
+	if err := fn(); err != nil {
 		return err
 	}
 	var errs []error
@@ -134,7 +160,7 @@ func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) (err error) 
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("tcrt: %s: host fallback %s: writing results back: %w", inner.Op, inner.Name, err)
+		return fmt.Errorf("tcrt: %s: writing results back: %w", what, err)
 	}
 	return nil
 }

@@ -289,7 +289,19 @@ func ExplainOn(dev Device, op string, args any) Explanation {
 // described by args, why each was taken or rejected. The first kernel that
 // can run the call wins, unless one is forced.
 func (r *Runtime) Explain(op string, args any) Explanation {
-	return explain(op, args, r.forced[op], r.archReason)
+	return explain(op, args, r.forcedFor(op), r.archReason)
+}
+
+// forcedFor is the kernel forced for op; on a GPU device a forced CPU
+// kernel means its host fallback.
+func (r *Runtime) forcedFor(op string) string {
+	f := r.forced[op]
+	if f != "" && r.be.Device().GPU() {
+		if k := lookupKernel(f); k != nil && k.Arch.ISA == ISACPU {
+			f = hostFallbackPrefix + f
+		}
+	}
+	return f
 }
 
 func explain(op string, args any, forced string, archReason func(Arch) string) Explanation {

@@ -135,3 +135,18 @@ func (c *memCache) slice(addr uint64, n int) []byte {
 	}
 	return r.data[off : off+uint64(n)]
 }
+
+// Unmap removes the region at base and returns its bytes; it fails with
+// ErrSimConfig when no region starts there. Like Map, it must not run
+// while a launch uses the Memory.
+func (m *Memory) Unmap(base uint64) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, r := range m.regions {
+		if r.base == base {
+			m.regions = append(m.regions[:i], m.regions[i+1:]...)
+			return r.data, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no region at %#x", ErrSimConfig, base)
+}
