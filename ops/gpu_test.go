@@ -1,0 +1,504 @@
+package ops_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/ops"
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// The GPU suite: every registered GPU kernel through ops.*, against the CPU
+// backend on the same inputs. It runs on the simulated SM86/SM89 device in
+// every build, and on the real GPU in a -tags cuda build (gpuSuiteBackends
+// in gpu_cuda_test.go), so one suite covers both devices.
+
+// gpuSuiteBackends lists the devices the suite runs on; a -tags cuda build
+// adds CUDA.
+var gpuSuiteBackends = []struct {
+	kind runtime.BackendKind
+	arch int
+}{{runtime.BackendSim, 86}, {runtime.BackendSim, 89}}
+
+// forEachGPU runs fn on every device of the suite that opens.
+func forEachGPU(t *testing.T, fn func(t *testing.T, rt *runtime.Runtime)) {
+	if os.Getenv("TCRT_BACKEND") != "" || os.Getenv("TCRT_KERNEL") != "" {
+		t.Skip("the GPU suite picks its own devices and kernels; TCRT_BACKEND/TCRT_KERNEL are set")
+	}
+	for _, b := range gpuSuiteBackends {
+		t.Run(fmt.Sprintf("%s%d", b.kind, b.arch), func(t *testing.T) {
+			rt, err := runtime.Open(runtime.Options{Backend: b.kind, SimArch: b.arch})
+			if err != nil {
+				if b.kind != runtime.BackendSim {
+					t.Skip(err)
+				}
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			fn(t, rt)
+		})
+	}
+}
+
+// chosen asserts the kernel ops would run.
+func chosen(t *testing.T, e runtime.Explanation, err error, want string) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := e.Chosen(); k == nil || k.Name != want {
+		t.Fatalf("chose %v, want %s:\n%s", k, want, e)
+	}
+}
+
+func randF32(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = rng.Float32()*2 - 1
+	}
+	return v
+}
+
+func bufF32(t testing.TB, rt *runtime.Runtime, d tile.DType, v []float32, shape ...int) *runtime.Buffer {
+	t.Helper()
+	b, err := rt.Alloc(d, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteFloat32(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func readF32(t testing.TB, b *runtime.Buffer) []float32 {
+	t.Helper()
+	v := make([]float32, b.Len())
+	if err := b.ReadFloat32(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestGPUMatMulSM86 runs the SASS matmul (every layout, input and output
+// type, every tile, split-K, epilogues) through ops.MatMul and compares it
+// with the CPU reference kernel on the same (rounded) inputs.
+func TestGPUMatMulSM86(t *testing.T) {
+	ctx := context.Background()
+	ref, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU, Kernel: "cpu.matmul.reference"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	type mcase struct {
+		m, n, k   int
+		in, out   tile.DType
+		ta, tb    bool
+		act       ops.Activation
+		beta      float32
+		bias      bool
+		wantSplit bool
+	}
+	var cases []mcase
+	shapes := [][3]int{{1, 7, 8}, {7, 129, 64}, {129, 1000, 16}, {1000, 7, 24}, {65, 129, 40}}
+	i := 0
+	for _, s := range shapes {
+		for _, lay := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			in := []tile.DType{tile.F16, tile.BF16}[i%2]
+			out := []tile.DType{tile.F32, tile.F16, tile.BF16}[i%3]
+			act := []ops.Activation{ops.ActNone, ops.ActReLU, ops.ActGELU, ops.ActSiLU}[i%4]
+			cases = append(cases, mcase{m: s[0], n: s[1], k: s[2], in: in, out: out, ta: lay[0], tb: lay[1], act: act,
+				beta: []float32{0, 0.5}[i%2], bias: i%3 == 1})
+			i++
+		}
+	}
+	// split-K: small M and N, K >= 1024, f32 out, no activation
+	cases = append(cases, mcase{m: 7, n: 129, k: 1024, in: tile.F16, out: tile.F32, wantSplit: true},
+		mcase{m: 1, n: 7, k: 1032, in: tile.BF16, out: tile.F32, tb: true, beta: 0.25, bias: true, wantSplit: true})
+	if testing.Short() {
+		cases = append(cases[:8:8], cases[len(cases)-2:]...)
+	}
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 86))
+		for _, c := range cases {
+			name := fmt.Sprintf("%dx%dx%d %v->%v ta=%v tb=%v act=%v beta=%v bias=%v", c.m, c.n, c.k, c.in, c.out, c.ta, c.tb, c.act, c.beta, c.bias)
+			ashape, bshape := []int{c.m, c.k}, []int{c.k, c.n}
+			if c.ta {
+				ashape = []int{c.k, c.m}
+			}
+			if c.tb {
+				bshape = []int{c.n, c.k}
+			}
+			// operands copied along M or N need their rows padded to 8
+			// readable elements (the kernel's Supports rule): pad the
+			// stored row length to a multiple of 8
+			pad := func(s []int) []int { return []int{s[0], (s[1] + 7) / 8 * 8} }
+			ashape, bshape = pad(ashape), pad(bshape)
+			av, bv := randF32(rng, ashape[0]*ashape[1]), randF32(rng, bshape[0]*bshape[1])
+			cv, biasv := randF32(rng, c.m*c.n), randF32(rng, c.n)
+			var outs [2][]float32
+			for j, r := range []*runtime.Runtime{rt, ref} {
+				a := bufF32(t, r, c.in, av, ashape...)
+				b := bufF32(t, r, c.in, bv, bshape...)
+				d := bufF32(t, r, c.out, cv, c.m, c.n) // C is D, updated in place
+				am := ops.Matrix{Buf: a, Rows: ashape[0], Cols: c.k, LD: ashape[1], Trans: c.ta}
+				if c.ta {
+					am.Cols = c.m
+				}
+				bm := ops.Matrix{Buf: b, Rows: bshape[0], Cols: c.n, LD: bshape[1], Trans: c.tb}
+				if c.tb {
+					bm.Cols = c.k
+				}
+				dm := ops.Matrix{Buf: d, Rows: c.m, Cols: c.n, LD: c.n}
+				opt := ops.DefaultMatMulOptions()
+				opt.Act, opt.Beta = c.act, c.beta
+				if c.beta != 0 {
+					opt.C = &dm
+				}
+				if c.bias {
+					opt.Bias = bufF32(t, r, tile.F32, biasv, c.n)
+				}
+				if r == rt {
+					e, err := ops.ExplainMatMul(r, dm, am, bm, &opt)
+					chosen(t, e, err, "sass.matmul.sm86mm")
+				}
+				if err := ops.MatMul(ctx, r, dm, am, bm, &opt); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				outs[j] = readF32(t, d)
+			}
+			ulp := map[tile.DType]float64{tile.F32: 1e-6, tile.F16: 1e-3, tile.BF16: 8e-3}[c.out]
+			for e := range outs[0] {
+				got, want := float64(outs[0][e]), float64(outs[1][e])
+				if math.IsNaN(got) || math.Abs(got-want) > 2e-4*float64(c.k)+2*ulp*(1+math.Abs(want)) {
+					t.Fatalf("%s: element %d = %v, reference %v", name, e, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestGPUQuantizeSM86 runs the SASS per-tensor float8 quantiser through
+// ops.Quantize, bit for bit against the CPU, on both architectures.
+func TestGPUQuantizeSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 8))
+		want := "sass.quantize.f8.sm86"
+		if rt.Device().SM() == 89 {
+			want = "sass.quantize.f8.sm89"
+		}
+		for _, n := range []int{1, 7, 129, 1000, 4099} {
+			for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
+				x := make([]float32, n)
+				for i := range x { // wide range: saturation, subnormals, NaN, ±0
+					x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(40)-20))
+					switch rng.IntN(50) {
+					case 0:
+						x[i] = float32(math.NaN())
+					case 1:
+						x[i] = float32(math.Copysign(0, -1))
+					case 2:
+						x[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
+					}
+				}
+				scale := float32(math.Ldexp(1, rng.IntN(9)-4))
+				var outs [2][]byte
+				for j, r := range []*runtime.Runtime{rt, cpu} {
+					xb := bufF32(t, r, tile.F32, x, n)
+					qb := alloc(t, r, q, n)
+					poison(t, qb)
+					opt := &ops.QuantizeOptions{Source: ops.ScaleGiven, Scale: scale}
+					if r == rt {
+						e, err := ops.ExplainQuantize(r, qb, xb, opt)
+						chosen(t, e, err, want)
+					}
+					if err := ops.Quantize(ctx, r, qb, xb, opt); err != nil {
+						t.Fatal(err)
+					}
+					outs[j] = rawBytes(t, qb)
+				}
+				if string(outs[0]) != string(outs[1]) {
+					for i := range outs[0] {
+						if outs[0][i] != outs[1][i] {
+							t.Fatalf("%v n=%d scale %v: element %d of %v: got %#02x, CPU %#02x", q, n, scale, i, x[i], outs[0][i], outs[1][i])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestGPUScatterAddSM86 runs the SASS f32 scatter-add through ops.MScatter:
+// unique indices bit for bit, duplicates within rounding of some order.
+func TestGPUScatterAddSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 9))
+		for _, c := range []struct {
+			rows, cols, lanes int
+			mode              ops.IndexMode
+			unique            bool
+			oob               ops.OOB
+			it                tile.DType
+		}{
+			{1, 1, 1, ops.IndexRows, true, ops.OOBSkip, tile.S32},
+			{7, 3, 7, ops.IndexRows, true, ops.OOBClamp, tile.S32},
+			{129, 5, 100, ops.IndexRows, false, ops.OOBSkip, tile.S32},
+			{1000, 1, 1000, ops.IndexElements, true, ops.OOBClamp, tile.S32},
+			{1000, 1, 3000, ops.IndexElements, false, ops.OOBSkip, tile.S32},
+		} {
+			name := fmt.Sprintf("%+v", c)
+			lanes := c.lanes
+			idx := make([]int32, lanes)
+			perm := rng.Perm(c.rows * max(1, lanes/c.rows+1))
+			for i := range idx {
+				if c.unique {
+					idx[i] = int32(perm[i] % c.rows)
+					if lanes <= c.rows {
+						idx[i] = int32(perm[i]) % int32(c.rows)
+					}
+				} else {
+					idx[i] = int32(rng.IntN(c.rows))
+				}
+				if rng.IntN(20) == 0 && (!c.unique || c.oob == ops.OOBSkip) { // out of bounds: skipped or clamped
+					idx[i] = int32(c.rows + rng.IntN(5))
+				}
+			}
+			if c.unique { // unique rows among the in-bounds ones
+				p := rng.Perm(c.rows)
+				for i := range idx {
+					if int(idx[i]) < c.rows {
+						idx[i] = int32(p[i%c.rows])
+					}
+				}
+				if lanes > c.rows {
+					t.Fatalf("%s: more lanes than rows cannot be unique", name)
+				}
+			}
+			srcCols := c.cols
+			if c.mode == ops.IndexElements {
+				srcCols = 1
+			}
+			mem0 := randF32(rng, c.rows*c.cols)
+			src := randF32(rng, lanes*srcCols)
+			idxRaw := make([]byte, 4*lanes)
+			for i, v := range idx {
+				idxRaw[4*i], idxRaw[4*i+1], idxRaw[4*i+2], idxRaw[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+			}
+			var outs [2][]float32
+			for j, r := range []*runtime.Runtime{rt, cpu} {
+				mem := bufF32(t, r, tile.F32, mem0, c.rows, c.cols)
+				sb := bufF32(t, r, tile.F32, src, lanes, srcCols)
+				ib := bufWith(t, r, tile.S32, idxRaw, lanes)
+				opt := &ops.ScatterOptions{Mode: c.mode, Op: ops.ScatterAdd, OOB: c.oob}
+				if r == rt {
+					e, err := ops.ExplainMScatter(r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt)
+					chosen(t, e, err, "sass.mscatter.add.f32")
+				}
+				if err := ops.MScatter(ctx, r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				outs[j] = readF32(t, mem)
+			}
+			for e := range outs[0] {
+				got, want := outs[0][e], outs[1][e]
+				if c.unique && math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("%s: element %d = %v, CPU %v (unique indices: exact)", name, e, got, want)
+				}
+				if !c.unique && math.Abs(float64(got-want)) > 1e-5*float64(lanes) {
+					t.Fatalf("%s: element %d = %v, CPU %v", name, e, got, want)
+				}
+			}
+		}
+	})
+}
+
+// oobModule is a test-only module: one kernel that loads from its pointer
+// parameter plus a byte offset parameter and stores the word to its second
+// pointer.
+func oobModule(t *testing.T) *ptx.Module {
+	t.Helper()
+	p, err := sass.Parse(`
+S2R R0, SR_TID.X ;
+MOV R2, c[0x0][0x160] ;
+MOV R3, c[0x0][0x164] ;
+MOV R4, c[0x0][0x170] ;
+IADD3 R2, P0, R2, R4, RZ ;
+IADD3.X R3, RZ, R3, RZ, P0, !PT ;
+LDG.E R6, [R2.64] ;
+MOV R8, c[0x0][0x168] ;
+MOV R9, c[0x0][0x16c] ;
+STG.E [R8.64], R6 ;
+EXIT ;
+BRA 0xb0 ;
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := sass.Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cubins = map[int][]byte{}
+	for _, arch := range []int{86, 89} {
+		c, err := sass.WriteCubin(arch, sass.Kernel{Name: "tcrt_test_oob", Code: code, Registers: 16,
+			Params: []sass.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 4, Align: 4}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cubins[arch] = c
+	}
+	return &ptx.Module{Name: "tcrt_test_oob", Cubins: cubins}
+}
+
+// TestGPUKernelFault: a kernel reading out of bounds fails with a device
+// error naming it, its store never happens, and the runtime stays usable.
+func TestGPUKernelFault(t *testing.T) {
+	ctx := context.Background()
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		if !rt.Device().Simulated {
+			t.Skip("an illegal address is sticky for a real CUDA context")
+		}
+		mod := oobModule(t)
+		src := bufF32(t, rt, tile.F32, []float32{1, 2, 3, 4}, 4)
+		dst := bufF32(t, rt, tile.F32, []float32{-1}, 1)
+		ps, _ := runtime.DevicePtr(src)
+		pd, _ := runtime.DevicePtr(dst)
+		s := rt.DefaultStream()
+		launch := func(off uint64) error {
+			g := &runtime.GPULaunch{Module: mod, Func: "tcrt_test_oob", Grid: [3]int{1}, Block: [3]int{1},
+				Params: []uint64{ps, pd, off}}
+			if err := runtime.LaunchGPU(s, g); err != nil {
+				return err
+			}
+			return s.Synchronize(ctx)
+		}
+		err := launch(1 << 30) // far past the buffer
+		if !errors.Is(err, runtime.ErrDevice) || !strings.Contains(err.Error(), "tcrt_test_oob") ||
+			!strings.Contains(err.Error(), "CTA (0,0,0), warp 0, lane 0") {
+			t.Fatalf("out-of-bounds launch: %v", err)
+		}
+		if v := readF32(t, dst); v[0] != -1 {
+			t.Fatalf("the faulting kernel wrote %v", v)
+		}
+		if err := launch(8); err != nil { // the runtime is still usable
+			t.Fatal(err)
+		}
+		if v := readF32(t, dst); v[0] != 3 {
+			t.Fatalf("after the fault, a good launch wrote %v, want 3", v)
+		}
+	})
+}
+
+// TestGPUStreams runs quantisations on several streams at once (go test
+// -race checks the device's locking) and checks each against the CPU.
+func TestGPUStreams(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		const streams, n = 4, 1000
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 4))
+		x := randF32(rng, n)
+		xc := bufF32(t, cpu, tile.F32, x, n)
+		qc := alloc(t, cpu, tile.E4M3, n)
+		if err := ops.Quantize(ctx, cpu, qc, xc, &ops.QuantizeOptions{Source: ops.ScaleGiven, Scale: 3}); err != nil {
+			t.Fatal(err)
+		}
+		want := rawBytes(t, qc)
+		var wg sync.WaitGroup
+		errs := make(chan error, streams)
+		for range streams {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := rt.NewStream()
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer s.Close()
+				xb := bufF32(t, rt, tile.F32, x, n)
+				qbs := make([]*runtime.Buffer, 3)
+				for i := range qbs {
+					qbs[i] = alloc(t, rt, tile.E4M3, n)
+					if err := ops.Quantize(ctx, rt, qbs[i], xb, &ops.QuantizeOptions{Source: ops.ScaleGiven, Scale: 3, Stream: s}); err != nil {
+						errs <- err
+						return
+					}
+				}
+				if err := s.Synchronize(ctx); err != nil {
+					errs <- err
+					return
+				}
+				for _, q := range qbs {
+					got := make([]byte, n)
+					if err := q.Read(ctx, 0, got); err != nil || string(got) != string(want) {
+						errs <- fmt.Errorf("stream result differs from the CPU (%v)", err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestGPUHostFallbackAttention: an op with no GPU kernel runs on the host
+// fallback of the simulated device and matches the CPU.
+func TestGPUHostFallbackAttention(t *testing.T) {
+	ctx := context.Background()
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 5))
+		shape := []int{1, 7, 2, 64}
+		n := 7 * 2 * 64
+		q := bufF32(t, rt, tile.F16, randF32(rng, n), shape...)
+		k := bufF32(t, rt, tile.F16, randF32(rng, n), shape...)
+		v := bufF32(t, rt, tile.F16, randF32(rng, n), shape...)
+		o := alloc(t, rt, tile.F16, shape...)
+		poison(t, o)
+		e, err := ops.ExplainAttention(rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := e.Chosen(); c == nil || !strings.HasPrefix(c.Name, "host.") {
+			t.Fatalf("chose %v:\n%s", c, e)
+		}
+		if err := ops.Attention(ctx, rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), nil); err != nil {
+			t.Fatal(err)
+		}
+		args, _, err := ops.AttentionPlan(rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := alloc(t, rt, tile.F16, shape...)
+		args.O.Buf = ref
+		if err := runtime.WithHostArgs(ctx, rt, args, func() error {
+			fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if e := maxErr(t, "O", o, ref, -1); e > tolFor(tile.F16) {
+			t.Fatalf("max relative error %g", e)
+		}
+	})
+}
