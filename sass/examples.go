@@ -71,6 +71,7 @@ func exampleOperand(o ospec, k int) Operand {
 func Examples() Program {
 	var p Program
 	var ops []string
+	ensureTables()
 	for op := range formsByOp {
 		ops = append(ops, string(op))
 	}

@@ -11,6 +11,7 @@ import (
 func explain(b []byte) string {
 	w := word{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
 	var out []string
+	ensureTables()
 	fs := formsByCode[w.get(0, 12)]
 	if len(fs) == 0 {
 		return "no form has this opcode"

@@ -107,6 +107,7 @@ func (i Inst) guardBits() (uint64, error) {
 
 // findForm returns the form and slot values that encode i.
 func (i Inst) findForm() (*form, []uint64, error) {
+	ensureTables()
 	fs, ok := formsByOp[i.Op]
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s", ErrUnknownOp, i.Op)
@@ -237,6 +238,7 @@ func DecodeWord(b []byte) (Inst, error) {
 }
 
 func decodeWord(w word) (Inst, error) {
+	ensureTables()
 	fs := formsByCode[w.get(0, 12)]
 	for _, f := range fs {
 		if w[0]&f.mask[0] != f.val[0] || w[1]&f.mask[1] != f.val[1] {

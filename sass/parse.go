@@ -68,6 +68,7 @@ func ParseInst(s string, pc int64) (Inst, error) {
 	if !hasCtrl && tight {
 		i.Ctrl.Yield = true
 	}
+	ensureTables()
 	fs, ok := formsByOp[i.Op]
 	if !ok {
 		return Inst{}, fmt.Errorf("%w: %s", ErrUnknownOp, i.Op)

@@ -272,6 +272,7 @@ func locs(ls []Loc) string {
 
 // TestDepTableCoversModel: every opcode the encoder knows has a row.
 func TestDepTableCoversModel(t *testing.T) {
+	ensureTables()
 	for op := range formsByOp {
 		if len(depByOp[op]) == 0 {
 			t.Errorf("%s: no row in depTable", op)

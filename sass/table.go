@@ -1,5 +1,7 @@
 package sass
 
+import "sync"
+
 // The encoding tables. Every line is one opcode form (or, with an 'x' code,
 // the ALU forms of one opcode); see def for the notation. Bit positions are
 // those of the 128-bit word (bit 64 is bit 0 of the high half). Each was
@@ -97,8 +99,16 @@ var tables = []string{
 	`ATOMG 3a9 72:1{?,E} 0:0{CAS} 73:3{_,?,64} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MA@24/0, R@32, R@64`,
 }
 
-func init() {
-	for _, t := range tables {
-		def(t)
-	}
+// The forms are built on first use, not at init: a program that imports
+// the package (through the runtime) but never touches SASS pays nothing.
+var tablesOnce sync.Once
+
+// ensureTables builds the forms; every entry point reading formsByOp or
+// formsByCode calls it first.
+func ensureTables() {
+	tablesOnce.Do(func() {
+		for _, t := range tables {
+			def(t)
+		}
+	})
 }
