@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tcrt-go/tcrt/fallback"
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
 // The hand-scheduled SM86/SM89 SASS matmul (kernels/sm86mm), registered
-// for the CUDA backend by cuda_sm86mm.go (-tags cuda). This file holds its
-// selection rule and launch plan, which build without cuda so that the
-// CPU-side tests can check them. Nothing here has run on a GPU.
+// for every SM86/SM89 device, real (CUDA) or simulated. This file holds its
+// selection rule and turns a call into kernels/sm86mm's Problem. Nothing
+// here has run on a GPU.
 //
 // Supports (sm86mmSupports) accepts a call when:
 //   - A and B are both f16 or both bf16, either one transposed or not
@@ -34,53 +32,8 @@ import (
 //   - the element offsets the kernel forms in 32 bits fit: stored rows*ld
 //     of A, B, C and D below 2^31.
 //
-// Tile rule (sm86mmPlan): M <= 64 takes the 64x128 small-M tile; else N
-// <= 64 takes 128x64; else 128x128. Split-K: when the activation is none,
-// D is f32, K >= 1024 and the tile grid fills fewer than half the device's
-// SMs, K is cut into s = min(ceil(SMs / CTAs), K/256, 16) chunks of kc =
-// roundUp(ceil(K/s), 32): the plain kernel computes the first chunk with
-// beta*C and bias (so D needs no zeroing), then the split kernel's CTAs
-// (grid z = the other chunks) add alpha times their partial products with
-// RED.E.ADD.F32 (so the sum's order, and its last bits, vary from run to
-// run). An activation cannot follow the reduction in-kernel, so calls with
-// one are never split.
-
-// sm86mmTiles are kernels/sm86mm's tiles by Tile value: TM, TN, threads,
-// dynamic shared bytes (TestSM86MatMulTables checks them against the
-// package).
-var sm86mmTiles = [3]struct{ TM, TN, Threads, Shared int }{
-	{128, 128, 256, 64 << 10},
-	{128, 64, 128, 48 << 10},
-	{64, 128, 128, 48 << 10},
-}
-
-// sm86mmPlanT is how one call runs.
-type sm86mmPlanT struct {
-	Tile   int // kernels/sm86mm Tile value
-	Splits int // K chunks, 1 = no split
-	KC     int // chunk length (split only)
-}
-
-func sm86mmPlan(a *MatMulArgs, sms int) sm86mmPlanT {
-	p := sm86mmPlanT{Tile: 0, Splits: 1}
-	switch {
-	case a.M <= 64:
-		p.Tile = 2
-	case a.N <= 64:
-		p.Tile = 1
-	}
-	t := sm86mmTiles[p.Tile]
-	ctas := ((a.M + t.TM - 1) / t.TM) * ((a.N + t.TN - 1) / t.TN)
-	_, _, td := a.DTypes()
-	if a.Act == fallback.ActNone && td == tile.F32 && a.K >= 1024 && 2*ctas < sms {
-		s := min((sms+ctas-1)/ctas, a.K/256, 16)
-		if s > 1 {
-			kc := ((a.K+s-1)/s + 31) / 32 * 32
-			p.Splits, p.KC = (a.K+kc-1)/kc, kc
-		}
-	}
-	return p
-}
+// The tile, split-K and launch plan is kernels/sm86mm's (Plan), the one
+// copy the simulator tests call too.
 
 func sm86mmSupports(args any) error {
 	a, ok := args.(*MatMulArgs)
@@ -138,29 +91,34 @@ func sm86mmSupports(args any) error {
 	return nil
 }
 
-// sm86mmKernel is the registry entry; module returns the embedded module
-// (kernels/sm86mm.Module, from the cuda-tagged file) and name a kernel's
-// symbol for (tile, input, output, split, A transposed, B transposed).
-func sm86mmKernel(module func() *ptx.Module, name func(t int, in, out tile.DType, split, transA, transB bool) string) Kernel {
+// sm86mmKernel is the registry entry.
+func sm86mmKernel() Kernel {
 	return Kernel{
 		Name:       "sass.matmul.sm86mm",
 		Op:         OpMatMul,
-		Arch:       Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: module()},
+		Arch:       Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86mm.Module()},
 		Preference: 200,
 		Doc:        "hand-scheduled SASS (kernels/sm86mm): LDGSTS ring, LDSM, HMMA.16816.F32; 128x128 / 128x64 / 64x128 tiles, NN/NT/TN/TT, split-K (unverified on a GPU)",
 		Supports:   sm86mmSupports,
-		Launch: func(ctx context.Context, l *Launch) error {
-			return sm86mmLaunch(l, module(), name)
-		},
+		Launch:     sm86mmLaunch,
 	}
 }
 
-func sm86mmLaunch(l *Launch, m *ptx.Module, name func(int, tile.DType, tile.DType, bool, bool, bool) string) error {
-	a := l.Args.(*MatMulArgs)
+// sm86mmProblem is batch b of a in the plan's terms.
+func sm86mmProblem(a *MatMulArgs, b int) (sm86mm.Problem, error) {
 	ta, _, td := a.DTypes()
-	p := sm86mmPlan(a, l.Runtime.Device().SMs)
-	t := sm86mmTiles[p.Tile]
-	ptrOf := func(mx Matrix, b int) (uint64, error) {
+	p := sm86mm.Problem{M: a.M, N: a.N, K: a.K, TransA: a.A.Trans, TransB: a.B.Trans,
+		LDA: a.A.LD, LDB: a.B.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: int(a.Act)}
+	if ta == tile.BF16 {
+		p.In = sm86mm.BF16
+	}
+	switch td {
+	case tile.F16:
+		p.Out = sm86mm.OutF16
+	case tile.BF16:
+		p.Out = sm86mm.OutBF16
+	}
+	ptrOf := func(mx Matrix) (uint64, error) {
 		if mx.Buf == nil {
 			return 0, nil
 		}
@@ -170,47 +128,42 @@ func sm86mmLaunch(l *Launch, m *ptx.Module, name func(int, tile.DType, tile.DTyp
 		}
 		return base + uint64((mx.Offset+b*mx.BatchStride)*mx.Buf.DType().Size()), nil
 	}
-	var bias uint64
-	if a.Bias != nil {
-		var err error
-		if bias, err = DevicePtr(a.Bias); err != nil {
-			return err
+	var err error
+	for _, o := range []struct {
+		m   Matrix
+		dst *uint64
+	}{{a.D, &p.D}, {a.A, &p.A}, {a.B, &p.B}} {
+		if *o.dst, err = ptrOf(o.m); err != nil {
+			return p, err
 		}
 	}
+	if a.C.Buf != nil && a.Beta != 0 {
+		if p.C, err = ptrOf(a.C); err != nil {
+			return p, err
+		}
+		p.LDC = a.C.LD
+	} else {
+		p.Beta = 0
+	}
+	if a.Bias != nil {
+		if p.Bias, err = DevicePtr(a.Bias); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func sm86mmLaunch(_ context.Context, l *Launch) error {
+	a := l.Args.(*MatMulArgs)
+	m := sm86mm.Module()
 	for b := 0; b < a.Batch; b++ {
-		var ps [5]uint64
-		for i, mx := range []Matrix{a.D, a.A, a.B, a.C} {
-			v, err := ptrOf(mx, b)
-			if err != nil {
-				return err
-			}
-			ps[i] = v
-		}
-		beta, cp, ldc := a.Beta, ps[3], a.C.LD
-		if a.C.Buf == nil {
-			beta, cp, ldc = 0, 0, 0
-		}
-		params := func(K, kc, koff int, beta float32, cp, bias uint64) []uint64 {
-			return []uint64{ptx.Ptr(ps[0]), ptx.Ptr(ps[1]), ptx.Ptr(ps[2]),
-				ptx.U32(uint32(a.M)), ptx.U32(uint32(a.N)), ptx.U32(uint32(K)),
-				ptx.U32(uint32(a.A.LD)), ptx.U32(uint32(a.B.LD)), ptx.U32(uint32(a.D.LD)),
-				ptx.F32(a.Alpha), ptx.F32(beta), ptx.U32(uint32(ldc)), ptx.U32(uint32(a.Act)),
-				ptx.Ptr(cp), ptx.Ptr(bias), ptx.U32(uint32(kc)), ptx.U32(uint32(koff))}
-		}
-		grid := [3]int{(a.N + t.TN - 1) / t.TN, (a.M + t.TM - 1) / t.TM, 1}
-		k0 := a.K
-		if p.Splits > 1 {
-			k0 = p.KC
-		}
-		g := &GPULaunch{Module: m, Func: name(p.Tile, ta, td, false, a.A.Trans, a.B.Trans), Grid: grid, Block: [3]int{t.Threads},
-			SharedBytes: t.Shared, Params: params(k0, 0, 0, beta, cp, bias)}
-		if err := LaunchGPU(l.Stream, g); err != nil {
+		p, err := sm86mmProblem(a, b)
+		if err != nil {
 			return err
 		}
-		if p.Splits > 1 {
-			grid[2] = p.Splits - 1
-			g := &GPULaunch{Module: m, Func: name(p.Tile, ta, td, true, a.A.Trans, a.B.Trans), Grid: grid, Block: [3]int{t.Threads},
-				SharedBytes: t.Shared, Params: params(a.K, p.KC, p.KC, 0, 0, 0)}
+		_, ls := sm86mm.Plan(p, l.Runtime.Device().SMs)
+		for _, k := range ls {
+			g := &GPULaunch{Module: m, Func: k.Func, Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes, Params: k.Params}
 			if err := LaunchGPU(l.Stream, g); err != nil {
 				return err
 			}
@@ -219,28 +172,8 @@ func sm86mmLaunch(l *Launch, m *ptx.Module, name func(int, tile.DType, tile.DTyp
 	return nil
 }
 
-// Registers the hand-scheduled SM86/SM89 matmul (rule and plan in
-// sm86mm.go). Unverified on a GPU: no run has loaded these cubins.
+// Registers the hand-scheduled SM86/SM89 matmul. Unverified on a GPU: no
+// run has loaded these cubins.
 func init() {
-	Register(sm86mmKernel(sm86mm.Module, sm86mmName))
-}
-
-// sm86mmName is the kernel symbol for a tile, input and output type and
-// operand layout.
-func sm86mmName(t int, in, out tile.DType, split, transA, transB bool) string {
-	return sm86mmConfig(t, in, out, split, transA, transB).Name()
-}
-
-func sm86mmConfig(t int, in, out tile.DType, split, transA, transB bool) sm86mm.Config {
-	c := sm86mm.Config{Tile: sm86mm.Tile(t), SplitK: split, TransA: transA, TransB: transB}
-	if in == tile.BF16 {
-		c.In = sm86mm.BF16
-	}
-	switch out {
-	case tile.F16:
-		c.Out = sm86mm.OutF16
-	case tile.BF16:
-		c.Out = sm86mm.OutBF16
-	}
-	return c
+	Register(sm86mmKernel())
 }

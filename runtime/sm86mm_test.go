@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
-	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -23,7 +21,7 @@ func withSM86MatMul(t *testing.T) {
 		registry.mu.Unlock()
 	})
 	if lookupKernel("sass.matmul.sm86mm") == nil {
-		Register(sm86mmKernel(sm86mm.Module, func(tl int, in, out tile.DType, split, ta, tb bool) string { return "" }))
+		Register(sm86mmKernel())
 	}
 }
 
@@ -156,46 +154,5 @@ func TestSM86MatMulTransposed(t *testing.T) {
 	}
 	if k := rt.Explain(OpMatMul, b).Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
 		t.Errorf("B^T N=70: chosen %v", k)
-	}
-}
-
-// TestSM86MatMulTables: the runtime's copy of the tile table matches the
-// generator.
-func TestSM86MatMulTables(t *testing.T) {
-	for i, tl := range sm86mm.Tiles() {
-		g := sm86mm.Config{Tile: tl}.Geometry()
-		got := sm86mmTiles[i]
-		if int(tl) != i || got.TM != g.TM || got.TN != g.TN || got.Threads != g.Threads() || got.Shared != g.SharedBytes() {
-			t.Errorf("tile %d: runtime %+v, generator %+v (%d threads, %d shared)", i, got, g, g.Threads(), g.SharedBytes())
-		}
-	}
-	if m := sm86mm.Module(); len(m.Cubins) != 2 {
-		t.Errorf("module %+v", m)
-	}
-	var _ *ptx.Module = sm86mm.Module()
-}
-
-// TestSM86MatMulPlan: the documented tile and split-K rule.
-func TestSM86MatMulPlan(t *testing.T) {
-	rt, err := Open(Options{Backend: BackendCPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	for _, c := range []struct {
-		M, N, K, sms int
-		want         sm86mmPlanT
-	}{
-		{4096, 4096, 4096, 84, sm86mmPlanT{0, 1, 0}},
-		{4096, 64, 512, 84, sm86mmPlanT{1, 1, 0}},
-		{16, 4096, 512, 84, sm86mmPlanT{2, 1, 0}},
-		{16, 1024, 4096, 84, sm86mmPlanT{2, 11, 384}}, // 8 CTAs: ceil(84/8) = 11 chunks
-		{16, 8192, 4096, 84, sm86mmPlanT{2, 1, 0}},    // 64 CTAs: no split
-		{1, 256, 1024, 84, sm86mmPlanT{2, 4, 256}},    // K/256 = 4
-	} {
-		a := sm86Args(t, rt, tile.F16, c.M, c.N, c.K)
-		if got := sm86mmPlan(a, c.sms); got != c.want {
-			t.Errorf("M=%d N=%d K=%d: plan %+v, want %+v", c.M, c.N, c.K, got, c.want)
-		}
 	}
 }

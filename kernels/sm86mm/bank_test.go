@@ -52,7 +52,11 @@ func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
 	if err := mem.Map("out", out, buf); err != nil {
 		t.Fatal(err)
 	}
-	par := params(out, 0x10000000000, 0x20000000000, 0, 0, 256, 256, 256, 264, 264, 256, 256, 1, 0, 0, 0, 0)
+	_, ls := Plan(Problem{M: 256, N: 256, K: 256, D: out, A: 0x10000000000, B: 0x20000000000, LDA: 264, LDB: 264, LDD: 256, Alpha: 1, NoSplit: true}, 1)
+	par, err := PackParams(ls[0].Params)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Launch(sass.SimConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{T, 1, 1}, SharedBytes: g.SharedBytes(), Params: par, Memory: mem}); err != nil {
 		t.Fatalf("%s: %v", c.Name(), err)
 	}

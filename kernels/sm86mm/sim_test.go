@@ -80,32 +80,12 @@ func simFor(t *testing.T, c Config) *sass.Sim {
 	return s
 }
 
-// params packs the kernel's parameters.
-func params(d, a, b, cc, bias uint64, M, N, K, lda, ldb, ldd, ldc int, alpha, beta float32, act, kc, koff int) []byte {
-	var par []byte
-	for _, v := range []uint64{d, a, b} {
-		par = binary.LittleEndian.AppendUint64(par, v)
-	}
-	for _, v := range []int{M, N, K, lda, ldb, ldd} {
-		par = binary.LittleEndian.AppendUint32(par, uint32(v))
-	}
-	par = binary.LittleEndian.AppendUint32(par, math.Float32bits(alpha))
-	par = binary.LittleEndian.AppendUint32(par, math.Float32bits(beta))
-	par = binary.LittleEndian.AppendUint32(par, uint32(ldc))
-	par = binary.LittleEndian.AppendUint32(par, uint32(act))
-	par = binary.LittleEndian.AppendUint64(par, cc)
-	par = binary.LittleEndian.AppendUint64(par, bias)
-	par = binary.LittleEndian.AppendUint32(par, uint32(kc))
-	return binary.LittleEndian.AppendUint32(par, uint32(koff))
-}
-
 // simCase runs the kernel for one shape and epilogue in the simulator
 // (poison mode) and returns the largest error relative to max(|ref|, 1)
 // against the float64 reference (fallback.MatMulRef with an f32 D); it
 // fails on any fault, any poisoned output left or any padding written.
 func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64 {
 	t.Helper()
-	g := c.Geometry()
 	// stored shapes: A M x K (K x M with TransA), B K x N (N x K with
 	// TransB); ld is the stored row rounded up to 8, plus 8 of padding
 	ar, ac, br, bc := M, K, K, N
@@ -202,29 +182,26 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 			*r.addr = r.base
 		}
 	}
-	launch := func(c Config, K, splits, kc, koff int, beta float32) {
-		_, err := simFor(t, c).Launch(sass.SimConfig{
-			Grid:        g.Grid(M, N, splits),
-			Block:       [3]int{g.Threads(), 1, 1},
-			SharedBytes: g.SharedBytes(),
-			Params:      params(dBase, aBase, bBase, cAddr, biasAddr, M, N, K, lda, ldb, ldd, ldc, e.alpha, beta, int(e.act), kc, koff),
-			Memory:      mem,
-			Poison:      true,
+	// the launches come from Plan, the device-level operator the runtime
+	// calls: the same grid, split and parameter packing
+	prob := Problem{M: M, N: N, K: K, In: c.In, Out: c.Out, TransA: c.TransA, TransB: c.TransB,
+		D: dBase, A: aBase, B: bBase, C: cAddr, Bias: biasAddr, LDD: ldd, LDA: lda, LDB: ldb, LDC: ldc,
+		Alpha: e.alpha, Beta: e.beta, Act: int(e.act), Splits: max(e.splits, 1)}
+	_, launches := Plan(prob, 1)
+	if (e.splits > 1) != (len(launches) == 2) {
+		t.Fatalf("%s M=%d N=%d K=%d %+v: plan has %d launches", c.Name(), M, N, K, e, len(launches))
+	}
+	for _, l := range launches {
+		par, err := PackParams(l.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = simFor(t, l.Config).Launch(sass.SimConfig{
+			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: par, Memory: mem, Poison: true,
 		})
 		if err != nil {
-			t.Fatalf("%s M=%d N=%d K=%d %+v: %v", c.Name(), M, N, K, e, err)
+			t.Fatalf("%s M=%d N=%d K=%d %+v: %v", l.Func, M, N, K, e, err)
 		}
-	}
-	if e.splits > 0 {
-		kc := roundUp((K+e.splits-1)/e.splits, TileK)
-		launch(c, min(K, kc), 0, 0, 0, e.beta)
-		sc := c
-		sc.SplitK = true
-		if rest := (K - kc + kc - 1) / kc; rest > 0 {
-			launch(sc, K, rest, kc, kc, 0)
-		}
-	} else {
-		launch(c, K, 0, 0, 0, e.beta)
 	}
 	ref := make([]byte, 4*M*N)
 	args := &fallback.MatMulArgs{
