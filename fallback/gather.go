@@ -11,33 +11,15 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// IndexMode says what an index of a gather or scatter selects.
-type IndexMode uint8
+// IndexMode says what an index of a gather or scatter selects (defined in
+// package tile).
+type IndexMode = tile.IndexMode
 
 // Index modes.
 const (
-	// IndexRows: index tile element r selects a whole row of a table
-	// (dst[r, :] = table[idx[r], :]).
-	IndexRows IndexMode = iota
-	// IndexElements: index tile element (r, c) selects one element of a flat
-	// memory (dst[r, c] = mem[idx[r, c]]).
-	IndexElements
-	numIndexModes
+	IndexRows     = tile.IndexRows
+	IndexElements = tile.IndexElements
 )
-
-// String names the mode.
-func (m IndexMode) String() string {
-	switch m {
-	case IndexRows:
-		return "rows"
-	case IndexElements:
-		return "elements"
-	}
-	return "mode(?)"
-}
-
-// Valid reports whether m is a defined mode.
-func (m IndexMode) Valid() bool { return m < numIndexModes }
 
 // TileData is a resolved tile descriptor with its storage (Tile.Bytes()
 // bytes, elements little-endian).

@@ -1,49 +1,22 @@
 package fallback
 
 import (
-	"math"
 	"unsafe"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Activation is the element-wise function of the matmul epilogue.
-type Activation uint8
+// Activation is the matmul epilogue's element-wise function (defined in
+// package tile).
+type Activation = tile.Activation
 
 // Activations.
 const (
-	ActNone Activation = iota
-	ActReLU            // max(x, 0)
-	ActGELU            // tanh approximation: 0.5x(1+tanh(√(2/π)(x+0.044715x³)))
-	ActSiLU            // x·sigmoid(x)
-	numActivations
+	ActNone = tile.ActNone
+	ActReLU = tile.ActReLU
+	ActGELU = tile.ActGELU
+	ActSiLU = tile.ActSiLU
 )
-
-var activationNames = [numActivations]string{"none", "relu", "gelu", "silu"}
-
-// String names the activation.
-func (a Activation) String() string {
-	if a >= numActivations {
-		return "activation(?)"
-	}
-	return activationNames[a]
-}
-
-// Valid reports whether a is a defined activation.
-func (a Activation) Valid() bool { return a < numActivations }
-
-// Apply evaluates the activation in float64.
-func (a Activation) Apply(x float64) float64 {
-	switch a {
-	case ActReLU:
-		return math.Max(x, 0)
-	case ActGELU:
-		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-	case ActSiLU:
-		return x / (1 + math.Exp(-x))
-	}
-	return x
-}
 
 // Matrix is a strided batch of row-major matrices in host memory.
 // Element (i, j) of batch b is at Data[(b*BatchStride + i*LD + j) * size].

@@ -352,7 +352,7 @@ func TestMatMulFastEpilogue(t *testing.T) {
 		c.Alpha, c.Beta = ab[0], ab[1]
 		check(t, r, c)
 	}
-	for act := range numActivations {
+	for act := ActNone; act.Valid(); act++ {
 		for _, bias := range []bool{false, true} {
 			c := f32Case(23, 41, 17)
 			c.Act, c.Bias = act, bias

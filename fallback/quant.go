@@ -1,72 +1,28 @@
 package fallback
 
 import (
-	"fmt"
 	"math"
 	"unsafe"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Granularity is how a float8 quantisation shares scales. The input is seen
-// as a Rows×Cols matrix (its last dimension the columns, all others
-// flattened into rows); it is cut into blocks of BlockRows×BlockCols, each
-// with one scale. Partial last blocks (when Rows or Cols is not a multiple of
-// the block size) are allowed: they hold the remaining rows or columns and
-// get their own scale, computed from the values they hold.
-type Granularity uint8
+// Granularity is how a float8 quantisation shares scales (defined in
+// package tile).
+type Granularity = tile.Granularity
 
 // Granularities.
 const (
-	PerTensor    Granularity = iota // one scale
-	PerRow                          // one scale per row (per token)
-	PerColumn                       // one scale per column (per channel)
-	Block1x128                      // one scale per 1×128 run of a row (activations)
-	Block128x128                    // one scale per 128×128 tile (weights)
-	MX                              // OCP MX: one E8M0 power-of-two scale per 32 consecutive values of a row
-	numGranularities
+	PerTensor    = tile.PerTensor
+	PerRow       = tile.PerRow
+	PerColumn    = tile.PerColumn
+	Block1x128   = tile.Block1x128
+	Block128x128 = tile.Block128x128
+	MX           = tile.MX
 )
 
-var granularityNames = [numGranularities]string{"tensor", "row", "column", "1x128", "128x128", "mx"}
-
-// String names the granularity ("tensor", "row", "column", "1x128",
-// "128x128", "mx").
-func (g Granularity) String() string {
-	if g >= numGranularities {
-		return fmt.Sprintf("granularity(%d)", uint8(g))
-	}
-	return granularityNames[g]
-}
-
-// Valid reports whether g is defined.
-func (g Granularity) Valid() bool { return g < numGranularities }
-
-// Block returns the block shape for a rows×cols input.
-func (g Granularity) Block(rows, cols int) (br, bc int) {
-	switch g {
-	case PerRow:
-		return 1, cols
-	case PerColumn:
-		return rows, 1
-	case Block1x128:
-		return 1, 128
-	case Block128x128:
-		return 128, 128
-	case MX:
-		return 1, MXBlock
-	}
-	return rows, cols
-}
-
-// ScaleGrid returns the number of block rows and block columns (the shape
-// of the scales tensor) for a rows×cols input: ⌈rows/br⌉ × ⌈cols/bc⌉.
-func (g Granularity) ScaleGrid(rows, cols int) (sr, sc int) {
-	br, bc := g.Block(rows, cols)
-	return (rows + br - 1) / br, (cols + bc - 1) / bc
-}
-
 // MXBlock is the OCP MX block size.
-const MXBlock = 32
+const MXBlock = tile.MXBlock
 
 // ScaleFromAmax is the current-scaling rule (Transformer Engine's): the
 // scale multiplies values before encoding,

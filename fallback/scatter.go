@@ -7,39 +7,17 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// ScatterOp is what a scatter does with each value it sends.
-type ScatterOp uint8
+// ScatterOp is what a scatter does with each value it sends (defined in
+// package tile).
+type ScatterOp = tile.ScatterOp
 
 // Scatter operations.
 const (
-	// ScatterStore writes the value (plain scatter).
-	ScatterStore ScatterOp = iota
-	// ScatterAdd adds it (f32, f16, bf16, f64, s32, u32).
-	ScatterAdd
-	// ScatterMax keeps the larger (s32, u32, f32).
-	ScatterMax
-	// ScatterMin keeps the smaller (s32, u32, f32).
-	ScatterMin
-	numScatterOps
+	ScatterStore = tile.ScatterStore
+	ScatterAdd   = tile.ScatterAdd
+	ScatterMax   = tile.ScatterMax
+	ScatterMin   = tile.ScatterMin
 )
-
-// String names the operation.
-func (o ScatterOp) String() string {
-	switch o {
-	case ScatterStore:
-		return "store"
-	case ScatterAdd:
-		return "add"
-	case ScatterMax:
-		return "max"
-	case ScatterMin:
-		return "min"
-	}
-	return "scatterop(?)"
-}
-
-// Valid reports whether o is a defined operation.
-func (o ScatterOp) Valid() bool { return o < numScatterOps }
 
 // ScatterArgs is one scatter on host memory.
 //

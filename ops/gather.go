@@ -20,14 +20,14 @@ func DenseTile(b *runtime.Buffer) Tile { return runtime.DenseTile(b) }
 func TileOf(b *runtime.Buffer, desc tile.Tile) Tile { return Tile{Buf: b, Desc: desc} }
 
 // IndexMode says what an index of a gather or scatter selects.
-type IndexMode = runtime.IndexMode
+type IndexMode = tile.IndexMode
 
 // Index modes for GatherOptions.Mode and ScatterOptions.Mode.
 const (
 	// IndexRows: idx[r] selects a whole table row (the default).
-	IndexRows = IndexMode(0)
+	IndexRows = tile.IndexRows
 	// IndexElements: idx[r, c] selects one element of a flat memory.
-	IndexElements = IndexMode(1)
+	IndexElements = tile.IndexElements
 )
 
 // OOB is the out-of-bounds policy for gather and scatter indices.

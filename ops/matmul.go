@@ -16,14 +16,14 @@ type Matrix = runtime.Matrix
 func MatrixOf(b *runtime.Buffer) Matrix { return runtime.MatrixOf(b) }
 
 // Activation is the matmul epilogue's element-wise function.
-type Activation = runtime.Activation
+type Activation = tile.Activation
 
 // Activations for MatMulOptions.Act.
 const (
-	ActNone = runtime.Activation(0)
-	ActReLU = runtime.Activation(1)
-	ActGELU = runtime.Activation(2) // tanh form
-	ActSiLU = runtime.Activation(3)
+	ActNone = tile.ActNone
+	ActReLU = tile.ActReLU
+	ActGELU = tile.ActGELU // tanh form
+	ActSiLU = tile.ActSiLU
 )
 
 // MatMulOptions are the optional parts of a matmul. The values are taken

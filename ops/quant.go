@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 
-	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -15,17 +14,17 @@ import (
 // 1×1). Partial last blocks are allowed: a block at the right or bottom edge
 // holds the remaining columns or rows and gets its own scale from the values
 // it holds.
-type Granularity = runtime.Granularity
+type Granularity = tile.Granularity
 
 // Granularities, with the shape of their scales tensor (ScaleShape) for an
 // R×C input.
 const (
-	PerTensor    = fallback.PerTensor    // [1]
-	PerRow       = fallback.PerRow       // [R]: per token
-	PerColumn    = fallback.PerColumn    // [C]: per channel
-	Block1x128   = fallback.Block1x128   // [R, ⌈C/128⌉]: activations
-	Block128x128 = fallback.Block128x128 // [⌈R/128⌉, ⌈C/128⌉]: weights
-	MX           = fallback.MX           // [R, ⌈C/32⌉] E8M0 bytes in a U8 tensor
+	PerTensor    = tile.PerTensor    // [1]
+	PerRow       = tile.PerRow       // [R]: per token
+	PerColumn    = tile.PerColumn    // [C]: per channel
+	Block1x128   = tile.Block1x128   // [R, ⌈C/128⌉]: activations
+	Block128x128 = tile.Block128x128 // [⌈R/128⌉, ⌈C/128⌉]: weights
+	MX           = tile.MX           // [R, ⌈C/32⌉] E8M0 bytes in a U8 tensor
 )
 
 // ScaleSource says where the scales of a quantisation come from.

@@ -8,14 +8,14 @@ import (
 )
 
 // ScatterOp is what MScatter does with each value.
-type ScatterOp = runtime.ScatterOp
+type ScatterOp = tile.ScatterOp
 
 // Scatter operations for ScatterOptions.Op.
 const (
-	ScatterStore = ScatterOp(0) // plain scatter (the default)
-	ScatterAdd   = ScatterOp(1) // f32, f16, bf16, f64, s32, u32
-	ScatterMax   = ScatterOp(2) // s32, u32, f32
-	ScatterMin   = ScatterOp(3) // s32, u32, f32
+	ScatterStore = tile.ScatterStore // plain scatter (the default)
+	ScatterAdd   = tile.ScatterAdd   // f32, f16, bf16, f64, s32, u32
+	ScatterMax   = tile.ScatterMax   // s32, u32, f32
+	ScatterMin   = tile.ScatterMin   // s32, u32, f32
 )
 
 // ScatterOptions are the optional parts of MScatter; the zero value (or

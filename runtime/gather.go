@@ -16,10 +16,10 @@ const (
 
 // IndexMode says what a gather or scatter index selects: a table row or a
 // memory element.
-type IndexMode = fallback.IndexMode
+type IndexMode = tile.IndexMode
 
 // ScatterOp is a scatter's operation: store, add, max or min.
-type ScatterOp = fallback.ScatterOp
+type ScatterOp = tile.ScatterOp
 
 // Tile is a tile stored in a buffer: the buffer holds exactly the physical
 // tile (Desc.Elements() elements of Desc.DType) in Desc's layout.

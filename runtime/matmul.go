@@ -11,7 +11,7 @@ import (
 const OpMatMul = "matmul"
 
 // Activation is the matmul epilogue's element-wise function.
-type Activation = fallback.Activation
+type Activation = tile.Activation
 
 // Matrix is a strided batch of row-major matrices stored in a buffer.
 // Element (i, j) of batch b is element Offset + b·BatchStride + i·LD + j of

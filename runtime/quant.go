@@ -15,7 +15,7 @@ const (
 )
 
 // Granularity is how a quantisation shares scales; see fallback.Granularity.
-type Granularity = fallback.Granularity
+type Granularity = tile.Granularity
 
 // QuantizeArgs is a validated quantisation: X (f32, f16 or bf16) viewed as
 // Rows×Cols is encoded into Q (E4M3 or E5M2, same element count). Scales

@@ -41,6 +41,7 @@ import (
 	"math/bits"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Input is the element type of A and B.
@@ -200,14 +201,17 @@ const (
 	SharedBytes = Stages * StageBytes
 )
 
-// Activation codes (the act parameter), the same values as
-// fallback.Activation.
+// Activation codes (the act parameter): tile.Activation's values, which
+// the compile-time check below ties them to.
 const (
 	ActNone = 0
 	ActReLU = 1
 	ActGELU = 2 // 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), MUFU.TANH
 	ActSiLU = 3 // x*sigmoid(x) = 0.5x(1+tanh(x/2)), MUFU.TANH
 )
+
+// The codes must equal tile's: an array index out of range fails the build.
+var _ = [1]struct{}{}[(ActNone-int(tile.ActNone))|(ActReLU-int(tile.ActReLU))|(ActGELU-int(tile.ActGELU))|(ActSiLU-int(tile.ActSiLU))]
 
 // Parameter offsets in constant bank 0.
 const (
