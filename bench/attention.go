@@ -181,7 +181,13 @@ func (s *AttentionSetup) Check(ctx context.Context, rt *runtime.Runtime) (float6
 			ref.Close()
 			return 0, err
 		}
-		fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+		if err := runtime.WithHostArgs(ctx, rt, args, func() error {
+			fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+			return nil
+		}); err != nil {
+			ref.Close()
+			return 0, err
+		}
 		want := make([]float32, ref.Len())
 		if err := ref.ReadFloat32(ctx, want); err != nil {
 			ref.Close()
@@ -258,7 +264,7 @@ func runAttentionProblem(ctx context.Context, rt *runtime.Runtime, cfg Config, p
 	if cfg.Explain {
 		r.Explain = ex.String()
 	}
-	med, err := Median(func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
+	med, sim, err := MedianOn(rt, func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
 	if err != nil {
 		return r, err
 	}
@@ -267,6 +273,7 @@ func runAttentionProblem(ctx context.Context, rt *runtime.Runtime, cfg Config, p
 	}
 	r.OK = r.MaxErr <= r.Tol
 	r.Seconds = med.Seconds()
+	r.Sim = sim
 	if p.Decode {
 		r.Value = p.KVBytes() / med.Seconds() / 1e9
 	} else {

@@ -316,7 +316,7 @@ func runGatherJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Resul
 		if cfg.Explain {
 			r.Explain = ex.String()
 		}
-		med, err := Median(func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
+		med, sim, err := MedianOn(rt, func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
 		if err == nil {
 			r.MaxErr, err = s.Check(ctx)
 		}
@@ -326,6 +326,7 @@ func runGatherJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Resul
 		}
 		r.OK = r.MaxErr <= r.Tol
 		r.Seconds = med.Seconds()
+		r.Sim = sim
 		r.Value = p.Bytes() / med.Seconds() / 1e9
 		out = append(out, r)
 	}
@@ -344,7 +345,7 @@ func runGatherCASJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Re
 	if cfg.Explain {
 		r.Explain = ex.String()
 	}
-	med, err := Median(func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
+	med, sim, err := MedianOn(rt, func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
@@ -353,6 +354,7 @@ func runGatherCASJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Re
 	}
 	r.OK = r.MaxErr <= r.Tol
 	r.Seconds = med.Seconds()
+	r.Sim = sim
 	r.Value = p.Bytes() / med.Seconds() / 1e9
 	return []Result{r}, nil
 }

@@ -29,6 +29,9 @@ type Result struct {
 	Unit    string  `json:"unit"`    // "GFLOP/s", "GB/s", …
 	Seconds float64 `json:"seconds"` // median time of one run
 	Explain string  `json:"explain,omitempty"`
+	// Sim is set on a simulated device: what one run executed there (GPU
+	// launches and simulated instructions), reported instead of Value.
+	Sim *SimCount `json:"simulated,omitempty"`
 }
 
 // Line formats the result for the terminal.
@@ -36,6 +39,14 @@ func (r Result) Line() string {
 	status := "ok"
 	if !r.OK {
 		status = "FAIL"
+	}
+	if r.Sim != nil && r.Sim.Launches == 0 {
+		return fmt.Sprintf("%-10s %-28s kernel %-24s max rel err %.2e (tol %.0e) %-4s ran on the host (no GPU launch)",
+			r.Op, r.Problem, r.Kernel, r.MaxErr, r.Tol, status)
+	}
+	if r.Sim != nil {
+		return fmt.Sprintf("%-10s %-28s kernel %-24s max rel err %.2e (tol %.0e) %-4s %d GPU launches, %d warp instructions (simulated)",
+			r.Op, r.Problem, r.Kernel, r.MaxErr, r.Tol, status, r.Sim.Launches, r.Sim.WarpInstructions)
 	}
 	return fmt.Sprintf("%-10s %-28s kernel %-24s max rel err %.2e (tol %.0e) %-4s %9.2f %s",
 		r.Op, r.Problem, r.Kernel, r.MaxErr, r.Tol, status, r.Value, r.Unit)

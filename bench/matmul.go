@@ -17,10 +17,32 @@ import (
 type MatMulProblem struct {
 	DType   tile.DType // of A and B
 	M, N, K int
+	// TransA and TransB store A as K×M and B as N×K.
+	TransA, TransB bool
+	// Out is D's element type (0: f32).
+	Out tile.DType
 }
 
-// String is "f32 512x512x512".
-func (p MatMulProblem) String() string { return fmt.Sprintf("%v %dx%dx%d", p.DType, p.M, p.N, p.K) }
+// String is "f32 512x512x512", with the layout and output type when they
+// are not NN and f32 ("f16 64x256x64 TN ->bf16").
+func (p MatMulProblem) String() string {
+	s := fmt.Sprintf("%v %dx%dx%d", p.DType, p.M, p.N, p.K)
+	if p.TransA || p.TransB {
+		s += " " + map[bool]string{false: "N", true: "T"}[p.TransA] + map[bool]string{false: "N", true: "T"}[p.TransB]
+	}
+	if p.Out != 0 && p.Out != tile.F32 {
+		s += " ->" + p.Out.String()
+	}
+	return s
+}
+
+// out is D's element type.
+func (p MatMulProblem) out() tile.DType {
+	if p.Out == 0 {
+		return tile.F32
+	}
+	return p.Out
+}
 
 // FLOPs is 2·M·N·K.
 func (p MatMulProblem) FLOPs() float64 { return 2 * float64(p.M) * float64(p.N) * float64(p.K) }
@@ -34,19 +56,31 @@ type MatMulSetup struct {
 // NewMatMulSetup allocates random inputs (unit scale) and an output.
 func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, seed uint64) (*MatMulSetup, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x7c17))
-	a, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.M, p.K)
+	ar, ac, br, bc := p.M, p.K, p.K, p.N
+	if p.TransA {
+		ar, ac = p.K, p.M
+	}
+	if p.TransB {
+		br, bc = p.N, p.K
+	}
+	a, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, ar, ac)
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.K, p.N)
+	b, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, br, bc)
 	if err != nil {
+		a.Close()
 		return nil, err
 	}
-	d, err := rt.Alloc(tile.F32, p.M, p.N)
+	d, err := rt.Alloc(p.out(), p.M, p.N)
 	if err != nil {
+		a.Close()
+		b.Close()
 		return nil, err
 	}
-	return &MatMulSetup{P: p, A: ops.MatrixOf(a), B: ops.MatrixOf(b), D: ops.MatrixOf(d)}, nil
+	am, bm := ops.MatrixOf(a), ops.MatrixOf(b)
+	am.Trans, bm.Trans = p.TransA, p.TransB
+	return &MatMulSetup{P: p, A: am, B: bm, D: ops.MatrixOf(d)}, nil
 }
 
 // Run computes D = A·B.
@@ -86,12 +120,25 @@ func (s *MatMulSetup) Check(ctx context.Context, rt *runtime.Runtime) (float64, 
 	wantRaw := make([]byte, 4*len(want))
 	fallback.MatMulRef(&fallback.MatMulArgs{
 		M: p.M, N: p.N, K: p.K, Batch: 1, Alpha: 1,
-		A: fallback.Matrix{DType: tile.F32, Data: f32(av), Rows: p.M, Cols: p.K, LD: p.K, BatchStride: p.M * p.K},
-		B: fallback.Matrix{DType: tile.F32, Data: f32(bv), Rows: p.K, Cols: p.N, LD: p.N, BatchStride: p.K * p.N},
+		A: fallback.Matrix{DType: tile.F32, Data: f32(av), Rows: s.A.Rows, Cols: s.A.Cols, LD: s.A.Cols, BatchStride: p.M * p.K, Trans: p.TransA},
+		B: fallback.Matrix{DType: tile.F32, Data: f32(bv), Rows: s.B.Rows, Cols: s.B.Cols, LD: s.B.Cols, BatchStride: p.K * p.N, Trans: p.TransB},
 		D: fallback.Matrix{DType: tile.F32, Data: wantRaw, Rows: p.M, Cols: p.N, LD: p.N, BatchStride: p.M * p.N},
 	})
 	runtime.DecodeFloat32(tile.F32, want, wantRaw)
 	return MaxRelErr(got, want, 1), nil
+}
+
+// GPUMatMulCoverage are the problems the tcrt command adds on a GPU device
+// so that every GPU matmul variant runs once: the transposed layouts, both
+// output types, the small-M (64×128) and small-N (128×64) tiles, and
+// split-K (small M and N, large K, f32 out).
+var GPUMatMulCoverage = []MatMulProblem{
+	{DType: tile.F16, M: 128, N: 128, K: 64, TransB: true},
+	{DType: tile.BF16, M: 128, N: 128, K: 64, TransA: true, Out: tile.BF16},
+	{DType: tile.F16, M: 128, N: 128, K: 64, TransA: true, TransB: true, Out: tile.F16},
+	{DType: tile.BF16, M: 64, N: 256, K: 64},
+	{DType: tile.F16, M: 256, N: 64, K: 72},
+	{DType: tile.F16, M: 16, N: 256, K: 2048},
 }
 
 // MatMulSizes are the problems of each -size for the tcrt command.
@@ -103,9 +150,18 @@ func init() {
 
 func runMatMulJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Result, error) {
 	var out []Result
+	var problems []MatMulProblem
 	for _, n := range MatMulSizes[cfg.Size] {
 		for _, dt := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
-			p := MatMulProblem{DType: dt, M: n, N: n, K: n}
+			problems = append(problems, MatMulProblem{DType: dt, M: n, N: n, K: n})
+		}
+	}
+	if rt.Device().GPU() {
+		problems = append(problems, GPUMatMulCoverage...)
+	}
+	for _, p := range problems {
+		{
+			dt, n := p.DType, p.M
 			s, err := NewMatMulSetup(ctx, rt, p, uint64(n))
 			if err != nil {
 				return out, err
@@ -125,7 +181,7 @@ func runMatMulJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Resul
 			if cfg.Explain {
 				r.Explain = ex.String()
 			}
-			med, err := Median(func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
+			med, sim, err := MedianOn(rt, func() error { return s.Run(ctx, rt) }, 3, 300*time.Millisecond)
 			if err != nil {
 				s.Close()
 				return out, err
@@ -136,6 +192,7 @@ func runMatMulJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Resul
 			}
 			r.OK = r.MaxErr <= r.Tol
 			r.Seconds = med.Seconds()
+			r.Sim = sim
 			r.Value = p.FLOPs() / med.Seconds() / 1e9
 			out = append(out, r)
 			s.Close()

@@ -20,11 +20,19 @@ type QuantProblem struct {
 	Format     tile.DType
 	Gran       ops.Granularity
 	Rows, Cols int
+	// NoScaleInv quantises with the given per-tensor scale and no inverse
+	// scales output (the call the SM86 SASS quantiser covers); quantize
+	// only.
+	NoScaleInv bool
 }
 
-// String is "e4m3 tensor 4096x4096".
+// String is "e4m3 tensor 4096x4096" (", no inv" with NoScaleInv).
 func (p QuantProblem) String() string {
-	return fmt.Sprintf("%v %v %dx%d", p.Format, p.Gran, p.Rows, p.Cols)
+	s := fmt.Sprintf("%v %v %dx%d", p.Format, p.Gran, p.Rows, p.Cols)
+	if p.NoScaleInv {
+		s += ", no inv"
+	}
+	return s
 }
 
 // ScaleBytes is the size of the inverse scales written.
@@ -97,6 +105,9 @@ func NewQuantSetup(ctx context.Context, rt *runtime.Runtime, p QuantProblem, see
 	s.QuantOpt = ops.QuantizeOptions{Granularity: p.Gran, ScaleInv: s.ScaleInv}
 	if p.Gran == ops.PerTensor {
 		s.QuantOpt.Source, s.QuantOpt.Scale = ops.ScaleGiven, 64
+	}
+	if p.NoScaleInv {
+		s.QuantOpt.ScaleInv = nil
 	}
 	s.DequantOpt = ops.DequantizeOptions{Granularity: p.Gran, ScaleInv: s.ScaleInv}
 	return s, nil
@@ -171,9 +182,17 @@ func runQuantJob(ctx context.Context, rt *runtime.Runtime, cfg Config, dequant b
 	if !ok {
 		return nil, fmt.Errorf("unknown size %q", cfg.Size)
 	}
+	var problems []QuantProblem
 	for _, f := range []tile.DType{tile.E4M3, tile.E5M2} {
 		for _, g := range []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.MX} {
-			p := QuantProblem{Format: f, Gran: g, Rows: sz[0], Cols: sz[1]}
+			problems = append(problems, QuantProblem{Format: f, Gran: g, Rows: sz[0], Cols: sz[1]})
+		}
+		if rt.Device().GPU() && !dequant { // the call the SASS quantiser covers
+			problems = append(problems, QuantProblem{Format: f, Gran: ops.PerTensor, Rows: sz[0], Cols: sz[1], NoScaleInv: true})
+		}
+	}
+	for _, p := range problems {
+		{
 			s, err := NewQuantSetup(ctx, rt, p, uint64(sz[0]))
 			if err != nil {
 				return out, err
@@ -213,7 +232,7 @@ func quantResult(ctx context.Context, rt *runtime.Runtime, cfg Config, s *QuantS
 	if cfg.Explain {
 		r.Explain = ex.String()
 	}
-	med, err := Median(func() error { return run(ctx, rt) }, 3, 300*time.Millisecond)
+	med, sim, err := MedianOn(rt, func() error { return run(ctx, rt) }, 3, 300*time.Millisecond)
 	if err != nil {
 		return r, err
 	}
@@ -242,6 +261,7 @@ func quantResult(ctx context.Context, rt *runtime.Runtime, cfg Config, s *QuantS
 	}
 	r.OK = r.MaxErr <= r.Tol
 	r.Seconds = med.Seconds()
+	r.Sim = sim
 	r.Value = bytes / med.Seconds() / 1e9
 	return r, nil
 }

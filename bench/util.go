@@ -66,3 +66,33 @@ func Median(fn func() error, minRuns int, minTime time.Duration) (time.Duration,
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2], nil
 }
+
+// MedianOn is Median for a call on rt; on a simulated device it also
+// counts, over one more run, what the device executed (the simulator has
+// no timing, so its throughput means nothing).
+func MedianOn(rt *runtime.Runtime, fn func() error, minRuns int, minTime time.Duration) (time.Duration, *SimCount, error) {
+	if _, ok := rt.DeviceCounters(); ok {
+		minRuns, minTime = 1, 0 // every run is a full simulation
+	}
+	med, err := Median(fn, minRuns, minTime)
+	if err != nil {
+		return 0, nil, err
+	}
+	c0, ok := rt.DeviceCounters()
+	if !ok {
+		return med, nil, nil
+	}
+	if err := fn(); err != nil {
+		return 0, nil, err
+	}
+	c1, _ := rt.DeviceCounters()
+	return med, &SimCount{Launches: c1.Launches - c0.Launches, WarpInstructions: c1.WarpInstructions - c0.WarpInstructions,
+		ThreadInstructions: c1.ThreadInstructions - c0.ThreadInstructions}, nil
+}
+
+// SimCount is what one run executed on a simulated device.
+type SimCount struct {
+	Launches           int64 `json:"launches"`
+	WarpInstructions   int64 `json:"warp_instructions"`
+	ThreadInstructions int64 `json:"thread_instructions"`
+}

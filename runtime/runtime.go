@@ -144,6 +144,19 @@ func Open(opts Options) (*Runtime, error) {
 	return r, nil
 }
 
+// DeviceCounters returns what the device has executed, when the backend
+// counts it (the simulated device: GPU launches and simulated
+// instructions); ok is false elsewhere.
+func (r *Runtime) DeviceCounters() (c backend.Counters, ok bool) {
+	if r == nil {
+		return c, false
+	}
+	if cb, is := r.be.(backend.Counting); is {
+		return cb.Counters(), true
+	}
+	return c, false
+}
+
 // backendNames lists the backends Open accepts.
 func backendNames() []string {
 	names := []string{string(BackendCPU)}

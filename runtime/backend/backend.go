@@ -210,6 +210,18 @@ type Pooled interface {
 	TrimPool() (int64, error)
 }
 
+// Counters are what a device has executed, for backends that count it
+// (the simulated device).
+type Counters struct {
+	Launches                             int64
+	WarpInstructions, ThreadInstructions int64
+}
+
+// Counting is a backend that counts what it executes.
+type Counting interface {
+	Counters() Counters
+}
+
 // Opener opens a backend.
 type Opener func(Options) (Backend, error)
 

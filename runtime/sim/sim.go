@@ -162,24 +162,9 @@ func (b *Backend) TrimPool() (int64, error) { return b.pool.Trim() }
 // Close releases the device memory.
 func (b *Backend) Close() error { return b.pool.Close() }
 
-// Stats counts what the device has executed.
-type Stats struct {
-	Launches                             int64
-	WarpInstructions, ThreadInstructions int64
-}
-
-// Stats returns the device's counts so far.
-func (b *Backend) Stats() Stats {
-	return Stats{Launches: b.launches.Load(), WarpInstructions: b.warpInsts.Load(), ThreadInstructions: b.thrInsts.Load()}
-}
-
-// StatsOf returns the counts of be when it is a simulated device.
-func StatsOf(be backend.Backend) (Stats, bool) {
-	s, ok := be.(*Backend)
-	if !ok {
-		return Stats{}, false
-	}
-	return s.Stats(), true
+// Counters returns what the device has executed so far.
+func (b *Backend) Counters() backend.Counters {
+	return backend.Counters{Launches: b.launches.Load(), WarpInstructions: b.warpInsts.Load(), ThreadInstructions: b.thrInsts.Load()}
 }
 
 // allocator gives the pool segments of host memory mapped into the

@@ -22,7 +22,7 @@ func main() {
 	size := flag.String("size", "medium", "problem sizes: small, medium or large")
 	asJSON := flag.Bool("json", false, "print the results as JSON")
 	explain := flag.Bool("explain", false, "print the kernel selection for each line")
-	backend := flag.String("backend", "auto", "backend: auto, cpu or cuda")
+	backend := flag.String("backend", "auto", "backend: auto, cpu, sim (the simulated SM86/SM89 GPU) or cuda (-tags cuda); TCRT_BACKEND overrides it")
 	flag.Parse()
 
 	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendKind(*backend)})
