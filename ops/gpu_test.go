@@ -51,6 +51,14 @@ func forEachGPU(t *testing.T, fn func(t *testing.T, rt *runtime.Runtime)) {
 	}
 }
 
+// needSM86 skips a test of the SM86/SM89 SASS kernels on other GPUs.
+func needSM86(t *testing.T, rt *runtime.Runtime) {
+	t.Helper()
+	if sm := rt.Device().SM(); sm < 86 || sm > 89 {
+		t.Skipf("the SASS kernels need sm_86..89; device is sm_%d", sm)
+	}
+}
+
 // chosen asserts the kernel ops would run.
 func chosen(t *testing.T, e runtime.Explanation, err error, want string) {
 	t.Helper()
@@ -130,6 +138,7 @@ func TestGPUMatMulSM86(t *testing.T) {
 		cases = append(cases[:8:8], cases[len(cases)-2:]...)
 	}
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 86))
 		for _, c := range cases {
 			name := fmt.Sprintf("%dx%dx%d %v->%v ta=%v tb=%v act=%v beta=%v bias=%v", c.m, c.n, c.k, c.in, c.out, c.ta, c.tb, c.act, c.beta, c.bias)
@@ -195,6 +204,7 @@ func TestGPUQuantizeSM86(t *testing.T) {
 	ctx := context.Background()
 	cpu := openCPU(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 8))
 		want := "sass.quantize.f8.sm86"
 		if rt.Device().SM() == 89 {
@@ -248,6 +258,7 @@ func TestGPUScatterAddSM86(t *testing.T) {
 	ctx := context.Background()
 	cpu := openCPU(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 9))
 		for _, c := range []struct {
 			rows, cols, lanes int

@@ -17,7 +17,7 @@ cache=$(bash scripts/cuda-tools.sh)
 # shellcheck disable=SC1091
 source "$cache/env"
 export CGO_ENABLED=1
-for pkg in runtime bench; do
+for pkg in runtime ops bench; do
 	go test -tags cuda -c -o "$out/$pkg.test" "./$pkg"
 done
 cp scripts/gpu-run.sh scripts/gpu-torch.py "$out/"

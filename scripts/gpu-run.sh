@@ -27,6 +27,14 @@ for t in runtime.test bench.test; do
 		status=1
 	fi
 done
+# The GPU suite (ops/gpu_test.go): the same tests CI runs on the simulated
+# SM86/SM89 device, here also on the real GPU (subtests .../cuda0); the
+# SASS-kernel tests skip on GPUs other than sm_86..89.
+if [ -x ./ops.test ]; then
+	if ! ./ops.test -test.v -test.count=1 -test.timeout=300s -test.run '^TestGPU' 2>&1 | tee -a "$logs/test.txt"; then
+		status=1
+	fi
+fi
 
 echo "== benchmarks" | tee "$logs/bench.txt"
 ./runtime.test -test.run '^$' -test.bench 'CUDA' -test.benchtime=50x 2>&1 | tee -a "$logs/bench.txt"
