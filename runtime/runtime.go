@@ -22,7 +22,12 @@ type Options struct {
 	// Threads bounds the CPU goroutines a kernel uses; 0 means GOMAXPROCS.
 	// TCRT_THREADS overrides it.
 	Threads int
-	// MemoryLimit bounds the bytes of live buffers; 0 means no limit.
+	// MemoryLimit bounds the bytes of live buffers: an Alloc that would pass
+	// it fails with ErrOutOfMemory. 0 means the default, DefaultMemoryLimit
+	// of the device's memory (on the CPU, HostMemory: the physical memory or
+	// the cgroup limit, whichever is lower), so that an absurd request is an
+	// error rather than the end of the process. math.MaxInt64 disables the
+	// check.
 	MemoryLimit int64
 	// Kernel forces kernels by name, as TCRT_KERNEL does (which overrides it):
 	// "name" forces that kernel for its op, "op=name" for the named op.
@@ -40,6 +45,7 @@ type Runtime struct {
 	mu      sync.Mutex
 	streams map[*Stream]struct{}
 	stats   memStats
+	tasks   atomic.Int32 // Enqueue functions running (see Stream.inTask)
 }
 
 // cudaOpen is set by the CUDA backend's init when it is built in
@@ -105,6 +111,13 @@ func Open(opts Options) (*Runtime, error) {
 	default:
 		return nil, fmt.Errorf("tcrt: open: argument Backend: unknown backend %q (want auto, cpu or cuda): %w", opts.Backend, ErrArgument)
 	}
+	if opts.MemoryLimit == 0 {
+		total := be.device().MemoryBytes
+		if be.kind() == BackendCPU {
+			total = HostMemory()
+		}
+		opts.MemoryLimit = DefaultMemoryLimit(total)
+	}
 	r := &Runtime{be: be, opts: opts, forced: forced, streams: map[*Stream]struct{}{}}
 	def, err := r.NewStream()
 	if err != nil {
@@ -138,17 +151,48 @@ func parseForced(s string) (map[string]string, error) {
 	return m, nil
 }
 
+// The getters return zero values on a nil runtime.
+
 // Backend reports the backend in use.
-func (r *Runtime) Backend() BackendKind { return r.be.kind() }
+func (r *Runtime) Backend() BackendKind {
+	if r == nil {
+		return ""
+	}
+	return r.be.kind()
+}
 
 // Device describes the device.
-func (r *Runtime) Device() Device { return r.be.device() }
+func (r *Runtime) Device() Device {
+	if r == nil {
+		return Device{}
+	}
+	return r.be.device()
+}
 
 // Threads is the number of CPU goroutines kernels may use.
-func (r *Runtime) Threads() int { return r.opts.Threads }
+func (r *Runtime) Threads() int {
+	if r == nil {
+		return 0
+	}
+	return r.opts.Threads
+}
+
+// MemoryLimit is the bound on the bytes of live buffers (Options.MemoryLimit
+// after defaults); 0 when there is none.
+func (r *Runtime) MemoryLimit() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.opts.MemoryLimit
+}
 
 // DefaultStream is the runtime's own stream, used by calls given no stream.
-func (r *Runtime) DefaultStream() *Stream { return r.def }
+func (r *Runtime) DefaultStream() *Stream {
+	if r == nil {
+		return nil
+	}
+	return r.def
+}
 
 func (r *Runtime) checkOpen(op string) error {
 	if r == nil {
@@ -164,6 +208,12 @@ func (r *Runtime) checkOpen(op string) error {
 func (r *Runtime) Synchronize(ctx context.Context) error {
 	if err := r.checkOpen("synchronize"); err != nil {
 		return err
+	}
+	if ctx == nil {
+		return fmt.Errorf("tcrt: synchronize: argument ctx: nil: %w", ErrArgument)
+	}
+	if r.taskStream() != nil {
+		return selfWait("synchronize")
 	}
 	var errs []error
 	for _, s := range r.liveStreams() {
@@ -185,10 +235,19 @@ func (r *Runtime) liveStreams() []*Stream {
 }
 
 // Close waits for all queued work, closes every stream and releases the
-// backend. Buffers still open stay readable only until they are closed or
-// collected; using the runtime afterwards returns ErrClosed.
+// backend. Afterwards the runtime, its streams and its buffers return errors
+// wrapping ErrClosed (a buffer's data is gone); Close on those buffers stays
+// safe. Close is idempotent; it must not be called from work running on one
+// of the runtime's streams (that returns an error wrapping ErrArgument), and
+// on a nil runtime it returns an error wrapping ErrArgument.
 func (r *Runtime) Close() error {
-	if r == nil || !r.closed.CompareAndSwap(false, true) {
+	if r == nil {
+		return fmt.Errorf("tcrt: close: argument runtime: nil: %w", ErrArgument)
+	}
+	if r.taskStream() != nil {
+		return selfWait("close")
+	}
+	if !r.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	var errs []error
