@@ -115,8 +115,8 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 // them). It is idempotent; on a nil cache it returns an error wrapping
 // ErrArgument.
 func (c *KVCache) Close() error {
-	if c == nil {
-		return tile.Errorf(ErrArgument, "close", "cache", "cache is nil")
+	if c == nil || c.rt == nil {
+		return tile.Errorf(ErrArgument, "close", "cache", "cache is nil or was not made by NewKVCache")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -174,6 +174,9 @@ func (c *KVCache) capacity(b int) int {
 func (c *KVCache) check(op string) error {
 	if c == nil {
 		return tile.Errorf(ErrArgument, op, "cache", "cache is nil")
+	}
+	if c.rt == nil {
+		return tile.Errorf(ErrArgument, op, "cache", "cache was not made by NewKVCache")
 	}
 	if c.closed {
 		return tile.Errorf(ErrClosed, op, "cache", "cache is closed")

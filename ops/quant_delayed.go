@@ -83,7 +83,7 @@ func (d *DelayedScaling) ScaleInv() float32 {
 
 // History returns the recorded amaxes, most recent first.
 func (d *DelayedScaling) History() []float32 {
-	if d == nil {
+	if d == nil || len(d.hist) == 0 {
 		return nil
 	}
 	out := make([]float32, d.n)
@@ -94,9 +94,10 @@ func (d *DelayedScaling) History() []float32 {
 }
 
 // Update records the amax of the step just quantised and returns the scale
-// for the next one (0 on a nil recipe).
+// for the next one (0 on a nil recipe or one not made by
+// NewDelayedScaling).
 func (d *DelayedScaling) Update(amax float32) float32 {
-	if d == nil {
+	if d == nil || len(d.hist) == 0 {
 		return 0
 	}
 	d.hist[d.next] = float32(math.Abs(float64(amax)))
@@ -123,8 +124,8 @@ func (d *DelayedScaling) Update(amax float32) float32 {
 // UpdateFrom reads the amax from a one-element f32 buffer (Quantize's Amax
 // output; this synchronises with the runtime's streams) and calls Update.
 func (d *DelayedScaling) UpdateFrom(ctx context.Context, amax *runtime.Buffer) (float32, error) {
-	if d == nil {
-		return 0, tile.Errorf(ErrArgument, "delayed scaling", "recipe", "recipe is nil")
+	if d == nil || len(d.hist) == 0 {
+		return 0, tile.Errorf(ErrArgument, "delayed scaling", "recipe", "recipe is nil or was not made by NewDelayedScaling")
 	}
 	if err := amax.Check(nil, "delayed scaling", "amax"); err != nil {
 		return d.scale, err

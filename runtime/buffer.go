@@ -177,6 +177,9 @@ func (b *Buffer) Check(r *Runtime, op, arg string) error {
 	if b == nil {
 		return tile.Errorf(ErrArgument, op, arg, "buffer is nil")
 	}
+	if b.rt == nil {
+		return tile.Errorf(ErrArgument, op, arg, "buffer was not made by Alloc")
+	}
 	if b.closed.Load() {
 		return tile.Errorf(ErrClosed, op, arg, "buffer is closed")
 	}
@@ -195,8 +198,8 @@ func (b *Buffer) Check(r *Runtime, op, arg string) error {
 // Close is idempotent; on a nil buffer it returns an error wrapping
 // ErrArgument.
 func (b *Buffer) Close() error {
-	if b == nil {
-		return tile.Errorf(ErrArgument, "close", "buffer", "buffer is nil")
+	if b == nil || b.rt == nil {
+		return tile.Errorf(ErrArgument, "close", "buffer", "buffer is nil or was not made by Alloc")
 	}
 	if b.closed.Load() {
 		return nil

@@ -155,7 +155,7 @@ func parseForced(s string) (map[string]string, error) {
 
 // Backend reports the backend in use.
 func (r *Runtime) Backend() BackendKind {
-	if r == nil {
+	if r == nil || r.be == nil {
 		return ""
 	}
 	return r.be.kind()
@@ -163,7 +163,7 @@ func (r *Runtime) Backend() BackendKind {
 
 // Device describes the device.
 func (r *Runtime) Device() Device {
-	if r == nil {
+	if r == nil || r.be == nil {
 		return Device{}
 	}
 	return r.be.device()
@@ -197,6 +197,9 @@ func (r *Runtime) DefaultStream() *Stream {
 func (r *Runtime) checkOpen(op string) error {
 	if r == nil {
 		return fmt.Errorf("tcrt: %s: argument runtime: nil: %w", op, ErrArgument)
+	}
+	if r.be == nil {
+		return fmt.Errorf("tcrt: %s: argument runtime: not made by Open: %w", op, ErrArgument)
 	}
 	if r.closed.Load() {
 		return fmt.Errorf("tcrt: %s: runtime is closed: %w", op, ErrClosed)
@@ -241,8 +244,8 @@ func (r *Runtime) liveStreams() []*Stream {
 // of the runtime's streams (that returns an error wrapping ErrArgument), and
 // on a nil runtime it returns an error wrapping ErrArgument.
 func (r *Runtime) Close() error {
-	if r == nil {
-		return fmt.Errorf("tcrt: close: argument runtime: nil: %w", ErrArgument)
+	if r == nil || r.be == nil {
+		return fmt.Errorf("tcrt: close: argument runtime: nil or not made by Open: %w", ErrArgument)
 	}
 	if r.taskStream() != nil {
 		return selfWait("close")

@@ -54,8 +54,8 @@ func (s *Stream) Runtime() *Runtime {
 }
 
 func (s *Stream) check(op string) error {
-	if s == nil {
-		return fmt.Errorf("tcrt: %s: argument stream: nil: %w", op, ErrArgument)
+	if s == nil || s.rt == nil {
+		return fmt.Errorf("tcrt: %s: argument stream: nil or not made by NewStream: %w", op, ErrArgument)
 	}
 	if s.closed.Load() || s.rt.closed.Load() {
 		return fmt.Errorf("tcrt: %s: stream is closed: %w", op, ErrClosed)
@@ -172,8 +172,8 @@ func (s *Stream) WaitEvent(ev *Event) error {
 // stream is closed with the runtime, not by Close. Close on a nil stream
 // returns an error wrapping ErrArgument.
 func (s *Stream) Close() error {
-	if s == nil {
-		return fmt.Errorf("tcrt: close stream: argument stream: nil: %w", ErrArgument)
+	if s == nil || s.rt == nil {
+		return fmt.Errorf("tcrt: close stream: argument stream: nil or not made by NewStream: %w", ErrArgument)
 	}
 	if s == s.rt.def {
 		return nil
