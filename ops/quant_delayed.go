@@ -75,7 +75,7 @@ func (d *DelayedScaling) Scale() float32 {
 
 // ScaleInv is 1/Scale, the inverse scale of the next quantisation.
 func (d *DelayedScaling) ScaleInv() float32 {
-	if d == nil {
+	if d == nil || d.scale == 0 {
 		return 0
 	}
 	return 1 / d.scale
