@@ -24,8 +24,13 @@ type Stream struct {
 	rt     *Runtime
 	impl   streamImpl
 	closed atomic.Bool
-	// runner is the goroutine id running one of the stream's Enqueue
-	// functions, 0 when none is running.
+	// active counts the stream's Enqueue functions running now (0 or 1).
+	active atomic.Int32
+	// runner is the id of the goroutine that runs the stream's work, taken
+	// by the first Enqueue function to run (0 before). Both backends run a
+	// stream's queue on one worker goroutine of its own, which runs nothing
+	// else, so "the caller is runner and active > 0" means "the caller is
+	// the stream's running work".
 	runner atomic.Uint64
 }
 
@@ -64,9 +69,9 @@ func (s *Stream) check(op string) error {
 }
 
 // goid returns the calling goroutine's id, parsed from the header of its
-// stack trace ("goroutine 123 [running]:"). It is only called while some
-// Enqueue function is running (Runtime.tasks > 0), so ordinary calls do not
-// pay for it.
+// stack trace ("goroutine 123 [running]:"). It costs microseconds, so it is
+// called once per stream on the worker side, and on the waiting side only
+// while some Enqueue function of the runtime is running.
 func goid() uint64 {
 	var buf [64]byte
 	b := buf[:goruntime.Stack(buf[:], false)]
@@ -80,7 +85,7 @@ func goid() uint64 {
 
 // inTask reports whether the caller is an Enqueue function running on s.
 func (s *Stream) inTask() bool {
-	return s.rt.tasks.Load() > 0 && s.runner.Load() != 0 && s.runner.Load() == goid()
+	return s.active.Load() > 0 && s.runner.Load() == goid()
 }
 
 // taskStream returns the stream of r whose Enqueue function the caller is,
@@ -91,7 +96,7 @@ func (r *Runtime) taskStream() *Stream {
 	}
 	id := goid()
 	for _, s := range r.liveStreams() {
-		if s.runner.Load() == id {
+		if s.active.Load() > 0 && s.runner.Load() == id {
 			return s
 		}
 	}
@@ -115,11 +120,14 @@ func (s *Stream) Enqueue(fn func() error) error {
 	}
 	return s.impl.enqueue(func() error {
 		s.rt.tasks.Add(1)
-		s.runner.Store(goid())
+		s.active.Add(1)
 		defer func() {
-			s.runner.Store(0)
+			s.active.Add(-1)
 			s.rt.tasks.Add(-1)
 		}()
+		if s.runner.Load() == 0 {
+			s.runner.Store(goid())
+		}
 		return fn()
 	})
 }
