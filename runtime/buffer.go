@@ -287,11 +287,14 @@ func (b *Buffer) transfer(ctx context.Context, op string, off, nbytes int, fn fu
 	if err := b.rt.Synchronize(ctx); err != nil {
 		return err
 	}
-	m := b.memory()
-	if m == nil {
+	// Hold the read lock through the copy: a concurrent Close waits for it
+	// rather than freeing the memory underneath.
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.mem == nil {
 		return tile.Errorf(ErrClosed, op, "buffer", "buffer is closed")
 	}
-	return fn(m, boff)
+	return fn(b.mem, boff)
 }
 
 // WriteFloat32 converts src to the buffer's float element type (rounding to

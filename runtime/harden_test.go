@@ -326,7 +326,7 @@ func TestStreamSelfWait(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var later *runtime.Event
+		laterCh := make(chan *runtime.Event, 1) // the event recorded after the work
 		cases := map[string]func() error{
 			"stream sync":  func() error { return s.Synchronize(ctx) },
 			"runtime sync": func() error { return rt.Synchronize(ctx) },
@@ -336,7 +336,7 @@ func TestStreamSelfWait(t *testing.T) {
 			"runtime close": func() error {
 				return rt.Close()
 			},
-			"later event": func() error { return later.Wait(ctx) },
+			"later event": func() error { return (<-laterCh).Wait(ctx) },
 		}
 		if !onDefault {
 			cases["stream close"] = func() error { return s.Close() }
@@ -346,8 +346,12 @@ func TestStreamSelfWait(t *testing.T) {
 			if err := s.Enqueue(func() error { got <- call(); return nil }); err != nil {
 				t.Fatal(err)
 			}
-			if later, err = s.Record(); err != nil {
+			later, err := s.Record()
+			if err != nil {
 				t.Fatal(err)
+			}
+			if name == "later event" {
+				laterCh <- later
 			}
 			done := make(chan error, 1)
 			go func() { done <- s.Synchronize(ctx) }()
