@@ -2,8 +2,9 @@ package runtime
 
 import "github.com/tcrt-go/tcrt/tile"
 
-// HostMemory returns the bytes of memory this process may use: the host's
-// physical memory, or its control group's limit when that is lower; 0 when
+// HostMemory returns the bytes of memory this process may use: the least of
+// the host's physical memory, its control group's limit, the address-space
+// and data rlimits (ulimit -v, -d) and Go's memory limit (GOMEMLIMIT); 0 when
 // the platform does not say (then the CPU backend has no default limit).
 func HostMemory() int64 { return hostMemoryBytes() }
 

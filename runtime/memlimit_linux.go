@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,11 +17,28 @@ var cgroupLimitFiles = []string{
 	"/sys/fs/cgroup/memory/memory.limit_in_bytes",
 }
 
+// hostMemoryBytes is the least of the physical memory, the cgroup's limit,
+// the address-space and data rlimits and Go's own memory limit (GOMEMLIMIT
+// or debug.SetMemoryLimit), read once.
 var hostMemoryBytes = sync.OnceValue(func() int64 {
 	var si syscall.Sysinfo_t
 	total := int64(0)
 	if syscall.Sysinfo(&si) == nil {
 		total = int64(si.Totalram) * int64(si.Unit)
+	}
+	lower := func(n int64) {
+		if n > 0 && (total == 0 || n < total) {
+			total = n
+		}
+	}
+	for _, res := range []int{syscall.RLIMIT_AS, syscall.RLIMIT_DATA} {
+		var rl syscall.Rlimit
+		if syscall.Getrlimit(res, &rl) == nil && rl.Cur < math.MaxInt64 {
+			lower(int64(rl.Cur))
+		}
+	}
+	if gl := debug.SetMemoryLimit(-1); gl < math.MaxInt64 {
+		lower(gl)
 	}
 	for _, f := range cgroupLimitFiles {
 		raw, err := os.ReadFile(f)
@@ -27,9 +46,8 @@ var hostMemoryBytes = sync.OnceValue(func() int64 {
 			continue
 		}
 		// "max" (v2) or a huge number (v1) mean unlimited.
-		n, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
-		if err == nil && n > 0 && (total == 0 || n < total) {
-			total = n
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
+			lower(n)
 		}
 	}
 	return total
