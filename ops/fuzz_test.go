@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
@@ -23,6 +24,9 @@ type mmOperand struct {
 	dt                      tile.DType
 	n                       int
 }
+
+// Counts of the calls judged, for the log.
+var fuzzValid, fuzzInvalid atomic.Int64
 
 var fuzzDTypes = []tile.DType{tile.F32, tile.F16, tile.BF16, tile.E4M3, tile.S32}
 
@@ -86,7 +90,10 @@ func FuzzMatMulArgs(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { rt.Close() })
+	f.Cleanup(func() {
+		rt.Close()
+		f.Logf("%d valid calls checked against the reference, %d invalid ones rejected", fuzzValid.Load(), fuzzInvalid.Load())
+	})
 	f.Fuzz(func(t *testing.T,
 		ar, ac int16, ald, abs, aoff int64, at bool, adt uint8, an uint16,
 		br, bc int16, bld, bbs, boff int64, bt bool, bdt uint8, bn uint16,
@@ -170,6 +177,7 @@ func judgeMatMul(t *testing.T, rt *runtime.Runtime, o [3]mmOperand, batchOpt int
 		t.Fatal(rerr)
 	}
 	if !valid {
+		fuzzInvalid.Add(1)
 		if err == nil || !isTyped(err) {
 			t.Fatalf("invalid call %+v batch %d alpha %v: got %v, want a typed error", o, batchOpt, alpha, err)
 		}
@@ -181,6 +189,7 @@ func judgeMatMul(t *testing.T, rt *runtime.Runtime, o [3]mmOperand, batchOpt int
 	if err != nil {
 		t.Fatalf("valid call %+v batch %d: %v", o, batchOpt, err)
 	}
+	fuzzValid.Add(1)
 	// The reference on a copy of D's original contents.
 	ref, err := rt.Alloc(o[2].dt, o[2].n)
 	if err != nil {
