@@ -226,3 +226,33 @@ func mustAlloc(t *testing.T, rt *runtime.Runtime, d tile.DType, shape ...int) *r
 	}
 	return b
 }
+
+// TestKVCacheCloseFromStreamWork: closing a cache from work running on a
+// stream is refused (it would wait for itself) and leaves the cache open.
+func TestKVCacheCloseFromStreamWork(t *testing.T) {
+	rt := openCPU(t)
+	c, err := ops.NewKVCache(rt, ops.KVCacheOptions{DType: tile.F32, Batch: 2, HeadsKV: 1, HeadDim: 8, Capacity: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	s := rt.DefaultStream()
+	if err := s.Enqueue(func() error { got <- c.Close(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Synchronize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; !errors.Is(err, ops.ErrArgument) {
+		t.Errorf("Close from stream work: %v; want ErrArgument", err)
+	}
+	if err := c.Truncate(0, 0); err != nil {
+		t.Errorf("the cache is unusable after a refused Close: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := c.Truncate(0, 0); !errors.Is(err, ops.ErrClosed) {
+		t.Errorf("after Close: %v; want ErrClosed", err)
+	}
+}

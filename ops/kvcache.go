@@ -123,11 +123,13 @@ func (c *KVCache) Close() error {
 	if c.closed {
 		return nil
 	}
-	c.closed = true
 	err := c.k.Close()
 	if e := c.v.Close(); err == nil {
 		err = e
 	}
+	// Closed buffers stay closed; a refused Close (from work running on a
+	// stream, which cannot wait for itself) leaves the cache usable.
+	c.closed = c.k.Closed() && c.v.Closed()
 	return err
 }
 
