@@ -152,12 +152,13 @@ type AmaxArgs struct {
 }
 
 // CheckScales returns an error wrapping tile.ErrArgument naming arg if a
-// scale is zero, negative, NaN or Inf. Kernels call it before writing
+// scale is zero, negative, NaN or Inf, or so small that its inverse
+// overflows. Kernels call it before writing
 // anything, as scale values are data that only a kernel can see.
 func CheckScales(op, arg string, s []float32) error {
 	for i, v := range s {
-		if !(v > 0) || v > math.MaxFloat32 {
-			return tile.Errorf(tile.ErrArgument, op, arg, "scale %d is %v; scales must be positive and finite", i, v)
+		if !tile.ValidScale(v) {
+			return tile.Errorf(tile.ErrArgument, op, arg, "scale %d is %v; scales must be positive and finite, with a finite inverse", i, v)
 		}
 	}
 	return nil

@@ -286,8 +286,12 @@ func checkAttnView(rt *runtime.Runtime, op, name string, t AttnTensor) (runtime.
 	if t.Offset < 0 {
 		return v, tile.Errorf(ErrBounds, op, name, "negative offset %d", t.Offset)
 	}
-	if end := float64(t.Offset) + float64(desc.Span()); end > float64(t.Buf.Len()) {
-		return v, tile.Errorf(ErrBounds, op, name, "view reaches element %.0f of a buffer of %d elements", end, t.Buf.Len())
+	span, ok := desc.CheckedSpan()
+	if ok {
+		span, ok = tile.AddSize(span, t.Offset)
+	}
+	if !ok || span > t.Buf.Len() {
+		return v, tile.Errorf(ErrBounds, op, name, "view (offset %d, shape %v, strides %v) reaches past the %d elements of its buffer", t.Offset, t.Shape, t.Strides, t.Buf.Len())
 	}
 	s := t.Shape
 	v = runtime.AttnView{Buf: t.Buf, Offset: t.Offset, Batch: 1}

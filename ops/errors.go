@@ -16,6 +16,10 @@ var (
 	ErrBounds       = tile.ErrBounds
 	ErrTileLegality = tile.ErrTileLegality
 	ErrOutOfMemory  = tile.ErrOutOfMemory
+	ErrNoDevice     = tile.ErrNoDevice
+	// ErrDevice is what a fault inside a kernel (a device error, or a
+	// panic in a CPU kernel) comes back as.
+	ErrDevice = tile.ErrDevice
 )
 
 // checkRuntime checks that rt is set and that the optional stream s belongs

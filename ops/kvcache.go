@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"sync"
+	"unsafe"
 
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -90,6 +91,10 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 		}
 		shape = []int{opt.Batch, opt.HeadsKV, opt.Capacity, opt.HeadDim}
 	}
+	// Per-sequence lengths and block tables live on the host.
+	if err := runtime.CheckHostAlloc(opKVCache, "Batch", opt.Batch, int(unsafe.Sizeof(0))+int(unsafe.Sizeof([]int32(nil)))); err != nil {
+		return nil, err
+	}
 	k, err := rt.Alloc(opt.DType, shape...)
 	if err != nil {
 		return nil, err
@@ -107,33 +112,54 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 }
 
 // Close releases the cache's buffers (after the work already enqueued on
-// them). It is idempotent.
+// them). It is idempotent; on a nil cache it returns an error wrapping
+// ErrArgument.
 func (c *KVCache) Close() error {
+	if c == nil || c.rt == nil {
+		return tile.Errorf(ErrArgument, "close", "cache", "cache is nil or was not made by NewKVCache")
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil
 	}
-	c.closed = true
 	err := c.k.Close()
 	if e := c.v.Close(); err == nil {
 		err = e
 	}
+	// Closed buffers stay closed; a refused Close (from work running on a
+	// stream, which cannot wait for itself) leaves the cache usable.
+	c.closed = c.k.Closed() && c.v.Closed()
 	return err
 }
 
+// The getters return zero values on a nil cache.
+
 // Options returns the options the cache was made with.
-func (c *KVCache) Options() KVCacheOptions { return c.opt }
+func (c *KVCache) Options() KVCacheOptions {
+	if c == nil {
+		return KVCacheOptions{}
+	}
+	return c.opt
+}
 
 // Paged reports whether the cache is paged.
-func (c *KVCache) Paged() bool { return c.opt.PageSize > 0 }
+func (c *KVCache) Paged() bool { return c != nil && c.opt.PageSize > 0 }
 
 // Buffers returns the key and value storage ([Batch or NumPages, HeadsKV,
 // Capacity or PageSize, HeadDim]).
-func (c *KVCache) Buffers() (k, v *runtime.Buffer) { return c.k, c.v }
+func (c *KVCache) Buffers() (k, v *runtime.Buffer) {
+	if c == nil {
+		return nil, nil
+	}
+	return c.k, c.v
+}
 
 // Lens returns every sequence's length in tokens.
 func (c *KVCache) Lens() []int {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]int(nil), c.lens...)
@@ -151,6 +177,9 @@ func (c *KVCache) check(op string) error {
 	if c == nil {
 		return tile.Errorf(ErrArgument, op, "cache", "cache is nil")
 	}
+	if c.rt == nil {
+		return tile.Errorf(ErrArgument, op, "cache", "cache was not made by NewKVCache")
+	}
 	if c.closed {
 		return tile.Errorf(ErrClosed, op, "cache", "cache is closed")
 	}
@@ -164,6 +193,9 @@ func (c *KVCache) check(op string) error {
 // then not append into the shared ones.
 func (c *KVCache) SetBlockTable(seq int, pages []int) error {
 	const op = "kvcache.set-block-table"
+	if c == nil {
+		return c.check(op)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.check(op); err != nil {
@@ -199,6 +231,9 @@ func (c *KVCache) SetBlockTable(seq int, pages []int) error {
 // Truncate shortens sequence seq to n tokens (n ≤ its length); 0 empties it.
 func (c *KVCache) Truncate(seq, n int) error {
 	const op = "kvcache.truncate"
+	if c == nil {
+		return c.check(op)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.check(op); err != nil {
@@ -259,6 +294,9 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 	}
 	if c == nil {
 		return tile.Errorf(ErrArgument, op, "cache", "cache is nil")
+	}
+	if c == nil {
+		return c.check(op)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -329,7 +367,9 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 // for every sequence b, the seqQ queries of q ([Batch, seqQ, headsQ,
 // HeadDim], headsQ a multiple of the cache's HeadsKV) attend to the
 // sequence's cached tokens, the queries being its last seqQ positions (so
-// Causal aligns bottom-right; append the new tokens first). o is like q.
+// Causal aligns bottom-right; append the new tokens first). A sequence
+// holding fewer tokens than seqQ is an error, except an empty one (an idle
+// slot of the batch), whose rows output zeros. o is like q.
 // Options are those of Attention except CuSeqQ and CuSeqKV; the work is split
 // over key ranges when there are too few sequences and heads for the cores.
 func AttentionKVCache(ctx context.Context, rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) error {
@@ -378,6 +418,14 @@ func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, 
 	}
 	if err := checkHeads(opAttention, qv, c.HeadsKV, c.HeadDim, "q"); err != nil {
 		return nil, nil, err
+	}
+	// The query rows are the last qv.Seq tokens of each sequence, already
+	// appended: a sequence must hold at least that many, or be empty (an
+	// idle slot of the batch).
+	for b, l := range cache.lens {
+		if l > 0 && qv.Seq > l {
+			return nil, nil, tile.Errorf(ErrShape, opAttention, "q", "%d query rows, but sequence %d holds only %d cached tokens; append the queries' keys and values first", qv.Seq, b, l)
+		}
 	}
 	if ov.Heads != qv.Heads || ov.HeadDim != qv.HeadDim || ov.Seq != qv.Seq || ov.Batch != qv.Batch {
 		return nil, nil, tile.Errorf(ErrShape, opAttention, "o", "o is %s, q is %s; they must agree", dims(ov), dims(qv))

@@ -152,6 +152,21 @@ func checkDecode(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c cacheCase,
 	lse, _ := rt.Alloc(tile.F32, batch*c.hq*c.seqQ)
 	poison(t, lse)
 	opt := &ops.AttentionOptions{Causal: c.causal, Window: c.window, LSE: lse}
+	short := false // a sequence holds fewer tokens than the query rows
+	for _, k := range keys {
+		short = short || (len(k) > 0 && len(k) < c.seqQ*c.hkv*c.d)
+	}
+	if short {
+		before := rawBytes(t, ob)
+		err := ops.AttentionKVCache(ctx, rt, ops.AttnTensorOf(ob), q, cache, opt)
+		if !errors.Is(err, ops.ErrShape) {
+			t.Fatalf("%v: %d query rows over a shorter sequence: got %v, want ErrShape", c, c.seqQ, err)
+		}
+		if !bytes.Equal(before, rawBytes(t, ob)) {
+			t.Fatalf("%v: rejected call wrote its output", c)
+		}
+		return
+	}
 	if err := ops.AttentionKVCache(ctx, rt, ops.AttnTensorOf(ob), q, cache, opt); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}

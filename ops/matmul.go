@@ -212,15 +212,30 @@ func checkMatrix(rt *runtime.Runtime, name string, m Matrix, batch int, allowed 
 	if m.LD < m.Cols {
 		return m, tile.Errorf(ErrShape, opMatMul, name+".LD", "leading dimension %d is smaller than the row length %d", m.LD, m.Cols)
 	}
+	if m.Offset < 0 {
+		return m, tile.Errorf(ErrBounds, opMatMul, name+".Offset", "negative offset %d", m.Offset)
+	}
+	if m.BatchStride < 0 {
+		return m, tile.Errorf(ErrShape, opMatMul, name+".BatchStride", "negative batch stride %d", m.BatchStride)
+	}
 	if m.BatchStride == 0 {
-		m.BatchStride = m.Rows * m.LD
+		bs, ok := tile.MulSize(m.Rows, m.LD)
+		if !ok {
+			return m, tile.Errorf(ErrBounds, opMatMul, name+".LD", "%d rows of leading dimension %d overflow", m.Rows, m.LD)
+		}
+		m.BatchStride = bs
 	}
-	if m.BatchStride < 0 || m.Offset < 0 {
-		return m, tile.Errorf(ErrShape, opMatMul, name, "negative offset %d or batch stride %d", m.Offset, m.BatchStride)
+	// The view ends at Offset + (batch−1)·BatchStride + (Rows−1)·LD + Cols.
+	last, ok := tile.MulAddSize(batch-1, m.BatchStride, m.Offset)
+	if ok {
+		last, ok = tile.MulAddSize(m.Rows-1, m.LD, last)
 	}
-	last := float64(m.Offset) + float64(batch-1)*float64(m.BatchStride) + float64(m.Rows-1)*float64(m.LD) + float64(m.Cols)
-	if last > float64(m.Buf.Len()) {
-		return m, tile.Errorf(ErrBounds, opMatMul, name, "view reaches element %.0f of a buffer of %d elements", last, m.Buf.Len())
+	if ok {
+		last, ok = tile.AddSize(last, m.Cols)
+	}
+	if !ok || last > m.Buf.Len() {
+		return m, tile.Errorf(ErrBounds, opMatMul, name, "view (offset %d, %d batches of stride %d, %dx%d with LD %d) reaches past the %d elements of its buffer",
+			m.Offset, batch, m.BatchStride, m.Rows, m.Cols, m.LD, m.Buf.Len())
 	}
 	return m, nil
 }

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"math"
 
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -175,7 +174,7 @@ func checkCommon(rt *runtime.Runtime, op string, s *runtime.Stream, g Granularit
 	return nil
 }
 
-func positiveFinite(v float32) bool { return v > 0 && v <= math.MaxFloat32 }
+func positiveFinite(v float32) bool { return tile.ValidScale(v) }
 
 const (
 	opQuantize   = "quantize"
@@ -277,7 +276,7 @@ func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 		case g != PerTensor:
 			return nil, nil, tile.Errorf(ErrArgument, op, "Scales", "%v scaling with ScaleGiven needs a Scales tensor of shape %v", g, ScaleShape(g, x.Shape()))
 		case !positiveFinite(o.Scale):
-			return nil, nil, tile.Errorf(ErrArgument, op, "Scale", "scale %v; it must be positive and finite", o.Scale)
+			return nil, nil, tile.Errorf(ErrArgument, op, "Scale", "scale %v; it must be positive and finite, with a finite inverse", o.Scale)
 		default:
 			args.Scale = o.Scale
 		}

@@ -57,18 +57,35 @@ func NewDelayedScaling(format tile.DType, historyLen int, reduction AmaxReductio
 	if margin < 0 || margin > 64 {
 		return nil, tile.Errorf(ErrArgument, op, "margin", "margin %d outside [0, 64]", margin)
 	}
+	if err := runtime.CheckHostAlloc(op, "historyLen", historyLen, 4); err != nil {
+		return nil, err
+	}
 	return &DelayedScaling{format: format, reduction: reduction, margin: margin, hist: make([]float32, historyLen), scale: 1}, nil
 }
 
 // Scale is the scale for the next quantisation (QuantizeOptions.Scale with
 // ScaleGiven).
-func (d *DelayedScaling) Scale() float32 { return d.scale }
+// A nil recipe returns zero values.
+func (d *DelayedScaling) Scale() float32 {
+	if d == nil {
+		return 0
+	}
+	return d.scale
+}
 
 // ScaleInv is 1/Scale, the inverse scale of the next quantisation.
-func (d *DelayedScaling) ScaleInv() float32 { return 1 / d.scale }
+func (d *DelayedScaling) ScaleInv() float32 {
+	if d == nil || d.scale == 0 {
+		return 0
+	}
+	return 1 / d.scale
+}
 
 // History returns the recorded amaxes, most recent first.
 func (d *DelayedScaling) History() []float32 {
+	if d == nil || len(d.hist) == 0 {
+		return nil
+	}
 	out := make([]float32, d.n)
 	for i := range out {
 		out[i] = d.hist[(d.next-1-i+len(d.hist))%len(d.hist)]
@@ -77,8 +94,12 @@ func (d *DelayedScaling) History() []float32 {
 }
 
 // Update records the amax of the step just quantised and returns the scale
-// for the next one.
+// for the next one (0 on a nil recipe or one not made by
+// NewDelayedScaling).
 func (d *DelayedScaling) Update(amax float32) float32 {
+	if d == nil || len(d.hist) == 0 {
+		return 0
+	}
 	d.hist[d.next] = float32(math.Abs(float64(amax)))
 	d.next = (d.next + 1) % len(d.hist)
 	d.n = min(d.n+1, len(d.hist))
@@ -103,6 +124,9 @@ func (d *DelayedScaling) Update(amax float32) float32 {
 // UpdateFrom reads the amax from a one-element f32 buffer (Quantize's Amax
 // output; this synchronises with the runtime's streams) and calls Update.
 func (d *DelayedScaling) UpdateFrom(ctx context.Context, amax *runtime.Buffer) (float32, error) {
+	if d == nil || len(d.hist) == 0 {
+		return 0, tile.Errorf(ErrArgument, "delayed scaling", "recipe", "recipe is nil or was not made by NewDelayedScaling")
+	}
 	if err := amax.Check(nil, "delayed scaling", "amax"); err != nil {
 		return d.scale, err
 	}

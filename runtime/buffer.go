@@ -4,8 +4,6 @@ import (
 	"github.com/tcrt-go/tcrt/runtime/backend"
 
 	"context"
-	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -46,15 +44,21 @@ type memStats struct {
 	s  MemStats
 }
 
-// Stats returns the runtime's buffer statistics.
+// Stats returns the runtime's buffer statistics (zero for a nil runtime).
 func (r *Runtime) Stats() MemStats {
+	if r == nil {
+		return MemStats{}
+	}
 	r.stats.mu.Lock()
 	defer r.stats.mu.Unlock()
 	return r.stats.s
 }
 
 // Alloc returns a zeroed buffer for a dense tensor of element type d and the
-// given shape (a scalar when shape is empty).
+// given shape (a scalar when shape is empty). A buffer that would take the
+// runtime's live bytes past its memory limit (Options.MemoryLimit) is
+// refused with an error wrapping ErrOutOfMemory, before anything is
+// allocated.
 func (r *Runtime) Alloc(d tile.DType, shape ...int) (*Buffer, error) {
 	const op = "alloc"
 	if err := r.checkOpen(op); err != nil {
@@ -63,65 +67,120 @@ func (r *Runtime) Alloc(d tile.DType, shape ...int) (*Buffer, error) {
 	if !d.Valid() {
 		return nil, tile.Errorf(ErrDType, op, "dtype", "element type %v is not defined", d)
 	}
-	n := 1
 	for i, s := range shape {
 		if s <= 0 {
 			return nil, tile.Errorf(ErrShape, op, "shape", "dimension %d is %d; dimensions must be positive", i, s)
 		}
-		if n > math.MaxInt/8/s {
-			return nil, tile.Errorf(ErrShape, op, "shape", "%v elements overflow", shape)
-		}
-		n *= s
 	}
-	nb := (n*d.Bits() + 7) / 8
-	r.stats.mu.Lock()
-	if lim := r.opts.MemoryLimit; lim > 0 && r.stats.s.LiveBytes+int64(nb) > lim {
-		live := r.stats.s.LiveBytes
-		r.stats.mu.Unlock()
-		return nil, fmt.Errorf("tcrt: alloc: %d bytes with %d live exceeds the memory limit of %d: %w", nb, live, lim, ErrOutOfMemory)
+	n, ok := tile.ProductSize(shape...)
+	if !ok {
+		return nil, tile.Errorf(ErrShape, op, "shape", "%v: the element count overflows", shape)
 	}
-	r.stats.mu.Unlock()
+	nb, ok := tile.ByteSize(d, n)
+	if !ok {
+		return nil, tile.Errorf(ErrOutOfMemory, op, "shape", "%v elements of %v: the byte size overflows", shape, d)
+	}
+	if err := r.reserve(op, int64(nb)); err != nil {
+		return nil, err
+	}
 	m, err := r.be.Alloc(nb)
 	if err != nil {
+		r.unreserve(int64(nb))
 		return nil, err
 	}
 	r.stats.mu.Lock()
 	st := &r.stats.s
 	st.LiveBuffers++
-	st.LiveBytes += int64(nb)
 	st.Allocs++
 	st.AllocBytes += int64(nb)
-	st.PeakBytes = max(st.PeakBytes, st.LiveBytes)
 	r.stats.mu.Unlock()
 	return &Buffer{rt: r, dtype: d, shape: append([]int(nil), shape...), n: n, bytes: nb, mem: m}, nil
 }
 
+// reserve counts nb bytes as live if that keeps the runtime within its
+// memory limit; the check and the count are one step, so concurrent
+// allocations cannot overshoot together.
+func (r *Runtime) reserve(op string, nb int64) error {
+	r.stats.mu.Lock()
+	defer r.stats.mu.Unlock()
+	st := &r.stats.s
+	if lim := r.opts.MemoryLimit; lim > 0 && nb > lim-st.LiveBytes {
+		return tile.Errorf(ErrOutOfMemory, op, "shape", "%d bytes with %d live exceed the memory limit of %d", nb, st.LiveBytes, lim)
+	}
+	st.LiveBytes += nb
+	st.PeakBytes = max(st.PeakBytes, st.LiveBytes)
+	return nil
+}
+
+// unreserve returns bytes reserve counted.
+func (r *Runtime) unreserve(nb int64) {
+	r.stats.mu.Lock()
+	r.stats.s.LiveBytes -= nb
+	r.stats.mu.Unlock()
+}
+
+// The getters return zero values on a nil buffer.
+
 // DType is the element type.
-func (b *Buffer) DType() tile.DType { return b.dtype }
+func (b *Buffer) DType() tile.DType {
+	if b == nil {
+		return tile.Invalid
+	}
+	return b.dtype
+}
 
 // Shape is the tensor shape (a copy).
-func (b *Buffer) Shape() []int { return append([]int(nil), b.shape...) }
+func (b *Buffer) Shape() []int {
+	if b == nil {
+		return nil
+	}
+	return append([]int(nil), b.shape...)
+}
 
 // Len is the number of elements.
-func (b *Buffer) Len() int { return b.n }
+func (b *Buffer) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.n
+}
 
 // Bytes is the size in bytes.
-func (b *Buffer) Bytes() int { return b.bytes }
+func (b *Buffer) Bytes() int {
+	if b == nil {
+		return 0
+	}
+	return b.bytes
+}
 
 // Runtime is the buffer's runtime.
-func (b *Buffer) Runtime() *Runtime { return b.rt }
+func (b *Buffer) Runtime() *Runtime {
+	if b == nil {
+		return nil
+	}
+	return b.rt
+}
 
 // Tensor returns the buffer's dense row-major descriptor.
-func (b *Buffer) Tensor() tile.Tensor { return tile.NewTensor(b.dtype, b.shape...) }
+func (b *Buffer) Tensor() tile.Tensor {
+	if b == nil {
+		return tile.Tensor{}
+	}
+	return tile.NewTensor(b.dtype, b.shape...)
+}
 
-// Closed reports whether Close has been called.
-func (b *Buffer) Closed() bool { return b.closed.Load() }
+// Closed reports whether Close has been called (true for a nil buffer,
+// which cannot be used either).
+func (b *Buffer) Closed() bool { return b == nil || b.closed.Load() }
 
 // Check returns an error naming arg (for op) if b is nil, closed, or belongs
 // to another runtime than r (r may be nil to skip that check).
 func (b *Buffer) Check(r *Runtime, op, arg string) error {
 	if b == nil {
 		return tile.Errorf(ErrArgument, op, arg, "buffer is nil")
+	}
+	if b.rt == nil {
+		return tile.Errorf(ErrArgument, op, arg, "buffer was not made by Alloc")
 	}
 	if b.closed.Load() {
 		return tile.Errorf(ErrClosed, op, arg, "buffer is closed")
@@ -136,9 +195,23 @@ func (b *Buffer) Check(r *Runtime, op, arg string) error {
 }
 
 // Close releases the buffer's memory. Work already enqueued that uses the
-// buffer is waited for first. Close is idempotent.
+// buffer is waited for first, so Close must not be called from work running
+// on a stream of the runtime (that returns an error and closes nothing).
+// Close is idempotent; on a nil buffer it returns an error wrapping
+// ErrArgument.
 func (b *Buffer) Close() error {
-	if b == nil || !b.closed.CompareAndSwap(false, true) {
+	if b == nil || b.rt == nil {
+		return tile.Errorf(ErrArgument, "close", "buffer", "buffer is nil or was not made by Alloc")
+	}
+	if b.closed.Load() {
+		return nil
+	}
+	if !b.rt.closed.Load() {
+		if s := b.rt.taskStream(); s != nil {
+			return tile.Errorf(ErrArgument, "close", "buffer", "closing a buffer from work running on a stream would wait for that work itself")
+		}
+	}
+	if !b.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	if !b.rt.closed.Load() {
@@ -161,6 +234,9 @@ func (b *Buffer) Close() error {
 // backend), for kernels; nil on device backends. Kernels must only touch
 // these bytes from work running on a stream.
 func (b *Buffer) Host() []byte {
+	if b == nil {
+		return nil
+	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.mem == nil {
@@ -171,6 +247,9 @@ func (b *Buffer) Host() []byte {
 
 // Memory exposes the backend allocation to the backend's own kernels.
 func (b *Buffer) memory() backend.Memory {
+	if b == nil {
+		return nil
+	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.mem
@@ -191,23 +270,33 @@ func (b *Buffer) transfer(ctx context.Context, op string, off, nbytes int, fn fu
 	if err := b.Check(nil, op, "buffer"); err != nil {
 		return err
 	}
-	if b.dtype.IsPacked() {
-		if off%2 != 0 {
-			return tile.Errorf(ErrArgument, op, "offset", "offset %d into a packed 4-bit buffer must be even", off)
-		}
+	if ctx == nil {
+		return tile.Errorf(ErrArgument, op, "ctx", "context is nil")
 	}
-	boff := off * b.dtype.Bits() / 8
-	if off < 0 || boff+nbytes > b.bytes || (b.dtype.Size() > 0 && nbytes%b.dtype.Size() != 0) {
-		return tile.Errorf(ErrBounds, op, "offset", "%d bytes at element %d do not fit a %d-byte buffer of %v (or are not whole elements)", nbytes, off, b.bytes, b.dtype)
+	if off < 0 || off > b.n {
+		return tile.Errorf(ErrBounds, op, "offset", "element offset %d is outside a buffer of %d elements", off, b.n)
+	}
+	if b.dtype.IsPacked() && off%2 != 0 {
+		return tile.Errorf(ErrArgument, op, "offset", "offset %d into a packed 4-bit buffer must be even", off)
+	}
+	boff, ok := tile.ByteOffset(b.dtype, off)
+	if !ok || nbytes > b.bytes-boff {
+		return tile.Errorf(ErrBounds, op, "offset", "%d bytes at element %d do not fit a %d-byte buffer of %v", nbytes, off, b.bytes, b.dtype)
+	}
+	if sz := b.dtype.Size(); sz > 0 && nbytes%sz != 0 {
+		return tile.Errorf(ErrBounds, op, "offset", "%d bytes are not whole %d-byte elements of %v", nbytes, sz, b.dtype)
 	}
 	if err := b.rt.Synchronize(ctx); err != nil {
 		return err
 	}
-	m := b.memory()
-	if m == nil {
+	// Hold the read lock through the copy: a concurrent Close waits for it
+	// rather than freeing the memory underneath.
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.mem == nil {
 		return tile.Errorf(ErrClosed, op, "buffer", "buffer is closed")
 	}
-	return fn(m, boff)
+	return fn(b.mem, boff)
 }
 
 // WriteFloat32 converts src to the buffer's float element type (rounding to
@@ -249,9 +338,14 @@ func (b *Buffer) ReadFloat32(ctx context.Context, dst []float32) error {
 }
 
 // EncodeFloat32 converts src to element type d into dst (len(src)·d.Size()
-// bytes).
+// bytes). It converts only as many elements as dst holds whole, and nothing
+// for a type of less than a byte.
 func EncodeFloat32(d tile.DType, dst []byte, src []float32) {
 	sz := d.Size()
+	if sz == 0 {
+		return
+	}
+	src = src[:min(len(src), len(dst)/sz)]
 	for i, v := range src {
 		bits := tile.FromFloat32(d, v)
 		for k := 0; k < sz; k++ {
@@ -261,8 +355,14 @@ func EncodeFloat32(d tile.DType, dst []byte, src []float32) {
 }
 
 // DecodeFloat32 converts len(dst) elements of type d from src to float32.
+// It converts only as many elements as src holds whole, and nothing for a
+// type of less than a byte.
 func DecodeFloat32(d tile.DType, dst []float32, src []byte) {
 	sz := d.Size()
+	if sz == 0 {
+		return
+	}
+	dst = dst[:min(len(dst), len(src)/sz)]
 	for i := range dst {
 		var bits uint64
 		for k := 0; k < sz; k++ {

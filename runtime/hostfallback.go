@@ -127,6 +127,14 @@ func withHostBuffers(ctx context.Context, what string, bufs []*Buffer, fn func()
 			s.m.SetStaged(nil)
 		}
 	}()
+	total := 0
+	for _, b := range bufs {
+		total += b.Bytes()
+	}
+	// each staged buffer has a shadow and a copy of it (for the write-back)
+	if err := CheckHostAlloc(what, "operands", total, 2); err != nil {
+		return err
+	}
 	seen := map[backend.Memory]bool{}
 	for _, b := range bufs {
 		mem := b.memory()

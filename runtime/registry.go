@@ -289,6 +289,9 @@ func ExplainOn(dev Device, op string, args any) Explanation {
 // described by args, why each was taken or rejected. The first kernel that
 // can run the call wins, unless one is forced.
 func (r *Runtime) Explain(op string, args any) Explanation {
+	if r.CheckArgs(op, args) != nil { // a nil or closed runtime, or malformed args
+		return Explanation{Op: op}
+	}
 	return explain(op, args, r.forcedFor(op), r.archReason)
 }
 
@@ -342,7 +345,7 @@ func explain(op string, args any, forced string, archReason func(Arch) string) E
 // Select returns the kernel Explain would choose, or an error wrapping
 // ErrUnsupported that carries the explanation.
 func (r *Runtime) Select(op string, args any) (*Kernel, error) {
-	if err := r.checkOpen(op); err != nil {
+	if err := r.CheckArgs(op, args); err != nil {
 		return nil, err
 	}
 	e := r.Explain(op, args)
@@ -369,6 +372,15 @@ func (r *Runtime) Run(ctx context.Context, s *Stream, op string, args any) error
 // LaunchKernel launches k (which must be able to run args) on s, with Run's
 // nil-stream rule.
 func (r *Runtime) LaunchKernel(ctx context.Context, s *Stream, k *Kernel, args any) error {
+	if k == nil {
+		return fmt.Errorf("tcrt: launch kernel: argument kernel: nil: %w", ErrArgument)
+	}
+	if err := r.CheckArgs(k.Op, args); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return fmt.Errorf("tcrt: %s: argument ctx: nil: %w", k.Op, ErrArgument)
+	}
 	sync := s == nil
 	if sync {
 		s = r.def

@@ -25,7 +25,12 @@ type Options struct {
 	// Threads bounds the CPU goroutines a kernel uses; 0 means GOMAXPROCS.
 	// TCRT_THREADS overrides it.
 	Threads int
-	// MemoryLimit bounds the bytes of live buffers; 0 means no limit.
+	// MemoryLimit bounds the bytes of live buffers: an Alloc that would pass
+	// it fails with ErrOutOfMemory. 0 means the default, DefaultMemoryLimit
+	// of the device's memory (on the CPU, HostMemory: the physical memory or
+	// the cgroup limit, whichever is lower), so that an absurd request is an
+	// error rather than the end of the process. math.MaxInt64 disables the
+	// check.
 	MemoryLimit int64
 	// SimArch is the compute capability the simulated device models: 86
 	// (the default) or 89. TCRT_SIM_ARCH overrides it.
@@ -46,6 +51,7 @@ type Runtime struct {
 	mu      sync.Mutex
 	streams map[*Stream]struct{}
 	stats   memStats
+	tasks   atomic.Int32 // Enqueue functions running (see Stream.inTask)
 }
 
 // CUDABuilt reports whether this binary contains the CUDA backend (built
@@ -134,6 +140,17 @@ func Open(opts Options) (*Runtime, error) {
 	if be.Device().GPU() {
 		ensureHostFallbacks()
 	}
+	if opts.MemoryLimit == 0 {
+		dev := be.Device()
+		total := dev.MemoryBytes
+		switch {
+		case !dev.GPU():
+			total = HostMemory()
+		case dev.Simulated: // its device memory is host memory
+			total = min(total, HostMemory())
+		}
+		opts.MemoryLimit = DefaultMemoryLimit(total)
+	}
 	r := &Runtime{be: be, opts: opts, forced: forced, streams: map[*Stream]struct{}{}}
 	def, err := r.NewStream()
 	if err != nil {
@@ -189,21 +206,55 @@ func parseForced(s string) (map[string]string, error) {
 	return m, nil
 }
 
+// The getters return zero values on a nil runtime.
+
 // Backend reports the backend in use.
-func (r *Runtime) Backend() BackendKind { return r.be.Kind() }
+func (r *Runtime) Backend() BackendKind {
+	if r == nil || r.be == nil {
+		return ""
+	}
+	return r.be.Kind()
+}
 
 // Device describes the device.
-func (r *Runtime) Device() Device { return r.be.Device() }
+func (r *Runtime) Device() Device {
+	if r == nil || r.be == nil {
+		return Device{}
+	}
+	return r.be.Device()
+}
 
 // Threads is the number of CPU goroutines kernels may use.
-func (r *Runtime) Threads() int { return r.opts.Threads }
+func (r *Runtime) Threads() int {
+	if r == nil {
+		return 0
+	}
+	return r.opts.Threads
+}
+
+// MemoryLimit is the bound on the bytes of live buffers (Options.MemoryLimit
+// after defaults); 0 when there is none.
+func (r *Runtime) MemoryLimit() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.opts.MemoryLimit
+}
 
 // DefaultStream is the runtime's own stream, used by calls given no stream.
-func (r *Runtime) DefaultStream() *Stream { return r.def }
+func (r *Runtime) DefaultStream() *Stream {
+	if r == nil {
+		return nil
+	}
+	return r.def
+}
 
 func (r *Runtime) checkOpen(op string) error {
 	if r == nil {
 		return fmt.Errorf("tcrt: %s: argument runtime: nil: %w", op, ErrArgument)
+	}
+	if r.be == nil {
+		return fmt.Errorf("tcrt: %s: argument runtime: not made by Open: %w", op, ErrArgument)
 	}
 	if r.closed.Load() {
 		return fmt.Errorf("tcrt: %s: runtime is closed: %w", op, ErrClosed)
@@ -215,6 +266,12 @@ func (r *Runtime) checkOpen(op string) error {
 func (r *Runtime) Synchronize(ctx context.Context) error {
 	if err := r.checkOpen("synchronize"); err != nil {
 		return err
+	}
+	if ctx == nil {
+		return fmt.Errorf("tcrt: synchronize: argument ctx: nil: %w", ErrArgument)
+	}
+	if r.taskStream() != nil {
+		return selfWait("synchronize")
 	}
 	var errs []error
 	for _, s := range r.liveStreams() {
@@ -236,10 +293,19 @@ func (r *Runtime) liveStreams() []*Stream {
 }
 
 // Close waits for all queued work, closes every stream and releases the
-// backend. Buffers still open stay readable only until they are closed or
-// collected; using the runtime afterwards returns ErrClosed.
+// backend. Afterwards the runtime, its streams and its buffers return errors
+// wrapping ErrClosed (a buffer's data is gone); Close on those buffers stays
+// safe. Close is idempotent; it must not be called from work running on one
+// of the runtime's streams (that returns an error wrapping ErrArgument), and
+// on a nil runtime it returns an error wrapping ErrArgument.
 func (r *Runtime) Close() error {
-	if r == nil || !r.closed.CompareAndSwap(false, true) {
+	if r == nil || r.be == nil {
+		return fmt.Errorf("tcrt: close: argument runtime: nil or not made by Open: %w", ErrArgument)
+	}
+	if r.taskStream() != nil {
+		return selfWait("close")
+	}
+	if !r.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	var errs []error

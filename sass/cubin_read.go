@@ -125,7 +125,10 @@ func ReadCubin(b []byte) (*Cubin, error) {
 		Machine:    f.Machine,
 	}
 	c.Arch = int(c.Flags & 0xff)
-	for _, s := range f.Sections[1:] {
+	for i, s := range f.Sections {
+		if i == 0 { // the null section (absent from a malformed file)
+			continue
+		}
 		cs := CubinSection{Name: s.Name, Type: s.Type, Flags: s.Flags, Offset: s.Offset, Size: s.Size,
 			Link: s.Link, Info: s.Info, Align: s.Addralign, EntSize: s.Entsize}
 		if s.Type != elf.SHT_NOBITS {

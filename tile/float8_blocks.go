@@ -14,7 +14,7 @@ func checkBlocks(d DType, mode OverflowMode, ndst, nsrc, nblocks, bl int) error 
 	if err := checkCodec(d, mode, ndst, nsrc); err != nil {
 		return err
 	}
-	if bl <= 0 || nblocks*bl != nsrc {
+	if n, ok := MulSize(nblocks, bl); bl <= 0 || !ok || n != nsrc {
 		return Errorf(ErrShape, opCodec, "blockLen", "%d blocks of %d values for %d elements", nblocks, bl, nsrc)
 	}
 	return nil
@@ -45,7 +45,7 @@ func DecodeFloat8ToF32Blocks(d DType, dst []float32, src []uint8, scales []float
 // AbsMaxBlocks sets dst[b] to AbsMax of block b of src (len(dst) blocks of
 // blockLen values).
 func AbsMaxBlocks(dst []float32, src []float32, blockLen int) error {
-	if blockLen <= 0 || len(dst)*blockLen != len(src) {
+	if n, ok := MulSize(len(dst), blockLen); blockLen <= 0 || !ok || n != len(src) {
 		return Errorf(ErrShape, opCodec, "blockLen", "%d blocks of %d values for %d elements", len(dst), blockLen, len(src))
 	}
 	if len(dst) == 0 {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/internal/longtest"
 )
 
 var (
@@ -35,13 +37,17 @@ func withSIMD(t *testing.T, fn func(t *testing.T)) {
 
 // TestFloat8ExhaustiveF32 compares the single-value encoders and the vector
 // slice kernel with the reference on every float32 bit
-// pattern, for both formats and both modes. Under -short it takes every
-// 509th chunk of 64K patterns.
+// pattern, for both formats and both modes. That takes minutes, so only
+// with TCRT_LONG_TESTS=1 (internal/longtest); otherwise it takes every 31st
+// chunk of 64K patterns, under -short every 509th.
 func TestFloat8ExhaustiveF32(t *testing.T) {
 	const chunk = 1 << 16
 	nchunks := 1 << 16
-	step := 1
-	if testing.Short() {
+	step := 31
+	switch {
+	case longtest.Enabled():
+		step = 1
+	case testing.Short():
 		step = 509
 	}
 	saved := useAVX512

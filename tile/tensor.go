@@ -108,9 +108,45 @@ func (t Tensor) Validate(op, arg string) error {
 		if t.Shape[i] > 1 && s < inner {
 			return Errorf(ErrShape, op, arg, "stride %d is %d, smaller than the %d elements of the dimensions inside it", i, s, inner)
 		}
-		if ext := s * t.Shape[i]; ext > inner {
-			inner = ext
+		ext, ok := MulSize(s, t.Shape[i])
+		if !ok {
+			return Errorf(ErrShape, op, arg, "stride %d (%d) times dimension %d overflows", i, s, t.Shape[i])
 		}
+		inner = max(inner, ext)
+	}
+	if _, ok := t.CheckedSpan(); !ok {
+		return Errorf(ErrShape, op, arg, "the view's span (strides %v over shape %v) overflows", t.Strides, t.Shape)
 	}
 	return nil
+}
+
+// CheckedSpan is Span with overflow checking: ok is false when a dimension
+// or stride is negative or the span does not fit in an int.
+func (t Tensor) CheckedSpan() (span int, ok bool) {
+	n, ok := ProductSize(t.Shape...)
+	if !ok {
+		return 0, false
+	}
+	if n == 0 {
+		return 0, true
+	}
+	if t.Strides != nil && len(t.Strides) != len(t.Shape) {
+		return 0, false
+	}
+	span = 1
+	stride := 1
+	for i := len(t.Shape) - 1; i >= 0; i-- {
+		if t.Strides != nil {
+			stride = t.Strides[i]
+		}
+		if span, ok = MulAddSize(t.Shape[i]-1, stride, span); !ok {
+			return 0, false
+		}
+		if t.Strides == nil {
+			if stride, ok = MulSize(stride, t.Shape[i]); !ok {
+				return 0, false
+			}
+		}
+	}
+	return span, true
 }

@@ -2,48 +2,139 @@
 // the device and, for each op, the kernel selected, the result's error
 // against the reference on random data, and its throughput.
 //
-//	go run ./bench/cmd/tcrt [-ops matmul,...] [-size small|medium|large] [-json] [-explain]
+//	go run ./bench/cmd/tcrt [-ops matmul,...] [-size small|medium|large] [-backend auto|cpu|cuda] [-json] [-explain]
+//
+// Exit status: 0 when every result is within tolerance, 1 when a run fails,
+// 2 for a usage error (an unknown flag, op, size or backend).
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/tcrt-go/tcrt/bench"
 	"github.com/tcrt-go/tcrt/runtime"
 )
 
-func main() {
-	opsFlag := flag.String("ops", "all", "comma-separated ops to run ("+strings.Join(bench.JobNames(), ", ")+") or all")
-	size := flag.String("size", "medium", "problem sizes: small, medium or large")
-	asJSON := flag.Bool("json", false, "print the results as JSON")
-	explain := flag.Bool("explain", false, "print the kernel selection for each line")
-	backend := flag.String("backend", "auto", "backend: auto, cpu, sim (the simulated SM86/SM89 GPU) or cuda (-tags cuda); TCRT_BACKEND overrides it")
-	flag.Parse()
+// The accepted values of -size and -backend.
+var (
+	sizes    = []string{"small", "medium", "large"}
+	backends = []runtime.BackendKind{runtime.BackendAuto, runtime.BackendCPU, runtime.BackendSim, runtime.BackendCUDA}
+)
 
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendKind(*backend)})
+// config is the parsed command line.
+type config struct {
+	ops     []string // job names, in the registry's order
+	size    string
+	backend runtime.BackendKind
+	json    bool
+	explain bool
+}
+
+// errUsage marks command-line mistakes (exit status 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "tcrt:", err)
-		os.Exit(1)
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	os.Exit(run(cfg, os.Stdout, os.Stderr))
+}
+
+// parseFlags parses args; it reports a usage error (with the usage text) on
+// stderr and returns an error wrapping errUsage or flag.ErrHelp.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("tcrt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opsFlag := fs.String("ops", "all", "comma-separated ops to run ("+strings.Join(bench.JobNames(), ", ")+") or all")
+	size := fs.String("size", "medium", "problem sizes: "+strings.Join(sizes, ", "))
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	explain := fs.Bool("explain", false, "print the kernel selection for each line")
+	backend := fs.String("backend", "auto", "backend: auto, cpu, sim (the simulated SM86/SM89 GPU) or cuda (-tags cuda); TCRT_BACKEND overrides it")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return config{}, err
+		}
+		return config{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	fail := func(format string, a ...any) (config, error) {
+		msg := fmt.Sprintf(format, a...)
+		fmt.Fprintf(stderr, "tcrt: %s\n", msg)
+		fs.Usage()
+		return config{}, fmt.Errorf("%w: %s", errUsage, msg)
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected arguments %q", fs.Args())
+	}
+	cfg := config{size: *size, backend: runtime.BackendKind(strings.ToLower(*backend)), json: *asJSON, explain: *explain}
+	if !slices.Contains(sizes, cfg.size) {
+		return fail("-size %q: want one of %s", cfg.size, strings.Join(sizes, ", "))
+	}
+	if !slices.Contains(backends, cfg.backend) {
+		return fail("-backend %q: want auto, cpu or cuda", *backend)
+	}
+	names := bench.JobNames()
+	if strings.TrimSpace(*opsFlag) == "all" {
+		cfg.ops = names
+		return cfg, nil
+	}
+	for _, o := range strings.Split(*opsFlag, ",") {
+		o = strings.TrimSpace(o)
+		if !slices.Contains(names, o) {
+			return fail("-ops: unknown op %q: want all or some of %s", o, strings.Join(names, ", "))
+		}
+		if !slices.Contains(cfg.ops, o) {
+			cfg.ops = append(cfg.ops, o)
+		}
+	}
+	return cfg, nil
+}
+
+// errorLine formats err for stderr with one "tcrt: " prefix: the library's
+// errors carry it (and name their op) already; others get it and context.
+func errorLine(context string, err error) string {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "tcrt:"):
+		return msg
+	case context != "":
+		return "tcrt: " + context + ": " + msg
+	}
+	return "tcrt: " + msg
+}
+
+// run executes the jobs cfg selects and returns the exit status.
+func run(cfg config, stdout, stderr io.Writer) int {
+	rt, err := runtime.Open(runtime.Options{Backend: cfg.backend})
+	if err != nil {
+		fmt.Fprintln(stderr, errorLine("", err))
+		return 1
 	}
 	defer rt.Close()
-	cfg := bench.Config{Size: *size, Explain: *explain}
+	bcfg := bench.Config{Size: cfg.size, Explain: cfg.explain}
 	report := bench.Report{Device: rt.Device(), DeviceString: rt.Device().String()}
-	if !*asJSON {
-		fmt.Println("device:", report.DeviceString)
+	if !cfg.json {
+		fmt.Fprintln(stdout, "device:", report.DeviceString)
 	}
 	failed := false
 	for _, job := range bench.Jobs() {
-		if *opsFlag != "all" && !contains(strings.Split(*opsFlag, ","), job.Name) {
+		if !slices.Contains(cfg.ops, job.Name) {
 			continue
 		}
-		results, err := job.Run(context.Background(), rt, cfg)
+		results, err := job.Run(context.Background(), rt, bcfg)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "tcrt: %s: %v\n", job.Name, err)
+			fmt.Fprintln(stderr, errorLine(job.Name, err))
 			failed = true
 		}
 		for _, r := range results {
@@ -51,32 +142,24 @@ func main() {
 				failed = true
 			}
 			report.Results = append(report.Results, r)
-			if !*asJSON {
-				fmt.Println(r.Line())
-				if *explain && r.Explain != "" {
-					fmt.Print(r.Explain)
+			if !cfg.json {
+				fmt.Fprintln(stdout, r.Line())
+				if cfg.explain && r.Explain != "" {
+					fmt.Fprint(stdout, r.Explain)
 				}
 			}
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
+	if cfg.json {
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(report); err != nil {
-			fmt.Fprintln(os.Stderr, "tcrt:", err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, errorLine("", err))
+			return 1
 		}
 	}
 	if failed {
-		os.Exit(1)
+		return 1
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if strings.TrimSpace(x) == s {
-			return true
-		}
-	}
-	return false
+	return 0
 }

@@ -1,0 +1,157 @@
+package runtime
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// argRule is what CheckArgs knows about one op's argument struct.
+type argRule struct {
+	typ      reflect.Type                  // the pointer type Launch.Args must have
+	required []string                      // field paths of *Buffer fields that must be set
+	positive []string                      // int fields that must be positive
+	check    func(a any, r *Runtime) error // op-specific rules, after the above; may be nil
+}
+
+// argRules describes the argument structs of the built-in ops. Ops not
+// listed (registered by others) are not checked.
+var argRules = map[string]argRule{
+	OpMatMul: {reflect.TypeFor[*MatMulArgs](), []string{"A.Buf", "B.Buf", "D.Buf"},
+		[]string{"M", "N", "K", "Batch"}, checkMatMulArgs},
+	OpAttention: {reflect.TypeFor[*AttentionArgs](), []string{"Q.Buf", "K.Buf", "V.Buf", "O.Buf"},
+		[]string{"Batch", "HeadsQ", "HeadsKV", "HeadDim"}, nil}, // SeqQ is 0 with CuSeqQ
+	OpKVAppend: {reflect.TypeFor[*KVAppendArgs](), []string{"NewK.Buf", "NewV.Buf", "K.Buf", "V.Buf"},
+		[]string{"Batch", "HeadsKV", "HeadDim"}, nil},
+	OpGather:    {reflect.TypeFor[*GatherArgs](), []string{"Mem", "Idx.Buf", "Dst.Buf"}, nil, nil},
+	OpScatter:   {reflect.TypeFor[*ScatterArgs](), []string{"Mem", "Idx.Buf", "Src.Buf"}, nil, nil},
+	OpGatherCAS: {reflect.TypeFor[*GatherCASArgs](), []string{"Mem", "Idx.Buf", "Expected.Buf", "Replacement.Buf", "Dst.Buf"}, nil, nil},
+	OpQuantize:  {reflect.TypeFor[*QuantizeArgs](), []string{"X", "Q"}, []string{"Rows", "Cols"}, nil},
+	OpDequantize: {reflect.TypeFor[*DequantizeArgs](), []string{"Q", "Y"},
+		[]string{"Rows", "Cols"}, nil},
+	OpAmax: {reflect.TypeFor[*AmaxArgs](), []string{"X", "Out"}, []string{"Rows", "Cols"}, nil},
+}
+
+// CheckArgs checks the argument struct of a call of a built-in op before a
+// kernel sees it: the right type and not nil, the required buffers set,
+// every buffer open and r's, the shape fields positive, and for matmul every
+// view within its buffer. It returns an error wrapping ErrArgument (or
+// ErrClosed, ErrShape, ErrBounds) naming the field. The ops package builds
+// valid structs; this guards direct callers of Run, Select and LaunchKernel.
+func (r *Runtime) CheckArgs(op string, args any) error {
+	if err := r.checkOpen(op); err != nil {
+		return err
+	}
+	rule, ok := argRules[op]
+	if !ok {
+		return nil
+	}
+	v := reflect.ValueOf(args)
+	if !v.IsValid() || v.Type() != rule.typ {
+		return tile.Errorf(ErrArgument, op, "args", "%T; want %v", args, rule.typ)
+	}
+	if v.IsNil() {
+		return tile.Errorf(ErrArgument, op, "args", "nil %v", rule.typ)
+	}
+	s := v.Elem()
+	for _, path := range rule.required {
+		if b := fieldByPath(s, path).Interface().(*Buffer); b == nil {
+			return tile.Errorf(ErrArgument, op, path, "buffer is nil")
+		}
+	}
+	if err := checkBuffers(r, op, "", s); err != nil {
+		return err
+	}
+	for _, f := range rule.positive {
+		if n := s.FieldByName(f).Int(); n <= 0 {
+			return tile.Errorf(ErrShape, op, f, "%d; must be positive", n)
+		}
+	}
+	if rule.check != nil {
+		return rule.check(args, r)
+	}
+	return nil
+}
+
+// fieldByPath follows a dotted path of field names.
+func fieldByPath(v reflect.Value, path string) reflect.Value {
+	for _, name := range strings.Split(path, ".") {
+		v = v.FieldByName(name)
+	}
+	return v
+}
+
+// checkBuffers checks every non-nil *Buffer in struct v, recursively.
+func checkBuffers(r *Runtime, op, prefix string, v reflect.Value) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := prefix + f.Name
+		switch fv := v.Field(i); {
+		case f.Type == bufferType:
+			if b := fv.Interface().(*Buffer); b != nil {
+				if err := b.Check(r, op, name); err != nil {
+					return err
+				}
+			}
+		case f.Type.Kind() == reflect.Struct:
+			if err := checkBuffers(r, op, name+".", fv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkMatMulArgs checks a matmul's views: shapes agreeing with M, N, K,
+// and every view (Batch matrices) within its buffer.
+func checkMatMulArgs(args any, _ *Runtime) error {
+	a := args.(*MatMulArgs)
+	views := []struct {
+		name       string
+		m          Matrix
+		rows, cols int // of op(m)
+	}{{"A", a.A, a.M, a.K}, {"B", a.B, a.K, a.N}, {"D", a.D, a.M, a.N}, {"C", a.C, a.M, a.N}}
+	for _, v := range views {
+		if v.m.Buf == nil { // only C may be nil; CheckArgs required the others
+			continue
+		}
+		if v.m.OpRows() != v.rows || v.m.OpCols() != v.cols {
+			return tile.Errorf(ErrShape, OpMatMul, v.name, "op(%s) is %dx%d; want %dx%d", v.name, v.m.OpRows(), v.m.OpCols(), v.rows, v.cols)
+		}
+		if err := checkMatrixSpan(v.name, v.m, a.Batch); err != nil {
+			return err
+		}
+	}
+	if a.Beta != 0 && a.C.Buf == nil {
+		return tile.Errorf(ErrArgument, OpMatMul, "C", "Beta is %v but C is nil", a.Beta)
+	}
+	if a.Bias != nil && a.Bias.Len() < a.N {
+		return tile.Errorf(ErrShape, OpMatMul, "Bias", "%d values; want N = %d", a.Bias.Len(), a.N)
+	}
+	return nil
+}
+
+// checkMatrixSpan checks that batch matrices of m lie within m.Buf.
+func checkMatrixSpan(name string, m Matrix, batch int) error {
+	if m.LD < m.Cols || m.Offset < 0 || m.BatchStride < 0 {
+		return tile.Errorf(ErrShape, OpMatMul, name, "LD %d (row %d), offset %d, batch stride %d: want LD ≥ the row, offset and stride ≥ 0",
+			m.LD, m.Cols, m.Offset, m.BatchStride)
+	}
+	last, ok := tile.MulAddSize(batch-1, m.BatchStride, m.Offset)
+	if ok {
+		last, ok = tile.MulAddSize(m.Rows-1, m.LD, last)
+	}
+	if ok {
+		last, ok = tile.AddSize(last, m.Cols)
+	}
+	if !ok || last > m.Buf.Len() {
+		return tile.Errorf(ErrBounds, OpMatMul, name, "%d matrices %dx%d (LD %d, stride %d, offset %d) reach past the %d elements of the buffer",
+			batch, m.Rows, m.Cols, m.LD, m.BatchStride, m.Offset, m.Buf.Len())
+	}
+	return nil
+}
