@@ -204,7 +204,12 @@ func judgeMatMul(t *testing.T, rt *runtime.Runtime, o [3]mmOperand, batchOpt int
 		t.Fatal(err)
 	}
 	args.D.Buf = ref
-	fallback.MatMulRef(runtime.HostMatMulArgs(args, 1))
+	if err := runtime.WithHostArgs(ctx, rt, args, func() error {
+		fallback.MatMulRef(runtime.HostMatMulArgs(args, 1))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	want := make([]byte, ref.Bytes())
 	if err := ref.Read(ctx, 0, want); err != nil {
 		t.Fatal(err)

@@ -74,12 +74,19 @@ func (b *cpuBackend) Alloc(n int) (m backend.Memory, err error) {
 			m, err = nil, fmt.Errorf("allocating %d bytes: %v: %w", n, r, ErrOutOfMemory)
 		}
 	}()
+	return &hostMemory{b: alignedBytes(n)}, nil
+}
+
+// alignedBytes returns n zeroed bytes starting at a hostAlign-aligned
+// address, as every buffer's host bytes do (kernels may rely on it: 8-byte
+// atomics, 64-byte vector loads).
+func alignedBytes(n int) []byte {
 	raw := make([]byte, n+hostAlign)
 	off := 0
 	if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(raw))) % hostAlign); mis != 0 {
 		off = hostAlign - mis
 	}
-	return &hostMemory{b: raw[off : off+n : off+n]}, nil
+	return raw[off : off+n : off+n]
 }
 
 func (m *hostMemory) Host() []byte { return m.b }

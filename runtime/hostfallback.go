@@ -149,7 +149,7 @@ func withHostBuffers(ctx context.Context, what string, bufs []*Buffer, fn func()
 			}
 			return fmt.Errorf("tcrt: %s: a buffer's memory cannot be staged: %w", what, ErrUnsupported)
 		}
-		host := make([]byte, b.Bytes())
+		host := alignedBytes(b.Bytes())
 		if err := m.Read(ctx, 0, host); err != nil {
 			return fmt.Errorf("tcrt: %s: staging an operand in: %w", what, err)
 		}
