@@ -264,10 +264,14 @@ func log2(n int) int64 {
 	return k
 }
 
-// Scoreboards: SB0 the copies' groups; SB1..3 rotate over groups of four
-// HMMAs; SB4/SB5 the two LDSM batches; SB5 also the short-lived
-// variable-latency results (SHFL, MUFU, S2R, LDG).
+// Scoreboards: SB0 the copies' groups (LDGDEPBAR / DEPBAR); SB1..3
+// rotate over groups of four HMMAs (an HMMA's accumulator dependence is
+// on the group two back, never the one in flight); SB4 the LDSM batches
+// (batch b+1 is issued after the fourth HMMA of batch b, so a consumer's
+// wait never covers a younger batch); SB5 the copies' address reads and
+// the short-lived results (SHFL, MUFU, S2R, LDG).
 const (
+	sbLDSM = sass.SB4
 	sbMisc = sass.SB5
 )
 
@@ -640,7 +644,7 @@ func (b *builder) prologue() {
 			imin(row, r(row), r(t+9)),
 			wide(tp, row, cb(pQS), t+0),
 		)
-		b.addSB(sass.SB1, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(t+10), 0, int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)))
+		b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(t+10), 0, int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)))
 	}
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	// first K/V block: rows from j*64, stage 0 (its own group, which the
@@ -654,7 +658,7 @@ func (b *builder) prologue() {
 	} {
 		for k, i := range is {
 			if k%4 == 3 {
-				b.addSB(sass.SB1, i.When(sass.IfNot(sass.P3)))
+				b.addSB(sbMisc, i.When(sass.IfNot(sass.P3)))
 			} else {
 				b.add(i)
 			}
@@ -774,7 +778,7 @@ func (b *builder) body(masked bool) {
 	}
 	issue := func(k int) {
 		if k < len(batches) {
-			b.addSB(sass.Scoreboard(int(sass.SB4)+k%2), batches[k]...)
+			b.addSB(sbLDSM, batches[k]...)
 		}
 	}
 	// copies of block j+1 into the other stage, spread over the S phase
@@ -794,7 +798,7 @@ func (b *builder) body(masked bool) {
 	popFill := func(n int) {
 		for ; n > 0 && fi < len(fill); n-- {
 			if fill[fi].Op == "LDGSTS" {
-				b.addSB(sass.SB1, fill[fi])
+				b.addSB(sbMisc, fill[fi])
 			} else {
 				b.add(fill[fi])
 			}
@@ -819,27 +823,45 @@ func (b *builder) body(masked bool) {
 		}
 	}
 	popFill(len(fill))
-	b.softmax(masked)
-	// O += P·V: batch v (kk = v/per), HMMA (kk, n-tile) ; P A fragment of
-	// kk = the packed S registers of n-tiles 2kk (4 registers)
+	fills := b.softmax(masked)
+	// O += P·V: batch v (kk = v/per), HMMA (kk, n-tile); the P A fragment
+	// of kk is the packed S registers of n-tile 2kk (4 registers). The
+	// exponentials, sums and packs of kk >= 1 are fillers between the
+	// HMMAs of kk-1 (all of kk's before kk's first HMMA); O tile nt is
+	// rescaled by alpha just before its first HMMA.
+	perHMMA := (len(fills[1]) + 8*per - 1) / (8 * per)
+	var queue []sass.Inst
 	for v := 0; v < nV; v++ {
 		kk := v / per
+		if v%per == 0 {
+			b.add(queue...)
+			queue = append([]sass.Inst{}, fills[kk+1]...)
+		}
 		for q := 0; q < 8; q++ {
 			nt := (v%per)*8 + q // n-tile of O (8 columns)
 			bf := g.f + 16*((nS+v)%2) + 4*(q/2) + 2*(q%2)
 			o := r(g.o + 4*nt)
+			if kk == 0 {
+				for e := 0; e < 4; e++ {
+					b.add(sass.New("FMUL", "", r(g.o+4*nt+e), r(g.o+4*nt+e), r(g.al+e/2)))
+				}
+			}
 			b.hmma(o, r(g.s+8*kk), r(bf), o)
 			if q == 3 {
 				issue(nS + v + 1)
 			}
+			n := min(perHMMA, len(queue))
+			b.add(queue[:n]...)
+			queue = queue[n:]
 		}
 	}
+	b.add(queue...)
 	b.add(xor(g.st, g.st, imm(int64(sb))), iadd(g.j, r(g.j), imm(1)))
 }
 
 // softmax: the block's S (row g: c0,c1; row g+8: c2,c3 of each n-tile)
 // to P in place (packed), with the running max, sum and rescale of O.
-func (b *builder) softmax(masked bool) {
+func (b *builder) softmax(masked bool) [5][]sass.Inst {
 	g, c := b.g, b.c
 	t := g.t
 	s := func(n, e int) int { return g.s + 4*n + e }
@@ -916,53 +938,50 @@ func (b *builder) softmax(masked bool) {
 		)
 		b.add(mufu("EX2", g.al+row, g.al+row))
 	}
-	// p = exp2(s*c - msafe*c)
-	for n := 0; n < 8; n++ {
-		for e := 0; e < 4; e++ {
-			b.add(sass.New("FFMA", "", r(s(n, e)), r(s(n, e)), cb(pC), r(g.nm+e/2)))
-		}
-	}
-	for n := 0; n < 8; n++ {
-		for e := 0; e < 4; e++ {
-			b.add(mufu("EX2", s(n, e), s(n, e)))
-		}
-	}
-	// rescale O and l by alpha
-	for nt := 0; nt < c.HeadDim/8; nt++ {
-		for e := 0; e < 4; e++ {
-			b.add(sass.New("FMUL", "", r(g.o+4*nt+e), r(g.o+4*nt+e), r(g.al+e/2)))
-		}
-	}
-	// row sums (this thread's columns), l = l*alpha + sum
-	for row := 0; row < 2; row++ {
-		for n := 0; n < 8; n++ {
-			b.add(sass.New("FADD", "", r(t+8*row+n), r(s(n, 2*row)), r(s(n, 2*row+1))))
-		}
-	}
-	for w := 4; w >= 1; w /= 2 {
-		for row := 0; row < 2; row++ {
-			for k := 0; k < w; k++ {
-				b.add(sass.New("FADD", "", r(t+8*row+k), r(t+8*row+k), r(t+8*row+k+w)))
-			}
-		}
-	}
-	for row := 0; row < 2; row++ {
-		b.add(sass.New("FFMA", "", r(g.l+row), r(g.l+row), r(g.al+row), r(t+8*row)))
-	}
-	// pack P in place: A fragment of kk = {S(2kk).c0c1, S(2kk).c2c3,
-	// S(2kk+1).c0c1, S(2kk+1).c2c3} into S(2kk)'s four registers
+	// per kk (n-tiles 2kk, 2kk+1): p = exp2(s*c - msafe*c), the row sums
+	// (into t+0, t+8), the pack of P in place: A fragment of kk =
+	// {S(2kk).c0c1, S(2kk).c2c3, S(2kk+1).c0c1, S(2kk+1).c2c3} into
+	// S(2kk)'s four registers. kk 0 now; the others are returned as fillers
+	// (fills[kk+1] precede kk+1's HMMAs; fills[4] the l update).
 	mods := "PACK_AB"
 	if c.In == BF16 {
 		mods = "BF16.PACK_AB"
 	}
+	var fills [5][]sass.Inst
 	for kk := 0; kk < 4; kk++ {
+		var f []sass.Inst
 		n0, n1 := 2*kk, 2*kk+1
+		for _, n := range []int{n0, n1} {
+			for e := 0; e < 4; e++ {
+				f = append(f, sass.New("FFMA", "", r(s(n, e)), r(s(n, e)), cb(pC), r(g.nm+e/2)))
+			}
+		}
+		for _, n := range []int{n0, n1} {
+			for e := 0; e < 4; e++ {
+				f = append(f, mufu("EX2", s(n, e), s(n, e)))
+			}
+		}
+		for row := 0; row < 2; row++ {
+			acc := t + 8*row
+			for k, n := range []int{n0, n1} {
+				if kk == 0 && k == 0 {
+					f = append(f, sass.New("FADD", "", r(acc), r(s(n, 2*row)), r(s(n, 2*row+1))))
+					continue
+				}
+				f = append(f, sass.New("FADD", "", r(acc), r(acc), r(s(n, 2*row))), sass.New("FADD", "", r(acc), r(acc), r(s(n, 2*row+1))))
+			}
+		}
 		src := [4][2]int{{s(n0, 1), s(n0, 0)}, {s(n0, 3), s(n0, 2)}, {s(n1, 1), s(n1, 0)}, {s(n1, 3), s(n1, 2)}}
 		for k := 0; k < 4; k++ {
-			b.add(sass.New("F2FP", mods, r(g.s+8*kk+k), r(src[k][0]), r(src[k][1])))
+			f = append(f, sass.New("F2FP", mods, r(g.s+8*kk+k), r(src[k][0]), r(src[k][1])))
 		}
+		fills[kk] = f
 	}
-	_ = math.Inf
+	for row := 0; row < 2; row++ {
+		fills[4] = append(fills[4], sass.New("FFMA", "", r(g.l+row), r(g.l+row), r(g.al+row), r(t+8*row)))
+	}
+	b.add(fills[0]...)
+	return fills
 }
 
 // epilogue: quad sums, O / l, stores of O and LSE.
