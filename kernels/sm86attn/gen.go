@@ -477,7 +477,7 @@ func (b *builder) setup() {
 		iadd(g.nkm1, r(g.nk), imm(-1)),
 	)
 	b.add(
-		sass.New("SEL", "", r(g.lo), r(g.lo), imm(-(1<<30)), sass.NotP(sass.P1)),
+		sass.New("SEL", "", r(g.lo), r(g.lo), imm(0xc0000000), sass.NotP(sass.P1)), // -2^30 (the field is unsigned)
 		sass.New("SEL", "", r(g.hi), r(g.hi), imm(1<<30), sass.NotP(sass.P2)),
 	)
 	// key range of the CTA: keyLo = max(0, m0+lo), keyHi = min(nk,
