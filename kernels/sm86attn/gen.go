@@ -287,6 +287,10 @@ type builder struct {
 	labels map[string]int
 	fix    []fixup
 	hmmaG  int // HMMA group counter (4 a group)
+	// dumpAt, when set, makes the first block store the shared-address
+	// registers (dumpRegs) of each thread to dumpAt + 64*tid and exit: the
+	// bank-conflict test runs it in the simulator.
+	dumpAt uint64
 	hmmaN  int
 }
 
@@ -368,11 +372,20 @@ func (c Config) hmmaMods() string {
 }
 
 // Generate emits the prefill kernel for c.
-func Generate(c Config) (*Program, error) {
+func Generate(c Config) (*Program, error) { return generate(c, 0) }
+
+// dumpRegs are the registers the dump stores: the LDSM addresses of K
+// (4) and V (4) of stage 0, the copy destination of this stage and of the
+// next, and the Q LDSM lane base.
+func (g regs) dumpRegs() []int {
+	return []int{g.ka, g.ka + 1, g.ka + 2, g.ka + 3, g.va, g.va + 1, g.va + 2, g.va + 3, g.dst, g.t + 9, g.t + 3}
+}
+
+func generate(c Config, dumpAt uint64) (*Program, error) {
 	if c.HeadDim != 64 && c.HeadDim != 128 {
 		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64 and 128", c.HeadDim)
 	}
-	b := &builder{c: c, g: newRegs(c.HeadDim), tr: newTracker(), labels: map[string]int{}}
+	b := &builder{c: c, g: newRegs(c.HeadDim), tr: newTracker(), labels: map[string]int{}, dumpAt: dumpAt}
 	b.setup()
 	b.prologue()
 	b.dispatch()
@@ -748,6 +761,14 @@ func (b *builder) body(masked bool) {
 	)
 	for k := 1; k < 4; k++ {
 		b.add(xor(g.ka+k, g.ka, imm(int64(32*k))), xor(g.va+k, g.va, imm(int64(32*k))))
+	}
+	if b.dumpAt != 0 {
+		b.add(mov(g.tp, imm(int64(b.dumpAt&0xffffffff))), mov(g.tp+1, imm(int64(b.dumpAt>>32))))
+		b.add(wide(g.tp, g.tid, imm(64), g.tp))
+		for k, rg := range g.dumpRegs() {
+			b.add(sass.New("STG", "E", sass.G64(sass.Reg(g.tp), int64(4*k)), r(rg)))
+		}
+		b.add(sass.New("EXIT", "").Yield())
 	}
 	// batches: S batches ks = 0..d/16-1 (4 LDSM of K: n-tile pairs 0..3 at
 	// ks), then P·V batches (4 LDSM.T of V each: kk, n-tile pairs)
