@@ -19,7 +19,8 @@ var cubinSM89 []byte
 // ModuleName is the module's name (the runtime loads it once per device).
 const ModuleName = "sm86attn"
 
-// Module is the embedded module: every kernel of Variants in one cubin for
+// Module is the embedded module: every kernel of Variants and
+// CombineVariants in one cubin for
 // sm_86 and one for sm_89 (the same code built for each target). No PTX:
 // these kernels exist only as SASS. Unverified on a GPU.
 func Module() *ptx.Module {
@@ -33,6 +34,17 @@ func ModuleCubin(arch int) ([]byte, error) {
 	var ks []sass.Kernel
 	for _, c := range Variants() {
 		p, err := Generate(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		k, err := p.Kernel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		ks = append(ks, k)
+	}
+	for _, c := range CombineVariants() {
+		p, err := GenerateCombine(c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}

@@ -149,7 +149,13 @@ const (
 	pCapIn   = sass.ParamBase + 0x84
 	pWinL    = sass.ParamBase + 0x88
 	pWinR    = sass.ParamBase + 0x8c
-	paramEnd = 0x90
+	pSeqLens = sass.ParamBase + 0x90 // u64: per-sequence key counts (a KV cache), or 0
+	pSplits  = sass.ParamBase + 0x98
+	pSMagic  = sass.ParamBase + 0x9c
+	pBPS     = sass.ParamBase + 0xa0 // key blocks a split
+	pOSplit  = sass.ParamBase + 0xa4 // bytes between splits' O
+	pLSplit  = sass.ParamBase + 0xa8 // bytes between splits' LSE
+	paramEnd = 0xac
 )
 
 // Params is the parameter list of every variant: Q, K, V, O, LSE, CuSeqQ,
@@ -158,13 +164,20 @@ const (
 // bytes, seqQ, seqKV, group (query heads per KV head), groupMagic, c
 // (f32: scale·log2 e, or cap·log2 e with the soft-cap), capIn (f32:
 // scale/cap), windowLeft and windowRight (s32, negative: unbounded; causal
-// is windowRight 0).
+// is windowRight 0), then SeqLensKV (u64: int32 key counts of a KV
+// cache, or 0), splits, splitMagic, blocksPerSplit (u32: CTA x is
+// qBlock*splits + split; split s takes key blocks [s*bps, (s+1)*bps)),
+// oSplit and lseSplit (u32 bytes between the splits' O and LSE).
 func Params() []sass.Param {
 	var p []sass.Param
 	for k := 0; k < 7; k++ {
 		p = append(p, sass.Param{Size: 8, Align: 8})
 	}
-	for k := 0; k < (paramEnd-0x38)/4; k++ {
+	for k := 0; k < (0x90-0x38)/4; k++ {
+		p = append(p, sass.Param{Size: 4, Align: 4})
+	}
+	p = append(p, sass.Param{Size: 8, Align: 8})
+	for k := 0; k < (paramEnd-0x98)/4; k++ {
 		p = append(p, sass.Param{Size: 4, Align: 4})
 	}
 	return p
@@ -174,7 +187,7 @@ func Params() []sass.Param {
 type regs struct {
 	o, s, q, f int // O accumulators, S tile, Q fragments, K/V fragment batches
 	// scalars
-	tid, lane, warp, qt, gq, cx, h, bz          int
+	tid, lane, warp, qt, gq, cx, h, bz, sp      int
 	nq, nk, nkm1, qrow0, krow0, qbat, kbat, kvh int
 	lo, hi                                      int
 	kb, vb, ka, va                              int // ka, va: 4 each
@@ -197,7 +210,7 @@ func newRegs(d int) regs {
 	n := r.f + 32
 	a := func(k int) int { x := n; n += k; return x }
 	r.kp, r.vp, r.tp = a(2), a(2), a(8)
-	for _, p := range []*int{&r.tid, &r.lane, &r.warp, &r.qt, &r.gq, &r.cx, &r.h, &r.bz,
+	for _, p := range []*int{&r.tid, &r.lane, &r.warp, &r.qt, &r.gq, &r.cx, &r.h, &r.bz, &r.sp,
 		&r.nq, &r.nk, &r.nkm1, &r.qrow0, &r.krow0, &r.qbat, &r.kbat, &r.kvh, &r.lo, &r.hi,
 		&r.kb, &r.vb, &r.st, &r.j, &r.jEnd, &r.fLo, &r.fHi, &r.rr, &r.dst, &r.ninf} {
 		*p = a(1)
@@ -459,6 +472,19 @@ func (b *builder) setup() {
 		mov(t+14, cb(pGroup)),
 		isetp("EQ", sass.P2, t+14, imm(1), pt),
 		sass.New("SEL", "", r(g.kvh), r(g.h), r(g.kvh), sass.P(sass.P2)),
+		// split: qb = cx / splits (IMAD.HI by the magic; splits 1: cx),
+		// sp = cx - qb*splits; cx becomes qb
+		sass.New("IMAD", "HI.U32", r(t+15), r(g.cx), cb(pSMagic), rz),
+		mov(t+13, cb(pSplits)),
+	)
+	b.add(
+		isetp("EQ", sass.P2, t+13, imm(1), pt),
+	)
+	b.add(sass.New("SEL", "", r(t+15), r(g.cx), r(t+15), sass.P(sass.P2)))
+	b.add(sass.New("IMAD", "", r(t+13), r(t+15), r(t+13), rz))
+	b.add(
+		sass.New("IADD3", "", r(g.sp), r(g.cx), sass.Neg(r(t+13)), rz),
+		mov(g.cx, r(t+15)),
 	)
 	b.add(
 		sass.New("SEL", "", r(g.qrow0), r(t+8), rz, sass.P(sass.P0)),
@@ -469,7 +495,18 @@ func (b *builder) setup() {
 		sass.New("IADD3", "", r(t+11), r(t+11), sass.Neg(r(t+10)), rz),
 		sass.New("SEL", "", r(g.nk), r(t+11), r(g.nk), sass.P(sass.P1)),
 		sass.New("SEL", "", r(g.kbat), rz, r(g.bz), sass.P(sass.P1)),
+		// a KV cache: nk = SeqLensKV[b]
+		mov(t+0, cb(pSeqLens)),
+		mov(t+1, cb(pSeqLens+4)),
 	)
+	b.add(
+		sass.New("LOP3", "LUT", r(t+4), r(t+0), r(t+1), rz, imm(0xfc), sass.NotP(sass.PT)),
+		wide(t+2, g.bz, imm(4), t+0),
+		mov(t+5, rz),
+	)
+	b.add(isetp("NE", sass.P1, t+4, rz, pt))
+	b.add(sass.New("LDG", "E", r(t+5), sass.G64(sass.Reg(t+2), 0)).When(sass.If(sass.P1)))
+	b.add(sass.New("SEL", "", r(g.nk), r(t+5), r(g.nk), sass.P(sass.P1)))
 	// m0 = cx*64 >= nq: nothing to do
 	b.add(
 		shl(t+0, g.cx, 6),
@@ -512,6 +549,17 @@ func (b *builder) setup() {
 	)
 	b.add(
 		sass.New("SEL", "", r(g.jEnd), r(g.j), r(g.jEnd), sass.P(sass.P1)),
+		// this split's blocks: [max(j, sp*bps), min(jEnd, sp*bps+bps)),
+		// empty (no block: O 0, LSE -Inf) when that is
+		sass.New("IMAD", "", r(t+13), r(g.sp), cb(pBPS), rz),
+	)
+	b.add(
+		imax(g.j, r(g.j), r(t+13)),
+		iadd(t+13, r(t+13), cb(pBPS)),
+	)
+	b.add(imin(g.jEnd, r(g.jEnd), r(t+13)))
+	b.add(imax(g.jEnd, r(g.jEnd), r(g.j)))
+	b.add(
 		iadd3(t+8, r(t+0), r(g.lo), imm(BlockQ-1)),
 		imax(t+8, r(t+8), rz),
 		iadd(t+8, r(t+8), imm(BlockKV-1)),
@@ -1058,6 +1106,7 @@ func (b *builder) epilogue() {
 	b.add(mov(g.tp, cb(pO)), mov(g.tp+1, cb(pO+4)), shl(t+8, g.qt, log2(2*esz)))
 	b.add(wide(g.tp, g.qbat, cb(pOB), g.tp))
 	b.add(wide(g.tp, g.h, cb(pOH), g.tp))
+	b.add(wide(g.tp, g.sp, cb(pOSplit), g.tp))
 	b.add(wide(g.tp, t+8, imm(1), g.tp))
 	b.add(iadd(t+6, r(t+6), r(g.qrow0)), iadd(t+7, r(t+7), r(g.qrow0)))
 	b.add(wide(g.tp+2, t+6, cb(pOS), g.tp), wide(g.tp+4, t+7, cb(pOS), g.tp))
@@ -1087,6 +1136,7 @@ func (b *builder) epilogue() {
 	// LSE + qbat*lB + h*lH + (qrow0+i)*4
 	b.add(wide(g.tp+6, g.qbat, cb(pLB), g.tp+6))
 	b.add(wide(g.tp+6, g.h, cb(pLH), g.tp+6))
+	b.add(wide(g.tp+6, g.sp, cb(pLSplit), g.tp+6))
 	b.add(wide(g.tp+2, t+6, imm(4), g.tp+6), wide(g.tp+4, t+7, imm(4), g.tp+6))
 	for row := 0; row < 2; row++ {
 		b.add(sass.New("STG", "E", sass.G64(sass.Reg(g.tp+2+2*row), 0), r(t+4+row)).When(sass.If(sass.Pred(4 + row))))

@@ -21,6 +21,10 @@ type PrefillArgs struct {
 	// that side is varlen (sequence b's rows CuSeq[b]..CuSeq[b+1]-1 of
 	// batch 0) and SeqQ (SeqKV) is the longest sequence.
 	Q, K, V, O, LSE, CuSeqQ, CuSeqKV uint64
+	// SeqLensKV (int32, one a sequence) may be 0; with it the keys are a
+	// KV cache: sequence b's SeqLensKV[b] keys are rows 0.. of batch b
+	// (CuSeqKV must then be 0); SeqKV bounds them.
+	SeqLensKV uint64
 
 	Batch, HeadsQ, HeadsKV, HeadDim int
 	SeqQ, SeqKV                     int
@@ -37,6 +41,13 @@ type PrefillArgs struct {
 	Causal         bool
 	// WindowLeft and WindowRight: -1 for unbounded (fallback.Unbounded).
 	WindowLeft, WindowRight int
+
+	// Splits > 1 (PlanSplitKV only) splits the keys of every row over
+	// that many CTAs (flash-decoding); their partial results go to
+	// Workspace (SplitWorkspaceBytes, 16-byte aligned) and a combine
+	// kernel merges them into O and LSE.
+	Splits    int
+	Workspace uint64
 }
 
 // Launch is a planned kernel launch.
@@ -59,6 +70,75 @@ type Launch struct {
 // windows, soft-cap and varlen are all covered. Anything else returns an
 // error wrapping ErrUnsupported that names the rule.
 func PlanPrefill(a PrefillArgs) (Launch, error) {
+	if a.Splits > 1 {
+		return Launch{}, fmt.Errorf("%w: Splits %d: use PlanSplitKV", ErrUnsupported, a.Splits)
+	}
+	return plan(a, 1, 0, 0)
+}
+
+// SplitWorkspaceBytes is the workspace a split-KV call needs: the
+// partial outputs (f32 [Splits][Batch][SeqQ][HeadsQ][HeadDim]) then the
+// partial LSEs (f32 [Splits][Batch][HeadsQ][SeqQ]).
+func SplitWorkspaceBytes(a PrefillArgs) int {
+	o := a.Splits * a.Batch * a.SeqQ * a.HeadsQ * a.HeadDim * 4
+	return o + a.Splits*a.Batch*a.HeadsQ*a.SeqQ*4
+}
+
+// PlanSplitKV plans a split-KV (flash-decoding) call: the prefill kernel
+// with f32 output over Splits CTAs per query block, each taking an equal
+// run of key blocks and writing its partial O and LSE to the workspace,
+// then the combine kernel (grid SeqQ x HeadsQ x Batch, one warp each)
+// merging them by LSE into O and LSE. Covered as PlanPrefill, with
+// fixed-length queries (CuSeqQ 0) and 2 <= Splits < 2^16.
+func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
+	var out [2]Launch
+	if a.Splits < 2 || a.Splits >= 1<<16 || a.CuSeqQ != 0 || a.Workspace%16 != 0 || a.Workspace == 0 {
+		return out, fmt.Errorf("%w: split-KV with Splits %d, CuSeqQ %#x, workspace %#x (want 2 <= Splits < 2^16, fixed-length queries, an aligned workspace)", ErrUnsupported, a.Splits, a.CuSeqQ, a.Workspace)
+	}
+	if uint64(SplitWorkspaceBytes(a)) >= 1<<32 {
+		return out, fmt.Errorf("%w: split-KV workspace of %d bytes (below 2^32)", ErrUnsupported, SplitWorkspaceBytes(a))
+	}
+	part := a
+	part.Out = OutF32
+	part.O = a.Workspace
+	d, nq, hq := a.HeadDim, a.SeqQ, a.HeadsQ
+	part.OStrides = [3]int{nq * hq * d, hq * d, d}
+	oBytes := a.Splits * a.Batch * nq * hq * d * 4
+	part.LSE = a.Workspace + uint64(oBytes)
+	part.LSEBatchStride, part.LSEHeadStride = hq*nq, nq
+	blocks := (a.SeqKV + BlockKV - 1) / BlockKV
+	bps := max(1, (blocks+a.Splits-1)/a.Splits)
+	main, err := plan(part, a.Splits, bps, uint32(a.Batch*nq*hq*d*4))
+	if err != nil {
+		return out, err
+	}
+	esz := a.Out.Size()
+	for k, v := range a.OStrides {
+		if v < 0 || uint64(v)*uint64(esz) >= 1<<32 {
+			return out, fmt.Errorf("%w: O stride %d", ErrUnsupported, v)
+		}
+		_ = k
+	}
+	cc := CombineConfig{HeadDim: d, Out: a.Out}
+	var par []byte
+	for _, v := range []uint64{part.O, part.LSE, a.O, a.LSE} {
+		par = binary.LittleEndian.AppendUint64(par, v)
+	}
+	for _, v := range []int{a.Splits, oBytes / a.Splits, a.Batch * hq * nq * 4,
+		a.OStrides[1] * esz, a.OStrides[2] * esz, a.OStrides[0] * esz, 4 * a.LSEHeadStride, 4 * a.LSEBatchStride, nq, hq} {
+		par = binary.LittleEndian.AppendUint32(par, uint32(v))
+	}
+	out[0] = main
+	out[1] = Launch{Kernel: cc.Name(), Grid: [3]int{max(nq, 1), hq, a.Batch}, Block: [3]int{CombineThreads, 1, 1}, Params: par}
+	if nq == 0 {
+		out[1].Grid[0] = 0 // nothing to combine
+	}
+	return out, nil
+}
+
+// plan builds the prefill launch; splits, bps and oSplit describe a
+// split-KV call (1, 0, 0 otherwise).
+func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	bad := func(f string, x ...any) (Launch, error) {
 		return Launch{}, fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(f, x...))
 	}
@@ -79,6 +159,9 @@ func PlanPrefill(a PrefillArgs) (Launch, error) {
 	}
 	if !(a.Scale > 0) || math.IsInf(float64(a.Scale), 0) || a.SoftCap < 0 || math.IsNaN(float64(a.SoftCap)) {
 		return bad("scale %g, soft-cap %g", a.Scale, a.SoftCap)
+	}
+	if a.SeqLensKV%4 != 0 || a.SeqLensKV != 0 && a.CuSeqKV != 0 {
+		return bad("SeqLensKV with CuSeqKV")
 	}
 	if a.WindowLeft < -1 || a.WindowRight < -1 {
 		return bad("window %d, %d", a.WindowLeft, a.WindowRight)
@@ -140,10 +223,22 @@ func PlanPrefill(a PrefillArgs) (Launch, error) {
 		math.Float32bits(c), math.Float32bits(capIn), uint32(int32(a.WindowLeft)), uint32(int32(winR))} {
 		par = binary.LittleEndian.AppendUint32(par, v)
 	}
+	par = binary.LittleEndian.AppendUint64(par, a.SeqLensKV)
+	var smagic uint32
+	if splits > 1 {
+		smagic = uint32((uint64(1)<<32 + uint64(splits) - 1) / uint64(splits))
+	}
+	lSplit := uint32(a.Batch * a.HeadsQ * a.SeqQ * 4)
+	if splits <= 1 {
+		bps, lSplit = 1<<24, 0
+	}
+	for _, v := range []uint32{uint32(splits), smagic, uint32(bps), oSplit, lSplit} {
+		par = binary.LittleEndian.AppendUint32(par, v)
+	}
 	return Launch{
 		Config:      cfg,
 		Kernel:      cfg.Name(),
-		Grid:        [3]int{max(1, (a.SeqQ+BlockQ-1)/BlockQ), a.HeadsQ, a.Batch},
+		Grid:        [3]int{max(1, (a.SeqQ+BlockQ-1)/BlockQ) * splits, a.HeadsQ, a.Batch},
 		Block:       [3]int{Threads, 1, 1},
 		SharedBytes: cfg.SharedBytes(),
 		Params:      par,

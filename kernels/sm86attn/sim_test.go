@@ -22,7 +22,30 @@ const (
 	poisonB16 = 0x7fa5
 )
 
-var sims = map[Config]*sass.Sim{}
+var (
+	sims  = map[Config]*sass.Sim{}
+	csims = map[CombineConfig]*sass.Sim{}
+)
+
+func combineSim(t *testing.T, c CombineConfig) *sass.Sim {
+	t.Helper()
+	if s := csims[c]; s != nil {
+		return s
+	}
+	p, err := GenerateCombine(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sass.NewSim(p.Insts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := s.Unsupported(); len(u) > 0 {
+		t.Fatalf("%s: simulator cannot run: %v", c.Name(), u)
+	}
+	csims[c] = s
+	return s
+}
 
 func simFor(t *testing.T, c Config) *sass.Sim {
 	t.Helper()
@@ -55,11 +78,16 @@ type pcase struct {
 	causal         bool
 	wl, wr         int
 	softcap        float32
+	// cache: K and V are a contiguous KV cache [batch, heads, capacity,
+	// d] (heads before tokens, the project's layout) with key counts nk
+	// through SeqLensKV; splits > 1 runs split-KV + combine
+	cache  bool
+	splits int
 }
 
 func (p pcase) String() string {
-	return fmt.Sprintf("d%d %v->%v b%d h%d/%d q%v k%v var%v/%v causal=%v win=%d,%d cap=%g",
-		p.d, p.in, p.out, p.batch, p.hq, p.hkv, p.nq, p.nk, p.varQ, p.varKV, p.causal, p.wl, p.wr, p.softcap)
+	return fmt.Sprintf("d%d %v->%v b%d h%d/%d q%v k%v var%v/%v causal=%v win=%d,%d cap=%g cache=%v splits=%d",
+		p.d, p.in, p.out, p.batch, p.hq, p.hkv, p.nq, p.nk, p.varQ, p.varKV, p.causal, p.wl, p.wr, p.softcap, p.cache, p.splits)
 }
 
 func outDType(o Output) tile.DType {
@@ -144,6 +172,15 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	q := mk(pc.varQ, totQ, maxQ, pc.hq, 2)
 	k := mk(pc.varKV, totKV, maxK, pc.hkv, 2)
 	v := mk(pc.varKV, totKV, maxK, pc.hkv, 2)
+	if pc.cache {
+		// [batch, heads, capacity, d]: capacity maxK + 5
+		cp := maxK + 5
+		for _, x := range []*ten{&k, &v} {
+			x.st = [3]int{pc.hkv * cp * (D + 8), D + 8, cp * (D + 8)}
+			x.ns = cp
+			x.data = make([]byte, 2*(B*x.st[0]+8))
+		}
+	}
 	fillIn(q)
 	fillIn(k)
 	fillIn(v)
@@ -183,12 +220,12 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		return out
 	}
 	mem := sass.NewMemory()
-	const qB, kB, vB, oB, lB, cqB, ckB = 0x10000000000, 0x20000000000, 0x30000000000, 0x40000000000, 0x50000000000, 0x60000000000, 0x70000000000
+	const qB, kB, vB, oB, lB, cqB, ckB, slB, wsB = 0x10000000000, 0x20000000000, 0x30000000000, 0x40000000000, 0x50000000000, 0x60000000000, 0x70000000000, 0x80000000000, 0x90000000000
 	for _, m := range []struct {
 		n    string
 		base uint64
 		data []byte
-	}{{"Q", qB, q.data}, {"K", kB, k.data}, {"V", vB, v.data}, {"O", oB, o.data}, {"LSE", lB, lse}, {"cuQ", cqB, i32s(cuQ)}, {"cuKV", ckB, i32s(cuKV)}} {
+	}{{"Q", qB, q.data}, {"K", kB, k.data}, {"V", vB, v.data}, {"O", oB, o.data}, {"LSE", lB, lse}, {"cuQ", cqB, i32s(cuQ)}, {"cuKV", ckB, i32s(cuKV)}, {"seqlens", slB, i32s(pc.nk)}} {
 		if err := mem.Map(m.n, m.base, m.data); err != nil {
 			t.Fatal(err)
 		}
@@ -209,6 +246,9 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	if pc.varKV {
 		args.CuSeqKV = ckB
 	}
+	if pc.cache {
+		args.SeqLensKV = slB
+	}
 	ref := fallback.AttentionArgs{
 		Batch: B, HeadsQ: pc.hq, HeadsKV: pc.hkv, HeadDim: D,
 		SeqQ: maxQ, SeqKV: maxK,
@@ -218,10 +258,15 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		Scale: args.Scale, SoftCap: pc.softcap, Causal: pc.causal, WindowLeft: wl, WindowRight: wr,
 		LSEBatchStride: lseB, LSEHeadStride: lseH,
 	}
-	if !pc.varQ && !pc.varKV {
+	if !pc.varQ && !pc.varKV && !pc.cache {
 		// fixed lengths: every sequence has nq[0] / nk[0]
 		ref.SeqQ, ref.SeqKV = pc.nq[0], pc.nk[0]
 		args.SeqQ, args.SeqKV = pc.nq[0], pc.nk[0]
+	}
+	if pc.cache {
+		ref.SeqQ = pc.nq[0]
+		args.SeqQ = pc.nq[0]
+		ref.SeqLensKV = pc.nk
 	}
 	if pc.varQ {
 		ref.CuSeqQ = cuQ
@@ -234,14 +279,39 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	if pc.varQ != pc.varKV {
 		t.Fatalf("mixed varlen not in this harness")
 	}
-	l, err := PlanPrefill(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := simFor(t, l.Config).Launch(sass.SimConfig{
-		Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem, Poison: true,
-	}); err != nil {
-		t.Fatalf("%v: %v", pc, err)
+	if pc.splits > 1 {
+		args.Splits, args.Workspace = pc.splits, wsB
+		ws := make([]byte, SplitWorkspaceBytes(args))
+		for i := 0; i < len(ws)/4; i++ {
+			put(ws, i, poisonF32, 4)
+		}
+		if err := mem.Map("workspace", wsB, ws); err != nil {
+			t.Fatal(err)
+		}
+		ls, err := PlanSplitKV(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := simFor(t, ls[0].Config).Launch(sass.SimConfig{
+			Grid: ls[0].Grid, Block: ls[0].Block, SharedBytes: ls[0].SharedBytes, Params: ls[0].Params, Memory: mem, Poison: true,
+		}); err != nil {
+			t.Fatalf("%v: split kernel: %v", pc, err)
+		}
+		if _, err := combineSim(t, CombineConfig{HeadDim: D, Out: pc.out}).Launch(sass.SimConfig{
+			Grid: ls[1].Grid, Block: ls[1].Block, Params: ls[1].Params, Memory: mem, Poison: true,
+		}); err != nil {
+			t.Fatalf("%v: combine: %v", pc, err)
+		}
+	} else {
+		l, err := PlanPrefill(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := simFor(t, l.Config).Launch(sass.SimConfig{
+			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem, Poison: true,
+		}); err != nil {
+			t.Fatalf("%v: %v", pc, err)
+		}
 	}
 	refO := make([]byte, 4*(o.nb*o.st[0]+8))
 	ref.O = fallback.AttnTensor{DType: tile.F32, Data: refO, BatchStride: o.st[0], SeqStride: o.st[1], HeadStride: o.st[2]}
@@ -347,6 +417,11 @@ func ciCases() []pcase {
 		{d: 64, in: BF16, out: OutF32, batch: 1, hq: 8, hkv: 1, nq: []int{33}, nk: []int{200}, wl: 40, wr: 3},
 		{d: 64, in: F16, out: OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{70}, nk: []int{150}, causal: true, wl: 20, wr: -1, softcap: 5},
 		{d: 64, in: F16, out: OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
+		// decode over a contiguous KV cache: one query, per-sequence key
+		// counts (0 included), plain and split-KV (+ combine)
+		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 2, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1},
+		{d: 128, in: BF16, out: OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 64, in: F16, out: OutF32, batch: 2, hq: 4, hkv: 4, nq: []int{3}, nk: []int{500, 65}, cache: true, causal: true, wl: 100, wr: -1, splits: 4},
 	}
 }
 

@@ -56,7 +56,7 @@ func TestNvdisasmOracle(t *testing.T) {
 	nv := cudaTool(t, "nvdisasm")
 	var all []byte
 	type span struct {
-		c     Config
+		name  string
 		insts sass.Program
 	}
 	var spans []span
@@ -70,7 +70,19 @@ func TestNvdisasmOracle(t *testing.T) {
 			t.Fatal(err)
 		}
 		all = append(all, code...)
-		spans = append(spans, span{c, p.Insts})
+		spans = append(spans, span{c.Name(), p.Insts})
+	}
+	for _, c := range CombineVariants() {
+		p, err := GenerateCombine(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, err := sass.Encode(p.Insts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, code...)
+		spans = append(spans, span{c.Name(), p.Insts})
 	}
 	path := filepath.Join(t.TempDir(), "words.bin")
 	if err := os.WriteFile(path, all, 0o644); err != nil {
@@ -96,7 +108,7 @@ func TestNvdisasmOracle(t *testing.T) {
 				}
 				if want := i.Text(int64(16 * (at + k))); got != want {
 					if bad++; bad < 10 {
-						t.Errorf("%s %s: word %d: nvdisasm %q, model %q", sp.c.Name(), arch, k, got, want)
+						t.Errorf("%s %s: word %d: nvdisasm %q, model %q", sp.name, arch, k, got, want)
 					}
 				}
 			}
@@ -110,6 +122,15 @@ func TestNvdisasmOracle(t *testing.T) {
 func TestSchedule(t *testing.T) {
 	for _, c := range Variants() {
 		p, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range sass.CheckSchedule(p.Insts, sass.CheckOptions{}) {
+			t.Errorf("%s: %s", c.Name(), f)
+		}
+	}
+	for _, c := range CombineVariants() {
+		p, err := GenerateCombine(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,8 +157,14 @@ func TestEmbeddedCubinsCurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cu.Kernels) != len(Variants()) {
-			t.Fatalf("sm_%d: %d kernels, want %d", arch, len(cu.Kernels), len(Variants()))
+		if len(cu.Kernels) != len(Variants())+len(CombineVariants()) {
+			t.Fatalf("sm_%d: %d kernels, want %d", arch, len(cu.Kernels), len(Variants())+len(CombineVariants()))
+		}
+		for k, c := range CombineVariants() {
+			kk := cu.Kernels[len(Variants())+k].Kernel
+			if kk.Name != c.Name() || kk.Registers != CombineRegisters {
+				t.Errorf("sm_%d: combine kernel %d: %s, %d registers", arch, k, kk.Name, kk.Registers)
+			}
 		}
 		for k, c := range Variants() {
 			kk := cu.Kernels[k].Kernel
@@ -165,6 +192,11 @@ func TestModuleCubinTools(t *testing.T) {
 				t.Errorf("sm_%d: cuobjdump -elf does not name %s", arch, c.Name())
 			}
 			want += 2 * c.HeadDim // 2 loops x (d/2 Q·Kᵀ + d/2 P·V HMMAs per block)
+		}
+		for _, c := range CombineVariants() {
+			if !strings.Contains(elf, c.Name()) {
+				t.Errorf("sm_%d: cuobjdump -elf does not name %s", arch, c.Name())
+			}
 		}
 		dis := runTool(t, nv, "-c", path)
 		if n := strings.Count(dis, "HMMA.16816.F32"); n != want {
