@@ -108,11 +108,14 @@ func TestSharedBankConflicts(t *testing.T) {
 		if nLD != d/2 {
 			t.Errorf("d%d: %d LDSM in the loop, want %d", d, nLD, d/2)
 		}
-		// Q: the prologue's lane base, chunk pair ks: ^32(ks&3) + 128(ks>>2)
+		// Q: the prologue's lane base (the V lane base of stage 0 moved to
+		// the Q tile and the warp's rows), chunk pair ks: ^32(ks&3) +
+		// 128(ks>>2)
 		for ks := 0; ks < d/16; ks++ {
 			for q := 0; q < Threads/8; q++ {
 				groups("Q LDSM", func(tid int) uint32 {
-					return (vals[tid][col[g.t+3]] ^ uint32(32*(ks%4))) + uint32(128*(ks/4))
+					base := vals[tid][col[g.va]] + uint32(c.StageBytes()-BlockKV*c.rowBytes()) + vals[tid][col[g.warp]]*uint32(16*c.rowBytes())
+					return (base ^ uint32(32*(ks%4))) + uint32(128*(ks/4))
 				}, 8*q, 8)
 			}
 		}

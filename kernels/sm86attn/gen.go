@@ -88,6 +88,10 @@ type Config struct {
 	// SoftCap compiles the soft-cap: the logit becomes cap·tanh(s·scale/cap)
 	// (MUFU.TANH); the parameters carry scale/cap and cap·log2(e).
 	SoftCap bool
+	// Paged reads K and V from a paged KV cache: key j of sequence b is
+	// row j & (page-1) of page BlockTable[b*blocksPerSeq + j>>log2(page)]
+	// (the K/V batch stride is the page stride); SeqLensKV gives nk.
+	Paged bool
 }
 
 // Name returns the kernel's symbol name.
@@ -95,6 +99,9 @@ func (c Config) Name() string {
 	s := fmt.Sprintf("tcrt_sm86_attn_fwd_d%d_%s_%s", c.HeadDim, c.In, c.Out)
 	if c.SoftCap {
 		s += "_softcap"
+	}
+	if c.Paged {
+		s += "_paged"
 	}
 	return s
 }
@@ -155,7 +162,11 @@ const (
 	pBPS     = sass.ParamBase + 0xa0 // key blocks a split
 	pOSplit  = sass.ParamBase + 0xa4 // bytes between splits' O
 	pLSplit  = sass.ParamBase + 0xa8 // bytes between splits' LSE
-	paramEnd = 0xac
+	pBT      = sass.ParamBase + 0xb0 // u64: block table (int32), paged variants
+	pBPSeq   = sass.ParamBase + 0xb8 // block-table entries a sequence
+	pPShift  = sass.ParamBase + 0xbc // log2(page size)
+	pPMask   = sass.ParamBase + 0xc0 // page size - 1
+	paramEnd = 0xc4
 )
 
 // Params is the parameter list of every variant: Q, K, V, O, LSE, CuSeqQ,
@@ -167,7 +178,9 @@ const (
 // is windowRight 0), then SeqLensKV (u64: int32 key counts of a KV
 // cache, or 0), splits, splitMagic, blocksPerSplit (u32: CTA x is
 // qBlock*splits + split; split s takes key blocks [s*bps, (s+1)*bps)),
-// oSplit and lseSplit (u32 bytes between the splits' O and LSE).
+// oSplit and lseSplit (u32 bytes between the splits' O and LSE), a
+// padding word, BlockTable (u64, int32 page numbers), blocksPerSeq,
+// pageShift and pageMask (u32; read by the paged variants only).
 func Params() []sass.Param {
 	var p []sass.Param
 	for k := 0; k < 7; k++ {
@@ -177,7 +190,11 @@ func Params() []sass.Param {
 		p = append(p, sass.Param{Size: 4, Align: 4})
 	}
 	p = append(p, sass.Param{Size: 8, Align: 8})
-	for k := 0; k < (paramEnd-0x98)/4; k++ {
+	for k := 0; k < (0xb0-0x98)/4; k++ { // (0xac is padding)
+		p = append(p, sass.Param{Size: 4, Align: 4})
+	}
+	p = append(p, sass.Param{Size: 8, Align: 8})
+	for k := 0; k < (paramEnd-0xb8)/4; k++ {
 		p = append(p, sass.Param{Size: 4, Align: 4})
 	}
 	return p
@@ -192,7 +209,7 @@ type regs struct {
 	lo, hi                                      int
 	kb, vb, ka, va                              int // ka, va: 4 each
 	st, j, jEnd, fLo, fHi                       int
-	kp, vp, tp                                  int // pairs; tp: 4 pairs
+	kp, vp, tp, btp                             int // pairs; tp: 4 pairs; btp: the sequence's block-table row
 	rr, dst                                     int
 	mo, l, ms, nm, al                           int // 2 each (rows g, g+8)
 	ar, br, ma, mb                              int // 2 each
@@ -209,7 +226,7 @@ func newRegs(d int) regs {
 	r.f = r.q + d/4
 	n := r.f + 32
 	a := func(k int) int { x := n; n += k; return x }
-	r.kp, r.vp, r.tp = a(2), a(2), a(8)
+	r.kp, r.vp, r.tp, r.btp = a(2), a(2), a(8), a(2)
 	for _, p := range []*int{&r.tid, &r.lane, &r.warp, &r.qt, &r.gq, &r.cx, &r.h, &r.bz, &r.sp,
 		&r.nq, &r.nk, &r.nkm1, &r.qrow0, &r.krow0, &r.qbat, &r.kbat, &r.kvh, &r.lo, &r.hi,
 		&r.kb, &r.vb, &r.st, &r.j, &r.jEnd, &r.fLo, &r.fHi, &r.rr, &r.dst, &r.ninf} {
@@ -389,9 +406,9 @@ func Generate(c Config) (*Program, error) { return generate(c, 0) }
 
 // dumpRegs are the registers the dump stores: the LDSM addresses of K
 // (4) and V (4) of stage 0, the copy destination of this stage and of the
-// next, and the Q LDSM lane base.
+// next, and the warp index.
 func (g regs) dumpRegs() []int {
-	return []int{g.ka, g.ka + 1, g.ka + 2, g.ka + 3, g.va, g.va + 1, g.va + 2, g.va + 3, g.dst, g.t + 9, g.t + 3}
+	return []int{g.ka, g.ka + 1, g.ka + 2, g.ka + 3, g.va, g.va + 1, g.va + 2, g.va + 3, g.dst, g.t + 9, g.warp}
 }
 
 func generate(c Config, dumpAt uint64) (*Program, error) {
@@ -596,14 +613,21 @@ func (b *builder) setup() {
 		mov(g.vp, cb(pV)),
 		mov(g.vp+1, cb(pV+4)),
 	)
-	b.add(
-		wide(g.kp, g.kbat, cb(pKB), g.kp),
-		wide(g.vp, g.kbat, cb(pVB), g.vp),
-	)
-	b.add(
-		wide(g.kp, g.krow0, cb(pKS), g.kp),
-		wide(g.vp, g.krow0, cb(pVS), g.vp),
-	)
+	if c.Paged {
+		// the pages carry the batch; btp = BlockTable + b*blocksPerSeq*4
+		b.add(mov(g.btp, cb(pBT)), mov(g.btp+1, cb(pBT+4)), mov(t+3, cb(pBPSeq)))
+		b.add(sass.New("IMAD", "", r(t+3), r(g.bz), r(t+3), rz))
+		b.add(wide(g.btp, t+3, imm(4), g.btp))
+	} else {
+		b.add(
+			wide(g.kp, g.kbat, cb(pKB), g.kp),
+			wide(g.vp, g.kbat, cb(pVB), g.vp),
+		)
+		b.add(
+			wide(g.kp, g.krow0, cb(pKS), g.kp),
+			wide(g.vp, g.krow0, cb(pVS), g.vp),
+		)
+	}
 	b.add(
 		wide(g.kp, g.kvh, cb(pKH), g.kp),
 		wide(g.vp, g.kvh, cb(pVH), g.vp),
@@ -637,10 +661,6 @@ func (b *builder) setup() {
 		and(t+8, g.lane, 15),
 		shl(t+9, t+8, rb),
 		iadd3(g.vb, r(t+9), r(t+6), imm(int64(BlockKV*c.rowBytes()))),
-		// Q: rows 16w + (lane&15) of the Q tile at stage 1
-		lea(t+10, g.warp, r(t+8), 4),
-		shl(t+10, t+10, rb),
-		iadd3(t+3, r(t+10), r(t+6), imm(int64(c.StageBytes()))),
 		mov(g.ninf, imm(0xff800000)),
 	)
 	// running state
@@ -672,6 +692,62 @@ func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64
 			imin(row, r(row), r(limit)),
 			wide(tp, row, cb(strideAt), ptr),
 			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dstReg), 0, off+int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)),
+		)
+	}
+	return out
+}
+
+// copyBlock returns the copies of one K and V block (key rows j0 + rr +
+// i*step, clamped to the last key) to shared dst (K at dst, V at dst +
+// 64 rows), the LDGSTS (and the paged variant's block-table LDG) under
+// guard. Paged: first the page of every row (LDG into t+i, issued early
+// so that the copies find them), then per row the K and V copies from
+// page*batchStride + (row & mask)*seqStride.
+func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
+	g, c := b.g, b.c
+	rb := c.rowBytes()
+	if !c.Paged {
+		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0, false)
+		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, int64(BlockKV*rb), false)...)
+		for k := range out {
+			if out[k].Op == "LDGSTS" {
+				a := out[k].Args[0]
+				a.N = uint8(dst)
+				out[k].Args[0] = a
+				out[k] = out[k].When(guard)
+			}
+		}
+		return out
+	}
+	t := g.t
+	step := Threads / (c.HeadDim / 8)
+	n := BlockKV / step
+	var out []sass.Inst
+	for i := 0; i < n; i++ {
+		tp := g.tp + 2*(i%4)
+		row := t + 12 + i%4
+		out = append(out,
+			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
+			imin(row, r(row), r(g.nkm1)),
+			sass.New("SHF", "R.U32.HI", r(row), rz, cb(pPShift), r(row)),
+			wide(tp, row, imm(4), g.btp),
+			sass.New("LDG", "E", r(t+i), sass.G64(sass.Reg(tp), 0)).When(guard),
+		)
+	}
+	for i := 0; i < n; i++ {
+		row := t + 12 + i%4
+		tk, tv := g.tp+2*(i%2), g.tp+4+2*(i%2)
+		off := int64(i * step * rb)
+		out = append(out,
+			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
+			imin(row, r(row), r(g.nkm1)),
+			lop3(row, row, cb(pPMask), 0xc0),
+			wide(tk, row, cb(pKS), g.kp),
+			wide(tv, row, cb(pVS), g.vp),
+			wide(tk, t+i, cb(pKB), tk),
+			wide(tv, t+i, cb(pVB), tv),
+			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off), sass.G64(sass.Reg(tk), 0)).When(guard),
+			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off+int64(BlockKV*rb)), sass.G64(sass.Reg(tv), 0)).When(guard),
 		)
 	}
 	return out
@@ -713,21 +789,14 @@ func (b *builder) prologue() {
 	// (the copies are clamped and harmless); nk == 0: no copies at all
 	b.add(shl(t+8, g.j, 6), mov(g.st, rz))
 	b.add(isetp("LT", sass.P3, g.nkm1, rz, pt))
-	for _, is := range [][]sass.Inst{
-		b.copyRows(g.kp, pKS, t+8, g.nkm1, 0, false),
-		b.copyRows(g.vp, pVS, t+8, g.nkm1, int64(BlockKV*c.rowBytes()), false),
-	} {
-		for k, i := range is {
-			if k%4 == 3 {
-				b.addSB(sbMisc, i.When(sass.IfNot(sass.P3)))
-			} else {
-				b.add(i)
-			}
-		}
-	}
+	b.add(b.copyBlock(t+8, g.dst, sass.IfNot(sass.P3))...)
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	b.add(sass.New("DEPBAR", "LE", sass.SB(0), imm(1)).Yield())
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
+	// Q lane base: the V lane base moved to the Q tile (stage 1) and the
+	// warp's 16 rows: vb - 64 rows + StageBytes + 16w rows
+	b.add(shl(t+3, g.warp, 4+log2(c.rowBytes())))
+	b.add(iadd3(t+3, r(t+3), r(g.vb), imm(int64(c.StageBytes()-BlockKV*c.rowBytes()))))
 	for ks := 0; ks < c.HeadDim/16; ks++ {
 		// chunk 2ks + (lane>>4): XOR 32(ks&3) then +128(ks>>2)
 		if ks%4 == 0 {
@@ -851,15 +920,7 @@ func (b *builder) body(masked bool) {
 		}
 	}
 	// copies of block j+1 into the other stage, spread over the S phase
-	fill := b.copyRows(g.kp, pKS, t+8, g.nkm1, 0, false)
-	fill = append(fill, b.copyRows(g.vp, pVS, t+8, g.nkm1, int64(BlockKV*rb), false)...)
-	for k := range fill {
-		if k%4 == 3 {
-			a := fill[k].Args[0]
-			a.N = uint8(t + 9)
-			fill[k].Args[0] = a
-		}
-	}
+	fill := b.copyBlock(t+8, t+9, sass.Cond{})
 	fill = append(fill, sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	issue(0)
 	issue(1)
@@ -1242,7 +1303,9 @@ func Variants() []Config {
 		for _, in := range []Input{F16, BF16} {
 			for _, o := range []Output{OutF32, OutF16, OutBF16} {
 				for _, sc := range []bool{false, true} {
-					out = append(out, Config{In: in, Out: o, HeadDim: d, SoftCap: sc})
+					for _, pg := range []bool{false, true} {
+						out = append(out, Config{In: in, Out: o, HeadDim: d, SoftCap: sc, Paged: pg})
+					}
 				}
 			}
 		}

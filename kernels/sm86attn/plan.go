@@ -25,6 +25,13 @@ type PrefillArgs struct {
 	// KV cache: sequence b's SeqLensKV[b] keys are rows 0.. of batch b
 	// (CuSeqKV must then be 0); SeqKV bounds them.
 	SeqLensKV uint64
+	// PageSize > 0 (a power of two >= 16): K and V are a paged KV cache,
+	// the batch dimension of their strides being the page; sequence b's
+	// key j is in page BlockTable[b*BlocksPerSeq + j/PageSize] (int32
+	// entries at device address BlockTable). Needs SeqLensKV.
+	PageSize     int
+	BlockTable   uint64
+	BlocksPerSeq int
 
 	Batch, HeadsQ, HeadsKV, HeadDim int
 	SeqQ, SeqKV                     int
@@ -163,6 +170,15 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.SeqLensKV%4 != 0 || a.SeqLensKV != 0 && a.CuSeqKV != 0 {
 		return bad("SeqLensKV with CuSeqKV")
 	}
+	shift := 0
+	if a.PageSize != 0 {
+		if a.PageSize < 16 || a.PageSize&(a.PageSize-1) != 0 || a.SeqLensKV == 0 || a.BlockTable%4 != 0 || a.BlocksPerSeq < 1 {
+			return bad("paged cache: PageSize %d (a power of two >= 16), SeqLensKV, an aligned BlockTable and BlocksPerSeq >= 1 needed", a.PageSize)
+		}
+		for 1<<shift < a.PageSize {
+			shift++
+		}
+	}
 	if a.WindowLeft < -1 || a.WindowRight < -1 {
 		return bad("window %d, %d", a.WindowLeft, a.WindowRight)
 	}
@@ -211,7 +227,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.Causal {
 		winR = 0
 	}
-	cfg := Config{In: a.In, Out: a.Out, HeadDim: a.HeadDim, SoftCap: a.SoftCap > 0}
+	cfg := Config{In: a.In, Out: a.Out, HeadDim: a.HeadDim, SoftCap: a.SoftCap > 0, Paged: a.PageSize > 0}
 	var par []byte
 	for _, v := range []uint64{a.Q, a.K, a.V, a.O, a.LSE, a.CuSeqQ, a.CuSeqKV} {
 		par = binary.LittleEndian.AppendUint64(par, v)
@@ -232,7 +248,11 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if splits <= 1 {
 		bps, lSplit = 1<<24, 0
 	}
-	for _, v := range []uint32{uint32(splits), smagic, uint32(bps), oSplit, lSplit} {
+	for _, v := range []uint32{uint32(splits), smagic, uint32(bps), oSplit, lSplit, 0} {
+		par = binary.LittleEndian.AppendUint32(par, v)
+	}
+	par = binary.LittleEndian.AppendUint64(par, a.BlockTable)
+	for _, v := range []uint32{uint32(a.BlocksPerSeq), uint32(shift), uint32(max(a.PageSize, 1) - 1)} {
 		par = binary.LittleEndian.AppendUint32(par, v)
 	}
 	return Launch{

@@ -83,11 +83,14 @@ type pcase struct {
 	// through SeqLensKV; splits > 1 runs split-KV + combine
 	cache  bool
 	splits int
+	// page > 0: a paged cache [pages, heads, page, d] with shuffled
+	// block tables (implies cache)
+	page int
 }
 
 func (p pcase) String() string {
-	return fmt.Sprintf("d%d %v->%v b%d h%d/%d q%v k%v var%v/%v causal=%v win=%d,%d cap=%g cache=%v splits=%d",
-		p.d, p.in, p.out, p.batch, p.hq, p.hkv, p.nq, p.nk, p.varQ, p.varKV, p.causal, p.wl, p.wr, p.softcap, p.cache, p.splits)
+	return fmt.Sprintf("d%d %v->%v b%d h%d/%d q%v k%v var%v/%v causal=%v win=%d,%d cap=%g cache=%v splits=%d page=%d",
+		p.d, p.in, p.out, p.batch, p.hq, p.hkv, p.nq, p.nk, p.varQ, p.varKV, p.causal, p.wl, p.wr, p.softcap, p.cache, p.splits, p.page)
 }
 
 func outDType(o Output) tile.DType {
@@ -172,7 +175,23 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	q := mk(pc.varQ, totQ, maxQ, pc.hq, 2)
 	k := mk(pc.varKV, totKV, maxK, pc.hkv, 2)
 	v := mk(pc.varKV, totKV, maxK, pc.hkv, 2)
-	if pc.cache {
+	var table []int32
+	bps := 0
+	if pc.page > 0 {
+		// pages [pages, heads, page, d], each sequence ceil(maxK/page)
+		// entries of a shuffled table over all pages (one spare)
+		bps = max(1, (maxK+pc.page-1)/pc.page)
+		np := B*bps + 1
+		perm := rng.Perm(np)
+		for k := 0; k < B*bps; k++ {
+			table = append(table, int32(perm[k]))
+		}
+		for _, x := range []*ten{&k, &v} {
+			x.st = [3]int{pc.hkv * pc.page * (D + 8), D + 8, pc.page * (D + 8)}
+			x.nb, x.ns = np, pc.page
+			x.data = make([]byte, 2*(np*x.st[0]+8))
+		}
+	} else if pc.cache {
 		// [batch, heads, capacity, d]: capacity maxK + 5
 		cp := maxK + 5
 		for _, x := range []*ten{&k, &v} {
@@ -220,12 +239,23 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		return out
 	}
 	mem := sass.NewMemory()
-	const qB, kB, vB, oB, lB, cqB, ckB, slB, wsB = 0x10000000000, 0x20000000000, 0x30000000000, 0x40000000000, 0x50000000000, 0x60000000000, 0x70000000000, 0x80000000000, 0x90000000000
+	const qB, kB, vB, oB, lB, cqB, ckB, slB, wsB, tbB = 0x10000000000, 0x20000000000, 0x30000000000, 0x40000000000, 0x50000000000, 0x60000000000, 0x70000000000, 0x80000000000, 0x90000000000, 0xa0000000000
+	i32s32 := func(xs []int32) []byte {
+		out := []byte{0, 0, 0, 0} // never empty
+		out = out[:0]
+		for _, x := range xs {
+			out = binary.LittleEndian.AppendUint32(out, uint32(x))
+		}
+		if len(out) == 0 {
+			out = make([]byte, 4)
+		}
+		return out
+	}
 	for _, m := range []struct {
 		n    string
 		base uint64
 		data []byte
-	}{{"Q", qB, q.data}, {"K", kB, k.data}, {"V", vB, v.data}, {"O", oB, o.data}, {"LSE", lB, lse}, {"cuQ", cqB, i32s(cuQ)}, {"cuKV", ckB, i32s(cuKV)}, {"seqlens", slB, i32s(pc.nk)}} {
+	}{{"Q", qB, q.data}, {"K", kB, k.data}, {"V", vB, v.data}, {"O", oB, o.data}, {"LSE", lB, lse}, {"cuQ", cqB, i32s(cuQ)}, {"cuKV", ckB, i32s(cuKV)}, {"seqlens", slB, i32s(pc.nk)}, {"table", tbB, i32s32(table)}} {
 		if err := mem.Map(m.n, m.base, m.data); err != nil {
 			t.Fatal(err)
 		}
@@ -246,8 +276,11 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	if pc.varKV {
 		args.CuSeqKV = ckB
 	}
-	if pc.cache {
+	if pc.cache || pc.page > 0 {
 		args.SeqLensKV = slB
+	}
+	if pc.page > 0 {
+		args.PageSize, args.BlockTable, args.BlocksPerSeq = pc.page, tbB, bps
 	}
 	ref := fallback.AttentionArgs{
 		Batch: B, HeadsQ: pc.hq, HeadsKV: pc.hkv, HeadDim: D,
@@ -263,10 +296,13 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		ref.SeqQ, ref.SeqKV = pc.nq[0], pc.nk[0]
 		args.SeqQ, args.SeqKV = pc.nq[0], pc.nk[0]
 	}
-	if pc.cache {
+	if pc.cache || pc.page > 0 {
 		ref.SeqQ = pc.nq[0]
 		args.SeqQ = pc.nq[0]
 		ref.SeqLensKV = pc.nk
+	}
+	if pc.page > 0 {
+		ref.PageSize, ref.BlockTable, ref.BlocksPerSeq = pc.page, table, bps
 	}
 	if pc.varQ {
 		ref.CuSeqQ = cuQ
@@ -422,6 +458,9 @@ func ciCases() []pcase {
 		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 2, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1},
 		{d: 128, in: BF16, out: OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
 		{d: 64, in: F16, out: OutF32, batch: 2, hq: 4, hkv: 4, nq: []int{3}, nk: []int{500, 65}, cache: true, causal: true, wl: 100, wr: -1, splits: 4},
+		// paged caches, shuffled block tables, pages of 16 and 64
+		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
+		{d: 64, in: BF16, out: OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 64, causal: true, wl: -1, wr: -1, softcap: 10},
 	}
 }
 
