@@ -166,7 +166,11 @@ const (
 	pBPSeq   = sass.ParamBase + 0xb8 // block-table entries a sequence
 	pPShift  = sass.ParamBase + 0xbc // log2(page size)
 	pPMask   = sass.ParamBase + 0xc0 // page size - 1
-	paramEnd = 0xc4
+	pRowG    = sass.ParamBase + 0xc4 // query heads packed a CTA row set (G'): group, or 1
+	pRowMag  = sass.ParamBase + 0xc8 // ceil(2^32/G'), or 0 for G' 1
+	pRowLow  = sass.ParamBase + 0xcc // 1 for G' 1, else 0
+	pRowNegG = sass.ParamBase + 0xd0 // -G'
+	paramEnd = 0xd4
 )
 
 // Params is the parameter list of every variant: Q, K, V, O, LSE, CuSeqQ,
@@ -180,7 +184,11 @@ const (
 // qBlock*splits + split; split s takes key blocks [s*bps, (s+1)*bps)),
 // oSplit and lseSplit (u32 bytes between the splits' O and LSE), a
 // padding word, BlockTable (u64, int32 page numbers), blocksPerSeq,
-// pageShift and pageMask (u32; read by the paged variants only).
+// pageShift and pageMask (u32; read by the paged variants only), then
+// the row packing G', its magic, low factor and -G' (u32): packed row r
+// of CTA (x, y) is query r/G' of query head y*G' + r%G' (G' = group packs
+// a KV head's query heads into one CTA, y being the KV head; G' = 1 is
+// one query head a CTA, y the query head).
 func Params() []sass.Param {
 	var p []sass.Param
 	for k := 0; k < 7; k++ {
@@ -213,7 +221,7 @@ type regs struct {
 	rr, dst                                     int
 	mo, l, ms, nm, al                           int // 2 each (rows g, g+8)
 	ar, br, ma, mb                              int // 2 each
-	ninf                                        int
+	ninf, hb                                    int // hb: the CTA's first query head (y*G')
 	t                                           int // 16 temporaries
 	last                                        int
 }
@@ -233,6 +241,7 @@ func newRegs(d int) regs {
 		*p = a(1)
 	}
 	r.ka, r.va = a(4), a(4)
+	r.hb = a(1)
 	r.mo, r.l, r.ms, r.nm, r.al = a(2), a(2), a(2), a(2), a(2)
 	r.ar, r.br, r.ma, r.mb = a(2), a(2), a(2), a(2)
 	n += n % 2
@@ -437,6 +446,28 @@ func generate(c Config, dumpAt uint64) (*Program, error) {
 	return p, nil
 }
 
+// rowSplit returns the instructions that split packed row register row
+// into its query index qi and (when head >= 0) query head: qi = row/G'
+// (IMAD.HI by the magic, plus row for G' 1), head = hb + row - qi*G'.
+func (b *builder) rowSplit(qi, head, row int) [][]sass.Inst {
+	out := [][]sass.Inst{
+		{sass.New("IMAD", "HI.U32", r(qi), r(row), cb(pRowMag), rz)},
+		{sass.New("IMAD", "", r(qi), r(row), cb(pRowLow), r(qi))},
+	}
+	if head >= 0 {
+		out = append(out,
+			[]sass.Inst{sass.New("IMAD", "", r(head), r(qi), cb(pRowNegG), r(row))},
+			[]sass.Inst{iadd(head, r(head), r(b.g.hb))})
+	}
+	return out
+}
+
+func (b *builder) addAll(iss [][]sass.Inst) {
+	for _, is := range iss {
+		b.add(is...)
+	}
+}
+
 // setup: indices, the sequence's rows, pointers, mask offsets, block range.
 func (b *builder) setup() {
 	g, c := b.g, b.c
@@ -489,6 +520,7 @@ func (b *builder) setup() {
 		mov(t+14, cb(pGroup)),
 		isetp("EQ", sass.P2, t+14, imm(1), pt),
 		sass.New("SEL", "", r(g.kvh), r(g.h), r(g.kvh), sass.P(sass.P2)),
+		sass.New("IMAD", "", r(g.hb), r(g.h), cb(pRowG), rz),
 		// split: qb = cx / splits (IMAD.HI by the magic; splits 1: cx),
 		// sp = cx - qb*splits; cx becomes qb
 		sass.New("IMAD", "HI.U32", r(t+15), r(g.cx), cb(pSMagic), rz),
@@ -524,15 +556,16 @@ func (b *builder) setup() {
 	b.add(isetp("NE", sass.P1, t+4, rz, pt))
 	b.add(sass.New("LDG", "E", r(t+5), sass.G64(sass.Reg(t+2), 0)).When(sass.If(sass.P1)))
 	b.add(sass.New("SEL", "", r(g.nk), r(t+5), r(g.nk), sass.P(sass.P1)))
-	// m0 = cx*64 >= nq: nothing to do
+	// m0 = cx*64 >= the sequence's rows (nq*G'): nothing to do
 	b.add(
 		shl(t+0, g.cx, 6),
-		isetp("GE", sass.P0, t+0, r(g.nq), pt),
+		sass.New("IMAD", "", r(t+15), r(g.nq), cb(pRowG), rz),
 	)
+	b.add(isetp("GE", sass.P0, t+0, r(t+15), pt))
 	b.exits = append(b.exits, len(b.p))
 	b.add(sass.New("EXIT", "").When(sass.If(sass.P0)).Yield().Stall(5))
 	// mask offsets: lo = nk-nq-winL (winL < 0: -2^30), hi = nk-nq+winR+1
-	// (winR < 0: 2^30); row i sees keys [max(0, i+lo), min(nk, i+hi))
+	// (winR < 0: 2^30); query i sees keys [max(0, i+lo), min(nk, i+hi))
 	b.add(
 		mov(t+1, cb(pWinL)),
 		mov(t+2, cb(pWinR)),
@@ -542,21 +575,25 @@ func (b *builder) setup() {
 		sass.New("IADD3", "", r(g.lo), r(t+3), sass.Neg(r(t+1)), rz),
 		iadd3(g.hi, r(t+3), r(t+2), imm(1)),
 		iadd(g.nkm1, r(g.nk), imm(-1)),
+		iadd(t+15, r(t+0), imm(BlockQ-1)),
 	)
 	b.add(
 		sass.New("SEL", "", r(g.lo), r(g.lo), imm(0xc0000000), sass.NotP(sass.P1)), // -2^30 (the field is unsigned)
 		sass.New("SEL", "", r(g.hi), r(g.hi), imm(1<<30), sass.NotP(sass.P2)),
 	)
-	// key range of the CTA: keyLo = max(0, m0+lo), keyHi = min(nk,
-	// min(m0+63, nq-1)+hi); blocks [keyLo>>6, ceil(keyHi/64)), none when
-	// keyHi <= keyLo. Full blocks [ceil(max(0, m0+63+lo)/64),
-	// floor(max(0, min(m0+hi, nk))/64)).
+	// the CTA's first and last query (of rows m0 and m0+63): qLo t+13,
+	// qHi t+14
+	b.addAll(b.rowSplit(t+13, -1, t+0))
+	b.addAll(b.rowSplit(t+14, -1, t+15))
+	// key range of the CTA: keyLo = max(0, qLo+lo), keyHi = min(nk,
+	// min(qHi, nq-1)+hi); blocks [keyLo>>6, ceil(keyHi/64)), none when
+	// keyHi <= keyLo. Full blocks [ceil(max(0, qHi+lo)/64),
+	// floor(max(0, min(qLo+hi, nk))/64)).
 	b.add(
-		iadd(t+4, r(t+0), r(g.lo)),
+		iadd(t+4, r(t+13), r(g.lo)),
 		imax(t+4, r(t+4), rz),
-		iadd(t+5, r(t+0), imm(BlockQ-1)),
 		iadd(t+6, r(g.nq), imm(-1)),
-		imin(t+5, r(t+5), r(t+6)),
+		imin(t+5, r(t+14), r(t+6)),
 		iadd(t+5, r(t+5), r(g.hi)),
 		imin(t+5, r(t+5), r(g.nk)),
 		shr(g.j, t+4, 6),
@@ -566,34 +603,35 @@ func (b *builder) setup() {
 	)
 	b.add(
 		sass.New("SEL", "", r(g.jEnd), r(g.j), r(g.jEnd), sass.P(sass.P1)),
-		// this split's blocks: [max(j, sp*bps), min(jEnd, sp*bps+bps)),
-		// empty (no block: O 0, LSE -Inf) when that is
-		sass.New("IMAD", "", r(t+13), r(g.sp), cb(pBPS), rz),
-	)
-	b.add(
-		imax(g.j, r(g.j), r(t+13)),
-		iadd(t+13, r(t+13), cb(pBPS)),
-	)
-	b.add(imin(g.jEnd, r(g.jEnd), r(t+13)))
-	b.add(imax(g.jEnd, r(g.jEnd), r(g.j)))
-	b.add(
-		iadd3(t+8, r(t+0), r(g.lo), imm(BlockQ-1)),
+		iadd(t+8, r(t+14), r(g.lo)),
 		imax(t+8, r(t+8), rz),
 		iadd(t+8, r(t+8), imm(BlockKV-1)),
 		shr(g.fLo, t+8, 6),
-		iadd(t+9, r(t+0), r(g.hi)),
+		iadd(t+9, r(t+13), r(g.hi)),
 		imin(t+9, r(t+9), r(g.nk)),
 		imax(t+9, r(t+9), rz),
 		shr(g.fHi, t+9, 6),
+		// this split's blocks: [max(j, sp*bps), min(jEnd, sp*bps+bps)),
+		// empty (no block: O 0, LSE -Inf) when that is
+		sass.New("IMAD", "", r(t+15), r(g.sp), cb(pBPS), rz),
 	)
-	// per-thread row bounds for the masked body: row i_r = m0 + 16w + gq
-	// (+8); A_r = i_r + lo - 2t, B_r = min(i_r + hi, nk) - 2t
+	b.add(
+		imax(g.j, r(g.j), r(t+15)),
+		iadd(t+15, r(t+15), cb(pBPS)),
+	)
+	b.add(imin(g.jEnd, r(g.jEnd), r(t+15)))
+	b.add(imax(g.jEnd, r(g.jEnd), r(g.j)))
+	// per-thread row bounds for the masked body: rows m0 + 16w + gq (+8)
+	// are queries i_r; A_r = i_r + lo - 2t, B_r = min(i_r + hi, nk) - 2t
 	b.add(
 		lea(t+10, g.warp, r(g.gq), 4),
-		iadd(t+10, r(t+10), r(t+0)),
-		iadd(t+11, r(t+10), imm(8)),
 		shl(t+12, g.qt, 1),
 	)
+	b.add(iadd(t+10, r(t+10), r(t+0)))
+	b.add(iadd(t+11, r(t+10), imm(8)))
+	b.addAll(b.rowSplit(t+14, -1, t+10))
+	b.addAll(b.rowSplit(t+15, -1, t+11))
+	b.add(mov(t+10, r(t+14)), mov(t+11, r(t+15)))
 	for k := 0; k < 2; k++ {
 		b.add(
 			sass.New("IADD3", "", r(g.ar+k), r(t+10+k), r(g.lo), sass.Neg(r(t+12))),
@@ -758,16 +796,17 @@ func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
 func (b *builder) prologue() {
 	g, c := b.g, b.c
 	t := g.t
-	// Q pointer at the thread's chunk: Q + qbat*qB + qrow0*qS + h*qH + c*16
+	// Q pointer at the thread's chunk: Q + qbat*qB + qrow0*qS + c*16; the
+	// packed row r (clamped to the last, nq*G' - 1) adds qi*qS + head*qH
 	b.add(
 		mov(t+0, cb(pQ)),
 		mov(t+1, cb(pQ+4)),
 		shl(t+11, g.cx, 6),
-		iadd(t+9, r(g.nq), imm(-1)),
+		sass.New("IMAD", "", r(t+9), r(g.nq), cb(pRowG), rz),
 	)
+	b.add(iadd(t+9, r(t+9), imm(-1)))
 	b.add(wide(t+0, g.qbat, cb(pQB), t+0))
 	b.add(wide(t+0, g.qrow0, cb(pQS), t+0))
-	b.add(wide(t+0, g.h, cb(pQH), t+0))
 	b.add(wide(t+0, t+2, imm(1), t+0)) // t+2 = c*16 from setup
 	// dst of Q copies: the stage-1 region (same swizzle, rows of rowB)
 	b.add(iadd(t+10, r(g.dst), imm(int64(c.StageBytes()))))
@@ -776,11 +815,11 @@ func (b *builder) prologue() {
 	for i := 0; i < BlockQ/step; i++ {
 		tp := g.tp + 2*(i%4)
 		row := t + 12 + i%4
-		b.add(
-			iadd3(row, r(t+11), r(g.rr), imm(int64(i*step))),
-			imin(row, r(row), r(t+9)),
-			wide(tp, row, cb(pQS), t+0),
-		)
+		b.add(iadd3(row, r(t+11), r(g.rr), imm(int64(i*step))))
+		b.add(imin(row, r(row), r(t+9)))
+		b.addAll(b.rowSplit(t+3, t+4, row))
+		b.add(wide(tp, t+3, cb(pQS), t+0))
+		b.add(wide(tp, t+4, cb(pQH), tp))
 		b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(t+10), 0, int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)))
 	}
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
@@ -924,14 +963,27 @@ func (b *builder) body(masked bool) {
 	fill = append(fill, sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	issue(0)
 	issue(1)
-	fi := 0
+	// The paged variant's block-table loads go first, 3 a HMMA; its
+	// copies wait until the second half of the S phase so that the loads
+	// (global latency) have landed; the others' copies go 3 a HMMA.
+	nLDG := 0
+	for k, i := range fill {
+		if i.Op == "LDG" {
+			nLDG = k + 1
+		}
+	}
+	startCopies, rate := 0, 3
+	if nLDG > 0 {
+		startCopies = nS * 4
+		rate = (len(fill) - nLDG + nS*4 - 3) / (nS*4 - 2)
+	}
+	fi, hm := 0, 0
 	popFill := func(n int) {
 		for ; n > 0 && fi < len(fill); n-- {
-			if fill[fi].Op == "LDGSTS" {
-				b.addSB(sbMisc, fill[fi])
-			} else {
-				b.add(fill[fi])
+			if fi == nLDG && hm < startCopies {
+				return
 			}
+			b.add(fill[fi])
 			fi++
 		}
 	}
@@ -949,7 +1001,12 @@ func (b *builder) body(masked bool) {
 				// HMMAs have all issued
 				issue(ks + 1)
 			}
-			popFill(3)
+			hm++
+			if fi < nLDG || hm <= startCopies {
+				popFill(3)
+			} else {
+				popFill(rate)
+			}
 		}
 	}
 	popFill(len(fill))
@@ -1156,21 +1213,26 @@ func (b *builder) epilogue() {
 		iadd(t+7, r(t+6), imm(8)),
 		isetp("NE", sass.P0, t+9, rz, sass.P(sass.P0)),
 	)
+	b.add(sass.New("IMAD", "", r(t+12), r(g.nq), cb(pRowG), rz))
 	b.add(
-		isetp("LT", sass.P2, t+6, r(g.nq), pt),
-		isetp("LT", sass.P3, t+7, r(g.nq), pt),
-		isetp("LT", sass.P4, t+6, r(g.nq), sass.P(sass.P0)),
-		isetp("LT", sass.P5, t+7, r(g.nq), sass.P(sass.P0)),
+		isetp("LT", sass.P2, t+6, r(t+12), pt),
+		isetp("LT", sass.P3, t+7, r(t+12), pt),
+		isetp("LT", sass.P4, t+6, r(t+12), sass.P(sass.P0)),
+		isetp("LT", sass.P5, t+7, r(t+12), sass.P(sass.P0)),
 	)
-	// O row pointers: O + qbat*oB + (qrow0 + i)*oS + h*oH + 2t*esz
+	// packed rows to (query, head): t+6/t+7 queries, t+12/t+13 heads
+	b.addAll(b.rowSplit(t+14, t+12, t+6))
+	b.addAll(b.rowSplit(t+15, t+13, t+7))
+	b.add(mov(t+6, r(t+14)), mov(t+7, r(t+15)))
+	// O row pointers: O + qbat*oB + (qrow0 + i)*oS + head*oH + 2t*esz
 	esz := c.Out.Size()
 	b.add(mov(g.tp, cb(pO)), mov(g.tp+1, cb(pO+4)), shl(t+8, g.qt, log2(2*esz)))
 	b.add(wide(g.tp, g.qbat, cb(pOB), g.tp))
-	b.add(wide(g.tp, g.h, cb(pOH), g.tp))
 	b.add(wide(g.tp, g.sp, cb(pOSplit), g.tp))
 	b.add(wide(g.tp, t+8, imm(1), g.tp))
 	b.add(iadd(t+6, r(t+6), r(g.qrow0)), iadd(t+7, r(t+7), r(g.qrow0)))
 	b.add(wide(g.tp+2, t+6, cb(pOS), g.tp), wide(g.tp+4, t+7, cb(pOS), g.tp))
+	b.add(wide(g.tp+2, t+12, cb(pOH), g.tp+2), wide(g.tp+4, t+13, cb(pOH), g.tp+4))
 	for nt := 0; nt < c.HeadDim/8; nt++ {
 		for row := 0; row < 2; row++ {
 			o := g.o + 4*nt + 2*row
@@ -1194,11 +1256,11 @@ func (b *builder) epilogue() {
 			}
 		}
 	}
-	// LSE + qbat*lB + h*lH + (qrow0+i)*4
+	// LSE + qbat*lB + head*lH + (qrow0+i)*4
 	b.add(wide(g.tp+6, g.qbat, cb(pLB), g.tp+6))
-	b.add(wide(g.tp+6, g.h, cb(pLH), g.tp+6))
 	b.add(wide(g.tp+6, g.sp, cb(pLSplit), g.tp+6))
 	b.add(wide(g.tp+2, t+6, imm(4), g.tp+6), wide(g.tp+4, t+7, imm(4), g.tp+6))
+	b.add(wide(g.tp+2, t+12, cb(pLH), g.tp+2), wide(g.tp+4, t+13, cb(pLH), g.tp+4))
 	for row := 0; row < 2; row++ {
 		b.add(sass.New("STG", "E", sass.G64(sass.Reg(g.tp+2+2*row), 0), r(t+4+row)).When(sass.If(sass.Pred(4 + row))))
 	}

@@ -214,10 +214,25 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		return bad("LSE strides %d, %d", a.LSEBatchStride, a.LSEHeadStride)
 	}
 	strides = append(strides, uint32(4*a.LSEHeadStride), uint32(4*a.LSEBatchStride))
+	// GQA packing: with group > 1 a CTA serves query rows of all the
+	// group's heads of one KV head (packed row r = query r/group of head
+	// kvh*group + r%group), so K and V are read once per KV head; the KV
+	// head is then the grid's y (kernel group 1)
 	group := a.HeadsQ / a.HeadsKV
-	var magic uint32
+	rowG, heads := 1, a.HeadsQ
 	if group > 1 {
-		magic = uint32((uint64(1)<<32 + uint64(group) - 1) / uint64(group))
+		rowG, heads, group = group, a.HeadsKV, 1
+	}
+	magicOf := func(g int) uint32 {
+		if g <= 1 {
+			return 0
+		}
+		return uint32((uint64(1)<<32 + uint64(g) - 1) / uint64(g))
+	}
+	magic := magicOf(group)
+	rowLow := uint32(0)
+	if rowG == 1 {
+		rowLow = 1
 	}
 	c, capIn := a.Scale*float32(math.Log2E), float32(0)
 	if a.SoftCap > 0 {
@@ -252,13 +267,14 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		par = binary.LittleEndian.AppendUint32(par, v)
 	}
 	par = binary.LittleEndian.AppendUint64(par, a.BlockTable)
-	for _, v := range []uint32{uint32(a.BlocksPerSeq), uint32(shift), uint32(max(a.PageSize, 1) - 1)} {
+	for _, v := range []uint32{uint32(a.BlocksPerSeq), uint32(shift), uint32(max(a.PageSize, 1) - 1),
+		uint32(rowG), magicOf(rowG), rowLow, uint32(-int32(rowG))} {
 		par = binary.LittleEndian.AppendUint32(par, v)
 	}
 	return Launch{
 		Config:      cfg,
 		Kernel:      cfg.Name(),
-		Grid:        [3]int{max(1, (a.SeqQ+BlockQ-1)/BlockQ) * splits, a.HeadsQ, a.Batch},
+		Grid:        [3]int{max(1, (a.SeqQ*rowG+BlockQ-1)/BlockQ) * splits, heads, a.Batch},
 		Block:       [3]int{Threads, 1, 1},
 		SharedBytes: cfg.SharedBytes(),
 		Params:      par,
