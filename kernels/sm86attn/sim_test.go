@@ -490,6 +490,34 @@ func fullCases() []pcase {
 			}
 		}
 	}
+	// decode and KV caches: contiguous and paged (pages 16, 32, 128),
+	// split-KV 1..5, GQA 1/4/8, query rows 1..5, windows, soft-cap,
+	// varlen batches with empty sequences
+	for k, nk := range []int{1, 17, 64, 127, 128, 129, 1000} {
+		for _, d := range []int{64, 128} {
+			in := Input(k % 2)
+			g := []int{1, 4, 8}[(k+d/64)%3]
+			pc := pcase{d: d, in: in, out: Output((k + d) % 3), batch: 3, hq: 2 * g, hkv: 2, nq: []int{1 + k%5},
+				nk: []int{nk, 0, (nk * 7) % 301}, causal: true, wl: -1, wr: -1, splits: 1 + (k+d/64)%5}
+			if pc.splits == 1 {
+				pc.splits = 0
+			}
+			if k%2 == 0 {
+				pc.page = []int{16, 32, 128}[k/2%3]
+			} else {
+				pc.cache = true
+			}
+			if k == 3 {
+				pc.wl = 50
+			}
+			if k == 5 {
+				pc.softcap = 20
+			}
+			out = append(out, pc)
+		}
+		out = append(out, pcase{d: 64 + 64*(k%2), in: Input(k % 2), out: OutF16, batch: 4, hq: 4, hkv: 1,
+			nq: []int{nk % 130, 0, 64, 1}, nk: []int{nk, 3, 0, 200}, varQ: true, varKV: true, causal: k%3 != 0, wl: -1, wr: -1})
+	}
 	return out
 }
 
