@@ -161,7 +161,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.Batch < 1 || a.HeadsQ < 1 || a.HeadsKV < 1 || a.HeadsQ%a.HeadsKV != 0 || a.HeadsQ >= 1<<16 {
 		return bad("heads %d / %d", a.HeadsQ, a.HeadsKV)
 	}
-	if a.SeqQ < 0 || a.SeqKV < 0 || a.SeqQ >= 1<<24 || a.SeqKV >= 1<<24 || a.Batch >= 1<<16 {
+	if a.SeqQ < 0 || a.SeqKV < 0 || a.SeqQ*(a.HeadsQ/a.HeadsKV) >= 1<<24 || a.SeqKV >= 1<<24 || a.Batch >= 1<<16 {
 		return bad("sequence lengths %d, %d", a.SeqQ, a.SeqKV)
 	}
 	if !(a.Scale > 0) || math.IsInf(float64(a.Scale), 0) || a.SoftCap < 0 || math.IsNaN(float64(a.SoftCap)) {
@@ -238,7 +238,15 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.SoftCap > 0 {
 		c, capIn = a.SoftCap*float32(math.Log2E), a.Scale/a.SoftCap
 	}
-	winR := a.WindowRight
+	// a window at least 2^25 wide reaches every key of sequences below
+	// 2^24: unbounded, so that the kernel's 32-bit bounds never overflow
+	winL, winR := a.WindowLeft, a.WindowRight
+	if winL >= 1<<25 {
+		winL = -1
+	}
+	if winR >= 1<<25 {
+		winR = -1
+	}
 	if a.Causal {
 		winR = 0
 	}
@@ -251,7 +259,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		par = binary.LittleEndian.AppendUint32(par, v)
 	}
 	for _, v := range []uint32{uint32(a.SeqQ), uint32(a.SeqKV), uint32(group), magic,
-		math.Float32bits(c), math.Float32bits(capIn), uint32(int32(a.WindowLeft)), uint32(int32(winR))} {
+		math.Float32bits(c), math.Float32bits(capIn), uint32(int32(winL)), uint32(int32(winR))} {
 		par = binary.LittleEndian.AppendUint32(par, v)
 	}
 	par = binary.LittleEndian.AppendUint64(par, a.SeqLensKV)

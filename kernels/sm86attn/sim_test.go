@@ -458,6 +458,8 @@ func ciCases() []pcase {
 		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 2, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1},
 		{d: 128, in: BF16, out: OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
 		{d: 64, in: F16, out: OutF32, batch: 2, hq: 4, hkv: 4, nq: []int{3}, nk: []int{500, 65}, cache: true, causal: true, wl: 100, wr: -1, splits: 4},
+		// windows wider than any sequence are unbounded
+		{d: 64, in: F16, out: OutF32, batch: 1, hq: 2, hkv: 2, nq: []int{20}, nk: []int{90}, wl: 1 << 30, wr: 1<<31 - 1},
 		// paged caches, shuffled block tables, pages of 16 and 64
 		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
 		{d: 64, in: BF16, out: OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 64, causal: true, wl: -1, wr: -1, softcap: 10},
