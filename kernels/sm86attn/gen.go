@@ -24,6 +24,16 @@
 // sees in full run an unmasked loop body, the others (the causal diagonal,
 // window edges, the key tail) a masked one.
 //
+// The same kernel serves decode: with GQA (group > 1) a CTA's rows are
+// the query rows of all the query heads of one KV head (K/V read once per
+// KV head); keys may come from a KV cache read in place (SeqLensKV;
+// contiguous, or paged through a block table with Config.Paged); and
+// split-KV runs several CTAs over one row set's keys, each writing a
+// normalised f32 partial O and its LSE, which the combine kernel
+// (GenerateCombine) merges. PlanPrefill and PlanSplitKV turn plain
+// values into launches; docs/sm86-attention.md has the budgets, the
+// schedule and the cycle-model figures.
+//
 // Nothing here has run on a GPU.
 package sm86attn
 

@@ -71,11 +71,17 @@ type Launch struct {
 // and returns the launch. The selection rule: head dimension 64 or 128;
 // f16 or bf16 Q, K and V (one type); O f32, f16 or bf16; Q, K, V 16-byte
 // aligned with batch, seq and head strides multiples of 8 elements; O
-// aligned to two elements with even strides; every byte stride and
-// offset below 2^32 (the kernels form them in 32 bits per factor); HeadsQ
-// a multiple of HeadsKV, both below 2^16; a positive Scale. Causal,
-// windows, soft-cap and varlen are all covered. Anything else returns an
-// error wrapping ErrUnsupported that names the rule.
+// aligned to two elements with even strides; every byte stride below
+// 2^32 (the kernels form offsets as 32x32-bit products); HeadsQ a
+// multiple of HeadsKV, below 2^16; SeqQ·group and SeqKV below 2^24;
+// Batch below 2^16; a positive finite Scale; windows -1 or more. Causal,
+// windows, soft-cap, varlen (CuSeqQ/CuSeqKV), contiguous KV caches
+// (SeqLensKV) and paged ones (PageSize a power of two >= 16, with
+// SeqLensKV, BlockTable and BlocksPerSeq) are all covered; with a group
+// above 1 the query heads of a KV head are packed into one CTA's rows.
+// Anything else returns an error wrapping ErrUnsupported that names the
+// rule. Splits > 1 is PlanSplitKV's. The kernels are unverified on
+// silicon.
 func PlanPrefill(a PrefillArgs) (Launch, error) {
 	if a.Splits > 1 {
 		return Launch{}, fmt.Errorf("%w: Splits %d: use PlanSplitKV", ErrUnsupported, a.Splits)
