@@ -143,8 +143,6 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 	b.add(sass.New("IADD3", "X", r(xT+7), rz, r(xT+7), rz, sass.P(sass.P1), sass.NotP(sass.PT)))
 	b.add(isetp("GT", sass.P0, xS, rz, pt))
 	b.add(sass.New("FMNMX", "", r(xM), r(xM), r(xL), sass.NotP(sass.PT)))
-	start := len(b.p)
-	_ = start
 	b.bra("max", sass.If(sass.P0))
 	// m_safe: a row no split saw keeps weights exp(-inf) = 0
 	b.add(sass.New("FSETP", "EQ.AND", sass.P(sass.P0), pt, r(xM), sass.F32Bits(0xff800000), pt))

@@ -721,11 +721,11 @@ func (b *builder) setup() {
 }
 
 // copyRows emits the copies of one 64-row tile of K or V (tensor base
-// pair ptr, row stride parameter strideAt) to shared offset off (+ st when
-// withStage): row rr + i*step of the block starting at key row j0 (a
+// pair ptr, row stride parameter strideAt) to shared offset off of the
+// copy destination: row rr + i*step of the block starting at key row j0 (a
 // register), clamped to the last key (rows past it are read again; the
 // masked body gives them probability zero). Returns the instructions.
-func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64, withStage bool) []sass.Inst {
+func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64) []sass.Inst {
 	g, c := b.g, b.c
 	cn := c.HeadDim / 8
 	step := Threads / cn
@@ -755,8 +755,8 @@ func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
 	g, c := b.g, b.c
 	rb := c.rowBytes()
 	if !c.Paged {
-		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0, false)
-		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, int64(BlockKV*rb), false)...)
+		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0)
+		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, int64(BlockKV*rb))...)
 		for k := range out {
 			if out[k].Op == "LDGSTS" {
 				a := out[k].Args[0]
@@ -938,9 +938,6 @@ func (b *builder) body(masked bool) {
 	}
 	// batches: S batches ks = 0..d/16-1 (4 LDSM of K: n-tile pairs 0..3 at
 	// ks), then P·V batches (4 LDSM.T of V each: kk, n-tile pairs)
-	type ld struct {
-		inst sass.Inst
-	}
 	nS := d / 16
 	nV := d / 16 // 4 kk x (d/16 pairs / 4)
 	var batches [][]sass.Inst

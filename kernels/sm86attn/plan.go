@@ -126,11 +126,15 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 		return out, err
 	}
 	esz := a.Out.Size()
-	for k, v := range a.OStrides {
-		if v < 0 || uint64(v)*uint64(esz) >= 1<<32 {
-			return out, fmt.Errorf("%w: O stride %d", ErrUnsupported, v)
+	// the combine kernel stores d/32 consecutive elements a lane
+	per := d / 32
+	if a.O%uint64(per*esz) != 0 || a.LSE%4 != 0 {
+		return out, fmt.Errorf("%w: O not aligned to %d bytes", ErrUnsupported, per*esz)
+	}
+	for _, v := range a.OStrides {
+		if v < 0 || v%per != 0 || uint64(v)*uint64(esz) >= 1<<32 {
+			return out, fmt.Errorf("%w: O stride %d: a multiple of %d elements, below 2^32 bytes", ErrUnsupported, v, per)
 		}
-		_ = k
 	}
 	cc := CombineConfig{HeadDim: d, Out: a.Out}
 	var par []byte

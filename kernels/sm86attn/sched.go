@@ -8,7 +8,7 @@ import (
 
 // The scoreboard bookkeeping of the generator. The code is emitted in
 // program order; for every variable-latency instruction the emitter names
-// the scoreboard it sets (sbFor), and the tracker adds to each instruction
+// the scoreboard it sets (builder.addSB), and the tracker adds to each instruction
 // the wait mask its register dependences need: a read (or guard) of a
 // register a pending instruction writes, or a write of a register a
 // pending instruction writes or reads late. A wait on scoreboard n retires
