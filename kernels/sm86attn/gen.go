@@ -628,7 +628,13 @@ func (b *builder) setup() {
 	b.add(
 		imax(g.j, r(g.j), r(t+15)),
 		iadd(t+15, r(t+15), cb(pBPS)),
+		mov(t+14, cb(pSplits)),
 	)
+	// the last split takes every block left (keys past the SeqKV the
+	// split was planned for are not lost)
+	b.add(iadd(t+14, r(t+14), imm(-1)))
+	b.add(isetp("EQ", sass.P1, g.sp, r(t+14), pt))
+	b.add(sass.New("SEL", "", r(t+15), r(t+15), imm(1<<30), sass.NotP(sass.P1)))
 	b.add(imin(g.jEnd, r(g.jEnd), r(t+15)))
 	b.add(imax(g.jEnd, r(g.jEnd), r(g.j)))
 	// per-thread row bounds for the masked body: rows m0 + 16w + gq (+8)

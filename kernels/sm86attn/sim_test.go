@@ -291,7 +291,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		Scale: args.Scale, SoftCap: pc.softcap, Causal: pc.causal, WindowLeft: wl, WindowRight: wr,
 		LSEBatchStride: lseB, LSEHeadStride: lseH,
 	}
-	if !pc.varQ && !pc.varKV && !pc.cache {
+	if !pc.varQ && !pc.varKV && !pc.cache && pc.page == 0 {
 		// fixed lengths: every sequence has nq[0] / nk[0]
 		ref.SeqQ, ref.SeqKV = pc.nq[0], pc.nk[0]
 		args.SeqQ, args.SeqKV = pc.nq[0], pc.nk[0]
