@@ -1,0 +1,152 @@
+package sm86attn
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+// laneAddresses runs the kernel of c built with the dump (generate's
+// dumpAt) in the simulator, one CTA of a 64 x 64 problem, and returns the
+// shared-address registers of every thread (dumpRegs order).
+func laneAddresses(t *testing.T, c Config) [][]uint32 {
+	t.Helper()
+	const out = 0x60000000000
+	p, err := generate(c, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := sass.NewMemory()
+	n := 64 * c.HeadDim
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i, name := range []string{"Q", "K", "V", "O"} {
+		buf := make([]byte, 4*n)
+		for k := range buf {
+			buf[k] = byte(rng.IntN(64)) // finite halves
+		}
+		if err := mem.Map(name, uint64(i+1)<<40, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mem.Map("out", out, make([]byte, 64*Threads)); err != nil {
+		t.Fatal(err)
+	}
+	st := [3]int{n, c.HeadDim, c.HeadDim}
+	l, err := PlanPrefill(PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, Batch: 1, HeadsQ: 1, HeadsKV: 1,
+		HeadDim: c.HeadDim, SeqQ: 64, SeqKV: 64, QStrides: st, KStrides: st, VStrides: st, OStrides: st,
+		In: c.In, Out: c.Out, Scale: 1, WindowLeft: -1, WindowRight: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sass.Launch(p.Insts, sass.SimConfig{Grid: [3]int{1, 1, 1}, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem}); err != nil {
+		t.Fatalf("%s: %v", c.Name(), err)
+	}
+	got := mem.Bytes("out")
+	var vals [][]uint32
+	for tid := 0; tid < Threads; tid++ {
+		var v []uint32
+		for j := range newRegs(c.HeadDim).dumpRegs() {
+			v = append(v, binary.LittleEndian.Uint32(got[64*tid+4*j:]))
+		}
+		vals = append(vals, v)
+	}
+	return vals
+}
+
+// TestSharedBankConflicts: with the addresses the generated code computes
+// (run in the simulator) and the offsets of the generated LDSM and LDGSTS
+// instructions, every LDSM matrix (8 lanes, 16 bytes each) of Q, K and V
+// and every 8 consecutive threads' 16-byte copies hit 8 distinct 16-byte
+// bank groups, and one block's copies write each 16-byte chunk of the
+// K/V stage (and the Q tile's copies each chunk of the Q tile) exactly
+// once, for head dimensions 64 and 128.
+func TestSharedBankConflicts(t *testing.T) {
+	for _, d := range []int{64, 128} {
+		c := Config{HeadDim: d}
+		vals := laneAddresses(t, c)
+		g := newRegs(d)
+		col := map[int]int{}
+		for j, rg := range g.dumpRegs() {
+			col[rg] = j
+		}
+		groups := func(what string, addr func(tid int) uint32, first, n int) {
+			seen := map[uint32]bool{}
+			for tid := first; tid < first+n; tid++ {
+				a := addr(tid)
+				if a%16 != 0 {
+					t.Fatalf("d%d %s: thread %d address %#x unaligned", d, what, tid, a)
+				}
+				if seen[(a>>4)&7] {
+					t.Errorf("d%d %s: threads %d..%d conflict (thread %d at %#x)", d, what, first, first+n-1, tid, a)
+					return
+				}
+				seen[(a>>4)&7] = true
+			}
+		}
+		p, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the LDSMs of the unmasked loop (K, V) read registers the dump holds
+		nLD := 0
+		for _, in := range p.Insts[p.Loop[0]:p.Loop[1]] {
+			if in.Op != "LDSM" {
+				continue
+			}
+			m := in.Args[1]
+			j, ok := col[int(m.N)]
+			if !ok {
+				t.Fatalf("%s: LDSM base %v not dumped", in, m)
+			}
+			nLD++
+			for q := 0; q < Threads/8; q++ {
+				groups(in.String(), func(tid int) uint32 { return vals[tid][j] + uint32(m.Imm) }, 8*q, 8)
+			}
+		}
+		if nLD != d/2 {
+			t.Errorf("d%d: %d LDSM in the loop, want %d", d, nLD, d/2)
+		}
+		// Q: the prologue's lane base (the V lane base of stage 0 moved to
+		// the Q tile and the warp's rows), chunk pair ks: ^32(ks&3) +
+		// 128(ks>>2)
+		for ks := 0; ks < d/16; ks++ {
+			for q := 0; q < Threads/8; q++ {
+				groups("Q LDSM", func(tid int) uint32 {
+					base := vals[tid][col[g.va]] + uint32(c.StageBytes()-BlockKV*c.rowBytes()) + vals[tid][col[g.warp]]*uint32(16*c.rowBytes())
+					return (base ^ uint32(32*(ks%4))) + uint32(128*(ks/4))
+				}, 8*q, 8)
+			}
+		}
+		// copies: this block's (dst) and the next's (t+9) over the loop's
+		// LDGSTS offsets; each stage chunk exactly once
+		for _, base := range []int{g.dst, g.t + 9} {
+			chunks := map[uint32]int{}
+			for _, in := range p.Insts[p.Loop[0]:p.Loop[1]] {
+				if in.Op != "LDGSTS" {
+					continue
+				}
+				m := in.Args[0]
+				for q := 0; q < Threads/8; q++ {
+					groups(in.String(), func(tid int) uint32 { return vals[tid][col[base]] + uint32(m.Imm) }, 8*q, 8)
+				}
+				for tid := 0; tid < Threads; tid++ {
+					chunks[vals[tid][col[base]]+uint32(m.Imm)]++
+				}
+			}
+			lo := uint32(0)
+			if base != g.dst {
+				lo = uint32(c.StageBytes())
+			}
+			for a := lo; a < lo+uint32(c.StageBytes()); a += 16 {
+				if chunks[a] != 1 {
+					t.Errorf("d%d: stage chunk %#x written %d times", d, a, chunks[a])
+				}
+			}
+			if len(chunks) != c.StageBytes()/16 {
+				t.Errorf("d%d: copies write %d chunks, want %d", d, len(chunks), c.StageBytes()/16)
+			}
+		}
+	}
+}

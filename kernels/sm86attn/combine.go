@@ -1,0 +1,267 @@
+package sm86attn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+// CombineConfig selects a split-KV combine kernel: it merges the splits'
+// partial outputs (f32, each normalised by its own sum) by their LSE:
+// O = Σ_s w_s·O_s / Σ_s w_s with w_s = exp(LSE_s − max LSE), and the LSE
+// max + ln Σ w_s (−Inf, with O zero, when no split saw a key).
+type CombineConfig struct {
+	HeadDim int // 64 or 128
+	Out     Output
+}
+
+// Name returns the kernel's symbol name.
+func (c CombineConfig) Name() string {
+	return fmt.Sprintf("tcrt_sm86_attn_combine_d%d_%s", c.HeadDim, c.Out)
+}
+
+// Combine parameter offsets.
+const (
+	cPartO  = sass.ParamBase + 0x00 // u64 f32 [split][batch][nq][headsQ][d]
+	cPartL  = sass.ParamBase + 0x08 // u64 f32 [split][batch][headsQ][nq]
+	cO      = sass.ParamBase + 0x10
+	cLSE    = sass.ParamBase + 0x18 // u64, 0: not stored
+	cSplits = sass.ParamBase + 0x20
+	cOSplit = sass.ParamBase + 0x24 // bytes between splits' partial O
+	cLSplit = sass.ParamBase + 0x28 // bytes between splits' partial LSE
+	cOS     = sass.ParamBase + 0x2c // O byte strides: seq, head, batch
+	cOH     = sass.ParamBase + 0x30
+	cOB     = sass.ParamBase + 0x34
+	cLH     = sass.ParamBase + 0x38 // LSE byte strides: head, batch
+	cLB     = sass.ParamBase + 0x3c
+	cNQ     = sass.ParamBase + 0x40
+	cHQ     = sass.ParamBase + 0x44
+	cEnd    = 0x48
+)
+
+// CombineThreads is the combine kernel's CTA: one warp per (query row,
+// head), grid (nq, headsQ, batch).
+const CombineThreads = 32
+
+// CombineParams is the combine kernel's parameter list: partial O,
+// partial LSE, O, LSE (u64), splits, oSplit, lseSplit, O strides (seq,
+// head, batch), LSE strides (head, batch) in bytes, nq, headsQ (u32).
+func CombineParams() []sass.Param {
+	var p []sass.Param
+	for k := 0; k < 4; k++ {
+		p = append(p, sass.Param{Size: 8, Align: 8})
+	}
+	for k := 0; k < (cEnd-0x20)/4; k++ {
+		p = append(p, sass.Param{Size: 4, Align: 4})
+	}
+	return p
+}
+
+// combine registers: the thread's d/32 accumulators and partials, then
+// scalars.
+const (
+	xAcc  = 0  // 4
+	xPart = 4  // 4
+	xPO   = 8  // pair: partial O pointer
+	xPL   = 10 // pair: partial LSE pointer
+	xPD   = 12 // pair: O / LSE pointer
+	xTid  = 14
+	xI    = 15
+	xH    = 16
+	xB    = 17
+	xM    = 18
+	xS    = 19 // split counter
+	xL    = 20
+	xW    = 21
+	xSum  = 22
+	xT    = 23 // temporaries 23..31
+	xLast = 32
+)
+
+// CombineRegisters is the register count the combine kernels record.
+const CombineRegisters = xLast - 1 + 3
+
+// CombineProgram is a generated combine kernel.
+type CombineProgram struct {
+	Config CombineConfig
+	Insts  sass.Program
+	Exits  []int
+}
+
+// GenerateCombine emits the combine kernel for c.
+func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
+	if c.HeadDim != 64 && c.HeadDim != 128 {
+		return nil, fmt.Errorf("sm86attn: combine head dimension %d: 64 and 128", c.HeadDim)
+	}
+	b := &builder{tr: newTracker(), labels: map[string]int{}}
+	per := c.HeadDim / 32 // floats a thread
+	ld := map[int]string{2: "E.64", 4: "E.128"}[per]
+	b.add(
+		sass.New("S2R", "", r(xTid), sass.SR(sass.SRTidX)),
+		sass.New("S2R", "", r(xI), sass.SR(sass.SRCtaidX)),
+		sass.New("S2R", "", r(xH), sass.SR(sass.SRCtaidY)),
+		sass.New("S2R", "", r(xB), sass.SR(sass.SRCtaidZ)),
+		sass.New("ULDC", "64", sass.UR(4), cb(0x118)),
+		mov(xM, imm(0xff800000)),
+		mov(xSum, rz),
+		mov(xPO, cb(cPartO)),
+		mov(xPO+1, cb(cPartO+4)),
+		mov(xPL, cb(cPartL)),
+		mov(xPL+1, cb(cPartL+4)),
+		mov(xT, cb(cNQ)),
+		mov(xT+1, cb(cHQ)),
+	)
+	for k := 0; k < per; k++ {
+		b.add(mov(xAcc+k, rz))
+	}
+	// partial O row ((b*nq + i)*HQ + h)*d*4 + lane*per*4; partial LSE
+	// (b*HQ + h)*nq*4 + i*4
+	b.add(
+		sass.New("IMAD", "", r(xT+2), r(xB), r(xT), r(xI)),
+		sass.New("IMAD", "", r(xT+3), r(xB), r(xT+1), r(xH)),
+	)
+	b.add(
+		sass.New("IMAD", "", r(xT+2), r(xT+2), r(xT+1), r(xH)),
+		sass.New("IMAD", "", r(xT+3), r(xT+3), r(xT), r(xI)),
+	)
+	b.add(
+		shl(xT+2, xT+2, log2(4*c.HeadDim)),
+		shl(xT+4, xTid, log2(4*per)),
+		shl(xT+3, xT+3, 2),
+	)
+	b.add(iadd(xT+2, r(xT+2), r(xT+4)))
+	b.add(wide(xPO, xT+2, imm(1), xPO), wide(xPL, xT+3, imm(1), xPL))
+	// pass 1: m = max over splits
+	b.add(mov(xS, cb(cSplits)), mov(xT+6, r(xPL)), mov(xT+7, r(xPL+1)))
+	b.label("max")
+	b.add(sass.New("LDG", "E", r(xL), sass.G64(sass.Reg(xT+6), 0)))
+	b.add(
+		sass.New("IADD3", "", r(xT+6), sass.P(sass.P1), r(xT+6), cb(cLSplit), rz),
+		iadd(xS, r(xS), imm(-1)),
+	)
+	b.add(sass.New("IADD3", "X", r(xT+7), rz, r(xT+7), rz, sass.P(sass.P1), sass.NotP(sass.PT)))
+	b.add(isetp("GT", sass.P0, xS, rz, pt))
+	b.add(sass.New("FMNMX", "", r(xM), r(xM), r(xL), sass.NotP(sass.PT)))
+	b.bra("max", sass.If(sass.P0))
+	// m_safe: a row no split saw keeps weights exp(-inf) = 0
+	b.add(sass.New("FSETP", "EQ.AND", sass.P(sass.P0), pt, r(xM), sass.F32Bits(0xff800000), pt))
+	b.add(sass.New("FSEL", "", r(xM), rz, r(xM), sass.P(sass.P0)))
+	// pass 2
+	b.add(mov(xS, cb(cSplits)))
+	b.label("sum")
+	b.add(sass.New("LDG", "E", r(xL), sass.G64(sass.Reg(xPL), 0)))
+	b.add(sass.New("LDG", ld, r(xPart), sass.G64(sass.Reg(xPO), 0)))
+	b.add(
+		sass.New("FADD", "", r(xW), r(xL), sass.Neg(r(xM))),
+	)
+	b.add(sass.New("FMUL", "", r(xW), r(xW), sass.F32(float32(math.Log2E))))
+	b.add(mufu("EX2", xW, xW))
+	b.add(sass.New("FADD", "", r(xSum), r(xSum), r(xW)))
+	for k := 0; k < per; k++ {
+		b.add(sass.New("FFMA", "", r(xAcc+k), r(xW), r(xPart+k), r(xAcc+k)))
+	}
+	b.add(
+		sass.New("IADD3", "", r(xPO), sass.P(sass.P1), r(xPO), cb(cOSplit), rz),
+		sass.New("IADD3", "", r(xPL), sass.P(sass.P2), r(xPL), cb(cLSplit), rz),
+		iadd(xS, r(xS), imm(-1)),
+	)
+	b.add(
+		sass.New("IADD3", "X", r(xPO+1), rz, r(xPO+1), rz, sass.P(sass.P1), sass.NotP(sass.PT)),
+		sass.New("IADD3", "X", r(xPL+1), rz, r(xPL+1), rz, sass.P(sass.P2), sass.NotP(sass.PT)),
+		isetp("GT", sass.P0, xS, rz, pt),
+	)
+	b.bra("sum", sass.If(sass.P0))
+	// O = acc / sum (0 when sum is 0); LSE = m + ln sum
+	b.add(
+		sass.New("FSETP", "GT.AND", sass.P(sass.P0), pt, r(xSum), rz, pt),
+		mufu("RCP", xT, xSum),
+	)
+	b.add(sass.New("FSEL", "", r(xT), r(xT), rz, sass.P(sass.P0)))
+	b.add(mufu("LG2", xT+1, xSum))
+	b.add(sass.New("FFMA", "", r(xT+1), r(xT+1), sass.F32(float32(math.Ln2)), r(xM)))
+	for k := 0; k < per; k++ {
+		b.add(sass.New("FMUL", "", r(xAcc+k), r(xAcc+k), r(xT)))
+	}
+	// O + b*oB + i*oS + h*oH + lane*per*esz
+	esz := c.Out.Size()
+	b.add(mov(xPD, cb(cO)), mov(xPD+1, cb(cO+4)), shl(xT+2, xTid, log2(per*esz)))
+	b.add(wide(xPD, xB, cb(cOB), xPD))
+	b.add(wide(xPD, xI, cb(cOS), xPD))
+	b.add(wide(xPD, xH, cb(cOH), xPD))
+	b.add(wide(xPD, xT+2, imm(1), xPD))
+	switch c.Out {
+	case OutF32:
+		b.add(sass.New("STG", ld, sass.G64(sass.Reg(xPD), 0), r(xAcc)))
+	default:
+		mods := "PACK_AB"
+		if c.Out == OutBF16 {
+			mods = "BF16.PACK_AB"
+		}
+		for k := 0; k < per/2; k++ {
+			b.add(sass.New("F2FP", mods, r(xPart+k), r(xAcc+2*k+1), r(xAcc+2*k)))
+		}
+		st := map[int]string{1: "E", 2: "E.64"}[per/2]
+		b.add(sass.New("STG", st, sass.G64(sass.Reg(xPD), 0), r(xPart)))
+	}
+	// LSE by lane 0 when LSE != 0: LSE + b*lB + h*lH + i*4
+	b.add(mov(xPL, cb(cLSE)), mov(xPL+1, cb(cLSE+4)), isetp("EQ", sass.P0, xTid, rz, pt))
+	b.add(sass.New("LOP3", "LUT", r(xT+3), r(xPL), r(xPL+1), rz, imm(0xfc), sass.NotP(sass.PT)))
+	b.add(isetp("NE", sass.P0, xT+3, rz, sass.P(sass.P0)), wide(xPL, xB, cb(cLB), xPL))
+	b.add(wide(xPL, xH, cb(cLH), xPL))
+	b.add(wide(xPL, xI, imm(4), xPL))
+	b.add(sass.New("STG", "E", sass.G64(sass.Reg(xPL), 0), r(xT+1)).When(sass.If(sass.P0)))
+	b.exits = append(b.exits, len(b.p))
+	b.add(sass.New("EXIT", "").Yield())
+	b.bra("self", sass.Cond{})
+	b.labels["self"] = len(b.p) - 1
+	for len(b.p)%8 != 0 {
+		b.add(sass.New("NOP", ""))
+	}
+	b.resolve()
+	if b.err != nil {
+		return nil, b.err
+	}
+	// the loops, for the stall pass's back edges
+	var loops [][2]int
+	for k, i := range b.p {
+		if i.Op == "BRA" && i.Args[0].Imm < 0 {
+			loops = append(loops, [2]int{k + 1 + int(i.Args[0].Imm/16), k})
+		}
+	}
+	if err := fixStalls(b.p, loops, sass.DefaultLatencies()); err != nil {
+		return nil, err
+	}
+	p := &CombineProgram{Config: c, Insts: b.p}
+	for _, e := range b.exits {
+		p.Exits = append(p.Exits, 16*e)
+	}
+	return p, nil
+}
+
+// Kernel returns the cubin description of the combine program.
+func (p *CombineProgram) Kernel() (sass.Kernel, error) {
+	code, err := sass.Encode(p.Insts)
+	if err != nil {
+		return sass.Kernel{}, err
+	}
+	return sass.Kernel{
+		Name:        p.Config.Name(),
+		Code:        code,
+		Params:      CombineParams(),
+		Registers:   CombineRegisters,
+		MaxThreads:  [3]int{CombineThreads, 1, 1},
+		ExitOffsets: p.Exits,
+	}, nil
+}
+
+// CombineVariants lists every combine kernel the package ships.
+func CombineVariants() []CombineConfig {
+	var out []CombineConfig
+	for _, d := range []int{64, 128} {
+		for _, o := range []Output{OutF32, OutF16, OutBF16} {
+			out = append(out, CombineConfig{HeadDim: d, Out: o})
+		}
+	}
+	return out
+}

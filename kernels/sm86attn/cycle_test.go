@@ -1,0 +1,79 @@
+package sm86attn
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+// mixTable prints an instruction mix, most frequent first.
+func mixTable(m map[sass.Op]int) string {
+	type kv struct {
+		op sass.Op
+		n  int
+	}
+	var s []kv
+	for k, v := range m {
+		s = append(s, kv{k, v})
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].n > s[j].n || s[i].n == s[j].n && s[i].op < s[j].op })
+	var b strings.Builder
+	for _, x := range s {
+		fmt.Fprintf(&b, "%s %d, ", x.op, x.n)
+	}
+	return strings.TrimSuffix(b.String(), ", ")
+}
+
+// loopCycles runs the cycle model on the loop [first, BRA] of p.
+func loopCycles(t *testing.T, p *Program, l [2]int) *sass.Cycles {
+	t.Helper()
+	body := p.Insts[l[0] : l[1]+1]
+	if body[len(body)-1].Op != "BRA" {
+		t.Fatalf("loop %v does not end in a BRA", l)
+	}
+	cy, err := sass.CycleModel(body, sass.CycleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cy
+}
+
+// TestCycleModel reports the tensor-pipe share of the unmasked main loop
+// (an interior key block) and of the masked loop (the causal diagonal,
+// window edges, the key tail) under the sass cycle model, and requires at
+// least 85% for the unmasked loop at head dimension 128 (without the
+// soft-cap, whose 64 extra FMUL/MUFU.TANH a block sit on the critical path,
+// and the contiguous layout: the paged loop is reported).
+func TestCycleModel(t *testing.T) {
+	var rows []string
+	for _, c := range []Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 128, In: BF16}, {HeadDim: 128, SoftCap: true}, {HeadDim: 64, Paged: true}, {HeadDim: 128, Paged: true}} {
+		p, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []struct {
+			n string
+			l [2]int
+		}{{"interior", p.Loop}, {"masked (diagonal)", p.MaskLoop}} {
+			cy := loopCycles(t, p, m.l)
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %.1f | %g | %.1f%% |", c.Name(), m.n, m.l[1]-m.l[0]+1, cy.Period, cy.HMMA, 100*cy.TensorShare))
+			if m.n == "interior" && c.HeadDim == 128 && !c.SoftCap && !c.Paged && cy.TensorShare < 0.85 {
+				t.Errorf("%s: interior tensor-pipe share %.1f%% < 85%%", c.Name(), 100*cy.TensorShare)
+			}
+			if c == (Config{HeadDim: 128}) && m.n == "interior" {
+				t.Logf("mix: %s", mixTable(cy.MixByOp))
+				var w []string
+				for k, n := range cy.Waited {
+					if n > 2 {
+						w = append(w, fmt.Sprintf("%d(%s)+%d", k, p.Insts[m.l[0]+k].Op, n))
+					}
+				}
+				t.Logf("waits: %s", strings.Join(w, " "))
+			}
+		}
+	}
+	t.Logf("\n| kernel | block | loop instructions | cycles/block | HMMA/block | tensor-pipe share |\n|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+}

@@ -1,0 +1,58 @@
+package sm86attn
+
+import (
+	_ "embed"
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+//go:generate go run ./internal/gencubin
+
+//go:embed cubin/sm86attn.sm_86.cubin
+var cubinSM86 []byte
+
+//go:embed cubin/sm86attn.sm_89.cubin
+var cubinSM89 []byte
+
+// ModuleName is the module's name (the runtime loads it once per device).
+const ModuleName = "sm86attn"
+
+// Module is the embedded module: every kernel of Variants and
+// CombineVariants in one cubin for
+// sm_86 and one for sm_89 (the same code built for each target). No PTX:
+// these kernels exist only as SASS. Unverified on a GPU.
+func Module() *ptx.Module {
+	return &ptx.Module{Name: ModuleName, Cubins: map[int][]byte{86: cubinSM86, 89: cubinSM89}}
+}
+
+// ModuleCubin generates the module's cubin for arch (86 or 89) from the
+// generator as it is now; go generate writes it to cubin/, and
+// TestEmbeddedCubinsCurrent fails when the embedded files differ.
+func ModuleCubin(arch int) ([]byte, error) {
+	var ks []sass.Kernel
+	for _, c := range Variants() {
+		p, err := Generate(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		k, err := p.Kernel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		ks = append(ks, k)
+	}
+	for _, c := range CombineVariants() {
+		p, err := GenerateCombine(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		k, err := p.Kernel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		ks = append(ks, k)
+	}
+	return sass.WriteCubin(arch, ks...)
+}

@@ -1,0 +1,70 @@
+package sm86attn
+
+import (
+	"errors"
+	"testing"
+)
+
+func basePlanArgs() PrefillArgs {
+	st := [3]int{1024 * 8 * 128, 8 * 128, 128}
+	return PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, Batch: 2, HeadsQ: 8, HeadsKV: 2, HeadDim: 128,
+		SeqQ: 100, SeqKV: 1000, QStrides: st, KStrides: st, VStrides: st, OStrides: st, Scale: 0.1,
+		WindowLeft: -1, WindowRight: -1}
+}
+
+// TestPlanPrefill: the grid packs a KV head's query heads into one CTA
+// when the group is above 1, the kernel and shared size follow the
+// configuration, and every rule outside the kernels is an ErrUnsupported
+// naming it.
+func TestPlanPrefill(t *testing.T) {
+	a := basePlanArgs()
+	l, err := PlanPrefill(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [3]int{(100*4 + 63) / 64, 2, 2}; l.Grid != want {
+		t.Errorf("GQA grid %v, want %v (rows of 4 heads packed, one CTA column per KV head)", l.Grid, want)
+	}
+	if l.Kernel != (Config{HeadDim: 128}).Name() || l.SharedBytes != 65536 || l.Block != [3]int{128, 1, 1} {
+		t.Errorf("launch %s %d %v", l.Kernel, l.SharedBytes, l.Block)
+	}
+	a.HeadsKV = 8
+	if l, err = PlanPrefill(a); err != nil || l.Grid != [3]int{2, 8, 2} {
+		t.Errorf("MHA grid %v, %v", l.Grid, err)
+	}
+	a = basePlanArgs()
+	a.Splits, a.Workspace, a.SeqQ = 4, 5<<40, 1
+	ls, err := PlanSplitKV(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls[0].Grid != [3]int{4, 2, 2} || ls[1].Grid != [3]int{1, 8, 2} || ls[1].Kernel != (CombineConfig{HeadDim: 128, Out: OutF32}).Name() {
+		t.Errorf("split launches %v %v %s", ls[0].Grid, ls[1].Grid, ls[1].Kernel)
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(*PrefillArgs)
+	}{
+		{"head dim 96", func(a *PrefillArgs) { a.HeadDim = 96 }},
+		{"head dim 256", func(a *PrefillArgs) { a.HeadDim = 256 }},
+		{"heads not a multiple", func(a *PrefillArgs) { a.HeadsKV = 3 }},
+		{"K misaligned", func(a *PrefillArgs) { a.K += 8 }},
+		{"stride not a multiple of 8", func(a *PrefillArgs) { a.QStrides[1] = 129 }},
+		{"zero scale", func(a *PrefillArgs) { a.Scale = 0 }},
+		{"window", func(a *PrefillArgs) { a.WindowLeft = -2 }},
+		{"page 8", func(a *PrefillArgs) { a.PageSize, a.SeqLensKV, a.BlockTable, a.BlocksPerSeq = 8, 6<<40, 7<<40, 4 }},
+		{"page without lengths", func(a *PrefillArgs) { a.PageSize, a.BlockTable, a.BlocksPerSeq = 16, 7<<40, 4 }},
+		{"splits via PlanPrefill", func(a *PrefillArgs) { a.Splits = 2 }},
+	} {
+		a := basePlanArgs()
+		c.mod(&a)
+		if _, err := PlanPrefill(a); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrUnsupported", c.name, err)
+		}
+	}
+	a = basePlanArgs()
+	a.Splits = 2 // no workspace
+	if _, err := PlanSplitKV(a); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("split without workspace: %v", err)
+	}
+}
