@@ -513,3 +513,84 @@ func TestGPUHostFallbackAttention(t *testing.T) {
 		}
 	})
 }
+
+// TestGPUAttentionSM86 runs the SASS flash attention through ops.Attention
+// (prefill, causal, GQA, window, soft-cap, varlen with an empty sequence,
+// the LSE, split-KV decode) against the CPU on the same inputs.
+func TestGPUAttentionSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	type acase struct {
+		dt             tile.DType
+		batch, sq, skv int
+		hq, hkv, d     int
+		causal         bool
+		window         int // -1: none
+		softcap        float32
+		cuQ, cuKV      []int
+	}
+	cases := []acase{
+		{tile.F16, 1, 17, 17, 4, 4, 64, true, -1, 0, nil, nil},
+		{tile.BF16, 2, 7, 129, 8, 2, 128, false, -1, 0, nil, nil},
+		{tile.F16, 1, 64, 127, 4, 1, 64, true, 32, 30, nil, nil},
+		{tile.BF16, 1, 1, 1000, 8, 8, 128, false, -1, 0, nil, nil}, // decode shape: split-KV
+		{tile.F16, 3, 0, 0, 4, 2, 64, true, -1, 0, []int{0, 5, 5, 21}, []int{0, 9, 9, 40}},
+	}
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 15))
+		for _, c := range cases {
+			name := fmt.Sprintf("%+v", c)
+			qRows, kRows, batch := c.sq, c.skv, c.batch
+			if c.cuQ != nil {
+				qRows, kRows, batch = c.cuQ[len(c.cuQ)-1], c.cuKV[len(c.cuKV)-1], 1
+			}
+			qv := randF32(rng, batch*qRows*c.hq*c.d)
+			kv := randF32(rng, batch*kRows*c.hkv*c.d)
+			vv := randF32(rng, batch*kRows*c.hkv*c.d)
+			lseN := c.batch * c.hq * c.sq
+			if c.cuQ != nil {
+				lseN = qRows * c.hq
+			}
+			var outs, lses [2][]float32
+			for j, r := range []*runtime.Runtime{rt, cpu} {
+				q := bufF32(t, r, c.dt, qv, batch, qRows, c.hq, c.d)
+				k := bufF32(t, r, c.dt, kv, batch, kRows, c.hkv, c.d)
+				v := bufF32(t, r, c.dt, vv, batch, kRows, c.hkv, c.d)
+				o := alloc(t, r, c.dt, batch, qRows, c.hq, c.d)
+				poison(t, o)
+				lse := alloc(t, r, tile.F32, lseN)
+				poison(t, lse)
+				opt := &ops.AttentionOptions{Causal: c.causal, SoftCap: c.softcap, LSE: lse, CuSeqQ: c.cuQ, CuSeqKV: c.cuKV}
+				if c.window >= 0 {
+					opt.Window = &ops.Window{Left: c.window, Right: -1}
+				}
+				at := func(b *runtime.Buffer) ops.AttnTensor { return ops.AttnTensorOf(b) }
+				if r == rt {
+					e, err := ops.ExplainAttention(r, at(o), at(q), at(k), at(v), opt)
+					chosen(t, e, err, "sass.attention.sm86attn")
+				}
+				c0, counting := r.DeviceCounters()
+				if err := ops.Attention(ctx, r, at(o), at(q), at(k), at(v), opt); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if c1, _ := r.DeviceCounters(); counting && c.sq == 1 && c1.Launches-c0.Launches != 2 {
+					t.Fatalf("%s: decode ran %d launches, want split-KV's 2", name, c1.Launches-c0.Launches)
+				}
+				outs[j], lses[j] = readF32(t, o), readF32(t, lse)
+			}
+			tol := map[tile.DType]float64{tile.F16: 2e-3, tile.BF16: 1e-2}[c.dt]
+			for i := range outs[0] {
+				if d := math.Abs(float64(outs[0][i] - outs[1][i])); !(d <= tol) {
+					t.Fatalf("%s: O[%d] = %v, CPU %v", name, i, outs[0][i], outs[1][i])
+				}
+			}
+			for i := range lses[0] {
+				g, w := float64(lses[0][i]), float64(lses[1][i])
+				if !(math.Abs(g-w) <= 1e-3*(1+math.Abs(w))) && !(math.IsInf(g, -1) && math.IsInf(w, -1)) {
+					t.Fatalf("%s: LSE[%d] = %v, CPU %v", name, i, g, w)
+				}
+			}
+		}
+	})
+}
