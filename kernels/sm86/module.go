@@ -54,7 +54,11 @@ func Programs(arch int) (map[string]sass.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]sass.Program{QuantizeE4M3: e4, QuantizeE5M2: e5, ScatterAddF32: ScatterAdd()}, nil
+	progs := map[string]sass.Program{QuantizeE4M3: e4, QuantizeE5M2: e5, ScatterAddF32: ScatterAdd()}
+	for _, k := range sgKernels {
+		progs[k.name] = k.prog()
+	}
+	return progs, nil
 }
 
 // Kernels returns the cubin descriptions of the sm_<arch> module's
@@ -65,7 +69,13 @@ func Kernels(arch int) ([]sass.Kernel, error) {
 		return nil, err
 	}
 	var out []sass.Kernel
-	for _, name := range []string{QuantizeE4M3, QuantizeE5M2, ScatterAddF32} {
+	names := []string{QuantizeE4M3, QuantizeE5M2, ScatterAddF32}
+	shapes := map[string][]sass.Param{QuantizeE4M3: quantParams, QuantizeE5M2: quantParams, ScatterAddF32: scatterParams}
+	for _, k := range sgKernels {
+		names = append(names, k.name)
+		shapes[k.name] = k.params
+	}
+	for _, name := range names {
 		p := progs[name]
 		code, err := sass.Encode(p)
 		if errors.Is(err, sass.ErrNoForm) || errors.Is(err, sass.ErrUnknownOp) {
@@ -74,10 +84,7 @@ func Kernels(arch int) ([]sass.Kernel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sm86: %s for sm_%d: %w", name, arch, err)
 		}
-		params, block := quantParams, QuantBlock
-		if name == ScatterAddF32 {
-			params, block = scatterParams, ScatterBlock
-		}
+		params, block := shapes[name], SGBlock // every kernel's block is 256 threads
 		out = append(out, sass.Kernel{Name: name, Code: code, Params: params, Registers: registers(p),
 			ReqThreads: [3]int{block, 1, 1}, ExitOffsets: exitOffsets(p)})
 	}
