@@ -436,7 +436,7 @@ var sgKernels = func() []sgKernel {
 	for _, b := range []int{1, 2, 4, 8} {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_cas_%d", b), func() sass.Program { return casKernel(b) }, casParams})
 	}
-	return ks
+	return append(ks, amaxKernels...)
 }()
 
 // Displacement preflight parameters (gather-CAS): slot, pos (u64 byte
