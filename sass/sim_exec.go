@@ -839,6 +839,12 @@ func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 	n := d.width
 	global := d.op == xLDG || d.op == xSTG
 	load := d.op == xLDG || d.op == xLDS
+	if d.strong {
+		// a strong access is single-copy atomic: no other CTA's strong
+		// access or atomic sees it torn.
+		c.l.mem.mu.Lock()
+		defer c.l.mem.mu.Unlock()
+	}
 	nr := 1
 	if n > 4 {
 		nr = n / 4

@@ -342,16 +342,19 @@ type ScatterKind struct {
 	op    string // STG or RED modifiers
 }
 
-// scatterKinds lists the scatter kernels: plain stores of each width and
+// scatterKinds lists the scatter kernels: stores of each width (strong,
+// st.relaxed.gpu's STG: lanes storing to one element race, and only
+// morally strong accesses are single-copy atomic in the PTX memory model,
+// so an element ends holding one lane's value, never a torn mix) and
 // the updates one RED instruction does exactly as the CPU does (integer
 // add, max and min), and f64 add (ATOMG.ADD.F64.RN with the result
 // discarded: it rounds to nearest without flushing, as Go does; RED has
 // the f64 form too, but the model has no golden word for it yet).
 var scatterKinds = []ScatterKind{
-	{"store8", 1, "STG E.U8"},
-	{"store16", 2, "STG E.U16"},
-	{"store32", 4, "STG E"},
-	{"store64", 8, "STG E.64"},
+	{"store8", 1, "STG E.U8.STRONG.GPU"},
+	{"store16", 2, "STG E.U16.STRONG.GPU"},
+	{"store32", 4, "STG E.STRONG.GPU"},
+	{"store64", 8, "STG E.64.STRONG.GPU"},
 	{"add_i32", 4, "RED E.ADD.STRONG.GPU"},
 	{"max_s32", 4, "RED E.MAX.S32.STRONG.GPU"},
 	{"min_s32", 4, "RED E.MIN.S32.STRONG.GPU"},
@@ -436,7 +439,7 @@ var sgKernels = func() []sgKernel {
 	for _, b := range []int{1, 2, 4, 8} {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_cas_%d", b), func() sass.Program { return casKernel(b) }, casParams})
 	}
-	return append(ks, amaxKernels...)
+	return append(append(ks, amaxKernels...), dequantKernels...)
 }()
 
 // Displacement preflight parameters (gather-CAS): slot, pos (u64 byte
