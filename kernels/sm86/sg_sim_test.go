@@ -55,6 +55,29 @@ func (d *sgDev) put(b []byte) (uint64, []byte) {
 	return a, reg
 }
 
+// runArch launches ls with the programs of one module (progs by name).
+func (d *sgDev) runArch(ls []SGLaunch, progs map[string]sass.Program, arch int) {
+	d.t.Helper()
+	ks, err := familyKernels(arch)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	params := map[string][]sass.Param{}
+	for _, k := range ks {
+		params[k.name] = k.params
+	}
+	for _, l := range ls {
+		s, err := sass.NewSim(progs[l.Kernel])
+		if err != nil {
+			d.t.Fatalf("%s: %v", l.Kernel, err)
+		}
+		if _, err := s.Launch(sass.SimConfig{Grid: [3]int{l.Grid}, Block: [3]int{l.Block},
+			Params: paramBytes(d.t, params[l.Kernel], l.Params), Memory: d.mem, Poison: true}); err != nil {
+			d.t.Fatalf("sm_%d %s: %v", arch, l.Kernel, err)
+		}
+	}
+}
+
 // run launches ls in order and fails the test on any simulator error.
 func (d *sgDev) run(ls []SGLaunch) {
 	d.t.Helper()
