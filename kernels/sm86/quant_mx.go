@@ -79,8 +79,8 @@ func mxScaleKernel(emax int) sass.Program {
 	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), r(10), imm(int64(-127-emax)), rz))
 	g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "", r(10), r(10), imm(-127), npt))
 	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(10), r(10), imm(0xffffff81), np(sass.P2))) // −127
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(11), r(10), imm(127), rz))           // the E8M0 byte
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(16), sass.Neg(r(10)), imm(127), rz)) // 127 − e
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(11), r(10), imm(127), rz))               // the E8M0 byte
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(16), sass.Neg(r(10)), imm(127), rz))     // 127 − e
 	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(16), r(16), imm(23), rz))
 	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(11), r(11), imm(0xff), np(sass.P1)))
 	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(16), r(16), imm(0x7fc00000), np(sass.P1)))
