@@ -64,6 +64,8 @@
 // slot is set, so memory and destination stay unchanged. All blocks are
 // SGBlock (256) threads; each thread handles one lane, run or group.
 //
+// # Verification
+//
 // What is checked without a GPU: every instruction word of every kernel
 // disassembles under nvdisasm -b SM86 / -b SM89 to the text the model
 // prints; the cubins are read by cuobjdump -elf and nvdisasm; the schedule
