@@ -430,6 +430,8 @@ var sgKernels = func() []sgKernel {
 	for _, k := range scatterKinds {
 		ks = append(ks, sgKernel{"tcrt_sass_sg_" + k.Name, func() sass.Program { return scatterKernel(k) }, effectParams})
 	}
+	ks = append(ks, sgKernel{"tcrt_sass_sg_max_f32", func() sass.Program { return scatterF32MinMaxKernel(false) }, effectParams},
+		sgKernel{"tcrt_sass_sg_min_f32", func() sass.Program { return scatterF32MinMaxKernel(true) }, effectParams})
 	for _, b := range []int{1, 2, 4, 8} {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_pad_%d", b), func() sass.Program { return padKernel(b) }, padParams})
 	}
@@ -602,6 +604,54 @@ func casKernel(b int) sass.Program {
 	g.at("[B------:R-:W-:-:S01]", inst("BRA", "", sass.Target(int64(16*(loop-len(g.p)-1)))).When(sass.If(sass.P0)))
 	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(26), rz, r(22), r(26)))
 	g.at("[B------:R-:W-:-:S01]", inst("STG", size, sass.G64(14, 0), r(26)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
+// scatterF32MinMaxKernel is scatter max (or, with min, min) on f32 with the
+// CPU's rules (fallback's refCombine): an arriving NaN is dropped, a held
+// NaN stays, −0 orders below +0. Floats compare through the ordered key
+// x ^ (x<0 ? 0xffffffff : 0x80000000) (unsigned); each lane loops
+// compare-and-swap on its element until it either installs its value or
+// finds one it must not replace, the warp branching back while any lane
+// retries (VOTE.ANY ballot: a uniform branch, the warp stays converged).
+func scatterF32MinMaxKernel(min bool) sass.Program {
+	var g prog
+	effectPrologue(&g)
+	sgTileAddr(&g, efIn)
+	g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(16), sass.G64(10, 0)))
+	sgMemAddr(&g, efOut)
+	faultExit(&g)
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(20), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(23), rz))
+	// P3: the lane is live (not dropped) and its value is not a NaN.
+	g.at("[B----4-:R-:W-:-:S01]", inst("LOP3", "LUT", r(17), r(16), imm(0x7fffffff), rz, imm(0xc0), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "LE.U32.AND", p(sass.P3), pt, r(17), imm(0x7f800000), np(sass.P1)))
+	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.STRONG.GPU", r(20), sass.G64(12, 0)).When(sass.If(sass.P3)))
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.S32.HI", r(19), rz, imm(31), r(16)))
+	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(19), r(19), imm(0x80000000), rz, imm(0xfc), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(18), r(16), r(19), rz, imm(0x3c), npt)) // key(v)
+	g.at("[B--2---:R-:W-:-:S01]", inst("MOV", "", r(24), rz))
+	loop := len(g.p)
+	// P6: the lane swaps this round (its value beats the held one, which
+	// is not a NaN).
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.S32.HI", r(22), rz, imm(31), r(20)))
+	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(21), r(20), imm(0x7fffffff), rz, imm(0xc0), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(22), imm(0x80000000), rz, imm(0xfc), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(20), r(22), rz, imm(0x3c), npt)) // key(old)
+	cmp := "GT.U32.AND"
+	if min {
+		cmp = "LT.U32.AND"
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", cmp, p(sass.P6), pt, r(18), r(22), p(sass.P3)))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "LE.U32.AND", p(sass.P6), pt, r(21), imm(0x7f800000), p(sass.P6)))
+	g.at("[B------:R-:W5:-:S01]", inst("ATOMG", "E.CAS.STRONG.GPU", pt, r(23), maOperand(12), r(20), r(16)).When(sass.If(sass.P6)))
+	g.at("[B-----5:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(23), r(20), p(sass.P6)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(20), r(23)).When(sass.If(sass.P6)))
+	g.at("[B------:R-:W-:-:S01]", inst("VOTE", "ANY", r(24), pt, p(sass.P3)))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(24), rz, pt))
+	g.at("[B------:R-:W-:-:S01]", inst("BRA", "", sass.Target(int64(16*(loop-len(g.p)-1)))).When(sass.If(sass.P0)))
 	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
 	g.p = settle(g.p)
 	return g.end()

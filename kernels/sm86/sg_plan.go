@@ -224,6 +224,7 @@ func scatterKernelFor(op SGOp, d tile.DType) string {
 		{int(SGMax), int(tile.S32)}: "max_s32", {int(SGMin), int(tile.S32)}: "min_s32",
 		{int(SGMax), int(tile.U32)}: "max_u32", {int(SGMin), int(tile.U32)}: "min_u32",
 		{int(SGAdd), int(tile.F64)}: "add_f64",
+		{int(SGMax), int(tile.F32)}: "max_f32", {int(SGMin), int(tile.F32)}: "min_f32",
 	}[[2]int{int(op), int(d)}]
 	if k == "" {
 		return ""
@@ -236,9 +237,10 @@ func scatterKernelFor(op SGOp, d tile.DType) string {
 // types and strides as in GatherSupports; policies error, clamp, wrap and
 // skip; store of 1-, 2-, 4- and 8-byte elements (any order among
 // duplicates, so not Deterministic); add, max and min on s32 and u32
-// (exact, so Deterministic too); add on f64 (not Deterministic). Not
-// covered: f32, f16 and bf16 updates and f32 max/min (they need
-// compare-and-swap loops).
+// (exact, so Deterministic too); max and min on f32 with the CPU's NaN
+// and −0 rules (compare-and-swap loops; exact, so Deterministic too); add
+// on f64 (not Deterministic). Not covered: add on f32 (RED.ADD.F32 flushes
+// subnormals and NaN results differ from the CPU's), f16 and bf16.
 func ScatterSupports(s SGScatter) error {
 	it, st := s.IdxTile.Resolved(), s.SrcTile.Resolved()
 	sz := st.DType.Size()

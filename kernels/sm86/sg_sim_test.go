@@ -357,6 +357,7 @@ var scatterCases = []struct {
 	{SGMax, fallback.ScatterMax, tile.S32}, {SGMax, fallback.ScatterMax, tile.U32},
 	{SGMin, fallback.ScatterMin, tile.S32}, {SGMin, fallback.ScatterMin, tile.U32},
 	{SGAdd, fallback.ScatterAdd, tile.F64},
+	{SGMax, fallback.ScatterMax, tile.F32}, {SGMin, fallback.ScatterMin, tile.F32},
 }
 
 // TestSimScatter runs PlanScatter's launches against fallback.ScatterRef
@@ -406,6 +407,16 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 		}
 		for k := 0; k < len(mem); k += 8 {
 			binary.LittleEndian.PutUint64(mem[k:], math.Float64bits(float64(rng.IntN(2001)-1000)*0.5))
+		}
+	}
+	if et == tile.F32 { // specials: ±0, ±Inf, NaNs of both signs, subnormals
+		sp := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 1, 0x80000001}
+		for _, b := range [][]byte{src, mem} {
+			for k := 0; k < len(b); k += 4 {
+				if rng.IntN(6) == 0 {
+					binary.LittleEndian.PutUint32(b[k:], sp[rng.IntN(len(sp))])
+				}
+			}
 		}
 	}
 	idx := randIndices(rng, it, memRows, oob)
@@ -536,7 +547,7 @@ func TestSGSupports(t *testing.T) {
 	}
 	for name, s := range map[string]SGScatter{
 		"f32 add":        {Op: SGAdd, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F32, 4, 1)},
-		"f32 max":        {Op: SGMax, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F32, 4, 1)},
+		"f16 max":        {Op: SGMax, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F16, 4, 1)},
 		"det store":      {Op: SGStore, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"zero policy":    {Op: SGAdd, OOB: tile.OOBZero, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"no memory":      {Op: SGAdd, MemRows: 0, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
