@@ -184,6 +184,7 @@ var depTable = []depRule{
 	{op: "ISETP", class: ClassALU},
 	{op: "FSETP", class: ClassALU},
 	{op: "FMNMX", class: ClassALU},
+	{op: "VOTE", class: ClassALU}, // fixed latency (ptxas gives it no scoreboard); ALU timing assumed, not measured
 	{op: "CS2R", mods: "32", class: ClassALU},
 	{op: "CS2R", class: ClassALU, widths: []uint8{2}},
 
@@ -207,6 +208,7 @@ var depTable = []depRule{
 	{op: "STG", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
 	{op: "STG", class: ClassGlobal, late: true},
 	{op: "RED", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
+	{op: "RED", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
 	{op: "RED", class: ClassGlobal, late: true},
 	{op: "ATOMG", mods: "CAS 64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2, 2}, late: true},
 	{op: "ATOMG", mods: "64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},

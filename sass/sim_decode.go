@@ -138,7 +138,8 @@ type dinst struct {
 	u32, ex, x, hi, wide  bool
 	bf, relu, trans, left bool
 	signed, hiMerge       bool
-	width                 int // bytes of a memory access
+	strong                bool // LDG/STG .STRONG.*: single-copy atomic (runs under the memory's lock)
+	width                 int  // bytes of a memory access
 	sub                   uint8
 	n                     int
 
@@ -911,6 +912,7 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		d.width, _ = widthOf()
 		global := in.Op == "STG"
+		d.strong = global && has(mods, "STRONG")
 		d.op = xSTS
 		if global {
 			d.op = xSTG

@@ -55,7 +55,8 @@ package sass
 //     ATOMG (ADD MIN MAX INC DEC AND OR XOR EXCH CAS on 32/64 bits, ADD on
 //     F32 (FTZ), F16x2, BF16x2, F64) serialised lane by lane under the
 //     Memory's lock. Accesses must be aligned to their width and inside a
-//     region (global) or the CTA's shared bytes.
+//     region (global) or the CTA's shared bytes. STG.STRONG.* runs under the
+//     Memory's lock too: single-copy atomic against other CTAs.
 //   - LDGSTS visibility: the copy lands at issue but its bytes are in
 //     flight until a DEPBAR (or a wait mask on the LDGDEPBAR's scoreboard)
 //     retires its group; then they are visible to the copying thread, and

@@ -839,6 +839,12 @@ func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 	n := d.width
 	global := d.op == xLDG || d.op == xSTG
 	load := d.op == xLDG || d.op == xLDS
+	if d.strong {
+		// a strong access is single-copy atomic: no other CTA's strong
+		// access or atomic sees it torn.
+		c.l.mem.mu.Lock()
+		defer c.l.mem.mu.Unlock()
+	}
 	nr := 1
 	if n > 4 {
 		nr = n / 4
@@ -1084,12 +1090,21 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := d.width
-	v0, v1 := w.srcK(&d.s[0], 0, 0), w.srcK(&d.s[0], 1, 1)
+	// the high words only for 64-bit operands: a 32-bit source may be the
+	// program's highest register.
+	v0, v1 := w.srcK(&d.s[0], 0, 0), &zeroLanes
 	var n0, n1 *[32]uint32
 	if d.op == xATOMCAS {
-		n0, n1 = w.srcK(&d.s[1], 2, 0), w.srcK(&d.s[1], 3, 1)
+		n0, n1 = w.srcK(&d.s[1], 2, 0), &zeroLanes
 	}
-	dl, dh := w.dst(d.d), w.dstK(d.d, 1)
+	dl, dh := w.dst(d.d), &w.disc // the high words only for 64-bit results
+	if n == 8 {
+		v1 = w.srcK(&d.s[0], 1, 1)
+		if d.op == xATOMCAS {
+			n1 = w.srcK(&d.s[1], 3, 1)
+		}
+		dh = w.dstK(d.d, 1)
+	}
 	for l := 0; l < 32; l++ {
 		if !lanes(exec, l) {
 			continue

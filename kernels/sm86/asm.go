@@ -101,6 +101,8 @@ func regWidth(i sass.Inst, a sass.Operand) int {
 	switch {
 	case i.Op == "LDG" && hasMod(i, "128"):
 		return 4
+	case i.Op == "LDG" && hasMod(i, "64"):
+		return 2
 	case i.Op == "IMAD" && hasMod(i, "WIDE"), i.Op == "CS2R" && !hasMod(i, "32"):
 		return 2
 	}

@@ -43,6 +43,27 @@
 // subnormal sum differs from the CPU reference. Block ScatterBlock, grid
 // ScatterGrid(n). ScatterParams builds the parameter slots.
 //
+// # Scatter-gather, amax, dequantise and MX quantise
+//
+// The other kernels are reached through device-level operators: exported
+// plan functions taking plain values (device addresses, tile.Tile
+// descriptors, codes) that return the launches (SGLaunch: kernel, grid,
+// block, parameter slots) of one op, each with a Supports function stating
+// what it covers (nil, or an error wrapping ErrSGUnsupported):
+//
+//	PlanGather / GatherSupports          sg.go, sg_plan.go (rows and elements)
+//	PlanScatter / ScatterSupports        store; add, max, min on s32/u32; add on f64
+//	PlanGatherCAS / GatherCASSupports    8/16/32/64-bit compare-and-swap at byte displacements
+//	PlanAmax / AmaxSupports              amax.go
+//	PlanDequant / DequantSupports        dequant.go (E4M3/E5M2 to f32/bf16)
+//	PlanQuantizeMX / QuantizeMXSupports  quant_mx.go (f32 to E4M3/E5M2, E8M0 scales)
+//
+// Faults follow the tile contract: a preflight kernel records the first
+// faulting lane (or scale block) as ^lane in an 8-byte slot the caller
+// zeroes first (SGFault decodes it), and every effect kernel exits when the
+// slot is set, so memory and destination stay unchanged. All blocks are
+// SGBlock (256) threads; each thread handles one lane, run or group.
+//
 // # Verification
 //
 // What is checked without a GPU: every instruction word of every kernel

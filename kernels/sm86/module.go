@@ -54,7 +54,15 @@ func Programs(arch int) (map[string]sass.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]sass.Program{QuantizeE4M3: e4, QuantizeE5M2: e5, ScatterAddF32: ScatterAdd()}, nil
+	progs := map[string]sass.Program{QuantizeE4M3: e4, QuantizeE5M2: e5, ScatterAddF32: ScatterAdd()}
+	ks, err := familyKernels(arch)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ks {
+		progs[k.name] = k.prog()
+	}
+	return progs, nil
 }
 
 // Kernels returns the cubin descriptions of the sm_<arch> module's
@@ -65,7 +73,17 @@ func Kernels(arch int) ([]sass.Kernel, error) {
 		return nil, err
 	}
 	var out []sass.Kernel
-	for _, name := range []string{QuantizeE4M3, QuantizeE5M2, ScatterAddF32} {
+	names := []string{QuantizeE4M3, QuantizeE5M2, ScatterAddF32}
+	shapes := map[string][]sass.Param{QuantizeE4M3: quantParams, QuantizeE5M2: quantParams, ScatterAddF32: scatterParams}
+	ks, err := familyKernels(arch)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ks {
+		names = append(names, k.name)
+		shapes[k.name] = k.params
+	}
+	for _, name := range names {
 		p := progs[name]
 		code, err := sass.Encode(p)
 		if errors.Is(err, sass.ErrNoForm) || errors.Is(err, sass.ErrUnknownOp) {
@@ -74,10 +92,7 @@ func Kernels(arch int) ([]sass.Kernel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sm86: %s for sm_%d: %w", name, arch, err)
 		}
-		params, block := quantParams, QuantBlock
-		if name == ScatterAddF32 {
-			params, block = scatterParams, ScatterBlock
-		}
+		params, block := shapes[name], SGBlock // every kernel's block is 256 threads (QuantBlock too)
 		out = append(out, sass.Kernel{Name: name, Code: code, Params: params, Registers: registers(p),
 			ReqThreads: [3]int{block, 1, 1}, ExitOffsets: exitOffsets(p)})
 	}
@@ -133,4 +148,15 @@ func Embedded(arch int) []byte {
 		return nil
 	}
 	return b
+}
+
+// familyKernels is every generated kernel of the sm_<arch> module beyond
+// the per-tensor quantisers and ScatterAddF32: scatter-gather, amax,
+// dequantise (sg.go, amax.go, dequant.go) and MX quantise (quant_mx.go).
+func familyKernels(arch int) ([]sgKernel, error) {
+	mx, err := mxKernels(arch)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]sgKernel{}, sgKernels...), mx...), nil
 }

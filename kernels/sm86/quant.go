@@ -77,7 +77,15 @@ func encResult(j int) sass.Operand { return r(sass.Reg(rEnc + encStride*j + encT
 // guard 13). The integer encoder runs the four elements' 21-step chains
 // interleaved, one instruction a cycle, so each step reads results four
 // cycles old.
-func Quantize(arch int, d tile.DType) (sass.Program, error) {
+func Quantize(arch int, d tile.DType) (sass.Program, error) { return quantizeKernel(arch, d, false) }
+
+// quantizeKernel is Quantize; with blocks, each group of four takes its
+// scale from mul[(r / br)·sc + c / bc] (element 4q at (r, c) of a row-major
+// matrix whose rows hold a multiple of 4 elements, blocks a multiple of 4
+// wide) instead of the scale parameter, and a NaN scale gives the
+// positive NaN code unless x is a NaN (fallback.QuantizeRef's x·NaN keeps
+// x's NaN, and only that one's sign).
+func quantizeKernel(arch int, d tile.DType, blocks bool) (sass.Program, error) {
 	f, err := formatOf(d)
 	if err != nil {
 		return nil, err
@@ -99,6 +107,9 @@ func Quantize(arch int, d tile.DType) (sass.Program, error) {
 	// group q = ctaid·256 + tid; rem = n − 4q elements from it on.
 	g.at("[B01----:R-:W-:-:S04]", inst("LEA", "", r(rTid), r(rCta), r(rTid), imm(8)))
 	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(rRem), r(rTid), imm(2), rz))
+	if blocks {
+		blockScaleAddr(&g)
+	}
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(rSrc), r(rTid), r(rSrc+1), param(qSrc)))
 	g.at("[B------:R-:W-:-:S02]", inst("IMAD", "WIDE.U32", r(rDst), r(rTid), r(rDst+1), param(qDst)))
 	g.at("[B------:R-:W-:-:S04]", inst("IADD3", "", r(rRem), sass.Neg(r(rRem)), param(qN), rz))
@@ -113,19 +124,36 @@ func Quantize(arch int, d tile.DType) (sass.Program, error) {
 	g.at("[B--2---:R-:W2:-:S01]", inst("LDG", "E", r(rX), sass.G64(rSrc, 0)).When(sass.IfNot(sass.P0)))
 	g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rX+1), sass.G64(rSrc, 4)).When(sass.If(sass.P1)))
 	g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(rX+2), sass.G64(rSrc, 8)).When(sass.If(sass.P2)))
+	scale := param(qScale)
+	prmtWait := "[B--234-:R-:W-:-:S01]"
+	if blocks {
+		scale, prmtWait = r(rMul), "[B------:R-:W-:-:S01]"
+		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rMul), sass.G64(rMulA, 0)))
+		// a NaN scale: clear the sign of every x that is not a NaN.
+		g.at("[B-----5:R-:W-:-:S04]", inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(rMul), imm(0x7f800000), pt))
+		for j := range 4 {
+			ctl := "[B------:R-:W-:-:S04]"
+			if j == 0 {
+				ctl = "[B--234-:R-:W-:-:S04]"
+			}
+			g.at(ctl, inst("LOP3", "LUT", r(rAbs), r(sass.Reg(rX+j)), imm(0x7fffffff), rz, imm(0xc0), npt))
+			g.at("[B------:R-:W-:-:S05]", inst("ISETP", "LE.U32.AND", p(sass.P5), pt, r(rAbs), imm(0x7f800000), p(sass.P4)))
+			g.at("[B------:R-:W-:-:S05]", inst("SEL", "", r(sass.Reg(rX+j)), r(rAbs), r(sass.Reg(rX+j)), p(sass.P5)))
+		}
+	}
 	// The result's sign is x's (the scale is positive): the FMUL turns a
 	// NaN into the canonical +NaN, the reference keeps x's sign. sg gathers
 	// the x_j's top bytes (byte j from x_j), read before the FMULs
 	// overwrite them.
-	g.at("[B--234-:R-:W-:-:S01]", inst("PRMT", "", r(rSg), r(rX), imm(0x73), r(rX+1)))
+	g.at(prmtWait, inst("PRMT", "", r(rSg), r(rX), imm(0x73), r(rX+1)))
 	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg+1), r(rX+2), imm(0x73), r(rX+3)))
 	// y = f32(x·scale), round to nearest even, subnormals kept.
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX), r(rX), param(qScale)))
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+1), r(rX+1), param(qScale)))
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+2), r(rX+2), param(qScale)))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX), r(rX), scale))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+1), r(rX+1), scale))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+2), r(rX+2), scale))
 	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg), r(rSg), imm(0x5410), r(rSg+1)))
 	if arch == 89 {
-		g.at("[B------:R-:W-:-:S05]", inst("FMUL", "", r(rX+3), r(rX+3), param(qScale)))
+		g.at("[B------:R-:W-:-:S05]", inst("FMUL", "", r(rX+3), r(rX+3), scale))
 		fm := "SATFINITE.E4M3.F32.PACK_AB_MERGE_C"
 		if d == tile.E5M2 {
 			fm = "SATFINITE.E5M2.F32.PACK_AB_MERGE_C"
@@ -135,7 +163,7 @@ func Quantize(arch int, d tile.DType) (sass.Program, error) {
 		g.at("[B------:R-:W-:-:S04]", inst("F2FP", fm, r(rHi), r(rX+3), r(rX+2), rz))
 		g.at("[B------:R-:W-:-:S05]", inst("F2FP", fm, r(rLo), r(rX+1), r(rX), r(rHi)))
 	} else {
-		g.at("[B------:R-:W-:-:S02]", inst("FMUL", "", r(rX+3), r(rX+3), param(qScale)))
+		g.at("[B------:R-:W-:-:S02]", inst("FMUL", "", r(rX+3), r(rX+3), scale))
 		encodeInt(&g, f)
 		g.at("[B------:R-:W-:-:S02]", inst("PRMT", "", r(rLo), encResult(0), imm(0x40), encResult(1)))
 		g.at("[B------:R-:W-:-:S04]", inst("PRMT", "", r(rHi), encResult(2), imm(0x40), encResult(3)))

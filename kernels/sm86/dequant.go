@@ -1,0 +1,241 @@
+package sm86
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Float8 dequantisation on hand-scheduled SASS (fallback.DequantizeRef's
+// bytes): y = store(decode(q) · inv_b), the product rounded once in
+// binary32, then once to the output type.
+//
+// Decoding is exact integer code: an E5M2 byte is the top byte of a binary16
+// (q << 8); an E4M3 byte's magnitude shifted into binary16's exponent and
+// fraction (m << 7, sign to bit 15) is its value times 2^-8 (subnormals
+// included), so HADD2.F32 widens either exactly and an FMUL by 256 (exact)
+// restores E4M3's bias. The scale multiply is FMUL.RN (no flush); bf16
+// rounds to nearest even in integer code (F2FP.BF16.PACK_AB would do, but
+// nvdisasm -b SM89 spells it F2FP.BF16.F32.PACK_AB, a text the model
+// cannot print for the sm_89 module). F16 output is not covered yet for
+// the same reason (it needs F2FP.PACK_AB or an integer encoder). NaN codes give the CPU's NaN
+// bits for the code's sign (the plan computes them with the tile
+// conversions); an MX block with a NaN scale (E8M0 0xFF) gives the positive
+// canonical NaN.
+//
+// Float scales are data the CPU checks (fallback.CheckScales: positive and
+// finite) before writing anything: tcrt_sass_f8_checkscale records the first
+// bad block in the fault slot, and the dequantiser exits when the slot is
+// set.
+
+// Dequantiser parameters: slot, y, q, inv; lanes, cols, magic, shift,
+// -cols, block-rows magic and shift, block-cols magic and shift, blocks a
+// row, the scale when inv is 0, NaN bits for + and − codes.
+const (
+	dqY       = 0x08
+	dqQ       = 0x10
+	dqInv     = 0x18
+	dqBRMagic = 0x34
+	dqBRShift = 0x38
+	dqBCMagic = 0x3c
+	dqBCShift = 0x40
+	dqSC      = 0x44
+	dqConst   = 0x48
+	dqNaNPos  = 0x4c
+	dqNaNNeg  = 0x50
+)
+
+var dequantParams = sgParamsOf(4, 13)
+
+// dequantKernel decodes q (E4M3 or E5M2) with float32 (or, mx, E8M0)
+// scales into y (F32, F16 or BF16).
+func dequantKernel(q, y tile.DType, mx bool) sass.Program {
+	var g prog
+	sgProlog(&g, lanesFrom(0x20), true)
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(1)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(rgL), r(3), param(dqQ)))
+	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U8", r(8), sass.G64(6, 0)))
+	// the block's scale: inv[(r / br)·sc + c / bc], or the constant.
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(10), r(rgR), param(dqBRMagic), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(11), r(rgC), param(dqBCMagic), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), r(10), r(rgR), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(11), r(11), r(rgC), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(10), rz, param(dqBRShift), r(10)))
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(11), rz, param(dqBCShift), r(11)))
+	sb := int64(4)
+	if mx {
+		sb = 1
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(sb)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(10), param(dqSC), r(11)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(10), r(9), param(dqInv)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(14), param(dqInv)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(15), param(dqInv+4)))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P1), pt, r(14), rz, pt))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.OR", p(sass.P1), pt, r(15), rz, p(sass.P1)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(16), param(dqConst)))
+	if mx {
+		g.at("[B------:R-:W4:-:S01]", inst("LDG", "E.U8", r(16), sass.G64(12, 0)).When(sass.If(sass.P1)))
+	} else {
+		g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(16), sass.G64(12, 0)).When(sass.If(sass.P1)))
+	}
+	ysz := int64(y.Size())
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(25), imm(ysz)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(18), r(rgL), r(25), param(dqY)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(24), param(dqNaNPos)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(23), param(dqNaNNeg)))
+	// decode: R21 the value, P2 a NaN code, P3 the sign.
+	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(20), r(8), imm(0x7f), rz, imm(0xc0), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(8), imm(0x80), rz, imm(0xc0), npt))
+	if q == tile.E4M3 {
+		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7e), pt))
+		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(21), r(20), imm(7), rz))
+		g.at("[B------:R-:W-:-:S01]", inst("LEA", "", r(21), r(22), r(21), imm(8)))
+	} else {
+		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7c), pt))
+		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(21), r(8), imm(8), rz))
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(22), rz, pt))
+	g.at("[B------:R-:W-:-:S01]", inst("HADD2", "F32", r(21), sass.Neg(rz), selOp(21, ".H0_H0")))
+	if q == tile.E4M3 {
+		g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(21), r(21), sass.F32Bits(0x43800000)))
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(23), r(23), r(24), p(sass.P3)))
+	wait := "[B----4-:R-:W-:-:S01]"
+	if mx { // E8M0 e: 2^(e−127); e = 0 is 2^-127 (0x00400000); e = 255 NaN (P4)
+		g.at(wait, inst("ISETP", "EQ.U32.AND", p(sass.P4), pt, r(16), imm(255), pt))
+		wait = "[B------:R-:W-:-:S01]"
+		g.at(wait, inst("ISETP", "EQ.U32.AND", p(sass.P5), pt, r(16), rz, pt))
+		g.at(wait, inst("SHF", "L.U32", r(16), r(16), imm(23), rz))
+		g.at(wait, inst("SEL", "", r(16), r(16), imm(0x00400000), np(sass.P5)))
+	}
+	g.at(wait, inst("FMUL", "", r(21), r(21), r(16)))
+	if y == tile.BF16 { // round to nearest even on bit 16: u + 0x7fff + bit 16, then the top half
+		g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(22), rz, imm(16), r(21)))
+		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(22), imm(1), rz, imm(0xc0), npt))
+		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(21), r(21), imm(0x7fff), r(22)))
+		g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(21), rz, imm(16), r(21)))
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(21), r(23), r(21), p(sass.P2)))
+	if mx {
+		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(21), r(24), r(21), p(sass.P4)))
+	}
+	faultExit(&g)
+	g.at("[B------:R-:W-:-:S01]", inst("STG", sizeMod[int(ysz)], sass.G64(18, 0), r(21)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
+// Scale check parameters: slot, inv; lanes (blocks), 1, 0, 0, -1.
+var checkScaleParams = sgParamsOf(2, 5)
+
+// checkScaleKernel records the first block whose float32 scale is not
+// positive and finite (its bits not in [1, 0x7f7fffff]).
+func checkScaleKernel() sass.Program {
+	var g prog
+	sgProlog(&g, lanesFrom(0x10), false)
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x08)))
+	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(12, 0)))
+	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(26), rz, r(rgL), rz, imm(0x33), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(27), imm(0xffffffff)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(28), param(sgSlot)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(29), param(sgSlot+4)))
+	g.at("[B--2---:R-:W-:-:S01]", inst("IADD3", "", r(8), r(8), imm(-1), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(0x7f7fffff), pt))
+	g.at("[B------:R-:W-:-:S01]", inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P1)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
+// dequantKernels lists the family: tcrt_sass_dequant_<q>_<y>[_mx].
+var dequantKernels = func() []sgKernel {
+	ks := []sgKernel{{"tcrt_sass_f8_checkscale", checkScaleKernel, checkScaleParams}}
+	for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
+		for _, y := range []tile.DType{tile.F32, tile.BF16} {
+			for _, mx := range []bool{false, true} {
+				ks = append(ks, sgKernel{dequantName(q, y, mx), func() sass.Program { return dequantKernel(q, y, mx) }, dequantParams})
+			}
+		}
+	}
+	return ks
+}()
+
+func dequantName(q, y tile.DType, mx bool) string {
+	n := fmt.Sprintf("tcrt_sass_dequant_%v_%v", q, y)
+	if mx {
+		n += "_mx"
+	}
+	return n
+}
+
+// SGDequant is one dequantisation (fallback.DequantizeArgs' meaning) over
+// device memory: Q (QType E4M3 or E5M2) and Y (YType F32, F16 or BF16) are
+// dense row-major Rows × Cols; Inv holds one scale per block of BlockRows ×
+// BlockCols (float32, or E8M0 bytes with MX), block-row-major; Inv 0 means
+// scale 1 (one block only). Slot is an 8-byte fault slot the caller zeroes
+// first: after the launches it holds ^block of the first float scale that
+// is not positive and finite (SGFault), Y untouched.
+type SGDequant struct {
+	Slot, Q, Y, Inv                  uint64
+	QType, YType                     tile.DType
+	Rows, Cols, BlockRows, BlockCols int
+	MX                               bool
+}
+
+// DequantSupports reports whether PlanDequant covers a: nil, or an error
+// wrapping ErrSGUnsupported naming the rule. Covered: E4M3 and E5M2 to F32
+// and BF16 (not F16); any block shape (per tensor, row, column, 1×128, 128×128,
+// MX with E8M0 scales); fewer than 2^31 elements.
+func DequantSupports(a SGDequant) error {
+	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
+		return unsupported("dequantise from %v", a.QType)
+	}
+	if a.YType != tile.F32 && a.YType != tile.BF16 {
+		return unsupported("dequantise to %v", a.YType)
+	}
+	if a.Rows < 1 || a.Cols < 1 || a.BlockRows < 1 || a.BlockCols < 1 || a.Rows*a.Cols >= sgLimit {
+		return unsupported("dequantise %d × %d in blocks of %d × %d", a.Rows, a.Cols, a.BlockRows, a.BlockCols)
+	}
+	if a.Inv == 0 && (a.MX || a.BlockRows < a.Rows || a.BlockCols < a.Cols) {
+		return unsupported("no scales for more than one block")
+	}
+	return nil
+}
+
+// PlanDequant returns the launches of dequantisation a: the float scale
+// check (when there are float scales), then the conversion.
+func PlanDequant(a SGDequant) ([]SGLaunch, error) {
+	if err := DequantSupports(a); err != nil {
+		return nil, err
+	}
+	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+a.BlockCols-1)/a.BlockCols
+	var out []SGLaunch
+	if a.Inv != 0 && !a.MX {
+		out = append(out, SGLaunch{Kernel: "tcrt_sass_f8_checkscale", Grid: laneGrid(sr * sc), Block: SGBlock,
+			Params: []uint64{a.Slot, a.Inv, uint64(sr * sc), 1, 0, 0, math.MaxUint32}})
+	}
+	nan := func(bits uint32) uint64 {
+		f := math.Float32frombits(bits)
+		switch a.YType {
+		case tile.F16:
+			return uint64(tile.F32ToF16(f))
+		case tile.BF16:
+			return uint64(tile.F32ToBF16(f))
+		}
+		return uint64(bits)
+	}
+	n := a.Rows * a.Cols
+	magic, shift := DivMagic(uint32(a.Cols))
+	brm, brs := DivMagic(uint32(a.BlockRows))
+	bcm, bcs := DivMagic(uint32(a.BlockCols))
+	out = append(out, SGLaunch{Kernel: dequantName(a.QType, a.YType, a.MX), Grid: laneGrid(n), Block: SGBlock,
+		Params: []uint64{a.Slot, a.Y, a.Q, a.Inv, uint64(n), uint64(a.Cols), uint64(magic), uint64(shift),
+			uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc),
+			uint64(math.Float32bits(1)), nan(0x7fc00000), nan(0xffc00000)}})
+	return out, nil
+}

@@ -1,0 +1,157 @@
+package sm86
+
+import (
+	"math"
+
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// MX quantisation on hand-scheduled SASS (fallback.QuantizeRef with
+// Granularity MX, f32 input, tile.Saturate): PlanQuantizeMX's launches
+// reduce each 32-element block's amax (the amax kernels), turn it into the
+// block's E8M0 scale and multiplier (tcrt_sass_mx_scale_<q>, fallback.MXScale
+// in integer code), and encode with the per-tensor quantiser's code taking
+// each group's multiplier from the block (tcrt_sass_quantize_mx_<q>).
+
+// Block-scale quantiser parameters: the per-tensor ones (dst, src, n,
+// scale unused), then mul; cols, magic, shift, -cols, block-rows magic and
+// shift, block-cols magic and shift, blocks a row.
+const (
+	qbMul     = 0x18
+	qbMagic   = 0x24
+	qbShift   = 0x28
+	qbNegCols = 0x2c
+	qbBRMagic = 0x30
+	qbBRShift = 0x34
+	qbBCMagic = 0x38
+	qbBCShift = 0x3c
+	qbSC      = 0x40
+)
+
+var quantBlockParams = append(append([]sass.Param{}, quantParams...), sgParamsOf(1, 9)...)
+
+// Registers of the block-scale code (outside the encoder's).
+const (
+	rMul, rMulA, rAbs = 62, 60, 44
+	rBR, rBC          = 58, 59
+)
+
+// blockScaleAddr computes the address of the group's multiplier into
+// rMulA from e = 4q in rRem.
+func blockScaleAddr(g *prog) {
+	g.p[len(g.p)-1].Ctrl.Stall = 5 // the SHF that computed e
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(rBR), r(rRem), param(qbMagic), rz))
+	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(rBR), r(rBR), r(rRem), rz))
+	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(rBR), rz, param(qbShift), r(rBR)))
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "", r(rBC), r(rBR), param(qbNegCols), r(rRem)))
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(45), r(rBR), param(qbBRMagic), rz))
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(46), r(rBC), param(qbBCMagic), rz))
+	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(45), r(45), r(rBR), rz))
+	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(46), r(46), r(rBC), rz))
+	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(45), rz, param(qbBRShift), r(45)))
+	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(46), rz, param(qbBCShift), r(46)))
+	g.at("[B------:R-:W-:-:S05]", inst("MOV", "", r(47), imm(4)))
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "", r(45), r(45), param(qbSC), r(46)))
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "WIDE.U32", r(rMulA), r(45), r(47), param(qbMul)))
+}
+
+// MX scale parameters: words (the amax output, replaced by the
+// multipliers), e8m0 (one byte a block); lanes, 1, 0, 0, -1.
+var mxScaleParams = sgParamsOf(2, 5)
+
+// mxScaleKernel is fallback.MXScale for one block: from a = amax's bits,
+// e = max(a>>23 − 127 − emax, −127) (−127 for a zero exponent), the E8M0
+// byte e + 127 and the multiplier 2^-e, bits (127 − e) << 23; a NaN or
+// infinite amax gives 0xFF and a NaN multiplier.
+func mxScaleKernel(emax int) sass.Program {
+	var g prog
+	sgProlog(&g, lanesFrom(0x10), false)
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x00)))
+	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(12, 0)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(1)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(14), r(rgL), r(3), param(0x08)))
+	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(8), r(8), imm(0x7fffffff), rz, imm(0xc0), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(0x7f800000), pt))
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(10), rz, imm(23), r(8)))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P2), pt, r(10), rz, pt))
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), r(10), imm(int64(-127-emax)), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "", r(10), r(10), imm(-127), npt))
+	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(10), r(10), imm(0xffffff81), np(sass.P2))) // −127
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(11), r(10), imm(127), rz))               // the E8M0 byte
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(16), sass.Neg(r(10)), imm(127), rz))     // 127 − e
+	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(16), r(16), imm(23), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(11), r(11), imm(0xff), np(sass.P1)))
+	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(16), r(16), imm(0x7fc00000), np(sass.P1)))
+	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(14, 0), r(11)))
+	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, 0), r(16)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
+// mxKernels lists the family for sm_<arch>.
+func mxKernels(arch int) ([]sgKernel, error) {
+	var ks []sgKernel
+	for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
+		if _, err := quantizeKernel(arch, q, true); err != nil {
+			return nil, err
+		}
+		ks = append(ks,
+			sgKernel{"tcrt_sass_mx_scale_" + q.String(), func() sass.Program { return mxScaleKernel(tile.Float8EMax(q)) }, mxScaleParams},
+			sgKernel{"tcrt_sass_quantize_mx_" + q.String(), func() sass.Program { p, _ := quantizeKernel(arch, q, true); return p }, quantBlockParams})
+	}
+	return ks, nil
+}
+
+// SGQuantizeMX is one MX quantisation over device memory: X (f32) and Q
+// (QType E4M3 or E5M2) dense row-major Rows × Cols; E8M0 receives one
+// scale byte per 32-element block of a row (⌈Cols/32⌉ a row, rows first);
+// Work is scratch of 4 bytes per block.
+type SGQuantizeMX struct {
+	Q, X, E8M0, Work uint64
+	QType            tile.DType
+	Rows, Cols       int
+}
+
+// QuantizeMXSupports reports whether PlanQuantizeMX covers a: nil, or an
+// error wrapping ErrSGUnsupported naming the rule. Covered: f32 input,
+// E4M3 and E5M2, tile.Saturate (the caller checks the mode), Cols a
+// multiple of 4, fewer than 2^31 elements.
+func QuantizeMXSupports(a SGQuantizeMX) error {
+	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
+		return unsupported("quantise to %v", a.QType)
+	}
+	if a.Rows < 1 || a.Cols < 1 || a.Cols%4 != 0 || a.Rows*a.Cols >= sgLimit {
+		return unsupported("MX quantise of %d × %d (Cols a multiple of 4)", a.Rows, a.Cols)
+	}
+	return nil
+}
+
+// mxBlock is the OCP MX block (fallback.MXBlock).
+const mxBlock = 32
+
+// PlanQuantizeMX returns the launches of MX quantisation a: amax per block
+// into Work, the scales (E8M0 out, multipliers into Work), the encoding.
+func PlanQuantizeMX(a SGQuantizeMX) ([]SGLaunch, error) {
+	if err := QuantizeMXSupports(a); err != nil {
+		return nil, err
+	}
+	ls, err := PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: 1, BlockCols: mxBlock})
+	if err != nil {
+		return nil, err
+	}
+	sc := (a.Cols + mxBlock - 1) / mxBlock
+	blocks := a.Rows * sc
+	n := a.Rows * a.Cols
+	magic, shift := DivMagic(uint32(a.Cols))
+	bcm, bcs := DivMagic(mxBlock)
+	ls = append(ls,
+		SGLaunch{Kernel: "tcrt_sass_mx_scale_" + a.QType.String(), Grid: laneGrid(blocks), Block: SGBlock,
+			Params: []uint64{a.Work, a.E8M0, uint64(blocks), 1, 0, 0, math.MaxUint32}},
+		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
+			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
+				uint64(shift), uint64(uint32(-a.Cols)), 0, 0, uint64(bcm), uint64(bcs), uint64(sc)}})
+	return ls, nil
+}
