@@ -110,5 +110,8 @@ func ensureTables() {
 		for _, t := range tables {
 			def(t)
 		}
+		for _, t := range tablesSG {
+			def(t)
+		}
 	})
 }

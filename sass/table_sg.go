@@ -10,9 +10,3 @@ var tablesSG = []string{
 	// changed.
 	`VOTE 806 72:2{ALL,ANY,EQ} | >R@16, >P@81, P@87~90`,
 }
-
-func init() {
-	for _, t := range tablesSG {
-		def(t)
-	}
-}

@@ -45,7 +45,7 @@ func TestSimDequant(t *testing.T) {
 							for i := 0; i < sr*sc; i++ {
 								s := float32(math.Ldexp(1+rng.Float64(), rng.IntN(60)-30))
 								if rng.IntN(5) == 0 {
-									s = []float32{1, 0x1p-126, 0x1p-149, 3e38, 1e-40, 0.75}[rng.IntN(6)]
+									s = []float32{1, 0x1p-126, math.Float32frombits(minScaleBits), 3e38, math.MaxFloat32, 0.75}[rng.IntN(6)]
 								}
 								binary.LittleEndian.PutUint32(inv[4*i:], math.Float32bits(s))
 							}
@@ -84,7 +84,7 @@ func TestSimDequant(t *testing.T) {
 	}
 }
 
-// TestSimDequantBadScale: a scale that is zero, negative, NaN or Inf
+// TestSimDequantBadScale: a scale that is zero, negative, NaN, Inf or too small to invert
 // faults its block (the first such block is recorded) and leaves the
 // output untouched, as fallback.DequantizeRef refuses it.
 func TestSimDequantBadScale(t *testing.T) {
@@ -92,7 +92,7 @@ func TestSimDequantBadScale(t *testing.T) {
 		t.Errorf("f16 output: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(19, 9))
-	for _, bad := range []uint32{0, 0x80000000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000} {
+	for _, bad := range []uint32{0, 0x80000000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000, 1, minScaleBits - 1} { // the last two: subnormals with an infinite inverse
 		rows, cols := 5+rng.IntN(300), 1+rng.IntN(40)
 		inv := make([]byte, 4*rows)
 		for i := range rows {
@@ -124,5 +124,12 @@ func TestSimDequantBadScale(t *testing.T) {
 		if !bytes.Equal(got, y0) {
 			t.Errorf("scale %#08x: the output changed", bad)
 		}
+	}
+}
+
+// TestMinScaleBits: the device's scale check uses tile.ValidScale's bound.
+func TestMinScaleBits(t *testing.T) {
+	if !tile.ValidScale(math.Float32frombits(minScaleBits)) || tile.ValidScale(math.Float32frombits(minScaleBits-1)) {
+		t.Fatalf("minScaleBits %#x is not ValidScale's lower bound", minScaleBits)
 	}
 }
