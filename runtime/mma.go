@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/kernels/mma"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// The PTX tensor-core matmul of kernels/mma, for every CUDA device from
+// sm_80 on. Its preference (150) is below the hand-scheduled SASS matmul's
+// (200), so on sm_86..sm_89 it runs the calls that kernel does not support
+// (K not a multiple of 8, unpadded rows), and on every other GPU from
+// sm_80 on (A100, H100/H200, sm_100+ through the PTX) it runs matmul
+// instead of the host fallback. The tile and split-K rule is
+// mma.ChooseTile / mma.ChooseSplit (documented there and in
+// docs/ptx-mma.md). Unverified on a GPU: no run has loaded this module.
+//
+// mmaMatMulSupports accepts a call when A and B are both f16 or both
+// bf16, either transposed; D is f32, f16 or bf16 and C (read when Beta !=
+// 0) has D's type; the bias is nil or f32; no float8 scales; lda and ldb,
+// the A and B offsets and (Batch > 1) batch strides are multiples of 8
+// elements (16-byte cp.async copies; allocations are 256-byte aligned);
+// and the matrices fit the kernels' 32-bit element offsets (mma.Check).
+// M, N and K are otherwise free: edges are zero-filled and guarded.
+func mmaMatMulSupports(args any) error {
+	a, ok := args.(*MatMulArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *MatMulArgs", args)
+	}
+	p, err := mmaMatMul(a, nil)
+	if err != nil {
+		return err
+	}
+	for _, m := range []Matrix{a.A, a.B} {
+		if a.Batch > 1 && m.BatchStride%8 != 0 {
+			return fmt.Errorf("batch strides %d, %d: need multiples of 8 elements (16-byte copies)", a.A.BatchStride, a.B.BatchStride)
+		}
+	}
+	return mma.Check(&p)
+}
+
+// mmaMatMul converts batch b of a call into the plan's values; with
+// addr nil the addresses are the operands' byte offsets (for Supports,
+// which assumes 256-byte aligned allocations).
+func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, error) {
+	ta, tb, td := a.DTypes()
+	var p mma.MatMul
+	if ta != tb || (ta != tile.F16 && ta != tile.BF16) {
+		return p, fmt.Errorf("needs A and B both f16 or both bf16, have %v and %v", ta, tb)
+	}
+	outs := map[tile.DType]mma.Output{tile.F32: mma.OutF32, tile.F16: mma.OutF16, tile.BF16: mma.OutBF16}
+	out, ok := outs[td]
+	if !ok {
+		return p, fmt.Errorf("output element type %v not supported (f32, f16, bf16)", td)
+	}
+	if a.Beta != 0 && a.C.Buf != nil && a.C.Buf.DType() != td {
+		return p, fmt.Errorf("C must have D's element type %v, has %v", td, a.C.Buf.DType())
+	}
+	if a.Bias != nil && a.Bias.DType() != tile.F32 {
+		return p, fmt.Errorf("bias must be f32, is %v", a.Bias.DType())
+	}
+	if a.ScaleA != nil || a.ScaleB != nil {
+		return p, fmt.Errorf("float8 scales not supported")
+	}
+	if !a.Act.Valid() {
+		return p, fmt.Errorf("activation %v not supported", a.Act)
+	}
+	p = mma.MatMul{M: a.M, N: a.N, K: a.K, Out: out, TransA: a.A.Trans, TransB: a.B.Trans,
+		LDA: a.A.LD, LDB: a.B.LD, LDC: a.C.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: int(a.Act)}
+	if ta == tile.BF16 {
+		p.In = mma.BF16
+	}
+	if addr == nil {
+		addr = func(m Matrix) (uint64, error) {
+			if m.Buf == nil {
+				return 0, nil
+			}
+			return uint64(m.Offset * m.Buf.DType().Size()), nil
+		}
+	}
+	var err error
+	for _, x := range []struct {
+		dst *uint64
+		m   Matrix
+	}{{&p.A, a.A}, {&p.B, a.B}, {&p.C, a.C}, {&p.D, a.D}} {
+		if *x.dst, err = addr(x.m); err != nil {
+			return p, err
+		}
+	}
+	if a.C.Buf == nil {
+		p.Beta, p.C, p.LDC = 0, 0, 0
+	}
+	return p, nil
+}
+
+func mmaMatMulLaunch(l *Launch) error {
+	a := l.Args.(*MatMulArgs)
+	d := l.Runtime.Device()
+	dev := mma.Device{SM: d.SM(), SMs: d.SMs, SharedOptin: d.SharedPerBlockOptin}
+	var bias uint64
+	if a.Bias != nil {
+		var err error
+		if bias, err = DevicePtr(a.Bias); err != nil {
+			return err
+		}
+	}
+	m := mma.Module()
+	for b := 0; b < a.Batch; b++ {
+		p, err := mmaMatMul(a, func(mx Matrix) (uint64, error) {
+			if mx.Buf == nil {
+				return 0, nil
+			}
+			base, err := DevicePtr(mx.Buf)
+			return base + uint64((mx.Offset+b*mx.BatchStride)*mx.Buf.DType().Size()), err
+		})
+		if err != nil {
+			return err
+		}
+		p.Bias = bias
+		plan, err := mma.PlanMatMul(dev, p)
+		if err != nil {
+			return err
+		}
+		for _, g := range plan.Launches {
+			if err := LaunchGPU(l.Stream, &GPULaunch{Module: m, Func: g.Func, Grid: g.Grid, Block: g.Block,
+				SharedBytes: g.SharedBytes, Params: g.Params}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func init() {
+	Register(Kernel{
+		Name:       "cuda.matmul.mma",
+		Op:         OpMatMul,
+		Arch:       Arch{Backend: BackendCUDA, PTX: true, MinSM: 80},
+		Preference: 150,
+		Doc:        "PTX mma.sync m16n8k16 (kernels/mma): cp.async ring, ldmatrix, 256x128/128x128/128x64/64x128 tiles, NN/NT/TN/TT, split-K (unverified on a GPU)",
+		Supports:   mmaMatMulSupports,
+		Launch: func(ctx context.Context, l *Launch) error {
+			return mmaMatMulLaunch(l)
+		},
+	})
+}

@@ -1,0 +1,129 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/kernels/mma"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// fakeSM is the fake GPU of hostfallback_test.go with a chosen compute
+// capability, SM count and shared memory: a device description of an A100
+// or H100 for selection tests (nothing launches on it).
+type fakeSM struct {
+	fakeGPU
+	major, minor, sms, shared int
+}
+
+func (f fakeSM) device() Device {
+	return Device{Backend: BackendCUDA, Name: "fake", Major: f.major, Minor: f.minor, SMs: f.sms, SharedPerBlockOptin: f.shared}
+}
+
+func openFakeSM(t *testing.T, f fakeSM) *Runtime {
+	t.Helper()
+	old := cudaOpen
+	cudaOpen = func(Options) (backend, error) { ensureHostFallbacks(BackendCUDA); return f, nil }
+	t.Cleanup(func() { cudaOpen = old })
+	rt, err := Open(Options{Backend: BackendCUDA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// mmaArgs builds a call D = op(A)·op(B) on rt, A's and B's rows padded to
+// a multiple of 8 elements.
+func mmaArgs(t *testing.T, rt *Runtime, in, out tile.DType, m, n, k int, ta, tb bool) *MatMulArgs {
+	t.Helper()
+	mat := func(dt tile.DType, r, c int, tr bool, pad int) Matrix {
+		if tr {
+			r, c = c, r
+		}
+		ld := (c + pad - 1) / pad * pad
+		b, err := rt.Alloc(dt, r, ld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Matrix{Buf: b, Rows: r, Cols: c, LD: ld, BatchStride: r * ld, Trans: tr}
+	}
+	return &MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1,
+		A: mat(in, m, k, ta, 8), B: mat(in, k, n, tb, 8), D: mat(out, m, n, false, 1)}
+}
+
+// TestMMASelection: on device descriptions of an A100 (sm_80) and an H100
+// (sm_90), Explain picks the PTX matmul for f16/bf16 calls, not the host
+// fallback; an sm_75 device and f32 operands fall back to the host.
+func TestMMASelection(t *testing.T) {
+	for _, f := range []fakeSM{{major: 8, minor: 0, sms: 108, shared: 163 << 10}, {major: 9, minor: 0, sms: 132, shared: 227 << 10}, {major: 12, minor: 0, sms: 84}} {
+		rt := openFakeSM(t, f)
+		for _, c := range []struct {
+			in, out tile.DType
+			m, n, k int
+			ta, tb  bool
+		}{{tile.BF16, tile.BF16, 8192, 8192, 8192, false, false}, {tile.F16, tile.F32, 1, 4096, 4096, false, true},
+			{tile.BF16, tile.F16, 7, 129, 13, true, true}, {tile.F16, tile.BF16, 1000, 64, 129, true, false}} {
+			args := mmaArgs(t, rt, c.in, c.out, c.m, c.n, c.k, c.ta, c.tb)
+			e := rt.Explain(OpMatMul, args)
+			if k := e.Chosen(); k == nil || k.Name != "cuda.matmul.mma" {
+				t.Errorf("sm_%d%d %v: chose %v:\n%s", f.major, f.minor, c, k, e)
+			}
+		}
+		e := rt.Explain(OpMatMul, mmaArgs(t, rt, tile.F32, tile.F32, 8, 8, 8, false, false))
+		if k := e.Chosen(); k == nil || !strings.HasPrefix(k.Name, hostFallbackPrefix) {
+			t.Errorf("f32 on sm_%d%d: chose %v", f.major, f.minor, k)
+		}
+	}
+	rt := openFakeSM(t, fakeSM{major: 7, minor: 5, sms: 40, shared: 64 << 10})
+	e := rt.Explain(OpMatMul, mmaArgs(t, rt, tile.F16, tile.F16, 64, 64, 64, false, false))
+	if k := e.Chosen(); k == nil || k.Name == "cuda.matmul.mma" || !strings.Contains(e.String(), "needs sm_80 or newer") {
+		t.Errorf("sm_75 chose %v:\n%s", k, e)
+	}
+}
+
+// TestMMASupports checks each rule of mmaMatMulSupports on the CPU.
+func TestMMASupports(t *testing.T) {
+	rt := openFakeSM(t, fakeSM{major: 8, minor: 0, sms: 108, shared: 163 << 10})
+	ok := func() *MatMulArgs { return mmaArgs(t, rt, tile.F16, tile.F16, 7, 9, 13, false, false) }
+	if err := mmaMatMulSupports(ok()); err != nil {
+		t.Fatalf("odd shape rejected: %v", err)
+	}
+	f32, _ := rt.Alloc(tile.F32, 9)
+	f16, _ := rt.Alloc(tile.F16, 9)
+	e4, _ := rt.Alloc(tile.E4M3, 13, 16)
+	for name, c := range map[string]struct {
+		mut  func(a *MatMulArgs)
+		want string
+	}{
+		"f32 in":     {func(a *MatMulArgs) { a.A.Buf, a.B.Buf = f32, f32 }, "f16 or both bf16"},
+		"mixed in":   {func(a *MatMulArgs) { a.B = mmaArgs(t, rt, tile.BF16, tile.F16, 7, 9, 13, false, false).B }, "f16 or both bf16"},
+		"e4m3 out":   {func(a *MatMulArgs) { a.D.Buf = e4 }, "output element type"},
+		"C type":     {func(a *MatMulArgs) { a.Beta, a.C = 1, Matrix{Buf: f32, LD: 9} }, "D's element type"},
+		"f16 bias":   {func(a *MatMulArgs) { a.Bias = f16 }, "bias must be f32"},
+		"scales":     {func(a *MatMulArgs) { a.ScaleA = f32 }, "float8"},
+		"act":        {func(a *MatMulArgs) { a.Act = 9 }, "activation"},
+		"lda 13":     {func(a *MatMulArgs) { a.A.LD = 13 }, "multiples of 8"},
+		"A offset 4": {func(a *MatMulArgs) { a.A.Offset = 4 }, "16-byte aligned"},
+		"batch 9":    {func(a *MatMulArgs) { a.Batch, a.B.BatchStride = 2, 9 }, "batch strides"},
+		"32-bit":     {func(a *MatMulArgs) { a.M, a.A.Rows, a.A.LD = 1<<20, 1<<20, 1<<12 }, "32-bit"},
+	} {
+		a := ok()
+		c.mut(a)
+		err := mmaMatMulSupports(a)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error about %q", name, err, c.want)
+		}
+	}
+	// the conversion the launch uses: types, layout, offsets in bytes
+	a := mmaArgs(t, rt, tile.BF16, tile.F32, 100, 200, 300, true, false)
+	a.A.Offset, a.D.Offset, a.Beta = 8, 3, 0.5
+	p, err := mmaMatMul(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.In != mma.BF16 || p.Out != mma.OutF32 || !p.TransA || p.TransB || p.A != 16 || p.D != 12 || p.C != 0 || p.Beta != 0 ||
+		p.LDA != 104 || p.LDB != 200 || p.LDD != 200 || p.M != 100 || p.N != 200 || p.K != 300 {
+		t.Errorf("converted %+v", p)
+	}
+}
