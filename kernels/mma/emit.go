@@ -25,6 +25,10 @@ func ModulePTX() []byte {
 		sb.WriteString("\n")
 		sb.WriteString(Generate(c))
 	}
+	for _, c := range AttnVariants() {
+		sb.WriteString("\n")
+		sb.WriteString(GenerateAttn(c))
+	}
 	return []byte(sb.String())
 }
 

@@ -166,4 +166,9 @@ func TestModule(t *testing.T) {
 	if len(names) != 96 {
 		t.Errorf("%d kernels, want 96", len(names))
 	}
+	for _, c := range AttnVariants() {
+		if !bytes.Contains(modulePTX, []byte(".entry "+c.Name()+"(")) {
+			t.Errorf("%s not in the PTX", c.Name())
+		}
+	}
 }

@@ -75,13 +75,16 @@ func resources(out string) map[string][4]int {
 }
 
 // TestPTXAssembles runs ptxas -v -O3 on the module for sm_80, sm_86, sm_89
-// and sm_90 (-short: sm_86 only; each target takes ~20 s of CPU) and checks
+// and sm_90 (each target takes ~20 s of CPU, so -short skips it) and checks
 // every kernel: it assembles, fits its block's register budget (65536 /
 // threads, at most 255), has no stack frame or spills, and its tile's
 // shared memory fits the target's opt-in limit unless the plan never picks
 // it there (256x128 on sm_86/89). The embedded cubins must equal ptxas's
 // output (staleness).
 func TestPTXAssembles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: ptxas takes ~20 s a target")
+	}
 	as := ptxas(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "mma.ptx")
@@ -89,9 +92,6 @@ func TestPTXAssembles(t *testing.T) {
 		t.Fatal(err)
 	}
 	sms := []int{80, 86, 89, 90}
-	if testing.Short() {
-		sms = []int{86}
-	}
 	embedded := Module().Cubins
 	var wg sync.WaitGroup
 	for _, sm := range sms {
@@ -120,6 +120,13 @@ func TestPTXAssembles(t *testing.T) {
 					t.Errorf("sm_%d %s: the plan picks a tile of %d shared bytes, over the %d limit", sm, c.Name(), g.SharedBytes(), SharedOptin(sm))
 				}
 			}
+			for _, c := range AttnVariants() {
+				r, ok := res[c.Name()]
+				if !ok || r[0] == 0 || r[0] > min(255, 65536/AttnThreads) || r[1]+r[2]+r[3] != 0 || c.SharedBytes() > SharedOptin(sm) {
+					t.Errorf("sm_%d %s: in output %v, %d registers, %d B stack, %d B spill stores, %d B spill loads, %d shared bytes",
+						sm, c.Name(), ok, r[0], r[1], r[2], r[3], c.SharedBytes())
+				}
+			}
 			if want, ok := embedded[sm]; ok {
 				got, err := os.ReadFile(out)
 				if err != nil {
@@ -131,9 +138,6 @@ func TestPTXAssembles(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if testing.Short() {
-		return
-	}
 	for sm := range embedded {
 		found := false
 		for _, s := range sms {
