@@ -146,3 +146,100 @@ func init() {
 		},
 	})
 }
+
+// mmaAttention converts a call into kernels/mma's plan values; with addr
+// nil the addresses are byte offsets (for Supports). The error says why
+// the kernels cannot run it: Q, K, V and O all f16 or all bf16, head
+// dimension 64, 128 or 256, no paged cache, strides and offsets multiples
+// of 8 elements (mma.CheckAttention).
+func mmaAttention(a *AttentionArgs, addr func(AttnView) (uint64, error)) (mma.Attention, error) {
+	var p mma.Attention
+	t := a.Q.Buf.DType()
+	for _, v := range []AttnView{a.K, a.V, a.O} {
+		if v.Buf.DType() != t {
+			return p, fmt.Errorf("needs Q, K, V and O of one element type, have %v and %v", t, v.Buf.DType())
+		}
+	}
+	switch t {
+	case tile.F16:
+		p.In = mma.F16
+	case tile.BF16:
+		p.In = mma.BF16
+	default:
+		return p, fmt.Errorf("element type %v not supported (f16, bf16)", t)
+	}
+	if a.PageSize > 0 {
+		return p, fmt.Errorf("paged KV cache not supported")
+	}
+	if addr == nil {
+		addr = func(v AttnView) (uint64, error) { return uint64(v.Offset * v.Buf.DType().Size()), nil }
+	}
+	p.D, p.Batch, p.HeadsQ, p.HeadsKV, p.SeqQ, p.SeqKV = a.HeadDim, a.Batch, a.HeadsQ, a.HeadsKV, a.SeqQ, a.SeqKV
+	st := func(v AttnView) [3]int { return [3]int{v.BatchStride, v.SeqStride, v.HeadStride} }
+	p.QStrides, p.KStrides, p.VStrides, p.OStrides = st(a.Q), st(a.K), st(a.V), st(a.O)
+	var err error
+	for _, x := range []struct {
+		dst *uint64
+		v   AttnView
+	}{{&p.Q, a.Q}, {&p.K, a.K}, {&p.V, a.V}, {&p.O, a.O}} {
+		if *x.dst, err = addr(x.v); err != nil {
+			return p, err
+		}
+	}
+	p.LSEBatchStride, p.LSEHeadStride = a.LSEBatchStride, a.LSEHeadStride
+	p.CuSeqQ, p.CuSeqKV, p.SeqLensKV = a.CuSeqQ, a.CuSeqKV, a.SeqLensKV
+	p.Scale, p.SoftCap, p.Causal, p.WindowLeft, p.WindowRight = a.Scale, a.SoftCap, a.Causal, a.WindowLeft, a.WindowRight
+	return p, mma.CheckAttention(&p)
+}
+
+func mmaAttentionSupports(args any) error {
+	a, ok := args.(*AttentionArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *AttentionArgs", args)
+	}
+	_, err := mmaAttention(a, nil)
+	return err
+}
+
+func mmaAttentionLaunch(l *Launch) error {
+	a := l.Args.(*AttentionArgs)
+	p, err := mmaAttention(a, func(v AttnView) (uint64, error) {
+		base, err := DevicePtr(v.Buf)
+		return base + uint64(v.Offset*v.Buf.DType().Size()), err
+	})
+	if err != nil {
+		return err
+	}
+	if a.LSE != nil {
+		if p.LSE, err = DevicePtr(a.LSE); err != nil {
+			return err
+		}
+	}
+	d := l.Runtime.Device()
+	ls, err := mma.PlanAttention(mma.Device{SM: d.SM(), SMs: d.SMs, SharedOptin: d.SharedPerBlockOptin}, p)
+	if err != nil {
+		return err
+	}
+	m := mma.Module()
+	for _, g := range ls {
+		if err := LaunchGPU(l.Stream, &GPULaunch{Module: m, Func: g.Func, Grid: g.Grid, Block: g.Block,
+			SharedBytes: g.SharedBytes, Params: g.Params}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func init() {
+	Register(Kernel{
+		Name:       "cuda.attention.mma",
+		Op:         OpAttention,
+		Arch:       Arch{Backend: BackendCUDA, PTX: true, MinSM: 80},
+		Preference: 150,
+		Doc:        "PTX FlashAttention-2 prefill (kernels/mma): mma.sync m16n8k16, cp.async K/V double buffer, D 64/128/256, causal/window/soft-cap/GQA/LSE/varlen; no paged cache (unverified on a GPU)",
+		Supports:   mmaAttentionSupports,
+		Launch: func(ctx context.Context, l *Launch) error {
+			return mmaAttentionLaunch(l)
+		},
+	})
+}
