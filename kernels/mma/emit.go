@@ -479,7 +479,20 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 	rowD, rowC := e.r(), e.r()
 	e.w("mul.lo.u32 %s, %s, %s;", rowD, gr, par["ldd"])
 	e.w("mul.lo.u32 %s, %s, %s;", rowC, gr, par["ldc"])
-	osz := c.Out.Size()
+	pOut := [3]string{}
+	for o := OutF32; o <= OutBF16; o++ {
+		pOut[o] = e.p()
+		e.w("setp.eq.u32 %s, %s, %d;", pOut[o], par["out"], int(o))
+	}
+	// elemAddr forms base + idx·size(out) for each output type
+	elemAddr := func(idx, base string) [3]string {
+		var a [3]string
+		for o := OutF32; o <= OutBF16; o++ {
+			a[o] = e.rd()
+			e.w("mad.wide.u32 %s, %s, %d, %s;", a[o], idx, o.Size(), base)
+		}
+		return a
+	}
 	for j := 0; j < 4; j++ {
 		col, pc, skip := e.r(), e.p(), e.lbl("skip")
 		e.w("add.u32 %s, %s, %d;", col, gc, j)
@@ -487,23 +500,25 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 		e.w("@%s bra %s;", pc, skip)
 		x := e.f()
 		e.w("mul.f32 %s, %s, %s;", x, v[j], par["alpha"])
-		di, da := e.r(), e.rd()
+		di := e.r()
 		e.w("add.u32 %s, %s, %s;", di, rowD, col)
-		e.w("mad.wide.u32 %s, %s, %d, %s;", da, di, osz, par["D"])
-		if c.Out == OutF32 {
+		da := elemAddr(di, par["D"])
+		{
 			lFull := e.lbl("full")
 			e.w("@!%s bra %s;", pSplit, lFull)
-			e.w("red.global.add.f32 [%s], %s;", da, x)
+			e.w("red.global.add.f32 [%s], %s;", da[OutF32], x)
 			e.w("bra %s;", skip)
 			e.label(lFull)
 		}
 		{ // beta*C
 			lNo := e.lbl("nobeta")
 			e.w("@!%s bra %s;", pBeta, lNo)
-			ci, ca, cv := e.r(), e.rd(), e.f()
+			ci, cv := e.r(), e.f()
 			e.w("add.u32 %s, %s, %s;", ci, rowC, col)
-			e.w("mad.wide.u32 %s, %s, %d, %s;", ca, ci, osz, cg)
-			loadOut(e, c.Out, cv, ca)
+			ca := elemAddr(ci, cg)
+			for o := OutF32; o <= OutBF16; o++ {
+				loadOut(e, o, cv, ca[o], pOut[o])
+			}
 			e.w("fma.rn.f32 %s, %s, %s, %s;", x, par["beta"], cv, x)
 			e.label(lNo)
 		}
@@ -536,7 +551,9 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 			e.w("@%s mov.f32 %s, %s;", pr, x, rl)
 			e.label(lNo)
 		}
-		storeOut(e, c.Out, x, da)
+		for o := OutF32; o <= OutBF16; o++ {
+			storeOut(e, o, x, da[o], pOut[o])
+		}
 		e.label(skip)
 	}
 	e.w("add.u32 %s, %s, %d;", idx, idx, nt)
@@ -544,33 +561,34 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 	e.label(lDone)
 }
 
-// loadOut loads one element of the output type at addr into the f32 dst.
-func loadOut(e *emitter, o Output, dst, addr string) {
+// loadOut loads, when pred (the out parameter is o), one element of type
+// o at addr into the f32 dst.
+func loadOut(e *emitter, o Output, dst, addr, pred string) {
 	switch o {
 	case OutF32:
-		e.w("ld.global.f32 %s, [%s];", dst, addr)
+		e.w("@%s ld.global.f32 %s, [%s];", pred, dst, addr)
 	case OutF16:
 		h := e.h()
-		e.w("ld.global.b16 %s, [%s];", h, addr)
-		e.w("cvt.f32.f16 %s, %s;", dst, h)
+		e.w("@%s ld.global.b16 %s, [%s];", pred, h, addr)
+		e.w("@%s cvt.f32.f16 %s, %s;", pred, dst, h)
 	case OutBF16:
 		h, r := e.h(), e.r()
-		e.w("ld.global.b16 %s, [%s];", h, addr)
+		e.w("@%s ld.global.b16 %s, [%s];", pred, h, addr)
 		e.w("cvt.u32.u16 %s, %s;", r, h)
 		e.w("shl.b32 %s, %s, 16;", r, r)
-		e.w("mov.b32 %s, %s;", dst, r)
+		e.w("@%s mov.b32 %s, %s;", pred, dst, r)
 	}
 }
 
-// storeOut rounds the f32 x to the output type (nearest even) and stores
-// it at addr.
-func storeOut(e *emitter, o Output, x, addr string) {
+// storeOut, when pred, rounds the f32 x to type o (nearest even) and
+// stores it at addr.
+func storeOut(e *emitter, o Output, x, addr, pred string) {
 	switch o {
 	case OutF32:
-		e.w("st.global.f32 [%s], %s;", addr, x)
+		e.w("@%s st.global.f32 [%s], %s;", pred, addr, x)
 	default:
 		h := e.h()
 		e.w("cvt.rn.%s.f32 %s, %s;", o, h, x)
-		e.w("st.global.b16 [%s], %s;", addr, h)
+		e.w("@%s st.global.b16 [%s], %s;", pred, addr, h)
 	}
 }

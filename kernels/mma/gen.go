@@ -97,11 +97,12 @@ func (g Geometry) SharedBytes() int {
 	return max(g.Stages*g.StageBytes(), g.TM*g.epiStride()*4)
 }
 
-// Config selects one matmul kernel.
+// Config selects one matmul kernel. The output type is a kernel
+// parameter (out), not part of the kernel: the epilogue branches on it
+// uniformly, which keeps the module at 32 matmul kernels.
 type Config struct {
 	Tile           Tile
 	In             Input
-	Out            Output
 	TransA, TransB bool
 }
 
@@ -119,7 +120,7 @@ func (c Config) Layout() string {
 
 // Name is the kernel's entry symbol.
 func (c Config) Name() string {
-	return fmt.Sprintf("tcrt_mma_%s_%s_%s_%s", c.Tile, c.In, c.Out, strings.ToLower(c.Layout()))
+	return fmt.Sprintf("tcrt_mma_%s_%s_%s", c.Tile, c.In, strings.ToLower(c.Layout()))
 }
 
 // Variants lists every kernel of the module.
@@ -127,10 +128,8 @@ func Variants() []Config {
 	var out []Config
 	for t := Tile(0); t < numTiles; t++ {
 		for _, in := range []Input{F16, BF16} {
-			for _, o := range []Output{OutF32, OutF16, OutBF16} {
-				for _, l := range [4][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-					out = append(out, Config{Tile: t, In: in, Out: o, TransA: l[0], TransB: l[1]})
-				}
+			for _, l := range [4][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+				out = append(out, Config{Tile: t, In: in, TransA: l[0], TransB: l[1]})
 			}
 		}
 	}
@@ -146,13 +145,14 @@ const (
 )
 
 // ParamNames lists the kernel parameters in order (the same for every
-// variant and the same as kernels/sm86mm's): D, A, B (u64 pointers); M, N,
+// variant; kernels/sm86mm's list plus out): D, A, B (u64 pointers); M, N,
 // K, lda, ldb, ldd (u32); alpha, beta (f32); ldc, act (u32); C, bias (u64;
-// bias is N f32 values, 0 for none); kc, koff (u32). With kc = 0 the CTA
+// bias is N f32 values, 0 for none); kc, koff (u32); out (u32, the Output
+// of C and D). With kc = 0 the CTA
 // covers K = [0, K) and applies the full epilogue. With kc > 0 (split-K,
 // f32 output only) CTA z covers [koff + z·kc, min(K, koff + (z+1)·kc)) and
 // adds alpha times its partial product into D with red.global.add.f32.
-var ParamNames = []string{"D", "A", "B", "M", "N", "K", "lda", "ldb", "ldd", "alpha", "beta", "ldc", "act", "C", "bias", "kc", "koff"}
+var ParamNames = []string{"D", "A", "B", "M", "N", "K", "lda", "ldb", "ldd", "alpha", "beta", "ldc", "act", "C", "bias", "kc", "koff", "out"}
 
 var paramTypes = map[string]string{"D": "u64", "A": "u64", "B": "u64", "C": "u64", "bias": "u64", "alpha": "f32", "beta": "f32"}
 

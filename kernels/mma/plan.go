@@ -190,7 +190,7 @@ func PlanMatMul(dev Device, p MatMul) (Plan, error) {
 		return Plan{}, fmt.Errorf("tcrt: mma matmul: tile %s needs %d bytes of shared memory, sm_%d allows %d: %w", t, g.SharedBytes(), dev.SM, dev.optin(), tile.ErrUnsupported)
 	}
 	splits, kc := ChooseSplit(dev, &p, t)
-	c := Config{Tile: t, In: p.In, Out: p.Out, TransA: p.TransA, TransB: p.TransB}
+	c := Config{Tile: t, In: p.In, TransA: p.TransA, TransB: p.TransB}
 	beta, cp, ldc := p.Beta, p.C, p.LDC
 	if beta == 0 || cp == 0 {
 		beta, cp, ldc = 0, 0, 0
@@ -200,7 +200,7 @@ func PlanMatMul(dev Device, p MatMul) (Plan, error) {
 			ptx.U32(uint32(p.M)), ptx.U32(uint32(p.N)), ptx.U32(uint32(k)),
 			ptx.U32(uint32(p.LDA)), ptx.U32(uint32(p.LDB)), ptx.U32(uint32(p.LDD)),
 			ptx.F32(p.Alpha), ptx.F32(beta), ptx.U32(uint32(ldc)), ptx.U32(uint32(p.Act)),
-			ptx.Ptr(cp), ptx.Ptr(bias), ptx.U32(uint32(kc)), ptx.U32(uint32(koff))}
+			ptx.Ptr(cp), ptx.Ptr(bias), ptx.U32(uint32(kc)), ptx.U32(uint32(koff)), ptx.U32(uint32(p.Out))}
 	}
 	grid := [3]int{ceilDiv(p.N, g.TN), ceilDiv(p.M, g.TM), 1}
 	block := [3]int{g.Threads(), 1, 1}
