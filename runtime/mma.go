@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/kernels/mma"
@@ -150,8 +152,9 @@ func init() {
 // mmaAttention converts a call into kernels/mma's plan values; with addr
 // nil the addresses are byte offsets (for Supports). The error says why
 // the kernels cannot run it: Q, K, V and O all f16 or all bf16, head
-// dimension 64, 128 or 256, no paged cache, strides and offsets multiples
-// of 8 elements (mma.CheckAttention).
+// dimension 64, 128 or 256, strides and offsets multiples
+// of 8 elements, a paged cache's page size a power of two
+// (mma.CheckAttention).
 func mmaAttention(a *AttentionArgs, addr func(AttnView) (uint64, error)) (mma.Attention, error) {
 	var p mma.Attention
 	t := a.Q.Buf.DType()
@@ -167,9 +170,6 @@ func mmaAttention(a *AttentionArgs, addr func(AttnView) (uint64, error)) (mma.At
 		p.In = mma.BF16
 	default:
 		return p, fmt.Errorf("element type %v not supported (f16, bf16)", t)
-	}
-	if a.PageSize > 0 {
-		return p, fmt.Errorf("paged KV cache not supported")
 	}
 	if addr == nil {
 		addr = func(v AttnView) (uint64, error) { return uint64(v.Offset * v.Buf.DType().Size()), nil }
@@ -189,6 +189,7 @@ func mmaAttention(a *AttentionArgs, addr func(AttnView) (uint64, error)) (mma.At
 	p.LSEBatchStride, p.LSEHeadStride = a.LSEBatchStride, a.LSEHeadStride
 	p.CuSeqQ, p.CuSeqKV, p.SeqLensKV = a.CuSeqQ, a.CuSeqKV, a.SeqLensKV
 	p.Scale, p.SoftCap, p.Causal, p.WindowLeft, p.WindowRight = a.Scale, a.SoftCap, a.Causal, a.WindowLeft, a.WindowRight
+	p.PageSize, p.BlocksPerSeq, p.Splits = a.PageSize, a.BlocksPerSeq, a.Splits
 	return p, mma.CheckAttention(&p)
 }
 
@@ -201,7 +202,11 @@ func mmaAttentionSupports(args any) error {
 	return err
 }
 
-func mmaAttentionLaunch(l *Launch) error {
+// mmaAttentionLaunch launches the plan. A paged call first copies the
+// block table and key counts into device buffers (and allocates the
+// split-KV workspace); those are released by a stream task after the
+// kernels.
+func mmaAttentionLaunch(ctx context.Context, l *Launch) (err error) {
 	a := l.Args.(*AttentionArgs)
 	p, err := mmaAttention(a, func(v AttnView) (uint64, error) {
 		base, err := DevicePtr(v.Buf)
@@ -216,7 +221,62 @@ func mmaAttentionLaunch(l *Launch) error {
 		}
 	}
 	d := l.Runtime.Device()
-	ls, err := mma.PlanAttention(mma.Device{SM: d.SM(), SMs: d.SMs, SharedOptin: d.SharedPerBlockOptin}, p)
+	dev := mma.Device{SM: d.SM(), SMs: d.SMs, SharedOptin: d.SharedPerBlockOptin}
+	var tmp []*Buffer
+	release := func() error {
+		var errs []error
+		for _, b := range tmp {
+			errs = append(errs, b.Close())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			_ = release()
+		}
+	}()
+	if a.PageSize > 0 {
+		words := func(n int, at func(i int) uint32) (uint64, error) {
+			b, err := l.Runtime.Alloc(tile.U32, max(n, 1))
+			if err != nil {
+				return 0, err
+			}
+			tmp = append(tmp, b)
+			raw := make([]byte, 4*n)
+			for i := 0; i < n; i++ {
+				binary.LittleEndian.PutUint32(raw[4*i:], at(i))
+			}
+			if err := b.Write(ctx, 0, raw); err != nil {
+				return 0, err
+			}
+			return DevicePtr(b)
+		}
+		if p.Table, err = words(len(a.BlockTable), func(i int) uint32 { return uint32(a.BlockTable[i]) }); err != nil {
+			return err
+		}
+		if p.Lens, err = words(a.Batch, func(i int) uint32 { return uint32(a.SeqLensKV[i]) }); err != nil {
+			return err
+		}
+		splits, _ := mma.AttnSplits(dev, &p, a.Splits)
+		p.Splits = splits
+		if splits > 1 {
+			ob, lb := mma.AttnWorkspace(&p, splits)
+			for _, x := range []struct {
+				dst *uint64
+				n   int
+			}{{&p.WsO, ob / 4}, {&p.WsL, lb / 4}} {
+				b, err := l.Runtime.Alloc(tile.F32, x.n)
+				if err != nil {
+					return err
+				}
+				tmp = append(tmp, b)
+				if *x.dst, err = DevicePtr(b); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	ls, err := mma.PlanAttention(dev, p)
 	if err != nil {
 		return err
 	}
@@ -227,6 +287,9 @@ func mmaAttentionLaunch(l *Launch) error {
 			return err
 		}
 	}
+	if len(tmp) > 0 {
+		return l.Stream.Enqueue(release) // after the kernels: host tasks wait for the device
+	}
 	return nil
 }
 
@@ -236,10 +299,8 @@ func init() {
 		Op:         OpAttention,
 		Arch:       Arch{Backend: BackendCUDA, PTX: true, MinSM: 80},
 		Preference: 150,
-		Doc:        "PTX FlashAttention-2 prefill (kernels/mma): mma.sync m16n8k16, cp.async K/V double buffer, D 64/128/256, causal/window/soft-cap/GQA/LSE/varlen; no paged cache (unverified on a GPU)",
+		Doc:        "PTX FlashAttention-2 (kernels/mma): mma.sync m16n8k16, cp.async K/V double buffer, D 64/128/256, causal/window/soft-cap/GQA/LSE/varlen, paged decode with split-KV + combine (unverified on a GPU)",
 		Supports:   mmaAttentionSupports,
-		Launch: func(ctx context.Context, l *Launch) error {
-			return mmaAttentionLaunch(l)
-		},
+		Launch:     mmaAttentionLaunch,
 	})
 }

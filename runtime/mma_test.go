@@ -145,25 +145,28 @@ func mmaAttnArgs(t *testing.T, rt *Runtime, dt tile.DType, batch, hq, hkv, d, nq
 }
 
 // TestMMAAttentionSelection: Explain on sm_80 and sm_90 descriptions picks
-// the PTX attention for f16/bf16 prefill and decode over a contiguous
-// cache, and falls back to the host for a paged cache, f32 or D = 96.
+// the PTX attention for f16/bf16 prefill, decode over a contiguous and a
+// paged cache, and falls back to the host for f32 or D = 96.
 func TestMMAAttentionSelection(t *testing.T) {
 	for _, f := range []fakeSM{{major: 8, minor: 0, sms: 108, shared: 163 << 10}, {major: 9, minor: 0, sms: 132, shared: 227 << 10}} {
 		rt := openFakeSM(t, f)
+		paged := mmaAttnArgs(t, rt, tile.F16, 1, 8, 8, 128, 1, 64)
+		paged.PageSize, paged.BlockTable, paged.BlocksPerSeq, paged.SeqLensKV = 16, []int32{0, 1, 2, 3}, 4, []int{64}
 		for _, a := range []*AttentionArgs{
 			mmaAttnArgs(t, rt, tile.BF16, 2, 16, 16, 128, 300, 300),
 			mmaAttnArgs(t, rt, tile.F16, 3, 32, 8, 64, 1, 77),
 			mmaAttnArgs(t, rt, tile.F16, 1, 8, 1, 256, 9, 9),
+			paged,
 		} {
 			e := rt.Explain(OpAttention, a)
 			if k := e.Chosen(); k == nil || k.Name != "cuda.attention.mma" {
 				t.Errorf("sm_%d%d: chose %v:\n%s", f.major, f.minor, k, e)
 			}
 		}
-		paged := mmaAttnArgs(t, rt, tile.F16, 1, 8, 8, 128, 1, 64)
-		paged.PageSize, paged.BlockTable, paged.BlocksPerSeq, paged.SeqLensKV = 16, []int32{0, 1, 2, 3}, 4, []int{64}
+		badPage := mmaAttnArgs(t, rt, tile.F16, 1, 8, 8, 128, 1, 64)
+		badPage.PageSize, badPage.BlockTable, badPage.BlocksPerSeq, badPage.SeqLensKV = 24, []int32{0, 1, 2}, 3, []int{64}
 		for name, a := range map[string]*AttentionArgs{
-			"paged": paged, "f32": mmaAttnArgs(t, rt, tile.F32, 1, 2, 2, 64, 4, 4), "d96": mmaAttnArgs(t, rt, tile.F16, 1, 2, 2, 96, 4, 4),
+			"page 24": badPage, "f32": mmaAttnArgs(t, rt, tile.F32, 1, 2, 2, 64, 4, 4), "d96": mmaAttnArgs(t, rt, tile.F16, 1, 2, 2, 96, 4, 4),
 		} {
 			if k := rt.Explain(OpAttention, a).Chosen(); k == nil || !strings.HasPrefix(k.Name, hostFallbackPrefix) {
 				t.Errorf("%s on sm_%d%d: chose %v", name, f.major, f.minor, k)

@@ -7,6 +7,10 @@ import "fmt"
 type AttnConfig struct {
 	D  int
 	In Input
+	// Paged selects the decode kernel: keys and values in a paged cache
+	// (block table and per-sequence lengths in device memory) and split-KV
+	// (AttnPagedParamNames).
+	Paged bool
 }
 
 // AttnBM is the query rows of a CTA (4 warps of 16 rows).
@@ -29,14 +33,22 @@ func (c AttnConfig) BN() int {
 func (c AttnConfig) SharedBytes() int { return AttnBM*c.D*2 + 2*2*c.BN()*c.D*2 }
 
 // Name is the kernel's entry symbol.
-func (c AttnConfig) Name() string { return fmt.Sprintf("tcrt_mma_attn_d%d_%s", c.D, c.In) }
+func (c AttnConfig) Name() string {
+	if c.Paged {
+		return fmt.Sprintf("tcrt_mma_attn_paged_d%d_%s", c.D, c.In)
+	}
+	return fmt.Sprintf("tcrt_mma_attn_d%d_%s", c.D, c.In)
+}
+
+// CombineName is the symbol of the split-KV combine kernel for D and in.
+func CombineName(d int, in Input) string { return fmt.Sprintf("tcrt_mma_attn_combine_d%d_%s", d, in) }
 
 // AttnVariants lists every attention kernel of the module.
 func AttnVariants() []AttnConfig {
 	var out []AttnConfig
 	for _, d := range []int{64, 128, 256} {
 		for _, in := range []Input{F16, BF16} {
-			out = append(out, AttnConfig{D: d, In: in})
+			out = append(out, AttnConfig{D: d, In: in}, AttnConfig{D: d, In: in, Paged: true})
 		}
 	}
 	return out
@@ -54,7 +66,27 @@ var AttnParamNames = []string{"Q", "K", "V", "O", "LSE", "nq", "nk",
 	"q_bs", "q_ss", "q_hs", "k_bs", "k_ss", "k_hs", "v_bs", "v_ss", "v_hs", "o_bs", "o_ss", "o_hs", "lse_bs", "lse_hs",
 	"group", "scale", "softcap", "wl", "wr"}
 
-var attnParamTypes = map[string]string{"Q": "u64", "K": "u64", "V": "u64", "O": "u64", "LSE": "u64",
+// AttnPagedParamNames are the paged decode kernel's parameters:
+// AttnParamNames, where K and V address page 0 (their batch stride is the
+// page stride) and nk is ignored, followed by table (u64: BlocksPerSeq
+// int32 page numbers a sequence), bps (u32 BlocksPerSeq), pshift (u32:
+// log2 PageSize), lens (u64: int32 key count a sequence), splits (u32),
+// chunk (u32: keys a split, a multiple of the kernel's BN), wsO and wsL
+// (u64: with splits > 1 the f32 partial outputs, normalised, at
+// ((z·HeadsQ + h)·nq + i)·D + d, and natural LSEs at (z·HeadsQ + h)·nq + i,
+// z = b·splits + s; O and LSE are then not written). CTA z covers
+// sequence z / splits, keys [s·chunk, (s+1)·chunk); heads (u32) is
+// HeadsQ.
+var AttnPagedParamNames = append(append([]string(nil), AttnParamNames...),
+	"table", "bps", "pshift", "lens", "splits", "chunk", "wsO", "wsL", "heads")
+
+// CombineParamNames are the combine kernel's parameters: wsO, wsL (the
+// partials), O (u64, element (0,0,0,0)), LSE (u64, 0: none), o_bs, o_ss,
+// o_hs, lse_bs, lse_hs, nq, splits (u32). CTA (i, h, b) of D threads
+// merges row i of head h of sequence b.
+var CombineParamNames = []string{"wsO", "wsL", "O", "LSE", "o_bs", "o_ss", "o_hs", "lse_bs", "lse_hs", "nq", "heads", "splits"}
+
+var attnParamTypes = map[string]string{"table": "u64", "lens": "u64", "wsO": "u64", "wsL": "u64", "Q": "u64", "K": "u64", "V": "u64", "O": "u64", "LSE": "u64",
 	"scale": "f32", "softcap": "f32", "wl": "s32", "wr": "s32"}
 
 // tileRows describes a shared tile of rows of L 16-byte chunks with the

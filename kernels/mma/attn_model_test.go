@@ -68,7 +68,7 @@ func (p *attnProb) refAttn(b, h, i int) ([]float64, float64) {
 // read with its ldmatrix addresses, S and P·V by m16n8k16 fragments, the
 // online base-2 softmax with P rounded to f16, per-thread partial sums
 // reduced at the end. It returns the rows' O and LSE.
-func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b int) ([][]float32, []float32) {
+func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b, kLo, kHi int) ([][]float32, []float32) {
 	tq, tk, tv, _ := c.attnTiles()
 	bn := c.BN()
 	g := h / (p.hq / p.hkv)
@@ -104,6 +104,7 @@ func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b int) ([][]fl
 	if p.wr >= 0 {
 		hi = min(p.nk, posL+p.wr+1)
 	}
+	lo, hi = max(lo, kLo), min(hi, kHi) // the split's range (paged kernel)
 	kvS := lo / bn * bn
 	f := tile.F16ToF32
 	outO := make([][]float32, AttnBM)
@@ -193,7 +194,7 @@ func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b int) ([][]fl
 							x = p.softcap * float32(math.Tanh(float64(x/p.softcap)))
 						}
 						x *= math.Log2E
-						if (p.wl >= 0 && j < pos-p.wl) || (p.wr >= 0 && j > pos+p.wr) || j >= p.nk {
+						if (p.wl >= 0 && j < pos-p.wl) || (p.wr >= 0 && j > pos+p.wr) || j >= p.nk || j < lo || j >= hi {
 							x = float32(math.Inf(-1))
 						}
 						s[n][ln][k] = x
@@ -317,7 +318,7 @@ func TestModelAttention(t *testing.T) {
 		p.q, p.k, p.v = gen(p.nq*p.hq*p.d), gen(p.nk*p.hkv*p.d), gen(p.nk*p.hkv*p.d)
 		for h := 0; h < p.hq; h++ {
 			for qb := 0; qb*AttnBM < p.nq; qb++ {
-				o, lse := modelAttnCTA(t, c, p, qb, h, 0)
+				o, lse := modelAttnCTA(t, c, p, qb, h, 0, 0, p.nk)
 				for r := 0; r < AttnBM && qb*AttnBM+r < p.nq; r++ {
 					i := qb*AttnBM + r
 					want, wl := p.refAttn(0, h, i)
@@ -370,6 +371,67 @@ func TestAttnBankConflicts(t *testing.T) {
 						if len(seen) != 8 {
 							t.Fatalf("%s %c x %d y %d: bank conflict", c.Name(), k.kind, x, y)
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestModelSplitKV runs the paged kernel's split-KV model: each split's
+// CTA covers keys [s·chunk, (s+1)·chunk) and writes normalised O and
+// natural LSE; the combine kernel's rule merges them. The result must
+// match the reference (splits with no visible key included).
+func TestModelSplitKV(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, cc := range []struct{ d, nq, nk, wl, splits int }{{128, 1, 300, -1, 4}, {64, 3, 200, 50, 3}, {256, 1, 70, -1, 3}} {
+		c := AttnConfig{D: cc.d, In: F16, Paged: true}
+		p := &attnProb{nq: cc.nq, nk: cc.nk, hq: 4, hkv: 1, d: cc.d, scale: 0.1, wl: cc.wl, wr: 0, batch: 1}
+		gen := func(n int) []uint16 {
+			x := make([]uint16, n)
+			for i := range x {
+				x[i] = tile.F32ToF16(float32(rng.NormFloat64()))
+			}
+			return x
+		}
+		p.q, p.k, p.v = gen(p.nq*p.hq*p.d), gen(p.nk*p.hkv*p.d), gen(p.nk*p.hkv*p.d)
+		dev := Device{SM: 80, SMs: 108}
+		ap := &Attention{D: cc.d, Batch: 1, HeadsQ: 4, SeqQ: cc.nq, SeqLensKV: []int{cc.nk}}
+		splits, chunk := AttnSplits(dev, ap, cc.splits)
+		if splits < 2 || splits > cc.splits || chunk%c.BN() != 0 || (splits-1)*chunk >= cc.nk || splits*chunk < cc.nk {
+			t.Fatalf("%+v: %d splits of %d", cc, splits, chunk)
+		}
+		for h := 0; h < p.hq; h++ {
+			var os [][][]float32
+			var ls [][]float32
+			for s := 0; s < splits; s++ {
+				o, l := modelAttnCTA(t, c, p, 0, h, 0, s*chunk, (s+1)*chunk)
+				os, ls = append(os, o), append(ls, l)
+			}
+			for i := 0; i < p.nq; i++ {
+				m := math.Inf(-1)
+				for s := range ls {
+					m = math.Max(m, float64(ls[s][i]))
+				}
+				mu := m
+				if math.IsInf(m, -1) {
+					mu = 0
+				}
+				sum, acc := 0.0, make([]float64, p.d)
+				for s := range ls {
+					w := math.Exp(float64(ls[s][i]) - mu)
+					sum += w
+					for d := range acc {
+						acc[d] += w * float64(os[s][i][d])
+					}
+				}
+				want, wl := p.refAttn(0, h, i)
+				if got := m + math.Log(sum); math.Abs(got-wl) > 1e-3 {
+					t.Fatalf("%+v h %d row %d: LSE %v, want %v", cc, h, i, got, wl)
+				}
+				for d := range acc {
+					if math.Abs(acc[d]/sum-want[d]) > 1e-2 {
+						t.Fatalf("%+v h %d row %d d %d: %v, want %v", cc, h, i, d, acc[d]/sum, want[d])
 					}
 				}
 			}

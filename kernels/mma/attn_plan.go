@@ -30,6 +30,48 @@ type Attention struct {
 	Scale, SoftCap                float32
 	Causal                        bool
 	WindowLeft, WindowRight       int // -1: unbounded
+
+	// Paged cache (PageSize > 0, a power of two): K and V address page 0
+	// and their batch stride is the page stride; Table (device address)
+	// holds BlocksPerSeq int32 page numbers a sequence and Lens (device
+	// address) the int32 key counts (SeqLensKV on the host, for the split
+	// choice). Splits (0: AttnSplits chooses) cuts each sequence's keys; with
+	// more than one the kernel writes f32 partials to WsO and WsL
+	// (AttnWorkspace bytes) and a combine launch merges them.
+	PageSize, BlocksPerSeq int
+	Table, Lens, WsO, WsL  uint64
+	Splits                 int
+}
+
+// AttnSplits is the split-KV rule of the paged decode kernel: enough
+// splits that Batch·HeadsQ·ceil(SeqQ/64)·splits CTAs fill every SM twice,
+// at most one a 256 keys of the longest sequence and at most 16; chunk is
+// the keys a split, rounded up to the kernel's BN. forced > 0 sets the
+// split count (clamped to the keys).
+func AttnSplits(dev Device, p *Attention, forced int) (splits, chunk int) {
+	maxNK := 1
+	for _, n := range p.SeqLensKV {
+		maxNK = max(maxNK, n)
+	}
+	if p.SeqLensKV == nil {
+		maxNK = max(maxNK, p.SeqKV)
+	}
+	bn := AttnConfig{D: p.D}.BN()
+	ctas := max(1, p.Batch*p.HeadsQ*ceilDiv(max(p.SeqQ, 1), AttnBM))
+	s := forced
+	if s <= 0 {
+		s = min(ceilDiv(2*max(dev.SMs, 1), ctas), ceilDiv(maxNK, 256), 16)
+	}
+	s = max(1, min(s, ceilDiv(maxNK, bn)))
+	chunk = ceilDiv(ceilDiv(maxNK, s), bn) * bn
+	return ceilDiv(maxNK, chunk), chunk
+}
+
+// AttnWorkspace is the bytes of the f32 partial outputs and LSEs a paged
+// call with splits > 1 needs.
+func AttnWorkspace(p *Attention, splits int) (oBytes, lBytes int) {
+	rows := p.Batch * splits * p.HeadsQ * p.SeqQ
+	return rows * p.D * 4, rows * 4
 }
 
 // CheckAttention returns an error wrapping tile.ErrUnsupported when the
@@ -67,6 +109,11 @@ func CheckAttention(p *Attention) error {
 	if p.LSE%4 != 0 {
 		return bad("LSE at %#x: needs 4-byte alignment", p.LSE)
 	}
+	if p.PageSize > 0 {
+		if p.PageSize&(p.PageSize-1) != 0 || p.CuSeqQ != nil || p.CuSeqKV != nil || p.SeqLensKV == nil || p.BlocksPerSeq < 1 {
+			return bad("paged cache: page size %d (a power of two), SeqLensKV set, no varlen, BlocksPerSeq %d", p.PageSize, p.BlocksPerSeq)
+		}
+	}
 	return nil
 }
 
@@ -103,6 +150,9 @@ func PlanAttention(dev Device, p Attention) ([]Launch, error) {
 		return Launch{Func: c.Name(), Grid: [3]int{ceilDiv(nq, AttnBM), p.HeadsQ, batch}, Block: [3]int{AttnThreads, 1, 1},
 			SharedBytes: c.SharedBytes(), Params: ps}
 	}
+	if p.PageSize > 0 {
+		return planPaged(dev, p, mk)
+	}
 	if p.CuSeqQ == nil && p.CuSeqKV == nil && p.SeqLensKV == nil {
 		if p.SeqQ < 1 {
 			return nil, nil
@@ -132,6 +182,37 @@ func PlanAttention(dev Device, p Attention) ([]Launch, error) {
 		}
 		e := uint64(2)
 		out = append(out, mk(p.Q+e*uint64(qoff), p.K+e*uint64(koff), p.V+e*uint64(voff), p.O+e*uint64(ooff), lse, nq, nk, 1))
+	}
+	return out, nil
+}
+
+// planPaged is PlanAttention for a paged cache: the paged kernel over grid
+// (ceil(SeqQ/64), HeadsQ, Batch·splits), then, with splits > 1, the
+// combine kernel over (SeqQ, HeadsQ, Batch) with D threads.
+func planPaged(dev Device, p Attention, mk func(q, k, v, o, lse uint64, nq, nk, batch int) Launch) ([]Launch, error) {
+	if p.SeqQ < 1 {
+		return nil, nil
+	}
+	splits, chunk := AttnSplits(dev, &p, p.Splits)
+	if splits > 1 && (p.WsO == 0 || p.WsL == 0 || p.WsO%16 != 0 || p.WsL%4 != 0) {
+		return nil, fmt.Errorf("tcrt: mma attention: %d splits need aligned workspaces (have %#x, %#x): %w", splits, p.WsO, p.WsL, tile.ErrUnsupported)
+	}
+	l := mk(p.Q, p.K, p.V, p.O, p.LSE, p.SeqQ, 0, p.Batch*splits)
+	l.Func = AttnConfig{D: p.D, In: p.In, Paged: true}.Name()
+	shift := 0
+	for 1<<shift < p.PageSize {
+		shift++
+	}
+	l.Params = append(l.Params, ptx.Ptr(p.Table), ptx.U32(uint32(p.BlocksPerSeq)), ptx.U32(uint32(shift)), ptx.Ptr(p.Lens),
+		ptx.U32(uint32(splits)), ptx.U32(uint32(chunk)), ptx.Ptr(p.WsO), ptx.Ptr(p.WsL), ptx.U32(uint32(p.HeadsQ)))
+	out := []Launch{l}
+	if splits > 1 {
+		st := p.OStrides
+		out = append(out, Launch{Func: CombineName(p.D, p.In), Grid: [3]int{p.SeqQ, p.HeadsQ, p.Batch}, Block: [3]int{p.D, 1, 1},
+			Params: []uint64{ptx.Ptr(p.WsO), ptx.Ptr(p.WsL), ptx.Ptr(p.O), ptx.Ptr(p.LSE),
+				ptx.U32(uint32(st[0])), ptx.U32(uint32(st[1])), ptx.U32(uint32(st[2])),
+				ptx.U32(uint32(p.LSEBatchStride)), ptx.U32(uint32(p.LSEHeadStride)),
+				ptx.U32(uint32(p.SeqQ)), ptx.U32(uint32(p.HeadsQ)), ptx.U32(uint32(splits))}})
 	}
 	return out, nil
 }

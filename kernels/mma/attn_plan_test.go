@@ -77,3 +77,58 @@ func TestPlanAttention(t *testing.T) {
 		t.Errorf("sm_75: %v", err)
 	}
 }
+
+func TestPlanAttentionPaged(t *testing.T) {
+	// decode: 8 sequences, 32 query heads over 8 KV heads, pages of 16 tokens
+	st := [3]int{16 * 8 * 128, 8 * 128, 128}
+	ost := [3]int{32 * 128, 32 * 128, 128}
+	p := Attention{In: F16, D: 128, Batch: 8, HeadsQ: 32, HeadsKV: 8, SeqQ: 1,
+		Q: 0x1000, K: 0x2000, V: 0x3000, O: 0x4000, QStrides: ost, KStrides: st, VStrides: st, OStrides: ost,
+		Scale: 0.088, Causal: true, WindowLeft: -1, WindowRight: -1,
+		PageSize: 16, BlocksPerSeq: 256, SeqLensKV: []int{4000, 17, 1, 2048, 300, 9, 4096, 33},
+		Table: 0x5000, Lens: 0x6000, WsO: 0x10000, WsL: 0x20000}
+	splits, chunk := AttnSplits(h100, &p, 0)
+	// 256 CTAs, 132 SMs: ceil(264/256) = 2 splits of roundUp(2048, 64)
+	if splits != 2 || chunk != 2048 {
+		t.Fatalf("splits %d chunk %d", splits, chunk)
+	}
+	ls, err := PlanAttention(h100, p)
+	if err != nil || len(ls) != 2 {
+		t.Fatalf("%d launches, %v", len(ls), err)
+	}
+	k, c := ls[0], ls[1]
+	if k.Func != "tcrt_mma_attn_paged_d128_f16" || k.Grid != [3]int{1, 32, 16} || len(k.Params) != len(AttnPagedParamNames) {
+		t.Errorf("kernel launch %+v", k)
+	}
+	want := map[string]uint64{"table": 0x5000, "bps": 256, "pshift": 4, "lens": 0x6000, "splits": 2, "chunk": 2048, "wsO": 0x10000, "wsL": 0x20000, "heads": 32, "k_bs": uint64(st[0])}
+	for i, n := range AttnPagedParamNames {
+		if w, ok := want[n]; ok && k.Params[i] != w {
+			t.Errorf("%s = %#x, want %#x", n, k.Params[i], w)
+		}
+	}
+	if c.Func != CombineName(128, F16) || c.Grid != [3]int{1, 32, 8} || c.Block != [3]int{128, 1, 1} || len(c.Params) != len(CombineParamNames) {
+		t.Errorf("combine launch %+v", c)
+	}
+	o, l := AttnWorkspace(&p, splits)
+	if o != 8*2*32*128*4 || l != 8*2*32*4 {
+		t.Errorf("workspace %d, %d", o, l)
+	}
+	// one split: no combine, no workspace needed
+	q := p
+	q.Splits, q.WsO, q.WsL = 1, 0, 0
+	if ls, err := PlanAttention(h100, q); err != nil || len(ls) != 1 {
+		t.Errorf("one split: %d launches, %v", len(ls), err)
+	}
+	for name, mut := range map[string]func(*Attention){
+		"no workspace": func(a *Attention) { a.WsO = 0 },
+		"page 24":      func(a *Attention) { a.PageSize = 24 },
+		"no lens":      func(a *Attention) { a.SeqLensKV = nil },
+		"varlen":       func(a *Attention) { a.CuSeqQ = []int{0, 1, 2, 3, 4, 5, 6, 7, 8} },
+	} {
+		q := p
+		mut(&q)
+		if _, err := PlanAttention(h100, q); !errors.Is(err, tile.ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrUnsupported", name, err)
+		}
+	}
+}

@@ -28,6 +28,10 @@ func ModulePTX() []byte {
 	for _, c := range AttnVariants() {
 		sb.WriteString("\n")
 		sb.WriteString(GenerateAttn(c))
+		if c.Paged {
+			sb.WriteString("\n")
+			sb.WriteString(GenerateCombine(c.D, c.In))
+		}
 	}
 	return []byte(sb.String())
 }

@@ -18,7 +18,11 @@ func GenerateAttn(c AttnConfig) string {
 	bn, d := c.BN(), c.D
 	tq, tk, tv, kvStage := c.attnTiles()
 	par := map[string]string{}
-	for _, n := range AttnParamNames {
+	names := AttnParamNames
+	if c.Paged {
+		names = AttnPagedParamNames
+	}
+	for _, n := range names {
 		switch attnParamTypes[n] {
 		case "u64":
 			x := e.rd()
@@ -45,6 +49,15 @@ func GenerateAttn(c AttnConfig) string {
 		e.w("ld.param.u64 %s, [p_LSE];", raw)
 		e.w("setp.ne.u64 %s, %s, 0;", pLSE, raw)
 	}
+	pWS := e.p() // paged with splits > 1: write the workspace
+	if c.Paged {
+		e.w("setp.gt.u32 %s, %s, 1;", pWS, par["splits"])
+		nws := e.p()
+		e.w("not.pred %s, %s;", nws, pWS)
+		e.w("and.pred %s, %s, %s;", pLSE, pLSE, nws)
+	} else {
+		e.w("setp.ne.u32 %s, 0, 0;", pWS)
+	}
 	tid, lane, warp, qb, h, z, g := e.r(), e.r(), e.r(), e.r(), e.r(), e.r(), e.r()
 	e.w("mov.u32 %s, %%tid.x;", tid)
 	e.w("and.b32 %s, %s, 31;", lane, tid)
@@ -53,6 +66,16 @@ func GenerateAttn(c AttnConfig) string {
 	e.w("mov.u32 %s, %%ctaid.y;", h)
 	e.w("mov.u32 %s, %%ctaid.z;", z)
 	e.w("div.u32 %s, %s, %s;", g, h, par["group"])
+	zz, sidx := z, ""
+	if c.Paged { // z = b·splits + s
+		zz, z, sidx = z, e.r(), e.r()
+		e.w("div.u32 %s, %s, %s;", z, zz, par["splits"])
+		e.w("rem.u32 %s, %s, %s;", sidx, zz, par["splits"])
+		nkr, la := e.r(), e.rd()
+		e.w("mad.wide.u32 %s, %s, 4, %s;", la, z, par["lens"])
+		e.w("ld.global.u32 %s, [%s];", nkr, la)
+		par["nk"] = nkr
+	}
 	// base pointers of this sequence and head
 	elemBase := func(ptr, bs, hs, head string) string {
 		off, t, x := e.rd(), e.rd(), e.rd()
@@ -64,8 +87,19 @@ func GenerateAttn(c AttnConfig) string {
 		return x
 	}
 	qp := elemBase("Q", "q_bs", "q_hs", h)
-	kp := elemBase("K", "k_bs", "k_hs", g)
-	vp := elemBase("V", "v_bs", "v_hs", g)
+	var kp, vp string
+	if c.Paged { // page 0: the page term is added per row
+		kp, vp = e.rd(), e.rd()
+		e.w("mul.wide.u32 %s, %s, %s;", kp, g, par["k_hs"])
+		e.w("shl.b64 %s, %s, 1;", kp, kp)
+		e.w("add.u64 %s, %s, %s;", kp, kp, par["K"])
+		e.w("mul.wide.u32 %s, %s, %s;", vp, g, par["v_hs"])
+		e.w("shl.b64 %s, %s, 1;", vp, vp)
+		e.w("add.u64 %s, %s, %s;", vp, vp, par["V"])
+	} else {
+		kp = elemBase("K", "k_bs", "k_hs", g)
+		vp = elemBase("V", "v_bs", "v_hs", g)
+	}
 	op := elemBase("O", "o_bs", "o_hs", h)
 	// KV range of the CTA's rows
 	nq, nk := par["nq"], par["nk"]
@@ -88,6 +122,12 @@ func GenerateAttn(c AttnConfig) string {
 		e.w("min.s32 %s, %s, %s;", t, t, nk)
 		e.w("setp.ge.s32 %s, %s, 0;", p, par["wr"])
 		e.w("selp.b32 %s, %s, %s, %s;", hi, t, nk, p)
+		if c.Paged { // the split's key range
+			e.w("mul.lo.u32 %s, %s, %s;", t, sidx, par["chunk"])
+			e.w("max.s32 %s, %s, %s;", lo, lo, t)
+			e.w("add.u32 %s, %s, %s;", t, t, par["chunk"])
+			e.w("min.s32 %s, %s, %s;", hi, hi, t)
+		}
 		e.w("div.u32 %s, %s, %d;", kvS, lo, bn)
 		e.w("mul.lo.u32 %s, %s, %d;", kvS, kvS, bn)
 		e.w("sub.s32 %s, %s, %s;", nblk, hi, kvS)
@@ -153,12 +193,19 @@ func GenerateAttn(c AttnConfig) string {
 		cp
 		src  string
 		base string
+		col  string
 	}
 	kvSetup := func(tr tileRows, bp, ss string) ([]kvcp, string) {
 		ch, cps := setup(tr)
 		col := e.r()
 		e.w("shl.b32 %s, %s, 3;", col, ch)
 		var out []kvcp
+		if c.Paged {
+			for _, x := range cps {
+				out = append(out, kvcp{cp: x, base: bp, col: col})
+			}
+			return out, ""
+		}
 		for _, x := range cps {
 			r, off, t, src := e.r(), e.rd(), e.rd(), e.rd()
 			e.w("add.u32 %s, %s, %s;", r, x.row, kvS)
@@ -182,6 +229,47 @@ func GenerateAttn(c AttnConfig) string {
 	issue := func(stageOff, pred string) {
 		lim := e.r()
 		e.w("sub.s32 %s, %s, %s;", lim, nk, kv)
+		if c.Paged {
+			// per copy: key j = kv + row, page = table[b·bps + j>>pshift],
+			// element page·bs + (j & (PageSize-1))·ss + col (+ head, in the base)
+			mask, tb := e.r(), e.rd()
+			e.w("mov.u32 %s, 1;", mask)
+			e.w("shl.b32 %s, %s, %s;", mask, mask, par["pshift"])
+			e.w("sub.u32 %s, %s, 1;", mask, mask)
+			e.w("mul.wide.u32 %s, %s, %s;", tb, z, par["bps"])
+			e.w("shl.b64 %s, %s, 2;", tb, tb)
+			e.w("add.u64 %s, %s, %s;", tb, tb, par["table"])
+			for i := range kc {
+				p, j, pg, in, pa := e.p(), e.r(), e.r(), e.r(), e.rd()
+				e.w("setp.lt.s32 %s, %s, %s;", p, kc[i].row, lim)
+				e.w("add.u32 %s, %s, %s;", j, kc[i].row, kv)
+				e.w("shr.u32 %s, %s, %s;", pg, j, par["pshift"])
+				e.w("mad.wide.u32 %s, %s, 4, %s;", pa, pg, tb)
+				e.w("mov.u32 %s, 0;", pg)
+				e.w("@%s ld.global.u32 %s, [%s];", p, pg, pa)
+				e.w("and.b32 %s, %s, %s;", in, j, mask)
+				b := e.r()
+				e.w("selp.u32 %s, 16, 0, %s;", b, p)
+				for _, set := range []struct {
+					x      kvcp
+					bs, ss string
+				}{{kc[i], "k_bs", "k_ss"}, {vc[i], "v_bs", "v_ss"}} {
+					off, t, src, dst := e.rd(), e.rd(), e.rd(), e.r()
+					e.w("mul.wide.u32 %s, %s, %s;", off, pg, par[set.bs])
+					e.w("mul.wide.u32 %s, %s, %s;", t, in, par[set.ss])
+					e.w("add.u64 %s, %s, %s;", off, off, t)
+					e.w("cvt.u64.u32 %s, %s;", t, set.x.col)
+					e.w("add.u64 %s, %s, %s;", off, off, t)
+					e.w("shl.b64 %s, %s, 1;", off, off)
+					e.w("add.u64 %s, %s, %s;", src, set.x.base, off)
+					e.w("selp.b64 %s, %s, %s, %s;", src, src, set.x.base, p)
+					e.w("add.u32 %s, %s, %s;", dst, set.x.dst, stageOff)
+					e.w("@%s cp.async.cg.shared.global [%s+%d], [%s], 16, %s;", pred, dst, set.x.imm, src, b)
+				}
+			}
+			e.w("add.u32 %s, %s, %d;", kv, kv, bn)
+			return
+		}
 		for _, set := range []struct {
 			cps  []kvcp
 			step string
@@ -441,6 +529,33 @@ func GenerateAttn(c AttnConfig) string {
 		e.w("selp.f32 %s, %s, 0f00000000, %s;", inv, inv, p)
 		e.w("setp.ge.u32 %s, %s, %s;", pr, rowI[r], nq)
 		e.w("@%s bra %s;", pr, skip)
+		if c.Paged { // splits > 1: normalised f32 partials and natural LSE
+			lNo := e.lbl("nows")
+			e.w("@!%s bra %s;", pWS, lNo)
+			ri, wa := e.r(), e.rd()
+			e.w("mad.lo.u32 %s, %s, %s, %s;", ri, zz, par["heads"], h)
+			e.w("mad.lo.u32 %s, %s, %s, %s;", ri, ri, nq, rowI[r])
+			e.w("mul.wide.u32 %s, %s, %d;", wa, ri, d*4)
+			e.w("add.u64 %s, %s, %s;", wa, wa, par["wsO"])
+			e.w("mad.wide.u32 %s, %s, 8, %s;", wa, t4, wa)
+			for n := 0; n < no; n++ {
+				a, b := e.f(), e.f()
+				e.w("mul.f32 %s, %s, %s;", a, oacc[n][2*r], inv)
+				e.w("mul.f32 %s, %s, %s;", b, oacc[n][2*r+1], inv)
+				e.w("st.global.v2.f32 [%s+%d], {%s, %s};", wa, 32*n, a, b)
+			}
+			pl, lse, t, la := e.p(), e.f(), e.f(), e.rd()
+			e.w("setp.eq.u32 %s, %s, 0;", pl, t4)
+			e.w("@!%s bra %s;", pl, skip)
+			e.w("lg2.approx.f32 %s, %s;", t, lrow[r])
+			e.w("add.f32 %s, %s, %s;", lse, mrow[r], t)
+			e.w("mul.f32 %s, %s, 0f3F317218;", lse, lse)
+			e.w("selp.f32 %s, %s, 0fFF800000, %s;", lse, lse, p)
+			e.w("mad.wide.u32 %s, %s, 4, %s;", la, ri, par["wsL"])
+			e.w("st.global.f32 [%s], %s;", la, lse)
+			e.w("bra %s;", skip)
+			e.label(lNo)
+		}
 		ro := e.rd()
 		e.w("mul.wide.u32 %s, %s, %s;", ro, rowI[r], par["o_ss"])
 		cb := e.rd()
@@ -478,18 +593,20 @@ func GenerateAttn(c AttnConfig) string {
 
 	var sb strings.Builder
 	fmt.Fprintf(&sb, ".visible .entry %s(\n", c.Name())
-	for i, n := range AttnParamNames {
+	for i, n := range names {
 		t := attnParamTypes[n]
 		if t == "" {
 			t = "u32"
 		}
 		sep := ","
-		if i == len(AttnParamNames)-1 {
+		if i == len(names)-1 {
 			sep = ""
 		}
 		fmt.Fprintf(&sb, "\t.param .%s p_%s%s\n", t, n, sep)
 	}
-	fmt.Fprintf(&sb, ")\n.maxntid %d, 1, 1\n{\n", nt)
+	// .minnctapersm 1: without it ptxas 11.8 caps the sm_90 paged D=128
+	// kernel at 168 registers for more CTAs an SM, and spills
+	fmt.Fprintf(&sb, ")\n.maxntid %d, 1, 1\n.minnctapersm 1\n{\n", nt)
 	fmt.Fprintf(&sb, "\t.reg .pred %%p<%d>;\n\t.reg .b16 %%h<%d>;\n\t.reg .b32 %%r<%d>;\n\t.reg .b64 %%rd<%d>;\n\t.reg .f32 %%f<%d>;\n",
 		max(e.np, 1), max(e.nh, 1), max(e.nr, 1), max(e.nd, 1), max(e.nf, 1))
 	sb.WriteString(e.body.String())
@@ -499,3 +616,136 @@ func GenerateAttn(c AttnConfig) string {
 
 // i0Const is the row offset of accumulator half r (rows g and g+8).
 func i0Const(r int) int { return 8 * r }
+
+// GenerateCombine returns the split-KV combine kernel for head dimension d
+// (CombineParamNames; D threads, CTA (i, h, b)): O = Σ_s w_s·O_s / Σ_s w_s
+// with w_s = exp(LSE_s − max LSE), LSE = max + log Σ w_s; a row no split
+// saw outputs zeros and −Inf.
+func GenerateCombine(d int, in Input) string {
+	e := &emitter{}
+	par := map[string]string{}
+	for _, n := range CombineParamNames {
+		if n == "wsO" || n == "wsL" || n == "O" || n == "LSE" {
+			x := e.rd()
+			e.w("ld.param.u64 %s, [p_%s];", x, n)
+			par[n+"raw"] = x
+			y := e.rd()
+			e.w("cvta.to.global.u64 %s, %s;", y, x)
+			par[n] = y
+			continue
+		}
+		x := e.r()
+		e.w("ld.param.u32 %s, [p_%s];", x, n)
+		par[n] = x
+	}
+	i, h, b, t := e.r(), e.r(), e.r(), e.r()
+	e.w("mov.u32 %s, %%ctaid.x;", i)
+	e.w("mov.u32 %s, %%ctaid.y;", h)
+	e.w("mov.u32 %s, %%ctaid.z;", b)
+	e.w("mov.u32 %s, %%tid.x;", t)
+	// row index of split 0: ((b·S)·heads + h)·nq + i; split step heads·nq
+	r0, step := e.r(), e.r()
+	e.w("mul.lo.u32 %s, %s, %s;", r0, b, par["splits"])
+	e.w("mad.lo.u32 %s, %s, %s, %s;", r0, r0, par["heads"], h)
+	e.w("mad.lo.u32 %s, %s, %s, %s;", r0, r0, par["nq"], i)
+	e.w("mul.lo.u32 %s, %s, %s;", step, par["heads"], par["nq"])
+	m, sum, acc, s, ri := e.f(), e.f(), e.f(), e.r(), e.r()
+	e.w("mov.f32 %s, 0fFF800000;", m)
+	e.w("mov.u32 %s, 0;", s)
+	e.w("mov.u32 %s, %s;", ri, r0)
+	l1, l2 := e.lbl("cmax"), e.lbl("csum")
+	e.label(l1)
+	{
+		a, v, p := e.rd(), e.f(), e.p()
+		e.w("mad.wide.u32 %s, %s, 4, %s;", a, ri, par["wsL"])
+		e.w("ld.global.f32 %s, [%s];", v, a)
+		e.w("max.f32 %s, %s, %s;", m, m, v)
+		e.w("add.u32 %s, %s, %s;", ri, ri, step)
+		e.w("add.u32 %s, %s, 1;", s, s)
+		e.w("setp.lt.u32 %s, %s, %s;", p, s, par["splits"])
+		e.w("@%s bra %s;", p, l1)
+	}
+	mu, pm := e.f(), e.p()
+	e.w("setp.eq.f32 %s, %s, 0fFF800000;", pm, m)
+	e.w("selp.f32 %s, 0f00000000, %s, %s;", mu, m, pm)
+	e.w("mov.f32 %s, 0f00000000;", sum)
+	e.w("mov.f32 %s, 0f00000000;", acc)
+	e.w("mov.u32 %s, 0;", s)
+	e.w("mov.u32 %s, %s;", ri, r0)
+	e.label(l2)
+	{
+		a, v, w, o, p := e.rd(), e.f(), e.f(), e.f(), e.p()
+		e.w("mad.wide.u32 %s, %s, 4, %s;", a, ri, par["wsL"])
+		e.w("ld.global.f32 %s, [%s];", v, a)
+		e.w("sub.f32 %s, %s, %s;", w, v, mu)
+		e.w("mul.f32 %s, %s, 0f3FB8AA3B;", w, w)
+		e.w("ex2.approx.ftz.f32 %s, %s;", w, w)
+		e.w("add.f32 %s, %s, %s;", sum, sum, w)
+		e.w("mul.wide.u32 %s, %s, %d;", a, ri, d*4)
+		e.w("add.u64 %s, %s, %s;", a, a, par["wsO"])
+		e.w("mad.wide.u32 %s, %s, 4, %s;", a, t, a)
+		e.w("ld.global.f32 %s, [%s];", o, a)
+		e.w("fma.rn.f32 %s, %s, %s, %s;", acc, w, o, acc)
+		e.w("add.u32 %s, %s, %s;", ri, ri, step)
+		e.w("add.u32 %s, %s, 1;", s, s)
+		e.w("setp.lt.u32 %s, %s, %s;", p, s, par["splits"])
+		e.w("@%s bra %s;", p, l2)
+	}
+	ps, inv, res, hh := e.p(), e.f(), e.f(), e.h()
+	e.w("setp.gt.f32 %s, %s, 0f00000000;", ps, sum)
+	e.w("rcp.rn.f32 %s, %s;", inv, sum)
+	e.w("selp.f32 %s, %s, 0f00000000, %s;", inv, inv, ps)
+	e.w("mul.f32 %s, %s, %s;", res, acc, inv)
+	e.w("cvt.rn.%s.f32 %s, %s;", in, hh, res)
+	oa, t2 := e.rd(), e.rd()
+	e.w("mul.wide.u32 %s, %s, %s;", oa, b, par["o_bs"])
+	e.w("mul.wide.u32 %s, %s, %s;", t2, i, par["o_ss"])
+	e.w("add.u64 %s, %s, %s;", oa, oa, t2)
+	e.w("mul.wide.u32 %s, %s, %s;", t2, h, par["o_hs"])
+	e.w("add.u64 %s, %s, %s;", oa, oa, t2)
+	e.w("cvt.u64.u32 %s, %s;", t2, t)
+	e.w("add.u64 %s, %s, %s;", oa, oa, t2)
+	e.w("shl.b64 %s, %s, 1;", oa, oa)
+	e.w("add.u64 %s, %s, %s;", oa, oa, par["O"])
+	e.w("st.global.b16 [%s], %s;", oa, hh)
+	{
+		p, q, lse, lg, la, t3 := e.p(), e.p(), e.f(), e.f(), e.rd(), e.rd()
+		e.w("setp.ne.u64 %s, %s, 0;", p, par["LSEraw"])
+		e.w("setp.eq.and.u32 %s, %s, 0, %s;", q, t, p)
+		lEnd := e.lbl("cend")
+		e.w("@!%s bra %s;", q, lEnd)
+		e.w("lg2.approx.f32 %s, %s;", lg, sum)
+		e.w("mul.f32 %s, %s, 0f3F317218;", lg, lg)
+		e.w("add.f32 %s, %s, %s;", lse, m, lg)
+		e.w("selp.f32 %s, %s, 0fFF800000, %s;", lse, lse, ps)
+		e.w("mul.wide.u32 %s, %s, %s;", la, b, par["lse_bs"])
+		e.w("mul.wide.u32 %s, %s, %s;", t3, h, par["lse_hs"])
+		e.w("add.u64 %s, %s, %s;", la, la, t3)
+		e.w("cvt.u64.u32 %s, %s;", t3, i)
+		e.w("add.u64 %s, %s, %s;", la, la, t3)
+		e.w("shl.b64 %s, %s, 2;", la, la)
+		e.w("add.u64 %s, %s, %s;", la, la, par["LSE"])
+		e.w("st.global.f32 [%s], %s;", la, lse)
+		e.label(lEnd)
+	}
+	e.w("ret;")
+	var sb strings.Builder
+	fmt.Fprintf(&sb, ".visible .entry %s(\n", CombineName(d, in))
+	for k, n := range CombineParamNames {
+		t := "u32"
+		if n == "wsO" || n == "wsL" || n == "O" || n == "LSE" {
+			t = "u64"
+		}
+		sep := ","
+		if k == len(CombineParamNames)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&sb, "\t.param .%s p_%s%s\n", t, n, sep)
+	}
+	fmt.Fprintf(&sb, ")\n.maxntid %d, 1, 1\n{\n", d)
+	fmt.Fprintf(&sb, "\t.reg .pred %%p<%d>;\n\t.reg .b16 %%h<%d>;\n\t.reg .b32 %%r<%d>;\n\t.reg .b64 %%rd<%d>;\n\t.reg .f32 %%f<%d>;\n",
+		max(e.np, 1), max(e.nh, 1), max(e.nr, 1), max(e.nd, 1), max(e.nf, 1))
+	sb.WriteString(e.body.String())
+	sb.WriteString("}\n")
+	return sb.String()
+}

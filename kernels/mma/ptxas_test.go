@@ -121,6 +121,12 @@ func TestPTXAssembles(t *testing.T) {
 				}
 			}
 			for _, c := range AttnVariants() {
+				if c.Paged {
+					r, ok := res[CombineName(c.D, c.In)]
+					if !ok || r[0] == 0 || r[1]+r[2]+r[3] != 0 {
+						t.Errorf("sm_%d %s: in output %v, %d registers, %d B stack, spills %d/%d", sm, CombineName(c.D, c.In), ok, r[0], r[1], r[2], r[3])
+					}
+				}
 				r, ok := res[c.Name()]
 				if !ok || r[0] == 0 || r[0] > min(255, 65536/AttnThreads) || r[1]+r[2]+r[3] != 0 || c.SharedBytes() > SharedOptin(sm) {
 					t.Errorf("sm_%d %s: in output %v, %d registers, %d B stack, %d B spill stores, %d B spill loads, %d shared bytes",
