@@ -19,9 +19,10 @@ import (
 // mma.ChooseTile / mma.ChooseSplit (documented there and in
 // docs/ptx-mma.md). Unverified on a GPU: no run has loaded this module.
 //
-// mmaMatMulSupports accepts a call when A and B are both f16 or both
-// bf16, either transposed; D is f32, f16 or bf16 and C (read when Beta !=
-// 0) has D's type; the bias is nil or f32; no float8 scales; lda and ldb,
+// mmaMatMulSupports accepts a call when A and B are both f16, bf16, e4m3
+// or e5m2 (float8 converted to f16 as it is copied), either transposed; D
+// is f32, f16 or bf16 and C (read when Beta != 0) has D's type; the bias
+// is nil or f32; float8 scales nil, 1 or M (A) / N (B) f32 values; lda and ldb,
 // the A and B offsets and (Batch > 1) batch strides are multiples of 8
 // elements (16-byte cp.async copies; allocations are 256-byte aligned);
 // and the matrices fit the kernels' 32-bit element offsets (mma.Check).
@@ -49,8 +50,10 @@ func mmaMatMulSupports(args any) error {
 func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, error) {
 	ta, tb, td := a.DTypes()
 	var p mma.MatMul
-	if ta != tb || (ta != tile.F16 && ta != tile.BF16) {
-		return p, fmt.Errorf("needs A and B both f16 or both bf16, have %v and %v", ta, tb)
+	ins := map[tile.DType]mma.Input{tile.F16: mma.F16, tile.BF16: mma.BF16, tile.E4M3: mma.E4M3, tile.E5M2: mma.E5M2}
+	in, ok := ins[ta]
+	if ta != tb || !ok {
+		return p, fmt.Errorf("needs A and B both f16, bf16, e4m3 or e5m2, have %v and %v", ta, tb)
 	}
 	outs := map[tile.DType]mma.Output{tile.F32: mma.OutF32, tile.F16: mma.OutF16, tile.BF16: mma.OutBF16}
 	out, ok := outs[td]
@@ -63,17 +66,31 @@ func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, er
 	if a.Bias != nil && a.Bias.DType() != tile.F32 {
 		return p, fmt.Errorf("bias must be f32, is %v", a.Bias.DType())
 	}
-	if a.ScaleA != nil || a.ScaleB != nil {
-		return p, fmt.Errorf("float8 scales not supported")
+	fp8 := in == mma.E4M3 || in == mma.E5M2
+	modes := [2]mma.ScaleMode{}
+	for i, sc := range []struct {
+		b    *Buffer
+		n    int
+		what string
+	}{{a.ScaleA, a.M, "M"}, {a.ScaleB, a.N, "N"}} {
+		switch {
+		case sc.b == nil:
+		case !fp8:
+			return p, fmt.Errorf("scales need float8 operands")
+		case sc.b.DType() != tile.F32 || (sc.b.Len() != 1 && sc.b.Len() != sc.n):
+			return p, fmt.Errorf("scale %c: needs 1 or %s f32 values, has %d %v", "AB"[i], sc.what, sc.b.Len(), sc.b.DType())
+		case sc.b.Len() == 1:
+			modes[i] = mma.ScaleTensor
+		default:
+			modes[i] = mma.ScaleVector
+		}
 	}
 	if !a.Act.Valid() {
 		return p, fmt.Errorf("activation %v not supported", a.Act)
 	}
-	p = mma.MatMul{M: a.M, N: a.N, K: a.K, Out: out, TransA: a.A.Trans, TransB: a.B.Trans,
-		LDA: a.A.LD, LDB: a.B.LD, LDC: a.C.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: int(a.Act)}
-	if ta == tile.BF16 {
-		p.In = mma.BF16
-	}
+	p = mma.MatMul{M: a.M, N: a.N, K: a.K, In: in, Out: out, TransA: a.A.Trans, TransB: a.B.Trans,
+		LDA: a.A.LD, LDB: a.B.LD, LDC: a.C.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: int(a.Act),
+		ScaleAMode: modes[0], ScaleBMode: modes[1]}
 	if addr == nil {
 		addr = func(m Matrix) (uint64, error) {
 			if m.Buf == nil {
@@ -93,6 +110,19 @@ func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, er
 	}
 	if a.C.Buf == nil {
 		p.Beta, p.C, p.LDC = 0, 0, 0
+	}
+	for _, sc := range []struct {
+		dst *uint64
+		b   *Buffer
+	}{{&p.ScaleA, a.ScaleA}, {&p.ScaleB, a.ScaleB}} {
+		if sc.b != nil {
+			if *sc.dst, err = addr(Matrix{Buf: sc.b}); err != nil {
+				return p, err
+			}
+			if *sc.dst == 0 {
+				*sc.dst = 4 // Supports' offsets: any aligned non-zero address
+			}
+		}
 	}
 	return p, nil
 }

@@ -63,7 +63,8 @@ func TestMMASelection(t *testing.T) {
 			m, n, k int
 			ta, tb  bool
 		}{{tile.BF16, tile.BF16, 8192, 8192, 8192, false, false}, {tile.F16, tile.F32, 1, 4096, 4096, false, true},
-			{tile.BF16, tile.F16, 7, 129, 13, true, true}, {tile.F16, tile.BF16, 1000, 64, 129, true, false}} {
+			{tile.BF16, tile.F16, 7, 129, 13, true, true}, {tile.F16, tile.BF16, 1000, 64, 129, true, false},
+			{tile.E4M3, tile.BF16, 33, 100, 200, false, true}, {tile.E5M2, tile.F32, 1, 64, 64, false, false}} {
 			args := mmaArgs(t, rt, c.in, c.out, c.m, c.n, c.k, c.ta, c.tb)
 			e := rt.Explain(OpMatMul, args)
 			if k := e.Chosen(); k == nil || k.Name != "cuda.matmul.mma" {
@@ -96,8 +97,9 @@ func TestMMASupports(t *testing.T) {
 		mut  func(a *MatMulArgs)
 		want string
 	}{
-		"f32 in":     {func(a *MatMulArgs) { a.A.Buf, a.B.Buf = f32, f32 }, "f16 or both bf16"},
-		"mixed in":   {func(a *MatMulArgs) { a.B = mmaArgs(t, rt, tile.BF16, tile.F16, 7, 9, 13, false, false).B }, "f16 or both bf16"},
+		"f32 in":     {func(a *MatMulArgs) { a.A.Buf, a.B.Buf = f32, f32 }, "both f16, bf16"},
+		"mixed in":   {func(a *MatMulArgs) { a.B = mmaArgs(t, rt, tile.BF16, tile.F16, 7, 9, 13, false, false).B }, "both f16, bf16"},
+		"f8 scale 5": {func(a *MatMulArgs) { *a = *mmaArgs(t, rt, tile.E4M3, tile.F16, 7, 9, 13, false, false); a.ScaleA = f32 }, "1 or M"},
 		"e4m3 out":   {func(a *MatMulArgs) { a.D.Buf = e4 }, "output element type"},
 		"C type":     {func(a *MatMulArgs) { a.Beta, a.C = 1, Matrix{Buf: f32, LD: 9} }, "D's element type"},
 		"f16 bias":   {func(a *MatMulArgs) { a.Bias = f16 }, "bias must be f32"},
@@ -114,6 +116,14 @@ func TestMMASupports(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error about %q", name, err, c.want)
 		}
+	}
+	// float8 with per-row A and per-tensor B scales
+	sa, _ := rt.Alloc(tile.F32, 7)
+	sb, _ := rt.Alloc(tile.F32, 1)
+	f8 := mmaArgs(t, rt, tile.E5M2, tile.F32, 7, 9, 13, false, false)
+	f8.ScaleA, f8.ScaleB = sa, sb
+	if p, err := mmaMatMul(f8, nil); err != nil || mmaMatMulSupports(f8) != nil || p.In != mma.E5M2 || p.ScaleAMode != mma.ScaleVector || p.ScaleBMode != mma.ScaleTensor {
+		t.Errorf("float8 call: %+v, %v, %v", p, err, mmaMatMulSupports(f8))
 	}
 	// the conversion the launch uses: types, layout, offsets in bytes
 	a := mmaArgs(t, rt, tile.BF16, tile.F32, 100, 200, 300, true, false)

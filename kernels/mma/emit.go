@@ -141,6 +141,7 @@ func Generate(c Config) string {
 		base    string   // operand base pointer (source of zero-byte copies)
 		ld, ext string
 	}
+	esz := c.In.Size()
 	mkCopy := func(o operand, base, ld, ext, mn0 string) *copyState {
 		s := &copyState{o: o, n: o.copies(nt), base: base, ld: ld, ext: ext}
 		if (nt/o.l)%8 != 0 || o.l < 8 {
@@ -169,7 +170,7 @@ func Generate(c Config) string {
 				e.w("add.u32 %s, %s, %d;", row, row, i*step)
 				e.w("setp.lt.u32 %s, %s, %s;", p, row, ext)
 				e.w("mad.lo.u32 %s, %s, %s, %s;", off, row, ld, s.kcol)
-				e.w("mad.wide.u32 %s, %s, 2, %s;", pt, off, base)
+				e.w("mad.wide.u32 %s, %s, %d, %s;", pt, off, esz, base)
 				s.ptr, s.valid = append(s.ptr, pt), append(s.valid, p)
 			}
 		} else {
@@ -180,7 +181,6 @@ func Generate(c Config) string {
 			e.w("sub.s32 %s, %s, %s;", s.colB, ext, col)
 			e.w("min.s32 %s, %s, 8;", s.colB, s.colB)
 			e.w("max.s32 %s, %s, 0;", s.colB, s.colB)
-			e.w("shl.b32 %s, %s, 1;", s.colB, s.colB)
 			s.kbase = e.r()
 			e.w("mov.u32 %s, %s;", s.kbase, kS)
 			for i := 0; i < s.n; i++ {
@@ -188,11 +188,11 @@ func Generate(c Config) string {
 				e.w("add.u32 %s, %s, %d;", row, r0, i*step)
 				e.w("add.u32 %s, %s, %s;", off, row, kS)
 				e.w("mad.lo.u32 %s, %s, %s, %s;", off, off, ld, col)
-				e.w("mad.wide.u32 %s, %s, 2, %s;", pt, off, base)
+				e.w("mad.wide.u32 %s, %s, %d, %s;", pt, off, esz, base)
 				s.ptr, s.rows = append(s.ptr, pt), append(s.rows, row)
 			}
 			s.stepB = e.rd()
-			e.w("mul.wide.u32 %s, %s, %d;", s.stepB, ld, BK*2)
+			e.w("mul.wide.u32 %s, %s, %d;", s.stepB, ld, BK*esz)
 		}
 		return s
 	}
@@ -202,22 +202,81 @@ func Generate(c Config) string {
 
 	// issue copies of the next tile into stage ws (shared offset wsBase)
 	// when pred; then advance the sources by one tile.
+	// copy16 copies one chunk of n valid elements (0..8) from src to the
+	// shared address dst+imm when pred: a 16-byte cp.async with src-size
+	// 2n for 16-bit inputs; for float8, loads of the n bytes (one 8-byte
+	// load when n = 8), the conversion to f16 and a 16-byte shared store.
+	copy16 := func(pred, dst string, imm int, src, n string) {
+		if !c.In.fp8() {
+			b := e.r()
+			e.w("shl.b32 %s, %s, 1;", b, n)
+			e.w("@%s cp.async.cg.shared.global [%s+%d], [%s], 16, %s;", pred, dst, imm, src, b)
+			return
+		}
+		skip, pf, x := e.lbl("f8skip"), e.p(), [2]string{e.r(), e.r()}
+		e.w("@!%s bra %s;", pred, skip)
+		e.w("setp.eq.u32 %s, %s, 8;", pf, n)
+		e.w("@%s ld.global.v2.u32 {%s, %s}, [%s];", pf, x[0], x[1], src)
+		{ // a partial chunk: a byte loop (tails only)
+			lDone, lLoop := e.lbl("f8full"), e.lbl("f8byte")
+			acc, k, t, t64, a, pk := e.rd(), e.r(), e.r(), e.rd(), e.rd(), e.p()
+			e.w("@%s bra %s;", pf, lDone)
+			e.w("mov.u64 %s, 0;", acc)
+			e.w("mov.u32 %s, 0;", k)
+			e.label(lLoop)
+			e.w(".pragma \"nounroll\";")
+			e.w("setp.ge.u32 %s, %s, %s;", pk, k, n)
+			e.w("@%s bra %s;", pk, lDone+"_x")
+			e.w("cvt.u64.u32 %s, %s;", a, k)
+			e.w("add.u64 %s, %s, %s;", a, a, src)
+			e.w("ld.global.u8 %s, [%s];", t, a)
+			e.w("cvt.u64.u32 %s, %s;", t64, t)
+			e.w("shl.b32 %s, %s, 3;", t, k)
+			e.w("shl.b64 %s, %s, %s;", t64, t64, t)
+			e.w("or.b64 %s, %s, %s;", acc, acc, t64)
+			e.w("add.u32 %s, %s, 1;", k, k)
+			e.w("bra %s;", lLoop)
+			e.label(lDone + "_x")
+			e.w("mov.b64 {%s, %s}, %s;", x[0], x[1], acc)
+			e.label(lDone)
+		}
+		var w [4]string
+		for k := range w {
+			w[k] = e.r()
+			sel := fp8Lo
+			if k%2 == 1 {
+				sel = fp8Hi
+			}
+			e.w("prmt.b32 %s, %s, 0, 0x%04x;", w[k], x[k/2], sel)
+			if c.In == E4M3 {
+				t := e.r()
+				e.w("and.b32 %s, %s, 0x%08x;", t, w[k], fp8BodyMask)
+				e.w("shr.u32 %s, %s, 1;", t, t)
+				e.w("and.b32 %s, %s, 0x%08x;", w[k], w[k], fp8SignMask)
+				e.w("or.b32 %s, %s, %s;", w[k], w[k], t)
+				k256 := e.r()
+				e.w("mov.b32 %s, 0x%08x;", k256, f16x2Of256)
+				e.w("mul.rn.f16x2 %s, %s, %s;", w[k], w[k], k256)
+			}
+		}
+		e.w("st.shared.v4.b32 [%s+%d], {%s, %s, %s, %s};", dst, imm, w[0], w[1], w[2], w[3])
+		e.label(skip)
+	}
 	issue := func(s *copyState, wsBase, pred string) {
 		dst := e.r()
 		e.w("add.u32 %s, %s, %s;", dst, wsBase, s.dst)
 		if s.o.kContig {
-			bytes := e.r()
-			e.w("sub.s32 %s, %s, %s;", bytes, kE, s.kcol)
-			e.w("min.s32 %s, %s, 8;", bytes, bytes)
-			e.w("max.s32 %s, %s, 0;", bytes, bytes)
-			e.w("shl.b32 %s, %s, 1;", bytes, bytes)
+			cnt := e.r()
+			e.w("sub.s32 %s, %s, %s;", cnt, kE, s.kcol)
+			e.w("min.s32 %s, %s, 8;", cnt, cnt)
+			e.w("max.s32 %s, %s, 0;", cnt, cnt)
 			for i := 0; i < s.n; i++ {
 				b, p, src := e.r(), e.p(), e.rd()
-				e.w("selp.u32 %s, %s, 0, %s;", b, bytes, s.valid[i])
+				e.w("selp.u32 %s, %s, 0, %s;", b, cnt, s.valid[i])
 				e.w("setp.ne.u32 %s, %s, 0;", p, b)
 				e.w("selp.b64 %s, %s, %s, %s;", src, s.ptr[i], s.base, p)
-				e.w("@%s cp.async.cg.shared.global [%s+%d], [%s], 16, %s;", pred, dst, i*nt*16, src, b)
-				e.w("add.u64 %s, %s, %d;", s.ptr[i], s.ptr[i], BK*2)
+				copy16(pred, dst, i*nt*16, src, b)
+				e.w("add.u64 %s, %s, %d;", s.ptr[i], s.ptr[i], BK*esz)
 			}
 			e.w("add.u32 %s, %s, %d;", s.kcol, s.kcol, BK)
 		} else {
@@ -229,7 +288,7 @@ func Generate(c Config) string {
 				e.w("selp.u32 %s, %s, 0, %s;", b, s.colB, pk)
 				e.w("setp.ne.u32 %s, %s, 0;", p, b)
 				e.w("selp.b64 %s, %s, %s, %s;", src, s.ptr[i], s.base, p)
-				e.w("@%s cp.async.cg.shared.global [%s+%d], [%s], 16, %s;", pred, dst, i*nt*16, src, b)
+				copy16(pred, dst, i*nt*16, src, b)
 				e.w("add.u64 %s, %s, %s;", s.ptr[i], s.ptr[i], s.stepB)
 			}
 			e.w("add.u32 %s, %s, %d;", s.kbase, s.kbase, BK)
@@ -312,14 +371,21 @@ func Generate(c Config) string {
 		}
 	}
 
-	// prologue: tiles 0..Stages-2
-	for s := 0; s < g.Stages-1; s++ {
-		p, base := e.p(), e.r()
-		e.w("setp.gt.s32 %s, %s, %d;", p, nk, s)
-		e.w("add.u32 %s, %s, %d;", base, sm, s*g.StageBytes())
+	// prologue: tiles 0..Stages-2 (a loop, so the copy code is emitted
+	// once here and once in the main loop)
+	{
+		ps, p, base, lPro := e.r(), e.p(), e.r(), e.lbl("pro")
+		e.w("mov.u32 %s, 0;", ps)
+		e.label(lPro)
+		e.w(".pragma \"nounroll\";") // cold: keep the copy code once
+		e.w("setp.gt.s32 %s, %s, %s;", p, nk, ps)
+		e.w("mad.lo.u32 %s, %s, %d, %s;", base, ps, g.StageBytes(), sm)
 		issue(ca, base, p)
 		issue(cb, base, p)
 		e.w("cp.async.commit_group;")
+		e.w("add.u32 %s, %s, 1;", ps, ps)
+		e.w("setp.lt.u32 %s, %s, %d;", p, ps, g.Stages-1)
+		e.w("@%s bra %s;", p, lPro)
 	}
 	kt, rs, ws := e.r(), e.r(), e.r()
 	e.w("mov.u32 %s, 0;", kt)
@@ -343,7 +409,7 @@ func Generate(c Config) string {
 	}
 	rsBase := e.r()
 	e.w("mad.lo.u32 %s, %s, %d, %s;", rsBase, rs, g.StageBytes(), sm)
-	inT := c.In.String()
+	inT := c.In.mmaType()
 	for kk := 0; kk < BK/16; kk++ {
 		load := func(s *ldsmState, j int) [4]string {
 			var regs [4]string
@@ -456,6 +522,26 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 		e.w("setp.ne.u64 %s, %s, 0;", pBias, par["bias"])
 		e.w("setp.ne.u32 %s, %s, 0;", pAct, par["act"])
 	}
+	// float8 scales: sAt, sBt the per-tensor values (1 without)
+	var pA2, pB2 string
+	sAt, sBt := e.f(), e.f()
+	{
+		ma, mb, pA1, pB1 := e.r(), e.r(), e.p(), e.p()
+		pA2, pB2 = e.p(), e.p()
+		e.w("and.b32 %s, %s, 3;", ma, par["smode"])
+		e.w("bfe.u32 %s, %s, 2, 2;", mb, par["smode"])
+		e.w("setp.eq.u32 %s, %s, 1;", pA1, ma)
+		e.w("setp.eq.u32 %s, %s, 2;", pA2, ma)
+		e.w("setp.eq.u32 %s, %s, 1;", pB1, mb)
+		e.w("setp.eq.u32 %s, %s, 2;", pB2, mb)
+		e.w("cvta.to.global.u64 %s, %s;", par["sA"], par["sA"])
+		e.w("cvta.to.global.u64 %s, %s;", par["sB"], par["sB"])
+		e.w("mov.f32 %s, 0f3F800000;", sAt)
+		e.w("mov.f32 %s, 0f3F800000;", sBt)
+		e.w("@%s ld.global.f32 %s, [%s];", pA1, sAt, par["sA"])
+		e.w("@%s ld.global.f32 %s, [%s];", pB1, sBt, par["sB"])
+		e.w("mul.f32 %s, %s, %s;", sAt, sAt, par["alpha"])
+	}
 	cg, bg := e.rd(), e.rd()
 	e.w("cvta.to.global.u64 %s, %s;", cg, par["C"])
 	e.w("cvta.to.global.u64 %s, %s;", bg, par["bias"])
@@ -480,6 +566,14 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 	e.w("add.u32 %s, %s, %s;", sa, sa, sm)
 	v := [4]string{e.f(), e.f(), e.f(), e.f()}
 	e.w("ld.shared.v4.f32 {%s, %s, %s, %s}, [%s];", v[0], v[1], v[2], v[3], sa)
+	alphaRow := e.f()
+	{
+		sa, a := e.f(), e.rd()
+		e.w("mov.f32 %s, 0f3F800000;", sa)
+		e.w("mad.wide.u32 %s, %s, 4, %s;", a, gr, par["sA"])
+		e.w("@%s ld.global.f32 %s, [%s];", pA2, sa, a)
+		e.w("mul.f32 %s, %s, %s;", alphaRow, sAt, sa)
+	}
 	rowD, rowC := e.r(), e.r()
 	e.w("mul.lo.u32 %s, %s, %s;", rowD, gr, par["ldd"])
 	e.w("mul.lo.u32 %s, %s, %s;", rowC, gr, par["ldc"])
@@ -502,8 +596,12 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 		e.w("add.u32 %s, %s, %d;", col, gc, j)
 		e.w("setp.ge.u32 %s, %s, %s;", pc, col, par["N"])
 		e.w("@%s bra %s;", pc, skip)
-		x := e.f()
-		e.w("mul.f32 %s, %s, %s;", x, v[j], par["alpha"])
+		x, sb, sba := e.f(), e.f(), e.rd()
+		e.w("mov.f32 %s, %s;", sb, sBt)
+		e.w("mad.wide.u32 %s, %s, 4, %s;", sba, col, par["sB"])
+		e.w("@%s ld.global.f32 %s, [%s];", pB2, sb, sba)
+		e.w("mul.f32 %s, %s, %s;", x, v[j], alphaRow)
+		e.w("mul.f32 %s, %s, %s;", x, x, sb)
 		di := e.r()
 		e.w("add.u32 %s, %s, %s;", di, rowD, col)
 		da := elemAddr(di, par["D"])

@@ -8,16 +8,56 @@ import (
 // Input is the element type of A and B.
 type Input int
 
-// Inputs.
+// Inputs. E4M3 and E5M2 operands are converted to f16 in registers as
+// they are copied to shared memory (every float8 value is exact in f16),
+// so their kernels run f16 MMAs.
 const (
 	F16 Input = iota
 	BF16
+	E4M3
+	E5M2
+	numInputs
 )
 
-var inputNames = [...]string{"f16", "bf16"}
+var inputNames = [numInputs]string{"f16", "bf16", "e4m3", "e5m2"}
 
 // String names the input type.
 func (t Input) String() string { return inputNames[t] }
+
+// fp8 reports whether t is a float8 type.
+func (t Input) fp8() bool { return t == E4M3 || t == E5M2 }
+
+// Size is the element size in bytes.
+func (t Input) Size() int {
+	if t.fp8() {
+		return 1
+	}
+	return 2
+}
+
+// mmaType is the MMA's operand type for t.
+func (t Input) mmaType() string {
+	if t == BF16 {
+		return "bf16"
+	}
+	return "f16"
+}
+
+// Float8 to f16 conversion, four bytes b0..b3 of a word x at a time: the
+// permutes spread them to the high bytes of two f16 lanes (prmt selectors
+// fp8Lo for b0, b1 and fp8Hi for b2, b3), which is the f16 value of an
+// e5m2 byte. An e4m3 byte then keeps its sign and moves its exponent and
+// mantissa down one bit (e4m3's 3 mantissa bits land at f16's top 3), a
+// value 2^-8 of the e4m3 one (normal and subnormal alike, the biases
+// differing by 8), and a multiplication by 256 (exact) restores it. The
+// e4m3 NaN (0x7F, 0xFF) becomes ±480, not NaN.
+const (
+	fp8Lo       = 0x1404
+	fp8Hi       = 0x3424
+	fp8SignMask = 0x80008000
+	fp8BodyMask = 0x7F007F00
+	f16x2Of256  = 0x5C005C00
+)
 
 // Output is the element type of D (and of C, read in the same type).
 type Output int
@@ -127,7 +167,7 @@ func (c Config) Name() string {
 func Variants() []Config {
 	var out []Config
 	for t := Tile(0); t < numTiles; t++ {
-		for _, in := range []Input{F16, BF16} {
+		for _, in := range []Input{F16, BF16, E4M3, E5M2} {
 			for _, l := range [4][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 				out = append(out, Config{Tile: t, In: in, TransA: l[0], TransB: l[1]})
 			}
@@ -148,13 +188,16 @@ const (
 // variant; kernels/sm86mm's list plus out): D, A, B (u64 pointers); M, N,
 // K, lda, ldb, ldd (u32); alpha, beta (f32); ldc, act (u32); C, bias (u64;
 // bias is N f32 values, 0 for none); kc, koff (u32); out (u32, the Output
-// of C and D). With kc = 0 the CTA
+// of C and D); sA, sB (u64: f32 dequantisation scales of float8 A and B, 0
+// for none), smode (u32: bits 0-1 A's scale, bits 2-3 B's: 0 none, 1 one
+// value, 2 one a row of op(A) / column of op(B)). With kc = 0 the CTA
 // covers K = [0, K) and applies the full epilogue. With kc > 0 (split-K,
 // f32 output only) CTA z covers [koff + z·kc, min(K, koff + (z+1)·kc)) and
 // adds alpha times its partial product into D with red.global.add.f32.
-var ParamNames = []string{"D", "A", "B", "M", "N", "K", "lda", "ldb", "ldd", "alpha", "beta", "ldc", "act", "C", "bias", "kc", "koff", "out"}
+var ParamNames = []string{"D", "A", "B", "M", "N", "K", "lda", "ldb", "ldd", "alpha", "beta", "ldc", "act", "C", "bias", "kc", "koff", "out", "sA", "sB", "smode"}
 
-var paramTypes = map[string]string{"D": "u64", "A": "u64", "B": "u64", "C": "u64", "bias": "u64", "alpha": "f32", "beta": "f32"}
+var paramTypes = map[string]string{"D": "u64", "A": "u64", "B": "u64", "C": "u64", "bias": "u64", "alpha": "f32", "beta": "f32",
+	"sA": "u64", "sB": "u64"}
 
 // operand describes how one operand's tile sits in shared memory: R rows of
 // L 16-byte chunks, chunk c of row r stored at chunk c ^ (r & 7) (L >= 8, so

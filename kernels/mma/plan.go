@@ -62,7 +62,22 @@ type MatMul struct {
 	LDA, LDB, LDC, LDD int
 	Alpha, Beta        float32
 	Act                int // ActNone, ActReLU, ActGELU, ActSiLU
+	// ScaleA and ScaleB (float8 inputs only; 0: none) are device addresses
+	// of f32 scales: one value (mode ScaleTensor) or one a row of op(A) /
+	// column of op(B) (ScaleVector). D = act(alpha·sA·sB·Σ + …).
+	ScaleA, ScaleB         uint64
+	ScaleAMode, ScaleBMode ScaleMode
 }
+
+// ScaleMode says how a float8 operand's scale is given.
+type ScaleMode int
+
+// Scale modes.
+const (
+	ScaleNone ScaleMode = iota
+	ScaleTensor
+	ScaleVector
+)
 
 // Launch is one kernel launch of a plan.
 type Launch struct {
@@ -146,8 +161,16 @@ func Check(p *MatMul) error {
 	if p.LDA%8 != 0 || p.LDB%8 != 0 || p.A%16 != 0 || p.B%16 != 0 {
 		return bad("lda=%d ldb=%d, A at %#x, B at %#x: need multiples of 8 elements and 16-byte aligned operands", p.LDA, p.LDB, p.A, p.B)
 	}
-	if p.In != F16 && p.In != BF16 || p.Out < OutF32 || p.Out > OutBF16 {
+	if p.In < F16 || p.In >= numInputs || p.Out < OutF32 || p.Out > OutBF16 {
 		return bad("element types %v -> %v", p.In, p.Out)
+	}
+	for _, s := range []struct {
+		m    ScaleMode
+		addr uint64
+	}{{p.ScaleAMode, p.ScaleA}, {p.ScaleBMode, p.ScaleB}} {
+		if s.m < ScaleNone || s.m > ScaleVector || (s.m != ScaleNone && (!p.In.fp8() || s.addr == 0 || s.addr%4 != 0)) {
+			return bad("scale mode %d at %#x: scales need float8 inputs and a 4-byte aligned address", s.m, s.addr)
+		}
 	}
 	if p.Act < ActNone || p.Act > ActSiLU {
 		return bad("activation code %d", p.Act)
@@ -200,7 +223,8 @@ func PlanMatMul(dev Device, p MatMul) (Plan, error) {
 			ptx.U32(uint32(p.M)), ptx.U32(uint32(p.N)), ptx.U32(uint32(k)),
 			ptx.U32(uint32(p.LDA)), ptx.U32(uint32(p.LDB)), ptx.U32(uint32(p.LDD)),
 			ptx.F32(p.Alpha), ptx.F32(beta), ptx.U32(uint32(ldc)), ptx.U32(uint32(p.Act)),
-			ptx.Ptr(cp), ptx.Ptr(bias), ptx.U32(uint32(kc)), ptx.U32(uint32(koff)), ptx.U32(uint32(p.Out))}
+			ptx.Ptr(cp), ptx.Ptr(bias), ptx.U32(uint32(kc)), ptx.U32(uint32(koff)), ptx.U32(uint32(p.Out)),
+			ptx.Ptr(p.ScaleA), ptx.Ptr(p.ScaleB), ptx.U32(uint32(p.ScaleAMode) | uint32(p.ScaleBMode)<<2)}
 	}
 	grid := [3]int{ceilDiv(p.N, g.TN), ceilDiv(p.M, g.TM), 1}
 	block := [3]int{g.Threads(), 1, 1}

@@ -106,17 +106,20 @@ func TestPlanMatMulErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, mut := range map[string]func(*MatMul){
-		"M 0":         func(p *MatMul) { p.M = 0 },
-		"K negative":  func(p *MatMul) { p.K = -1 },
-		"lda odd":     func(p *MatMul) { p.LDA = 13 },
-		"ldb 12":      func(p *MatMul) { p.LDB = 12 },
-		"A unaligned": func(p *MatMul) { p.A += 8 },
-		"B unaligned": func(p *MatMul) { p.B += 2 },
-		"D unaligned": func(p *MatMul) { p.D++ },
-		"act 4":       func(p *MatMul) { p.Act = 4 },
-		"out 3":       func(p *MatMul) { p.Out = 3 },
-		"too large":   func(p *MatMul) { p.M, p.LDA = 1<<20, 1<<12 },
-		"ldd too big": func(p *MatMul) { p.M, p.LDD = 1<<16, math.MaxInt32/1000 },
+		"M 0":          func(p *MatMul) { p.M = 0 },
+		"K negative":   func(p *MatMul) { p.K = -1 },
+		"lda odd":      func(p *MatMul) { p.LDA = 13 },
+		"ldb 12":       func(p *MatMul) { p.LDB = 12 },
+		"A unaligned":  func(p *MatMul) { p.A += 8 },
+		"B unaligned":  func(p *MatMul) { p.B += 2 },
+		"D unaligned":  func(p *MatMul) { p.D++ },
+		"act 4":        func(p *MatMul) { p.Act = 4 },
+		"out 3":        func(p *MatMul) { p.Out = 3 },
+		"too large":    func(p *MatMul) { p.M, p.LDA = 1<<20, 1<<12 },
+		"scale on f16": func(p *MatMul) { p.ScaleA, p.ScaleAMode = 0x100, ScaleTensor },
+		"scale mode 3": func(p *MatMul) { p.In, p.ScaleB, p.ScaleBMode = E4M3, 0x100, 3 },
+		"scale at 0":   func(p *MatMul) { p.In, p.ScaleBMode = E5M2, ScaleVector },
+		"ldd too big":  func(p *MatMul) { p.M, p.LDD = 1<<16, math.MaxInt32/1000 },
 	} {
 		p := good
 		mut(&p)
@@ -163,12 +166,31 @@ func TestModule(t *testing.T) {
 			t.Errorf("%s not in the PTX", c.Name())
 		}
 	}
-	if len(names) != 32 {
-		t.Errorf("%d kernels, want 32", len(names))
+	if len(names) != 64 {
+		t.Errorf("%d kernels, want 64", len(names))
 	}
 	for _, c := range AttnVariants() {
 		if !bytes.Contains(modulePTX, []byte(".entry "+c.Name()+"(")) {
 			t.Errorf("%s not in the PTX", c.Name())
+		}
+	}
+}
+
+func TestPlanMatMulF8(t *testing.T) {
+	p := MatMul{M: 100, N: 300, K: 77, In: E4M3, Out: OutBF16, A: 0x1000, B: 0x2000, D: 0x3000, LDA: 80, LDB: 304, LDD: 300,
+		Alpha: 1, ScaleA: 0x4000, ScaleAMode: ScaleVector, ScaleB: 0x5000, ScaleBMode: ScaleTensor}
+	pl, err := PlanMatMul(a100, p)
+	if err != nil || len(pl.Launches) != 1 {
+		t.Fatalf("%+v %v", pl, err)
+	}
+	l := pl.Launches[0]
+	if l.Func != "tcrt_mma_128x128_e4m3_nn" {
+		t.Errorf("func %s", l.Func)
+	}
+	want := map[string]uint64{"sA": 0x4000, "sB": 0x5000, "smode": 2 | 1<<2, "out": uint64(OutBF16)}
+	for i, n := range ParamNames {
+		if w, ok := want[n]; ok && l.Params[i] != w {
+			t.Errorf("%s = %#x, want %#x", n, l.Params[i], w)
 		}
 	}
 }
