@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -182,5 +184,26 @@ func TestMMAAttentionSelection(t *testing.T) {
 				t.Errorf("%s on sm_%d%d: chose %v", name, f.major, f.minor, k)
 			}
 		}
+	}
+}
+
+// TestMMAAttentionPagedRelease: on a device without GPU streams (the fake)
+// the paged launch fails after uploading the block table and key counts
+// and allocating the split workspace; the error wraps ErrUnsupported and
+// every temporary buffer is released.
+func TestMMAAttentionPagedRelease(t *testing.T) {
+	rt := openFakeSM(t, fakeSM{major: 9, minor: 0, sms: 132, shared: 227 << 10})
+	a := mmaAttnArgs(t, rt, tile.BF16, 2, 8, 2, 128, 1, 64)
+	a.PageSize, a.BlocksPerSeq, a.SeqLensKV = 16, 64, []int{1000, 3}
+	a.BlockTable = make([]int32, 2*64)
+	before := rt.Stats()
+	err := rt.Run(context.Background(), nil, OpAttention, a)
+	if !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Run: %v, want ErrUnsupported", err)
+	}
+	after := rt.Stats()
+	if after.LiveBuffers != before.LiveBuffers || after.Allocs < before.Allocs+4 {
+		t.Errorf("buffers: live %d -> %d, allocations %d -> %d (want the table, lengths and two workspaces made and released)",
+			before.LiveBuffers, after.LiveBuffers, before.Allocs, after.Allocs)
 	}
 }
