@@ -54,6 +54,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime/backend"
@@ -120,9 +121,6 @@ type Backend struct {
 	// meanwhile.
 	mu sync.Mutex
 
-	modMu sync.Mutex
-	mods  map[string]*module // by module name and image
-
 	launches  atomic.Int64
 	warpInsts atomic.Int64
 	thrInsts  atomic.Int64
@@ -138,7 +136,7 @@ func Open(opts backend.Options) (backend.Backend, error) {
 	if _, ok := parts[arch]; !ok {
 		return nil, fmt.Errorf("tcrt: open: backend sim: architecture %d is not modelled (want %v): %w", arch, Archs(), backend.ErrNoDevice)
 	}
-	b := &Backend{dev: device(arch), mem: sass.NewMemory(), mods: map[string]*module{}}
+	b := &Backend{dev: device(arch), mem: sass.NewMemory()}
 	limit := int64(MemoryBytes)
 	if opts.MemoryLimit > 0 {
 		limit = min(limit, opts.MemoryLimit)
@@ -299,6 +297,7 @@ func (s *stream) IssueGPU(g backend.Launch) error { return s.b.launch(g) }
 // module is a loaded image: its kernels decoded for simulation, or why it
 // cannot load.
 type module struct {
+	keep    []byte
 	err     error
 	arch    int
 	kernels map[string]*kernel
@@ -327,15 +326,34 @@ func (b *Backend) module(m *ptx.Module) (*module, error) {
 		return nil, fmt.Errorf("module %s: %s; the simulated device compiles no PTX and needs an sm_%d cubin: %w",
 			m.Name, img.Reason, b.dev.SM(), backend.ErrUnsupported)
 	}
-	key := m.Name + "/sm_" + strconv.Itoa(img.SM)
-	b.modMu.Lock()
-	defer b.modMu.Unlock()
-	if mod := b.mods[key]; mod != nil {
+	// decoded modules are shared by every simulated device of the process:
+	// images are immutable (embedded), keyed by their bytes' identity
+	key := moduleKey{name: m.Name, sm: img.SM, data: unsafe.SliceData(img.Data), n: len(img.Data)}
+	modules.mu.Lock()
+	defer modules.mu.Unlock()
+	if mod := modules.m[key]; mod != nil {
 		return mod, mod.err
 	}
 	mod := loadCubin(m.Name, img)
-	b.mods[key] = mod
+	mod.keep = img.Data // holds the bytes, so their address identifies them while cached
+	if modules.m == nil {
+		modules.m = map[moduleKey]*module{}
+	}
+	modules.m[key] = mod
 	return mod, mod.err
+}
+
+type moduleKey struct {
+	name string
+	sm   int
+	data *byte
+	n    int
+}
+
+// modules caches decoded images across devices.
+var modules struct {
+	mu sync.Mutex
+	m  map[moduleKey]*module
 }
 
 // loadCubin reads a cubin and decodes every kernel for the simulator.
