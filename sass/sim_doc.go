@@ -11,7 +11,8 @@ package sass
 //     effect). Running off the end of the program faults.
 //   - Scoreboards: every instruction naming a write or read scoreboard
 //     counts on it (guarded off or not); a wait mask or a DEPBAR on a
-//     scoreboard whose count is zero is ErrSimScoreboard. Results are ready
+//     scoreboard whose count is zero is a no-op, as on hardware, or
+//     ErrSimScoreboard under SimConfig.StrictScoreboards. Results are ready
 //     at once: timing hazards are the schedule checker's.
 //   - Special and uniform registers: S2R/CS2R of SR_TID.X/Y/Z, SR_CTAID.*,
 //     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step

@@ -624,7 +624,10 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.open = nil
 	case xDEPBAR:
 		if w.sb[d.sub] == 0 {
-			return c.fault(w, d, firstLane(exec), ErrSimScoreboard, "DEPBAR on SB%d, which no instruction in flight set", d.sub)
+			if c.l.cfg.StrictScoreboards {
+				return c.fault(w, d, firstLane(exec), ErrSimScoreboard, "DEPBAR on SB%d, which no instruction in flight set", d.sub)
+			}
+			break
 		}
 		if int(w.sb[d.sub]) > d.n {
 			w.sb[d.sub] = int32(d.n)

@@ -53,7 +53,7 @@ func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
 		t.Fatal(err)
 	}
 	par := params(out, 0x10000000000, 0x20000000000, 0, 0, 256, 256, 256, 264, 264, 256, 256, 1, 0, 0, 0, 0)
-	if _, err := s.Launch(sass.SimConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{T, 1, 1}, SharedBytes: g.SharedBytes(), Params: par, Memory: mem}); err != nil {
+	if _, err := s.Launch(sass.SimConfig{StrictScoreboards: true, Grid: [3]int{1, 1, 1}, Block: [3]int{T, 1, 1}, SharedBytes: g.SharedBytes(), Params: par, Memory: mem}); err != nil {
 		t.Fatalf("%s: %v", c.Name(), err)
 	}
 	got := mem.Bytes("out")

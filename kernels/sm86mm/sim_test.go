@@ -204,12 +204,13 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 	}
 	launch := func(c Config, K, splits, kc, koff int, beta float32) {
 		_, err := simFor(t, c).Launch(sass.SimConfig{
-			Grid:        g.Grid(M, N, splits),
-			Block:       [3]int{g.Threads(), 1, 1},
-			SharedBytes: g.SharedBytes(),
-			Params:      params(dBase, aBase, bBase, cAddr, biasAddr, M, N, K, lda, ldb, ldd, ldc, e.alpha, beta, int(e.act), kc, koff),
-			Memory:      mem,
-			Poison:      true,
+			StrictScoreboards: true,
+			Grid:              g.Grid(M, N, splits),
+			Block:             [3]int{g.Threads(), 1, 1},
+			SharedBytes:       g.SharedBytes(),
+			Params:            params(dBase, aBase, bBase, cAddr, biasAddr, M, N, K, lda, ldb, ldd, ldc, e.alpha, beta, int(e.act), kc, koff),
+			Memory:            mem,
+			Poison:            true,
 		})
 		if err != nil {
 			t.Fatalf("%s M=%d N=%d K=%d %+v: %v", c.Name(), M, N, K, e, err)
