@@ -291,6 +291,10 @@ func TestCorpusCoverage(t *testing.T) {
 	var total coverage
 	for _, cb := range cubins {
 		name := filepath.Base(cb.golden)
+		arch := 86
+		if strings.Contains(name, ".sm_89.") {
+			arch = 89
+		}
 		var c coverage
 		for _, g := range readGolden(t, cb.golden) {
 			c.words++
@@ -304,7 +308,7 @@ func TestCorpusCoverage(t *testing.T) {
 			if b, err := i.Word(); err != nil || b != g.w {
 				t.Errorf("%s:%d: %s: re-encodes to %x (%v)", cb.golden, g.line, g.text, b, err)
 			}
-			if got := i.Text(g.addr); got != g.text {
+			if got := i.TextArch(arch, g.addr); got != g.text {
 				c.misprinted++
 				op, _ := mnemonicOf(g.text)
 				if _, ok := misprint[op]; !ok {

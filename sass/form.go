@@ -683,7 +683,10 @@ func (o ospec) fixOK(a Operand) bool {
 		if o.fixReg >= 0 && a.Imm != int64(o.fixReg) {
 			return false
 		}
-		if o.pow2 && (a.Imm <= 0 || a.Imm&(a.Imm-1) != 0) {
+		// nvdisasm 11.8 prints IMAD.U32 R0, R1, 0x10000, RZ rather than
+		// IMAD.SHL.U32 for that one power of two (every other from 0x2 to
+		// 0x40000000 prints .SHL; measured on raw words).
+		if o.pow2 && (a.Imm <= 0 || a.Imm&(a.Imm-1) != 0 || a.Imm == 0x10000) {
 			return false
 		}
 		if o.nz && a.Imm == 0 {

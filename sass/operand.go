@@ -249,8 +249,9 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 	var s string
 	switch o.Kind {
 	case KReg:
+		// .reuse follows the register, or the bars of |R| (|R0|.reuse).
 		s = regName(o.N)
-		if reuse {
+		if reuse && !o.Abs {
 			s += ".reuse"
 			reuse = false
 		}
@@ -307,20 +308,22 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 	default:
 		s = "?"
 	}
-	if reuse {
-		s += ".reuse"
-	}
 	if o.Abs {
 		s = "|" + s + "|"
+	}
+	if reuse {
+		s += ".reuse"
 	}
 	if o.Neg {
 		s = "-" + s
 	}
+	// A predicate is inverted with "!", anything else with "~"
+	// (IADD3.X R8, R11, ~c[0x0][0x174], ...).
 	if o.Not {
-		if o.Kind == KReg {
-			s = "~" + s
-		} else {
+		if o.Kind == KPred || o.Kind == KUPred {
 			s = "!" + s
+		} else {
+			s = "~" + s
 		}
 	}
 	return s

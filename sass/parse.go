@@ -309,6 +309,12 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		a.Neg = true
 		t = t[1:]
 	}
+	reuse := false
+	if strings.HasPrefix(t, "|") && strings.HasSuffix(t, "|.reuse") {
+		// |R0|.reuse: the flag follows the bars
+		reuse = true
+		t = strings.TrimSuffix(t, ".reuse")
+	}
 	if strings.HasPrefix(t, "|") {
 		if !strings.HasSuffix(t, "|") || len(t) < 2 {
 			return bad()
@@ -316,7 +322,6 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		a.Abs = true
 		t = t[1 : len(t)-1]
 	}
-	reuse := false
 	if strings.HasSuffix(t, ".reuse") {
 		reuse = true
 		t = strings.TrimSuffix(t, ".reuse")

@@ -17,14 +17,16 @@ var tables = []string{
 	`EXIT 94d =87:3:7 |`,
 	`BRA 947 =87:3:7 | T@32:50`,
 
-	// integer multiply-add: aliases first
-	`IMAD x224 73:1{MOV.U32,MOV} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24=255, $B/123=255, $C-75`,
-	`IMAD x224 73:1{SHL.U32,?} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B/4p, $C=255`,
-	`IMAD x224 73:1{?,IADD} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B/4=1, $C-75`,
-	`IMAD x224 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B, $C-75`,
-	`IMAD x224 73:1{?,_} 74:1{?,X} =81:3:7 :U | >R@16, R@24, $B, $C-75, P@87~90`,
-	`IMAD x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B/134567, $C-75`,
-	`IMAD x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 :U | >R@16, R@24, $B/134567, $C`,
+	// integer multiply-add: aliases first. Immediates print signed
+	// (IMAD R0, R3, -0x800000, R4) and the carry-in form's inverted addend
+	// as ~R (nvdisasm 11.8 on ptxas's words, testdata/ptxas/golden).
+	`IMAD x224 73:1{MOV.U32,MOV} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24=255, $B/123=255, $C-75`,
+	`IMAD x224 73:1{SHL.U32,?} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4p, $C=255`,
+	`IMAD x224 73:1{IADD.U32,IADD} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4=1, $C-75`,
+	`IMAD x224 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B, $C-75`,
+	`IMAD x224 73:1{?,_} 74:1{?,X} =81:3:7 | >R@16, R@24, $B, $C~75, P@87~90`,
+	`IMAD x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C-75`,
+	`IMAD x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C`,
 
 	// integer add, logic, shifts
 	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/1456-63, $C-75`,
@@ -39,7 +41,8 @@ var tables = []string{
 	`LEA x211 80:1{?,HI} 74:1{?,X} =81:3:7 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
 	`IMNMX x217 73:1{U32,_} | >R@16, R@24, $B, P@87~90`,
 	`PRMT x216 :U | >R@16, R@24, $B, $C`,
-	`SEL x207 | >R@16, R@24, $B, P@87~90`,
+	// SEL prints its immediate unsigned (SEL R6, RZ, 0xffffffff, !P0).
+	`SEL x207 :U | >R@16, R@24, $B, P@87~90`,
 	`FSEL x208 :F | >R@16, R@24, $B, P@87~90`,
 
 	// comparisons
