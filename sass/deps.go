@@ -199,6 +199,21 @@ var depTable = []depRule{
 	{op: "BRA", class: ClassBranch},
 	{op: "EXIT", class: ClassBranch},
 	{op: "NOP", class: ClassBranch},
+	{op: "BSSY", class: ClassBranch},
+	{op: "BSYNC", class: ClassBranch},
+	{op: "BREAK", class: ClassBranch},
+	{op: "YIELD", class: ClassBranch},
+	{op: "WARPSYNC", class: ClassBranch},
+	{op: "CALL", class: ClassBranch},
+	// RET and BRX read a 64-bit address pair (ptxas sets R21 with MOV
+	// 32@hi(...) before RET R20, and sign-extends BRX R4's index into R5:
+	// testdata/ptxas/golden/control.sm_86.txt).
+	{op: "RET", class: ClassBranch, widths: []uint8{2}},
+	{op: "BRX", class: ClassBranch, widths: []uint8{2}},
+	{op: "BRXU", class: ClassBranch, widths: []uint8{2}},
+	// BMOV is variable-latency: ptxas gives BMOV.32.CLEAR R2, B6 a write
+	// scoreboard and BMOV.32 B6, R2 a read scoreboard (control.sm_86.txt).
+	{op: "BMOV", class: ClassS2R, late: true},
 
 	{op: "LDG", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
 	{op: "LDG", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},

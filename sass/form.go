@@ -40,6 +40,7 @@ const (
 	fSR              // special register, 8 bits
 	fT               // branch target, signed width bits
 	fSB              // scoreboard number (DEPBAR), 3 bits
+	fB               // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
 	fMG              // global address [Ra.64+off24], desc UR at 32
 	fMA              // global address [Ra+off24] printed without .64, desc UR at 32
 	fMS              // shared address [Ra(.Xn)+off24], scale at 78:2
@@ -63,6 +64,7 @@ type ospec struct {
 	desc   uint   // memory: bit position of the descriptor register (0: none)
 	offPos uint   // memory: position and width of the signed byte offset
 	offW   uint
+	blank  bool // printed after a blank instead of ", " (RET.REL.NODEC R12 0x0)
 }
 
 // slot is a modifier field: value -> printed token ("" prints nothing).
@@ -104,7 +106,7 @@ type form struct {
 
 // noReuseOps are opcodes whose registers nvdisasm never prints with
 // .reuse (measured); the model gives their operands no reuse slot.
-var noReuseOps = map[Op]bool{"ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
+var noReuseOps = map[Op]bool{"RET": true, "BRX": true, "BMOV": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
 	"STG": true, "STS": true, "LDG": true, "LDS": true, "LDSM": true, "LDGSTS": true, "S2R": true, "MUFU": true, "SHFL": true}
 
 var (
@@ -161,7 +163,7 @@ func parseOspec(s string) ospec {
 		panic("sass: bad operand spec " + s)
 	}
 	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "C": fC, "SR": fSR,
-		"T": fT, "SB": fSB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
+		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
 	k, ok := kinds[s[:at]]
 	if !ok {
 		panic("sass: bad operand kind " + s)
@@ -212,6 +214,8 @@ func parseOspec(s string) ospec {
 			}
 			rest = rest[1:]
 			o.offW = num()
+		case 's':
+			o.blank = true
 		case 'p':
 			o.pow2 = true
 		case 'n':
@@ -540,6 +544,11 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 			return bad("scoreboard out of range")
 		}
 		w.set(o.pos, 3, uint64(a.N))
+	case fB:
+		if a.N > 15 {
+			return bad("convergence barrier out of range")
+		}
+		w.set(o.pos, 4, uint64(a.N))
 	case fI, fU, fF, fT:
 		width := o.width
 		v := a.Imm
@@ -626,6 +635,8 @@ func (o ospec) operandKind() Kind {
 		return KTarget
 	case fSB:
 		return KSB
+	case fB:
+		return KBar
 	}
 	return KMem
 }
@@ -647,6 +658,8 @@ func decodeOperand(w word, o ospec) Operand {
 		a.N = uint8(w.get(o.pos, 8))
 	case fP, fUP, fSB:
 		a.N = uint8(w.get(o.pos, 3))
+	case fB:
+		a.N = uint8(w.get(o.pos, 4))
 	case fI:
 		a.Imm = signExtend(w.get(o.pos, o.width), o.width)
 		if o.width == 32 {

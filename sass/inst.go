@@ -312,7 +312,7 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 	}
 	showReuse := listing || i.Ctrl.reuseShown()
 	for k, a := range i.Args {
-		if k == 0 {
+		if k == 0 || (f != nil && f.ops[k].blank) {
 			b.WriteByte(' ')
 		} else {
 			b.WriteString(", ")

@@ -124,10 +124,11 @@ const (
 	KSpecial      // special register (Operand.N)
 	KTarget       // branch target: Operand.Imm is the byte offset relative to the next instruction
 	KSB           // scoreboard name SB<n> (DEPBAR)
+	KBar          // convergence barrier B<n> (BSSY, BSYNC, BREAK, BMOV)
 )
 
 var kindNames = [...]string{"none", "register", "predicate", "uniform register", "uniform predicate", "immediate",
-	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard"}
+	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard", "convergence barrier"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -225,6 +226,10 @@ func Target(offset int64) Operand { return Operand{Kind: KTarget, Imm: offset} }
 // SB returns the scoreboard operand SB<n> of DEPBAR.
 func SB(n uint8) Operand { return Operand{Kind: KSB, N: n} }
 
+// Bar returns the convergence barrier operand B<n> of BSSY, BSYNC, BREAK
+// and BMOV.
+func Bar(n uint8) Operand { return Operand{Kind: KBar, N: n} }
+
 // regOrZero prints a register number (255 = RZ).
 func regName(n uint8) string { return Reg(n).String() }
 
@@ -305,6 +310,8 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		s = hexs(pc + 16 + o.Imm)
 	case KSB:
 		s = "SB" + strconv.Itoa(int(o.N))
+	case KBar:
+		s = "B" + strconv.Itoa(int(o.N))
 	default:
 		s = "?"
 	}

@@ -17,6 +17,25 @@ var tables = []string{
 	`EXIT 94d =87:3:7 |`,
 	`BRA 947 =87:3:7 | T@32:50`,
 
+	// predicated branches and exits, convergence barriers, calls and
+	// indirect branches (ptxas's divergent code; testdata/ptxas/golden).
+	// B<n> is 4 bits at 16 (BMOV: at 24); bit 86 selects .NOINC/.NODEC,
+	// bit 85 RET.ABS (not modeled); the guard-like predicate at 87 (not at
+	// 90) prints first when it is not PT.
+	`BRA 947 | P@87~90, T@32:50`,
+	`EXIT 94d | P@87~90`,
+	`BSSY 945 =87:3:7 | B@16, T@32:50`,
+	`BSYNC 941 =87:3:7 | B@16`,
+	`BREAK 942 =87:3:7 | B@16`,
+	`YIELD 946 =87:3:7 |`,
+	`WARPSYNC 948 =87:3:7 | U@32:32`,
+	`CALL 944 =87:3:7 0:0{REL} 86:1{_,NOINC} | T@32:50`,
+	`RET 950 =87:3:7 =85:1:0 0:0{REL} 86:1{_,NODEC} | R@24, T@32:50s`,
+	`BRX 949 =87:3:7 | R@24, I@32:50s`,
+	`BRXU 958 =87:3:7 =91:1:1 | UR@24, I@32:50s`,
+	`BMOV 356 0:0{32} | >B@24, R@32`,
+	`BMOV 355 0:0{32} 84:1{_,CLEAR} | >R@16, B@24`,
+
 	// integer multiply-add: aliases first. Immediates print signed
 	// (IMAD R0, R3, -0x800000, R4) and the carry-in form's inverted addend
 	// as ~R (nvdisasm 11.8 on ptxas's words, testdata/ptxas/golden).
