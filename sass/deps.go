@@ -64,6 +64,7 @@ const (
 	ClassGlobal               // variable: LDG, STG, RED, ATOMG, LDGSTS
 	ClassShared               // variable: LDS, STS, LDSM, SHFL
 	ClassSFU                  // variable: MUFU, I2F, F2I, F2F
+	ClassDouble               // variable: DADD, DMUL, DFMA, DSETP (binary64 on register pairs)
 	ClassS2R                  // variable: S2R, S2UR
 	ClassHMMA                 // variable: HMMA
 	ClassSync                 // variable: BAR, LDGDEPBAR, DEPBAR
@@ -72,7 +73,7 @@ const (
 )
 
 var classNames = [numClasses]string{"none", "ALU", "FMA", "HALF", "CONV", "UNIFORM", "BRANCH", "GLOBAL", "SHARED",
-	"SFU", "S2R", "HMMA", "SYNC", "GUARD"}
+	"SFU", "DOUBLE", "S2R", "HMMA", "SYNC", "GUARD"}
 
 // String names the class.
 func (c Class) String() string {
@@ -136,6 +137,9 @@ type depRule struct {
 	// late: the instruction's register sources are read after issue.
 	late  bool
 	queue Queue
+	// nargs, when not 0, is the operand count the row needs (a form
+	// with a carry-out predicate has one more operand).
+	nargs int
 }
 
 // depTable is the register dependence table: the first row whose opcode
@@ -166,6 +170,7 @@ var depTable = []depRule{
 	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true},
 	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true},
 
+	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 0, 1, 1, 2}, nargs: 5},
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 1, 1, 2}},
 	{op: "IMAD", class: ClassFMA},
 	{op: "FFMA", class: ClassFMA},
@@ -195,6 +200,14 @@ var depTable = []depRule{
 
 	{op: "ULDC", mods: "64", class: ClassUniform, widths: []uint8{2}},
 	{op: "ULDC", class: ClassUniform},
+	{op: "UMOV", class: ClassUniform},
+	{op: "UIADD3", class: ClassUniform},
+	{op: "ULOP3", class: ClassUniform},
+	{op: "USHF", class: ClassUniform},
+	{op: "UIMAD", mods: "WIDE", class: ClassUniform, widths: []uint8{2, 1, 1, 2}},
+	{op: "USEL", class: ClassUniform},
+	{op: "UISETP", class: ClassUniform},
+	{op: "UFLO", class: ClassUniform},
 
 	{op: "BRA", class: ClassBranch},
 	{op: "EXIT", class: ClassBranch},
@@ -228,6 +241,14 @@ var depTable = []depRule{
 	{op: "ATOMG", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
 	{op: "ATOMG", class: ClassGlobal, late: true},
 	{op: "LDGSTS", class: ClassGlobal, late: true},
+	// local memory goes through L1 like global memory; ptxas waits on
+	// LDL through a write scoreboard (testdata/ptxas/golden/control.sm_86.txt)
+	{op: "LDL", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
+	{op: "LDL", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
+	{op: "LDL", class: ClassGlobal, late: true},
+	{op: "STL", mods: "128", class: ClassGlobal, widths: []uint8{0, 4}, late: true},
+	{op: "STL", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
+	{op: "STL", class: ClassGlobal, late: true},
 
 	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true},
 	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true},
@@ -257,6 +278,13 @@ var depTable = []depRule{
 	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}},
 	{op: "F2F", class: ClassSFU},
 
+	// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
+	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it.
+	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}},
+	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}},
+	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}},
+	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}},
+
 	{op: "S2R", class: ClassS2R},
 	{op: "S2UR", class: ClassS2R},
 
@@ -277,7 +305,7 @@ var depByOp = func() map[Op][]*depRule {
 // rule returns the depTable row for i, or nil.
 func (i Inst) depRule() *depRule {
 	for _, r := range depByOp[i.Op] {
-		if hasMods(i.Mods, r.mods) {
+		if hasMods(i.Mods, r.mods) && (r.nargs == 0 || r.nargs == len(i.Args)) {
 			return r
 		}
 	}

@@ -36,6 +36,7 @@ const (
 	fI               // integer immediate, printed signed
 	fU               // integer immediate, printed unsigned
 	fF               // binary32 immediate
+	fD               // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
 	fC               // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
 	fSR              // special register, 8 bits
 	fT               // branch target, signed width bits
@@ -106,7 +107,7 @@ type form struct {
 
 // noReuseOps are opcodes whose registers nvdisasm never prints with
 // .reuse (measured); the model gives their operands no reuse slot.
-var noReuseOps = map[Op]bool{"RET": true, "BRX": true, "BMOV": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
+var noReuseOps = map[Op]bool{"RET": true, "BRX": true, "BMOV": true, "LDL": true, "STL": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
 	"STG": true, "STS": true, "LDG": true, "LDS": true, "LDSM": true, "LDGSTS": true, "S2R": true, "MUFU": true, "SHFL": true}
 
 var (
@@ -162,7 +163,7 @@ func parseOspec(s string) ospec {
 	if at < 0 {
 		panic("sass: bad operand spec " + s)
 	}
-	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "C": fC, "SR": fSR,
+	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "SR": fSR,
 		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
 	k, ok := kinds[s[:at]]
 	if !ok {
@@ -279,21 +280,33 @@ func def(spec string) {
 	}
 	name := head[0]
 	code := head[1]
+
 	immKind := "I"
 	arch := 86
+	uniform := false
 	var fixed []string
 	var slots []string
 	for _, h := range head[2:] {
 		switch {
-		case h == ":F" || h == ":U" || h == ":I":
+		case h == ":F" || h == ":U" || h == ":I" || h == ":D":
 			immKind = h[1:]
 		case h == "sm89":
 			arch = 89
+		case h == "uniform":
+			uniform = true
 		case strings.HasPrefix(h, "="):
 			fixed = append(fixed, h[1:])
 		default:
 			slots = append(slots, h)
 		}
+	}
+	if uniform {
+		before := len(formsByOp[Op(name)])
+		defer func() {
+			for _, f := range formsByOp[Op(name)][before:] {
+				f.uniformize()
+			}
+		}()
 	}
 	if code[0] != 'x' {
 		c, err := strconv.ParseUint(code, 16, 12)
@@ -398,6 +411,21 @@ func def(spec string) {
 			fx = append(append([]string(nil), fixed...), "91:1:1")
 		}
 		addForm(arch, Op(name), c&0x1ff|sel<<9, fx, slots, ops)
+	}
+}
+
+// uniformize turns a form's general registers and predicates into
+// uniform ones: the uniform datapath's ALU forms (UIADD3, USHF, ...) are the
+// general forms with UR and UP in the same fields (form option "uniform").
+func (f *form) uniformize() {
+	for k := range f.ops {
+		o := &f.ops[k]
+		switch o.kind {
+		case fR:
+			o.kind, o.reuse = fUR, -1
+		case fP:
+			o.kind = fUP
+		}
 	}
 }
 
@@ -549,7 +577,7 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 			return bad("convergence barrier out of range")
 		}
 		w.set(o.pos, 4, uint64(a.N))
-	case fI, fU, fF, fT:
+	case fI, fU, fF, fD, fT:
 		width := o.width
 		v := a.Imm
 		if o.kind == fT {
@@ -627,6 +655,8 @@ func (o ospec) operandKind() Kind {
 		return KImm
 	case fF:
 		return KFloat
+	case fD:
+		return KDouble
 	case fC:
 		return KCBank
 	case fSR:
@@ -666,7 +696,7 @@ func decodeOperand(w word, o ospec) Operand {
 			// a 32-bit immediate field prints signed
 			a.Imm = int64(int32(uint32(w.get(o.pos, 32))))
 		}
-	case fU, fF:
+	case fU, fF, fD:
 		a.Imm = int64(w.get(o.pos, o.width))
 	case fT:
 		a.Imm = signExtend(w.get(o.pos+2, o.width-2), o.width-2) * 4

@@ -220,6 +220,13 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.Imm = v
 		return a, false, nil
+	case fD:
+		b, ok := parseFloat64(t)
+		if !ok {
+			return bad()
+		}
+		a.Imm = int64(b)
+		return a, false, nil
 	case fF:
 		b, ok := parseFloat32(t)
 		if !ok {

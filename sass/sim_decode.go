@@ -65,6 +65,10 @@ const (
 	xBREV
 	xFLO
 	xVOTE
+	xDADD
+	xDMUL
+	xDFMA
+	xDSETP
 )
 
 // operand kinds of a decoded source.
@@ -313,6 +317,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 			s.k, s.r = oReg, o.N
 			d.reads = append(d.reads, span{0, o.N, uint8(cnt)})
+		case KDouble:
+			// a double immediate is the value's high word
+			s.k, s.v, s.v2 = oImm, 0, uint32(o.Imm)
 		case KImm, KFloat:
 			s.k, s.v = oImm, uint32(o.Imm)
 			if cnt == 2 && o.Kind == KImm && o.Imm < 0 {
@@ -679,6 +686,48 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 		}
 		return nil
+	case "DADD", "DMUL", "DFMA":
+		// binary64 on register pairs, round to nearest only: Go's float64
+		// arithmetic (and math.FMA) is IEEE's, subnormals included.
+		if rndOf(mods) != rnEven {
+			return bad("%s: rounding %v not modelled", in.Op, mods)
+		}
+		n := 3
+		d.op = map[Op]xop{"DADD": xDADD, "DMUL": xDMUL, "DFMA": xDFMA}[in.Op]
+		if in.Op == "DFMA" {
+			n = 4
+		}
+		if len(a) != n || a[0].Kind != KReg {
+			return bad("%s: %d operands", in.Op, len(a))
+		}
+		for k := 1; k < n; k++ {
+			if err := src(a[k], k-1, 2); err != nil {
+				return err
+			}
+		}
+		return dst(a[0], 2)
+	case "DSETP":
+		c, ok := cmpOf(mods, true)
+		if !ok {
+			return bad("DSETP: comparison %v not modelled", mods)
+		}
+		d.cmp, d.logic, d.op = c, logicOf(mods), xDSETP
+		if len(a) != 5 {
+			return bad("DSETP: %d operands", len(a))
+		}
+		if err := pdst(a[0]); err != nil {
+			return err
+		}
+		if err := pdst(a[1]); err != nil {
+			return err
+		}
+		if err := src(a[2], 0, 2); err != nil {
+			return err
+		}
+		if err := src(a[3], 1, 2); err != nil {
+			return err
+		}
+		return psrcOf(a[4], 0)
 	case "FADD", "FMUL", "FFMA":
 		d.rnd, d.ftz, d.sat = rndOf(mods), has(mods, "FTZ"), has(mods, "SAT")
 		n := 3

@@ -477,6 +477,26 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.setPred(d.pd[1], m2, exec)
 	case xFADD, xFMUL, xFFMA:
 		c.farith(w, d, exec)
+	case xDADD, xDMUL, xDFMA:
+		c.darith(w, d, exec)
+	case xDSETP:
+		pc := w.pred(d.ps[0])
+		var m1, m2 uint32
+		for l := 0; l < 32; l++ {
+			if !lanes(exec, l) {
+				continue
+			}
+			r := dcmp(d.cmp, w.f64(&d.s[0], 0, l), w.f64(&d.s[1], 1, l))
+			q := pc>>l&1 != 0
+			if logic(d.logic, r, q) {
+				m1 |= 1 << l
+			}
+			if logic(d.logic, !r, q) {
+				m2 |= 1 << l
+			}
+		}
+		w.setPred(d.pd[0], m1, exec)
+		w.setPred(d.pd[1], m2, exec)
 	case xMUFU:
 		a := w.src(&d.s[0], 0)
 		dr := w.dst(d.d)

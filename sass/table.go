@@ -13,6 +13,20 @@ var tables = []string{
 	`CS2R 805 80:1{32,_} | >R@16, SR@72`,
 	`S2UR 9c3 | >UR@16, SR@72`,
 	`ULDC ab9 73:3{?,?,?,?,_,64} | >UR@16, C@40`,
+	// The uniform datapath's ALU forms are the general ones with UR and
+	// UP in the same fields ("uniform"), sources B and C in UR or an
+	// immediate (selectors 1 and 4), and bit 91 set (testdata/ptxas/golden).
+	// Only the source placements ptxas was seen to emit are listed.
+	`UMOV x082 :U | >UR@16, $B/46`,
+	`UIADD3 x290 uniform =91:1:1 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/4-63, $C-75`,
+	`UIADD3 x290 uniform =91:1:1 =74:1:0 =87:4:15 =77:4:15 =84:3:7 | >R@16, >P@81, R@24-72, $B/14-63, $C-75`,
+	`UIADD3 x290 uniform =91:1:1 74:1{?,X} =81:3:7 =84:3:7 | >R@16, R@24~72, $B/14~63, $C~75, P@87~90, P@77~80`,
+	`ULOP3 x292 uniform =91:1:1 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/1, $C, U@72:8, P@87~90`,
+	`USHF x299 uniform =91:1:1 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/14, $C/14`,
+	`UIMAD x2a5 uniform =91:1:1 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/1, $C`,
+	`USEL x287 uniform =91:1:1 :U | >R@16, R@24, $B/4, P@87~90`,
+	`UISETP x28c uniform =91:1:1 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B/4, P@87~90`,
+	`UFLO 2bd =91:1:1 =81:3:7 73:1{U32,_} | >UR@16, UR@32`,
 	`NOP 918 |`,
 	`EXIT 94d =87:3:7 |`,
 	`BRA 947 =87:3:7 | T@32:50`,
@@ -46,6 +60,10 @@ var tables = []string{
 	`IMAD x224 73:1{?,_} 74:1{?,X} =81:3:7 | >R@16, R@24, $B, $C~75, P@87~90`,
 	`IMAD x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C-75`,
 	`IMAD x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C`,
+	// with a carry-out predicate at 81, printed after the destination
+	// (ptxas's 64-bit division: IMAD.HI.U32 R10, P1, R9, R13, R10)
+	`IMAD x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C-75`,
+	`IMAD x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C`,
 
 	// integer add, logic, shifts
 	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/1456-63, $C-75`,
@@ -53,6 +71,8 @@ var tables = []string{
 	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 | >R@16, >P@81, >P@84, R@24-72, $B/1456-63, $C-75`,
 	`IADD3 x210 74:1{?,X} =81:3:7 =84:3:7 | >R@16, R@24~72, $B/1456~63, $C~75, P@87~90, P@77~80`,
 	`LOP3 x212 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B/1456, $C, U@72:8, P@87~90`,
+	// with a predicate output (P = the result is nonzero), printed first
+	`LOP3 x212 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/146, $C, U@72:8, P@87~90`,
 	`SHF x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/1245, $C/1245`,
 	`LEA x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145, U@75:5`,
 	`LEA x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
@@ -74,6 +94,17 @@ var tables = []string{
 	`FMUL x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72, $B/145-63`,
 	`FFMA x223 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/12345, $C/12345-75|74`,
 	`FMNMX x209 80:1{_,FTZ} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
+	// binary64 on register pairs (variable latency). Negation and absolute
+	// value bits follow the field (A 72/73, B at 32: 63/62, at 64: 75/74);
+	// DADD's second source sits in the C field; a double immediate is the
+	// value's high 32 bits; DSETP's F and T codes print MIN and MAX (the
+	// DMNMX idiom). Learnt on ptxas's words and by flipping each bit.
+	`DADD 229 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74`,
+	`DMUL x228 78:2{_,RM,RP,RZ} :D | >R@16, R@24-72|73, $B/14-63|62`,
+	`DFMA 22b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@32-63|62, R@64-75|74`,
+	`DFMA 42b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74r1, D@32:32`,
+	`DFMA a2b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40, R@64-75|74`,
+	`DSETP x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62, P@87~90`,
 	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} | >R@16, R@32-63|62`,
 
 	// conversions and packs
@@ -99,6 +130,9 @@ var tables = []string{
 	// memory
 	`LDG 981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MG@24`,
 	`STG 986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
+	// local memory: addresses as shared ones without a scale field
+	`LDL 983 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
+	`STL 387 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
 	`LDS 984 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MS@24`,
 	`STS 388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
 	`LDSM 83b 78:2{16.M88,16.MT88} 72:2{_,2,4} | >R@16, MX@24`,
