@@ -276,6 +276,8 @@ var depTable = []depRule{
 	{op: "F2I", class: ClassSFU},
 	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}},
 	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}},
+	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}},
+	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}},
 	{op: "F2F", class: ClassSFU},
 
 	// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards

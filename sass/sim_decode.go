@@ -823,6 +823,14 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			return err
 		}
 		d.op = xF2I
+		if has(mods, "F16") || has(mods, "U16") {
+			return bad("F2I.%v: 16-bit conversions not modelled", mods)
+		}
+		// .FTZ flushes a subnormal source to zero first: only FLOOR and
+		// CEIL can tell (a tiny negative floors to -1, a flushed one to 0)
+		if has(mods, "FTZ") && (has(mods, "FLOOR") || has(mods, "CEIL")) {
+			return bad("F2I.%v not modelled", mods)
+		}
 		d.signed = !has(mods, "U32") && !has(mods, "U64")
 		d.wide = has(mods, "S64") || has(mods, "U64")
 		d.x = has(mods, "F64")

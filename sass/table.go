@@ -105,7 +105,13 @@ var tables = []string{
 	`DFMA 42b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74r1, D@32:32`,
 	`DFMA a2b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40, R@64-75|74`,
 	`DSETP x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62, P@87~90`,
-	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} | >R@16, R@32-63|62`,
+	// MUFU: codes 6 and 7 are RCP64H and RSQ64H (the high word of a
+	// binary64 seed); bit 73 .F16, with bit 60 reading the high half (.H1);
+	// an immediate source at 32 (selector 4). Learnt from ptxas's fp64 and
+	// f16 code (testdata/ptxas/golden).
+	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} 73:1{_,F16} | >R@16, R@32-63|62`,
+	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} 73:1{?,F16} =60:1:1 | >R@16, R@32.H1`,
+	`MUFU 908 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, F@32:32`,
 
 	// conversions and packs
 	`F2FP x23e 75:1{_,RELU} 76:1{_,BF16} 64:8{255=PACK_AB} | >R@16, R@24, $B/1`,
@@ -115,11 +121,20 @@ var tables = []string{
 	`F2FP 23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:0 | >R@16, R@24, R@32, R@64`,
 	`F2FP 23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
 	`I2FP x245 75:2{?,?,F32,?} 84:2+74:1{2=U32,6=S32} 78:2{0=,3=RZ} | >R@16, $B/1`,
-	`I2F 306 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+	// conversions: 75:2 1 is an F16 result, 84:2 1 an F16 (F2I, F2F) or
+	// 16-bit integer (I2F) source; F2I bit 80 .FTZ; immediate (906) and
+	// constant (b06, b12) sources of I2F (ptxas's division idiom
+	// I2F.U32.RP R0, 0xb); F2F.F16.F64 / F64.F16 (310) and F2F 304 for
+	// 32-bit to 16-bit (bit 77 BF16).
+	`I2F 306 75:2{?,F16,_,?} 84:2+74:1{1=U16,2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+	`I2F 906 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, U@32:32`,
+	`I2F b06 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
+	`I2F b12 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
 	`I2F 312 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
-	`F2I 305 75:2+72:1{2=U32,6=} 84:2{?,?,_,?} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
+	`F2I 305 80:1{_,FTZ} 75:2+72:1{1=U16,2=U32,6=} 84:2{?,F16,_,?} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
 	`F2I 311 75:2+72:1{2=U32,6=,3=U64,7=S64} 84:2{?,?,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
-	`F2F 310 75:2+84:2{14=F32.F64,11=F64.F32} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+	`F2F 310 75:2+84:2{14=F32.F64,11=F64.F32,13=F16.F64,7=F64.F16} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+	`F2F 304 77:1+75:2+84:2{17=BF16.F32,18=F16.F32} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 	`HADD2 x230 | >R@16, R@24, $B/1`,
 	`HADD2 230 78:1{?,F32} =60:2:3 | >R@16, R@24-72, R@32.H1_H1`,
 	`HADD2 230 78:1{?,F32} =60:2:2 | >R@16, R@24-72, R@32.H0_H0`,
