@@ -260,6 +260,10 @@ var depTable = []depRule{
 	{op: "LDSM", mods: "2", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDSM},
 	{op: "LDSM", class: ClassShared, late: true, queue: QueueLDSM},
 	{op: "SHFL", class: ClassShared},
+	// ATOMS and REDUX set write scoreboards (atomics.sm_86.txt, reduce.sm_86.txt)
+	{op: "ATOMS", mods: "64", class: ClassShared, widths: []uint8{2, 0, 2, 2}, late: true},
+	{op: "ATOMS", class: ClassShared, late: true},
+	{op: "REDUX", class: ClassShared},
 
 	{op: "MUFU", class: ClassSFU},
 	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}},

@@ -69,6 +69,7 @@ const (
 	xDMUL
 	xDFMA
 	xDSETP
+	xREDUX
 )
 
 // operand kinds of a decoded source.
@@ -534,6 +535,18 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		return dst(a[0], 1)
 	case "LOP3":
+		if len(a) == 7 {
+			// LOP3.LUT P, R, A, B, C, lut, !PT: P is set where the result
+			// is not zero. What a predicate input other than !PT does is
+			// not known here.
+			if err := pdst(a[0]); err != nil {
+				return err
+			}
+			if a[6].Kind != KPred || a[6].N != uint8(PT) || !a[6].Not {
+				return bad("LOP3: predicate input %v with a predicate output", a[6])
+			}
+			a = a[1:]
+		}
 		if len(a) != 5 && len(a) != 6 {
 			return bad("LOP3: %d operands", len(a))
 		}
@@ -706,6 +719,24 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 		}
 		return dst(a[0], 2)
+	case "REDUX":
+		// a reduction over the lanes that execute it, into a uniform
+		// register: AND (no modifier), OR, XOR, SUM, MIN, MAX; .S32
+		// compares signed
+		if err := want(KUReg, KReg); err != nil {
+			return err
+		}
+		d.op, d.sub, d.signed = xREDUX, 0, has(mods, "S32")
+		for k, m := range []string{"OR", "XOR", "SUM", "MIN", "MAX"} {
+			if has(mods, m) {
+				d.sub = uint8(k + 1)
+			}
+		}
+		d.d = a[0].N
+		if a[0].N != 63 {
+			d.writes = append(d.writes, span{2, a[0].N, 1})
+		}
+		return src(a[1], 0, 1)
 	case "DSETP":
 		c, ok := cmpOf(mods, true)
 		if !ok {

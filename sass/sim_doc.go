@@ -28,6 +28,13 @@ package sass
 //     (default mode: A bytes 0..3, C bytes 4..7, bit 3 of a selector nibble
 //     replicates the sign), ISETP (F LT EQ LE GT NE GE T, .U32, AND/OR/XOR
 //     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO, VOTE.
+//   - Binary64 on register pairs: DADD, DMUL, DFMA (round to nearest
+//     only; other roundings are refused), DSETP (not .MIN/.MAX), bit-exact
+//     IEEE (Go's float64); a NaN result is 0x7fffffffffffffff, the binary32
+//     rule carried over (unverified).
+//   - REDUX (AND, OR, XOR, SUM, MIN, MAX, .S32) over the executing lanes
+//     into a uniform register; LOP3 with a predicate output (set where the
+//     result is not zero; predicate input !PT only).
 //   - Float: FADD, FMUL, FFMA bit-exact binary32 in .RN/.RM/.RP/.RZ, with
 //     .FTZ (sources and results: a result subnormal after rounding flushes),
 //     .SAT ([0, 1], NaN to +0), -R and |R|; every NaN result is 0x7fffffff.

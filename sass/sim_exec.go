@@ -331,10 +331,17 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 	case xLOP3:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
 		dr := w.dst(d.d)
+		var m uint32
 		for l := 0; l < 32; l++ {
 			if lanes(exec, l) {
 				dr[l] = lop3(d.sub, a[l], b[l], cc[l])
+				if dr[l] != 0 {
+					m |= 1 << l
+				}
 			}
+		}
+		if d.npd > 0 {
+			w.setPred(d.pd[0], m, exec)
 		}
 	case xSHF:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
@@ -477,6 +484,41 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.setPred(d.pd[1], m2, exec)
 	case xFADD, xFMUL, xFFMA:
 		c.farith(w, d, exec)
+	case xREDUX:
+		a := w.src(&d.s[0], 0)
+		var r uint32
+		first := true
+		for l := 0; l < 32; l++ {
+			if !lanes(exec, l) {
+				continue
+			}
+			v := a[l]
+			if first {
+				r, first = v, false
+				continue
+			}
+			switch d.sub {
+			case 0:
+				r &= v
+			case 1:
+				r |= v
+			case 2:
+				r ^= v
+			case 3:
+				r += v
+			case 4:
+				if d.signed && int32(v) < int32(r) || !d.signed && v < r {
+					r = v
+				}
+			case 5:
+				if d.signed && int32(v) > int32(r) || !d.signed && v > r {
+					r = v
+				}
+			}
+		}
+		if d.d != 63 {
+			w.ur[d.d] = r
+		}
 	case xDADD, xDMUL, xDFMA:
 		c.darith(w, d, exec)
 	case xDSETP:

@@ -159,6 +159,14 @@ var tables = []string{
 	`BAR b1d 77:2{1=ARV} | U@54:4, U@42:12`,
 	`BAR 51d 77:2{SYNC,ARV} | R@32, U@42:12`,
 	`BAR 91d 77:2{SYNC,ARV} | U@54:4, R@32`,
+	// warp reduction into a uniform register: 78:3 the operation (0 AND,
+	// printed bare), 73 signed min/max (testdata/ptxas/golden/reduce.*)
+	`REDUX 3c4 78:3{_,OR,XOR,SUM,MIN,MAX} 73:1{_,S32} | >UR@16, R@24`,
+	// shared-memory atomics: the ATOMG operation field at 87, S32 / 64 at
+	// 73, a shared address without a scale field; CAS and CAST.SPIN in
+	// 38d (testdata/ptxas/golden/atomics.*)
+	`ATOMS 38c 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32} | >R@16, MX@24, R@32`,
+	`ATOMS 38d 87:2{CAS,?,?,CAST.SPIN} 73:3{_,?,64} | >R@16, MX@24, R@32, R@64`,
 	`SHFL f89 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, U@53:5, U@40:13`,
 	`SHFL 589 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, U@40:13`,
 	`SHFL 389 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, R@64`,
