@@ -187,6 +187,7 @@ var depTable = []depRule{
 	{op: "SEL", class: ClassALU},
 	{op: "FSEL", class: ClassALU},
 	{op: "ISETP", class: ClassALU},
+	{op: "PLOP3", class: ClassALU},
 	{op: "FSETP", class: ClassALU},
 	{op: "FMNMX", class: ClassALU},
 	{op: "CS2R", mods: "32", class: ClassALU},

@@ -66,6 +66,9 @@ type ospec struct {
 	offPos uint   // memory: position and width of the signed byte offset
 	offW   uint
 	blank  bool // printed after a blank instead of ", " (RET.REL.NODEC R12 0x0)
+	// an immediate split over two fields: the bits above width sit at
+	// splitPos (PLOP3's truth table: bits 0-2 at 64, 3-7 at 72)
+	splitPos, splitW uint
 }
 
 // slot is a modifier field: value -> printed token ("" prints nothing).
@@ -217,6 +220,13 @@ func parseOspec(s string) ospec {
 			o.offW = num()
 		case 's':
 			o.blank = true
+		case 'h':
+			o.splitPos = num()
+			if len(rest) == 0 || rest[0] != ':' {
+				panic("sass: bad operand spec " + s)
+			}
+			rest = rest[1:]
+			o.splitW = num()
 		case 'p':
 			o.pow2 = true
 		case 'n':
@@ -592,6 +602,14 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 			w.set(o.pos+2, width, uint64(v))
 			return nil
 		}
+		if o.splitW > 0 {
+			if v < 0 || v >= 1<<(width+o.splitW) {
+				return bad("immediate out of range")
+			}
+			w.set(o.pos, width, uint64(v))
+			w.set(o.splitPos, o.splitW, uint64(v)>>width)
+			return nil
+		}
 		if o.kind == fI {
 			if v < -(1<<(width-1)) || v >= 1<<width {
 				return bad("immediate out of range")
@@ -697,7 +715,7 @@ func decodeOperand(w word, o ospec) Operand {
 			a.Imm = int64(int32(uint32(w.get(o.pos, 32))))
 		}
 	case fU, fF, fD:
-		a.Imm = int64(w.get(o.pos, o.width))
+		a.Imm = int64(w.get(o.pos, o.width) | w.get(o.splitPos, o.splitW)<<o.width)
 	case fT:
 		a.Imm = signExtend(w.get(o.pos+2, o.width-2), o.width-2) * 4
 	case fC:

@@ -85,6 +85,12 @@ var tables = []string{
 	`FSEL x208 :F | >R@16, R@24, $B, P@87~90`,
 
 	// comparisons
+	// PLOP3.LUT Pd, Pe, Pa, Pb, Pc, lut, imm: sources at 87, 77, 68 (each
+	// with its not bit above it; bit 67 makes the third a uniform
+	// predicate), the truth table split over 64:3 and 72:5, a second
+	// immediate at 16 (0x0 in ptxas's code). Learnt by flipping each bit.
+	`PLOP3 81c 0:0{LUT} =67:1:0 | >P@81, >P@84, P@87~90, P@77~80, P@68~71, U@64:3h72:5, U@16:8`,
+	`PLOP3 81c 0:0{LUT} =67:1:1 | >P@81, >P@84, P@87~90, P@77~80, UP@68~71, U@64:3h72:5, U@16:8`,
 	`ISETP x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B, P@87~90`,
 	`ISETP x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} 72:1{?,EX} | >P@81, >P@84, R@24, $B, P@87~90, P@68~71`,
 	`FSETP x20b 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} :F | >P@81, >P@84, R@24-72|73, $B/145-63|62, P@87~90`,
