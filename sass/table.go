@@ -28,6 +28,10 @@ var tables = []string{
 	`UISETP x28c uniform =91:1:1 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B/4, P@87~90`,
 	`UFLO 2bd =91:1:1 =81:3:7 73:1{U32,_} | >UR@16, UR@32`,
 	`NOP 918 |`,
+	// MEMBAR: 78:2 and 76:2 as seen in ptxas's fences (.ALL.GPU, .ALL.SYS)
+	`MEMBAR 992 78:2{?,?,ALL} 76:2{?,?,GPU,SYS} |`,
+	// VOTEU: the VOTE mode at 72 into a uniform register and predicate
+	`VOTEU 886 72:2{ALL,ANY,EQ} | >UR@16, >UP@81, P@87~90`,
 	`EXIT 94d =87:3:7 |`,
 	`BRA 947 =87:3:7 | T@32:50`,
 
@@ -81,6 +85,10 @@ var tables = []string{
 	`IMNMX x217 73:1{U32,_} | >R@16, R@24, $B, P@87~90`,
 	`PRMT x216 :U | >R@16, R@24, $B, $C`,
 	// SEL prints its immediate unsigned (SEL R6, RZ, 0xffffffff, !P0).
+	`IABS 213 | >R@16, R@32`,
+	// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
+	`FRND 307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+	`FRND 313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 	`SEL x207 :U | >R@16, R@24, $B, P@87~90`,
 	`FSEL x208 :F | >R@16, R@24, $B, P@87~90`,
 
@@ -158,6 +166,9 @@ var tables = []string{
 	`STS 388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
 	`LDSM 83b 78:2{16.M88,16.MT88} 72:2{_,2,4} | >R@16, MX@24`,
 	`LDGSTS fae 0:0{E} =70:1:1 =76:1:1 =87:5:23 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64`,
+	// with a zero-fill predicate at 87 (not at 90), printed last
+	// (cp.async with a source size: testdata/ptxas/golden/kptx_sg.*)
+	`LDGSTS fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
 	`LDGDEPBAR 9af |`,
 	`DEPBAR 91a 47:1{?,LE} | SB@44, U@38:6`,
 	`BAR b1d 77:2{SYNC} =42:12:0 | U@54:4`,
