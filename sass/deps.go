@@ -172,6 +172,10 @@ var depTable = []depRule{
 
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 0, 1, 1, 2}, nargs: 5},
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 1, 1, 2}},
+	// IMAD.HI adds a register pair to the 64-bit product (ptxas's
+	// division sets R6 = 0 before IMAD.HI.U32 R4, R7, R3, R6 with R7 the
+	// estimate: testdata/ptxas/golden/intmath.sm_86.txt)
+	{op: "IMAD", mods: "HI", class: ClassFMA, widths: []uint8{1, 1, 1, 2}, nargs: 4},
 	{op: "IMAD", class: ClassFMA},
 	{op: "FFMA", class: ClassFMA},
 	{op: "FADD", class: ClassFMA},

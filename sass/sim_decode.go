@@ -478,7 +478,10 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		cnt := 1
 		switch {
 		case has(mods, "HI"):
-			d.op = xIMADHI
+			// the addend is a register pair added to the 64-bit product
+			// (ptxas's division: IMAD.HI.U32 R4, R7, R3, R6 with R6 = 0
+			// and R7 the estimate; testdata/ptxas intmath divmod32)
+			d.op, cnt = xIMADHI, 2
 		case has(mods, "WIDE"):
 			d.op, cnt = xIMADWIDE, 2
 		}
@@ -500,6 +503,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		if err := src(a[3], 2, cnt); err != nil {
 			return err
+		}
+		if d.op == xIMADHI {
+			return dst(a[0], 1)
 		}
 		return dst(a[0], cnt)
 	case "IADD3":

@@ -18,7 +18,7 @@ package sass
 //     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step
 //     count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of SR_CTAID.* ;
 //     ULDC(.64), UMOV, UIADD3.
-//   - Integer: MOV, IMAD (MOV, SHL, IADD, U32, HI as hi32(a*b)+c, WIDE(.U32)
+//   - Integer: MOV, IMAD (MOV, SHL, IADD, U32, HI as hi32(a*b + the pair C:C+1), WIDE(.U32)
 //     with a 64-bit addend, X with carry-in; a negated addend), IADD3 (negated
 //     sources as ~x+1; carry-out predicates: the first set when the sum
 //     carried at least once, the second when twice; .X with ~ sources and two

@@ -346,7 +346,8 @@ var intCases = []intCase{
 	{"IADD3 R10, R2, -R3, R4 ;\nIADD3 R11, R2, 0x7, -R5", func(a, b, c, d uint32) (uint32, uint32) { return a - b + c, a + 7 - d }},
 	{"IMAD R10, R2, R3, R4 ;\nIMAD R11, R2, R3, -R5", func(a, b, c, d uint32) (uint32, uint32) { return a*b + c, a*b - d }},
 	{"IMAD.HI.U32 R10, R2, R3, R4 ;\nIMAD.HI R11, R2, R3, RZ", func(a, b, c, d uint32) (uint32, uint32) {
-		return uint32(uint64(a)*uint64(b)>>32) + c, uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32)
+		// the addend is the pair R4:R5, added to the 64-bit product
+		return uint32((uint64(a)*uint64(b) + (uint64(d)<<32 | uint64(c))) >> 32), uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32)
 	}},
 	{"IMAD.WIDE.U32 R10, R2, R3, R4", func(a, b, c, d uint32) (uint32, uint32) {
 		s := uint64(a)*uint64(b) + (uint64(d)<<32 | uint64(c))
