@@ -398,6 +398,12 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 	case "NOP", "MEMBAR", "ERRBAR", "CCTL", "NANOSLEEP":
 		d.op = xNOP
 		return nil
+	case "BSSY", "BSYNC", "YIELD", "WARPSYNC":
+		// A warp never diverges here (a divergent branch faults), so
+		// every lane a BSSY registers reaches its BSYNC together:
+		// convergence barriers, WARPSYNC and YIELD have no effect.
+		d.op = xNOP
+		return nil
 	case "EXIT":
 		d.op = xEXIT
 		return want()

@@ -78,11 +78,15 @@ package sass
 //     execute the SHFL (or never wrote the source) is undefined: in poison
 //     mode the destination lane counts as never written.
 //
+// BSSY, BSYNC, WARPSYNC and YIELD have no effect: a warp never diverges
+// (a divergent BRA faults), so a convergence barrier always finds its lanes
+// together.
+//
 // Not modelled (ErrSimUnsupported when executed): divergent control flow
-// and reconvergence (BSSY/BSYNC, WARPSYNC, divergent BRA), CALL/RET, local
-// memory (LDL/STL), LDC, texture and surface access, shared atomics
+// and reconvergence (per-lane PCs, BREAK, divergent BRA), CALL/RET, BRX,
+// local memory (LDL/STL), LDC, texture and surface access, shared atomics
 // (ATOMS), BAR.RED, VOTEU, PLOP3, uniform predicates, PRMT modes,
-// double-precision arithmetic (DADD, DMUL, DFMA), FRND, HMMA with f16
+// directed rounding of binary64, DSETP.MIN/MAX, FRND, HMMA with f16
 // accumulators and integer/TF32 MMAs, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain
 // conflicting global accesses of different CTAs are a program race) and
