@@ -2,6 +2,7 @@ package sass
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,11 @@ func whichForm(b []byte) *form {
 
 func TestEveryFormHasGoldenWord(t *testing.T) {
 	seen := map[*form]bool{}
-	for _, path := range []string{"testdata/golden_sm86.txt", "testdata/golden_sm89.txt"} {
+	corpus, err := filepath.Glob("testdata/ptxas/golden/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range append([]string{"testdata/golden_sm86.txt", "testdata/golden_sm89.txt"}, corpus...) {
 		for _, g := range readGolden(t, path) {
 			if f := whichForm(g.w[:]); f != nil {
 				seen[f] = true

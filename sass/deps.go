@@ -64,6 +64,7 @@ const (
 	ClassGlobal               // variable: LDG, STG, RED, ATOMG, LDGSTS
 	ClassShared               // variable: LDS, STS, LDSM, SHFL
 	ClassSFU                  // variable: MUFU, I2F, F2I, F2F
+	ClassDouble               // variable: DADD, DMUL, DFMA, DSETP (binary64 on register pairs)
 	ClassS2R                  // variable: S2R, S2UR
 	ClassHMMA                 // variable: HMMA
 	ClassSync                 // variable: BAR, LDGDEPBAR, DEPBAR
@@ -72,7 +73,7 @@ const (
 )
 
 var classNames = [numClasses]string{"none", "ALU", "FMA", "HALF", "CONV", "UNIFORM", "BRANCH", "GLOBAL", "SHARED",
-	"SFU", "S2R", "HMMA", "SYNC", "GUARD"}
+	"SFU", "DOUBLE", "S2R", "HMMA", "SYNC", "GUARD"}
 
 // String names the class.
 func (c Class) String() string {
@@ -136,6 +137,9 @@ type depRule struct {
 	// late: the instruction's register sources are read after issue.
 	late  bool
 	queue Queue
+	// nargs, when not 0, is the operand count the row needs (a form
+	// with a carry-out predicate has one more operand).
+	nargs int
 }
 
 // depTable is the register dependence table: the first row whose opcode
@@ -166,7 +170,12 @@ var depTable = []depRule{
 	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true},
 	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true},
 
+	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 0, 1, 1, 2}, nargs: 5},
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 1, 1, 2}},
+	// IMAD.HI adds a register pair to the 64-bit product (ptxas's
+	// division sets R6 = 0 before IMAD.HI.U32 R4, R7, R3, R6 with R7 the
+	// estimate: testdata/ptxas/golden/intmath.sm_86.txt)
+	{op: "IMAD", mods: "HI", class: ClassFMA, widths: []uint8{1, 1, 1, 2}, nargs: 4},
 	{op: "IMAD", class: ClassFMA},
 	{op: "FFMA", class: ClassFMA},
 	{op: "FADD", class: ClassFMA},
@@ -182,6 +191,12 @@ var depTable = []depRule{
 	{op: "SEL", class: ClassALU},
 	{op: "FSEL", class: ClassALU},
 	{op: "ISETP", class: ClassALU},
+	{op: "PLOP3", class: ClassALU},
+	{op: "IABS", class: ClassALU},
+	{op: "VOTEU", class: ClassUniform},
+	{op: "MEMBAR", class: ClassBranch},
+	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}},
+	{op: "FRND", class: ClassSFU},
 	{op: "FSETP", class: ClassALU},
 	{op: "FMNMX", class: ClassALU},
 	{op: "VOTE", class: ClassALU}, // fixed latency (ptxas gives it no scoreboard); ALU timing assumed, not measured
@@ -196,10 +211,33 @@ var depTable = []depRule{
 
 	{op: "ULDC", mods: "64", class: ClassUniform, widths: []uint8{2}},
 	{op: "ULDC", class: ClassUniform},
+	{op: "UMOV", class: ClassUniform},
+	{op: "UIADD3", class: ClassUniform},
+	{op: "ULOP3", class: ClassUniform},
+	{op: "USHF", class: ClassUniform},
+	{op: "UIMAD", mods: "WIDE", class: ClassUniform, widths: []uint8{2, 1, 1, 2}},
+	{op: "USEL", class: ClassUniform},
+	{op: "UISETP", class: ClassUniform},
+	{op: "UFLO", class: ClassUniform},
 
 	{op: "BRA", class: ClassBranch},
 	{op: "EXIT", class: ClassBranch},
 	{op: "NOP", class: ClassBranch},
+	{op: "BSSY", class: ClassBranch},
+	{op: "BSYNC", class: ClassBranch},
+	{op: "BREAK", class: ClassBranch},
+	{op: "YIELD", class: ClassBranch},
+	{op: "WARPSYNC", class: ClassBranch},
+	{op: "CALL", class: ClassBranch},
+	// RET and BRX read a 64-bit address pair (ptxas sets R21 with MOV
+	// 32@hi(...) before RET R20, and sign-extends BRX R4's index into R5:
+	// testdata/ptxas/golden/control.sm_86.txt).
+	{op: "RET", class: ClassBranch, widths: []uint8{2}},
+	{op: "BRX", class: ClassBranch, widths: []uint8{2}},
+	{op: "BRXU", class: ClassBranch, widths: []uint8{2}},
+	// BMOV is variable-latency: ptxas gives BMOV.32.CLEAR R2, B6 a write
+	// scoreboard and BMOV.32 B6, R2 a read scoreboard (control.sm_86.txt).
+	{op: "BMOV", class: ClassS2R, late: true},
 
 	{op: "LDG", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
 	{op: "LDG", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
@@ -215,6 +253,14 @@ var depTable = []depRule{
 	{op: "ATOMG", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
 	{op: "ATOMG", class: ClassGlobal, late: true},
 	{op: "LDGSTS", class: ClassGlobal, late: true},
+	// local memory goes through L1 like global memory; ptxas waits on
+	// LDL through a write scoreboard (testdata/ptxas/golden/control.sm_86.txt)
+	{op: "LDL", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
+	{op: "LDL", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
+	{op: "LDL", class: ClassGlobal, late: true},
+	{op: "STL", mods: "128", class: ClassGlobal, widths: []uint8{0, 4}, late: true},
+	{op: "STL", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
+	{op: "STL", class: ClassGlobal, late: true},
 
 	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true},
 	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true},
@@ -226,6 +272,10 @@ var depTable = []depRule{
 	{op: "LDSM", mods: "2", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDSM},
 	{op: "LDSM", class: ClassShared, late: true, queue: QueueLDSM},
 	{op: "SHFL", class: ClassShared},
+	// ATOMS and REDUX set write scoreboards (atomics.sm_86.txt, reduce.sm_86.txt)
+	{op: "ATOMS", mods: "64", class: ClassShared, widths: []uint8{2, 0, 2, 2}, late: true},
+	{op: "ATOMS", class: ClassShared, late: true},
+	{op: "REDUX", class: ClassShared},
 
 	{op: "MUFU", class: ClassSFU},
 	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}},
@@ -242,7 +292,16 @@ var depTable = []depRule{
 	{op: "F2I", class: ClassSFU},
 	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}},
 	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}},
+	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}},
+	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}},
 	{op: "F2F", class: ClassSFU},
+
+	// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
+	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it.
+	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}},
+	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}},
+	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}},
+	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}},
 
 	{op: "S2R", class: ClassS2R},
 	{op: "S2UR", class: ClassS2R},
@@ -264,7 +323,7 @@ var depByOp = func() map[Op][]*depRule {
 // rule returns the depTable row for i, or nil.
 func (i Inst) depRule() *depRule {
 	for _, r := range depByOp[i.Op] {
-		if hasMods(i.Mods, r.mods) {
+		if hasMods(i.Mods, r.mods) && (r.nargs == 0 || r.nargs == len(i.Args)) {
 			return r
 		}
 	}

@@ -104,4 +104,21 @@
 // every program registered with OracleProgram is encoded and disassembled by
 // nvdisasm (found through TCRT_CUDA_HOME/bin or PATH) and compared with the
 // printer; without the tools it is skipped, except under CI=true.
+//
+// testdata/ptxas is the ptxas corpus: PTX kernels written to cover what
+// ptxas emits (GEMM with mma.sync/ldmatrix/cp.async, attention loops,
+// collectives, atomics, f16x2/bf16x2, fp64, division, calls, switches,
+// local memory, uniform-datapath code) plus the repository's other ptxas
+// inputs, compiled for sm_86 and sm_89 (cubin/), and every code word of
+// every ptxas-built cubin of the repository with nvdisasm's text (golden/).
+// gen.sh rebuilds it; TestCorpusCurrent checks it is current (with the
+// tools, not under -short); TestCorpusCoverage decodes, re-encodes and
+// prints every word and holds the per-file counts of words outside the model
+// to the baseline gaps.txt (-sass.corpus-strict requires none).
+//
+// Further measured facts (nvdisasm 11.8): IMAD immediates print signed and
+// SEL's unsigned; an inverted non-predicate operand prints "~" (IMAD.X
+// R10, RZ, RZ, ~R23, P2), a predicate "!"; .reuse follows the bars of |R|;
+// IMAD.U32 by 0x10000 is not printed as IMAD.SHL.U32; nvdisasm -b SM89
+// spells F2FP.PACK_AB as F2FP.F16.F32.PACK_AB (Inst.TextArch).
 package sass

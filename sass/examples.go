@@ -32,7 +32,7 @@ func exampleOperand(o ospec, k int) Operand {
 		if o.pow2 {
 			a.Imm = 8
 		}
-	case fF:
+	case fF, fD:
 		a.Imm = 0x40000000 // 2.0
 	case fC:
 		a.Imm = 0x164

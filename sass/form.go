@@ -36,10 +36,12 @@ const (
 	fI               // integer immediate, printed signed
 	fU               // integer immediate, printed unsigned
 	fF               // binary32 immediate
+	fD               // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
 	fC               // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
 	fSR              // special register, 8 bits
 	fT               // branch target, signed width bits
 	fSB              // scoreboard number (DEPBAR), 3 bits
+	fB               // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
 	fMG              // global address [Ra.64+off24], desc UR at 32
 	fMA              // global address [Ra+off24] printed without .64, desc UR at 32
 	fMS              // shared address [Ra(.Xn)+off24], scale at 78:2
@@ -63,6 +65,10 @@ type ospec struct {
 	desc   uint   // memory: bit position of the descriptor register (0: none)
 	offPos uint   // memory: position and width of the signed byte offset
 	offW   uint
+	blank  bool // printed after a blank instead of ", " (RET.REL.NODEC R12 0x0)
+	// an immediate split over two fields: the bits above width sit at
+	// splitPos (PLOP3's truth table: bits 0-2 at 64, 3-7 at 72)
+	splitPos, splitW uint
 }
 
 // slot is a modifier field: value -> printed token ("" prints nothing).
@@ -104,7 +110,7 @@ type form struct {
 
 // noReuseOps are opcodes whose registers nvdisasm never prints with
 // .reuse (measured); the model gives their operands no reuse slot.
-var noReuseOps = map[Op]bool{"ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
+var noReuseOps = map[Op]bool{"RET": true, "BRX": true, "BMOV": true, "LDL": true, "STL": true, "ATOMS": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
 	"STG": true, "STS": true, "LDG": true, "LDS": true, "LDSM": true, "LDGSTS": true, "S2R": true, "MUFU": true, "SHFL": true}
 
 var (
@@ -160,8 +166,8 @@ func parseOspec(s string) ospec {
 	if at < 0 {
 		panic("sass: bad operand spec " + s)
 	}
-	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "C": fC, "SR": fSR,
-		"T": fT, "SB": fSB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
+	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "SR": fSR,
+		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
 	k, ok := kinds[s[:at]]
 	if !ok {
 		panic("sass: bad operand kind " + s)
@@ -212,6 +218,15 @@ func parseOspec(s string) ospec {
 			}
 			rest = rest[1:]
 			o.offW = num()
+		case 's':
+			o.blank = true
+		case 'h':
+			o.splitPos = num()
+			if len(rest) == 0 || rest[0] != ':' {
+				panic("sass: bad operand spec " + s)
+			}
+			rest = rest[1:]
+			o.splitW = num()
 		case 'p':
 			o.pow2 = true
 		case 'n':
@@ -275,21 +290,33 @@ func def(spec string) {
 	}
 	name := head[0]
 	code := head[1]
+
 	immKind := "I"
 	arch := 86
+	uniform := false
 	var fixed []string
 	var slots []string
 	for _, h := range head[2:] {
 		switch {
-		case h == ":F" || h == ":U" || h == ":I":
+		case h == ":F" || h == ":U" || h == ":I" || h == ":D":
 			immKind = h[1:]
 		case h == "sm89":
 			arch = 89
+		case h == "uniform":
+			uniform = true
 		case strings.HasPrefix(h, "="):
 			fixed = append(fixed, h[1:])
 		default:
 			slots = append(slots, h)
 		}
+	}
+	if uniform {
+		before := len(formsByOp[Op(name)])
+		defer func() {
+			for _, f := range formsByOp[Op(name)][before:] {
+				f.uniformize()
+			}
+		}()
 	}
 	if code[0] != 'x' {
 		c, err := strconv.ParseUint(code, 16, 12)
@@ -394,6 +421,21 @@ func def(spec string) {
 			fx = append(append([]string(nil), fixed...), "91:1:1")
 		}
 		addForm(arch, Op(name), c&0x1ff|sel<<9, fx, slots, ops)
+	}
+}
+
+// uniformize turns a form's general registers and predicates into
+// uniform ones: the uniform datapath's ALU forms (UIADD3, USHF, ...) are the
+// general forms with UR and UP in the same fields (form option "uniform").
+func (f *form) uniformize() {
+	for k := range f.ops {
+		o := &f.ops[k]
+		switch o.kind {
+		case fR:
+			o.kind, o.reuse = fUR, -1
+		case fP:
+			o.kind = fUP
+		}
 	}
 }
 
@@ -540,7 +582,12 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 			return bad("scoreboard out of range")
 		}
 		w.set(o.pos, 3, uint64(a.N))
-	case fI, fU, fF, fT:
+	case fB:
+		if a.N > 15 {
+			return bad("convergence barrier out of range")
+		}
+		w.set(o.pos, 4, uint64(a.N))
+	case fI, fU, fF, fD, fT:
 		width := o.width
 		v := a.Imm
 		if o.kind == fT {
@@ -553,6 +600,14 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 				return bad("branch offset out of range")
 			}
 			w.set(o.pos+2, width, uint64(v))
+			return nil
+		}
+		if o.splitW > 0 {
+			if v < 0 || v >= 1<<(width+o.splitW) {
+				return bad("immediate out of range")
+			}
+			w.set(o.pos, width, uint64(v))
+			w.set(o.splitPos, o.splitW, uint64(v)>>width)
 			return nil
 		}
 		if o.kind == fI {
@@ -618,6 +673,8 @@ func (o ospec) operandKind() Kind {
 		return KImm
 	case fF:
 		return KFloat
+	case fD:
+		return KDouble
 	case fC:
 		return KCBank
 	case fSR:
@@ -626,6 +683,8 @@ func (o ospec) operandKind() Kind {
 		return KTarget
 	case fSB:
 		return KSB
+	case fB:
+		return KBar
 	}
 	return KMem
 }
@@ -647,14 +706,16 @@ func decodeOperand(w word, o ospec) Operand {
 		a.N = uint8(w.get(o.pos, 8))
 	case fP, fUP, fSB:
 		a.N = uint8(w.get(o.pos, 3))
+	case fB:
+		a.N = uint8(w.get(o.pos, 4))
 	case fI:
 		a.Imm = signExtend(w.get(o.pos, o.width), o.width)
 		if o.width == 32 {
 			// a 32-bit immediate field prints signed
 			a.Imm = int64(int32(uint32(w.get(o.pos, 32))))
 		}
-	case fU, fF:
-		a.Imm = int64(w.get(o.pos, o.width))
+	case fU, fF, fD:
+		a.Imm = int64(w.get(o.pos, o.width) | w.get(o.splitPos, o.splitW)<<o.width)
 	case fT:
 		a.Imm = signExtend(w.get(o.pos+2, o.width-2), o.width-2) * 4
 	case fC:
@@ -683,7 +744,10 @@ func (o ospec) fixOK(a Operand) bool {
 		if o.fixReg >= 0 && a.Imm != int64(o.fixReg) {
 			return false
 		}
-		if o.pow2 && (a.Imm <= 0 || a.Imm&(a.Imm-1) != 0) {
+		// nvdisasm 11.8 prints IMAD.U32 R0, R1, 0x10000, RZ rather than
+		// IMAD.SHL.U32 for that one power of two (every other from 0x2 to
+		// 0x40000000 prints .SHL; measured on raw words).
+		if o.pow2 && (a.Imm <= 0 || a.Imm&(a.Imm-1) != 0 || a.Imm == 0x10000) {
 			return false
 		}
 		if o.nz && a.Imm == 0 {

@@ -314,7 +314,7 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 	}
 	showReuse := listing || i.Ctrl.reuseShown()
 	for k, a := range i.Args {
-		if k == 0 {
+		if k == 0 || (f != nil && f.ops[k].blank) {
 			b.WriteByte(' ')
 		} else {
 			b.WriteString(", ")
@@ -338,6 +338,34 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 // Text returns the instruction text nvdisasm -b SM86 -hex prints for the
 // word at address pc (without the address and hex columns).
 func (i Inst) Text(pc int64) string { return i.text(pc, false) }
+
+// sm89Mods are the modifier spellings nvdisasm -b SM89 uses instead of
+// -b SM86's for the same word (measured, nvdisasm 11.8, on ptxas's sm_89
+// cubins in testdata/ptxas): op, SM86 tokens, SM89 tokens.
+var sm89Mods = []struct {
+	op       Op
+	from, to string
+}{
+	{"F2FP", "BF16.PACK_AB", "BF16.F32.PACK_AB"},
+	{"F2FP", "PACK_AB", "F16.F32.PACK_AB"},
+}
+
+// TextArch is Text as nvdisasm -b SM<arch> prints it: for arch 89 a few
+// modifiers are spelled differently (sm89Mods); other arches print as SM86.
+func (i Inst) TextArch(arch int, pc int64) string {
+	t := i.Text(pc)
+	if arch != 89 {
+		return t
+	}
+	m := strings.Join(i.Mods, ".")
+	for _, r := range sm89Mods {
+		if i.Op == r.op && (m == r.from || strings.HasSuffix(m, "."+r.from)) {
+			mn := string(i.Op) + "." + m + " "
+			return strings.Replace(t, mn, string(i.Op)+"."+strings.TrimSuffix(m, r.from)+r.to+" ", 1)
+		}
+	}
+	return t
+}
 
 // String returns Text(0): exactly nvdisasm's text for the word at address 0.
 // The control word is not in it except as nvdisasm shows it (".reuse" on

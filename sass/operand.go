@@ -124,10 +124,12 @@ const (
 	KSpecial      // special register (Operand.N)
 	KTarget       // branch target: Operand.Imm is the byte offset relative to the next instruction
 	KSB           // scoreboard name SB<n> (DEPBAR)
+	KBar          // convergence barrier B<n> (BSSY, BSYNC, BREAK, BMOV)
+	KDouble       // binary64 immediate: Operand.Imm holds its high 32 bits (the low ones are zero)
 )
 
 var kindNames = [...]string{"none", "register", "predicate", "uniform register", "uniform predicate", "immediate",
-	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard"}
+	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard", "convergence barrier", "double immediate"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -225,6 +227,10 @@ func Target(offset int64) Operand { return Operand{Kind: KTarget, Imm: offset} }
 // SB returns the scoreboard operand SB<n> of DEPBAR.
 func SB(n uint8) Operand { return Operand{Kind: KSB, N: n} }
 
+// Bar returns the convergence barrier operand B<n> of BSSY, BSYNC, BREAK
+// and BMOV.
+func Bar(n uint8) Operand { return Operand{Kind: KBar, N: n} }
+
 // regOrZero prints a register number (255 = RZ).
 func regName(n uint8) string { return Reg(n).String() }
 
@@ -249,8 +255,9 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 	var s string
 	switch o.Kind {
 	case KReg:
+		// .reuse follows the register, or the bars of |R| (|R0|.reuse).
 		s = regName(o.N)
-		if reuse {
+		if reuse && !o.Abs {
 			s += ".reuse"
 			reuse = false
 		}
@@ -267,6 +274,12 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		s = formatFloat32(uint32(o.Imm))
 		if listing && math.IsNaN(float64(math.Float32frombits(uint32(o.Imm)))) {
 			s = fmt.Sprintf("0f%08X", uint32(o.Imm))
+		}
+	case KDouble:
+		b := uint64(uint32(o.Imm)) << 32
+		s = formatFloat64(b)
+		if listing && math.IsNaN(math.Float64frombits(b)) {
+			s = fmt.Sprintf("0d%016X", b)
 		}
 	case KCBank:
 		s = fmt.Sprintf("c[0x%x][%s]", o.Bank, hexs(o.Imm))
@@ -304,23 +317,27 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		s = hexs(pc + 16 + o.Imm)
 	case KSB:
 		s = "SB" + strconv.Itoa(int(o.N))
+	case KBar:
+		s = "B" + strconv.Itoa(int(o.N))
 	default:
 		s = "?"
-	}
-	if reuse {
-		s += ".reuse"
 	}
 	if o.Abs {
 		s = "|" + s + "|"
 	}
+	if reuse {
+		s += ".reuse"
+	}
 	if o.Neg {
 		s = "-" + s
 	}
+	// A predicate is inverted with "!", anything else with "~"
+	// (IADD3.X R8, R11, ~c[0x0][0x174], ...).
 	if o.Not {
-		if o.Kind == KReg {
-			s = "~" + s
-		} else {
+		if o.Kind == KPred || o.Kind == KUPred {
 			s = "!" + s
+		} else {
+			s = "~" + s
 		}
 	}
 	return s
@@ -355,6 +372,62 @@ func formatFloat32(b uint32) string {
 		return strconv.FormatFloat(v, 'e', 20, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 20, 64)
+}
+
+// formatFloat64 prints a binary64 immediate the way nvdisasm does: as
+// binary32 ones (DMUL R14, R4, 8.11296384146066816958e+31; +INF ).
+func formatFloat64(b uint64) string {
+	v := math.Float64frombits(b)
+	switch {
+	case math.IsInf(v, 1):
+		return "+INF "
+	case math.IsInf(v, -1):
+		return "-INF "
+	case v != v:
+		if b>>63 != 0 {
+			return "-QNAN "
+		}
+		return "+QNAN "
+	case b == 1<<63:
+		return "-0.0 "
+	case math.Abs(v) >= 1e9:
+		return strconv.FormatFloat(v, 'e', 20, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 20, 64)
+}
+
+// parseFloat64 reads a double immediate as formatFloat64 prints it and
+// returns its high 32 bits; the low ones must be zero.
+func parseFloat64(s string) (uint32, bool) {
+	var b uint64
+	switch t := strings.TrimSpace(s); {
+	case strings.HasPrefix(t, "0d") && len(t) == 18:
+		v, err := strconv.ParseUint(t[2:], 16, 64)
+		if err != nil {
+			return 0, false
+		}
+		b = v
+	case t == "+INF":
+		b = 0x7ff0000000000000
+	case t == "-INF":
+		b = 0xfff0000000000000
+	case t == "+QNAN":
+		b = 0x7fffffff00000000
+	case t == "-QNAN":
+		b = 0xffffffff00000000
+	case t == "-0.0" || t == "-0":
+		b = 1 << 63
+	default:
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return 0, false
+		}
+		b = math.Float64bits(v)
+	}
+	if uint32(b) != 0 {
+		return 0, false
+	}
+	return uint32(b >> 32), true
 }
 
 // parseFloat32 reads a float immediate as formatFloat32 prints it.

@@ -74,7 +74,20 @@ func ParseInst(s string, pc int64) (Inst, error) {
 		return Inst{}, fmt.Errorf("%w: %s", ErrUnknownOp, i.Op)
 	}
 	var firstErr error
+	// a form whose last operand follows a blank (RET.REL.NODEC R12 0x0)
+	// reads the last token as two
+	var blankToks []string
+	if n := len(toks); n > 0 {
+		if j := strings.LastIndexByte(toks[n-1], ' '); j > 0 {
+			blankToks = append(append(blankToks, toks[:n-1]...), strings.TrimSpace(toks[n-1][:j]), toks[n-1][j+1:])
+		}
+	}
+	allToks := toks
 	for _, f := range fs {
+		toks := allToks
+		if len(f.ops) > 0 && f.ops[len(f.ops)-1].blank {
+			toks = blankToks
+		}
 		if len(f.ops) != len(toks) {
 			continue
 		}
@@ -208,6 +221,13 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.Imm = v
 		return a, false, nil
+	case fD:
+		b, ok := parseFloat64(t)
+		if !ok {
+			return bad()
+		}
+		a.Imm = int64(b)
+		return a, false, nil
 	case fF:
 		b, ok := parseFloat32(t)
 		if !ok {
@@ -236,6 +256,13 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 			return a, false, nil
 		}
 		return bad()
+	case fB:
+		n, err := strconv.Atoi(strings.TrimPrefix(t, "B"))
+		if !strings.HasPrefix(t, "B") || err != nil || n < 0 || n > 15 || strconv.Itoa(n) != t[1:] {
+			return bad()
+		}
+		a.N = uint8(n)
+		return a, false, nil
 	case fMG, fMA, fMS, fMX:
 		desc := -1
 		if strings.HasPrefix(t, "desc[UR") {
@@ -310,6 +337,12 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		a.Neg = true
 		t = t[1:]
 	}
+	reuse := false
+	if strings.HasPrefix(t, "|") && strings.HasSuffix(t, "|.reuse") {
+		// |R0|.reuse: the flag follows the bars
+		reuse = true
+		t = strings.TrimSuffix(t, ".reuse")
+	}
 	if strings.HasPrefix(t, "|") {
 		if !strings.HasSuffix(t, "|") || len(t) < 2 {
 			return bad()
@@ -317,7 +350,6 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		a.Abs = true
 		t = t[1 : len(t)-1]
 	}
-	reuse := false
 	if strings.HasSuffix(t, ".reuse") {
 		reuse = true
 		t = strings.TrimSuffix(t, ".reuse")

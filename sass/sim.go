@@ -24,8 +24,9 @@ import (
 // simulator documentation in sim_doc.go for the list, the
 // semantics chosen where the hardware's are not public, and what is not
 // modelled. Timing is not: every result is ready at once, so a missing
-// wait is the schedule checker's to find, not the simulator's; but a wait
-// on a scoreboard nothing set, a read of in-flight LDGSTS bytes and the
+// wait is the schedule checker's to find, not the simulator's; but a read
+// of in-flight LDGSTS bytes, a wait on a scoreboard nothing set (only with
+// SimConfig.StrictScoreboards; otherwise a no-op, as on hardware) and the
 // other faults of ErrSim* are reported.
 
 // SimConfig is one launch.
@@ -55,6 +56,13 @@ type SimConfig struct {
 	// MaxSteps bounds the warp instructions one CTA may execute; 0 means
 	// 1<<28.
 	MaxSteps int64
+	// StrictScoreboards reports a wait (wait mask or DEPBAR) on a
+	// scoreboard that no instruction in flight set as ErrSimScoreboard.
+	// Without it such a wait is a no-op, as on hardware: ptxas emits these
+	// waits routinely (a wait mask on a scoreboard whose setter was
+	// guarded off or already waited for). Hand-written kernels set it to
+	// catch a wait that names the wrong scoreboard.
+	StrictScoreboards bool
 }
 
 // SimStats counts what a launch executed.
@@ -656,7 +664,10 @@ func (c *cta) waitMask(w *warp, d *dinst) error {
 			continue
 		}
 		if w.sb[i] == 0 {
-			return c.fault(w, d, firstLane(w.active), ErrSimScoreboard, "waits on SB%d, which no instruction in flight set", i)
+			if c.l.cfg.StrictScoreboards {
+				return c.fault(w, d, firstLane(w.active), ErrSimScoreboard, "waits on SB%d, which no instruction in flight set", i)
+			}
+			continue
 		}
 		w.sb[i] = 0
 		if int8(i) == w.asyncSB {

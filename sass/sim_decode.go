@@ -65,6 +65,11 @@ const (
 	xBREV
 	xFLO
 	xVOTE
+	xDADD
+	xDMUL
+	xDFMA
+	xDSETP
+	xREDUX
 )
 
 // operand kinds of a decoded source.
@@ -314,6 +319,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 			s.k, s.r = oReg, o.N
 			d.reads = append(d.reads, span{0, o.N, uint8(cnt)})
+		case KDouble:
+			// a double immediate is the value's high word
+			s.k, s.v, s.v2 = oImm, 0, uint32(o.Imm)
 		case KImm, KFloat:
 			s.k, s.v = oImm, uint32(o.Imm)
 			if cnt == 2 && o.Kind == KImm && o.Imm < 0 {
@@ -389,6 +397,12 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 
 	switch in.Op {
 	case "NOP", "MEMBAR", "ERRBAR", "CCTL", "NANOSLEEP":
+		d.op = xNOP
+		return nil
+	case "BSSY", "BSYNC", "YIELD", "WARPSYNC":
+		// A warp never diverges here (a divergent branch faults), so
+		// every lane a BSSY registers reaches its BSYNC together:
+		// convergence barriers, WARPSYNC and YIELD have no effect.
 		d.op = xNOP
 		return nil
 	case "EXIT":
@@ -471,7 +485,10 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		cnt := 1
 		switch {
 		case has(mods, "HI"):
-			d.op = xIMADHI
+			// the addend is a register pair added to the 64-bit product
+			// (ptxas's division: IMAD.HI.U32 R4, R7, R3, R6 with R6 = 0
+			// and R7 the estimate; testdata/ptxas intmath divmod32)
+			d.op, cnt = xIMADHI, 2
 		case has(mods, "WIDE"):
 			d.op, cnt = xIMADWIDE, 2
 		}
@@ -493,6 +510,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		if err := src(a[3], 2, cnt); err != nil {
 			return err
+		}
+		if d.op == xIMADHI {
+			return dst(a[0], 1)
 		}
 		return dst(a[0], cnt)
 	case "IADD3":
@@ -528,6 +548,18 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		return dst(a[0], 1)
 	case "LOP3":
+		if len(a) == 7 {
+			// LOP3.LUT P, R, A, B, C, lut, !PT: P is set where the result
+			// is not zero. What a predicate input other than !PT does is
+			// not known here.
+			if err := pdst(a[0]); err != nil {
+				return err
+			}
+			if a[6].Kind != KPred || a[6].N != uint8(PT) || !a[6].Not {
+				return bad("LOP3: predicate input %v with a predicate output", a[6])
+			}
+			a = a[1:]
+		}
 		if len(a) != 5 && len(a) != 6 {
 			return bad("LOP3: %d operands", len(a))
 		}
@@ -680,6 +712,66 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 		}
 		return nil
+	case "DADD", "DMUL", "DFMA":
+		// binary64 on register pairs, round to nearest only: Go's float64
+		// arithmetic (and math.FMA) is IEEE's, subnormals included.
+		if rndOf(mods) != rnEven {
+			return bad("%s: rounding %v not modelled", in.Op, mods)
+		}
+		n := 3
+		d.op = map[Op]xop{"DADD": xDADD, "DMUL": xDMUL, "DFMA": xDFMA}[in.Op]
+		if in.Op == "DFMA" {
+			n = 4
+		}
+		if len(a) != n || a[0].Kind != KReg {
+			return bad("%s: %d operands", in.Op, len(a))
+		}
+		for k := 1; k < n; k++ {
+			if err := src(a[k], k-1, 2); err != nil {
+				return err
+			}
+		}
+		return dst(a[0], 2)
+	case "REDUX":
+		// a reduction over the lanes that execute it, into a uniform
+		// register: AND (no modifier), OR, XOR, SUM, MIN, MAX; .S32
+		// compares signed
+		if err := want(KUReg, KReg); err != nil {
+			return err
+		}
+		d.op, d.sub, d.signed = xREDUX, 0, has(mods, "S32")
+		for k, m := range []string{"OR", "XOR", "SUM", "MIN", "MAX"} {
+			if has(mods, m) {
+				d.sub = uint8(k + 1)
+			}
+		}
+		d.d = a[0].N
+		if a[0].N != 63 {
+			d.writes = append(d.writes, span{2, a[0].N, 1})
+		}
+		return src(a[1], 0, 1)
+	case "DSETP":
+		c, ok := cmpOf(mods, true)
+		if !ok {
+			return bad("DSETP: comparison %v not modelled", mods)
+		}
+		d.cmp, d.logic, d.op = c, logicOf(mods), xDSETP
+		if len(a) != 5 {
+			return bad("DSETP: %d operands", len(a))
+		}
+		if err := pdst(a[0]); err != nil {
+			return err
+		}
+		if err := pdst(a[1]); err != nil {
+			return err
+		}
+		if err := src(a[2], 0, 2); err != nil {
+			return err
+		}
+		if err := src(a[3], 1, 2); err != nil {
+			return err
+		}
+		return psrcOf(a[4], 0)
 	case "FADD", "FMUL", "FFMA":
 		d.rnd, d.ftz, d.sat = rndOf(mods), has(mods, "FTZ"), has(mods, "SAT")
 		n := 3
@@ -775,6 +867,14 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			return err
 		}
 		d.op = xF2I
+		if has(mods, "F16") || has(mods, "U16") {
+			return bad("F2I.%v: 16-bit conversions not modelled", mods)
+		}
+		// .FTZ flushes a subnormal source to zero first: only FLOOR and
+		// CEIL can tell (a tiny negative floors to -1, a flushed one to 0)
+		if has(mods, "FTZ") && (has(mods, "FLOOR") || has(mods, "CEIL")) {
+			return bad("F2I.%v not modelled", mods)
+		}
 		d.signed = !has(mods, "U32") && !has(mods, "U64")
 		d.wide = has(mods, "S64") || has(mods, "U64")
 		d.x = has(mods, "F64")

@@ -11,13 +11,14 @@ package sass
 //     effect). Running off the end of the program faults.
 //   - Scoreboards: every instruction naming a write or read scoreboard
 //     counts on it (guarded off or not); a wait mask or a DEPBAR on a
-//     scoreboard whose count is zero is ErrSimScoreboard. Results are ready
+//     scoreboard whose count is zero is a no-op, as on hardware, or
+//     ErrSimScoreboard under SimConfig.StrictScoreboards. Results are ready
 //     at once: timing hazards are the schedule checker's.
 //   - Special and uniform registers: S2R/CS2R of SR_TID.X/Y/Z, SR_CTAID.*,
 //     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step
 //     count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of SR_CTAID.* ;
 //     ULDC(.64), UMOV, UIADD3.
-//   - Integer: MOV, IMAD (MOV, SHL, IADD, U32, HI as hi32(a*b)+c, WIDE(.U32)
+//   - Integer: MOV, IMAD (MOV, SHL, IADD, U32, HI as hi32(a*b + the pair C:C+1), WIDE(.U32)
 //     with a 64-bit addend, X with carry-in; a negated addend), IADD3 (negated
 //     sources as ~x+1; carry-out predicates: the first set when the sum
 //     carried at least once, the second when twice; .X with ~ sources and two
@@ -27,6 +28,13 @@ package sass
 //     (default mode: A bytes 0..3, C bytes 4..7, bit 3 of a selector nibble
 //     replicates the sign), ISETP (F LT EQ LE GT NE GE T, .U32, AND/OR/XOR
 //     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO, VOTE.
+//   - Binary64 on register pairs: DADD, DMUL, DFMA (round to nearest
+//     only; other roundings are refused), DSETP (not .MIN/.MAX), bit-exact
+//     IEEE (Go's float64); a NaN result is 0x7fffffffffffffff, the binary32
+//     rule carried over (unverified).
+//   - REDUX (AND, OR, XOR, SUM, MIN, MAX, .S32) over the executing lanes
+//     into a uniform register; LOP3 with a predicate output (set where the
+//     result is not zero; predicate input !PT only).
 //   - Float: FADD, FMUL, FFMA bit-exact binary32 in .RN/.RM/.RP/.RZ, with
 //     .FTZ (sources and results: a result subnormal after rounding flushes),
 //     .SAT ([0, 1], NaN to +0), -R and |R|; every NaN result is 0x7fffffff.
@@ -71,11 +79,15 @@ package sass
 //     execute the SHFL (or never wrote the source) is undefined: in poison
 //     mode the destination lane counts as never written.
 //
+// BSSY, BSYNC, WARPSYNC and YIELD have no effect: a warp never diverges
+// (a divergent BRA faults), so a convergence barrier always finds its lanes
+// together.
+//
 // Not modelled (ErrSimUnsupported when executed): divergent control flow
-// and reconvergence (BSSY/BSYNC, WARPSYNC, divergent BRA), CALL/RET, local
-// memory (LDL/STL), LDC, texture and surface access, shared atomics
+// and reconvergence (per-lane PCs, BREAK, divergent BRA), CALL/RET, BRX,
+// local memory (LDL/STL), LDC, texture and surface access, shared atomics
 // (ATOMS), BAR.RED, VOTEU, PLOP3, uniform predicates, PRMT modes,
-// double-precision arithmetic (DADD, DMUL, DFMA), FRND, HMMA with f16
+// directed rounding of binary64, DSETP.MIN/MAX, FRND, HMMA with f16
 // accumulators and integer/TF32 MMAs, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain
 // conflicting global accesses of different CTAs are a program race) and

@@ -23,7 +23,8 @@ var (
 	// complete.
 	ErrSimDeadlock = errors.New("sass sim: barrier deadlock")
 	// ErrSimScoreboard: an instruction waits (wait mask or DEPBAR) on a
-	// scoreboard that no instruction in flight has set.
+	// scoreboard that no instruction in flight has set; reported only
+	// under SimConfig.StrictScoreboards.
 	ErrSimScoreboard = errors.New("sass sim: wait on a scoreboard nothing set")
 	// ErrSimInFlight: shared bytes an LDGSTS copy still has in flight read
 	// or written before the DEPBAR (and, for other threads, the BAR.SYNC)

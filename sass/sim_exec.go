@@ -224,7 +224,27 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		if d.d != 63 {
 			w.ur[d.d] = sum
 		}
-	case xIMAD, xIMADHI:
+	case xIMADHI:
+		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
+		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
+		dr := w.dst(d.d)
+		for l := 0; l < 32; l++ {
+			if !lanes(exec, l) {
+				continue
+			}
+			cv := uint64(c1[l])<<32 | uint64(c0[l])
+			if d.s[2].neg {
+				cv = -cv
+			}
+			var p uint64
+			if d.u32 {
+				p = uint64(a[l]) * uint64(b[l])
+			} else {
+				p = uint64(int64(int32(a[l])) * int64(int32(b[l])))
+			}
+			dr[l] = uint32((p + cv) >> 32)
+		}
+	case xIMAD:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
 		neg := d.s[2].neg || d.s[2].not
 		carry := w.pred(d.ps[0])
@@ -331,10 +351,17 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 	case xLOP3:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
 		dr := w.dst(d.d)
+		var m uint32
 		for l := 0; l < 32; l++ {
 			if lanes(exec, l) {
 				dr[l] = lop3(d.sub, a[l], b[l], cc[l])
+				if dr[l] != 0 {
+					m |= 1 << l
+				}
 			}
+		}
+		if d.npd > 0 {
+			w.setPred(d.pd[0], m, exec)
 		}
 	case xSHF:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
@@ -477,6 +504,61 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.setPred(d.pd[1], m2, exec)
 	case xFADD, xFMUL, xFFMA:
 		c.farith(w, d, exec)
+	case xREDUX:
+		a := w.src(&d.s[0], 0)
+		var r uint32
+		first := true
+		for l := 0; l < 32; l++ {
+			if !lanes(exec, l) {
+				continue
+			}
+			v := a[l]
+			if first {
+				r, first = v, false
+				continue
+			}
+			switch d.sub {
+			case 0:
+				r &= v
+			case 1:
+				r |= v
+			case 2:
+				r ^= v
+			case 3:
+				r += v
+			case 4:
+				if d.signed && int32(v) < int32(r) || !d.signed && v < r {
+					r = v
+				}
+			case 5:
+				if d.signed && int32(v) > int32(r) || !d.signed && v > r {
+					r = v
+				}
+			}
+		}
+		if d.d != 63 {
+			w.ur[d.d] = r
+		}
+	case xDADD, xDMUL, xDFMA:
+		c.darith(w, d, exec)
+	case xDSETP:
+		pc := w.pred(d.ps[0])
+		var m1, m2 uint32
+		for l := 0; l < 32; l++ {
+			if !lanes(exec, l) {
+				continue
+			}
+			r := dcmp(d.cmp, w.f64(&d.s[0], 0, l), w.f64(&d.s[1], 1, l))
+			q := pc>>l&1 != 0
+			if logic(d.logic, r, q) {
+				m1 |= 1 << l
+			}
+			if logic(d.logic, !r, q) {
+				m2 |= 1 << l
+			}
+		}
+		w.setPred(d.pd[0], m1, exec)
+		w.setPred(d.pd[1], m2, exec)
 	case xMUFU:
 		a := w.src(&d.s[0], 0)
 		dr := w.dst(d.d)
@@ -499,8 +581,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			}
 		}
 	case xI2F:
-		a0, a1 := w.srcK(&d.s[0], 0, 0), w.srcK(&d.s[0], 1, 1)
-		dl, dh := w.dst(d.d), w.dstK(d.d, 1)
+		a0, a1 := w.srcK(&d.s[0], 0, 0), w.pairHi(&d.s[0], d.wide)
+		dl, dh := w.dst(d.d), w.dstHi(d.d, d.x)
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
@@ -528,8 +610,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			dl[l] = i2f(v, d.signed, d.wide, d.rnd)
 		}
 	case xF2I:
-		a0, a1 := w.srcK(&d.s[0], 0, 0), w.srcK(&d.s[0], 1, 1)
-		dl, dh := w.dst(d.d), w.dstK(d.d, 1)
+		a0, a1 := w.srcK(&d.s[0], 0, 0), w.pairHi(&d.s[0], d.x)
+		dl, dh := w.dst(d.d), w.dstHi(d.d, d.wide)
 		width := uint(32)
 		if d.wide {
 			width = 64
@@ -551,8 +633,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			}
 		}
 	case xF2F:
-		a0, a1 := w.srcK(&d.s[0], 0, 0), w.srcK(&d.s[0], 1, 1)
-		dl, dh := w.dst(d.d), w.dstK(d.d, 1)
+		a0, a1 := w.srcK(&d.s[0], 0, 0), w.pairHi(&d.s[0], d.n == 2)
+		dl, dh := w.dst(d.d), w.dstHi(d.d, d.sub == 2)
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
@@ -624,7 +706,10 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.open = nil
 	case xDEPBAR:
 		if w.sb[d.sub] == 0 {
-			return c.fault(w, d, firstLane(exec), ErrSimScoreboard, "DEPBAR on SB%d, which no instruction in flight set", d.sub)
+			if c.l.cfg.StrictScoreboards {
+				return c.fault(w, d, firstLane(exec), ErrSimScoreboard, "DEPBAR on SB%d, which no instruction in flight set", d.sub)
+			}
+			break
 		}
 		if int(w.sb[d.sub]) > d.n {
 			w.sb[d.sub] = int32(d.n)
@@ -1206,4 +1291,23 @@ func atomOp(d *dinst, old, v uint64) uint64 {
 		return old ^ v
 	}
 	return v // EXCH
+}
+
+// pairHi is the high word of a source pair when the operand is one, and
+// zeros otherwise: a 32-bit source in the last register of the file has no
+// register above it (ptxas's I2F.U32.RP R13 in a 14-register kernel).
+func (w *warp) pairHi(s *sopnd, pair bool) *[32]uint32 {
+	if !pair {
+		return &zeroLanes
+	}
+	return w.srcK(s, 1, 1)
+}
+
+// dstHi is the high register of a destination pair, or a discard when the
+// result is one register.
+func (w *warp) dstHi(n uint8, pair bool) *[32]uint32 {
+	if !pair {
+		return &w.disc
+	}
+	return w.dstK(n, 1)
 }

@@ -78,7 +78,7 @@ func TestSimFaults(t *testing.T) {
 			p := asm(t, tc.src)
 			m := NewMemory()
 			a := alloc(t, m, "buf", make([]uint32, 32), 0)
-			_, err := Launch(p, SimConfig{Grid: [3]int{2}, Block: [3]int{tc.block}, SharedBytes: 1024, Memory: m,
+			_, err := Launch(p, SimConfig{StrictScoreboards: true, Grid: [3]int{2}, Block: [3]int{tc.block}, SharedBytes: 1024, Memory: m,
 				Params: params(a), Poison: true, MaxSteps: 1000, Workers: 1})
 			if !errors.Is(err, tc.kind) {
 				t.Fatalf("got %v, want %v", err, tc.kind)
@@ -126,11 +126,46 @@ func TestSimUnsupported(t *testing.T) {
 	if len(s.Unsupported()) != 1 {
 		t.Fatalf("unsupported: %v", s.Unsupported())
 	}
-	_, err = s.Launch(SimConfig{Block: [3]int{32}})
+	_, err = s.Launch(SimConfig{StrictScoreboards: true, Block: [3]int{32}})
 	if !errors.Is(err, ErrSimUnsupported) {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := s.Launch(SimConfig{Block: [3]int{2048}}); !errors.Is(err, ErrSimConfig) {
+	if _, err := s.Launch(SimConfig{StrictScoreboards: true, Block: [3]int{2048}}); !errors.Is(err, ErrSimConfig) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestSimIdleWaitNoop: without StrictScoreboards a wait mask or DEPBAR on a
+// scoreboard with nothing in flight is a no-op, as on hardware (ptxas emits
+// such waits), and the program runs on to its results.
+func TestSimIdleWaitNoop(t *testing.T) {
+	src := faultPrologue + `
+[B-----5:R-:W-:-:S04] IADD3 R6, R0, 0x7, RZ ;
+[B------:R-:W-:-:S04] DEPBAR.LE SB1, 0x0 ;
+[B-1----:R-:W-:-:S04] STG.E [R2.64], R6 ;
+[B------:R-:W-:-:S05] EXIT ;`
+	p := asm(t, src)
+	for _, strict := range []bool{false, true} {
+		m := NewMemory()
+		buf := make([]uint32, 32)
+		for i := range buf {
+			buf[i] = 0xdeadbeef
+		}
+		a := alloc(t, m, "buf", buf, 0)
+		_, err := Launch(p, SimConfig{StrictScoreboards: strict, Block: [3]int{32}, Memory: m, Params: params(a), Poison: true, Workers: 1})
+		if strict {
+			if !errors.Is(err, ErrSimScoreboard) {
+				t.Fatalf("strict: got %v, want ErrSimScoreboard", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range simWords(m.Bytes("buf")) {
+			if v != uint32(i)+7 {
+				t.Fatalf("buf[%d] = %#x, want %d", i, v, i+7)
+			}
+		}
 	}
 }

@@ -505,3 +505,74 @@ func f2i(x float64, rnd uint8, signed bool, width uint) uint64 {
 func f64round(x float64, m rmode) uint32 { return fround(x, 0, m) }
 
 func popc(x uint32) int { return bits.OnesCount32(x) }
+
+// nanF64 is the NaN the simulator gives binary64 arithmetic that makes one:
+// the binary32 rule (all ones but the sign, nvdisasm prints +QNAN) carried
+// over; not verified on silicon.
+const nanF64 = 0x7fffffffffffffff
+
+// f64 reads lane l of a binary64 source pair, its neg and abs modifiers
+// applied to the sign in the high word.
+func (w *warp) f64(s *sopnd, slot, l int) float64 {
+	lo, hi := w.srcK(s, slot, 0)[l], w.srcK(s, slot, 1)[l]
+	return math.Float64frombits(uint64(fsrc(s, hi))<<32 | uint64(lo))
+}
+
+// darith is DADD, DMUL and DFMA in round-to-nearest.
+func (c *cta) darith(w *warp, d *dinst, exec uint32) {
+	lo, hi := w.dst(d.d), w.dstK(d.d, 1)
+	for l := 0; l < 32; l++ {
+		if !lanes(exec, l) {
+			continue
+		}
+		x, y := w.f64(&d.s[0], 0, l), w.f64(&d.s[1], 1, l)
+		var r float64
+		switch d.op {
+		case xDADD:
+			r = x + y
+		case xDMUL:
+			r = x * y
+		default:
+			r = math.FMA(x, y, w.f64(&d.s[2], 2, l))
+		}
+		b := math.Float64bits(r)
+		if r != r {
+			b = nanF64
+		}
+		lo[l], hi[l] = uint32(b), uint32(b>>32)
+	}
+}
+
+// dcmp is fcmp on binary64 values.
+func dcmp(code uint8, x, y float64) bool {
+	nan := x != x || y != y
+	var r bool
+	switch code & 7 {
+	case 0:
+		r = false
+	case 1:
+		r = x < y
+	case 2:
+		r = x == y
+	case 3:
+		r = x <= y
+	case 4:
+		r = x > y
+	case 5:
+		r = x != y && !nan
+	case 6:
+		r = x >= y
+	case 7:
+		if code == 7 {
+			return !nan // NUM
+		}
+		return true // T
+	}
+	if code == 8 {
+		return nan // NAN
+	}
+	if code > 8 {
+		return r || nan // unordered variants
+	}
+	return r && !nan
+}

@@ -241,7 +241,7 @@ func TestSimFloatProgram(t *testing.T) {
 `
 		m := NewMemory()
 		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, n)
-		if _, err := Launch(asm(t, src), SimConfig{Block: [3]int{n}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+		if _, err := Launch(asm(t, src), SimConfig{StrictScoreboards: true, Block: [3]int{n}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
 			t.Fatalf("%s: %v", op, err)
 		}
 		out := simWords(m.Bytes("out"))

@@ -79,7 +79,7 @@ func TestSimShuffle(t *testing.T) {
 			for _, bc := range cases {
 				m := NewMemory()
 				ai, ao, ap := alloc(t, m, "in", x, 0), alloc(t, m, "out", nil, 64), alloc(t, m, "pred", nil, 64)
-				_, err := Launch(p, SimConfig{Block: [3]int{64}, Memory: m, Params: params(ai, ao, bc[0], bc[1], ap), Poison: true})
+				_, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao, bc[0], bc[1], ap), Poison: true})
 				if err != nil {
 					t.Fatalf("%s %s b=%d c=%#x: %v", mode, form, bc[0], bc[1], err)
 				}
@@ -144,7 +144,7 @@ func TestSimLDSM(t *testing.T) {
 		}
 		m := NewMemory()
 		ad, aa, ao := alloc(t, m, "data", data, 0), alloc(t, m, "addr", addr, 0), alloc(t, m, "out", make([]uint32, 128), 0)
-		if _, err := Launch(p, SimConfig{Block: [3]int{32}, SharedBytes: 2048, Memory: m, Params: params(ad, aa, ao), Poison: true}); err != nil {
+		if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{32}, SharedBytes: 2048, Memory: m, Params: params(ad, aa, ao), Poison: true}); err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
 		sh := make([]byte, 2048)
@@ -250,7 +250,7 @@ func TestSimHMMA(t *testing.T) {
 			}
 			m := NewMemory()
 			aa, ab, ac, ad := alloc(t, m, "a", fa, 0), alloc(t, m, "b", fb, 0), alloc(t, m, "c", fc, 0), alloc(t, m, "d", nil, 128)
-			if _, err := Launch(p, SimConfig{Block: [3]int{32}, Memory: m, Params: params(aa, ab, ac, ad), Poison: true}); err != nil {
+			if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{32}, Memory: m, Params: params(aa, ab, ac, ad), Poison: true}); err != nil {
 				t.Fatal(err)
 			}
 			out := simWords(m.Bytes("d"))
@@ -309,7 +309,7 @@ func ldgstsRun(t *testing.T, src string) ([]uint32, []uint32, error) {
 	}
 	m := NewMemory()
 	ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, len(in))
-	_, err := Launch(asm(t, src), SimConfig{Block: [3]int{64}, SharedBytes: 2048, Memory: m, Params: params(ai, ao), Poison: true})
+	_, err := Launch(asm(t, src), SimConfig{StrictScoreboards: true, Block: [3]int{64}, SharedBytes: 2048, Memory: m, Params: params(ai, ao), Poison: true})
 	return in, simWords(m.Bytes("out")), err
 }
 
@@ -346,7 +346,8 @@ var intCases = []intCase{
 	{"IADD3 R10, R2, -R3, R4 ;\nIADD3 R11, R2, 0x7, -R5", func(a, b, c, d uint32) (uint32, uint32) { return a - b + c, a + 7 - d }},
 	{"IMAD R10, R2, R3, R4 ;\nIMAD R11, R2, R3, -R5", func(a, b, c, d uint32) (uint32, uint32) { return a*b + c, a*b - d }},
 	{"IMAD.HI.U32 R10, R2, R3, R4 ;\nIMAD.HI R11, R2, R3, RZ", func(a, b, c, d uint32) (uint32, uint32) {
-		return uint32(uint64(a)*uint64(b)>>32) + c, uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32)
+		// the addend is the pair R4:R5, added to the 64-bit product
+		return uint32((uint64(a)*uint64(b) + (uint64(d)<<32 | uint64(c))) >> 32), uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32)
 	}},
 	{"IMAD.WIDE.U32 R10, R2, R3, R4", func(a, b, c, d uint32) (uint32, uint32) {
 		s := uint64(a)*uint64(b) + (uint64(d)<<32 | uint64(c))
@@ -481,7 +482,7 @@ func TestSimIntegerOps(t *testing.T) {
 `
 		m := NewMemory()
 		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 2*n)
-		if _, err := Launch(asm(t, src), SimConfig{Block: [3]int{n}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+		if _, err := Launch(asm(t, src), SimConfig{StrictScoreboards: true, Block: [3]int{n}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
 			t.Fatalf("%s: %v", tc.ops, err)
 		}
 		out := simWords(m.Bytes("out"))
@@ -513,7 +514,7 @@ func TestSimAtomics(t *testing.T) {
 	n := 256
 	ab := alloc(t, m, "tickets", nil, 2*n)
 	ac := alloc(t, m, "acc", make([]uint32, 4), 0)
-	if _, err := Launch(asm(t, src), SimConfig{Grid: [3]int{2}, Block: [3]int{n / 2}, Memory: m, Params: params(ab, ac), Poison: true}); err != nil {
+	if _, err := Launch(asm(t, src), SimConfig{StrictScoreboards: true, Grid: [3]int{2}, Block: [3]int{n / 2}, Memory: m, Params: params(ab, ac), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
 	acc := simWords(m.Bytes("acc"))
@@ -540,7 +541,7 @@ func TestSimAtomics(t *testing.T) {
 	m = NewMemory()
 	ab = alloc(t, m, "old", nil, 32)
 	ac = alloc(t, m, "word", make([]uint32, 1), 0)
-	if _, err := Launch(asm(t, cas), SimConfig{Block: [3]int{32}, Memory: m, Params: params(ab, ac), Poison: true}); err != nil {
+	if _, err := Launch(asm(t, cas), SimConfig{StrictScoreboards: true, Block: [3]int{32}, Memory: m, Params: params(ab, ac), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
 	old := simWords(m.Bytes("old"))
@@ -567,7 +568,7 @@ func TestSimBF16Widen(t *testing.T) {
 	}
 	m := NewMemory()
 	a := alloc(t, m, "v", in, 0)
-	if _, err := Launch(asm(t, src), SimConfig{Block: [3]int{32}, Memory: m, Params: params(a), Poison: true}); err != nil {
+	if _, err := Launch(asm(t, src), SimConfig{StrictScoreboards: true, Block: [3]int{32}, Memory: m, Params: params(a), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := simWords(m.Bytes("v"))

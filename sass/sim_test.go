@@ -144,7 +144,7 @@ func TestSimVectorAdd(t *testing.T) {
 		if n%3 == 0 {
 			block = 96
 		}
-		st, err := s.Launch(SimConfig{Grid: [3]int{(n + block - 1) / block}, Block: [3]int{block}, Memory: m,
+		st, err := s.Launch(SimConfig{StrictScoreboards: true, Grid: [3]int{(n + block - 1) / block}, Block: [3]int{block}, Memory: m,
 			Params: params(ax, ay, az, n), Poison: true})
 		if err != nil {
 			t.Fatalf("n=%d: %v", n, err)
@@ -210,7 +210,7 @@ func TestSimSharedReduction(t *testing.T) {
 		grid := (tc.n + tc.block - 1) / tc.block
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", nil, grid)
-		_, err := s.Launch(SimConfig{Grid: [3]int{grid}, Block: [3]int{tc.block}, SharedBytes: 4 * tc.block,
+		_, err := s.Launch(SimConfig{StrictScoreboards: true, Grid: [3]int{grid}, Block: [3]int{tc.block}, SharedBytes: 4 * tc.block,
 			Memory: m, Params: params(ax, ao, tc.n), Poison: true})
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)

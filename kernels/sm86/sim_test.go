@@ -107,7 +107,7 @@ func TestSimQuantize(t *testing.T) {
 					t.Fatal(err)
 				}
 				slots := []uint64{dstBase, srcBase, uint64(n), uint64(math.Float32bits(scale))}
-				st, err := sim.Launch(sass.SimConfig{Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
+				st, err := sim.Launch(sass.SimConfig{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
 					Params: paramBytes(t, quantParams, slots), Memory: mem, Poison: true})
 				if err != nil {
 					t.Fatalf("sm_%d %v n=%d: %v", arch, d, n, err)
@@ -171,7 +171,7 @@ func TestSimQuantizeExhaustive(t *testing.T) {
 			t.Fatal(err)
 		}
 		slots := []uint64{0x9000000, 0x1000000, uint64(n), uint64(math.Float32bits(1))}
-		if _, err := sass.Launch(p, sass.SimConfig{Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
+		if _, err := sass.Launch(p, sass.SimConfig{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
 			Params: paramBytes(t, quantParams, slots), Memory: mem, Poison: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +320,7 @@ func runScatterCase(t *testing.T, sim *sass.Sim, rng *rand.Rand, c scatterCase) 
 		cols = 1
 	}
 	slots := ScatterParams(memBase, idxBase, srcBase, uint32(lanes), uint32(cols), uint32(c.memRows), c.signed, c.skip)
-	if _, err := sim.Launch(sass.SimConfig{Grid: [3]int{ScatterGrid(lanes)}, Block: [3]int{ScatterBlock},
+	if _, err := sim.Launch(sass.SimConfig{StrictScoreboards: true, Grid: [3]int{ScatterGrid(lanes)}, Block: [3]int{ScatterBlock},
 		Params: paramBytes(t, scatterParams, slots), Memory: mem, Poison: true}); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}

@@ -57,7 +57,7 @@ func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Launch(sass.SimConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{T, 1, 1}, SharedBytes: g.SharedBytes(), Params: par, Memory: mem}); err != nil {
+	if _, err := s.Launch(sass.SimConfig{StrictScoreboards: true, Grid: [3]int{1, 1, 1}, Block: [3]int{T, 1, 1}, SharedBytes: g.SharedBytes(), Params: par, Memory: mem}); err != nil {
 		t.Fatalf("%s: %v", c.Name(), err)
 	}
 	got := mem.Bytes("out")

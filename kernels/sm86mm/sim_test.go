@@ -196,7 +196,7 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = simFor(t, l.Config).Launch(sass.SimConfig{
+		_, err = simFor(t, l.Config).Launch(sass.SimConfig{StrictScoreboards: true,
 			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: par, Memory: mem, Poison: true,
 		})
 		if err != nil {

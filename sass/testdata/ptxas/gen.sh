@@ -1,0 +1,11 @@
+#!/usr/bin/env sh
+# gen.sh — rebuild the ptxas corpus: compile every PTX source (this
+# directory's kernels and the repository's other ptxas inputs) for sm_86 and
+# sm_89 into cubin/, write every code word of every ptxas-built cubin with
+# nvdisasm's text into golden/, and rewrite the coverage baseline gaps.txt.
+# Needs ptxas and nvdisasm (scripts/cuda-tools.sh). TestCorpusCurrent checks
+# the output is up to date.
+set -eu
+cd "$(dirname "$0")/../.."
+go test -count=1 -run 'TestCorpusCurrent$' -update-corpus .
+go test -count=1 -run 'TestCorpusCoverage$' -update-corpus .
