@@ -16,6 +16,30 @@ import (
 //go:noescape
 func sgemmKernelAVX512(kc int, a, b, c *float32, ldc, accum int)
 
+// sbgemmKernelAVX512BF16 is the 14×32 kernel on bf16 pairs: kc counts pair
+// steps, each 32-bit panel value holds the bf16 values of k = 2s (low half)
+// and 2s+1 (high half), and VDPBF16PS accumulates both products.
+//
+//go:noescape
+func sbgemmKernelAVX512BF16(kc int, a, b, c *float32, ldc, accum int)
+
+// pairRows32AVX512 writes, for each of panels panels of 32 columns, the 32
+// words lo[c] | hi[c]<<16 at dst, then advances dst by stride bytes and lo,
+// hi by 32 elements.
+//
+//go:noescape
+func pairRows32AVX512(dst *float32, lo, hi *uint16, panels, stride int)
+
+// pairRowsAVX512 is the bf16 pair variant's pairRows (see variant).
+func pairRowsAVX512(dst []float32, lo, hi []uint16, W, kp int) int {
+	panels := len(lo) / 32
+	if W != 32 || panels == 0 {
+		return 0
+	}
+	pairRows32AVX512(&dst[0], &lo[0], &hi[0], panels, 4*32*kp)
+	return 32 * panels
+}
+
 //go:noescape
 func sgemmKernelAVX2(kc int, a, b, c *float32, ldc, accum int)
 
@@ -120,6 +144,18 @@ const (
 
 func asmVariants() []*variant {
 	return []*variant{
+		{
+			MatMulVariant: MatMulVariant{
+				Name:     "avx512bf16",
+				Features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BF16},
+				MR:       avx512MR, NR: avx512NR,
+				BF16Pairs: true,
+			},
+			kernel:    sbgemmKernelAVX512BF16,
+			transPack: transPackAVX512,
+			pairRows:  pairRowsAVX512,
+			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
+		},
 		{
 			MatMulVariant: MatMulVariant{
 				Name:     "avx512",

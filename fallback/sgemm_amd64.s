@@ -438,6 +438,469 @@ sgemmKernelAVX512_store:
 	VZEROUPPER
 	RET
 
+// func sbgemmKernelAVX512BF16(kc int, a, b, c *float32, ldc, accum int)
+TEXT ·sbgemmKernelAVX512BF16(SB), NOSPLIT, $0-48
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	MOVQ DX, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	PREFETCHT0 0(R9)
+	PREFETCHT0 64(R9)
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ sbgemmKernelAVX512BF16_tail
+sbgemmKernelAVX512BF16_loop:
+	VMOVUPS 0(DI), Z28
+	VMOVUPS 64(DI), Z29
+	VBROADCASTSS 0(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm0
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm1
+	VBROADCASTSS 4(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm2
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm3
+	VBROADCASTSS 8(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm4
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm5
+	VBROADCASTSS 12(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm6
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm7
+	VBROADCASTSS 16(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm8
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm9
+	VBROADCASTSS 20(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm10
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm11
+	VBROADCASTSS 24(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm12
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm13
+	VBROADCASTSS 28(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm14
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm15
+	VBROADCASTSS 32(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm16
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm17
+	VBROADCASTSS 36(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm18
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm19
+	VBROADCASTSS 40(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm20
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm21
+	VBROADCASTSS 44(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm22
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm23
+	VBROADCASTSS 48(SI), Z30
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm24
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm25
+	VBROADCASTSS 52(SI), Z31
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm26
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm27
+	VMOVUPS 128(DI), Z28
+	VMOVUPS 192(DI), Z29
+	VBROADCASTSS 56(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm0
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm1
+	VBROADCASTSS 60(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm2
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm3
+	VBROADCASTSS 64(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm4
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm5
+	VBROADCASTSS 68(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm6
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm7
+	VBROADCASTSS 72(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm8
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm9
+	VBROADCASTSS 76(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm10
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm11
+	VBROADCASTSS 80(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm12
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm13
+	VBROADCASTSS 84(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm14
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm15
+	VBROADCASTSS 88(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm16
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm17
+	VBROADCASTSS 92(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm18
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm19
+	VBROADCASTSS 96(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm20
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm21
+	VBROADCASTSS 100(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm22
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm23
+	VBROADCASTSS 104(SI), Z30
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm24
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm25
+	VBROADCASTSS 108(SI), Z31
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm26
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm27
+	VMOVUPS 256(DI), Z28
+	VMOVUPS 320(DI), Z29
+	VBROADCASTSS 112(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm0
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm1
+	VBROADCASTSS 116(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm2
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm3
+	VBROADCASTSS 120(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm4
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm5
+	VBROADCASTSS 124(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm6
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm7
+	VBROADCASTSS 128(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm8
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm9
+	VBROADCASTSS 132(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm10
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm11
+	VBROADCASTSS 136(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm12
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm13
+	VBROADCASTSS 140(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm14
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm15
+	VBROADCASTSS 144(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm16
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm17
+	VBROADCASTSS 148(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm18
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm19
+	VBROADCASTSS 152(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm20
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm21
+	VBROADCASTSS 156(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm22
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm23
+	VBROADCASTSS 160(SI), Z30
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm24
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm25
+	VBROADCASTSS 164(SI), Z31
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm26
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm27
+	VMOVUPS 384(DI), Z28
+	VMOVUPS 448(DI), Z29
+	VBROADCASTSS 168(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm0
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm1
+	VBROADCASTSS 172(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm2
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm3
+	VBROADCASTSS 176(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm4
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm5
+	VBROADCASTSS 180(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm6
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm7
+	VBROADCASTSS 184(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm8
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm9
+	VBROADCASTSS 188(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm10
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm11
+	VBROADCASTSS 192(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm12
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm13
+	VBROADCASTSS 196(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm14
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm15
+	VBROADCASTSS 200(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm16
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm17
+	VBROADCASTSS 204(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm18
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm19
+	VBROADCASTSS 208(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm20
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm21
+	VBROADCASTSS 212(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm22
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm23
+	VBROADCASTSS 216(SI), Z30
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm24
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm25
+	VBROADCASTSS 220(SI), Z31
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm26
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm27
+	ADDQ $224, SI
+	ADDQ $512, DI
+	DECQ BX
+	JNZ sbgemmKernelAVX512BF16_loop
+sbgemmKernelAVX512BF16_tail:
+	ANDQ $3, CX
+	JZ sbgemmKernelAVX512BF16_done
+sbgemmKernelAVX512BF16_one:
+	VMOVUPS 0(DI), Z28
+	VMOVUPS 64(DI), Z29
+	VBROADCASTSS 0(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm0
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm1
+	VBROADCASTSS 4(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm2
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm3
+	VBROADCASTSS 8(SI), Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm4
+	BYTE $0x62; BYTE $0x92; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm5
+	VBROADCASTSS 12(SI), Z31
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm6
+	BYTE $0x62; BYTE $0x92; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm7
+	VBROADCASTSS 16(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm8
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm9
+	VBROADCASTSS 20(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm10
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm11
+	VBROADCASTSS 24(SI), Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm12
+	BYTE $0x62; BYTE $0x12; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm13
+	VBROADCASTSS 28(SI), Z31
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm14
+	BYTE $0x62; BYTE $0x12; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm15
+	VBROADCASTSS 32(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm16
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm17
+	VBROADCASTSS 36(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm18
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm19
+	VBROADCASTSS 40(SI), Z30
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm28, %zmm30, %zmm20
+	BYTE $0x62; BYTE $0x82; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm29, %zmm30, %zmm21
+	VBROADCASTSS 44(SI), Z31
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xf4 // vdpbf16ps %zmm28, %zmm31, %zmm22
+	BYTE $0x62; BYTE $0x82; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps %zmm29, %zmm31, %zmm23
+	VBROADCASTSS 48(SI), Z30
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm28, %zmm30, %zmm24
+	BYTE $0x62; BYTE $0x02; BYTE $0x0e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm29, %zmm30, %zmm25
+	VBROADCASTSS 52(SI), Z31
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xd4 // vdpbf16ps %zmm28, %zmm31, %zmm26
+	BYTE $0x62; BYTE $0x02; BYTE $0x06; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps %zmm29, %zmm31, %zmm27
+	ADDQ $56, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ sbgemmKernelAVX512BF16_one
+sbgemmKernelAVX512BF16_done:
+	MOVQ accum+40(FP), AX
+	TESTQ AX, AX
+	JZ sbgemmKernelAVX512BF16_store
+	VADDPS 0(DX), Z0, Z0
+	VMOVUPS Z0, 0(DX)
+	VADDPS 64(DX), Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z2, Z2
+	VMOVUPS Z2, 0(DX)
+	VADDPS 64(DX), Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z4, Z4
+	VMOVUPS Z4, 0(DX)
+	VADDPS 64(DX), Z5, Z5
+	VMOVUPS Z5, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z6, Z6
+	VMOVUPS Z6, 0(DX)
+	VADDPS 64(DX), Z7, Z7
+	VMOVUPS Z7, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z8, Z8
+	VMOVUPS Z8, 0(DX)
+	VADDPS 64(DX), Z9, Z9
+	VMOVUPS Z9, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z10, Z10
+	VMOVUPS Z10, 0(DX)
+	VADDPS 64(DX), Z11, Z11
+	VMOVUPS Z11, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z12, Z12
+	VMOVUPS Z12, 0(DX)
+	VADDPS 64(DX), Z13, Z13
+	VMOVUPS Z13, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z14, Z14
+	VMOVUPS Z14, 0(DX)
+	VADDPS 64(DX), Z15, Z15
+	VMOVUPS Z15, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z16, Z16
+	VMOVUPS Z16, 0(DX)
+	VADDPS 64(DX), Z17, Z17
+	VMOVUPS Z17, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z18, Z18
+	VMOVUPS Z18, 0(DX)
+	VADDPS 64(DX), Z19, Z19
+	VMOVUPS Z19, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z20, Z20
+	VMOVUPS Z20, 0(DX)
+	VADDPS 64(DX), Z21, Z21
+	VMOVUPS Z21, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z22, Z22
+	VMOVUPS Z22, 0(DX)
+	VADDPS 64(DX), Z23, Z23
+	VMOVUPS Z23, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z24, Z24
+	VMOVUPS Z24, 0(DX)
+	VADDPS 64(DX), Z25, Z25
+	VMOVUPS Z25, 64(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Z26, Z26
+	VMOVUPS Z26, 0(DX)
+	VADDPS 64(DX), Z27, Z27
+	VMOVUPS Z27, 64(DX)
+	VZEROUPPER
+	RET
+sbgemmKernelAVX512BF16_store:
+	VMOVUPS Z0, 0(DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z2, 0(DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z4, 0(DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z6, 0(DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z8, 0(DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z10, 0(DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z12, 0(DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z14, 0(DX)
+	VMOVUPS Z15, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z16, 0(DX)
+	VMOVUPS Z17, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z18, 0(DX)
+	VMOVUPS Z19, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z20, 0(DX)
+	VMOVUPS Z21, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z22, 0(DX)
+	VMOVUPS Z23, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z24, 0(DX)
+	VMOVUPS Z25, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z26, 0(DX)
+	VMOVUPS Z27, 64(DX)
+	VZEROUPPER
+	RET
+
+// func pairRows32AVX512(dst *float32, lo, hi *uint16, panels, stride int)
+TEXT ·pairRows32AVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ lo+8(FP), SI
+	MOVQ hi+16(FP), DX
+	MOVQ panels+24(FP), CX
+	MOVQ stride+32(FP), R8
+	TESTQ CX, CX
+	JZ pairRows32AVX512_done
+pairRows32AVX512_loop:
+	VPMOVZXWD (SI), Z0
+	VPMOVZXWD 32(SI), Z1
+	VPMOVZXWD (DX), Z2
+	VPMOVZXWD 32(DX), Z3
+	VPSLLD $16, Z2, Z2
+	VPSLLD $16, Z3, Z3
+	VPORD Z2, Z0, Z0
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z0, (DI)
+	VMOVDQU32 Z1, 64(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ R8, DI
+	DECQ CX
+	JNZ pairRows32AVX512_loop
+pairRows32AVX512_done:
+	VZEROUPPER
+	RET
+
 // func sgemmKernelAVX2(kc int, a, b, c *float32, ldc, accum int)
 TEXT ·sgemmKernelAVX2(SB), NOSPLIT, $0-48
 	MOVQ kc+0(FP), CX

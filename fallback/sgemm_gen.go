@@ -71,6 +71,10 @@ func main() {
 		return
 	}
 	kernelAVX512("sgemmKernelAVX512", 14, 2, 4, false)
+	dotBF16 = true
+	kernelAVX512("sbgemmKernelAVX512BF16", 14, 2, 4, false)
+	dotBF16 = false
+	pairRowsAVX512("pairRows32AVX512")
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -148,6 +152,10 @@ func kernelAVX512(name string, mr, nv, u int, bcst bool) {
 			}
 			p("\tVBROADCASTSS %d(SI), %s", 4*(k*mr+r), bc(r))
 			for v := 0; v < nv; v++ {
+				if dotBF16 {
+					vdpbf16ps(mr*nv+v, 30+r%2, r*nv+v)
+					continue
+				}
 				p("\tVFMADD231PS %s, %s, %s", breg(v), bc(r), acc(r, v))
 			}
 		}
@@ -176,6 +184,67 @@ func kernelAVX512(name string, mr, nv, u int, bcst bool) {
 			p("\tADDQ R8, DX")
 		}
 	}
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// dotBF16 makes kernelAVX512 write the bf16 pair kernel: each k step is a
+// pair of bf16 values packed in 32 bits, in both panels, and VDPBF16PS
+// replaces VFMADD231PS (acc += a.lo·b.lo + a.hi·b.hi per 32-bit lane).
+var dotBF16 bool
+
+// vdpbf16ps writes VDPBF16PS Z<src2>, Z<src1>, Z<dst> (Go operand order:
+// dst += src1.lo·src2.lo + src1.hi·src2.hi in every 32-bit lane) as its
+// bytes, which the Go assembler does not know: EVEX.512.F3.0F38.W0 52 /r,
+// with dst in ModRM.reg, src1 in EVEX.vvvv and src2 in ModRM.rm. The
+// comment is the instruction in GNU syntax; TestVDPBF16PSEncoding
+// assembles it with the system assembler and compares the bytes.
+func vdpbf16ps(src2, src1, dst int) {
+	inv := func(b int) int { return 1 - b&1 }
+	p0 := inv(dst>>3)<<7 | inv(src2>>4)<<6 | inv(src2>>3)<<5 | inv(dst>>4)<<4 | 0b10
+	p1 := (^src1&15)<<3 | 1<<2 | 0b10
+	p2 := 0b10<<5 | inv(src1>>4)<<3
+	modrm := 0b11<<6 | (dst&7)<<3 | src2&7
+	p("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x52; BYTE $0x%02x // vdpbf16ps %%zmm%d, %%zmm%d, %%zmm%d",
+		p0, p1, p2, modrm, src2, src1, dst)
+}
+
+// pairRowsAVX512 writes
+//
+//	func name(dst *float32, lo, hi *uint16, panels, stride int)
+//
+// which interleaves two rows of bf16 values into 32-bit pairs, 32 columns
+// per panel: for each of panels panels, the 32 words at dst are
+// lo[c] | hi[c]<<16 for the panel's 32 columns c; dst then advances by
+// stride bytes, lo and hi by 32 elements.
+func pairRowsAVX512(name string) {
+	p("")
+	p("// func %s(dst *float32, lo, hi *uint16, panels, stride int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ lo+8(FP), SI")
+	p("\tMOVQ hi+16(FP), DX")
+	p("\tMOVQ panels+24(FP), CX")
+	p("\tMOVQ stride+32(FP), R8")
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("%s_loop:", name)
+	p("\tVPMOVZXWD (SI), Z0")
+	p("\tVPMOVZXWD 32(SI), Z1")
+	p("\tVPMOVZXWD (DX), Z2")
+	p("\tVPMOVZXWD 32(DX), Z3")
+	p("\tVPSLLD $16, Z2, Z2")
+	p("\tVPSLLD $16, Z3, Z3")
+	p("\tVPORD Z2, Z0, Z0")
+	p("\tVPORD Z3, Z1, Z1")
+	p("\tVMOVDQU32 Z0, (DI)")
+	p("\tVMOVDQU32 Z1, 64(DI)")
+	p("\tADDQ $64, SI")
+	p("\tADDQ $64, DX")
+	p("\tADDQ R8, DI")
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_done:", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

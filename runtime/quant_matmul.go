@@ -48,7 +48,7 @@ func cpuMatMulFP8Supports(args any) error {
 
 func bestMatMulVariant() string {
 	for _, v := range fallback.MatMulVariants() {
-		if v.Available() {
+		if v.Available() && !v.BF16Pairs { // the panels are f32
 			return v.Name
 		}
 	}
