@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -30,8 +31,9 @@ func (v MatMulVariant) Accepts(a, b tile.DType) bool {
 	return !v.BF16Pairs || pairInput(a) && pairInput(b)
 }
 
-// Available reports whether the host CPU has every feature the variant needs.
-func (v MatMulVariant) Available() bool { return cpuid.CPU.Supports(v.Features...) }
+// Available reports whether the host CPU has every feature the variant
+// needs, none of them hidden by the CPU feature mask (internal/cpufeat).
+func (v MatMulVariant) Available() bool { return cpufeat.Supports(v.Features...) }
 
 // MatMulVariants lists the compiled-in fast-path variants, best first. The
 // purego build tag, and CPU architectures without assembly kernels, leave
@@ -57,8 +59,8 @@ func MatMulFast(variant string, a *MatMulArgs) error {
 		if v.Name != variant {
 			continue
 		}
-		if !v.Available() {
-			return fmt.Errorf("fallback: matmul variant %q needs CPU features %v", variant, v.Features)
+		if why := cpufeat.Missing(v.Features...); why != "" {
+			return fmt.Errorf("fallback: matmul variant %q: %s", variant, why)
 		}
 		if !v.Accepts(a.A.DType, a.B.DType) {
 			return fmt.Errorf("fallback: matmul variant %q does not take %v·%v operands", variant, a.A.DType, a.B.DType)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 )
 
 // Arch is what a kernel needs of the device.
@@ -146,6 +147,9 @@ type Candidate struct {
 type Explanation struct {
 	Op         string
 	Candidates []Candidate
+	// CPUMask is the CPU feature mask in force when the kernel was chosen
+	// (TCRT_CPU, TCRT_CPU_FEATURES; "" for none).
+	CPUMask string
 }
 
 // Chosen returns the selected kernel, or nil.
@@ -162,6 +166,9 @@ func (e Explanation) Chosen() *Kernel {
 func (e Explanation) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s:\n", e.Op)
+	if e.CPUMask != "" {
+		fmt.Fprintf(&sb, "   CPU feature mask: %s\n", e.CPUMask)
+	}
 	for _, c := range e.Candidates {
 		mark := "  "
 		if c.Chosen {
@@ -181,10 +188,8 @@ func (r *Runtime) archReason(a Arch) string {
 	if a.Backend != dev.Backend {
 		return fmt.Sprintf("needs the %s backend, runtime is on %s", a.Backend, dev.Backend)
 	}
-	for _, f := range a.CPUFeatures {
-		if !cpuid.CPU.Supports(f) {
-			return "CPU lacks " + f.String()
-		}
+	if why := cpufeat.Missing(a.CPUFeatures...); why != "" {
+		return why // the CPU lacks a feature, or the mask hides it
 	}
 	if a.Backend == BackendCUDA {
 		sm := dev.SM()
@@ -202,7 +207,7 @@ func (r *Runtime) archReason(a Arch) string {
 // described by args, why each was taken or rejected. The first kernel that
 // can run the call wins, unless one is forced.
 func (r *Runtime) Explain(op string, args any) Explanation {
-	e := Explanation{Op: op}
+	e := Explanation{Op: op, CPUMask: cpufeat.String()}
 	forced := r.forced[op]
 	chosen := false
 	for _, k := range Kernels(op) {
