@@ -33,3 +33,30 @@ func BenchmarkMatMul(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulDecode/<dtype>/m<M>/<backend> times the skinny products of
+// decoding, D = A·B with A M×4096 and B 4096×4096 (D f32), which are bound
+// by reading B: it reports B's bytes per second as GB/s (compare with
+// BenchmarkMemcpy: scripts/bench-ratio.sh 'MatMulDecode') and GFLOP/s.
+func BenchmarkMatMulDecode(b *testing.B) {
+	rts := backends(b)
+	for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+		b.Run(dt.String(), func(b *testing.B) {
+			for _, m := range []int{1, 4, 16} {
+				b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
+					eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+						p := bench.MatMulProblem{DType: dt, M: m, N: 4096, K: 4096}
+						s, err := bench.NewMatMulSetup(ctx(), rt, p, 1)
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer s.Close()
+						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+						b.ReportMetric(float64(p.K*p.N*dt.Size())*float64(b.N)/sec/1e9, "GB/s")
+						b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+					})
+				})
+			}
+		})
+	}
+}

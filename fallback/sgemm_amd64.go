@@ -222,3 +222,19 @@ func wideConverters(width int,
 		},
 	}
 }
+
+// peakFMAAVX512 and peakDPBF16AVX512 run n trips of 16 register-resident
+// VFMADD231PS or VDPBF16PS on zmm (see PeakLoop).
+//
+//go:noescape
+func peakFMAAVX512(n int)
+
+//go:noescape
+func peakDPBF16AVX512(n int)
+
+func init() {
+	peakLoops = append(peakLoops,
+		PeakLoop{Name: "f32", Features: []cpuid.FeatureID{cpuid.AVX512F}, FLOPs: 16 * 16 * 2, run: peakFMAAVX512},
+		PeakLoop{Name: "bf16dot", Features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BF16}, FLOPs: 16 * 16 * 4, run: peakDPBF16AVX512},
+	)
+}

@@ -75,6 +75,8 @@ func main() {
 	kernelAVX512("sbgemmKernelAVX512BF16", 14, 2, 4, false)
 	dotBF16 = false
 	pairRowsAVX512("pairRows32AVX512")
+	peakAVX512("peakFMAAVX512", false)
+	peakAVX512("peakDPBF16AVX512", true)
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -207,6 +209,38 @@ func vdpbf16ps(src2, src1, dst int) {
 	modrm := 0b11<<6 | (dst&7)<<3 | src2&7
 	p("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x52; BYTE $0x%02x // vdpbf16ps %%zmm%d, %%zmm%d, %%zmm%d",
 		p0, p1, p2, modrm, src2, src1, dst)
+}
+
+// peakAVX512 writes
+//
+//	func name(n int)
+//
+// n trips of 16 independent register-resident VFMADD231PS (or VDPBF16PS
+// with dot) on zmm, enough in flight to fill both FMA pipes: the machine's
+// peak, which BenchmarkPeakFMA measures. The registers hold zeros.
+func peakAVX512(name string, dot bool) {
+	p("")
+	p("// func %s(n int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	p("\tMOVQ n+0(FP), CX")
+	for r := 0; r < 18; r++ {
+		p("\tVPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("%s_loop:", name)
+	for r := 0; r < 16; r++ {
+		if dot {
+			vdpbf16ps(16, 17, r)
+		} else {
+			p("\tVFMADD231PS Z16, Z17, Z%d", r)
+		}
+	}
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
 }
 
 // pairRowsAVX512 writes
