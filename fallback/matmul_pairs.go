@@ -23,6 +23,10 @@ func pairInput(t tile.DType) bool {
 	return t == tile.BF16 || t == tile.E4M3 || t == tile.E5M2
 }
 
+// fp8ToBF16Fast, when set, decodes a prefix of src (e4m3 or e5m2) into dst
+// with vector code and returns its length.
+var fp8ToBF16Fast func(d tile.DType, dst []uint16, src []byte) int
+
 // float8 to bf16 decoding tables.
 var e4m3BF16, e5m2BF16 [256]uint16
 
@@ -51,8 +55,13 @@ func loadBF16Run(m *Matrix, off, n int, buf []uint16) []uint16 {
 		panic("fallback: bf16 pairs of " + m.DType.String())
 	}
 	buf = buf[:n]
-	for k, x := range m.Data[off : off+n] {
-		buf[k] = table[x]
+	src := m.Data[off : off+n]
+	k := 0
+	if fp8ToBF16Fast != nil {
+		k = fp8ToBF16Fast(m.DType, buf, src)
+	}
+	for ; k < n; k++ {
+		buf[k] = table[src[k]]
 	}
 	return buf
 }

@@ -318,6 +318,13 @@ func scatterRowsLocked(a *ScatterArgs, pos []int, p int) {
 		parallelFor(n, p, max(1, 16384/rb), func(lo, hi int) {
 			tmp := make([]byte, rb)
 			for l := lo; l < hi; l++ {
+				// Random rows defeat the hardware prefetcher: ask for
+				// the destination row prefetchAhead lanes on.
+				if havePrefetch && l+prefetchAhead < hi {
+					if q := pos[l+prefetchAhead]; q >= 0 {
+						prefetchRange(unsafe.Pointer(&a.Mem[q*rb]), rb)
+					}
+				}
 				update(l, tmp)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -237,4 +238,44 @@ func init() {
 		PeakLoop{Name: "f32", Features: []cpuid.FeatureID{cpuid.AVX512F}, FLOPs: 16 * 16 * 2, run: peakFMAAVX512},
 		PeakLoop{Name: "bf16dot", Features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BF16}, FLOPs: 16 * 16 * 4, run: peakDPBF16AVX512},
 	)
+}
+
+// e4m3ToBF16AVX512 and e5m2ToBF16AVX512 decode n float8 values (n a
+// multiple of 16) into bf16, exactly (see sgemm_gen.go).
+//
+//go:noescape
+func e4m3ToBF16AVX512(dst *uint16, src *uint8, n int)
+
+//go:noescape
+func e5m2ToBF16AVX512(dst *uint16, src *uint8, n int)
+
+func init() {
+	fp8ToBF16Fast = func(d tile.DType, dst []uint16, src []byte) int {
+		n := len(src) &^ 15
+		if n == 0 || !cpufeat.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX2) {
+			return 0
+		}
+		if d == tile.E4M3 {
+			e4m3ToBF16AVX512(&dst[0], &src[0], n)
+		} else {
+			e5m2ToBF16AVX512(&dst[0], &src[0], n)
+		}
+		return n
+	}
+}
+
+// addF32AVX512 sets dst[i] += src[i] for n floats, n a multiple of 16.
+//
+//go:noescape
+func addF32AVX512(dst, src *float32, n int)
+
+func init() {
+	addF32Fast = func(dst, src []float32) int {
+		n := len(dst) &^ 15
+		if n == 0 || !cpufeat.Supports(cpuid.AVX512F) {
+			return 0
+		}
+		addF32AVX512(&dst[0], &src[0], n)
+		return n
+	}
 }

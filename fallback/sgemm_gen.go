@@ -75,6 +75,8 @@ func main() {
 	kernelAVX512("sbgemmKernelAVX512BF16", 14, 2, 4, false)
 	dotBF16 = false
 	pairRowsAVX512("pairRows32AVX512")
+	fp8ToBF16AVX512()
+	addF32AVX512()
 	peakAVX512("peakFMAAVX512", false)
 	peakAVX512("peakDPBF16AVX512", true)
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
@@ -209,6 +211,93 @@ func vdpbf16ps(src2, src1, dst int) {
 	modrm := 0b11<<6 | (dst&7)<<3 | src2&7
 	p("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x52; BYTE $0x%02x // vdpbf16ps %%zmm%d, %%zmm%d, %%zmm%d",
 		p0, p1, p2, modrm, src2, src1, dst)
+}
+
+// fp8ToBF16AVX512 writes the float8 to bf16 decoders of the pair panels,
+//
+//	func name(dst *uint16, src *uint8, n int)
+//
+// over n elements, n a multiple of 16. Every float8 value is exact in
+// bf16. e5m2 is the top byte of an f16, converted with VCVTPH2PS (NaNs
+// stay NaN). e4m3's magnitude bits shifted into a float32's exponent and
+// mantissa make the value times 2^-120 (subnormals included: a float32
+// subnormal m·2^-129 is m·2^-9 scaled), so one VMULPS by 2^120 rescales
+// it exactly (MXCSR's DAZ is off under Go); the sign is ORed in, and the
+// NaN codes (magnitude 0x7f) become the quiet NaN with their sign.
+// Constants: Z8 = 0x7f, Z9 = 2^120, Z10 = 0x80, Z11 = 0x7fc00000.
+func fp8ToBF16AVX512() {
+	conv("e5m2ToBF16AVX512", "dst *uint16, src *uint8, n int", 1, 2, 16, func() {
+		p("\tVPMOVZXBW (SI), Y0")
+		p("\tVPSLLW $8, Y0, Y0")
+		p("\tVCVTPH2PS Y0, Z1")
+		p("\tVPSRLD $16, Z1, Z1")
+		p("\tVPMOVDW Z1, (DI)")
+	})
+	conv("e4m3ToBF16AVX512", "dst *uint16, src *uint8, n int", 1, 2, 16, func() {
+		p("\tVPMOVZXBD (SI), Z0")
+		p("\tVPANDD Z8, Z0, Z1")
+		p("\tVPCMPEQD Z8, Z1, K1")
+		p("\tVPSLLD $20, Z1, Z2")
+		p("\tVMULPS Z9, Z2, Z2")
+		p("\tVMOVDQA32 Z11, K1, Z2")
+		p("\tVPANDD Z10, Z0, Z3")
+		p("\tVPSLLD $24, Z3, Z3")
+		p("\tVPORD Z3, Z2, Z2")
+		p("\tVPSRLD $16, Z2, Z2")
+		p("\tVPMOVDW Z2, (DI)")
+	}, func() {
+		for i, c := range []uint32{0x7f, (127 + 120) << 23, 0x80, 0x7fc00000} {
+			p("\tMOVL $%#x, AX", c)
+			p("\tVPBROADCASTD AX, Z%d", 8+i)
+		}
+	})
+}
+
+// addF32AVX512 writes
+//
+//	func addF32AVX512(dst, src *float32, n int)
+//
+// dst[i] += src[i] for n floats, n a multiple of 16: the row update of a
+// scatter-add, 64 floats a trip while they last.
+func addF32AVX512() {
+	name := "addF32AVX512"
+	p("")
+	p("// func %s(dst, src *float32, n int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ n+16(FP), CX")
+	p("\tSHRQ $4, CX")
+	p("\tJZ %s_done", name)
+	p("%s_four:", name)
+	p("\tCMPQ CX, $4")
+	p("\tJB %s_one", name)
+	for v := 0; v < 4; v++ {
+		p("\tVMOVUPS %d(DI), Z%d", 64*v, v)
+	}
+	for v := 0; v < 4; v++ {
+		p("\tVADDPS %d(SI), Z%d, Z%d", 64*v, v, v)
+	}
+	for v := 0; v < 4; v++ {
+		p("\tVMOVUPS Z%d, %d(DI)", v, 64*v)
+	}
+	p("\tADDQ $256, DI")
+	p("\tADDQ $256, SI")
+	p("\tSUBQ $4, CX")
+	p("\tJMP %s_four", name)
+	p("%s_one:", name)
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("\tVMOVUPS (DI), Z0")
+	p("\tVADDPS (SI), Z0, Z0")
+	p("\tVMOVUPS Z0, (DI)")
+	p("\tADDQ $64, DI")
+	p("\tADDQ $64, SI")
+	p("\tDECQ CX")
+	p("\tJMP %s_one", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
 }
 
 // peakAVX512 writes

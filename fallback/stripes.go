@@ -46,10 +46,17 @@ func stripeAt(mem []byte, off int) int {
 	return stripeOf(uintptr(unsafe.Pointer(unsafe.SliceData(mem))) + uintptr(off))
 }
 
+// addF32Fast, when set, adds a prefix of src to dst with vector code and
+// returns its length.
+var addF32Fast func(dst, src []float32) int
+
 // addF32 sets dst[i] += src[i] (len(src) ≥ len(dst)).
 func addF32(dst, src []float32) {
 	src = src[:len(dst)]
 	i := 0
+	if addF32Fast != nil {
+		i = addF32Fast(dst, src)
+	}
 	for ; i+8 <= len(dst); i += 8 {
 		d := (*[8]float32)(dst[i:])
 		s := (*[8]float32)(src[i:])
