@@ -17,6 +17,16 @@ import (
 // packing: every e4m3 and e5m2 value, subnormals and NaN included, is exact
 // in bf16, so nothing is rounded and no f32 copy of A or B is made. Alpha
 // and the float8 scales are applied to the f32 sums in the epilogue.
+//
+// Numerics of VDPBF16PS against the f32 path: each product of two bf16 is
+// exact in f32; the two products of a pair and the running sum are added
+// with round-to-nearest-even in another order than one FMA per k, so the
+// sums differ from the f32 kernel's by f32 rounding (the tests hold both to
+// the same tolerance against the float64 reference). The instruction also
+// treats subnormal inputs as zero and flushes subnormal results: bf16
+// inputs below 2^-126 in magnitude count as zero (float8 values never
+// are: the smallest, e5m2's 2^-16, is normal in bf16), and partial sums
+// below 2^-126 become zero.
 
 // pairInput reports whether an operand of type t can be packed in bf16 pairs.
 func pairInput(t tile.DType) bool {

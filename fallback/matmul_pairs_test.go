@@ -145,3 +145,34 @@ func TestFP8ToBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulBF16PairsSubnormals pins down the documented numerics of the
+// dot-product instruction: a subnormal bf16 input counts as zero (the f32
+// path multiplies it exactly).
+func TestMatMulBF16PairsSubnormals(t *testing.T) {
+	for _, v := range MatMulVariants() {
+		if !v.BF16Pairs || !v.Available() {
+			continue
+		}
+		a := MatMulArgs{M: 1, N: 1, K: 2, Batch: 1, Alpha: 1}
+		a.A = Matrix{DType: tile.BF16, Data: make([]byte, 4), Rows: 1, Cols: 2, LD: 2, BatchStride: 2}
+		a.B = Matrix{DType: tile.BF16, Data: make([]byte, 4), Rows: 2, Cols: 1, LD: 1, BatchStride: 2}
+		a.D = Matrix{DType: tile.F32, Data: make([]byte, 4), Rows: 1, Cols: 1, LD: 1, BatchStride: 1}
+		storeF32(tile.BF16, a.A.Data, 0, 0x1p-127) // subnormal in bf16
+		storeF32(tile.BF16, a.A.Data, 1, 0)
+		storeF32(tile.BF16, a.B.Data, 0, 0x1p100)
+		storeF32(tile.BF16, a.B.Data, 1, 0)
+		poison(a.D.Data)
+		if err := MatMulFast(v.Name, &a); err != nil {
+			t.Fatal(err)
+		}
+		if got := loadF32(tile.F32, a.D.Data, 0); got != 0 {
+			t.Errorf("%s: 2^-127·2^100 = %g, want 0 (the subnormal read as zero)", v.Name, got)
+		}
+		if err := MatMulFast("avx512", &a); err == nil {
+			if got := loadF32(tile.F32, a.D.Data, 0); got != 0x1p-27 {
+				t.Errorf("avx512: 2^-127·2^100 = %g, want 2^-27", got)
+			}
+		}
+	}
+}
