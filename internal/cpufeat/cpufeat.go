@@ -37,14 +37,28 @@ const maxFeature = 1024
 
 // mask is one parsed setting.
 type mask struct {
-	spec   string                   // as given: "TCRT_CPU=avx2 TCRT_CPU_FEATURES=-X"
-	hidden map[cpuid.FeatureID]bool // features hidden (whether or not the CPU has them)
-	err    error                    // unknown names, if any
-	names  []string                 // hidden features the CPU has, sorted
-	_      struct{}                 //
+	spec   string     // as given: "TCRT_CPU=avx2 TCRT_CPU_FEATURES=-X"
+	hidden featureSet // features hidden (whether or not the CPU has them)
+	err    error      // unknown names, if any
+	names  []string   // hidden features the CPU has, sorted
+	_      struct{}   //
 }
 
 var cur atomic.Pointer[mask]
+
+// featureSet is a set of cpuid features below maxFeature (the kernels ask
+// on every call, so it is a bit set, not a map).
+type featureSet [maxFeature / 64]uint64
+
+func (s *featureSet) add(f cpuid.FeatureID) {
+	if f >= 0 && f < maxFeature {
+		s[f/64] |= 1 << (f % 64)
+	}
+}
+
+func (s *featureSet) has(f cpuid.FeatureID) bool {
+	return f >= 0 && f < maxFeature && s[f/64]&(1<<(f%64)) != 0
+}
 
 func init() {
 	m, _ := parse(os.Getenv(EnvLevel), os.Getenv(EnvFeatures))
@@ -66,7 +80,7 @@ func levelHides(level, name string) bool {
 // parse builds the mask of a level and a feature list; the error lists
 // what it ignored.
 func parse(level, features string) (*mask, error) {
-	m := &mask{hidden: map[cpuid.FeatureID]bool{}}
+	m := &mask{}
 	var bad []string
 	level = strings.ToLower(strings.TrimSpace(level))
 	var spec []string
@@ -75,7 +89,7 @@ func parse(level, features string) (*mask, error) {
 	case "avx2", "generic":
 		for id := cpuid.FeatureID(1); id < maxFeature; id++ {
 			if levelHides(level, id.String()) {
-				m.hidden[id] = true
+				m.hidden.add(id)
 			}
 		}
 	default:
@@ -96,15 +110,15 @@ func parse(level, features string) (*mask, error) {
 			bad = append(bad, fmt.Sprintf("%s entry %q (want -NAME with a cpuid feature name)", EnvFeatures, f))
 			continue
 		}
-		m.hidden[id] = true
+		m.hidden.add(id)
 		fs = append(fs, "-"+id.String())
 	}
 	if len(fs) > 0 {
 		spec = append(spec, EnvFeatures+"="+strings.Join(fs, ","))
 	}
 	m.spec = strings.Join(spec, " ")
-	for id := range m.hidden {
-		if cpuid.CPU.Supports(id) {
+	for id := cpuid.FeatureID(1); id < maxFeature; id++ {
+		if m.hidden.has(id) && cpuid.CPU.Supports(id) {
 			m.names = append(m.names, id.String())
 		}
 	}
@@ -120,7 +134,7 @@ func parse(level, features string) (*mask, error) {
 func Supports(fs ...cpuid.FeatureID) bool {
 	m := cur.Load()
 	for _, f := range fs {
-		if m.hidden[f] || !cpuid.CPU.Supports(f) {
+		if m.hidden.has(f) || !cpuid.CPU.Supports(f) {
 			return false
 		}
 	}
@@ -129,7 +143,7 @@ func Supports(fs ...cpuid.FeatureID) bool {
 
 // Masked reports whether f is hidden by the mask (whether or not the CPU
 // has it).
-func Masked(f cpuid.FeatureID) bool { return cur.Load().hidden[f] }
+func Masked(f cpuid.FeatureID) bool { return cur.Load().hidden.has(f) }
 
 // Missing returns why fs are not all usable ("" when they are): the first
 // feature the CPU lacks or the mask hides.
@@ -139,7 +153,7 @@ func Missing(fs ...cpuid.FeatureID) string {
 		if !cpuid.CPU.Supports(f) {
 			return "CPU lacks " + f.String()
 		}
-		if m.hidden[f] {
+		if m.hidden.has(f) {
 			return f.String() + " masked (" + m.spec + ")"
 		}
 	}
