@@ -13,7 +13,8 @@ import (
 )
 
 // MatMulProblem is one matmul the job and the benchmarks run: D = A·B with A
-// M×K, B K×N, all row-major, D f32.
+// M×K, B K×N, all row-major, D f32. Float8 operands get per-tensor scales
+// (matMulScaleA, matMulScaleB).
 type MatMulProblem struct {
 	DType   tile.DType // of A and B
 	M, N, K int
@@ -51,7 +52,11 @@ func (p MatMulProblem) FLOPs() float64 { return 2 * float64(p.M) * float64(p.N) 
 type MatMulSetup struct {
 	P       MatMulProblem
 	A, B, D ops.Matrix
+	Opt     *ops.MatMulOptions // nil, or the float8 scales
 }
+
+// The per-tensor dequantisation scales of float8 operands.
+const matMulScaleA, matMulScaleB = 0.5, 3
 
 // NewMatMulSetup allocates random inputs (unit scale) and an output.
 func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, seed uint64) (*MatMulSetup, error) {
@@ -80,12 +85,30 @@ func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, s
 	}
 	am, bm := ops.MatrixOf(a), ops.MatrixOf(b)
 	am.Trans, bm.Trans = p.TransA, p.TransB
-	return &MatMulSetup{P: p, A: am, B: bm, D: ops.MatrixOf(d)}, nil
+	s := &MatMulSetup{P: p, A: am, B: bm, D: ops.MatrixOf(d)}
+	if tile.IsFloat8(p.DType) {
+		o := ops.DefaultMatMulOptions()
+		for _, x := range []struct {
+			dst **runtime.Buffer
+			v   float32
+		}{{&o.ScaleA, matMulScaleA}, {&o.ScaleB, matMulScaleB}} {
+			if *x.dst, err = rt.Alloc(tile.F32, 1); err == nil {
+				err = (*x.dst).WriteFloat32(ctx, []float32{x.v})
+			}
+			if err != nil {
+				s.Opt = &o
+				s.Close()
+				return nil, err
+			}
+		}
+		s.Opt = &o
+	}
+	return s, nil
 }
 
 // Run computes D = A·B.
 func (s *MatMulSetup) Run(ctx context.Context, rt *runtime.Runtime) error {
-	return ops.MatMul(ctx, rt, s.D, s.A, s.B, nil)
+	return ops.MatMul(ctx, rt, s.D, s.A, s.B, s.Opt)
 }
 
 // Close releases the buffers.
@@ -93,6 +116,13 @@ func (s *MatMulSetup) Close() {
 	s.A.Buf.Close()
 	s.B.Buf.Close()
 	s.D.Buf.Close()
+	if s.Opt != nil {
+		for _, b := range []*runtime.Buffer{s.Opt.ScaleA, s.Opt.ScaleB} {
+			if b != nil {
+				b.Close()
+			}
+		}
+	}
 }
 
 // Check compares D with the float64 reference (on the CPU) and returns the
@@ -118,7 +148,12 @@ func (s *MatMulSetup) Check(ctx context.Context, rt *runtime.Runtime) (float64, 
 		return raw
 	}
 	wantRaw := make([]byte, 4*len(want))
+	var scaleA, scaleB []float32
+	if s.Opt != nil {
+		scaleA, scaleB = []float32{matMulScaleA}, []float32{matMulScaleB}
+	}
 	fallback.MatMulRef(&fallback.MatMulArgs{
+		ScaleA: scaleA, ScaleB: scaleB,
 		M: p.M, N: p.N, K: p.K, Batch: 1, Alpha: 1,
 		A: fallback.Matrix{DType: tile.F32, Data: f32(av), Rows: s.A.Rows, Cols: s.A.Cols, LD: s.A.Cols, BatchStride: p.M * p.K, Trans: p.TransA},
 		B: fallback.Matrix{DType: tile.F32, Data: f32(bv), Rows: s.B.Rows, Cols: s.B.Cols, LD: s.B.Cols, BatchStride: p.K * p.N, Trans: p.TransB},

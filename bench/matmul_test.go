@@ -10,11 +10,11 @@ import (
 )
 
 // BenchmarkMatMul/<dtype>/<M>x<N>x<K>/<backend> reports GFLOP/s of D = A·B
-// (A, B of dtype, D f32).
+// (A, B of dtype, D f32; e4m3 with per-tensor scales).
 func BenchmarkMatMul(b *testing.B) {
 	rts := backends(b)
 	shapes := [][3]int{{2048, 2048, 2048}, {512, 512, 512}, {128, 4096, 4096}, {1000, 129, 7}}
-	for _, dt := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
+	for _, dt := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.E4M3} {
 		b.Run(dt.String(), func(b *testing.B) {
 			for _, sh := range shapes {
 				b.Run(fmt.Sprintf("%dx%dx%d", sh[0], sh[1], sh[2]), func(b *testing.B) {
@@ -26,6 +26,33 @@ func BenchmarkMatMul(b *testing.B) {
 						}
 						defer s.Close()
 						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+						b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+					})
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkMatMulDecode/<dtype>/m<M>/<backend> times the skinny products of
+// decoding, D = A·B with A M×4096 and B 4096×4096 (D f32), which are bound
+// by reading B: it reports B's bytes per second as GB/s (compare with
+// BenchmarkMemcpy: scripts/bench-ratio.sh 'MatMulDecode') and GFLOP/s.
+func BenchmarkMatMulDecode(b *testing.B) {
+	rts := backends(b)
+	for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+		b.Run(dt.String(), func(b *testing.B) {
+			for _, m := range []int{1, 4, 16} {
+				b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
+					eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+						p := bench.MatMulProblem{DType: dt, M: m, N: 4096, K: 4096}
+						s, err := bench.NewMatMulSetup(ctx(), rt, p, 1)
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer s.Close()
+						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+						b.ReportMetric(float64(p.K*p.N*dt.Size())*float64(b.N)/sec/1e9, "GB/s")
 						b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
 					})
 				})

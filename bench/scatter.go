@@ -9,6 +9,7 @@ import (
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // ScatterSetup holds the buffers of one row scatter-add problem (a
@@ -45,6 +46,47 @@ func NewScatterSetup(ctx context.Context, rt *runtime.Runtime, p GatherProblem, 
 		return nil, err
 	}
 	return &ScatterSetup{P: p, Table: table, Idx: ops.DenseTile(idx), Src: ops.DenseTile(src), Opt: ops.ScatterOptions{Op: ops.ScatterAdd}}, nil
+}
+
+// NewScatterElementsSetup is NewScatterSetup for an element-mode
+// scatter-add: each of the Lanes×Cols source elements goes to its own
+// uniformly random element of the table (p.Hot is ignored). ScatterBytes is
+// its traffic too: every source element and the updated element read, the
+// updated element written, and one s32 index per element (counted as
+// 4·Lanes·Cols bytes, not 4·Lanes: use ElementScatterBytes).
+func NewScatterElementsSetup(ctx context.Context, rt *runtime.Runtime, p GatherProblem, seed uint64) (*ScatterSetup, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x5ca8))
+	table, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.TableRows, p.Cols)
+	if err != nil {
+		return nil, err
+	}
+	src, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.Lanes, p.Cols)
+	if err != nil {
+		table.Close()
+		return nil, err
+	}
+	v := make([]int32, p.Lanes*p.Cols)
+	for i := range v {
+		v[i] = int32(rng.IntN(p.TableRows * p.Cols))
+	}
+	idx, err := rt.Alloc(tile.S32, p.Lanes, p.Cols)
+	if err == nil {
+		err = runtime.WriteRaw(ctx, idx, v)
+	}
+	if err != nil {
+		table.Close()
+		src.Close()
+		return nil, err
+	}
+	return &ScatterSetup{P: p, Table: table, Idx: ops.DenseTile(idx), Src: ops.DenseTile(src),
+		Opt: ops.ScatterOptions{Op: ops.ScatterAdd, Mode: ops.IndexElements}}, nil
+}
+
+// ElementScatterBytes is the memory traffic of an element-mode scatter-add:
+// per element, the source read, the index read, the destination read and
+// written.
+func (p GatherProblem) ElementScatterBytes() float64 {
+	return float64(p.Lanes*p.Cols) * float64(3*p.DType.Size()+4)
 }
 
 // Run scatter-adds the source rows into the table.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -97,6 +98,9 @@ func AttentionFast(variant string, a *AttentionArgs) error {
 	kern := findAttnVariant(variant)
 	if kern == nil {
 		return fmt.Errorf("fallback: unknown attention variant %q", variant)
+	}
+	if why := cpufeat.Missing(kern.features...); why != "" {
+		return fmt.Errorf("fallback: attention variant %q: %s", variant, why)
 	}
 	threads := a.Threads
 	if threads <= 0 {

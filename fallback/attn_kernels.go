@@ -6,6 +6,7 @@ import (
 
 	"github.com/klauspost/cpuid/v2"
 
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -188,7 +189,9 @@ type AttentionVariant struct {
 }
 
 // Available reports whether the CPU supports the variant.
-func (v AttentionVariant) Available() bool { return cpuid.CPU.Supports(v.Features...) }
+// Features hidden by the CPU feature mask (internal/cpufeat) count as
+// missing.
+func (v AttentionVariant) Available() bool { return cpufeat.Supports(v.Features...) }
 
 // AttentionVariants lists the compiled-in attention variants, best first.
 func AttentionVariants() []AttentionVariant {

@@ -319,7 +319,7 @@ const ntPrefetchBytes = 16 << 10
 // row the copy can touch (the preflight has bounded the indices by
 // MemRows).
 func ntRows(a *GatherArgs, rows, rb, stride int) bool {
-	if !haveNTRows || rows == 0 || rb == 0 || rb%64 != 0 || stride%64 != 0 || rows*rb < ntMinBytes {
+	if !haveNTRows() || rows == 0 || rb == 0 || rb%64 != 0 || stride%64 != 0 || rows*rb < ntMinBytes {
 		return false
 	}
 	if uintptr(unsafe.Pointer(unsafe.SliceData(a.Dst.Data)))%64 != 0 {

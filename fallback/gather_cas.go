@@ -99,7 +99,8 @@ func GatherCASRef(a *GatherCASArgs) error {
 }
 
 // GatherCASFast preflights every lane in parallel, then runs the lanes'
-// atomic compare-and-swaps on Threads goroutines (lanes with the same
+// atomic compare-and-swaps (each under its element's stripe lock) on
+// Threads goroutines (lanes with the same
 // address serialise in whatever order the hardware gives), collecting the
 // observed values in a staged destination that is padded and published with
 // one copy when every lane has finished.
@@ -141,7 +142,12 @@ func GatherCASFast(a *GatherCASArgs) error {
 				prefetchRange(unsafe.Pointer(&a.Mem[addrs[l+casPrefetchAhead]]), 1)
 			}
 			r, c := l/vc, l%vc
+			// Under the element's stripe lock, so that the swap cannot
+			// fall inside another op's locked update (see stripes.go).
+			lk := &stripes[stripeAt(a.Mem, addrs[l])]
+			lk.Lock()
 			obs := AtomicCAS(a.Mem, addrs[l], sz, a.Expected.elem(r, c), a.Replacement.elem(r, c))
+			lk.Unlock()
 			storePlain(staged, dst.At(r, c)*sz, sz, obs)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 )
 
 // copyRowsNT copies, for r in [0, n), the rb bytes at mem + pos[r]·rb to
@@ -17,5 +18,5 @@ import (
 //go:noescape
 func copyRowsNT(dst unsafe.Pointer, dstStride int, mem unsafe.Pointer, rb int, pos *int, n int, ahead int)
 
-// haveNTRows says copyRowsNT can run here (it needs AVX).
-var haveNTRows = cpuid.CPU.Supports(cpuid.AVX)
+// haveNTRows says copyRowsNT can run here (it needs AVX, unmasked).
+func haveNTRows() bool { return cpufeat.Supports(cpuid.AVX) }

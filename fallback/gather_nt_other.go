@@ -8,4 +8,4 @@ func copyRowsNT(dst unsafe.Pointer, dstStride int, mem unsafe.Pointer, rb int, p
 	panic("fallback: copyRowsNT without amd64 assembly")
 }
 
-var haveNTRows = false
+func haveNTRows() bool { return false }

@@ -208,7 +208,7 @@ func alignedBytes(rng *rand.Rand, n int) []byte {
 // among the threads, and a misaligned destination that must take the
 // plain copy instead.
 func TestGatherRowsStreaming(t *testing.T) {
-	if !haveNTRows {
+	if !haveNTRows() {
 		t.Skip("no streaming row copy on this machine or build")
 	}
 	defer func(v int) { ntMinBytes = v }(ntMinBytes)

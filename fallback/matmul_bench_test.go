@@ -9,16 +9,19 @@ import (
 )
 
 // BenchmarkMatMulFast times D = A·B for every available variant, with A, B
-// and D all of one element type, and reports GFLOP/s (2·M·N·K per product).
+// and D all of one element type (D f32 for e4m3), and reports GFLOP/s (2·M·N·K per product).
 // The plain-Go variant only runs the smaller shapes.
 func BenchmarkMatMulFast(b *testing.B) {
-	shapes := [][3]int{{256, 256, 256}, {1024, 1024, 1024}, {2048, 2048, 2048}}
+	shapes := [][3]int{{256, 256, 256}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 129, 7}}
 	for _, v := range MatMulVariants() {
 		if !v.Available() {
 			continue
 		}
 		b.Run(v.Name, func(b *testing.B) {
-			for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
+			for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3} {
+				if !v.Accepts(dt, dt) || dt == tile.E4M3 && !v.BF16Pairs {
+					continue
+				}
 				b.Run(dt.String(), func(b *testing.B) {
 					for _, s := range shapes {
 						if v.Name == "generic" && s[0] > 1024 {
@@ -47,6 +50,9 @@ func benchMatMul(b *testing.B, variant string, dt tile.DType, m, n, k int) {
 		a = &MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1}
 		a.A = newMatrix(r, f, 1, m, k)
 		a.B = newMatrix(r, f, 1, k, n)
+		if tile.IsFloat8(dt) {
+			f.dt = tile.F32 // float8 is an input type only
+		}
 		a.D = newMatrix(r, f, 1, m, n)
 		benchArgs[key] = a
 	}
@@ -70,9 +76,13 @@ func BenchmarkMatMulKernel(b *testing.B) {
 			continue
 		}
 		b.Run("L1/"+v.Name, func(b *testing.B) {
-			kc := v.blocking().kc
-			ap := growAligned(nil, kc*v.MR)
-			bp := growAligned(nil, kc*v.NR)
+			kc := v.blocking().kc // K values
+			steps := kc
+			if v.BF16Pairs {
+				steps = kc / 2 // a bf16 pair per step
+			}
+			ap := growAligned(nil, steps*v.MR)
+			bp := growAligned(nil, steps*v.NR)
 			c := growAligned(nil, v.MR*v.NR)
 			for i := range ap {
 				ap[i] = 1
@@ -81,7 +91,7 @@ func BenchmarkMatMulKernel(b *testing.B) {
 				bp[i] = 1
 			}
 			for b.Loop() {
-				v.kernel(kc, &ap[0], &bp[0], &c[0], v.NR, 1)
+				v.kernel(steps, &ap[0], &bp[0], &c[0], v.NR, 1)
 			}
 			b.ReportMetric(2*float64(kc*v.MR*v.NR)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -90,7 +100,7 @@ func BenchmarkMatMulKernel(b *testing.B) {
 	if len(explore) == 0 {
 		return
 	}
-	for _, v := range append(explore, variants[0]) {
+	for _, v := range append(explore, variantByName("avx512")) {
 		b.Run("2048/"+v.Name, func(b *testing.B) {
 			n := 2048
 			r := rand.New(rand.NewPCG(1, 2))
@@ -99,7 +109,7 @@ func BenchmarkMatMulKernel(b *testing.B) {
 			a.A = newMatrix(r, f, 1, n, n)
 			a.B = newMatrix(r, f, 1, n, n)
 			a.D = newMatrix(r, f, 1, n, n)
-			blk := variants[0].blocking()
+			blk := variantByName("avx512").blocking()
 			blk.mc = max(v.MR, blk.mc/v.MR*v.MR)
 			vb := &variant{MatMulVariant: v.MatMulVariant, kernel: v.kernel, cvt: v.cvt, transPack: v.transPack}
 			vb.blkOnce.Do(func() { vb.blk = blk })

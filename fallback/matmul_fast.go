@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -17,10 +18,22 @@ type MatMulVariant struct {
 	Name     string            // "avx512", "avx2", "generic"
 	Features []cpuid.FeatureID // CPU features it needs
 	MR, NR   int               // register tile: MR rows of op(A) by NR columns of op(B)
+	// BF16Pairs marks a kernel that multiplies bf16 values two k steps at
+	// a time (see matmul_pairs.go): its operands must be bf16 or float8,
+	// which it uses exactly, and it rounds nothing but the f32 sums.
+	BF16Pairs bool
 }
 
-// Available reports whether the host CPU has every feature the variant needs.
-func (v MatMulVariant) Available() bool { return cpuid.CPU.Supports(v.Features...) }
+// Accepts reports whether the variant takes operands of types a and b: any
+// float type the fallback loads, or for a BF16Pairs variant only bf16 and
+// float8.
+func (v MatMulVariant) Accepts(a, b tile.DType) bool {
+	return !v.BF16Pairs || pairInput(a) && pairInput(b)
+}
+
+// Available reports whether the host CPU has every feature the variant
+// needs, none of them hidden by the CPU feature mask (internal/cpufeat).
+func (v MatMulVariant) Available() bool { return cpufeat.Supports(v.Features...) }
 
 // MatMulVariants lists the compiled-in fast-path variants, best first. The
 // purego build tag, and CPU architectures without assembly kernels, leave
@@ -46,8 +59,11 @@ func MatMulFast(variant string, a *MatMulArgs) error {
 		if v.Name != variant {
 			continue
 		}
-		if !v.Available() {
-			return fmt.Errorf("fallback: matmul variant %q needs CPU features %v", variant, v.Features)
+		if why := cpufeat.Missing(v.Features...); why != "" {
+			return fmt.Errorf("fallback: matmul variant %q: %s", variant, why)
+		}
+		if !v.Accepts(a.A.DType, a.B.DType) {
+			return fmt.Errorf("fallback: matmul variant %q does not take %v·%v operands", variant, a.A.DType, a.B.DType)
 		}
 		v.matMul(a)
 		return nil
@@ -80,6 +96,11 @@ type variant struct {
 	// reports false for a w it does not handle. It may write up to
 	// panelSlack floats past the last step.
 	transPack func(dst, src *float32, ld, kc, w int) bool
+	// pairRows, when not nil, writes step s of the pair panels (dst at
+	// step s of the first panel, panels kp steps long) from the bf16 rows
+	// lo and hi for as many whole panels of width W as it handles, and
+	// returns the columns written.
+	pairRows func(dst []float32, lo, hi []uint16, W, kp int) int
 
 	blkOnce sync.Once
 	blk     blocking
@@ -100,7 +121,13 @@ func (v *variant) blocking() blocking {
 	if testBlocking != nil {
 		return *testBlocking
 	}
-	v.blkOnce.Do(func() { v.blk = cacheBlocking(v.MR, v.NR) })
+	v.blkOnce.Do(func() {
+		v.blk = cacheBlocking(v.MR, v.NR)
+		if v.BF16Pairs {
+			// The same panel bytes hold twice the K values.
+			v.blk.kc *= 2
+		}
+	})
 	return v.blk
 }
 
@@ -125,6 +152,10 @@ type job struct {
 	next    atomic.Int64
 	numKBlk int // K blocks
 	kc      int // K block (the last may be shorter)
+	// scaled: the epilogue multiplies the sums by alpha (when packA did
+	// not) and the scales.
+	scaled bool
+	alpha  float32
 }
 
 func (v *variant) matMul(a *MatMulArgs) {
@@ -133,9 +164,19 @@ func (v *variant) matMul(a *MatMulArgs) {
 	}
 	j := &job{a: a, v: v, blk: v.blocking()}
 	j.beta = a.Beta != 0 && a.C != nil
-	j.epi = j.beta || a.Bias != nil || a.Act != ActNone || a.D.DType != tile.F32
+	j.alpha = 1
+	if v.BF16Pairs {
+		j.alpha = a.Alpha
+	}
+	j.scaled = j.alpha != 1 || a.ScaleA != nil || a.ScaleB != nil
+	j.epi = j.beta || a.Bias != nil || a.Act != ActNone || a.D.DType != tile.F32 || j.scaled
 	j.numKBlk = max(1, ceilDiv(a.K, j.blk.kc))
 	j.kc = ceilDiv(a.K, j.numKBlk)
+	if v.BF16Pairs {
+		// Pairs must not straddle K blocks.
+		j.kc = roundUp(j.kc, 2)
+		j.numKBlk = max(1, ceilDiv(a.K, j.kc))
+	}
 	switch {
 	case a.D.DType == tile.F32 && !(j.beta && overlaps(a.C.Data, a.D.Data)):
 		j.mode = destD
@@ -269,6 +310,9 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 	w.a = growAligned(w.a, mc0*max(kc0, 1)+panelSlack)
 	w.b = growAligned(w.b, nc0*max(kc0, 1)+panelSlack)
 	w.buf = grow(w.buf, max(kc0, mc0, nc0, max(MR, NR, 2)*kc0))
+	if v.BF16Pairs {
+		w.h = grow16(w.h, max(3*max(mc0, nc0), max(MR, NR)*(kc0+1)))
+	}
 	w.tile = growAligned(w.tile, MR*NR)
 	if j.epi {
 		w.row = grow(w.row, NR)
@@ -290,24 +334,34 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 			if !first {
 				accum = 1
 			}
-			v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
+			ks := kc // kernel steps
+			if v.BF16Pairs {
+				ks = ceilDiv(kc, 2)
+				v.packPairsB(w.b, &a.B, b, pc, kc, jc, nc, w.h)
+			} else {
+				v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
+			}
 			for ic := m0; ic < m1; ic += mc0 {
 				mc := min(mc0, m1-ic)
-				v.packA(w.a, &a.A, b, ic, mc, pc, kc, a.Alpha, w.buf)
+				if v.BF16Pairs {
+					v.packPairsA(w.a, &a.A, b, ic, mc, pc, kc, w.h)
+				} else {
+					v.packA(w.a, &a.A, b, ic, mc, pc, kc, a.Alpha, w.buf)
+				}
 				for jr := 0; jr < nc; jr += NR {
 					nr := min(NR, nc-jr)
-					bp := &w.b[jr*kc]
+					bp := &w.b[jr*ks]
 					for ir := 0; ir < mc; ir += MR {
 						mr := min(MR, mc-ir)
-						ap := &w.a[ir*kc]
+						ap := &w.a[ir*ks]
 						i, jj := ic+ir, jc+jr
 						switch j.mode {
 						case destD:
 							d := f32At(a.D.Data, dBase+i*a.D.LD+jj)
 							if mr == MR && nr == NR {
-								v.kernel(kc, ap, bp, d, a.D.LD, accum)
+								v.kernel(ks, ap, bp, d, a.D.LD, accum)
 							} else {
-								v.kernel(kc, ap, bp, tileP, NR, 0)
+								v.kernel(ks, ap, bp, tileP, NR, 0)
 								mergeTile(d, a.D.LD, w.tile, NR, mr, nr, first)
 							}
 							if last && j.epi {
@@ -315,12 +369,12 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 							}
 						case destScratch:
 							s := &w.scratch[(i-m0)*ldS+jr]
-							v.kernel(kc, ap, bp, s, ldS, accum)
+							v.kernel(ks, ap, bp, s, ldS, accum)
 							if last {
 								j.epilogue(w, b, i, jj, mr, nr, s, ldS)
 							}
 						default:
-							v.kernel(kc, ap, bp, tileP, NR, 0)
+							v.kernel(ks, ap, bp, tileP, NR, 0)
 							j.epilogue(w, b, i, jj, mr, nr, tileP, NR)
 						}
 					}
@@ -361,6 +415,12 @@ func (j *job) epilogue(w *workspace, b, i0, j0, mr, nr int, src *float32, lds in
 			out = s
 		} else {
 			copy(out, s)
+		}
+		if j.scaled {
+			f := j.alpha * float32(scaleAt(a.ScaleA, i))
+			for k := range out {
+				out[k] *= f * float32(scaleAt(a.ScaleB, j0+k))
+			}
 		}
 		if j.beta {
 			C := a.C
@@ -612,6 +672,7 @@ const panelSlack = 16
 type workspace struct {
 	a, b, scratch, tile []float32 // 64-byte aligned
 	buf, row            []float32
+	h                   []uint16 // bf16 rows for the pair panels
 }
 
 var wsPool = sync.Pool{New: func() any { return new(workspace) }}
@@ -625,6 +686,14 @@ func grow(s []float32, n int) []float32 {
 		return s[:n]
 	}
 	return make([]float32, n)
+}
+
+// grow16 is grow for uint16.
+func grow16(s []uint16, n int) []uint16 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]uint16, n)
 }
 
 // growAligned is grow for buffers the kernels read with vector loads: the

@@ -104,6 +104,7 @@ type mmCase struct {
 	Act            Activation
 	Threads        int
 	InPlace        bool // C is D (C's layout is ignored)
+	ScaleA, ScaleB []float32
 }
 
 func (c mmCase) String() string {
@@ -136,6 +137,9 @@ func (c mmCase) String() string {
 	if c.Threads != 0 {
 		s += fmt.Sprintf("/t%d", c.Threads)
 	}
+	if c.ScaleA != nil || c.ScaleB != nil {
+		s += fmt.Sprintf("/scales%d.%d", len(c.ScaleA), len(c.ScaleB))
+	}
 	return s
 }
 
@@ -149,6 +153,7 @@ func f32Case(m, n, k int) mmCase {
 func check(t *testing.T, r *rand.Rand, c mmCase) {
 	t.Helper()
 	a := MatMulArgs{M: c.M, N: c.N, K: c.K, Batch: c.Batch, Alpha: c.Alpha, Beta: c.Beta, Act: c.Act, Threads: c.Threads}
+	a.ScaleA, a.ScaleB = c.ScaleA, c.ScaleB
 	a.A = newMatrix(r, c.A, c.Batch, c.M, c.K)
 	a.B = newMatrix(r, c.B, c.Batch, c.K, c.N)
 	a.D = newMatrix(r, c.D, c.Batch, c.M, c.N)
@@ -189,7 +194,7 @@ func check(t *testing.T, r *rand.Rand, c mmCase) {
 	tol := tolerance(c.D.dt)
 
 	for _, v := range MatMulVariants() {
-		if !v.Available() {
+		if !v.Available() || !v.Accepts(c.A.dt, c.B.dt) {
 			continue
 		}
 		if c.InPlace {

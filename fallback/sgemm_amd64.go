@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -15,6 +16,30 @@ import (
 
 //go:noescape
 func sgemmKernelAVX512(kc int, a, b, c *float32, ldc, accum int)
+
+// sbgemmKernelAVX512BF16 is the 14×32 kernel on bf16 pairs: kc counts pair
+// steps, each 32-bit panel value holds the bf16 values of k = 2s (low half)
+// and 2s+1 (high half), and VDPBF16PS accumulates both products.
+//
+//go:noescape
+func sbgemmKernelAVX512BF16(kc int, a, b, c *float32, ldc, accum int)
+
+// pairRows32AVX512 writes, for each of panels panels of 32 columns, the 32
+// words lo[c] | hi[c]<<16 at dst, then advances dst by stride bytes and lo,
+// hi by 32 elements.
+//
+//go:noescape
+func pairRows32AVX512(dst *float32, lo, hi *uint16, panels, stride int)
+
+// pairRowsAVX512 is the bf16 pair variant's pairRows (see variant).
+func pairRowsAVX512(dst []float32, lo, hi []uint16, W, kp int) int {
+	panels := len(lo) / 32
+	if W != 32 || panels == 0 {
+		return 0
+	}
+	pairRows32AVX512(&dst[0], &lo[0], &hi[0], panels, 4*32*kp)
+	return 32 * panels
+}
 
 //go:noescape
 func sgemmKernelAVX2(kc int, a, b, c *float32, ldc, accum int)
@@ -122,6 +147,18 @@ func asmVariants() []*variant {
 	return []*variant{
 		{
 			MatMulVariant: MatMulVariant{
+				Name:     "avx512bf16",
+				Features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BF16},
+				MR:       avx512MR, NR: avx512NR,
+				BF16Pairs: true,
+			},
+			kernel:    sbgemmKernelAVX512BF16,
+			transPack: transPackAVX512,
+			pairRows:  pairRowsAVX512,
+			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
+		},
+		{
+			MatMulVariant: MatMulVariant{
 				Name:     "avx512",
 				Features: []cpuid.FeatureID{cpuid.AVX512F},
 				MR:       avx512MR, NR: avx512NR,
@@ -184,5 +221,61 @@ func wideConverters(width int,
 			}
 			f32ToBF16Go(dst[n:], src[n:])
 		},
+	}
+}
+
+// peakFMAAVX512 and peakDPBF16AVX512 run n trips of 16 register-resident
+// VFMADD231PS or VDPBF16PS on zmm (see PeakLoop).
+//
+//go:noescape
+func peakFMAAVX512(n int)
+
+//go:noescape
+func peakDPBF16AVX512(n int)
+
+func init() {
+	peakLoops = append(peakLoops,
+		PeakLoop{Name: "f32", Features: []cpuid.FeatureID{cpuid.AVX512F}, FLOPs: 16 * 16 * 2, run: peakFMAAVX512},
+		PeakLoop{Name: "bf16dot", Features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BF16}, FLOPs: 16 * 16 * 4, run: peakDPBF16AVX512},
+	)
+}
+
+// e4m3ToBF16AVX512 and e5m2ToBF16AVX512 decode n float8 values (n a
+// multiple of 16) into bf16, exactly (see sgemm_gen.go).
+//
+//go:noescape
+func e4m3ToBF16AVX512(dst *uint16, src *uint8, n int)
+
+//go:noescape
+func e5m2ToBF16AVX512(dst *uint16, src *uint8, n int)
+
+func init() {
+	fp8ToBF16Fast = func(d tile.DType, dst []uint16, src []byte) int {
+		n := len(src) &^ 15
+		if n == 0 || !cpufeat.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX2) {
+			return 0
+		}
+		if d == tile.E4M3 {
+			e4m3ToBF16AVX512(&dst[0], &src[0], n)
+		} else {
+			e5m2ToBF16AVX512(&dst[0], &src[0], n)
+		}
+		return n
+	}
+}
+
+// addF32AVX512 sets dst[i] += src[i] for n floats, n a multiple of 16.
+//
+//go:noescape
+func addF32AVX512(dst, src *float32, n int)
+
+func init() {
+	addF32Fast = func(dst, src []float32) int {
+		n := len(dst) &^ 15
+		if n == 0 || !cpufeat.Supports(cpuid.AVX512F) {
+			return 0
+		}
+		addF32AVX512(&dst[0], &src[0], n)
+		return n
 	}
 }

@@ -50,7 +50,7 @@ func sgemmKernel14x32u4pfa1024(kc int, a, b, c *float32, ldc, accum int)
 
 // exploreVariants are avx512 with each other kernel.
 func exploreVariants() []*variant {
-	base := asmVariants()[0]
+	base := asmVariants()[1] // avx512
 	var vs []*variant
 	for _, k := range []struct {
 		name   string

@@ -71,6 +71,14 @@ func main() {
 		return
 	}
 	kernelAVX512("sgemmKernelAVX512", 14, 2, 4, false)
+	dotBF16 = true
+	kernelAVX512("sbgemmKernelAVX512BF16", 14, 2, 4, false)
+	dotBF16 = false
+	pairRowsAVX512("pairRows32AVX512")
+	fp8ToBF16AVX512()
+	addF32AVX512()
+	peakAVX512("peakFMAAVX512", false)
+	peakAVX512("peakDPBF16AVX512", true)
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -148,6 +156,10 @@ func kernelAVX512(name string, mr, nv, u int, bcst bool) {
 			}
 			p("\tVBROADCASTSS %d(SI), %s", 4*(k*mr+r), bc(r))
 			for v := 0; v < nv; v++ {
+				if dotBF16 {
+					vdpbf16ps(mr*nv+v, 30+r%2, r*nv+v)
+					continue
+				}
 				p("\tVFMADD231PS %s, %s, %s", breg(v), bc(r), acc(r, v))
 			}
 		}
@@ -176,6 +188,186 @@ func kernelAVX512(name string, mr, nv, u int, bcst bool) {
 			p("\tADDQ R8, DX")
 		}
 	}
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// dotBF16 makes kernelAVX512 write the bf16 pair kernel: each k step is a
+// pair of bf16 values packed in 32 bits, in both panels, and VDPBF16PS
+// replaces VFMADD231PS (acc += a.lo·b.lo + a.hi·b.hi per 32-bit lane).
+var dotBF16 bool
+
+// vdpbf16ps writes VDPBF16PS Z<src2>, Z<src1>, Z<dst> (Go operand order:
+// dst += src1.lo·src2.lo + src1.hi·src2.hi in every 32-bit lane) as its
+// bytes, which the Go assembler does not know: EVEX.512.F3.0F38.W0 52 /r,
+// with dst in ModRM.reg, src1 in EVEX.vvvv and src2 in ModRM.rm. The
+// comment is the instruction in GNU syntax; TestVDPBF16PSEncoding
+// assembles it with the system assembler and compares the bytes.
+func vdpbf16ps(src2, src1, dst int) {
+	inv := func(b int) int { return 1 - b&1 }
+	p0 := inv(dst>>3)<<7 | inv(src2>>4)<<6 | inv(src2>>3)<<5 | inv(dst>>4)<<4 | 0b10
+	p1 := (^src1&15)<<3 | 1<<2 | 0b10
+	p2 := 0b10<<5 | inv(src1>>4)<<3
+	modrm := 0b11<<6 | (dst&7)<<3 | src2&7
+	p("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x52; BYTE $0x%02x // vdpbf16ps %%zmm%d, %%zmm%d, %%zmm%d",
+		p0, p1, p2, modrm, src2, src1, dst)
+}
+
+// fp8ToBF16AVX512 writes the float8 to bf16 decoders of the pair panels,
+//
+//	func name(dst *uint16, src *uint8, n int)
+//
+// over n elements, n a multiple of 16. Every float8 value is exact in
+// bf16. e5m2 is the top byte of an f16, converted with VCVTPH2PS (NaNs
+// stay NaN). e4m3's magnitude bits shifted into a float32's exponent and
+// mantissa make the value times 2^-120 (subnormals included: a float32
+// subnormal m·2^-129 is m·2^-9 scaled), so one VMULPS by 2^120 rescales
+// it exactly (MXCSR's DAZ is off under Go); the sign is ORed in, and the
+// NaN codes (magnitude 0x7f) become the quiet NaN with their sign.
+// Constants: Z8 = 0x7f, Z9 = 2^120, Z10 = 0x80, Z11 = 0x7fc00000.
+func fp8ToBF16AVX512() {
+	conv("e5m2ToBF16AVX512", "dst *uint16, src *uint8, n int", 1, 2, 16, func() {
+		p("\tVPMOVZXBW (SI), Y0")
+		p("\tVPSLLW $8, Y0, Y0")
+		p("\tVCVTPH2PS Y0, Z1")
+		p("\tVPSRLD $16, Z1, Z1")
+		p("\tVPMOVDW Z1, (DI)")
+	})
+	conv("e4m3ToBF16AVX512", "dst *uint16, src *uint8, n int", 1, 2, 16, func() {
+		p("\tVPMOVZXBD (SI), Z0")
+		p("\tVPANDD Z8, Z0, Z1")
+		p("\tVPCMPEQD Z8, Z1, K1")
+		p("\tVPSLLD $20, Z1, Z2")
+		p("\tVMULPS Z9, Z2, Z2")
+		p("\tVMOVDQA32 Z11, K1, Z2")
+		p("\tVPANDD Z10, Z0, Z3")
+		p("\tVPSLLD $24, Z3, Z3")
+		p("\tVPORD Z3, Z2, Z2")
+		p("\tVPSRLD $16, Z2, Z2")
+		p("\tVPMOVDW Z2, (DI)")
+	}, func() {
+		for i, c := range []uint32{0x7f, (127 + 120) << 23, 0x80, 0x7fc00000} {
+			p("\tMOVL $%#x, AX", c)
+			p("\tVPBROADCASTD AX, Z%d", 8+i)
+		}
+	})
+}
+
+// addF32AVX512 writes
+//
+//	func addF32AVX512(dst, src *float32, n int)
+//
+// dst[i] += src[i] for n floats, n a multiple of 16: the row update of a
+// scatter-add, 64 floats a trip while they last.
+func addF32AVX512() {
+	name := "addF32AVX512"
+	p("")
+	p("// func %s(dst, src *float32, n int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ n+16(FP), CX")
+	p("\tSHRQ $4, CX")
+	p("\tJZ %s_done", name)
+	p("%s_four:", name)
+	p("\tCMPQ CX, $4")
+	p("\tJB %s_one", name)
+	for v := 0; v < 4; v++ {
+		p("\tVMOVUPS %d(DI), Z%d", 64*v, v)
+	}
+	for v := 0; v < 4; v++ {
+		p("\tVADDPS %d(SI), Z%d, Z%d", 64*v, v, v)
+	}
+	for v := 0; v < 4; v++ {
+		p("\tVMOVUPS Z%d, %d(DI)", v, 64*v)
+	}
+	p("\tADDQ $256, DI")
+	p("\tADDQ $256, SI")
+	p("\tSUBQ $4, CX")
+	p("\tJMP %s_four", name)
+	p("%s_one:", name)
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("\tVMOVUPS (DI), Z0")
+	p("\tVADDPS (SI), Z0, Z0")
+	p("\tVMOVUPS Z0, (DI)")
+	p("\tADDQ $64, DI")
+	p("\tADDQ $64, SI")
+	p("\tDECQ CX")
+	p("\tJMP %s_one", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// peakAVX512 writes
+//
+//	func name(n int)
+//
+// n trips of 16 independent register-resident VFMADD231PS (or VDPBF16PS
+// with dot) on zmm, enough in flight to fill both FMA pipes: the machine's
+// peak, which BenchmarkPeakFMA measures. The registers hold zeros.
+func peakAVX512(name string, dot bool) {
+	p("")
+	p("// func %s(n int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	p("\tMOVQ n+0(FP), CX")
+	for r := 0; r < 18; r++ {
+		p("\tVPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("%s_loop:", name)
+	for r := 0; r < 16; r++ {
+		if dot {
+			vdpbf16ps(16, 17, r)
+		} else {
+			p("\tVFMADD231PS Z16, Z17, Z%d", r)
+		}
+	}
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// pairRowsAVX512 writes
+//
+//	func name(dst *float32, lo, hi *uint16, panels, stride int)
+//
+// which interleaves two rows of bf16 values into 32-bit pairs, 32 columns
+// per panel: for each of panels panels, the 32 words at dst are
+// lo[c] | hi[c]<<16 for the panel's 32 columns c; dst then advances by
+// stride bytes, lo and hi by 32 elements.
+func pairRowsAVX512(name string) {
+	p("")
+	p("// func %s(dst *float32, lo, hi *uint16, panels, stride int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ lo+8(FP), SI")
+	p("\tMOVQ hi+16(FP), DX")
+	p("\tMOVQ panels+24(FP), CX")
+	p("\tMOVQ stride+32(FP), R8")
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("%s_loop:", name)
+	p("\tVPMOVZXWD (SI), Z0")
+	p("\tVPMOVZXWD 32(SI), Z1")
+	p("\tVPMOVZXWD (DX), Z2")
+	p("\tVPMOVZXWD 32(DX), Z3")
+	p("\tVPSLLD $16, Z2, Z2")
+	p("\tVPSLLD $16, Z3, Z3")
+	p("\tVPORD Z2, Z0, Z0")
+	p("\tVPORD Z3, Z1, Z1")
+	p("\tVMOVDQU32 Z0, (DI)")
+	p("\tVMOVDQU32 Z1, 64(DI)")
+	p("\tADDQ $64, SI")
+	p("\tADDQ $64, DX")
+	p("\tADDQ R8, DI")
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_done:", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

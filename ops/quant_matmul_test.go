@@ -131,7 +131,17 @@ func TestMatMulFloat8(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k := ex.Chosen(); k == nil || strings.TrimPrefix(k.Name, "host.") != "cpu.matmul.fp8" { // host.: the host fallback of a GPU backend
+		// A bf16 pair kernel (float8 decoded exactly into bf16) takes
+		// float8 and bf16 operands where the CPU has one; otherwise, and
+		// for other operand types, float8 is dequantised into f32 panels.
+		wantK := "cpu.matmul.fp8"
+		for _, v := range fallback.MatMulVariants() {
+			if v.BF16Pairs && v.Available() && v.Accepts(cs.ta, cs.tb) {
+				wantK = "cpu.matmul." + v.Name
+				break
+			}
+		}
+		if k := ex.Chosen(); k == nil || strings.TrimPrefix(k.Name, "host.") != wantK { // host.: the host fallback of a GPU backend
 			t.Fatalf("%s: chose %v\n%s", name, k, ex)
 		}
 		poison(t, dbuf)

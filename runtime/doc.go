@@ -12,6 +12,10 @@
 //	                             implements or for the named op; a forced
 //	                             kernel that cannot run the call is an error
 //	TCRT_THREADS=n               CPU worker goroutines (overrides Options.Threads)
+//	TCRT_CPU=avx512|avx2|generic hide CPU features from every CPU kernel choice:
+//	                             avx2 hides AVX-512, generic also AVX/AVX2/FMA
+//	TCRT_CPU_FEATURES=-NAME,...  hide named cpuid features (-AVX512BF16); both
+//	                             are read at start-up, Explain shows the mask
 //
 // The default build is pure Go (CGO_ENABLED=0 works). The CUDA backend lives
 // behind the cuda build tag.

@@ -119,6 +119,12 @@ func cpuMatMulTypes(args any, in map[tile.DType]bool) error {
 	return nil
 }
 
+// cpuMatMulPairsIn are the inputs of the bf16 pair kernels.
+var cpuMatMulPairsIn = map[tile.DType]bool{tile.BF16: true, tile.E4M3: true, tile.E5M2: true}
+
+// cpuMatMulPairsSupports accepts bf16 and float8 inputs.
+func cpuMatMulPairsSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulPairsIn) }
+
 // cpuMatMulSupports accepts float inputs the fallback can load and float
 // outputs it can store.
 func cpuMatMulSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulFloatIn) }
@@ -126,7 +132,7 @@ func cpuMatMulSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulFl
 func init() {
 	for i, v := range fallback.MatMulVariants() {
 		name := v.Name
-		Register(Kernel{
+		k := Kernel{
 			Name:       "cpu.matmul." + name,
 			Op:         OpMatMul,
 			Arch:       Arch{ISA: ISACPU, CPUFeatures: v.Features},
@@ -136,7 +142,22 @@ func init() {
 			Launch: CPUKernel(func(l *Launch) error {
 				return fallback.MatMulFast(name, HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads))
 			}),
-		})
+		}
+		if v.BF16Pairs {
+			// bf16 and float8 operands only, packed in bf16 pairs with
+			// float8 decoded exactly; ahead of cpu.matmul.fp8.
+			k.Preference = 200 - i
+			k.Doc = fmt.Sprintf("bf16/float8 operands packed in bf16 K pairs (float8 decoded exactly), scales in the f32 epilogue; %dx%d %s dot-product micro-kernel", v.MR, v.NR, name)
+			k.Supports = cpuMatMulPairsSupports
+			k.Launch = CPUKernel(func(l *Launch) error {
+				h := HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads)
+				if err := checkMatMulScales(h); err != nil {
+					return err
+				}
+				return fallback.MatMulFast(name, h)
+			})
+		}
+		Register(k)
 	}
 	Register(Kernel{
 		Name:       "cpu.matmul.reference",

@@ -7,7 +7,11 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Float8 operands of matmul. The CPU path dequantises while packing: op(A)
+// Float8 operands of matmul. Where the CPU has AVX512_BF16,
+// cpu.matmul.avx512bf16 (preference 200) takes float8 and bf16 operands: it
+// decodes float8 exactly into bf16 K pairs while packing and applies Alpha
+// and the scales to the f32 sums (see fallback/matmul_pairs.go). Otherwise,
+// and for float8 beside f32 or f16, cpu.matmul.fp8 dequantises: op(A)
 // and op(B) of each batch are decoded into dense f32 panels with the
 // per-row scales of op(A) and the per-column scales of op(B) applied
 // (value·scale rounded to f32, exact for power-of-two scales), per-tensor
@@ -48,7 +52,7 @@ func cpuMatMulFP8Supports(args any) error {
 
 func bestMatMulVariant() string {
 	for _, v := range fallback.MatMulVariants() {
-		if v.Available() {
+		if v.Available() && !v.BF16Pairs { // the panels are f32
 			return v.Name
 		}
 	}

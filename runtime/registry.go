@@ -9,6 +9,7 @@ import (
 
 	"github.com/klauspost/cpuid/v2"
 
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 )
@@ -171,6 +172,9 @@ type Candidate struct {
 type Explanation struct {
 	Op         string
 	Candidates []Candidate
+	// CPUMask is the CPU feature mask in force when the kernel was chosen
+	// (TCRT_CPU, TCRT_CPU_FEATURES; "" for none).
+	CPUMask string
 }
 
 // Chosen returns the selected kernel, or nil.
@@ -187,6 +191,9 @@ func (e Explanation) Chosen() *Kernel {
 func (e Explanation) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s:\n", e.Op)
+	if e.CPUMask != "" {
+		fmt.Fprintf(&sb, "   CPU feature mask: %s\n", e.CPUMask)
+	}
 	for _, c := range e.Candidates {
 		mark := "  "
 		if c.Chosen {
@@ -235,22 +242,12 @@ func archReason(dev Device, load func(*ptx.Module) error, a Arch) string {
 		if dev.GPU() {
 			return fmt.Sprintf("CPU kernel; the %s device is a GPU (its host fallback wraps it)", dev.Backend)
 		}
-		for _, f := range a.CPUFeatures {
-			if !CPUHas(f) {
-				return "CPU lacks " + f.String()
-			}
-		}
-		return ""
+		return cpufeat.Missing(a.CPUFeatures...) // the CPU lacks a feature, or the mask hides it
 	case ISAHostFallback:
 		if !dev.GPU() {
 			return "host fallback for GPU devices; the CPU kernel runs directly here"
 		}
-		for _, f := range a.CPUFeatures {
-			if !CPUHas(f) {
-				return "CPU lacks " + f.String()
-			}
-		}
-		return ""
+		return cpufeat.Missing(a.CPUFeatures...)
 	case ISASASS, ISAPTX:
 		if !dev.GPU() {
 			return fmt.Sprintf("needs a GPU; runtime is on %s", dev.Backend)
@@ -273,8 +270,9 @@ func archReason(dev Device, load func(*ptx.Module) error, a Arch) string {
 	return fmt.Sprintf("unknown ISA %q", a.ISA)
 }
 
-// CPUHas reports whether the CPU has feature f (cpuid).
-func CPUHas(f cpuid.FeatureID) bool { return cpuid.CPU.Supports(f) }
+// CPUHas reports whether the CPU has feature f and the feature mask
+// (TCRT_CPU, TCRT_CPU_FEATURES) does not hide it.
+func CPUHas(f cpuid.FeatureID) bool { return cpufeat.Missing(f) == "" }
 
 // ExplainOn is Explain for a device description instead of an opened
 // runtime (a test or a capacity plan may construct one): it applies the
@@ -308,7 +306,7 @@ func (r *Runtime) forcedFor(op string) string {
 }
 
 func explain(op string, args any, forced string, archReason func(Arch) string) Explanation {
-	e := Explanation{Op: op}
+	e := Explanation{Op: op, CPUMask: cpufeat.String()}
 	chosen := false
 	for _, k := range Kernels(op) {
 		c := Candidate{Kernel: k}

@@ -36,7 +36,7 @@ func cpuScatterSupports(args any) error {
 func init() {
 	Register(Kernel{
 		Name: "cpu.mscatter.atomic", Op: OpScatter, Arch: Arch{ISA: ISACPU}, Preference: 100,
-		Doc:      "parallel preflight, then one atomic read-modify-write per element on all threads",
+		Doc:      "parallel preflight, then on all threads: integer reductions as one hardware atomic per element, the rest under 4 KiB-page stripe locks (rows a page segment at a time with vector adds, elements grouped by lock)",
 		Supports: cpuScatterSupports,
 		Launch: CPUKernel(func(l *Launch) error {
 			return fallback.ScatterFast(HostScatterArgs(l.Args.(*ScatterArgs), l.Threads))

@@ -1,15 +1,22 @@
 package tile
 
-import "github.com/klauspost/cpuid/v2"
+import (
+	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
+)
 
-// useAVX512 selects the AVX-512 float8 kernels (chosen with cpuid; tests
-// turn it off to run the portable code on the same machine).
-var useAVX512 = cpuid.CPU.Supports(cpuid.AVX512F)
+// useAVX512 allows the AVX-512 float8 kernels where cpuid reports AVX512F
+// and the CPU feature mask (internal/cpufeat) does not hide it; tests turn
+// it off to run the portable code on the same machine.
+var useAVX512 = true
+
+// avx512 reports whether the AVX-512 kernels run now.
+func avx512() bool { return useAVX512 && cpufeat.Supports(cpuid.AVX512F) }
 
 // Float8SIMD names the vector kernels the float8 slice codecs use ("avx512")
 // or "" when they run the portable scalar code.
 func Float8SIMD() string {
-	if useAVX512 {
+	if avx512() {
 		return "avx512"
 	}
 	return ""
@@ -47,7 +54,7 @@ func absMaxAVX512(src *float32, n int) uint32
 
 func encF32(d DType, dst []uint8, src []float32, scale float32, mode OverflowMode) {
 	n := len(src) &^ 15
-	if useAVX512 && n > 0 {
+	if avx512() && n > 0 {
 		encF32AVX512(&dst[0], &src[0], n, scale, &encParamTab[fmtIndex(d)][mode])
 	} else {
 		n = 0
@@ -57,7 +64,7 @@ func encF32(d DType, dst []uint8, src []float32, scale float32, mode OverflowMod
 
 func encF32Vec(d DType, dst []uint8, src, scales []float32, mode OverflowMode) {
 	n := len(src) &^ 15
-	if useAVX512 && n > 0 {
+	if avx512() && n > 0 {
 		encF32VecAVX512(&dst[0], &src[0], &scales[0], n, &encParamTab[fmtIndex(d)][mode])
 	} else {
 		n = 0
@@ -67,7 +74,7 @@ func encF32Vec(d DType, dst []uint8, src, scales []float32, mode OverflowMode) {
 
 func decF32(d DType, dst []float32, src []uint8, scale float32) {
 	n := len(src) &^ 15
-	if useAVX512 && n > 0 {
+	if avx512() && n > 0 {
 		decF32AVX512(&dst[0], &src[0], n, scale, &decParamTab[fmtIndex(d)])
 	} else {
 		n = 0
@@ -77,7 +84,7 @@ func decF32(d DType, dst []float32, src []uint8, scale float32) {
 
 func decF32Vec(d DType, dst []float32, src []uint8, scales []float32) {
 	n := len(src) &^ 15
-	if useAVX512 && n > 0 {
+	if avx512() && n > 0 {
 		decF32VecAVX512(&dst[0], &src[0], &scales[0], n, &decParamTab[fmtIndex(d)])
 	} else {
 		n = 0
@@ -88,7 +95,7 @@ func decF32Vec(d DType, dst []float32, src []uint8, scales []float32) {
 func absMaxBits(src []float32) uint32 {
 	n := len(src) &^ 15
 	var m uint32
-	if useAVX512 && n > 0 {
+	if avx512() && n > 0 {
 		m = absMaxAVX512(&src[0], n)
 	} else {
 		n = 0
@@ -107,7 +114,7 @@ func absMaxBlocksAVX512(dst *uint32, src *float32, nblocks, blockLen int)
 
 // encF32Blocks: src holds len(scales) blocks of bl values (bl > 0).
 func encF32Blocks(d DType, dst []uint8, src, scales []float32, bl int, mode OverflowMode) {
-	if useAVX512 && bl%16 == 0 && len(scales) > 0 {
+	if avx512() && bl%16 == 0 && len(scales) > 0 {
 		encF32BlocksAVX512(&dst[0], &src[0], &scales[0], len(scales), bl, &encParamTab[fmtIndex(d)][mode])
 		return
 	}
@@ -115,7 +122,7 @@ func encF32Blocks(d DType, dst []uint8, src, scales []float32, bl int, mode Over
 }
 
 func decF32Blocks(d DType, dst []float32, src []uint8, scales []float32, bl int) {
-	if useAVX512 && bl%16 == 0 && len(scales) > 0 {
+	if avx512() && bl%16 == 0 && len(scales) > 0 {
 		decF32BlocksAVX512(&dst[0], &src[0], &scales[0], len(scales), bl, &decParamTab[fmtIndex(d)])
 		return
 	}
@@ -123,7 +130,7 @@ func decF32Blocks(d DType, dst []float32, src []uint8, scales []float32, bl int)
 }
 
 func absMaxBlocks(dst []uint32, src []float32, bl int) {
-	if useAVX512 && bl%16 == 0 && len(dst) > 0 {
+	if avx512() && bl%16 == 0 && len(dst) > 0 {
 		absMaxBlocksAVX512(&dst[0], &src[0], len(dst), bl)
 		return
 	}
