@@ -594,3 +594,93 @@ func TestGPUAttentionSM86(t *testing.T) {
 		}
 	})
 }
+
+// TestGPUFloat8SM86: the SASS amax, dequantisation (a bad scale returns
+// the CPU's error with Y unchanged) and MX quantisation through ops, bit
+// for bit against the CPU, on odd shapes.
+func TestGPUFloat8SM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 88))
+		mxKernel := "sass.quantize.mx.sm86"
+		if rt.Device().SM() == 89 {
+			mxKernel = "sass.quantize.mx.sm89"
+		}
+		for _, sh := range [][2]int{{1, 32}, {7, 64}, {129, 40}, {3, 1000}} {
+			rows, cols := sh[0], sh[1]
+			n := rows * cols
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(30)-15))
+			}
+			for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
+				for _, g := range []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.MX} {
+					name := fmt.Sprintf("%dx%d %v %v", rows, cols, q, g)
+					type res struct{ amax, q, inv, y []byte }
+					var rs [2]res
+					for j, r := range []*runtime.Runtime{rt, cpu} {
+						xb := bufF32(t, r, tile.F32, x, rows, cols)
+						sshape := ops.ScaleShape(g, []int{rows, cols})
+						am := alloc(t, r, tile.F32, sshape...)
+						poison(t, am)
+						if r == rt {
+							e, err := ops.ExplainAmax(r, am, xb, &ops.AmaxOptions{Granularity: g})
+							chosen(t, e, err, "sass.amax")
+						}
+						if err := ops.Amax(ctx, r, am, xb, &ops.AmaxOptions{Granularity: g}); err != nil {
+							t.Fatalf("%s amax: %v", name, err)
+						}
+						qb := alloc(t, r, q, rows, cols)
+						sdt := tile.F32
+						if g == ops.MX {
+							sdt = tile.U8
+						}
+						inv := alloc(t, r, sdt, sshape...)
+						qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv}
+						if r == rt && g == ops.MX {
+							e, err := ops.ExplainQuantize(r, qb, xb, qo)
+							chosen(t, e, err, mxKernel)
+						}
+						if err := ops.Quantize(ctx, r, qb, xb, qo); err != nil {
+							t.Fatalf("%s quantize: %v", name, err)
+						}
+						y := alloc(t, r, tile.BF16, rows, cols)
+						poison(t, y)
+						do := &ops.DequantizeOptions{Granularity: g, ScaleInv: inv}
+						if r == rt {
+							e, err := ops.ExplainDequantize(r, y, qb, do)
+							chosen(t, e, err, "sass.dequantize")
+						}
+						if err := ops.Dequantize(ctx, r, y, qb, do); err != nil {
+							t.Fatalf("%s dequantize: %v", name, err)
+						}
+						rs[j] = res{rawBytes(t, am), rawBytes(t, qb), rawBytes(t, inv), rawBytes(t, y)}
+						if g == ops.PerRow && r == rt { // a bad scale: the CPU's error, Y unchanged
+							bad := readF32(t, inv)
+							bad[rows-1] = -1
+							if err := inv.WriteFloat32(ctx, bad); err != nil {
+								t.Fatal(err)
+							}
+							before := rawBytes(t, y)
+							err := ops.Dequantize(ctx, r, y, qb, do)
+							if !errors.Is(err, ops.ErrArgument) || !strings.Contains(err.Error(), "ScaleInv") {
+								t.Fatalf("%s: bad scale: %v", name, err)
+							}
+							if string(rawBytes(t, y)) != string(before) {
+								t.Fatalf("%s: a rejected dequantisation wrote Y", name)
+							}
+						}
+					}
+					for k, what := range []string{"amax", "q", "scale inverses", "dequantised"} {
+						a, b := [][]byte{rs[0].amax, rs[0].q, rs[0].inv, rs[0].y}[k], [][]byte{rs[1].amax, rs[1].q, rs[1].inv, rs[1].y}[k]
+						if string(a) != string(b) {
+							t.Fatalf("%s: %s differ from the CPU's", name, what)
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -373,26 +373,53 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 // Amax writes max |x| over each block of x (f32, f16 or bf16) into out (f32
 // of ScaleShape; one element per tensor). A block holding a NaN gives NaN.
 func Amax(ctx context.Context, rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) error {
+	args, s, err := AmaxPlan(rt, out, x, opt)
+	if err != nil {
+		return err
+	}
+	return rt.Run(ctx, s, runtime.OpAmax, args)
+}
+
+// AmaxPlan validates an amax reduction without launching it.
+func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*runtime.AmaxArgs, *runtime.Stream, error) {
 	const op = opAmax
 	var o AmaxOptions
 	if opt != nil {
 		o = *opt
 	}
 	if err := checkCommon(rt, op, o.Stream, o.Granularity); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := x.Check(rt, op, "x"); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if !quantInput[x.DType()] {
-		return tile.Errorf(ErrDType, op, "x", "element type %v; want f32, f16 or bf16", x.DType())
+		return nil, nil, tile.Errorf(ErrDType, op, "x", "element type %v; want f32, f16 or bf16", x.DType())
 	}
 	if err := checkScaleBuf(rt, op, "out", out, tile.F32, o.Granularity, x.Shape()); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if out == x {
-		return tile.Errorf(ErrAlias, op, "out", "out is the input buffer")
+		return nil, nil, tile.Errorf(ErrAlias, op, "out", "out is the input buffer")
 	}
 	rows, cols := matrixShape(x.Shape())
-	return rt.Run(ctx, o.Stream, runtime.OpAmax, &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity})
+	return &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream, nil
+}
+
+// ExplainAmax validates the call and explains the kernel selection.
+func ExplainAmax(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (runtime.Explanation, error) {
+	args, _, err := AmaxPlan(rt, out, x, opt)
+	if err != nil {
+		return runtime.Explanation{}, err
+	}
+	return rt.Explain(runtime.OpAmax, args), nil
+}
+
+// ExplainDequantize validates the call and explains the kernel selection.
+func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (runtime.Explanation, error) {
+	args, _, err := DequantizePlan(rt, y, q, opt)
+	if err != nil {
+		return runtime.Explanation{}, err
+	}
+	return rt.Explain(runtime.OpDequantize, args), nil
 }

@@ -1,0 +1,233 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
+	"github.com/tcrt-go/tcrt/runtime/backend"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// The hand-scheduled SM86/SM89 float8 kernels of kernels/sm86 beyond the
+// per-tensor quantiser (sass_kernels.go): amax reductions, dequantisation
+// and MX quantisation with the E8M0 scales computed on the device,
+// registered for every SM86/SM89 device, real or simulated. Supports is
+// each plan's rule (sm86.AmaxSupports, DequantSupports,
+// QuantizeMXSupports); the rest goes to the PTX kernels or the host
+// fallback. Dequantisation checks its float scales on the device first
+// (fallback.CheckScales' rule) and, on a bad one, returns the CPU's error
+// with Y unchanged. Unverified on a GPU.
+
+// sm86f8Launches issues ls from m on s.
+func sm86f8Launches(s *Stream, m *ptx.Module, ls []sm86.SGLaunch) error {
+	for _, k := range ls {
+		g := &GPULaunch{Module: m, Func: k.Kernel, Grid: [3]int{k.Grid}, Block: [3]int{k.Block}, Params: k.Params}
+		if err := LaunchGPU(s, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sm86AmaxArgs(a *AmaxArgs, addrs bool) (sm86.SGAmax, error) {
+	br, bc := a.Gran.Block(a.Rows, a.Cols)
+	x := sm86.SGAmax{Out: sgPlaceholder, X: sgPlaceholder, XType: a.X.DType(), Rows: a.Rows, Cols: a.Cols, BlockRows: br, BlockCols: bc}
+	if addrs {
+		p, err := sgPtrs(a.Out, a.X)
+		if err != nil {
+			return x, err
+		}
+		x.Out, x.X = p[0], p[1]
+	}
+	return x, nil
+}
+
+func sm86AmaxSupports(args any) error {
+	a, ok := args.(*AmaxArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *AmaxArgs", args)
+	}
+	x, _ := sm86AmaxArgs(a, false)
+	return planReason(sm86.AmaxSupports(x))
+}
+
+func sm86AmaxLaunch(_ context.Context, l *Launch) error {
+	x, err := sm86AmaxArgs(l.Args.(*AmaxArgs), true)
+	if err != nil {
+		return err
+	}
+	ls, err := sm86.PlanAmax(x)
+	if err != nil {
+		return planReason(err)
+	}
+	return sm86f8Launches(l.Stream, sm86SGModule(), ls)
+}
+
+func sm86DequantArgs(a *DequantizeArgs, slot uint64, addrs bool) (sm86.SGDequant, error) {
+	br, bc := a.Gran.Block(a.Rows, a.Cols)
+	d := sm86.SGDequant{Slot: slot, Q: sgPlaceholder, Y: sgPlaceholder, QType: a.Q.DType(), YType: a.Y.DType(),
+		Rows: a.Rows, Cols: a.Cols, BlockRows: br, BlockCols: bc, MX: a.Gran == fallback.MX}
+	if a.ScaleInv != nil {
+		d.Inv = sgPlaceholder
+	}
+	if addrs {
+		p, err := sgPtrs(a.Q, a.Y)
+		if err != nil {
+			return d, err
+		}
+		d.Q, d.Y = p[0], p[1]
+		if a.ScaleInv != nil {
+			if d.Inv, err = DevicePtr(a.ScaleInv); err != nil {
+				return d, err
+			}
+		}
+	}
+	return d, nil
+}
+
+func sm86DequantSupports(args any) error {
+	a, ok := args.(*DequantizeArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *DequantizeArgs", args)
+	}
+	d, _ := sm86DequantArgs(a, sgPlaceholder, false)
+	return planReason(sm86.DequantSupports(d))
+}
+
+func sm86DequantLaunch(_ context.Context, l *Launch) error {
+	a := l.Args.(*DequantizeArgs)
+	// a recorded block is a float scale fallback.CheckScales rejects: read
+	// the scales back and let it name the first
+	fault := func(uint64) error {
+		b := make([]byte, a.ScaleInv.Bytes())
+		if err := a.ScaleInv.memory().Read(context.Background(), 0, b); err != nil {
+			return err
+		}
+		if err := fallback.CheckScales(OpDequantize, "ScaleInv", fallback.F32s(b)); err != nil {
+			return err
+		}
+		return fmt.Errorf("tcrt: %s: the device rejected a scale the host accepts: %w", OpDequantize, ErrDevice)
+	}
+	call, err := newSGCall(l.Runtime, fault)
+	if err != nil {
+		return err
+	}
+	d, err := sm86DequantArgs(a, call.addr(), true)
+	if err == nil {
+		var ls []sm86.SGLaunch
+		if ls, err = sm86.PlanDequant(d); err == nil {
+			m := sm86SGModule()
+			gs := make([]*GPULaunch, len(ls))
+			for i, k := range ls {
+				gs[i] = &GPULaunch{Module: m, Func: k.Kernel, Grid: [3]int{k.Grid}, Block: [3]int{k.Block}, Params: k.Params}
+			}
+			return call.run(l.Stream, gs...)
+		}
+	}
+	call.slots.free <- call.i
+	return planReason(err)
+}
+
+// sm86MXSupports covers an MX quantisation from f32 with saturation and no
+// Amax output; the plan's rule does the rest.
+func sm86MXSupports(args any) error {
+	a, ok := args.(*QuantizeArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
+	}
+	switch {
+	case a.Gran != fallback.MX:
+		return fmt.Errorf("granularity %v (covered: mx)", a.Gran)
+	case a.X.DType() != tile.F32:
+		return fmt.Errorf("input element type %v (covered: f32)", a.X.DType())
+	case a.Mode != tile.Saturate:
+		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
+	case a.Amax != nil:
+		return fmt.Errorf("the Amax output is not written by the SASS kernel")
+	}
+	return planReason(sm86.QuantizeMXSupports(sm86.SGQuantizeMX{Q: sgPlaceholder, X: sgPlaceholder, E8M0: sgPlaceholder,
+		Work: sgPlaceholder, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}))
+}
+
+func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
+	return func(ctx context.Context, l *Launch) error {
+		a := l.Args.(*QuantizeArgs)
+		rt := l.Runtime
+		blocks := a.Rows * ((a.Cols + fallback.MXBlock - 1) / fallback.MXBlock)
+		var temps []backend.Memory
+		alloc := func(n int) (uint64, error) {
+			m, err := rt.be.Alloc(max(n, 16))
+			if err != nil {
+				return 0, err
+			}
+			temps = append(temps, m)
+			dm, ok := m.(backend.DeviceMemory)
+			if !ok {
+				return 0, fmt.Errorf("tcrt: quantize: scratch needs device memory: %w", ErrUnsupported)
+			}
+			return dm.DevicePtr(), nil
+		}
+		release := func() error {
+			var errs []error
+			for _, m := range temps {
+				errs = append(errs, m.Free())
+			}
+			return errors.Join(errs...)
+		}
+		p, err := sgPtrs(a.Q, a.X)
+		if err != nil {
+			return err
+		}
+		x := sm86.SGQuantizeMX{Q: p[0], X: p[1], QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}
+		if a.ScaleInv != nil {
+			if x.E8M0, err = DevicePtr(a.ScaleInv); err != nil {
+				return err
+			}
+		} else if x.E8M0, err = alloc(blocks); err != nil {
+			return errors.Join(err, release())
+		}
+		if x.Work, err = alloc(4 * blocks); err != nil {
+			return errors.Join(err, release())
+		}
+		ls, err := sm86.PlanQuantizeMX(x)
+		if err != nil {
+			return errors.Join(planReason(err), release())
+		}
+		if err := sm86f8Launches(l.Stream, sm86.ModuleFor(arch), ls); err != nil {
+			return errors.Join(err, l.Stream.Enqueue(release))
+		}
+		return l.Stream.Enqueue(release)
+	}
+}
+
+func init() {
+	arch := Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86SGModule()}
+	Register(Kernel{
+		Name: "sass.amax", Op: OpAmax, Arch: arch, Preference: 200,
+		Doc:      "hand-scheduled SASS (kernels/sm86): per-block max |x| by warp shuffles and ordered-integer atomics, then a finish pass (NaN as the CPU's); unverified on a GPU",
+		Supports: sm86AmaxSupports,
+		Launch:   sm86AmaxLaunch,
+	})
+	Register(Kernel{
+		Name: "sass.dequantize", Op: OpDequantize, Arch: arch, Preference: 200,
+		Doc:      "hand-scheduled SASS (kernels/sm86): device-side scale check, then exact integer float8 decode times the block's scale to f32 or bf16; unverified on a GPU",
+		Supports: sm86DequantSupports,
+		Launch:   sm86DequantLaunch,
+	})
+	Register(Kernel{
+		Name: "sass.quantize.mx.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, E8M0 scales by the OCP rule, F2FP.SATFINITE encode; unverified on a GPU",
+		Supports: sm86MXSupports,
+		Launch:   sm86MXLaunch(89),
+	})
+	Register(Kernel{
+		Name: "sass.quantize.mx.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, E8M0 scales by the OCP rule, integer float8 encode; unverified on a GPU",
+		Supports: sm86MXSupports,
+		Launch:   sm86MXLaunch(86),
+	})
+}
