@@ -165,6 +165,9 @@ var tables = []string{
 	// local memory: addresses as shared ones without a scale field
 	`LDL 983 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
 	`STL 387 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
+	// LDC: a constant indexed by a register, byte offset 16 bits at 38,
+	// bank at 54 (learnt by flipping each bit); the size field as LDS's
+	`LDC b82 73:3{U8,S8,U16,S16,_,64} | >R@16, CX@24`,
 	`LDS 984 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MS@24`,
 	`STS 388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
 	`LDSM 83b 78:2{16.M88,16.MT88} 72:2{_,2,4} | >R@16, MX@24`,
