@@ -253,6 +253,9 @@ var depTable = []depRule{
 	{op: "ATOMG", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
 	{op: "ATOMG", class: ClassGlobal, late: true},
 	{op: "LDGSTS", class: ClassGlobal, late: true},
+	// LDC sets a write scoreboard (control.sm_86.txt: LDC R4, c[0x2][R8])
+	{op: "LDC", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
+	{op: "LDC", class: ClassGlobal, late: true},
 	// local memory goes through L1 like global memory; ptxas waits on
 	// LDL through a write scoreboard (testdata/ptxas/golden/control.sm_86.txt)
 	{op: "LDL", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},

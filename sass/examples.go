@@ -36,6 +36,8 @@ func exampleOperand(o ospec, k int) Operand {
 		a.Imm = 0x40000000 // 2.0
 	case fC:
 		a.Imm = 0x164
+	case fCX:
+		a.Indexed, a.N, a.Imm, a.Bank = true, 8, 0x13, 2
 	case fSR:
 		a.N = uint8(SRTidX)
 	case fT:

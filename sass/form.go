@@ -38,6 +38,7 @@ const (
 	fF               // binary32 immediate
 	fD               // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
 	fC               // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
+	fCX              // indexed constant c[bank][Ra+off]: Ra at pos, byte offset 16 bits at 38, bank 5 bits at 54 (LDC)
 	fSR              // special register, 8 bits
 	fT               // branch target, signed width bits
 	fSB              // scoreboard number (DEPBAR), 3 bits
@@ -110,7 +111,7 @@ type form struct {
 
 // noReuseOps are opcodes whose registers nvdisasm never prints with
 // .reuse (measured); the model gives their operands no reuse slot.
-var noReuseOps = map[Op]bool{"RET": true, "BRX": true, "BMOV": true, "LDL": true, "STL": true, "ATOMS": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
+var noReuseOps = map[Op]bool{"RET": true, "BRX": true, "BMOV": true, "LDL": true, "STL": true, "ATOMS": true, "FRND": true, "LDC": true, "REDUX": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
 	"STG": true, "STS": true, "LDG": true, "LDS": true, "LDSM": true, "LDGSTS": true, "S2R": true, "MUFU": true, "SHFL": true}
 
 var (
@@ -166,7 +167,7 @@ func parseOspec(s string) ospec {
 	if at < 0 {
 		panic("sass: bad operand spec " + s)
 	}
-	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "SR": fSR,
+	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "CX": fCX, "SR": fSR,
 		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
 	k, ok := kinds[s[:at]]
 	if !ok {
@@ -619,11 +620,18 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		}
 		w.set(o.pos, width, uint64(v))
 	case fC:
-		if a.Imm < 0 || a.Imm >= 1<<16 || a.Imm%4 != 0 || a.Bank > 31 {
+		if a.Imm < 0 || a.Imm >= 1<<16 || a.Imm%4 != 0 || a.Bank > 31 || a.Indexed {
 			return bad("constant out of range")
 		}
 		w.set(o.pos, 14, uint64(a.Imm/4))
 		w.set(o.pos+14, 5, uint64(a.Bank))
+	case fCX:
+		if a.Imm < 0 || a.Imm >= 1<<16 || a.Bank > 31 || !a.Indexed {
+			return bad("indexed constant out of range")
+		}
+		w.set(o.pos, 8, uint64(a.N))
+		w.set(38, 16, uint64(a.Imm))
+		w.set(54, 5, uint64(a.Bank))
 	case fMG, fMA, fMS, fMX:
 		if a.Imm < -(1<<(o.offW-1)) || a.Imm >= 1<<(o.offW-1) {
 			return bad("memory offset out of range")
@@ -675,7 +683,7 @@ func (o ospec) operandKind() Kind {
 		return KFloat
 	case fD:
 		return KDouble
-	case fC:
+	case fC, fCX:
 		return KCBank
 	case fSR:
 		return KSpecial
@@ -721,6 +729,11 @@ func decodeOperand(w word, o ospec) Operand {
 	case fC:
 		a.Imm = int64(w.get(o.pos, 14) * 4)
 		a.Bank = uint8(w.get(o.pos+14, 5))
+	case fCX:
+		a.Indexed = true
+		a.N = uint8(w.get(o.pos, 8))
+		a.Imm = int64(w.get(38, 16))
+		a.Bank = uint8(w.get(54, 5))
 	case fMG, fMA, fMS, fMX:
 		a.N = uint8(w.get(o.pos, 8))
 		a.Imm = signExtend(w.get(o.offPos, o.offW), o.offW)

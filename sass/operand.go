@@ -164,6 +164,9 @@ type Operand struct {
 	// a global access (UR4 as ptxas writes it). CUDA 11.8's nvdisasm does not
 	// print it (see the package documentation).
 	Desc uint8
+	// Indexed marks a KCBank indexed by register N: c[Bank][RN+Imm]
+	// (LDC; with N = RZ it prints as c[Bank][Imm]).
+	Indexed bool
 	// Sel is a half selector or swizzle printed after a register
 	// (".H0_H0", ".H1_H1", ".F32", ...): empty for none.
 	Sel string
@@ -283,6 +286,13 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		}
 	case KCBank:
 		s = fmt.Sprintf("c[0x%x][%s]", o.Bank, hexs(o.Imm))
+		if o.Indexed && o.N != 255 {
+			x := regName(o.N)
+			if o.Imm != 0 {
+				x += "+" + hexs(o.Imm)
+			}
+			s = fmt.Sprintf("c[0x%x][%s]", o.Bank, x)
+		}
 	case KMem:
 		var b strings.Builder
 		b.WriteByte('[')

@@ -414,6 +414,38 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.Bank = uint8(b)
 		a.Imm = v
+	case fCX:
+		if !strings.HasPrefix(t, "c[") || !strings.HasSuffix(t, "]") {
+			return bad()
+		}
+		rest := t[2 : len(t)-1]
+		j := strings.Index(rest, "][")
+		if j < 0 {
+			return bad()
+		}
+		b, ok := parseInt(rest[:j])
+		if !ok || b < 0 || b > 31 {
+			return bad()
+		}
+		x := rest[j+2:]
+		a.Indexed, a.Bank, a.N = true, uint8(b), 255
+		if v, ok := parseInt(x); ok {
+			a.Imm = v
+			break
+		}
+		reg, off, hasOff := strings.Cut(x, "+")
+		n, ok := parseRegName(reg)
+		if !ok {
+			return bad()
+		}
+		a.N = n
+		if hasOff {
+			v, ok := parseInt(off)
+			if !ok {
+				return bad()
+			}
+			a.Imm = v
+		}
 	default:
 		return bad()
 	}

@@ -328,6 +328,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 				s.v2 = 0xffffffff
 			}
 		case KCBank:
+			if o.Indexed {
+				return bad("%s: indexed constant not modelled", in.Op)
+			}
 			s.k, s.bank, s.off = oConst, o.Bank, o.Imm
 		case KUReg:
 			if o.N == 63 {

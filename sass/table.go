@@ -120,13 +120,16 @@ var tables = []string{
 	`DFMA 22b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@32-63|62, R@64-75|74`,
 	`DFMA 42b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74r1, D@32:32`,
 	`DFMA a2b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40, R@64-75|74`,
-	`DSETP x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62, P@87~90`,
+	// (nvdisasm refuses DSETP with a reuse flag on the second source)
+	`DSETP x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62^, P@87~90`,
 	// MUFU: codes 6 and 7 are RCP64H and RSQ64H (the high word of a
 	// binary64 seed); bit 73 .F16, with bit 60 reading the high half (.H1);
 	// an immediate source at 32 (selector 4). Learnt from ptxas's fp64 and
 	// f16 code (testdata/ptxas/golden).
-	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} 73:1{_,F16} | >R@16, R@32-63|62`,
-	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} 73:1{?,F16} =60:1:1 | >R@16, R@32.H1`,
+	// (nvdisasm prints RCP64H/RSQ64H with .F16 as INVALID6/7).
+	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} =73:1:0 | >R@16, R@32-63|62`,
+	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} | >R@16, R@32-63|62`,
+	`MUFU 308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} =60:1:1 | >R@16, R@32.H1`,
 	`MUFU 908 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, F@32:32`,
 
 	// conversions and packs
@@ -164,6 +167,9 @@ var tables = []string{
 	// local memory: addresses as shared ones without a scale field
 	`LDL 983 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
 	`STL 387 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
+	// LDC: a constant indexed by a register, byte offset 16 bits at 38,
+	// bank at 54 (learnt by flipping each bit); the size field as LDS's
+	`LDC b82 73:3{U8,S8,U16,S16,_,64} | >R@16, CX@24`,
 	`LDS 984 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MS@24`,
 	`STS 388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
 	`LDSM 83b 78:2{16.M88,16.MT88} 72:2{_,2,4} | >R@16, MX@24`,
