@@ -1,7 +1,7 @@
 package sm86
 
 import (
-	"embed"
+	_ "embed"
 	"errors"
 	"fmt"
 
@@ -26,11 +26,18 @@ const ModuleName = "sass_sm86"
 // Archs are the architectures the module has cubins for.
 var Archs = []int{86, 89}
 
-// cubins holds what go generate wrote: cubin/sass.sm_<arch>.cubin for
-// each architecture whose kernels the model can encode.
-//
-//go:embed cubin
-var cubins embed.FS
+// What go generate wrote: cubin/sass.sm_<arch>.cubin for each
+// architecture of Archs. Embedded as byte slices, so a program that never
+// loads them pays nothing at start-up (an embed.FS read copies).
+var (
+	//go:embed cubin/sass.sm_86.cubin
+	cubin86 []byte
+	//go:embed cubin/sass.sm_89.cubin
+	cubin89 []byte
+)
+
+// cubins are the embedded cubins by architecture.
+var cubins = map[int][]byte{86: cubin86, 89: cubin89}
 
 // QuantizeKernel returns the quantisation kernel's name for format d
 // (tile.E4M3 or tile.E5M2), "" for any other type.
@@ -143,11 +150,10 @@ func ModuleFor(arch int) *ptx.Module {
 
 // Embedded returns the embedded cubin for sm_<arch>, nil if there is none.
 func Embedded(arch int) []byte {
-	b, err := cubins.ReadFile(fmt.Sprintf("cubin/sass.sm_%d.cubin", arch))
-	if err != nil || len(b) == 0 {
-		return nil
+	if b := cubins[arch]; len(b) > 0 {
+		return b
 	}
-	return b
+	return nil
 }
 
 // familyKernels is every generated kernel of the sm_<arch> module beyond
