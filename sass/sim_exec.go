@@ -972,7 +972,11 @@ func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 				rows[0][l] = v
 			default:
 				for k := 0; k < nr; k++ {
-					rows[k][l] = binary.LittleEndian.Uint32(b[4*k:])
+					if global {
+						rows[k][l] = loadWord(b[4*k:])
+					} else {
+						rows[k][l] = binary.LittleEndian.Uint32(b[4*k:])
+					}
 				}
 			}
 			continue
@@ -984,7 +988,11 @@ func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 			binary.LittleEndian.PutUint16(b, uint16(rows[0][l]))
 		default:
 			for k := 0; k < nr; k++ {
-				binary.LittleEndian.PutUint32(b[4*k:], rows[k][l])
+				if global {
+					storeWord(b[4*k:], rows[k][l])
+				} else {
+					binary.LittleEndian.PutUint32(b[4*k:], rows[k][l])
+				}
 			}
 		}
 	}
@@ -1200,9 +1208,9 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 		}
 		var old uint64
 		if n == 8 {
-			old = binary.LittleEndian.Uint64(b)
+			old = loadDword(b)
 		} else {
-			old = uint64(binary.LittleEndian.Uint32(b))
+			old = uint64(loadWord(b))
 		}
 		v := uint64(v0[l])
 		if n == 8 {
@@ -1221,9 +1229,9 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 			nv = atomOp(d, old, v)
 		}
 		if n == 8 {
-			binary.LittleEndian.PutUint64(b, nv)
+			storeDword(b, nv)
 		} else {
-			binary.LittleEndian.PutUint32(b, uint32(nv))
+			storeWord(b, uint32(nv))
 		}
 		if d.op != xRED {
 			dl[l] = uint32(old)

@@ -1,9 +1,12 @@
 package sass
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 )
 
 // Memory is the simulator's global memory: named byte regions at 64-bit
@@ -149,4 +152,46 @@ func (m *Memory) Unmap(base uint64) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: no region at %#x", ErrSimConfig, base)
+}
+
+// Global words are read and written with atomic instructions where the
+// host allows it, so that a plain load racing with another CTA's atomic
+// (the current-value read of a compare-and-swap loop, legal on hardware,
+// where aligned words are single-copy atomic) is not a data race in Go. On
+// amd64 and arm64 these compile to plain moves. A big-endian host, or a
+// mapped slice whose host address is not aligned, takes the byte path.
+var littleHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+func aligned(b []byte, n uintptr) bool {
+	return littleHost && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%n == 0
+}
+
+func loadWord(b []byte) uint32 {
+	if aligned(b, 4) {
+		return atomic.LoadUint32((*uint32)(unsafe.Pointer(unsafe.SliceData(b))))
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func storeWord(b []byte, v uint32) {
+	if aligned(b, 4) {
+		atomic.StoreUint32((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), v)
+		return
+	}
+	binary.LittleEndian.PutUint32(b, v)
+}
+
+func loadDword(b []byte) uint64 {
+	if aligned(b, 8) {
+		return atomic.LoadUint64((*uint64)(unsafe.Pointer(unsafe.SliceData(b))))
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+func storeDword(b []byte, v uint64) {
+	if aligned(b, 8) {
+		atomic.StoreUint64((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), v)
+		return
+	}
+	binary.LittleEndian.PutUint64(b, v)
 }
