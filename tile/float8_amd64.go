@@ -29,7 +29,7 @@ var float8KernelTab = [...]float8Kernels{
 	{"avx512", 16, []cpuid.FeatureID{cpuid.AVX512F},
 		encF32AVX512, encF32VecAVX512, decF32AVX512, decF32VecAVX512, absMaxAVX512,
 		encF32BlocksAVX512, decF32BlocksAVX512, absMaxBlocksAVX512},
-	{"avx2", 8, []cpuid.FeatureID{cpuid.AVX2},
+	{"avx2", 8, []cpuid.FeatureID{cpuid.AVX2, cpuid.F16C},
 		encF32AVX2, encF32VecAVX2, decF32AVX2, decF32VecAVX2, absMaxAVX2,
 		encF32BlocksAVX2, decF32BlocksAVX2, absMaxBlocksAVX2},
 }

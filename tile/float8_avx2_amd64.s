@@ -12,6 +12,13 @@ DATA pack8<>+16(SB)/8, $0x808080800c080400
 DATA pack8<>+24(SB)/8, $0x8080808080808080
 GLOBL pack8<>(SB), RODATA|NOPTR, $32
 
+// sign32 is the float32 sign bit in eight lanes.
+DATA sign32<>+0(SB)/8, $0x8000000080000000
+DATA sign32<>+8(SB)/8, $0x8000000080000000
+DATA sign32<>+16(SB)/8, $0x8000000080000000
+DATA sign32<>+24(SB)/8, $0x8000000080000000
+GLOBL sign32<>(SB), RODATA|NOPTR, $32
+
 #define BCAST(imm, reg, x) \
 	MOVL imm, AX \
 	MOVD AX, x \
@@ -132,12 +139,12 @@ enc2binner:
 	BCAST($0x7fc00000, Y7, X7) \
 	BCAST($0x7f800000, Y6, X6)
 
-// DEC2_BODY decodes the 8 bytes at (SI) into float32 bits in Y3.
-#define DEC2_BODY \
-	VPMOVZXBD (SI), Y0 \
+// DEC2_BODY decodes the 8 bytes at off(SI) into float32 bits in Y3 (the
+// bytes are sign-extended, so the code's sign lands in bit 31).
+#define DEC2_BODY(off) \
+	VPMOVSXBD off(SI), Y0 \
 	VPAND Y14, Y0, Y1 \
-	VPSRLD $7, Y0, Y2 \
-	VPSLLD $31, Y2, Y2 \
+	VPAND sign32<>(SB), Y0, Y2 \
 	VPSLLVD Y13, Y1, Y3 \
 	VPADDD Y12, Y3, Y3 \
 	VCVTDQ2PS Y1, Y4 \
@@ -150,6 +157,56 @@ enc2binner:
 	VPBLENDVB Y5, Y6, Y3, Y3 \
 	VPOR Y2, Y3, Y3
 
+// The contiguous decoders go through binary16 and VCVTPH2PS (F16C), which
+// converts subnormals exactly: an E5M2 code is the top byte of its binary16
+// value; an E4M3 code x (sign s, 7-bit magnitude m) is the binary16
+// s | m<<7, exactly 2^-8 times its value. NaN codes are first rewritten to
+// the binary16 quiet NaN s|0x7E00, which converts to s|0x7FC00000.
+
+// Constants of DEC4_BODY: Y12 = 256.0, X13 = 0xBFFF, X11 = 0x7FFF,
+// X10 = 0x3F80 (E4M3 0x7F after the shift), X9 = 0x3F80^0x7E00 (words).
+#define DEC4_CONSTS \
+	BCAST($0x43800000, Y12, X12) \
+	MOVL $0xBFFFBFFF, AX \
+	MOVD AX, X13 \
+	VPBROADCASTD X13, X13 \
+	MOVL $0x7FFF7FFF, AX \
+	MOVD AX, X11 \
+	VPBROADCASTD X11, X11 \
+	MOVL $0x3F803F80, AX \
+	MOVD AX, X10 \
+	VPBROADCASTD X10, X10 \
+	MOVL $0x41804180, AX \
+	MOVD AX, X9 \
+	VPBROADCASTD X9, X9
+
+// DEC4_BODY decodes the 8 E4M3 codes at off(SI) into float32 in Y1.
+#define DEC4_BODY(off) \
+	VPMOVSXBW off(SI), X0 \
+	VPSLLW $7, X0, X0 \
+	VPAND X13, X0, X0 \
+	VPAND X11, X0, X2 \
+	VPCMPEQW X10, X2, X2 \
+	VPAND X9, X2, X2 \
+	VPXOR X2, X0, X0 \
+	VCVTPH2PS X0, Y1 \
+	VMULPS Y12, Y1, Y1
+
+// Constants of DEC5_BODY: X14 = 0, Y13 = 0xFFC00000.
+#define DEC5_CONSTS \
+	VPXOR X14, X14, X14 \
+	BCAST($0xFFC00000, Y13, X13)
+
+// DEC5_BODY decodes the 8 E5M2 codes at off(SI) into float32 in Y1: NaNs
+// (unordered with themselves) keep their sign and quiet bit only.
+#define DEC5_BODY(off) \
+	VMOVQ off(SI), X0 \
+	VPUNPCKLBW X0, X14, X0 \
+	VCVTPH2PS X0, Y1 \
+	VCMPPS $3, Y1, Y1, Y2 \
+	VANDPS Y13, Y1, Y3 \
+	VBLENDVPS Y2, Y3, Y1, Y1
+
 // func decF32AVX2(dst *float32, src *uint8, n int, scale float32, p *decParams)
 TEXT ·decF32AVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
@@ -157,15 +214,29 @@ TEXT ·decF32AVX2(SB), NOSPLIT, $0-40
 	MOVQ n+16(FP), CX
 	VBROADCASTSS scale+24(FP), Y15
 	MOVQ p+32(FP), R8
-	DEC2_CONSTS
-dec2loop:
-	DEC2_BODY
-	VMULPS Y15, Y3, Y3
-	VMOVUPS Y3, (DI)
+	CMPL 16(R8), $0x7E
+	JNE dec5
+	DEC4_CONSTS
+dec4loop:
+	DEC4_BODY(0)
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, (DI)
 	ADDQ $8, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
-	JNZ dec2loop
+	JNZ dec4loop
+	VZEROUPPER
+	RET
+dec5:
+	DEC5_CONSTS
+dec5loop:
+	DEC5_BODY(0)
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $8, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ dec5loop
 	VZEROUPPER
 	RET
 
@@ -176,16 +247,31 @@ TEXT ·decF32VecAVX2(SB), NOSPLIT, $0-40
 	MOVQ scales+16(FP), R9
 	MOVQ n+24(FP), CX
 	MOVQ p+32(FP), R8
-	DEC2_CONSTS
-dec2vloop:
-	DEC2_BODY
-	VMULPS (R9), Y3, Y3
-	VMOVUPS Y3, (DI)
+	CMPL 16(R8), $0x7E
+	JNE dec5v
+	DEC4_CONSTS
+dec4vloop:
+	DEC4_BODY(0)
+	VMULPS (R9), Y1, Y1
+	VMOVUPS Y1, (DI)
 	ADDQ $8, SI
 	ADDQ $32, R9
 	ADDQ $32, DI
 	SUBQ $8, CX
-	JNZ dec2vloop
+	JNZ dec4vloop
+	VZEROUPPER
+	RET
+dec5v:
+	DEC5_CONSTS
+dec5vloop:
+	DEC5_BODY(0)
+	VMULPS (R9), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $8, SI
+	ADDQ $32, R9
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ dec5vloop
 	VZEROUPPER
 	RET
 
@@ -202,7 +288,7 @@ dec2bouter:
 	VBROADCASTSS (R9), Y15
 	MOVQ R10, DX
 dec2binner:
-	DEC2_BODY
+	DEC2_BODY(0)
 	VMULPS Y15, Y3, Y3
 	VMOVUPS Y3, (DI)
 	ADDQ $8, SI
