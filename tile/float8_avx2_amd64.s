@@ -12,13 +12,6 @@ DATA pack8<>+16(SB)/8, $0x808080800c080400
 DATA pack8<>+24(SB)/8, $0x8080808080808080
 GLOBL pack8<>(SB), RODATA|NOPTR, $32
 
-// sign32 is the float32 sign bit in eight lanes.
-DATA sign32<>+0(SB)/8, $0x8000000080000000
-DATA sign32<>+8(SB)/8, $0x8000000080000000
-DATA sign32<>+16(SB)/8, $0x8000000080000000
-DATA sign32<>+24(SB)/8, $0x8000000080000000
-GLOBL sign32<>(SB), RODATA|NOPTR, $32
-
 #define BCAST(imm, reg, x) \
 	MOVL imm, AX \
 	MOVD AX, x \
@@ -127,37 +120,7 @@ enc2binner:
 	VZEROUPPER
 	RET
 
-// Decode constants from the decParams at R8; Y15 (scale) is the caller's.
-#define DEC2_CONSTS \
-	BCAST($0x7f, Y14, X14) \
-	VPBROADCASTD 0(R8), Y13 \
-	VPBROADCASTD 4(R8), Y12 \
-	VPBROADCASTD 8(R8), Y11 \
-	VPBROADCASTD 12(R8), Y10 \
-	VPBROADCASTD 16(R8), Y9 \
-	VPBROADCASTD 20(R8), Y8 \
-	BCAST($0x7fc00000, Y7, X7) \
-	BCAST($0x7f800000, Y6, X6)
-
-// DEC2_BODY decodes the 8 bytes at off(SI) into float32 bits in Y3 (the
-// bytes are sign-extended, so the code's sign lands in bit 31).
-#define DEC2_BODY(off) \
-	VPMOVSXBD off(SI), Y0 \
-	VPAND Y14, Y0, Y1 \
-	VPAND sign32<>(SB), Y0, Y2 \
-	VPSLLVD Y13, Y1, Y3 \
-	VPADDD Y12, Y3, Y3 \
-	VCVTDQ2PS Y1, Y4 \
-	VMULPS Y11, Y4, Y4 \
-	VPCMPGTD Y1, Y10, Y5 \
-	VPBLENDVB Y5, Y4, Y3, Y3 \
-	VPCMPGTD Y9, Y1, Y5 \
-	VPBLENDVB Y5, Y7, Y3, Y3 \
-	VPCMPEQD Y8, Y1, Y5 \
-	VPBLENDVB Y5, Y6, Y3, Y3 \
-	VPOR Y2, Y3, Y3
-
-// The contiguous decoders go through binary16 and VCVTPH2PS (F16C), which
+// The decoders go through binary16 and VCVTPH2PS (F16C), which
 // converts subnormals exactly: an E5M2 code is the top byte of its binary16
 // value; an E4M3 code x (sign s, 7-bit magnitude m) is the binary16
 // s | m<<7, exactly 2^-8 times its value. NaN codes are first rewritten to
@@ -283,21 +246,41 @@ TEXT ·decF32BlocksAVX2(SB), NOSPLIT, $0-48
 	MOVQ nblocks+24(FP), CX
 	MOVQ blockLen+32(FP), R10
 	MOVQ p+40(FP), R8
-	DEC2_CONSTS
-dec2bouter:
+	CMPL 16(R8), $0x7E
+	JNE dec5b
+	DEC4_CONSTS
+dec4bouter:
 	VBROADCASTSS (R9), Y15
 	MOVQ R10, DX
-dec2binner:
-	DEC2_BODY(0)
-	VMULPS Y15, Y3, Y3
-	VMOVUPS Y3, (DI)
+dec4binner:
+	DEC4_BODY(0)
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, (DI)
 	ADDQ $8, SI
 	ADDQ $32, DI
 	SUBQ $8, DX
-	JNZ dec2binner
+	JNZ dec4binner
 	ADDQ $4, R9
 	DECQ CX
-	JNZ dec2bouter
+	JNZ dec4bouter
+	VZEROUPPER
+	RET
+dec5b:
+	DEC5_CONSTS
+dec5bouter:
+	VBROADCASTSS (R9), Y15
+	MOVQ R10, DX
+dec5binner:
+	DEC5_BODY(0)
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $8, SI
+	ADDQ $32, DI
+	SUBQ $8, DX
+	JNZ dec5binner
+	ADDQ $4, R9
+	DECQ CX
+	JNZ dec5bouter
 	VZEROUPPER
 	RET
 

@@ -95,6 +95,29 @@ func TestFloat8CPUMask(t *testing.T) {
 				}
 			}
 		}
+		// Every code through the block decoder (blocks of 32 and 8, as MX
+		// and the narrowest vector block), a random scale per block.
+		for _, bl := range []int{8, 32} {
+			codes := make([]uint8, 256)
+			for i := range codes {
+				codes[i] = uint8(i)
+			}
+			scales := make([]float32, 256/bl)
+			for i := range scales {
+				scales[i] = float32(math.Ldexp(1+r.Float64(), r.IntN(8)-4))
+			}
+			for _, d := range formats {
+				dec := poisonF32(256)
+				if err := DecodeFloat8ToF32Blocks(d, dec, codes, scales, bl); err != nil {
+					t.Fatal(err)
+				}
+				for i, b := range codes {
+					if w := DecodeFloat8Ref(d, b) * scales[i/bl]; math.Float32bits(dec[i]) != math.Float32bits(w) {
+						t.Errorf("%s %v block decode %#02x (bl %d): %#08x, reference %#08x", c.level, d, b, bl, math.Float32bits(dec[i]), math.Float32bits(w))
+					}
+				}
+			}
+		}
 		restore()
 	}
 }
