@@ -99,6 +99,9 @@ func TestAttentionFastVariants(t *testing.T) {
 		{1, 2, 2, 40, 70, 9, true, -1, -1, 0, tile.F16, 0},
 		{1, 2, 1, 256, 9, 70, false, 5, 3, 30, tile.F32, 2},
 		{1, 2, 2, 64, 100, 50, true, -1, -1, 0, tile.F32, 0}, // early rows see nothing
+		{1, 4, 1, 128, 1, 257, true, -1, -1, 0, tile.F16, 0}, // decode: qk4/pv4, a key tail
+		{1, 4, 1, 64, 1, 130, false, -1, -1, 0, tile.F32, 0},
+		{2, 4, 2, 64, 2, 99, false, -1, -1, 0, tile.BF16, 0},
 	}
 	for _, v := range AttentionVariants() {
 		if !v.Available() {

@@ -62,5 +62,18 @@ func init() {
 		pv4:      pv4AVX512,
 		pf4:      true,
 	}
-	attnVariants = append([]attnKernels{avx512}, attnVariants...)
+	// avx2 has only the decode kernels (qk4, pv4) in assembly; prefill runs
+	// the portable gemm, column max and exp loops.
+	avx2 := attnKernels{
+		name:     "avx2",
+		features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
+		gemm:     gemmGo,
+		colMax:   colMaxGo,
+		expRows:  expRowsGo,
+		prefetch: attnPrefetchRows,
+		qk4:      qk4AVX2,
+		pv4:      pv4AVX2,
+		pf4:      true,
+	}
+	attnVariants = append([]attnKernels{avx512, avx2}, attnVariants...)
 }

@@ -12,16 +12,33 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// TestDecodeKernelsAVX512 compares the assembly qk4 and pv4 kernels with
-// qk4Go and pv4Go on strided rows of every dtype.
+// TestDecodeKernelsAVX512 compares the assembly qk4 and pv4 kernels
+// (AVX-512 and AVX2) with qk4Go and pv4Go on strided rows of every dtype.
 func TestDecodeKernelsAVX512(t *testing.T) {
-	if !cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512VL) {
-		t.Skip("no AVX-512")
+	for _, set := range []struct {
+		name     string
+		features []cpuid.FeatureID
+		qk       [3]qk4Func
+		pv       [3]pv4Func
+		dims     []int
+	}{
+		{"avx512", []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512VL}, qk4AVX512, pv4AVX512, []int{64, 128, 256}},
+		{"avx2", []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C}, qk4AVX2, pv4AVX2, []int{16, 48, 64, 128, 256}},
+	} {
+		t.Run(set.name, func(t *testing.T) {
+			if !cpuid.CPU.Supports(set.features...) {
+				t.Skipf("the CPU lacks %v", set.features)
+			}
+			testDecodeKernels(t, set.qk, set.pv, set.dims)
+		})
 	}
-	rng := rand.New(rand.NewPCG(7, 8))
+}
+
+func testDecodeKernels(t *testing.T, qk4 [3]qk4Func, pv4 [3]pv4Func, dims []int) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 8))
 	for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
 		x := kvIndex(dt)
-		for _, d := range []int{64, 128, 256} {
+		for _, d := range dims {
 			for _, nk := range []int{0, 4, 8, 64} {
 				const ldkRows = 3 // row stride, in rows of d elements
 				sz := dt.Size()
@@ -38,7 +55,7 @@ func TestDecodeKernelsAVX512(t *testing.T) {
 				want := make([]float32, 4*nk+16)
 				got := make([]float32, 4*nk+16)
 				qk4Go(dt)(&want[0], &kv[0], ld, &q[0], ldq, d, nk, 4*ld)
-				qk4AVX512[x](&got[0], &kv[0], ld, &q[0], ldq, d, nk, 4*ld)
+				qk4[x](&got[0], &kv[0], ld, &q[0], ldq, d, nk, 4*ld)
 				if e := maxDiff(got, want); e > 1e-5*float64(d) {
 					t.Errorf("qk4 %v d%d nk%d: max diff %g", dt, d, nk, e)
 				}
@@ -55,7 +72,7 @@ func TestDecodeKernelsAVX512(t *testing.T) {
 				ow := append([]float32(nil), o0...)
 				og := append([]float32(nil), o0...)
 				pv4Go(dt)(&ow[0], ldo, &p[0], &kv[0], ld, nk, d, &corr[0], 4*ld)
-				pv4AVX512[x](&og[0], ldo, &p[0], &kv[0], ld, nk, d, &corr[0], 4*ld)
+				pv4[x](&og[0], ldo, &p[0], &kv[0], ld, nk, d, &corr[0], 4*ld)
 				if e := maxDiff(og, ow); e > 1e-5*float64(max(nk, 1)) {
 					t.Errorf("pv4 %v d%d nk%d: max diff %g", dt, d, nk, e)
 				}

@@ -5,19 +5,55 @@ import (
 	"github.com/tcrt-go/tcrt/internal/cpufeat"
 )
 
-// useAVX512 allows the AVX-512 float8 kernels where cpuid reports AVX512F
-// and the CPU feature mask (internal/cpufeat) does not hide it; tests turn
-// it off to run the portable code on the same machine.
-var useAVX512 = true
+// float8Kernels is one instruction set's float8 kernels: width is the lane
+// count (the contiguous kernels take a positive multiple of it, the block
+// kernels a block length that is one).
+type float8Kernels struct {
+	name      string
+	width     int
+	features  []cpuid.FeatureID
+	enc       func(dst *uint8, src *float32, n int, scale float32, p *encParams)
+	encVec    func(dst *uint8, src, scales *float32, n int, p *encParams)
+	dec       func(dst *float32, src *uint8, n int, scale float32, p *decParams)
+	decVec    func(dst *float32, src *uint8, scales *float32, n int, p *decParams)
+	absMax    func(src *float32, n int) uint32
+	encBlocks func(dst *uint8, src, scales *float32, nblocks, blockLen int, p *encParams)
+	decBlocks func(dst *float32, src *uint8, scales *float32, nblocks, blockLen int, p *decParams)
+	amaxBlock func(dst *uint32, src *float32, nblocks, blockLen int)
+}
 
-// avx512 reports whether the AVX-512 kernels run now.
-func avx512() bool { return useAVX512 && cpufeat.Supports(cpuid.AVX512F) }
+// float8KernelTab lists the vector kernels, best first; the first whose
+// features cpuid reports and the CPU feature mask (internal/cpufeat) leaves
+// visible runs, at or below simdCap.
+var float8KernelTab = [...]float8Kernels{
+	{"avx512", 16, []cpuid.FeatureID{cpuid.AVX512F},
+		encF32AVX512, encF32VecAVX512, decF32AVX512, decF32VecAVX512, absMaxAVX512,
+		encF32BlocksAVX512, decF32BlocksAVX512, absMaxBlocksAVX512},
+	{"avx2", 8, []cpuid.FeatureID{cpuid.AVX2, cpuid.F16C},
+		encF32AVX2, encF32VecAVX2, decF32AVX2, decF32VecAVX2, absMaxAVX2,
+		encF32BlocksAVX2, decF32BlocksAVX2, absMaxBlocksAVX2},
+}
 
-// Float8SIMD names the vector kernels the float8 slice codecs use ("avx512")
-// or "" when they run the portable scalar code.
+// simdKernels returns the vector kernels that run now, or nil.
+func simdKernels() *float8Kernels { return kernelsAt(simdCap) }
+
+// kernelsAt returns the best vector kernels allowed by limit (see simdCap), or
+// nil.
+func kernelsAt(limit int) *float8Kernels {
+	for i := range float8KernelTab {
+		k := &float8KernelTab[i]
+		if len(float8KernelTab)-i <= limit && cpufeat.Supports(k.features...) {
+			return k
+		}
+	}
+	return nil
+}
+
+// Float8SIMD names the vector kernels the float8 slice codecs use ("avx512"
+// or "avx2") or "" when they run the portable scalar code.
 func Float8SIMD() string {
-	if avx512() {
-		return "avx512"
+	if k := simdKernels(); k != nil {
+		return k.name
 	}
 	return ""
 }
@@ -52,57 +88,6 @@ func decF32VecAVX512(dst *float32, src *uint8, scales *float32, n int, p *decPar
 //go:noescape
 func absMaxAVX512(src *float32, n int) uint32
 
-func encF32(d DType, dst []uint8, src []float32, scale float32, mode OverflowMode) {
-	n := len(src) &^ 15
-	if avx512() && n > 0 {
-		encF32AVX512(&dst[0], &src[0], n, scale, &encParamTab[fmtIndex(d)][mode])
-	} else {
-		n = 0
-	}
-	encF32Go(d, dst[n:], src[n:], scale, mode)
-}
-
-func encF32Vec(d DType, dst []uint8, src, scales []float32, mode OverflowMode) {
-	n := len(src) &^ 15
-	if avx512() && n > 0 {
-		encF32VecAVX512(&dst[0], &src[0], &scales[0], n, &encParamTab[fmtIndex(d)][mode])
-	} else {
-		n = 0
-	}
-	encF32VecGo(d, dst[n:], src[n:], scales[n:], mode)
-}
-
-func decF32(d DType, dst []float32, src []uint8, scale float32) {
-	n := len(src) &^ 15
-	if avx512() && n > 0 {
-		decF32AVX512(&dst[0], &src[0], n, scale, &decParamTab[fmtIndex(d)])
-	} else {
-		n = 0
-	}
-	decF32Go(d, dst[n:], src[n:], scale)
-}
-
-func decF32Vec(d DType, dst []float32, src []uint8, scales []float32) {
-	n := len(src) &^ 15
-	if avx512() && n > 0 {
-		decF32VecAVX512(&dst[0], &src[0], &scales[0], n, &decParamTab[fmtIndex(d)])
-	} else {
-		n = 0
-	}
-	decF32VecGo(d, dst[n:], src[n:], scales[n:])
-}
-
-func absMaxBits(src []float32) uint32 {
-	n := len(src) &^ 15
-	var m uint32
-	if avx512() && n > 0 {
-		m = absMaxAVX512(&src[0], n)
-	} else {
-		n = 0
-	}
-	return max(m, absMaxGo(src[n:]))
-}
-
 //go:noescape
 func encF32BlocksAVX512(dst *uint8, src, scales *float32, nblocks, blockLen int, p *encParams)
 
@@ -112,26 +97,118 @@ func decF32BlocksAVX512(dst *float32, src *uint8, scales *float32, nblocks, bloc
 //go:noescape
 func absMaxBlocksAVX512(dst *uint32, src *float32, nblocks, blockLen int)
 
+//go:noescape
+func encF32AVX2(dst *uint8, src *float32, n int, scale float32, p *encParams)
+
+//go:noescape
+func encF32VecAVX2(dst *uint8, src, scales *float32, n int, p *encParams)
+
+//go:noescape
+func decF32AVX2(dst *float32, src *uint8, n int, scale float32, p *decParams)
+
+//go:noescape
+func decF32VecAVX2(dst *float32, src *uint8, scales *float32, n int, p *decParams)
+
+//go:noescape
+func absMaxAVX2(src *float32, n int) uint32
+
+//go:noescape
+func encF32BlocksAVX2(dst *uint8, src, scales *float32, nblocks, blockLen int, p *encParams)
+
+//go:noescape
+func decF32BlocksAVX2(dst *float32, src *uint8, scales *float32, nblocks, blockLen int, p *decParams)
+
+//go:noescape
+func absMaxBlocksAVX2(dst *uint32, src *float32, nblocks, blockLen int)
+
+// vecLen is how many leading elements of an n-element slice the vector
+// kernels k take (0 without kernels).
+func vecLen(k *float8Kernels, n int) int {
+	if k == nil {
+		return 0
+	}
+	return n - n%k.width
+}
+
+func encF32(d DType, dst []uint8, src []float32, scale float32, mode OverflowMode) {
+	encF32At(simdCap, d, dst, src, scale, mode)
+}
+
+// encF32At is encF32 with the kernels simdCap = limit would choose.
+func encF32At(limit int, d DType, dst []uint8, src []float32, scale float32, mode OverflowMode) {
+	k := kernelsAt(limit)
+	n := vecLen(k, len(src))
+	if n > 0 {
+		k.enc(&dst[0], &src[0], n, scale, &encParamTab[fmtIndex(d)][mode])
+	}
+	encF32Go(d, dst[n:], src[n:], scale, mode)
+}
+
+func encF32Vec(d DType, dst []uint8, src, scales []float32, mode OverflowMode) {
+	k := simdKernels()
+	n := vecLen(k, len(src))
+	if n > 0 {
+		k.encVec(&dst[0], &src[0], &scales[0], n, &encParamTab[fmtIndex(d)][mode])
+	}
+	encF32VecGo(d, dst[n:], src[n:], scales[n:], mode)
+}
+
+func decF32(d DType, dst []float32, src []uint8, scale float32) {
+	k := simdKernels()
+	n := vecLen(k, len(src))
+	if n > 0 {
+		k.dec(&dst[0], &src[0], n, scale, &decParamTab[fmtIndex(d)])
+	}
+	decF32Go(d, dst[n:], src[n:], scale)
+}
+
+func decF32Vec(d DType, dst []float32, src []uint8, scales []float32) {
+	k := simdKernels()
+	n := vecLen(k, len(src))
+	if n > 0 {
+		k.decVec(&dst[0], &src[0], &scales[0], n, &decParamTab[fmtIndex(d)])
+	}
+	decF32VecGo(d, dst[n:], src[n:], scales[n:])
+}
+
+func absMaxBits(src []float32) uint32 {
+	k := simdKernels()
+	n := vecLen(k, len(src))
+	var m uint32
+	if n > 0 {
+		m = k.absMax(&src[0], n)
+	}
+	return max(m, absMaxGo(src[n:]))
+}
+
+// blockKernels returns the vector kernels when they take blocks of bl.
+func blockKernels(bl, nblocks int) *float8Kernels {
+	if k := simdKernels(); k != nil && bl%k.width == 0 && nblocks > 0 {
+		return k
+	}
+	return nil
+}
+
 // encF32Blocks: src holds len(scales) blocks of bl values (bl > 0).
 func encF32Blocks(d DType, dst []uint8, src, scales []float32, bl int, mode OverflowMode) {
-	if avx512() && bl%16 == 0 && len(scales) > 0 {
-		encF32BlocksAVX512(&dst[0], &src[0], &scales[0], len(scales), bl, &encParamTab[fmtIndex(d)][mode])
+	if k := blockKernels(bl, len(scales)); k != nil {
+		k.encBlocks(&dst[0], &src[0], &scales[0], len(scales), bl, &encParamTab[fmtIndex(d)][mode])
 		return
 	}
 	encF32BlocksGo(d, dst, src, scales, bl, mode)
 }
 
 func decF32Blocks(d DType, dst []float32, src []uint8, scales []float32, bl int) {
-	if avx512() && bl%16 == 0 && len(scales) > 0 {
-		decF32BlocksAVX512(&dst[0], &src[0], &scales[0], len(scales), bl, &decParamTab[fmtIndex(d)])
+	if k := blockKernels(bl, len(scales)); k != nil {
+		k.decBlocks(&dst[0], &src[0], &scales[0], len(scales), bl, &decParamTab[fmtIndex(d)])
 		return
 	}
 	decF32BlocksGo(d, dst, src, scales, bl)
 }
 
 func absMaxBlocks(dst []uint32, src []float32, bl int) {
-	if avx512() && bl%16 == 0 && len(dst) > 0 {
-		absMaxBlocksAVX512(&dst[0], &src[0], len(dst), bl)
+	if k := blockKernels(bl, len(dst)); k != nil {
+		k.amaxBlock(&dst[0], &src[0], len(dst), bl)
 		return
 	}
 	absMaxBlocksGo(dst, src, bl)

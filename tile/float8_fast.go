@@ -46,6 +46,10 @@ var encParamTab = [2][2]encParams{
 	},
 }
 
+// simdCap caps the vector float8 kernels (on amd64: 2 allows AVX-512 and
+// AVX2, 1 AVX2 only, 0 none) so that tests run every path on one machine.
+var simdCap = 2
+
 func fmtIndex(d DType) int {
 	if d == E5M2 {
 		return 1

@@ -10,6 +10,11 @@ func encF32(d DType, dst []uint8, src []float32, scale float32, mode OverflowMod
 	encF32Go(d, dst, src, scale, mode)
 }
 
+// encF32At is encF32 (there are no vector kernels to choose).
+func encF32At(_ int, d DType, dst []uint8, src []float32, scale float32, mode OverflowMode) {
+	encF32Go(d, dst, src, scale, mode)
+}
+
 func encF32Vec(d DType, dst []uint8, src, scales []float32, mode OverflowMode) {
 	encF32VecGo(d, dst, src, scales, mode)
 }

@@ -5,8 +5,9 @@ import "math"
 // Slice codecs. Each checks its arguments (format, mode, lengths) and returns
 // an error naming the argument instead of panicking; on error nothing is
 // written. They run on the calling goroutine; the fallback package splits
-// large tensors across cores. On amd64 with AVX-512 the float32 paths use
-// vector assembly; elsewhere the branch-free scalar code.
+// large tensors across cores. On amd64 with AVX-512, or AVX2 and F16C, the
+// float32 paths use vector assembly (Float8SIMD names it; the CPU feature
+// mask, TCRT_CPU, can hide it); elsewhere the branch-free scalar code.
 
 const opCodec = "float8 codec"
 
@@ -144,7 +145,7 @@ func decTable(d DType) *[256]uint32 {
 }
 
 // Portable kernels (the tails of the vector ones, and the whole job without
-// AVX-512).
+// AVX-512 or AVX2).
 
 func encF32Go(d DType, dst []uint8, src []float32, scale float32, mode OverflowMode) {
 	dst = dst[:len(src)]

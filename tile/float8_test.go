@@ -24,15 +24,36 @@ func ref(d DType) *fp8Format {
 	return &fmtE4M3
 }
 
-// withSIMD runs fn with the vector kernels on, then (if they were on) off.
-func withSIMD(t *testing.T, fn func(t *testing.T)) {
-	saved := useAVX512
-	defer func() { useAVX512 = saved }()
-	if saved {
-		t.Run("simd", fn)
-		useAVX512 = false
+// simdLevels returns the simdCap values whose kernels differ on this machine
+// and under the CPU feature mask, best first, ending with 0 (portable).
+func simdLevels() []int {
+	saved := simdCap
+	defer func() { simdCap = saved }()
+	var caps []int
+	seen := map[string]bool{}
+	for c := saved; c >= 0; c-- {
+		simdCap = c
+		if name := Float8SIMD(); !seen[name] {
+			seen[name] = true
+			caps = append(caps, c)
+		}
 	}
-	t.Run("portable", fn)
+	return caps
+}
+
+// withSIMD runs fn with each vector kernel set this CPU has (AVX-512, AVX2),
+// then with the portable code.
+func withSIMD(t *testing.T, fn func(t *testing.T)) {
+	saved := simdCap
+	defer func() { simdCap = saved }()
+	for _, c := range simdLevels() {
+		simdCap = c
+		name := Float8SIMD()
+		if name == "" {
+			name = "portable"
+		}
+		t.Run(name, fn)
+	}
 }
 
 // TestFloat8ExhaustiveF32 compares the single-value encoders and the vector
@@ -50,7 +71,7 @@ func TestFloat8ExhaustiveF32(t *testing.T) {
 	case testing.Short():
 		step = 509
 	}
-	saved := useAVX512
+	levels := simdLevels()
 	var failures atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -88,9 +109,11 @@ func TestFloat8ExhaustiveF32(t *testing.T) {
 							got[i] = EncodeFloat8(d, x, mode)
 						}
 						check("scalar")
-						if saved { // the portable slice kernel is the scalar function in a loop
-							encF32(d, got, src, 1, mode)
-							check("vector slice")
+						// The portable slice kernel is the scalar function in
+						// a loop; simdCap is not changed while goroutines run.
+						for _, c := range levels[:len(levels)-1] {
+							encF32At(c, d, got, src, 1, mode)
+							check(fmt.Sprintf("vector slice (cap %d)", c))
 						}
 					}
 				}
