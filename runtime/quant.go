@@ -105,7 +105,7 @@ func simdDoc() string {
 	if s := tile.Float8SIMD(); s != "" {
 		return s + " codecs (chosen with cpuid)"
 	}
-	return "branch-free scalar codecs (no vector unit found by cpuid)"
+	return "branch-free scalar codecs (no vector unit found by cpuid, or the CPU feature mask hides it)"
 }
 
 func init() {
