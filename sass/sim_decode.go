@@ -70,6 +70,11 @@ const (
 	xDFMA
 	xDSETP
 	xREDUX
+	xBSSY     // BSSY Bb: the convergence barrier records the executing lanes
+	xBSYNC    // BSYNC Bb: wait for the barrier's live lanes
+	xBREAK    // BREAK Bb: the executing lanes leave the barrier
+	xWARPSYNC // WARPSYNC mask: wait for the named live lanes
+	xBRX      // BRX/RET.REL.NODEC Ra: per-lane target Ra + next + offset
 )
 
 // operand kinds of a decoded source.
@@ -230,6 +235,19 @@ func decodeProgram(p Program) ([]dinst, int) {
 		}
 	}
 	return ds, maxReg
+}
+
+// branchTarget is the instruction index a relative branch at idx with
+// byte offset off reaches.
+func branchTarget(idx int, off int64, plen int) (int, error) {
+	if off%16 != 0 {
+		return 0, bad("branch target offset %d not a multiple of 16", off)
+	}
+	t := int64(idx) + 1 + off/16
+	if t < 0 || t >= int64(plen) {
+		return 0, bad("branch target %d outside the program", t)
+	}
+	return int(t), nil
 }
 
 func bad(format string, a ...any) error {
@@ -402,11 +420,69 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 	case "NOP", "MEMBAR", "ERRBAR", "CCTL", "NANOSLEEP":
 		d.op = xNOP
 		return nil
-	case "BSSY", "BSYNC", "YIELD", "WARPSYNC":
-		// A warp never diverges here (a divergent branch faults), so
-		// every lane a BSSY registers reaches its BSYNC together:
-		// convergence barriers, WARPSYNC and YIELD have no effect.
+	case "YIELD":
 		d.op = xNOP
+		return nil
+	case "BSSY", "BSYNC", "BREAK":
+		kinds := []Kind{KBar}
+		if in.Op == "BSSY" {
+			kinds = append(kinds, KTarget)
+		}
+		if err := want(kinds...); err != nil {
+			return err
+		}
+		if a[0].N > 15 {
+			return bad("%s: barrier B%d", in.Op, a[0].N)
+		}
+		d.op, d.sub = map[Op]xop{"BSSY": xBSSY, "BSYNC": xBSYNC, "BREAK": xBREAK}[in.Op], a[0].N
+		return nil
+	case "WARPSYNC":
+		if len(mods) == 1 && mods[0] == "ALL" && len(a) == 0 {
+			d.op, d.n = xWARPSYNC, -1
+			return nil
+		}
+		if err := want(KImm); err != nil {
+			return err
+		}
+		d.op, d.n = xWARPSYNC, int(uint32(a[0].Imm))
+		return nil
+	case "CALL":
+		// CALL.REL.NOINC pushes nothing (the caller passes the return
+		// address in registers): a relative branch.
+		if !has(mods, "REL") || !has(mods, "NOINC") {
+			return bad("CALL: only CALL.REL.NOINC is modelled")
+		}
+		if err := want(KTarget); err != nil {
+			return err
+		}
+		t, err := branchTarget(d.idx, a[0].Imm, plen)
+		if err != nil {
+			return err
+		}
+		d.op, d.target = xBRA, t
+		return nil
+	case "RET", "BRX", "BRXU":
+		// RET.REL.NODEC Ra and BRX Ra: the target is the byte offset
+		// Ra + (next instruction + offset) in every lane, as nvdisasm
+		// prints it (ptxas sets Ra to a function-relative address and
+		// the offset to minus the next instruction's).
+		if in.Op == "RET" && (!has(mods, "REL") || !has(mods, "NODEC")) {
+			return bad("RET: only RET.REL.NODEC is modelled")
+		}
+		rk := KReg
+		if in.Op == "BRXU" {
+			rk = KUReg
+		}
+		if err := want(rk, KNone); err != nil {
+			return err
+		}
+		if a[1].Kind != KTarget && a[1].Kind != KImm {
+			return bad("%s: operand 1 is a %v, want an offset", in.Op, a[1].Kind)
+		}
+		if err := src(a[0], 0, 1); err != nil {
+			return err
+		}
+		d.op, d.n = xBRX, 16*(d.idx+1)+int(a[1].Imm)
 		return nil
 	case "EXIT":
 		d.op = xEXIT
@@ -415,13 +491,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		if err := want(KTarget); err != nil {
 			return err
 		}
-		off := a[0].Imm
-		if off%16 != 0 {
-			return bad("BRA: target offset %d not a multiple of 16", off)
-		}
-		t := d.idx + 1 + int(off/16)
-		if t < 0 || t >= plen {
-			return bad("BRA: target %d outside the program", t)
+		t, err := branchTarget(d.idx, a[0].Imm, plen)
+		if err != nil {
+			return err
 		}
 		d.op, d.target = xBRA, t
 		return nil

@@ -140,18 +140,20 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 	case xNOP:
 	case xEXIT:
 		w.active &^= exec
+		w.live &^= exec
 		if w.active == 0 {
-			c.exitWarp(w)
+			return c.reschedule(w)
 		}
 	case xBRA:
 		if exec == 0 {
 			return nil
 		}
 		if exec != w.active {
-			return c.fault(w, d, firstLane(w.active&^exec), ErrSimDivergent,
-				"branch taken by lanes %#08x of active %#08x", exec, w.active)
+			return c.diverge(w, exec, d.target)
 		}
 		w.pc = d.target
+	case xBSSY, xBSYNC, xBREAK, xWARPSYNC, xBRX:
+		return c.control(w, d, exec)
 	case xMOV:
 		a := w.src(&d.s[0], 0)
 		dr := w.dst(d.d)
@@ -718,6 +720,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			c.retire(w, d.n)
 		}
 	case xBAR:
+		if len(w.pend) != 0 {
+			return c.fault(w, d, firstLane(exec), ErrSimDivergent, "barrier reached by a diverged warp (lanes %#08x of live %#08x)", exec, w.live)
+		}
 		if exec != w.active {
 			return c.fault(w, d, firstLane(w.active&^exec), ErrSimDivergent, "barrier reached by lanes %#08x of active %#08x", exec, w.active)
 		}

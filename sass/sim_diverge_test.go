@@ -1,0 +1,138 @@
+package sass
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// poisonWords is an output buffer of n words of NaN bytes, so that a word
+// the kernel should have written and did not is seen.
+func poisonWords(n int) []uint32 {
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = 0x7fc0dead
+	}
+	return v
+}
+
+// TestSimPtxasCollatz runs ptxas's collatz kernel: a grid-stride tail
+// (threads past n return at once), a lane-dependent early branch for
+// zero inputs and a data-dependent loop with two exits, all inside
+// BSSY/BSYNC regions, on random inputs; every lane of a warp leaves the
+// loop at a different trip. Bit for bit against Go.
+func TestSimPtxasCollatz(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 21))
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, n)
+		for i := range x {
+			switch r.IntN(8) {
+			case 0:
+				x[i] = 0
+			case 1:
+				x[i] = uint32(r.IntN(4))
+			default:
+				x[i] = r.Uint32() >> r.IntN(32)
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n+64), 0)
+		grid := (n + 127) / 128
+		if _, err := Launch(corpusKernel(t, "control", "collatz"), SimConfig{Grid: [3]int{grid + 1}, Block: [3]int{128},
+			Memory: m, Params: params(ax, ao, uint32(n)), Poison: true}); err != nil {
+			t.Fatal(err)
+		}
+		out := simWords(m.Bytes("out"))
+		for i, v := range x {
+			want := uint32(0xffffffff)
+			if v != 0 {
+				steps := uint32(0)
+				for v > 1 && steps < 300 {
+					if v%2 == 0 {
+						v /= 2
+					} else {
+						v = 3*v + 1
+					}
+					steps++
+				}
+				want = steps
+			}
+			if out[i] != want {
+				t.Fatalf("n=%d: collatz(%#x) = %#x, want %#x", n, x[i], out[i], want)
+			}
+		}
+		for i := n; i < len(out); i++ {
+			if out[i] != 0x7fc0dead {
+				t.Fatalf("n=%d: out[%d] = %#x written past n", n, i, out[i])
+			}
+		}
+	}
+}
+
+// TestSimPtxasExitEarly runs ptxas's exit_early kernel: after a CTA
+// barrier, the lanes with negative inputs store and exit on their own
+// path, the others read a neighbour through shared memory and exit on
+// another; eight warps, random signs per lane.
+func TestSimPtxasExitEarly(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 23))
+	const n = 256
+	x := make([]uint32, n)
+	for i := range x {
+		x[i] = r.Uint32() >> r.IntN(31)
+	}
+	m := NewMemory()
+	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n), 0)
+	if _, err := Launch(corpusKernel(t, "control", "exit_early"), SimConfig{Block: [3]int{n}, SharedBytes: 1024,
+		Memory: m, Params: params(ax, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	for i := range x {
+		want := x[i^1] + x[i]
+		if int32(x[i]) < 0 {
+			want = -x[i]
+		}
+		if out[i] != want {
+			t.Fatalf("exit_early[%d] (x %#x) = %#x, want %#x", i, x[i], out[i], want)
+		}
+	}
+}
+
+// TestSimPtxasFindFirst runs ptxas's find_first kernel: each lane scans
+// its row and leaves the loop at its first hit (or at the row's end); the
+// warp reconverges at WARPSYNC and takes a ballot of the lanes that hit.
+// Two warps, rows of 13 words, keys present in some rows only.
+func TestSimPtxasFindFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 25))
+	const threads, w, key = 64, 13, 5
+	x := make([]uint32, threads*w)
+	for i := range x {
+		x[i] = uint32(r.IntN(40))
+	}
+	m := NewMemory()
+	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(2*threads), 0)
+	if _, err := Launch(corpusKernel(t, "control", "find_first"), SimConfig{Block: [3]int{threads},
+		Memory: m, Params: params(ax, ao, uint32(w), uint32(key)), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	first := make([]uint32, threads)
+	var ballot [2]uint32
+	for i := range first {
+		first[i] = 0xffffffff
+		for k := 0; k < w; k++ {
+			if x[i*w+k] == key {
+				first[i] = uint32(k)
+				ballot[i/32] |= 1 << (i % 32)
+				break
+			}
+		}
+	}
+	if ballot[0] == 0 || ballot[0] == 0xffffffff {
+		t.Fatalf("test data: ballot %#x does not diverge", ballot[0])
+	}
+	for i := range first {
+		if got, want := [2]uint32(out[2*i:]), [2]uint32{first[i], ballot[i/32]}; got != want {
+			t.Fatalf("find_first lane %d = %#x, want %#x", i, got, want)
+		}
+	}
+}
