@@ -574,6 +574,13 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			if err := psrcOf(a[4], 0); err != nil {
 				return err
 			}
+		} else if d.op != xIMAD && len(a) == 5 && a[1].Kind == KPred {
+			// IMAD.HI/IMAD.WIDE Rd, Pc, a, b, c: Pc is the carry out of
+			// the 64-bit sum (ptxas's 64-bit division and mul.hi.u64)
+			if err := pdst(a[1]); err != nil {
+				return err
+			}
+			a = append(a[:1:1], a[2:]...)
 		} else if err := want(KReg, KReg, KNone, KNone); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package sass
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -133,6 +134,80 @@ func TestSimPtxasFindFirst(t *testing.T) {
 	for i := range first {
 		if got, want := [2]uint32(out[2*i:]), [2]uint32{first[i], ballot[i/32]}; got != want {
 			t.Fatalf("find_first lane %d = %#x, want %#x", i, got, want)
+		}
+	}
+}
+
+func words64(v []uint64) []uint32 {
+	out := make([]uint32, 2*len(v))
+	for i, x := range v {
+		out[2*i], out[2*i+1] = uint32(x), uint32(x>>32)
+	}
+	return out
+}
+
+// TestSimPtxasDivmod64 runs ptxas's 64-bit division: a branch per lane
+// between the 32-bit fast path (both operands below 2^32) and CALL.REL.NOINC
+// of the out-of-line 64-bit subroutine, which returns with RET.REL.NODEC
+// through a register; operands of every magnitude mixed within each warp.
+// Bit for bit against Go's division.
+func TestSimPtxasDivmod64(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 27))
+	const n = 256
+	x, d := make([]uint64, n), make([]uint64, n)
+	for i := range x {
+		x[i] = r.Uint64() >> r.IntN(64)
+		d[i] = r.Uint64() >> r.IntN(64)
+		if d[i] == 0 || int64(d[i]) == -1 && int64(x[i]) == -1<<63 {
+			d[i] = 7
+		}
+	}
+	m := NewMemory()
+	ax, ad, ao := alloc(t, m, "x", words64(x), 0), alloc(t, m, "d", words64(d), 0), alloc(t, m, "out", poisonWords(8*n), 0)
+	if _, err := Launch(corpusKernel(t, "intmath", "divmod64"), SimConfig{Block: [3]int{n}, Memory: m,
+		Params: params(ax, ad, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	for i := range x {
+		want := words64([]uint64{x[i] / d[i], x[i] % d[i], uint64(int64(x[i]) / int64(d[i])), uint64(int64(x[i]) % int64(d[i]))})
+		if got := [8]uint32(out[8*i:]); got != [8]uint32(want) {
+			t.Fatalf("divmod64(%#x, %#x) = %#x, want %#x", x[i], d[i], got, want)
+		}
+	}
+}
+
+// TestSimPtxasIndex64 runs ptxas's index64 kernel: a grid-stride loop
+// over a 64-bit count whose 64-bit remainder calls the division
+// subroutine, with the grid smaller than n so that lanes take one or two
+// trips; bit for bit against Go.
+func TestSimPtxasIndex64(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 29))
+	for _, n := range []int{1, 129, 1000} {
+		in := make([]uint32, n)
+		for i := range in {
+			in[i] = r.Uint32()
+		}
+		stride, off := r.Uint64()>>r.IntN(64), r.Uint64()>>r.IntN(64)
+		m := NewMemory()
+		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", poisonWords(n+8), 0)
+		if _, err := Launch(corpusKernel(t, "intmath", "index64"), SimConfig{Grid: [3]int{3}, Block: [3]int{192},
+			Memory: m, Params: params(ai, ao, uint64(n), stride, off), Poison: true}); err != nil {
+			t.Fatal(err)
+		}
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			v := uint64(i)*stride + off
+			hi, _ := bits.Mul64(v, stride)
+			want := (in[v%uint64(n)] + uint32(hi)) ^ uint32(v>>33^uint64(int64(v)>>7))
+			if out[i] != want {
+				t.Fatalf("n=%d: index64[%d] = %#x, want %#x", n, i, out[i], want)
+			}
+		}
+		for i := n; i < len(out); i++ {
+			if out[i] != 0x7fc0dead {
+				t.Fatalf("n=%d: out[%d] = %#x written past n", n, i, out[i])
+			}
 		}
 	}
 }

@@ -230,6 +230,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
 		dr := w.dst(d.d)
+		var cy uint32
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
@@ -245,6 +246,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				p = uint64(int64(int32(a[l])) * int64(int32(b[l])))
 			}
 			dr[l] = uint32((p + cv) >> 32)
+			if p+cv < p {
+				cy |= 1 << l
+			}
+		}
+		if d.npd > 0 {
+			w.setPred(d.pd[0], cy, exec)
 		}
 	case xIMAD:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
@@ -281,6 +288,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
 		neg := d.s[2].neg
 		dl, dh := w.dst(d.d), w.dstK(d.d, 1)
+		var cy uint32
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
@@ -297,6 +305,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			}
 			r := p + cv
 			dl[l], dh[l] = uint32(r), uint32(r>>32)
+			if r < p {
+				cy |= 1 << l
+			}
+		}
+		if d.npd > 0 {
+			w.setPred(d.pd[0], cy, exec)
 		}
 	case xIADD3:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
