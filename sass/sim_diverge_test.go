@@ -1,8 +1,10 @@
 package sass
 
 import (
+	"errors"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -209,5 +211,82 @@ func TestSimPtxasIndex64(t *testing.T) {
 				t.Fatalf("n=%d: out[%d] = %#x written past n", n, i, out[i])
 			}
 		}
+	}
+}
+
+// divSrc exercises the convergence machinery by hand: a four-way BRX
+// (per-lane targets from tid&3) joined at BSYNC B0 and checked with
+// WARPSYNC and a ballot; then nested BSSY B0/B1 where the odd lanes
+// BREAK out of B1 and jump to B0's BSYNC, so that the even lanes pass
+// BSYNC B1 alone (ballot of even lanes) and all meet at BSYNC B0.
+const divSrc = `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R0, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S05] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S05] BSSY B0, 0x100 ;
+[B------:R-:W-:-:S05] LOP3.LUT R6, R0, 0x3, RZ, 0xc0, !PT ;
+[B------:R-:W-:-:S05] SHF.L.U32 R7, R6, 0x5, RZ ;
+[B------:R-:W-:-:S05] BRX R7 0x0 ;
+[B------:R-:W-:-:S05] MOV R8, 0x11 ;
+[B------:R-:W-:-:S05] BRA 0x100 ;
+[B------:R-:W-:-:S05] MOV R8, 0x22 ;
+[B------:R-:W-:-:S05] BRA 0x100 ;
+[B------:R-:W-:-:S05] MOV R8, 0x33 ;
+[B------:R-:W-:-:S05] BRA 0x100 ;
+[B------:R-:W-:-:S05] MOV R8, 0x44 ;
+[B------:R-:W-:-:S05] BRA 0x100 ;
+[B------:R-:W-:-:S05] BSYNC B0 ;
+[B------:R-:W-:-:S05] WARPSYNC 0xffffffff ;
+[B------:R-:W-:-:S05] VOTE.ANY R9, PT, PT ;
+[B------:R-:W-:-:S05] MOV R10, RZ ;
+[B------:R-:W-:-:S05] BSSY B0, 0x1d0 ;
+[B------:R-:W-:-:S05] BSSY B1, 0x1b0 ;
+[B------:R-:W-:-:S05] LOP3.LUT R13, R0, 0x1, RZ, 0xc0, !PT ;
+[B------:R-:W-:-:S05] ISETP.NE.U32.AND P0, PT, R13, RZ, PT ;
+[B------:R-:W-:-:S05] @P0 BREAK B1 ;
+[B------:R-:W-:-:S05] @P0 BRA 0x1d0 ;
+[B------:R-:W-:-:S05] MOV R10, 0x7 ;
+[B------:R-:W-:-:S05] BSYNC B1 ;
+[B------:R-:W-:-:S05] VOTE.ANY R11, PT, PT ;
+[B------:R-:W-:-:S05] BSYNC B0 ;
+[B------:R-:W-:-:S05] VOTE.ANY R12, PT, PT ;
+[B------:R-:W-:-:S05] IADD3 R8, R8, R10, RZ ;
+[B------:R-:W-:-:S05] STG.E [R2.64], R8 ;
+[B------:R-:W-:-:S05] STG.E [R2.64+0x4], R9 ;
+[B------:R-:W-:-:S05] @!P0 STG.E [R2.64+0x8], R11 ;
+[B------:R-:W-:-:S05] STG.E [R2.64+0xc], R12 ;
+[B------:R-:W-:-:S05] EXIT ;`
+
+func TestSimDivergenceHandWritten(t *testing.T) {
+	const threads = 48 // a full warp and a half one
+	run := func(src string) ([]uint32, error) {
+		m := NewMemory()
+		a := alloc(t, m, "out", poisonWords(4*threads), 0)
+		_, err := Launch(asm(t, src), SimConfig{Block: [3]int{threads}, Memory: m, Params: params(a), Poison: true, Workers: 1})
+		return simWords(m.Bytes("out")), err
+	}
+	out, err := run(divSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < threads; i++ {
+		live := uint32(0xffffffff)
+		if i >= 32 {
+			live = 0xffff
+		}
+		want := [4]uint32{0x11*uint32(i%4+1) + 7, live, live & 0x55555555, live}
+		if i%2 == 1 {
+			want[0], want[2] = 0x11*uint32(i%4+1), 0x7fc0dead
+		}
+		if got := [4]uint32(out[4*i:]); got != want {
+			t.Fatalf("thread %d: %#x, want %#x", i, got, want)
+		}
+	}
+	// Without the BREAK the even lanes wait at BSYNC B1 for the odd lanes,
+	// which wait at BSYNC B0 for them.
+	_, err = run(strings.Replace(divSrc, "@P0 BREAK B1 ;", "NOP ;", 1))
+	if !errors.Is(err, ErrSimDeadlock) {
+		t.Fatalf("without BREAK: got %v, want %v", err, ErrSimDeadlock)
 	}
 }
