@@ -2,11 +2,43 @@ package sass
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
+
+// forCorpusSMs runs f on the corpus's sm_86 and sm_89 cubins.
+func forCorpusSMs(t *testing.T, f func(t *testing.T, sm int)) {
+	for _, sm := range []int{86, 89} {
+		t.Run(fmt.Sprint("sm_", sm), func(t *testing.T) { f(t, sm) })
+	}
+}
+
+// corpusKernelSM decodes kernel name of the ptxas corpus cubin file for
+// sm_<sm>.
+func corpusKernelSM(t *testing.T, file, name string, sm int) Program {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("testdata/ptxas/cubin/%s.sm_%d.cubin", file, sm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadCubin(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Section(".text." + name)
+	if s == nil {
+		t.Fatalf("%s sm_%d: no kernel %s", file, sm, name)
+	}
+	p, err := Decode(s.Data)
+	if err != nil {
+		t.Fatalf("%s sm_%d %s: %v", file, sm, name, err)
+	}
+	return p
+}
 
 // poisonWords is an output buffer of n words of NaN bytes, so that a word
 // the kernel should have written and did not is seen.
@@ -23,7 +55,9 @@ func poisonWords(n int) []uint32 {
 // zero inputs and a data-dependent loop with two exits, all inside
 // BSSY/BSYNC regions, on random inputs; every lane of a warp leaves the
 // loop at a different trip. Bit for bit against Go.
-func TestSimPtxasCollatz(t *testing.T) {
+func TestSimPtxasCollatz(t *testing.T) { forCorpusSMs(t, simPtxasCollatz) }
+
+func simPtxasCollatz(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(20, 21))
 	for _, n := range []int{1, 7, 129, 1000} {
 		x := make([]uint32, n)
@@ -40,7 +74,7 @@ func TestSimPtxasCollatz(t *testing.T) {
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n+64), 0)
 		grid := (n + 127) / 128
-		if _, err := Launch(corpusKernel(t, "control", "collatz"), SimConfig{Grid: [3]int{grid + 1}, Block: [3]int{128},
+		if _, err := Launch(corpusKernelSM(t, "control", "collatz", sm), SimConfig{Grid: [3]int{grid + 1}, Block: [3]int{128},
 			Memory: m, Params: params(ax, ao, uint32(n)), Poison: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +109,9 @@ func TestSimPtxasCollatz(t *testing.T) {
 // barrier, the lanes with negative inputs store and exit on their own
 // path, the others read a neighbour through shared memory and exit on
 // another; eight warps, random signs per lane.
-func TestSimPtxasExitEarly(t *testing.T) {
+func TestSimPtxasExitEarly(t *testing.T) { forCorpusSMs(t, simPtxasExitEarly) }
+
+func simPtxasExitEarly(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(22, 23))
 	const n = 256
 	x := make([]uint32, n)
@@ -84,7 +120,7 @@ func TestSimPtxasExitEarly(t *testing.T) {
 	}
 	m := NewMemory()
 	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n), 0)
-	if _, err := Launch(corpusKernel(t, "control", "exit_early"), SimConfig{Block: [3]int{n}, SharedBytes: 1024,
+	if _, err := Launch(corpusKernelSM(t, "control", "exit_early", sm), SimConfig{Block: [3]int{n}, SharedBytes: 1024,
 		Memory: m, Params: params(ax, ao), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +140,9 @@ func TestSimPtxasExitEarly(t *testing.T) {
 // its row and leaves the loop at its first hit (or at the row's end); the
 // warp reconverges at WARPSYNC and takes a ballot of the lanes that hit.
 // Two warps, rows of 13 words, keys present in some rows only.
-func TestSimPtxasFindFirst(t *testing.T) {
+func TestSimPtxasFindFirst(t *testing.T) { forCorpusSMs(t, simPtxasFindFirst) }
+
+func simPtxasFindFirst(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(24, 25))
 	const threads, w, key = 64, 13, 5
 	x := make([]uint32, threads*w)
@@ -113,7 +151,7 @@ func TestSimPtxasFindFirst(t *testing.T) {
 	}
 	m := NewMemory()
 	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(2*threads), 0)
-	if _, err := Launch(corpusKernel(t, "control", "find_first"), SimConfig{Block: [3]int{threads},
+	if _, err := Launch(corpusKernelSM(t, "control", "find_first", sm), SimConfig{Block: [3]int{threads},
 		Memory: m, Params: params(ax, ao, uint32(w), uint32(key)), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +191,9 @@ func words64(v []uint64) []uint32 {
 // of the out-of-line 64-bit subroutine, which returns with RET.REL.NODEC
 // through a register; operands of every magnitude mixed within each warp.
 // Bit for bit against Go's division.
-func TestSimPtxasDivmod64(t *testing.T) {
+func TestSimPtxasDivmod64(t *testing.T) { forCorpusSMs(t, simPtxasDivmod64) }
+
+func simPtxasDivmod64(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(26, 27))
 	const n = 256
 	x, d := make([]uint64, n), make([]uint64, n)
@@ -166,7 +206,7 @@ func TestSimPtxasDivmod64(t *testing.T) {
 	}
 	m := NewMemory()
 	ax, ad, ao := alloc(t, m, "x", words64(x), 0), alloc(t, m, "d", words64(d), 0), alloc(t, m, "out", poisonWords(8*n), 0)
-	if _, err := Launch(corpusKernel(t, "intmath", "divmod64"), SimConfig{Block: [3]int{n}, Memory: m,
+	if _, err := Launch(corpusKernelSM(t, "intmath", "divmod64", sm), SimConfig{Block: [3]int{n}, Memory: m,
 		Params: params(ax, ad, ao), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +223,9 @@ func TestSimPtxasDivmod64(t *testing.T) {
 // over a 64-bit count whose 64-bit remainder calls the division
 // subroutine, with the grid smaller than n so that lanes take one or two
 // trips; bit for bit against Go.
-func TestSimPtxasIndex64(t *testing.T) {
+func TestSimPtxasIndex64(t *testing.T) { forCorpusSMs(t, simPtxasIndex64) }
+
+func simPtxasIndex64(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(28, 29))
 	for _, n := range []int{1, 129, 1000} {
 		in := make([]uint32, n)
@@ -193,7 +235,7 @@ func TestSimPtxasIndex64(t *testing.T) {
 		stride, off := r.Uint64()>>r.IntN(64), r.Uint64()>>r.IntN(64)
 		m := NewMemory()
 		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", poisonWords(n+8), 0)
-		if _, err := Launch(corpusKernel(t, "intmath", "index64"), SimConfig{Grid: [3]int{3}, Block: [3]int{192},
+		if _, err := Launch(corpusKernelSM(t, "intmath", "index64", sm), SimConfig{Grid: [3]int{3}, Block: [3]int{192},
 			Memory: m, Params: params(ai, ao, uint64(n), stride, off), Poison: true}); err != nil {
 			t.Fatal(err)
 		}
