@@ -260,6 +260,7 @@ type warp struct {
 	pc     int
 	pend   []lgroup   // diverged lane groups waiting to run (empty when converged)
 	cbar   [16]uint32 // convergence barriers B0..B15: the lanes BSSY recorded
+	loc    [32][]byte // each lane's local memory window, allocated on first use
 	state  uint8
 	barPC  int
 	sb     [7]int32
@@ -353,6 +354,11 @@ func (c *cta) run(i int64) error {
 		w.p[PT], w.pw[PT] = 0xffffffff, 0xffffffff
 		w.active, w.live, w.pc, w.state = w.exists, w.exists, 0, wReady
 		w.pend, w.cbar = w.pend[:0], [16]uint32{}
+		for _, b := range w.loc {
+			for k := range b {
+				b[k] = fill
+			}
+		}
 		w.sb = [7]int32{}
 		w.open, w.groups, w.landed, w.asyncSB = nil, nil, nil, 0
 	}

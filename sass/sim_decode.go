@@ -75,6 +75,10 @@ const (
 	xBREAK    // BREAK Bb: the executing lanes leave the barrier
 	xWARPSYNC // WARPSYNC mask: wait for the named live lanes
 	xBRX      // BRX/RET.REL.NODEC Ra: per-lane target Ra + next + offset
+	xLDL
+	xSTL
+	xBMOVW // BMOV.32 Bb, Ra: the barrier from a register (uniform)
+	xBMOVR // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
 )
 
 // operand kinds of a decoded source.
@@ -1072,33 +1076,40 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 		}
 		return dst(a[0], 4)
-	case "LDG", "LDS":
+	case "BMOV":
+		if !has(mods, "32") || len(a) != 2 {
+			return bad("BMOV: only BMOV.32 is modelled")
+		}
+		if a[0].Kind == KBar && a[0].N <= 15 {
+			d.op, d.sub = xBMOVW, a[0].N
+			return src(a[1], 0, 1)
+		}
+		if a[1].Kind != KBar || a[1].N > 15 {
+			return bad("BMOV: operands %v, %v", a[0].Kind, a[1].Kind)
+		}
+		d.op, d.sub, d.x = xBMOVR, a[1].N, has(mods, "CLEAR")
+		return dst(a[0], 1)
+	case "LDG", "LDS", "LDL":
 		if err := want(KReg, KMem); err != nil {
 			return err
 		}
 		d.width, d.signed = widthOf()
 		global := in.Op == "LDG"
-		d.op = xLDS
-		if global {
-			d.op = xLDG
-		}
+		d.op = map[Op]xop{"LDG": xLDG, "LDS": xLDS, "LDL": xLDL}[in.Op]
 		m, err := memOf(a[1], global)
 		if err != nil {
 			return err
 		}
 		d.mem = m
 		return dst(a[0], regs(d.width))
-	case "STG", "STS":
+	case "STG", "STS", "STL":
 		if err := want(KMem, KReg); err != nil {
 			return err
 		}
 		d.width, _ = widthOf()
 		global := in.Op == "STG"
 		d.strong = global && has(mods, "STRONG")
-		d.op = xSTS
-		if global {
-			d.op = xSTG
-		}
+		d.op = map[Op]xop{"STG": xSTG, "STS": xSTS, "STL": xSTL}[in.Op]
 		m, err := memOf(a[0], global)
 		if err != nil {
 			return err

@@ -162,6 +162,28 @@ func (c *cta) control(w *warp, d *dinst, exec uint32) error {
 		w.active &^= exec
 		w.pend = append(w.pend, gs[:n]...)
 		return c.reschedule(w)
+	case xBMOVR:
+		dr := w.dst(d.d)
+		for l := 0; l < 32; l++ {
+			if lanes(exec, l) {
+				dr[l] = w.cbar[d.sub]
+			}
+		}
+		if d.x {
+			w.cbar[d.sub] = 0
+		}
+	case xBMOVW:
+		// one value for the warp's barrier: lanes of different
+		// activations of a recursive function that meet here (their
+		// recursion depth diverged) would restore different masks
+		a := w.src(&d.s[0], 0)
+		l0 := firstLane(exec)
+		for l := 0; l < 32; l++ {
+			if lanes(exec, l) && a[l] != a[l0] {
+				return c.fault(w, d, l, ErrSimDivergent, "barrier value %#x in lane %d, %#x in lane %d", a[l], l, a[l0], l0)
+			}
+		}
+		w.cbar[d.sub] = a[l0]
 	}
 	return nil
 }

@@ -332,3 +332,86 @@ func TestSimDivergenceHandWritten(t *testing.T) {
 		t.Fatalf("without BREAK: got %v, want %v", err, ErrSimDeadlock)
 	}
 }
+
+// TestSimPtxasLocalArray runs ptxas's local_array kernel: a per-thread
+// 128-byte array in local memory (STL/LDL, a data-dependent index and a
+// 128-bit load) on random inputs, bit for bit against Go.
+func TestSimPtxasLocalArray(t *testing.T) { forCorpusSMs(t, simPtxasLocalArray) }
+
+func simPtxasLocalArray(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(34, 35))
+	const n = 96
+	x := make([]uint32, n)
+	for i := range x {
+		x[i] = r.Uint32() >> r.IntN(32)
+	}
+	m := NewMemory()
+	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n), 0)
+	if _, err := Launch(corpusKernelSM(t, "control", "local_array", sm), SimConfig{Block: [3]int{n}, Memory: m,
+		Params: params(ax, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	for i, v := range x {
+		var arr [32]uint32
+		for k := range arr {
+			arr[k] = uint32(k)*v + uint32(k)
+		}
+		s := uint32(0)
+		for k := uint32(0); k < 32; k++ {
+			s = s ^ arr[(k+v)&31] + k
+		}
+		s += arr[4] + arr[7]
+		if out[i] != s {
+			t.Fatalf("local_array(%#x) = %#x, want %#x", v, out[i], s)
+		}
+	}
+}
+
+// TestSimPtxasCalls runs ptxas's calls kernel: an out-of-line device
+// function and a recursive one (a stack frame in local memory, the
+// return address and the convergence barrier saved across the recursive
+// call with STL and BMOV), bit for bit against Go. The recursion depth is
+// the same in the lanes of a warp (it differs between the warps): with
+// depths that differ within a warp, lanes of different activations meet
+// at the same BSYNC, which this model does not separate; the BMOV that
+// restores the barrier then reports ErrSimDivergent, checked last.
+func TestSimPtxasCalls(t *testing.T) { forCorpusSMs(t, simPtxasCalls) }
+
+func simPtxasCalls(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(36, 37))
+	const n = 64
+	x := make([]uint32, n)
+	for i := range x {
+		x[i] = r.Uint32()&^7 | uint32(3+2*(i/32)) // recursion depth 3 in warp 0, 5 in warp 1
+	}
+	m := NewMemory()
+	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n), 0)
+	if _, err := Launch(corpusKernelSM(t, "control", "calls", sm), SimConfig{Block: [3]int{n}, Memory: m,
+		Params: params(ax, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	var fact func(n uint32) uint32
+	fact = func(n uint32) uint32 {
+		if n <= 1 {
+			return 1
+		}
+		return n * fact(n-1)
+	}
+	out := simWords(m.Bytes("out"))
+	for i, v := range x {
+		mix := bits.RotateLeft32(v*0x9e3779b1^uint32(i), 13) + v
+		if want := mix + fact(v&7); out[i] != want {
+			t.Fatalf("calls(%#x) lane %d = %#x, want %#x", v, i, out[i], want)
+		}
+	}
+	for i := range x {
+		x[i] = r.Uint32()
+	}
+	m = NewMemory()
+	ax, ao = alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n), 0)
+	if _, err := Launch(corpusKernelSM(t, "control", "calls", sm), SimConfig{Block: [3]int{n}, Memory: m,
+		Params: params(ax, ao), Poison: true}); !errors.Is(err, ErrSimDivergent) {
+		t.Fatalf("recursion depth diverged within a warp: got %v, want %v", err, ErrSimDivergent)
+	}
+}

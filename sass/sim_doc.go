@@ -23,7 +23,12 @@ package sass
 //     complete are ErrSimDeadlock. The order in which diverged groups run
 //     is this policy's, not the hardware's (unpublished): a program whose
 //     result depends on it (lanes of one warp handing data to each other
-//     without a convergence point) may differ from silicon.
+//     without a convergence point) may differ from silicon. BMOV.32(.CLEAR)
+//     Rd, Bb reads a barrier (and clears it), BMOV.32 Bb, Ra writes it
+//     from a value that must be the same in every executing lane. Groups
+//     at one pc merge whatever their call depth: a recursive function
+//     whose depth differs across a warp's lanes is not modelled (the BMOV
+//     restoring the caller's barrier reports ErrSimDivergent).
 //   - Scoreboards: every instruction naming a write or read scoreboard
 //     counts on it (guarded off or not); a wait mask or a DEPBAR on a
 //     scoreboard whose count is zero is a no-op, as on hardware, or
@@ -73,7 +78,10 @@ package sass
 //     rounded once to binary32 -- the tensor core's internal rounding may
 //     differ in the last bits (documented approximation).
 //   - Memory: LDG/STG (U8, S8, U16, S16, 32, 64, 128 bits; addresses are
-//     64-bit register pairs, the descriptor ignored), LDS/STS ([Ra.Xn+off]:
+//     64-bit register pairs, the descriptor ignored), LDL/STL (a 16 KiB
+//     window per thread below 0x1000000, the stack pointer c[0x0][0x28]
+//     0xfffc00 inside it; zero, or 0xCD bytes in poison mode, at each CTA's
+//     start), LDS/STS ([Ra.Xn+off]:
 //     Ra times n plus the byte offset), LDSM.16.M88/MT88 x1/x2/x4 (all 32
 //     lanes; rows given by lanes 8i..8i+7, 16-byte aligned), LDGSTS (4, 8,
 //     16 bytes) with LDGDEPBAR groups and DEPBAR.LE retiring them, RED and
@@ -100,7 +108,7 @@ package sass
 // Not modelled (ErrSimUnsupported when executed): CALL/RET other than
 // .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV (saving a
 // convergence barrier), predicate-operand branches (BRA Pn, target), local
-// memory (LDL/STL), LDC, texture and surface access, shared atomics
+// LDC, texture and surface access, shared atomics
 // (ATOMS), BAR.RED, VOTEU, PLOP3, uniform predicates, PRMT modes,
 // directed rounding of binary64, DSETP.MIN/MAX, FRND, HMMA with f16
 // accumulators and integer/TF32 MMAs, instruction timing, memory
