@@ -106,9 +106,8 @@ package sass
 //     mode the destination lane counts as never written.
 //
 // Not modelled (ErrSimUnsupported when executed): CALL/RET other than
-// .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV (saving a
-// convergence barrier), predicate-operand branches (BRA Pn, target), local
-// LDC, texture and surface access, shared atomics
+// .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV other than
+// .32, predicate-operand branches (BRA Pn, target), LDC, texture and surface access, shared atomics
 // (ATOMS), BAR.RED, VOTEU, PLOP3, uniform predicates, PRMT modes,
 // directed rounding of binary64, DSETP.MIN/MAX, FRND, HMMA with f16
 // accumulators and integer/TF32 MMAs, instruction timing, memory
