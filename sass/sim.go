@@ -255,8 +255,12 @@ type warp struct {
 	p      [8]uint32
 	pw     [8]uint32
 	exists uint32
-	active uint32
+	active uint32 // the lanes of the running group
+	live   uint32 // lanes that have not exited
 	pc     int
+	pend   []lgroup   // diverged lane groups waiting to run (empty when converged)
+	cbar   [16]uint32 // convergence barriers B0..B15: the lanes BSSY recorded
+	loc    [32][]byte // each lane's local memory window, allocated on first use
 	state  uint8
 	barPC  int
 	sb     [7]int32
@@ -269,6 +273,12 @@ type warp struct {
 	groups  [][]int32 // committed groups in flight, oldest first
 	landed  []int32   // copies retired but not yet made visible by a barrier
 	asyncSB int8
+}
+
+// lgroup is a group of a diverged warp's lanes at one pc.
+type lgroup struct {
+	pc   int
+	mask uint32
 }
 
 type barrier struct {
@@ -342,7 +352,13 @@ func (c *cta) run(i int64) error {
 		w.ur, w.urw = [64]uint32{}, 0
 		w.p, w.pw = [8]uint32{}, [8]uint32{}
 		w.p[PT], w.pw[PT] = 0xffffffff, 0xffffffff
-		w.active, w.pc, w.state = w.exists, 0, wReady
+		w.active, w.live, w.pc, w.state = w.exists, w.exists, 0, wReady
+		w.pend, w.cbar = w.pend[:0], [16]uint32{}
+		for _, b := range w.loc {
+			for k := range b {
+				b[k] = fill
+			}
+		}
 		w.sb = [7]int32{}
 		w.open, w.groups, w.landed, w.asyncSB = nil, nil, nil, 0
 	}
@@ -563,6 +579,9 @@ func (c *cta) runWarp(w *warp) error {
 	for w.state == wReady {
 		if w.pc < 0 || w.pc >= len(ds) {
 			return c.faultAt(w, len(ds)-1, firstLane(w.active), ErrSimUnsupported, "execution ran past the end of the program")
+		}
+		if len(w.pend) != 0 {
+			w.mergeAt()
 		}
 		d := &ds[w.pc]
 		c.steps++

@@ -1,7 +1,6 @@
 package sass
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -169,11 +168,6 @@ func TestSimPtxasGEMM(t *testing.T) {
 	aa, ab, ad := alloc(t, m, "a", h(af), 0), alloc(t, m, "b", h(bf), 0), alloc(t, m, "d", nil, 16*8)
 	_, err := Launch(corpusKernel(t, "gemm", "gemm_mma_f16"), SimConfig{Block: [3]int{32}, SharedBytes: 2304,
 		Memory: m, Params: params(aa, ab, ad, uint32(K)), Poison: true})
-	if errors.Is(err, ErrSimDivergent) {
-		// ptxas branches around the B-tile copy of lanes 16..31; the
-		// simulator does not model divergence yet (per-lane PCs).
-		t.Skipf("needs divergent control flow, not modelled yet: %v", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,15 @@ const (
 	xDFMA
 	xDSETP
 	xREDUX
+	xBSSY     // BSSY Bb: the convergence barrier records the executing lanes
+	xBSYNC    // BSYNC Bb: wait for the barrier's live lanes
+	xBREAK    // BREAK Bb: the executing lanes leave the barrier
+	xWARPSYNC // WARPSYNC mask: wait for the named live lanes
+	xBRX      // BRX/RET.REL.NODEC Ra: per-lane target Ra + next + offset
+	xLDL
+	xSTL
+	xBMOVW // BMOV.32 Bb, Ra: the barrier from a register (uniform)
+	xBMOVR // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
 )
 
 // operand kinds of a decoded source.
@@ -230,6 +239,19 @@ func decodeProgram(p Program) ([]dinst, int) {
 		}
 	}
 	return ds, maxReg
+}
+
+// branchTarget is the instruction index a relative branch at idx with
+// byte offset off reaches.
+func branchTarget(idx int, off int64, plen int) (int, error) {
+	if off%16 != 0 {
+		return 0, bad("branch target offset %d not a multiple of 16", off)
+	}
+	t := int64(idx) + 1 + off/16
+	if t < 0 || t >= int64(plen) {
+		return 0, bad("branch target %d outside the program", t)
+	}
+	return int(t), nil
 }
 
 func bad(format string, a ...any) error {
@@ -402,11 +424,69 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 	case "NOP", "MEMBAR", "ERRBAR", "CCTL", "NANOSLEEP":
 		d.op = xNOP
 		return nil
-	case "BSSY", "BSYNC", "YIELD", "WARPSYNC":
-		// A warp never diverges here (a divergent branch faults), so
-		// every lane a BSSY registers reaches its BSYNC together:
-		// convergence barriers, WARPSYNC and YIELD have no effect.
+	case "YIELD":
 		d.op = xNOP
+		return nil
+	case "BSSY", "BSYNC", "BREAK":
+		kinds := []Kind{KBar}
+		if in.Op == "BSSY" {
+			kinds = append(kinds, KTarget)
+		}
+		if err := want(kinds...); err != nil {
+			return err
+		}
+		if a[0].N > 15 {
+			return bad("%s: barrier B%d", in.Op, a[0].N)
+		}
+		d.op, d.sub = map[Op]xop{"BSSY": xBSSY, "BSYNC": xBSYNC, "BREAK": xBREAK}[in.Op], a[0].N
+		return nil
+	case "WARPSYNC":
+		if len(mods) == 1 && mods[0] == "ALL" && len(a) == 0 {
+			d.op, d.n = xWARPSYNC, -1
+			return nil
+		}
+		if err := want(KImm); err != nil {
+			return err
+		}
+		d.op, d.n = xWARPSYNC, int(uint32(a[0].Imm))
+		return nil
+	case "CALL":
+		// CALL.REL.NOINC pushes nothing (the caller passes the return
+		// address in registers): a relative branch.
+		if !has(mods, "REL") || !has(mods, "NOINC") {
+			return bad("CALL: only CALL.REL.NOINC is modelled")
+		}
+		if err := want(KTarget); err != nil {
+			return err
+		}
+		t, err := branchTarget(d.idx, a[0].Imm, plen)
+		if err != nil {
+			return err
+		}
+		d.op, d.target = xBRA, t
+		return nil
+	case "RET", "BRX", "BRXU":
+		// RET.REL.NODEC Ra and BRX Ra: the target is the byte offset
+		// Ra + (next instruction + offset) in every lane, as nvdisasm
+		// prints it (ptxas sets Ra to a function-relative address and
+		// the offset to minus the next instruction's).
+		if in.Op == "RET" && (!has(mods, "REL") || !has(mods, "NODEC")) {
+			return bad("RET: only RET.REL.NODEC is modelled")
+		}
+		rk := KReg
+		if in.Op == "BRXU" {
+			rk = KUReg
+		}
+		if err := want(rk, KNone); err != nil {
+			return err
+		}
+		if a[1].Kind != KTarget && a[1].Kind != KImm {
+			return bad("%s: operand 1 is a %v, want an offset", in.Op, a[1].Kind)
+		}
+		if err := src(a[0], 0, 1); err != nil {
+			return err
+		}
+		d.op, d.n = xBRX, 16*(d.idx+1)+int(a[1].Imm)
 		return nil
 	case "EXIT":
 		d.op = xEXIT
@@ -415,13 +495,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		if err := want(KTarget); err != nil {
 			return err
 		}
-		off := a[0].Imm
-		if off%16 != 0 {
-			return bad("BRA: target offset %d not a multiple of 16", off)
-		}
-		t := d.idx + 1 + int(off/16)
-		if t < 0 || t >= plen {
-			return bad("BRA: target %d outside the program", t)
+		t, err := branchTarget(d.idx, a[0].Imm, plen)
+		if err != nil {
+			return err
 		}
 		d.op, d.target = xBRA, t
 		return nil
@@ -502,6 +578,13 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			if err := psrcOf(a[4], 0); err != nil {
 				return err
 			}
+		} else if d.op != xIMAD && len(a) == 5 && a[1].Kind == KPred {
+			// IMAD.HI/IMAD.WIDE Rd, Pc, a, b, c: Pc is the carry out of
+			// the 64-bit sum (ptxas's 64-bit division and mul.hi.u64)
+			if err := pdst(a[1]); err != nil {
+				return err
+			}
+			a = append(a[:1:1], a[2:]...)
 		} else if err := want(KReg, KReg, KNone, KNone); err != nil {
 			return err
 		}
@@ -993,33 +1076,40 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 		}
 		return dst(a[0], 4)
-	case "LDG", "LDS":
+	case "BMOV":
+		if !has(mods, "32") || len(a) != 2 {
+			return bad("BMOV: only BMOV.32 is modelled")
+		}
+		if a[0].Kind == KBar && a[0].N <= 15 {
+			d.op, d.sub = xBMOVW, a[0].N
+			return src(a[1], 0, 1)
+		}
+		if a[1].Kind != KBar || a[1].N > 15 {
+			return bad("BMOV: operands %v, %v", a[0].Kind, a[1].Kind)
+		}
+		d.op, d.sub, d.x = xBMOVR, a[1].N, has(mods, "CLEAR")
+		return dst(a[0], 1)
+	case "LDG", "LDS", "LDL":
 		if err := want(KReg, KMem); err != nil {
 			return err
 		}
 		d.width, d.signed = widthOf()
 		global := in.Op == "LDG"
-		d.op = xLDS
-		if global {
-			d.op = xLDG
-		}
+		d.op = map[Op]xop{"LDG": xLDG, "LDS": xLDS, "LDL": xLDL}[in.Op]
 		m, err := memOf(a[1], global)
 		if err != nil {
 			return err
 		}
 		d.mem = m
 		return dst(a[0], regs(d.width))
-	case "STG", "STS":
+	case "STG", "STS", "STL":
 		if err := want(KMem, KReg); err != nil {
 			return err
 		}
 		d.width, _ = widthOf()
 		global := in.Op == "STG"
 		d.strong = global && has(mods, "STRONG")
-		d.op = xSTS
-		if global {
-			d.op = xSTG
-		}
+		d.op = map[Op]xop{"STG": xSTG, "STS": xSTS, "STL": xSTL}[in.Op]
 		m, err := memOf(a[0], global)
 		if err != nil {
 			return err

@@ -5,10 +5,30 @@ package sass
 // Modelled, with these semantics:
 //
 //   - Control: guards (@P, @!P; a never-written guard predicate faults in
-//     poison mode), BRA (taken only when the guard is the same in every
-//     active lane: ErrSimDivergent otherwise), EXIT (per lane; a warp ends
-//     when all its lanes have), NOP, MEMBAR, ERRBAR, CCTL, NANOSLEEP (no
-//     effect). Running off the end of the program faults.
+//     poison mode), BRA, EXIT (per lane; a warp ends when all its lanes
+//     have), CALL.REL.NOINC (a relative branch: ptxas passes the return
+//     address in registers), RET.REL.NODEC Ra and BRX/BRXU Ra (per-lane
+//     target: the byte offset Ra + next instruction + the encoded offset;
+//     outside the program is ErrSimOutOfBounds), NOP, YIELD, MEMBAR, ERRBAR,
+//     CCTL, NANOSLEEP (no effect). Running off the end of the program faults.
+//   - Divergence (sim_diverge.go): a branch whose guard or indirect target
+//     differs across the running lanes splits the warp into (pc, mask)
+//     groups; the warp runs the lowest-pc group that can run and merges
+//     groups that reach the same pc. BSSY Bb records the executing lanes in
+//     convergence barrier Bb; BREAK Bb removes the executing lanes from it;
+//     BSYNC Bb holds its group until every lane of Bb that has not exited
+//     is in it; WARPSYNC mask (or .ALL) likewise for the named live lanes.
+//     A guard that differs across the group on BSYNC/WARPSYNC is
+//     ErrSimDivergent; groups all held at convergence points that cannot
+//     complete are ErrSimDeadlock. The order in which diverged groups run
+//     is this policy's, not the hardware's (unpublished): a program whose
+//     result depends on it (lanes of one warp handing data to each other
+//     without a convergence point) may differ from silicon. BMOV.32(.CLEAR)
+//     Rd, Bb reads a barrier (and clears it), BMOV.32 Bb, Ra writes it
+//     from a value that must be the same in every executing lane. Groups
+//     at one pc merge whatever their call depth: a recursive function
+//     whose depth differs across a warp's lanes is not modelled (the BMOV
+//     restoring the caller's barrier reports ErrSimDivergent).
 //   - Scoreboards: every instruction naming a write or read scoreboard
 //     counts on it (guarded off or not); a wait mask or a DEPBAR on a
 //     scoreboard whose count is zero is a no-op, as on hardware, or
@@ -27,7 +47,9 @@ package sass
 //     LEA (carry-out), LEA.HI(.X), IMNMX(.U32) (PT min, !PT max), SEL, PRMT
 //     (default mode: A bytes 0..3, C bytes 4..7, bit 3 of a selector nibble
 //     replicates the sign), ISETP (F LT EQ LE GT NE GE T, .U32, AND/OR/XOR
-//     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO, VOTE.
+//     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO, VOTE;
+//     IMAD.HI/IMAD.WIDE Rd, Pc, ... set Pc to the carry out of the 64-bit
+//     sum (checked only through ptxas's 64-bit division, bit for bit).
 //   - Binary64 on register pairs: DADD, DMUL, DFMA (round to nearest
 //     only; other roundings are refused), DSETP (not .MIN/.MAX), bit-exact
 //     IEEE (Go's float64); a NaN result is 0x7fffffffffffffff, the binary32
@@ -56,7 +78,10 @@ package sass
 //     rounded once to binary32 -- the tensor core's internal rounding may
 //     differ in the last bits (documented approximation).
 //   - Memory: LDG/STG (U8, S8, U16, S16, 32, 64, 128 bits; addresses are
-//     64-bit register pairs, the descriptor ignored), LDS/STS ([Ra.Xn+off]:
+//     64-bit register pairs, the descriptor ignored), LDL/STL (a 16 KiB
+//     window per thread below 0x1000000, the stack pointer c[0x0][0x28]
+//     0xfffc00 inside it; zero, or 0xCD bytes in poison mode, at each CTA's
+//     start), LDS/STS ([Ra.Xn+off]:
 //     Ra times n plus the byte offset), LDSM.16.M88/MT88 x1/x2/x4 (all 32
 //     lanes; rows given by lanes 8i..8i+7, 16-byte aligned), LDGSTS (4, 8,
 //     16 bytes) with LDGDEPBAR groups and DEPBAR.LE retiring them, RED and
@@ -72,20 +97,17 @@ package sass
 //     other LDS/LDSM/STS/LDGSTS access to them is ErrSimInFlight.
 //   - Barriers: BAR.SYNC b (every live warp of the CTA; exited warps do not
 //     count), BAR.SYNC b, n and BAR.ARV b, n (n threads, counted per warp);
-//     a guard that differs across active lanes is ErrSimDivergent; a round
+//     a guard that differs across active lanes, or a warp whose lanes are
+//     diverged (not all at this BAR), is ErrSimDivergent; a round
 //     in which every live warp waits is ErrSimDeadlock.
 //   - SHFL IDX/UP/DOWN/BFLY with PTX's clamp and segment mask (c = segmask<<8
 //     | clamp) and its predicate; a value taken from a lane that did not
 //     execute the SHFL (or never wrote the source) is undefined: in poison
 //     mode the destination lane counts as never written.
 //
-// BSSY, BSYNC, WARPSYNC and YIELD have no effect: a warp never diverges
-// (a divergent BRA faults), so a convergence barrier always finds its lanes
-// together.
-//
-// Not modelled (ErrSimUnsupported when executed): divergent control flow
-// and reconvergence (per-lane PCs, BREAK, divergent BRA), CALL/RET, BRX,
-// local memory (LDL/STL), LDC, texture and surface access, shared atomics
+// Not modelled (ErrSimUnsupported when executed): CALL/RET other than
+// .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV other than
+// .32, predicate-operand branches (BRA Pn, target), LDC, texture and surface access, shared atomics
 // (ATOMS), BAR.RED, VOTEU, PLOP3, uniform predicates, PRMT modes,
 // directed rounding of binary64, DSETP.MIN/MAX, FRND, HMMA with f16
 // accumulators and integer/TF32 MMAs, instruction timing, memory

@@ -140,18 +140,20 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 	case xNOP:
 	case xEXIT:
 		w.active &^= exec
+		w.live &^= exec
 		if w.active == 0 {
-			c.exitWarp(w)
+			return c.reschedule(w)
 		}
 	case xBRA:
 		if exec == 0 {
 			return nil
 		}
 		if exec != w.active {
-			return c.fault(w, d, firstLane(w.active&^exec), ErrSimDivergent,
-				"branch taken by lanes %#08x of active %#08x", exec, w.active)
+			return c.diverge(w, exec, d.target)
 		}
 		w.pc = d.target
+	case xBSSY, xBSYNC, xBREAK, xWARPSYNC, xBRX, xBMOVW, xBMOVR:
+		return c.control(w, d, exec)
 	case xMOV:
 		a := w.src(&d.s[0], 0)
 		dr := w.dst(d.d)
@@ -228,6 +230,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
 		dr := w.dst(d.d)
+		var cy uint32
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
@@ -243,6 +246,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				p = uint64(int64(int32(a[l])) * int64(int32(b[l])))
 			}
 			dr[l] = uint32((p + cv) >> 32)
+			if p+cv < p {
+				cy |= 1 << l
+			}
+		}
+		if d.npd > 0 {
+			w.setPred(d.pd[0], cy, exec)
 		}
 	case xIMAD:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
@@ -279,6 +288,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
 		neg := d.s[2].neg
 		dl, dh := w.dst(d.d), w.dstK(d.d, 1)
+		var cy uint32
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
@@ -295,6 +305,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			}
 			r := p + cv
 			dl[l], dh[l] = uint32(r), uint32(r>>32)
+			if r < p {
+				cy |= 1 << l
+			}
+		}
+		if d.npd > 0 {
+			w.setPred(d.pd[0], cy, exec)
 		}
 	case xIADD3:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
@@ -692,7 +708,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		}
 	case xHMMA:
 		return c.hmma(w, d, exec)
-	case xLDG, xSTG, xLDS, xSTS:
+	case xLDG, xSTG, xLDS, xSTS, xLDL, xSTL:
 		return c.ldst(w, d, exec)
 	case xLDSM:
 		return c.ldsm(w, d, exec)
@@ -718,6 +734,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			c.retire(w, d.n)
 		}
 	case xBAR:
+		if len(w.pend) != 0 {
+			return c.fault(w, d, firstLane(exec), ErrSimDivergent, "barrier reached by a diverged warp (lanes %#08x of live %#08x)", exec, w.live)
+		}
 		if exec != w.active {
 			return c.fault(w, d, firstLane(w.active&^exec), ErrSimDivergent, "barrier reached by lanes %#08x of active %#08x", exec, w.active)
 		}
@@ -909,6 +928,35 @@ func (c *cta) sharedAt(w *warp, d *dinst, l int, a int64, n int, write bool) ([]
 	return c.shared[a : a+int64(n)], nil
 }
 
+// Local memory: every thread has a window of localBytes ending at
+// localTop (the stack pointer in c[0x0][0x28] is localTop-0x400), zero
+// or, in poison mode, 0xCD bytes at the start of each CTA.
+const (
+	localTop   = 0x1000000
+	localBytes = 16 << 10
+)
+
+// localAt checks a local access of n bytes at a by lane l and returns the
+// bytes.
+func (c *cta) localAt(w *warp, d *dinst, l int, a int64, n int) ([]byte, error) {
+	if a < localTop-localBytes || a+int64(n) > localTop {
+		return nil, c.fault(w, d, l, ErrSimOutOfBounds, "local address %#x (%d bytes) outside the %d-byte window below %#x", a, n, localBytes, localTop)
+	}
+	if a%int64(n) != 0 {
+		return nil, c.fault(w, d, l, ErrSimMisaligned, "local address %#x not a multiple of %d", a, n)
+	}
+	if w.loc[l] == nil {
+		w.loc[l] = make([]byte, localBytes)
+		if c.l.cfg.Poison {
+			for k := range w.loc[l] {
+				w.loc[l][k] = 0xcd
+			}
+		}
+	}
+	o := a - (localTop - localBytes)
+	return w.loc[l][o : o+int64(n)], nil
+}
+
 func (c *cta) globalAt(w *warp, d *dinst, l int, a uint64, n int) ([]byte, error) {
 	if a%uint64(n) != 0 {
 		return nil, c.fault(w, d, l, ErrSimMisaligned, "global address %#x not a multiple of %d", a, n)
@@ -923,7 +971,8 @@ func (c *cta) globalAt(w *warp, d *dinst, l int, a uint64, n int) ([]byte, error
 func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 	n := d.width
 	global := d.op == xLDG || d.op == xSTG
-	load := d.op == xLDG || d.op == xLDS
+	local := d.op == xLDL || d.op == xSTL
+	load := d.op == xLDG || d.op == xLDS || d.op == xLDL
 	if d.strong {
 		// a strong access is single-copy atomic: no other CTA's strong
 		// access or atomic sees it torn.
@@ -950,6 +999,8 @@ func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 		var err error
 		if global {
 			b, err = c.globalAt(w, d, l, w.gaddr(&d.mem, l), n)
+		} else if local {
+			b, err = c.localAt(w, d, l, w.saddr(&d.mem, l), n)
 		} else {
 			b, err = c.sharedAt(w, d, l, w.saddr(&d.mem, l), n, !load)
 		}

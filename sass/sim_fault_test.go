@@ -63,10 +63,26 @@ func TestSimFaults(t *testing.T) {
 		{"DEPBAR on idle scoreboard", faultPrologue + `
 [B------:R-:W-:-:S04] DEPBAR.LE SB1, 0x0 ;
 [B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimScoreboard, 0, 0, 4, "DEPBAR.LE SB1, 0x0 ;", "SB1"},
-		{"divergent branch", faultPrologue + `
+		{"barrier in a diverged warp", faultPrologue + `
 [B------:R-:W-:-:S13] ISETP.GE.U32.AND P0, PT, R0, 0x8, PT ;
-[B------:R-:W-:-:S05] @P0 BRA 0x60 ;
-[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimDivergent, 0, 0, 5, "@P0 BRA 0x60 ;", "branch taken by lanes"},
+[B------:R-:W-:-:S05] @P0 BRA 0x70 ;
+[B------:R-:W-:-:S05] BAR.SYNC 0x0 ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimDivergent, 0, 0, 6, "BAR.SYNC 0x0 ;", "diverged warp"},
+		{"convergence barrier never completes", faultPrologue + `
+[B------:R-:W-:-:S01] BSSY B0, 0x90 ;
+[B------:R-:W-:-:S13] ISETP.GE.U32.AND P0, PT, R0, 0x8, PT ;
+[B------:R-:W-:-:S05] @P0 BRA 0x80 ;
+[B------:R-:W-:-:S05] BSYNC B0 ;
+[B------:R-:W-:-:S05] BSYNC B0 ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimDeadlock, 0, 8, 8, "BSYNC B0 ;", "convergence points"},
+		{"guarded convergence point", faultPrologue + `
+[B------:R-:W-:-:S01] BSSY B0, 0x70 ;
+[B------:R-:W-:-:S13] ISETP.GE.U32.AND P0, PT, R0, 0x8, PT ;
+[B------:R-:W-:-:S05] @P0 BSYNC B0 ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimDivergent, 0, 0, 6, "@P0 BSYNC B0 ;", "guarded off"},
+		{"indirect branch outside the program", faultPrologue + `
+[B------:R-:W-:-:S05] BRX R0 -0x60 ;
+[B------:R-:W-:-:S05] EXIT ;`, 32, ErrSimOutOfBounds, 0, 0, 4, "BRX R0 -0x60 ;", "outside the program"},
 		{"endless loop", faultPrologue + `
 [B------:R-:W-:-:S05] BRA 0x40 ;`, 32, ErrSimStepLimit, 0, 0, 4, "BRA 0x40 ;", ""},
 		{"constant outside the bank", faultPrologue + `
