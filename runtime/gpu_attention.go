@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
-	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -140,25 +139,9 @@ func sm86AttnSupports(args any) error {
 		return err
 	}
 	if _, err := sm86attn.PlanPrefill(p); err != nil {
-		return unwrapPlan(err)
+		return planReason(err, sm86attn.ErrUnsupported)
 	}
 	return nil
-}
-
-// unwrapPlan strips the kernel package's sentinel from a plan error, for
-// Explain.
-func unwrapPlan(err error) error {
-	if errors.Is(err, sm86attn.ErrUnsupported) {
-		return errors.New(stripPrefix(err.Error(), sm86attn.ErrUnsupported.Error()+": "))
-	}
-	return err
-}
-
-func stripPrefix(s, p string) string {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
 }
 
 // sm86AttnSplits is the split-KV count for p on a device with sms
@@ -217,36 +200,13 @@ func attnParamSlots(ps []sass.Param, b []byte) ([]uint64, error) {
 func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 	a := l.Args.(*AttentionArgs)
 	rt := l.Runtime
-	var temps []backend.Memory
-	freeAll := func() error {
-		var errs []error
-		for _, m := range temps {
-			errs = append(errs, m.Free())
-		}
-		return errors.Join(errs...)
-	}
-	// upload copies b to fresh device memory and returns its address
-	upload := func(b []byte) (uint64, error) {
-		m, err := rt.be.Alloc(max(len(b), 16))
-		if err != nil {
-			return 0, err
-		}
-		temps = append(temps, m)
-		if err := m.Write(ctx, 0, b); err != nil {
-			return 0, err
-		}
-		dm, ok := m.(backend.DeviceMemory)
-		if !ok {
-			return 0, fmt.Errorf("tcrt: attention: the %s backend's memory has no device address: %w", rt.Backend(), ErrUnsupported)
-		}
-		return dm.DevicePtr(), nil
-	}
+	tmp := &scratch{rt: rt}
 	launched := false
 	fail := func(err error) error {
 		if launched { // a kernel already enqueued may use the temporaries
-			return errors.Join(err, l.Stream.Enqueue(freeAll))
+			return errors.Join(err, l.Stream.Enqueue(tmp.release))
 		}
-		return errors.Join(err, freeAll())
+		return errors.Join(err, tmp.release())
 	}
 	var aux sm86AttnAux
 	var err error
@@ -257,7 +217,7 @@ func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 	}{{a.CuSeqQ != nil, int32Bytes(a.CuSeqQ), &aux.cuQ}, {a.CuSeqKV != nil, int32Bytes(a.CuSeqKV), &aux.cuKV},
 		{a.SeqLensKV != nil, int32Bytes(a.SeqLensKV), &aux.lens}, {a.BlockTable != nil, int32Bytes(a.BlockTable), &aux.table}} {
 		if x.has {
-			if *x.addr, err = upload(x.data); err != nil {
+			if *x.addr, err = tmp.upload(ctx, x.data); err != nil {
 				return fail(err)
 			}
 		}
@@ -270,21 +230,18 @@ func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 	var launches []sm86attn.Launch
 	if s := sm86AttnSplits(a, p, rt.Device().SMs); s > 1 {
 		p.Splits = s
-		ws, err := rt.be.Alloc(sm86attn.SplitWorkspaceBytes(p))
-		if err != nil {
+		if p.Workspace, err = tmp.alloc(sm86attn.SplitWorkspaceBytes(p)); err != nil {
 			return fail(err)
 		}
-		temps = append(temps, ws)
-		p.Workspace = ws.(backend.DeviceMemory).DevicePtr()
 		ls, err := sm86attn.PlanSplitKV(p)
 		if err != nil {
-			return fail(unwrapPlan(err))
+			return fail(planReason(err, sm86attn.ErrUnsupported))
 		}
 		launches = ls[:]
 	} else {
 		ls, err := sm86attn.PlanPrefill(p)
 		if err != nil {
-			return fail(unwrapPlan(err))
+			return fail(planReason(err, sm86attn.ErrUnsupported))
 		}
 		launches = []sm86attn.Launch{ls}
 	}
@@ -306,11 +263,11 @@ func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 		}
 		launched = true
 	}
-	if len(temps) == 0 {
+	if len(tmp.mems) == 0 {
 		return nil
 	}
 	// after the kernels (host tasks wait for the stream's device work)
-	return l.Stream.Enqueue(freeAll)
+	return l.Stream.Enqueue(tmp.release)
 }
 
 func init() {

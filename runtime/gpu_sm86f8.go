@@ -8,7 +8,6 @@ import (
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
-	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -24,8 +23,7 @@ import (
 
 // sm86f8Launches issues ls from m on s.
 func sm86f8Launches(s *Stream, m *ptx.Module, ls []sm86.SGLaunch) error {
-	for _, k := range ls {
-		g := &GPULaunch{Module: m, Func: k.Kernel, Grid: [3]int{k.Grid}, Block: [3]int{k.Block}, Params: k.Params}
+	for _, g := range sgGPULaunches(m, ls) {
 		if err := LaunchGPU(s, g); err != nil {
 			return err
 		}
@@ -52,7 +50,7 @@ func sm86AmaxSupports(args any) error {
 		return fmt.Errorf("arguments are %T, not *AmaxArgs", args)
 	}
 	x, _ := sm86AmaxArgs(a, false)
-	return planReason(sm86.AmaxSupports(x))
+	return planReason(sm86.AmaxSupports(x), sm86.ErrSGUnsupported)
 }
 
 func sm86AmaxLaunch(_ context.Context, l *Launch) error {
@@ -62,7 +60,7 @@ func sm86AmaxLaunch(_ context.Context, l *Launch) error {
 	}
 	ls, err := sm86.PlanAmax(x)
 	if err != nil {
-		return planReason(err)
+		return planReason(err, sm86.ErrSGUnsupported)
 	}
 	return sm86f8Launches(l.Stream, sm86SGModule(), ls)
 }
@@ -95,7 +93,7 @@ func sm86DequantSupports(args any) error {
 		return fmt.Errorf("arguments are %T, not *DequantizeArgs", args)
 	}
 	d, _ := sm86DequantArgs(a, sgPlaceholder, false)
-	return planReason(sm86.DequantSupports(d))
+	return planReason(sm86.DequantSupports(d), sm86.ErrSGUnsupported)
 }
 
 func sm86DequantLaunch(_ context.Context, l *Launch) error {
@@ -117,19 +115,15 @@ func sm86DequantLaunch(_ context.Context, l *Launch) error {
 		return err
 	}
 	d, err := sm86DequantArgs(a, call.addr(), true)
+	var ls []sm86.SGLaunch
 	if err == nil {
-		var ls []sm86.SGLaunch
-		if ls, err = sm86.PlanDequant(d); err == nil {
-			m := sm86SGModule()
-			gs := make([]*GPULaunch, len(ls))
-			for i, k := range ls {
-				gs[i] = &GPULaunch{Module: m, Func: k.Kernel, Grid: [3]int{k.Grid}, Block: [3]int{k.Block}, Params: k.Params}
-			}
-			return call.run(l.Stream, gs...)
-		}
+		ls, err = sm86.PlanDequant(d)
 	}
-	call.slots.free <- call.i
-	return planReason(err)
+	if err != nil {
+		call.slots.free <- call.i
+		return planReason(err, sm86.ErrSGUnsupported)
+	}
+	return call.run(l.Stream, sgGPULaunches(sm86SGModule(), ls)...)
 }
 
 // sm86MXSupports covers an MX quantisation from f32 with saturation and no
@@ -150,34 +144,14 @@ func sm86MXSupports(args any) error {
 		return fmt.Errorf("the Amax output is not written by the SASS kernel")
 	}
 	return planReason(sm86.QuantizeMXSupports(sm86.SGQuantizeMX{Q: sgPlaceholder, X: sgPlaceholder, E8M0: sgPlaceholder,
-		Work: sgPlaceholder, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}))
+		Work: sgPlaceholder, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}), sm86.ErrSGUnsupported)
 }
 
 func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 	return func(ctx context.Context, l *Launch) error {
 		a := l.Args.(*QuantizeArgs)
-		rt := l.Runtime
 		blocks := a.Rows * ((a.Cols + fallback.MXBlock - 1) / fallback.MXBlock)
-		var temps []backend.Memory
-		alloc := func(n int) (uint64, error) {
-			m, err := rt.be.Alloc(max(n, 16))
-			if err != nil {
-				return 0, err
-			}
-			temps = append(temps, m)
-			dm, ok := m.(backend.DeviceMemory)
-			if !ok {
-				return 0, fmt.Errorf("tcrt: quantize: scratch needs device memory: %w", ErrUnsupported)
-			}
-			return dm.DevicePtr(), nil
-		}
-		release := func() error {
-			var errs []error
-			for _, m := range temps {
-				errs = append(errs, m.Free())
-			}
-			return errors.Join(errs...)
-		}
+		tmp := &scratch{rt: l.Runtime}
 		p, err := sgPtrs(a.Q, a.X)
 		if err != nil {
 			return err
@@ -187,20 +161,18 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 			if x.E8M0, err = DevicePtr(a.ScaleInv); err != nil {
 				return err
 			}
-		} else if x.E8M0, err = alloc(blocks); err != nil {
-			return errors.Join(err, release())
+		} else if x.E8M0, err = tmp.alloc(blocks); err != nil {
+			return errors.Join(err, tmp.release())
 		}
-		if x.Work, err = alloc(4 * blocks); err != nil {
-			return errors.Join(err, release())
+		if x.Work, err = tmp.alloc(4 * blocks); err != nil {
+			return errors.Join(err, tmp.release())
 		}
 		ls, err := sm86.PlanQuantizeMX(x)
 		if err != nil {
-			return errors.Join(planReason(err), release())
+			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
 		}
-		if err := sm86f8Launches(l.Stream, sm86.ModuleFor(arch), ls); err != nil {
-			return errors.Join(err, l.Stream.Enqueue(release))
-		}
-		return l.Stream.Enqueue(release)
+		// the scratch goes after the kernels, whether or not all were issued
+		return errors.Join(sm86f8Launches(l.Stream, sm86.ModuleFor(arch), ls), l.Stream.Enqueue(tmp.release))
 	}
 }
 

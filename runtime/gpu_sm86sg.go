@@ -8,7 +8,6 @@ import (
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
-	"github.com/tcrt-go/tcrt/runtime/backend"
 )
 
 // The hand-scheduled SM86/SM89 scatter-gather kernels of kernels/sm86
@@ -79,21 +78,13 @@ func sm86GatherCASArgs(a *GatherCASArgs, slot, pos uint64, addrs bool) (sm86.SGG
 	return g, nil
 }
 
-// planReason strips the kernel package's sentinel for Explain.
-func planReason(err error) error {
-	if errors.Is(err, sm86.ErrSGUnsupported) {
-		return errors.New(stripPrefix(err.Error(), sm86.ErrSGUnsupported.Error()+": "))
-	}
-	return err
-}
-
 func sm86GatherSupports(args any) error {
 	a, ok := args.(*GatherArgs)
 	if !ok {
 		return fmt.Errorf("arguments are %T, not *GatherArgs", args)
 	}
 	g, _ := sm86GatherArgs(a, sgPlaceholder, sgPlaceholder, false)
-	return planReason(sm86.GatherSupports(g))
+	return planReason(sm86.GatherSupports(g), sm86.ErrSGUnsupported)
 }
 
 func sm86ScatterSupports(args any) error {
@@ -102,7 +93,7 @@ func sm86ScatterSupports(args any) error {
 		return fmt.Errorf("arguments are %T, not *ScatterArgs", args)
 	}
 	s, _ := sm86ScatterArgs(a, sgPlaceholder, sgPlaceholder, false)
-	return planReason(sm86.ScatterSupports(s))
+	return planReason(sm86.ScatterSupports(s), sm86.ErrSGUnsupported)
 }
 
 func sm86GatherCASSupports(args any) error {
@@ -115,43 +106,43 @@ func sm86GatherCASSupports(args any) error {
 	if p, err := DevicePtr(a.Mem); err == nil {
 		g.Mem = p
 	}
-	return planReason(sm86.GatherCASSupports(g))
+	return planReason(sm86.GatherCASSupports(g), sm86.ErrSGUnsupported)
 }
 
 // sm86SGRun runs one call: a fault slot, position scratch of posBytes,
 // the plan's launches, then the slot check and the scratch's release.
 func sm86SGRun(l *Launch, posBytes int, fault func(lane uint64) error,
 	plan func(slot, pos uint64) ([]sm86.SGLaunch, error)) error {
-	rt := l.Runtime
-	call, err := newSGCall(rt, fault)
+	call, err := newSGCall(l.Runtime, fault)
 	if err != nil {
 		return err
 	}
-	pos, err := rt.be.Alloc(max(posBytes, 16))
+	tmp := &scratch{rt: l.Runtime}
+	fail := func(err error) error {
+		call.slots.free <- call.i
+		return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
+	}
+	pos, err := tmp.alloc(posBytes)
 	if err != nil {
-		call.slots.free <- call.i
-		return err
+		return fail(err)
 	}
-	release := func() error { return pos.Free() }
-	dm, ok := pos.(backend.DeviceMemory)
-	if !ok {
-		call.slots.free <- call.i
-		return errors.Join(fmt.Errorf("tcrt: scatter-gather: scratch needs device memory: %w", ErrUnsupported), release())
-	}
-	ls, err := plan(call.addr(), dm.DevicePtr())
+	ls, err := plan(call.addr(), pos)
 	if err != nil {
-		call.slots.free <- call.i
-		return errors.Join(planReason(err), release())
+		return fail(err)
 	}
-	m := sm86SGModule()
+	// call.run enqueues the slot check after the kernels; the scratch goes
+	// after it
+	err = call.run(l.Stream, sgGPULaunches(sm86SGModule(), ls)...)
+	return errors.Join(err, l.Stream.Enqueue(tmp.release))
+}
+
+// sgGPULaunches turns a kernels/sm86 plan into launches of module m.
+func sgGPULaunches(m *ptx.Module, ls []sm86.SGLaunch) []*GPULaunch {
 	gs := make([]*GPULaunch, len(ls))
 	for i, k := range ls {
 		gs[i] = &GPULaunch{Module: m, Func: k.Kernel, Grid: [3]int{k.Grid}, Block: [3]int{k.Block}, Params: k.Params}
 	}
-	// call.run enqueues the slot check after the kernels; the scratch goes
-	// after it
-	err = call.run(l.Stream, gs...)
-	return errors.Join(err, l.Stream.Enqueue(release))
+	return gs
 }
 
 func sm86GatherLaunch(_ context.Context, l *Launch) error {

@@ -198,11 +198,12 @@ func (a allocator) Synchronize() error {
 	return nil
 }
 
-// memory is one buffer: a pool block, its bytes in the simulator's memory.
+// memory is one buffer: a pool block and its bytes in the simulator's
+// memory (the segment's slice, which lives as long as the block).
 type memory struct {
 	b      *Backend
 	blk    *backend.PoolBlock
-	n      int
+	data   []byte
 	staged atomic.Pointer[[]byte]
 }
 
@@ -215,20 +216,16 @@ func (b *Backend) Alloc(n int) (backend.Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &memory{b: b, blk: blk, n: n}
+	name, off, ok := b.mem.Locate(blk.Addr())
+	if !ok {
+		blk.Release()
+		return nil, fmt.Errorf("tcrt: sim: pool block at %#x is in no mapped segment: %w", blk.Addr(), backend.ErrDevice)
+	}
+	m := &memory{b: b, blk: blk, data: b.mem.Bytes(name)[off : off+uint64(n) : off+uint64(n)]}
 	b.mu.Lock()
-	clear(m.bytes())
+	clear(m.data)
 	b.mu.Unlock()
 	return m, nil
-}
-
-// bytes is the block's backing slice (device mu held, or no launch running).
-func (m *memory) bytes() []byte {
-	name, off, ok := m.b.mem.Locate(m.blk.Addr())
-	if !ok {
-		return nil
-	}
-	return m.b.mem.Bytes(name)[off : off+uint64(m.n)]
 }
 
 func (m *memory) Host() []byte {
@@ -249,22 +246,22 @@ func (m *memory) SetStaged(b []byte) {
 func (m *memory) DevicePtr() uint64 { return m.blk.Addr() }
 
 func (m *memory) Write(_ context.Context, off int, src []byte) error {
-	if off < 0 || off > m.n || len(src) > m.n-off {
-		return fmt.Errorf("tcrt: sim: write of %d bytes at %d into %d: %w", len(src), off, m.n, backend.ErrBounds)
+	if off < 0 || off > len(m.data) || len(src) > len(m.data)-off {
+		return fmt.Errorf("tcrt: sim: write of %d bytes at %d into %d: %w", len(src), off, len(m.data), backend.ErrBounds)
 	}
 	m.b.mu.Lock()
 	defer m.b.mu.Unlock()
-	copy(m.bytes()[off:], src)
+	copy(m.data[off:], src)
 	return nil
 }
 
 func (m *memory) Read(_ context.Context, off int, dst []byte) error {
-	if off < 0 || off > m.n || len(dst) > m.n-off {
-		return fmt.Errorf("tcrt: sim: read of %d bytes at %d from %d: %w", len(dst), off, m.n, backend.ErrBounds)
+	if off < 0 || off > len(m.data) || len(dst) > len(m.data)-off {
+		return fmt.Errorf("tcrt: sim: read of %d bytes at %d from %d: %w", len(dst), off, len(m.data), backend.ErrBounds)
 	}
 	m.b.mu.Lock()
 	defer m.b.mu.Unlock()
-	copy(dst, m.bytes()[off:])
+	copy(dst, m.data[off:])
 	return nil
 }
 
