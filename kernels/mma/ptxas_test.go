@@ -11,27 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// ptxas finds the assembler (PATH, then $TCRT_CUDA_HOME/bin). Without it
-// the tests skip, unless CI=true, where the tools must be installed.
-func ptxas(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("ptxas"); err == nil {
-		return p
-	}
-	if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
-		p := filepath.Join(h, "bin", "ptxas")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("ptxas not found and CI=true: run scripts/cuda-tools.sh and source its env")
-	}
-	t.Skip("ptxas not found (scripts/cuda-tools.sh installs it)")
-	return ""
-}
+	"github.com/tcrt-go/tcrt/internal/cudatools"
+)
 
 // TestPTXCurrent checks the embedded PTX is what the generator writes
 // today (go generate ./kernels/mma refreshes it).
@@ -85,7 +67,7 @@ func TestPTXAssembles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: ptxas takes ~20 s a target")
 	}
-	as := ptxas(t)
+	as := cudatools.Require(t, "ptxas")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "mma.ptx")
 	if err := os.WriteFile(src, modulePTX, 0o644); err != nil {

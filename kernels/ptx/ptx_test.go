@@ -9,33 +9,14 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/tile"
 )
-
-// ptxas finds the assembler (PATH, then $TCRT_CUDA_HOME/bin). Without it the
-// test skips, unless CI=true, where the tools must be installed.
-func ptxas(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("ptxas"); err == nil {
-		return p
-	}
-	if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
-		p := filepath.Join(h, "bin", "ptxas")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("ptxas not found and CI=true: run scripts/cuda-tools.sh and source its env")
-	}
-	t.Skip("ptxas not found (scripts/cuda-tools.sh installs it)")
-	return ""
-}
 
 // TestPTXAssembles runs ptxas on every module for the four targets CI
 // checks.
 func TestPTXAssembles(t *testing.T) {
-	as := ptxas(t)
+	as := cudatools.Require(t, "ptxas")
 	dir := t.TempDir()
 	for _, m := range Modules() {
 		src := filepath.Join(dir, m.Name+".ptx")
@@ -54,7 +35,7 @@ func TestPTXAssembles(t *testing.T) {
 // TestCubinsCurrent checks the embedded cubins are what gen.sh makes from
 // the embedded PTX today.
 func TestCubinsCurrent(t *testing.T) {
-	as := ptxas(t)
+	as := cudatools.Require(t, "ptxas")
 	dir := t.TempDir()
 	for _, m := range Modules() {
 		src := filepath.Join(dir, m.Name+".ptx")

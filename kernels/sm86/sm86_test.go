@@ -1,41 +1,18 @@
 package sm86
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/sass"
 )
-
-// cudaTool finds a CUDA tool (PATH, then $TCRT_CUDA_HOME/bin). Without it
-// the test skips, unless CI=true, where the tools must be installed.
-func cudaTool(t *testing.T, name string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
-		p := filepath.Join(h, "bin", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found and CI=true: run scripts/cuda-tools.sh and source its env", name)
-	}
-	t.Skipf("%s not found (scripts/cuda-tools.sh installs it)", name)
-	return ""
-}
 
 func programs(t *testing.T, arch int) map[string]sass.Program {
 	t.Helper()
@@ -46,40 +23,12 @@ func programs(t *testing.T, arch int) map[string]sass.Program {
 	return ps
 }
 
-// nvdisasmLine matches an instruction line of nvdisasm -hex output.
-var nvdisasmLine = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*/\* 0x[0-9a-f]{16} \*/\s*$`)
-
-// disasm runs nvdisasm -b SM<arch> -hex on raw instruction words and
-// returns the text of each word by address.
-func disasm(t *testing.T, tool string, arch int, code []byte) map[int64]string {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "words.bin")
-	if err := os.WriteFile(f, code, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(tool, "-b", fmt.Sprintf("SM%d", arch), "-hex", f).CombinedOutput()
-	if err != nil {
-		t.Fatalf("nvdisasm -b SM%d: %v\n%s", arch, err, out)
-	}
-	texts := map[int64]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		m := nvdisasmLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		a, _ := strconv.ParseInt(m[1], 16, 64)
-		texts[a] = strings.TrimSpace(m[2])
-	}
-	return texts
-}
-
 // TestOracle checks every instruction word of every kernel: nvdisasm
 // -b SM86 (SM89 for the sm_89 module) prints exactly the model's text. The
 // kernels of one architecture go to nvdisasm as one stream of words (one
 // run per architecture), each kernel's text taken at its offset there.
 func TestOracle(t *testing.T) {
-	tool := cudaTool(t, "nvdisasm")
+	tool := cudatools.Require(t, "nvdisasm")
 	for _, arch := range Archs {
 		progs := programs(t, arch)
 		names := make([]string, 0, len(progs))
@@ -101,7 +50,7 @@ func TestOracle(t *testing.T) {
 			base[name] = int64(len(all))
 			all = append(all, code...)
 		}
-		texts := disasm(t, tool, arch, all)
+		texts := cudatools.Disasm(t, tool, arch, all)
 		for _, name := range names {
 			b, ok := base[name]
 			if !ok {
@@ -162,7 +111,7 @@ func TestCubinsCurrent(t *testing.T) {
 // TestCubinTools reads the embedded cubins back with cuobjdump -elf and
 // nvdisasm: every kernel is there, with the code the generators produce.
 func TestCubinTools(t *testing.T) {
-	cuobjdump, nvdisasm := cudaTool(t, "cuobjdump"), cudaTool(t, "nvdisasm")
+	cuobjdump, nvdisasm := cudatools.Require(t, "cuobjdump"), cudatools.Require(t, "nvdisasm")
 	dir := t.TempDir()
 	for _, arch := range Archs {
 		if Embedded(arch) == nil {

@@ -4,46 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/sass"
 )
-
-// cudaTool returns $TCRT_CUDA_HOME/bin/<name> or <name> on PATH; without
-// it the test is skipped, or fails when CI=true.
-func cudaTool(t *testing.T, name string) string {
-	t.Helper()
-	if home := os.Getenv("TCRT_CUDA_HOME"); home != "" {
-		p := filepath.Join(home, "bin", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	msg := fmt.Sprintf("%s not found in $TCRT_CUDA_HOME/bin or on PATH (source $(scripts/cuda-tools.sh)/env)", name)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-func runTool(t *testing.T, tool string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(tool, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
-		t.Fatalf("%s %s: %v\n%s", filepath.Base(tool), strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String()
-}
 
 // variants is the f32-output 128x128 pair the main-loop figures are
 // quoted for.
@@ -52,18 +19,11 @@ func variants() []Config { return []Config{{In: F16}, {In: BF16}} }
 // allVariants is every generated kernel.
 func allVariants() []Config { return Variants() }
 
-var disasmLine = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*/\* 0x[0-9a-f]{16} \*/\s*$`)
-
-// sm89Alias maps nvdisasm -b SM89's spelling of a word to the model's
-// (SM89 names the source type of F2FP, which gained float8 forms there;
-// the word is the same).
-var sm89Alias = strings.NewReplacer("F2FP.F16.F32.PACK_AB", "F2FP.PACK_AB", "F2FP.BF16.F32.PACK_AB", "F2FP.BF16.PACK_AB")
-
 // TestNvdisasmOracle: every word of every variant decodes under nvdisasm
 // -b SM86 and -b SM89 to exactly the model's text (all variants in one
 // file, one nvdisasm run per architecture).
 func TestNvdisasmOracle(t *testing.T) {
-	nv := cudaTool(t, "nvdisasm")
+	nv := cudatools.Require(t, "nvdisasm")
 	var all []byte
 	type span struct {
 		c     Config
@@ -82,45 +42,32 @@ func TestNvdisasmOracle(t *testing.T) {
 		all = append(all, code...)
 		spans = append(spans, span{c, p.Insts})
 	}
-	path := filepath.Join(t.TempDir(), "words.bin")
-	if err := os.WriteFile(path, all, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, arch := range []string{"SM86", "SM89"} {
-		out := runTool(t, nv, "-b", arch, "-hex", path)
-		var texts []string
-		for _, l := range strings.Split(out, "\n") {
-			if m := disasmLine.FindStringSubmatch(l); m != nil {
-				texts = append(texts, m[2])
-			}
-		}
+	for _, arch := range []int{86, 89} {
+		texts := cudatools.Disasm(t, nv, arch, all)
 		if len(texts) != len(all)/16 {
-			t.Fatalf("%s: nvdisasm printed %d instructions, want %d", arch, len(texts), len(all)/16)
+			t.Fatalf("SM%d: nvdisasm printed %d instructions, want %d", arch, len(texts), len(all)/16)
 		}
 		bad, at := 0, 0
 		for _, sp := range spans {
 			for k, i := range sp.insts {
-				got := texts[at+k]
-				if arch == "SM89" {
-					got = sm89Alias.Replace(got)
-				}
-				if want := i.Text(int64(16 * (at + k))); got != want {
+				pc := int64(16 * (at + k))
+				if got, want := texts[pc], i.TextArch(arch, pc); got != want {
 					if bad++; bad < 10 {
-						t.Errorf("%s %s: word %d: nvdisasm %q, model %q", sp.c.Name(), arch, k, got, want)
+						t.Errorf("%s SM%d: word %d: nvdisasm %q, model %q", sp.c.Name(), arch, k, got, want)
 					}
 				}
 			}
 			at += len(sp.insts)
 		}
-		t.Logf("%s: %d words of %d variants", arch, len(texts), len(spans))
+		t.Logf("SM%d: %d words of %d variants", arch, len(texts), len(spans))
 	}
 }
 
 // TestCubinTools: the cubins pass cuobjdump -elf and nvdisasm, and
 // ReadCubin reads back the description.
 func TestCubinTools(t *testing.T) {
-	cuobj := cudaTool(t, "cuobjdump")
-	nv := cudaTool(t, "nvdisasm")
+	cuobj := cudatools.Require(t, "cuobjdump")
+	nv := cudatools.Require(t, "nvdisasm")
 	for _, c := range variants() {
 		p, err := Generate(c)
 		if err != nil {
@@ -135,11 +82,11 @@ func TestCubinTools(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			elf := runTool(t, cuobj, "-elf", path)
+			elf := cudatools.Run(t, cuobj, "-elf", path)
 			if !strings.Contains(elf, c.Name()) {
 				t.Errorf("cuobjdump -elf does not name %s", c.Name())
 			}
-			dis := runTool(t, nv, "-c", path)
+			dis := cudatools.Run(t, nv, "-c", path)
 			if n := strings.Count(dis, "HMMA.16816.F32"); n != 32 {
 				t.Errorf("sm_%d: nvdisasm shows %d HMMA, want 32", arch, n)
 			}
@@ -192,13 +139,13 @@ func TestEmbeddedCubinsCurrent(t *testing.T) {
 // TestModuleCubinTools: the embedded module passes cuobjdump -elf and
 // names every kernel.
 func TestModuleCubinTools(t *testing.T) {
-	cuobj := cudaTool(t, "cuobjdump")
+	cuobj := cudatools.Require(t, "cuobjdump")
 	for arch, b := range Module().Cubins {
 		path := filepath.Join(t.TempDir(), fmt.Sprintf("m%d.cubin", arch))
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		elf := runTool(t, cuobj, "-elf", path)
+		elf := cudatools.Run(t, cuobj, "-elf", path)
 		for _, c := range Variants() {
 			if !strings.Contains(elf, c.Name()) {
 				t.Errorf("sm_%d: cuobjdump -elf does not name %s", arch, c.Name())

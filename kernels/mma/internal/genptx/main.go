@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/kernels/mma"
 )
 
@@ -27,12 +28,7 @@ func run() error {
 	if len(os.Args) > 1 && os.Args[1] == "-ptxonly" {
 		return nil
 	}
-	as, err := exec.LookPath("ptxas")
-	if err != nil {
-		if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
-			as = filepath.Join(h, "bin", "ptxas")
-		}
-	}
+	as := cudatools.Path("ptxas")
 	if as == "" {
 		return fmt.Errorf("ptxas not found (scripts/cuda-tools.sh installs it)")
 	}
