@@ -29,21 +29,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/sass"
 )
-
-func tool(name string) string {
-	if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
-		p := filepath.Join(h, "bin", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	return ""
-}
 
 type word struct{ lo, hi uint64 }
 
@@ -54,7 +42,7 @@ func assemble(dir, src, arch string, i int) ([]word, error) {
 	if err := os.WriteFile(ptx, []byte(src), 0o644); err != nil {
 		return nil, err
 	}
-	out, err := exec.Command(tool("ptxas"), "-arch="+arch, ptx, "-o", cub).CombinedOutput()
+	out, err := exec.Command(cudatools.Path("ptxas"), "-arch="+arch, ptx, "-o", cub).CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("ptxas snippet %d: %v\n%s\n%s", i, err, out, src)
 	}
@@ -108,7 +96,7 @@ func disasm(dir, arch string, ws []word) ([]string, error) {
 		if err := os.WriteFile(bin, buf.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
-		out, err := exec.Command(tool("nvdisasm"), "-b", arch, "-hex", bin).CombinedOutput()
+		out, err := exec.Command(cudatools.Path("nvdisasm"), "-b", arch, "-hex", bin).CombinedOutput()
 		if err != nil {
 			m := errRE.FindSubmatch(out)
 			if m == nil {
@@ -168,7 +156,7 @@ func main() {
 	out := flag.String("o", "testdata/golden_sm86.txt", "output file (sm_86 words)")
 	out89 := flag.String("o89", "testdata/golden_sm89.txt", "output file (sm_89-only words)")
 	flag.Parse()
-	if tool("ptxas") == "" || tool("nvdisasm") == "" {
+	if cudatools.Path("ptxas") == "" || cudatools.Path("nvdisasm") == "" {
 		fmt.Fprintln(os.Stderr, "gengolden: ptxas/nvdisasm not found (set TCRT_CUDA_HOME or PATH)")
 		os.Exit(1)
 	}
