@@ -99,6 +99,20 @@ const (
 	QueueNone  Queue = iota
 	QueueLDSM        // LDSM results return in order (mma_loop.ptx)
 	QueueAsync       // LDGDEPBAR groups retire in order (the PTX ISA's cp.async.wait_group)
+	// QueueHMMA: HMMAs complete in issue order. ptxas sets no scoreboard
+	// on most HMMAs of a chain and waits only on a later one's: in
+	// kernels/mma tcrt_mma_attn_d64_f16, HMMA R80 (no scoreboard) is read
+	// by FMUL R61, R80 after a wait on SB5, which only the later HMMA R80,
+	// R108 set; and LDSM R104 overwrites the fragment of HMMA R80, R104,
+	// R84 (no read scoreboard) after a wait on the read scoreboard of a
+	// later HMMA.
+	QueueHMMA
+	// QueueMUFU: MUFU results return in issue order. In the corpus's
+	// attn.ptx softmax_row, @P1 MUFU.EX2 R14 sets no scoreboard and FFMA
+	// R5, R5, R12, R14 reads it after waiting only on SB0 of the next
+	// MUFU.EX2 R12 (ptxas gives MUFUs no scoreboard this way 248 times in
+	// the repository's cubins).
+	QueueMUFU
 	numQueues
 )
 
@@ -165,10 +179,10 @@ type depRule struct {
 // set read scoreboard SB5 and the LDSM that overwrites their A fragment
 // waits on it).
 var depTable = []depRule{
-	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true},
-	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true},
-	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true},
-	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true},
+	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true, queue: QueueHMMA},
 
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 0, 1, 1, 2}, nargs: 5},
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 1, 1, 2}},
@@ -280,7 +294,7 @@ var depTable = []depRule{
 	{op: "ATOMS", class: ClassShared, late: true},
 	{op: "REDUX", class: ClassShared},
 
-	{op: "MUFU", class: ClassSFU},
+	{op: "MUFU", class: ClassSFU, queue: QueueMUFU},
 	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}},
 	{op: "I2F", mods: "F64 S64", class: ClassSFU, widths: []uint8{2, 2}},
 	{op: "I2F", mods: "F64", class: ClassSFU, widths: []uint8{2, 1}},

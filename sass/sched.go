@@ -253,9 +253,12 @@ func (c *checker) run(path []int) {
 			pd.wdone = true
 		}
 	}
-	drain := func(n int, keep int) (latest [numQueues]int) {
-		for q := range latest {
-			latest[q] = -1
+	// drain releases all but the last keep setters of SBn and returns,
+	// per queue, the latest position whose write (w) and whose reads (r)
+	// that released.
+	drain := func(n int, keep int) (w, r [numQueues]int) {
+		for q := range w {
+			w[q], r[q] = -1, -1
 		}
 		s := sbSets[n]
 		cut := len(s) - keep
@@ -263,19 +266,31 @@ func (c *checker) run(path []int) {
 			cut = 0
 		}
 		for _, pd := range s[:cut] {
-			w := pd.wsb.Index() == n
-			release(pd, w)
-			if w && pd.pos > latest[pd.queue] {
-				latest[pd.queue] = pd.pos
+			isW := pd.wsb.Index() == n
+			release(pd, isW)
+			if isW && pd.pos > w[pd.queue] {
+				w[pd.queue] = pd.pos
+			}
+			if pd.pos > r[pd.queue] {
+				r[pd.queue] = pd.pos
 			}
 		}
 		sbSets[n] = append([]*pend(nil), s[cut:]...)
-		return latest
+		return w, r
 	}
-	ordered := func(latest [numQueues]int) {
+	// ordered releases the earlier members of an in-order queue: their
+	// results (and reads) are done when a later member's are.
+	ordered := func(w, r [numQueues]int) {
 		for _, pd := range inFly {
-			if q := pd.queue; q != QueueNone && pd.pos < latest[q] {
+			q := pd.queue
+			if q == QueueNone {
+				continue
+			}
+			if pd.pos < w[q] {
 				release(pd, true)
+			}
+			if pd.pos < r[q] {
+				release(pd, false)
 			}
 		}
 	}
@@ -340,7 +355,14 @@ func (c *checker) run(path []int) {
 				if pd.idx == k && pd.pos == pos {
 					continue
 				}
-				if !pd.wdone && containsLoc(pd.writes, l) {
+				// A later member of an in-order queue writes after the
+				// earlier ones have read their sources and written their
+				// results: ptxas overwrites the B fragment R76 of HMMA
+				// R56, R104, R76 with the next HMMA R76, R104, R78 and no
+				// wait (kernels/mma tcrt_mma_attn_d64_f16), and the
+				// address R100 of two LDSMs with LDSM R100, [R100+0x3800].
+				sameQueue := write && d.Queue != QueueNone && d.Queue == pd.queue
+				if !pd.wdone && containsLoc(pd.writes, l) && !sameQueue {
 					verb := "reads"
 					if write {
 						verb = "overwrites"
@@ -352,7 +374,7 @@ func (c *checker) run(path []int) {
 					c.report(k, RuleUnwaited, pd.idx, l.String(),
 						fmt.Sprintf("%s %v, a result of %s at %d, %s", verb, l, c.p[pd.idx].Op, pd.idx, how))
 				}
-				if write && !pd.rdone && containsLoc(pd.late, l) {
+				if write && !pd.rdone && containsLoc(pd.late, l) && !sameQueue {
 					how := "which sets no read scoreboard"
 					switch {
 					case pd.rsb != NoSB:
