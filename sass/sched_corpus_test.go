@@ -53,7 +53,9 @@ func TestSchedCorpusSurvey(t *testing.T) {
 		for _, s := range textSections(t, b) {
 			p, bad := decodeLoose(trimTail(s.Data))
 			nf := 0
-			defer func(name string) { t.Logf("%s %s: %d words, %d undecoded, %d findings", filepath.Base(f), name, len(p), bad, nf) }(s.Name)
+			defer func(name string) {
+				t.Logf("%s %s: %d words, %d undecoded, %d findings", filepath.Base(f), name, len(p), bad, nf)
+			}(s.Name)
 			for _, fd := range CheckSchedule(p, CheckOptions{}) {
 				if fd.Rule == RuleUnmodeled {
 					continue
