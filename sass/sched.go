@@ -122,14 +122,12 @@ type findKey struct {
 }
 
 type checker struct {
-	p      Program
-	opts   CheckOptions
-	lat    *LatencyTable
-	deps   []Deps
-	ok     []bool
-	found  map[findKey]Finding
-	waited map[[2]int]bool // (index, sb) -> some occurrence had a setter pending
-	waits  map[[2]int]bool // (index, sb) waits seen
+	p     Program
+	opts  CheckOptions
+	lat   *LatencyTable
+	deps  []Deps
+	ok    []bool
+	found map[findKey]Finding
 }
 
 func newChecker(p Program, opts CheckOptions) *checker {
@@ -139,8 +137,7 @@ func newChecker(p Program, opts CheckOptions) *checker {
 	if opts.Unroll <= 0 {
 		opts.Unroll = 3
 	}
-	c := &checker{p: p, opts: opts, lat: opts.Latencies, found: map[findKey]Finding{},
-		waited: map[[2]int]bool{}, waits: map[[2]int]bool{}}
+	c := &checker{p: p, opts: opts, lat: opts.Latencies, found: map[findKey]Finding{}}
 	c.deps = make([]Deps, len(p))
 	c.ok = make([]bool, len(p))
 	for k, i := range p {
@@ -306,20 +303,12 @@ func (c *checker) run(path []int) {
 			if i.Ctrl.Wait>>n&1 == 0 {
 				continue
 			}
-			c.waits[[2]int{k, n}] = true
-			if len(sbSets[n]) > 0 {
-				c.waited[[2]int{k, n}] = true
-			}
 			ordered(drain(n, 0))
 		}
 		// DEPBAR.LE SBn, count: at most count setters of SBn stay in flight.
 		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB {
 			n, keep := int(i.Args[0].N), int(i.Args[1].Imm)
 			if n < len(sbSets) {
-				c.waits[[2]int{k, n}] = true
-				if len(sbSets[n]) > 0 {
-					c.waited[[2]int{k, n}] = true
-				}
 				if keep > 0 && len(sbSets[n]) > keep {
 					for _, pd := range sbSets[n] {
 						if pd.queue != QueueAsync {
@@ -445,10 +434,27 @@ func containsLoc(ls []Loc, l Loc) bool {
 
 // finish adds the path-wide rules and sorts the findings.
 func (c *checker) finish() []Finding {
-	for w := range c.waits {
-		if !c.waited[w] {
-			c.report(w[0], RuleWaitUnset, -1, fmt.Sprint(w[1]),
-				fmt.Sprintf("waits on SB%d, which nothing has set on any path to it", w[1]))
+	// wait-unset runs on the control-flow graph, every path at once: a
+	// wait is reported when no path from the entry reaches it with a
+	// setter of the scoreboard still unreleased. (The path walk above
+	// leaves branches out: ptxas's waits after a skipped call or on the
+	// far side of a branch were reported wrongly, e.g. the corpus's
+	// attn.ptx transcendental, FMUL R6, R6, 4096 waiting on SB3 of the
+	// MUFU.RSQ whose other consumers sit on the branch's taken side.)
+	in, reached := maySet(c.p, successors(c.p))
+	for k, i := range c.p {
+		if !reached[k] {
+			continue
+		}
+		var want uint8 = i.Ctrl.Wait & 0x3f
+		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB && i.Args[0].N < 6 {
+			want |= 1 << i.Args[0].N
+		}
+		for n := 0; n < 6; n++ {
+			if want>>n&1 != 0 && in[k]>>n&1 == 0 {
+				c.report(k, RuleWaitUnset, -1, fmt.Sprint(n),
+					fmt.Sprintf("waits on SB%d, which nothing has set on any path to it", n))
+			}
 		}
 	}
 	out := make([]Finding, 0, len(c.found))

@@ -1,0 +1,131 @@
+package sass
+
+// The control-flow graph CheckSchedule's wait-unset rule runs on.
+
+// cfgTarget returns the index the branch or call at k transfers to: the
+// KTarget operand of BRA (also BRA Px, target) and CALL.REL.
+func cfgTarget(p Program, k int) (int, bool) {
+	i := p[k]
+	if i.Op != "BRA" && i.Op != "CALL" {
+		return 0, false
+	}
+	for _, a := range i.Args {
+		if a.Kind != KTarget {
+			continue
+		}
+		if a.Imm%16 != 0 {
+			return 0, false
+		}
+		t := k + 1 + int(a.Imm/16)
+		if t < 0 || t > len(p) {
+			return 0, false
+		}
+		return t, true
+	}
+	return 0, false
+}
+
+// conditional reports whether a branch at k may fall through: a guard
+// other than PT, or a predicate operand (BRA P0, target).
+func conditional(i Inst) bool {
+	if i.Guard.Set && i.Guard.P != PT {
+		return true
+	}
+	for _, a := range i.Args {
+		if a.Kind == KPred && Pred(a.N) != PT {
+			return true
+		}
+	}
+	return false
+}
+
+// successors returns the control-flow successors of every instruction.
+// A call continues both into its callee and, after the callee returns,
+// at the next instruction: RET goes to the instruction after every CALL.
+// BRX (a jump table) and RET without a CALL have no known successor.
+func successors(p Program) [][]int {
+	n := len(p)
+	var rets []int
+	for k := range p {
+		if p[k].Op == "CALL" && k+1 < n {
+			rets = append(rets, k+1)
+		}
+	}
+	out := make([][]int, n)
+	for k, i := range p {
+		next := func(t int) {
+			if t < n {
+				out[k] = append(out[k], t)
+			}
+		}
+		switch i.Op {
+		case "EXIT", "BRX", "BRXU":
+			if conditional(i) {
+				next(k + 1)
+			}
+		case "RET":
+			if conditional(i) {
+				next(k + 1)
+			}
+			out[k] = append(out[k], rets...)
+		case "BRA":
+			t, ok := cfgTarget(p, k)
+			if !ok || conditional(i) {
+				next(k + 1)
+			}
+			if ok {
+				next(t)
+			}
+		case "CALL":
+			if t, ok := cfgTarget(p, k); ok {
+				next(t)
+			}
+			next(k + 1)
+		default:
+			next(k + 1)
+		}
+	}
+	return out
+}
+
+// maySet returns, per instruction, the scoreboards some path from the
+// entry may have left set (a setter not yet released by a wait) when the
+// instruction issues, and whether the instruction is reachable. Counted
+// waits (DEPBAR.LE SBn, k with k > 0) leave SBn possibly set.
+func maySet(p Program, succ [][]int) (in []uint8, reached []bool) {
+	in = make([]uint8, len(p))
+	reached = make([]bool, len(p))
+	if len(p) == 0 {
+		return
+	}
+	reached[0] = true
+	work := []int{0}
+	queued := make([]bool, len(p))
+	queued[0] = true
+	for len(work) > 0 {
+		k := work[len(work)-1]
+		work = work[:len(work)-1]
+		queued[k] = false
+		i := p[k]
+		s := in[k] &^ i.Ctrl.Wait
+		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB && i.Args[1].Imm == 0 && i.Args[0].N < 6 {
+			s &^= 1 << i.Args[0].N
+		}
+		for _, sb := range []Scoreboard{i.Ctrl.WriteSB, i.Ctrl.ReadSB} {
+			if n := sb.Index(); n >= 0 && n < 6 {
+				s |= 1 << n
+			}
+		}
+		for _, t := range succ[k] {
+			if !reached[t] || in[t]|s != in[t] {
+				reached[t] = true
+				in[t] |= s
+				if !queued[t] {
+					queued[t] = true
+					work = append(work, t)
+				}
+			}
+		}
+	}
+	return in, reached
+}
