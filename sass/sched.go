@@ -94,24 +94,8 @@ type CheckOptions struct {
 // releases the earlier ones too.
 func CheckSchedule(p Program, opts CheckOptions) []Finding {
 	c := newChecker(p, opts)
-	for _, path := range c.paths() {
-		c.run(path)
-	}
+	c.flow()
 	return c.finish()
-}
-
-type fixedWrite struct {
-	idx, cycle int
-	class      Class
-}
-
-// pend is a variable-latency instruction in flight along a path.
-type pend struct {
-	idx, pos     int
-	wsb, rsb     Scoreboard
-	queue        Queue
-	writes, late []Loc
-	wdone, rdone bool
 }
 
 type findKey struct {
@@ -128,14 +112,14 @@ type checker struct {
 	deps  []Deps
 	ok    []bool
 	found map[findKey]Finding
+	// maxAge is the longest fixed latency of the table: an older
+	// fixed-latency result can no longer be read too soon.
+	maxAge int
 }
 
 func newChecker(p Program, opts CheckOptions) *checker {
 	if opts.Latencies == nil {
 		opts.Latencies = DefaultLatencies()
-	}
-	if opts.Unroll <= 0 {
-		opts.Unroll = 3
 	}
 	c := &checker{p: p, opts: opts, lat: opts.Latencies, found: map[findKey]Finding{}}
 	c.deps = make([]Deps, len(p))
@@ -174,252 +158,6 @@ func (c *checker) static(k int, i Inst, d Deps) {
 	}
 	if d.Class.Variable() && ct.WriteSB == NoSB && d.Queue == QueueNone && len(d.Writes) > 0 {
 		c.report(k, RuleNoWriteScoreboard, -1, "", fmt.Sprintf("%s writes %v but sets no write scoreboard", i.Op, d.Writes))
-	}
-}
-
-// target returns the index a BRA at k jumps to, or false.
-func (c *checker) target(k int) (int, bool) {
-	i := c.p[k]
-	if i.Op != "BRA" || len(i.Args) != 1 || i.Args[0].Kind != KTarget || i.Args[0].Imm%16 != 0 {
-		return 0, false
-	}
-	t := k + 1 + int(i.Args[0].Imm/16)
-	if t < 0 || t > len(c.p) {
-		return 0, false
-	}
-	return t, true
-}
-
-// paths returns the instruction index sequences to analyse.
-func (c *checker) paths() [][]int {
-	n := len(c.p)
-	if c.opts.Loop {
-		var once, many []int
-		for k := 0; k < n; k++ {
-			once = append(once, k)
-		}
-		for u := 0; u < c.opts.Unroll; u++ {
-			many = append(many, once...)
-		}
-		return [][]int{many}
-	}
-	walk := func(iters int) []int {
-		var path []int
-		taken := map[int]int{}
-		for pc, steps := 0, 0; pc < n && steps < 1<<16; steps++ {
-			path = append(path, pc)
-			i := c.p[pc]
-			guarded := i.Guard.Set && i.Guard.P != PT
-			if i.Op == "EXIT" && !guarded {
-				break
-			}
-			if t, ok := c.target(pc); ok {
-				switch {
-				case t <= pc && taken[pc] < iters-1:
-					taken[pc]++
-					pc = t
-					continue
-				case t <= pc:
-					taken[pc] = 0
-					if !guarded {
-						return path
-					}
-				case !guarded:
-					pc = t
-					continue
-				}
-			}
-			pc++
-		}
-		return path
-	}
-	return [][]int{walk(1), walk(c.opts.Unroll)}
-}
-
-// run analyses one path.
-func (c *checker) run(path []int) {
-	var (
-		cycle  int
-		fixed  = map[Loc]fixedWrite{}
-		inFly  []*pend
-		sbSets [7][]*pend // setters of each scoreboard, in issue order
-	)
-	release := func(pd *pend, write bool) {
-		pd.rdone = true
-		if write {
-			pd.wdone = true
-		}
-	}
-	// drain releases all but the last keep setters of SBn and returns,
-	// per queue, the latest position whose write (w) and whose reads (r)
-	// that released.
-	drain := func(n int, keep int) (w, r [numQueues]int) {
-		for q := range w {
-			w[q], r[q] = -1, -1
-		}
-		s := sbSets[n]
-		cut := len(s) - keep
-		if cut < 0 {
-			cut = 0
-		}
-		for _, pd := range s[:cut] {
-			isW := pd.wsb.Index() == n
-			release(pd, isW)
-			if isW && pd.pos > w[pd.queue] {
-				w[pd.queue] = pd.pos
-			}
-			if pd.pos > r[pd.queue] {
-				r[pd.queue] = pd.pos
-			}
-		}
-		sbSets[n] = append([]*pend(nil), s[cut:]...)
-		return w, r
-	}
-	// ordered releases the earlier members of an in-order queue: their
-	// results (and reads) are done when a later member's are.
-	ordered := func(w, r [numQueues]int) {
-		for _, pd := range inFly {
-			q := pd.queue
-			if q == QueueNone {
-				continue
-			}
-			if pd.pos < w[q] {
-				release(pd, true)
-			}
-			if pd.pos < r[q] {
-				release(pd, false)
-			}
-		}
-	}
-	for pos, k := range path {
-		i := c.p[k]
-		if !c.ok[k] {
-			cycle += int(i.Ctrl.Stall)
-			continue
-		}
-		d := c.deps[k]
-		// Waits happen before issue.
-		for n := 0; n < 6; n++ {
-			if i.Ctrl.Wait>>n&1 == 0 {
-				continue
-			}
-			ordered(drain(n, 0))
-		}
-		// DEPBAR.LE SBn, count: at most count setters of SBn stay in flight.
-		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB {
-			n, keep := int(i.Args[0].N), int(i.Args[1].Imm)
-			if n < len(sbSets) {
-				if keep > 0 && len(sbSets[n]) > keep {
-					for _, pd := range sbSets[n] {
-						if pd.queue != QueueAsync {
-							c.report(pd.idx, RuleScoreboardReuse, k, "",
-								fmt.Sprintf("sets SB%d, which DEPBAR at %d counts (LE %d) among LDGDEPBAR groups", n, k, keep))
-						}
-					}
-				}
-				ordered(drain(n, keep))
-			}
-		}
-		// BAR.SYNC completes the warp's earlier memory accesses, their
-		// register reads included: ptxas overwrites the sources of an STS
-		// that set no read scoreboard once a BAR.SYNC follows it
-		// (mma_loop.ptx).
-		if i.Op == "BAR" && hasMods(i.Mods, "SYNC") {
-			for _, pd := range inFly {
-				if cl := c.deps[pd.idx].Class; cl == ClassGlobal || cl == ClassShared {
-					pd.rdone = true
-				}
-			}
-		}
-		// Reads.
-		use := func(l Loc, to Class, write bool) {
-			if w, ok := fixed[l]; ok && !write {
-				if need := c.lat.Need(w.class, to); cycle-w.cycle < need {
-					c.report(k, RuleFixedLatency, w.idx, l.String(),
-						fmt.Sprintf("reads %v %d cycles after %s at %d wrote it; %s->%s needs %d",
-							l, cycle-w.cycle, c.p[w.idx].Op, w.idx, w.class, to, need))
-				}
-			}
-			for _, pd := range inFly {
-				if pd.idx == k && pd.pos == pos {
-					continue
-				}
-				// A later member of an in-order queue writes after the
-				// earlier ones have read their sources and written their
-				// results: ptxas overwrites the B fragment R76 of HMMA
-				// R56, R104, R76 with the next HMMA R76, R104, R78 and no
-				// wait (kernels/mma tcrt_mma_attn_d64_f16), and the
-				// address R100 of two LDSMs with LDSM R100, [R100+0x3800].
-				sameQueue := write && d.Queue != QueueNone && d.Queue == pd.queue
-				if !pd.wdone && containsLoc(pd.writes, l) && !sameQueue {
-					verb := "reads"
-					if write {
-						verb = "overwrites"
-					}
-					how := fmt.Sprintf("without waiting on SB%d", pd.wsb.Index())
-					if pd.wsb == NoSB {
-						how = "which sets no write scoreboard"
-					}
-					c.report(k, RuleUnwaited, pd.idx, l.String(),
-						fmt.Sprintf("%s %v, a result of %s at %d, %s", verb, l, c.p[pd.idx].Op, pd.idx, how))
-				}
-				if write && !pd.rdone && containsLoc(pd.late, l) && !sameQueue {
-					how := "which sets no read scoreboard"
-					switch {
-					case pd.rsb != NoSB:
-						how = fmt.Sprintf("without waiting on its read scoreboard SB%d", pd.rsb.Index())
-					case pd.wsb != NoSB:
-						how = fmt.Sprintf("without waiting on its scoreboard SB%d", pd.wsb.Index())
-					}
-					c.report(k, RuleUnprotectedOverwrite, pd.idx, l.String(),
-						fmt.Sprintf("overwrites %v, read late by %s at %d, %s", l, c.p[pd.idx].Op, pd.idx, how))
-				}
-			}
-		}
-		if d.HasGuard {
-			use(d.Guard, ClassGuard, false)
-		}
-		for _, l := range d.Reads {
-			use(l, d.Class, false)
-		}
-		for _, l := range d.Writes {
-			use(l, d.Class, true)
-		}
-		// Effects.
-		for _, l := range d.Writes {
-			delete(fixed, l)
-		}
-		if d.Class.Variable() {
-			pd := &pend{idx: k, pos: pos, wsb: i.Ctrl.WriteSB, rsb: i.Ctrl.ReadSB, queue: d.Queue,
-				writes: d.Writes, late: d.Late}
-			if len(pd.late) == 0 && pd.rsb == NoSB {
-				pd.rdone = true
-			}
-			if len(pd.writes) == 0 && pd.wsb == NoSB {
-				pd.wdone = true
-			}
-			inFly = append(inFly, pd)
-			for _, s := range []Scoreboard{pd.wsb, pd.rsb} {
-				if n := s.Index(); n >= 0 && n < len(sbSets) {
-					if s == pd.rsb && s == pd.wsb && len(sbSets[n]) > 0 && sbSets[n][len(sbSets[n])-1] == pd {
-						continue
-					}
-					sbSets[n] = append(sbSets[n], pd)
-				}
-			}
-		} else {
-			for _, l := range d.Writes {
-				fixed[l] = fixedWrite{idx: k, cycle: cycle, class: d.Class}
-			}
-		}
-		live := inFly[:0]
-		for _, pd := range inFly {
-			if !(pd.wdone && pd.rdone) {
-				live = append(live, pd)
-			}
-		}
-		inFly = live
-		cycle += int(i.Ctrl.Stall)
 	}
 }
 

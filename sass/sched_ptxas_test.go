@@ -126,7 +126,7 @@ var latencyEvidence = []struct {
 // consumer opcode ("@" for a guard) reading its result.
 func fixedPairs(p Program) map[[2]string]int {
 	c := newChecker(p, CheckOptions{})
-	path := c.paths()[0]
+	path := straightPath(p)
 	out := map[[2]string]int{}
 	type w struct{ pos, cycle int }
 	last := map[Loc]w{}
@@ -156,6 +156,31 @@ func fixedPairs(p Program) map[[2]string]int {
 		cycle += int(p[k].Ctrl.Stall)
 	}
 	return out
+}
+
+// straightPath is the fall-through walk of p: guarded branches not taken,
+// unguarded forward ones followed, each loop run once.
+func straightPath(p Program) []int {
+	var path []int
+	for pc, steps := 0, 0; pc < len(p) && steps < 1<<16; steps++ {
+		path = append(path, pc)
+		i := p[pc]
+		guarded := i.Guard.Set && i.Guard.P != PT
+		if i.Op == "EXIT" && !guarded {
+			break
+		}
+		if t, ok := cfgTarget(p, pc); ok && i.Op == "BRA" {
+			switch {
+			case t <= pc && !guarded:
+				return path
+			case t > pc && !guarded:
+				pc = t
+				continue
+			}
+		}
+		pc++
+	}
+	return path
 }
 
 // TestLatencyEvidence re-derives the fixed-latency table from ptxas 11.8:
