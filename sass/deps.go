@@ -396,7 +396,11 @@ func DepsOf(i Inst) (Deps, error) {
 		if !seen[l] {
 			seen[l] = true
 			d.Reads = append(d.Reads, l)
-			if r.late {
+			// Only general registers are read late: ptxas overwrites
+			// LDGSTS's zero-fill predicate P6 with ISETP.GT.AND P6
+			// before waiting on its read scoreboard
+			// (sm86mm/testdata/mma_ref.ptx, corpus cubin mma_ref).
+			if r.late && l&^0xff == LocR {
 				d.Late = append(d.Late, l)
 			}
 		}

@@ -40,18 +40,15 @@ func conditional(i Inst) bool {
 }
 
 // successors returns the control-flow successors of every instruction.
-// A call continues both into its callee and, after the callee returns,
-// at the next instruction: RET goes to the instruction after every CALL.
-// BRX (a jump table) and RET without a CALL have no known successor.
+// A call continues into its callee and, after the callee returns, at the
+// next instruction: a RET goes to the instruction after each CALL whose
+// callee reaches it (ptxas's subroutines follow the kernel's EXIT, one
+// RET each or several). BRX (a jump table) has no known successor: the
+// code only it reaches is not analysed.
 func successors(p Program) [][]int {
 	n := len(p)
-	var rets []int
-	for k := range p {
-		if p[k].Op == "CALL" && k+1 < n {
-			rets = append(rets, k+1)
-		}
-	}
 	out := make([][]int, n)
+	var calls []int
 	for k, i := range p {
 		next := func(t int) {
 			if t < n {
@@ -59,15 +56,10 @@ func successors(p Program) [][]int {
 			}
 		}
 		switch i.Op {
-		case "EXIT", "BRX", "BRXU":
+		case "EXIT", "BRX", "BRXU", "RET":
 			if conditional(i) {
 				next(k + 1)
 			}
-		case "RET":
-			if conditional(i) {
-				next(k + 1)
-			}
-			out[k] = append(out[k], rets...)
 		case "BRA":
 			t, ok := cfgTarget(p, k)
 			if !ok || conditional(i) {
@@ -77,12 +69,42 @@ func successors(p Program) [][]int {
 				next(t)
 			}
 		case "CALL":
-			if t, ok := cfgTarget(p, k); ok {
-				next(t)
-			}
+			calls = append(calls, k)
 			next(k + 1)
 		default:
 			next(k + 1)
+		}
+	}
+	// Within a procedure a CALL falls through; now add the call and
+	// return edges.
+	for _, c := range calls {
+		t, ok := cfgTarget(p, c)
+		if !ok || t >= n {
+			continue
+		}
+		seen := make([]bool, n)
+		stack := []int{t}
+		seen[t] = true
+		for len(stack) > 0 {
+			k := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if p[k].Op == "RET" && c+1 < n && !containsInt(out[k], c+1) {
+				out[k] = append(out[k], c+1)
+			}
+			for _, s := range out[k] {
+				if p[k].Op == "RET" && s != k+1 {
+					continue // return edges lead out of the callee
+				}
+				if !seen[s] {
+					seen[s] = true
+					stack = append(stack, s)
+				}
+			}
+		}
+	}
+	for _, c := range calls {
+		if t, ok := cfgTarget(p, c); ok && t < n {
+			out[c] = append(out[c], t)
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,6 +45,7 @@ func decodeLoose(code []byte) (Program, int) {
 
 func TestSchedCorpusSurvey(t *testing.T) {
 	byRule := map[string]int{}
+	example := map[string]string{}
 	total := 0
 	for _, f := range schedCubins(t) {
 		b, err := os.ReadFile(f)
@@ -66,6 +68,9 @@ func TestSchedCorpusSurvey(t *testing.T) {
 				if fd.Other >= 0 {
 					key += " <- " + string(p[fd.Other].Op)
 				}
+				if byRule[key] == 0 {
+					example[key] = fmt.Sprintf("%s %s: %v", filepath.Base(f), s.Name, fd)
+				}
 				byRule[key]++
 				if os.Getenv("SCHED_VERBOSE") != "" {
 					t.Logf("%s %s: %v", filepath.Base(f), s.Name, fd)
@@ -75,7 +80,7 @@ func TestSchedCorpusSurvey(t *testing.T) {
 	}
 	var ks []string
 	for k, v := range byRule {
-		ks = append(ks, fmt.Sprintf("%4d %s", v, k))
+		ks = append(ks, fmt.Sprintf("%4d %s\n\t%s", v, k, example[k]))
 	}
 	sort.Strings(ks)
 	t.Logf("total %d\n%s", total, strings.Join(ks, "\n"))
@@ -111,4 +116,119 @@ func TestSchedDump(t *testing.T) {
 		}
 		os.WriteFile("/tmp/schedcal_dump.txt", []byte(sb.String()), 0o644)
 	}
+}
+
+// blockPairs returns, for p read in address order one basic block at a
+// time (a block ends after a branch, call, return or exit and before a
+// branch target), the fewest stall cycles between each fixed-latency
+// producer and a consumer reading its result, by producer and consumer
+// opcode ("@" for a guard).
+func blockPairs(p Program) map[[2]string]int {
+	c := newChecker(p, CheckOptions{})
+	starts := map[int]bool{}
+	for k := range p {
+		if t, ok := cfgTarget(p, k); ok {
+			starts[t] = true
+		}
+	}
+	out := map[[2]string]int{}
+	type w struct{ idx, cycle int }
+	last := map[Loc]w{}
+	cycle := 0
+	for k, i := range p {
+		if starts[k] {
+			last = map[Loc]w{}
+		}
+		if !c.ok[k] {
+			last = map[Loc]w{}
+			continue
+		}
+		d := c.deps[k]
+		note := func(l Loc, to string) {
+			if pw, ok := last[l]; ok {
+				key := [2]string{string(p[pw.idx].Op), to}
+				if v, seen := out[key]; !seen || cycle-pw.cycle < v {
+					out[key] = cycle - pw.cycle
+				}
+			}
+		}
+		if d.HasGuard {
+			note(d.Guard, "@")
+		}
+		for _, l := range d.Reads {
+			note(l, string(i.Op))
+		}
+		for _, l := range d.Writes {
+			delete(last, l)
+			if !d.Class.Variable() {
+				last[l] = w{k, cycle}
+			}
+		}
+		cycle += int(i.Ctrl.Stall)
+		switch i.Op {
+		case "BRA", "EXIT", "RET", "CALL", "BRX", "BRXU":
+			last = map[Loc]w{}
+		}
+	}
+	return out
+}
+
+// TestSchedCorpusPairs (SCHED_PAIRS=1) lists the fewest stalls ptxas
+// leaves between fixed-latency pairs over every ptxas cubin, with the
+// table's figure.
+func TestSchedCorpusPairs(t *testing.T) {
+	if os.Getenv("SCHED_PAIRS") == "" {
+		t.Skip("SCHED_PAIRS unset")
+	}
+	lat := DefaultLatencies()
+	min := map[[2]string]int{}
+	where := map[[2]string]string{}
+	for _, f := range schedCubins(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range textSections(t, b) {
+			p, _ := decodeLoose(trimTail(s.Data))
+			for k, v := range blockPairs(p) {
+				if m, ok := min[k]; !ok || v < m {
+					min[k] = v
+					where[k] = filepath.Base(f) + " " + s.Name
+				}
+			}
+		}
+	}
+	class := func(op string) Class {
+		if op == "@" {
+			return ClassGuard
+		}
+		rs := depByOp[Op(op)]
+		if len(rs) == 0 {
+			return ClassNone
+		}
+		return rs[len(rs)-1].class
+	}
+	var ks []string
+	for k, v := range min {
+		from, to := class(k[0]), class(k[1])
+		need := lat.Need(from, to)
+		mark := ""
+		if v < need {
+			mark = " BELOW"
+		}
+		ks = append(ks, fmt.Sprintf("%v->%v %s->%s %d need %d%s (%s)", from, to, k[0], k[1], v, need, mark, where[k]))
+	}
+	sort.Strings(ks)
+	t.Log("\n" + strings.Join(ks, "\n"))
+}
+
+// hasCudaTool reports whether cudaTool would find name (without skipping).
+func hasCudaTool(name string) bool {
+	if home := os.Getenv("TCRT_CUDA_HOME"); home != "" {
+		if _, err := os.Stat(filepath.Join(home, "bin", name)); err == nil {
+			return true
+		}
+	}
+	_, err := exec.LookPath(name)
+	return err == nil
 }
