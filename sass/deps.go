@@ -107,12 +107,20 @@ const (
 	// R84 (no read scoreboard) after a wait on the read scoreboard of a
 	// later HMMA.
 	QueueHMMA
-	// QueueMUFU: MUFU results return in issue order. In the corpus's
-	// attn.ptx softmax_row, @P1 MUFU.EX2 R14 sets no scoreboard and FFMA
-	// R5, R5, R12, R14 reads it after waiting only on SB0 of the next
-	// MUFU.EX2 R12 (ptxas gives MUFUs no scoreboard this way 248 times in
-	// the repository's cubins).
-	QueueMUFU
+	// QueueSFU: MUFU and the conversions I2F, F2I, F2F and FRND return
+	// in issue order. In the corpus's attn.ptx softmax_row, @P1 MUFU.EX2
+	// R14 sets no scoreboard and FFMA R5, R5, R12, R14 reads it after
+	// waiting only on SB0 of the next MUFU.EX2 R12 (ptxas leaves MUFUs
+	// without a scoreboard this way 248 times in the repository's
+	// cubins); in intmath.ptx div_uniform I2F.U32.RP R11 sets none and
+	// MUFU.RCP R11, R11 reads it after a wait on the MUFU.RCP between
+	// them; in fp64.ptx dcvt F2F.F32.F64 R3 sets none and F2F.F64.F32
+	// R10, R3 reads it after a wait on the next F2F's.
+	QueueSFU
+	// QueueDouble: DADD, DMUL, DFMA and DSETP return in issue order. In
+	// fp64.ptx dmath, DMUL.RP R6 sets no scoreboard and DFMA.RZ R2, R2,
+	// R6, R4 reads it after waiting on SB0 of the next DMUL.RM only.
+	QueueDouble
 	numQueues
 )
 
@@ -209,8 +217,8 @@ var depTable = []depRule{
 	{op: "IABS", class: ClassALU},
 	{op: "VOTEU", class: ClassUniform},
 	{op: "MEMBAR", class: ClassBranch},
-	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "FRND", class: ClassSFU},
+	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "FRND", class: ClassSFU, queue: QueueSFU},
 	{op: "FSETP", class: ClassALU},
 	{op: "FMNMX", class: ClassALU},
 	{op: "VOTE", class: ClassALU}, // fixed latency (ptxas gives it no scoreboard); ALU timing assumed, not measured
@@ -294,31 +302,31 @@ var depTable = []depRule{
 	{op: "ATOMS", class: ClassShared, late: true},
 	{op: "REDUX", class: ClassShared},
 
-	{op: "MUFU", class: ClassSFU, queue: QueueMUFU},
-	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "I2F", mods: "F64 S64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "I2F", mods: "F64", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "I2F", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "I2F", mods: "S64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "I2F", class: ClassSFU},
-	{op: "F2I", mods: "U64 F64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "F2I", mods: "S64 F64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "F2I", mods: "F64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "F2I", mods: "U64", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2I", mods: "S64", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2I", class: ClassSFU},
-	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "F2F", class: ClassSFU},
+	{op: "MUFU", class: ClassSFU, queue: QueueSFU},
+	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "I2F", mods: "F64 S64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "I2F", mods: "F64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "I2F", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "I2F", mods: "S64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "I2F", class: ClassSFU, queue: QueueSFU},
+	{op: "F2I", mods: "U64 F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "F2I", mods: "S64 F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "F2I", mods: "F64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "F2I", mods: "U64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "F2I", mods: "S64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "F2I", class: ClassSFU, queue: QueueSFU},
+	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "F2F", class: ClassSFU, queue: QueueSFU},
 
 	// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
 	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it.
-	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}},
-	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}},
-	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}},
-	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}},
+	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}, queue: QueueDouble},
+	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}, queue: QueueDouble},
+	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}, queue: QueueDouble},
+	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}, queue: QueueDouble},
 
 	{op: "S2R", class: ClassS2R},
 	{op: "S2UR", class: ClassS2R},
