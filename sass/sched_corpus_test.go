@@ -232,3 +232,57 @@ func hasCudaTool(name string) bool {
 	_, err := exec.LookPath(name)
 	return err == nil
 }
+
+// TestSchedCorpusLateWindow (SCHED_PAIRS=1) lists, per late reader that
+// sets no scoreboard at all, the fewest stall cycles ptxas leaves before
+// overwriting one of its late sources within a basic block.
+func TestSchedCorpusLateWindow(t *testing.T) {
+	if os.Getenv("SCHED_PAIRS") == "" {
+		t.Skip("SCHED_PAIRS unset")
+	}
+	min := map[string]int{}
+	where := map[string]string{}
+	for _, f := range schedCubins(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range textSections(t, b) {
+			p, _ := decodeLoose(trimTail(s.Data))
+			c := newChecker(p, CheckOptions{})
+			for k, i := range p {
+				if !c.ok[k] || len(c.deps[k].Late) == 0 || i.Ctrl.ReadSB != NoSB || i.Ctrl.WriteSB != NoSB {
+					continue
+				}
+				cyc := int(i.Ctrl.Stall)
+			scan:
+				for j := k + 1; j < len(p); j++ {
+					if !c.ok[j] {
+						break
+					}
+					for _, l := range c.deps[j].Writes {
+						if containsLoc(c.deps[k].Late, l) {
+							key := string(i.Op) + " <- " + string(p[j].Op)
+							if m, ok := min[key]; !ok || cyc < m {
+								min[key] = cyc
+								where[key] = fmt.Sprintf("%s %s %d->%d", filepath.Base(f), s.Name, k, j)
+							}
+							break scan
+						}
+					}
+					switch p[j].Op {
+					case "BRA", "EXIT", "RET", "CALL", "BRX", "BAR":
+						break scan
+					}
+					cyc += int(p[j].Ctrl.Stall)
+				}
+			}
+		}
+	}
+	var ks []string
+	for k, v := range min {
+		ks = append(ks, fmt.Sprintf("%s %d (%s)", k, v, where[k]))
+	}
+	sort.Strings(ks)
+	t.Log("\n" + strings.Join(ks, "\n"))
+}

@@ -212,6 +212,7 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 		}
 		return -1
 	}
+	mem := -1 // the latest memory access whose reads a wait released
 	drain := func(n, keep int) (w, r [numQueues]int) {
 		for q := range w {
 			w[q], r[q] = -1, -1
@@ -235,6 +236,9 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 			if p > r[pd.queue] {
 				r[pd.queue] = p
 			}
+			if c.memory(idx) && p > mem {
+				mem = p
+			}
 		}
 		s.sb[n] = append([]int(nil), list[cut:]...)
 		return w, r
@@ -244,6 +248,9 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 	ordered := func(w, r [numQueues]int) {
 		for p, idx := range s.order {
 			pd := s.pends[idx]
+			if p < mem && c.memory(idx) {
+				pd.rdone = true
+			}
 			q := pd.queue
 			if q == QueueNone {
 				continue
@@ -322,7 +329,10 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 				c.report(k, RuleUnwaited, pd.idx, l.String(),
 					fmt.Sprintf("%s %v, a result of %s at %d, %s", verb, l, c.p[pd.idx].Op, pd.idx, how))
 			}
-			if write && !pd.rdone && containsLoc(pd.late, l) && !sameQueue {
+			// Memory accesses read their registers in issue order, so
+			// one writes its results after the earlier ones have read.
+			afterReads := c.memory(k) && c.memory(pd.idx)
+			if write && !pd.rdone && containsLoc(pd.late, l) && !sameQueue && !afterReads {
 				how := "which sets no read scoreboard"
 				switch {
 				case pd.rsb != NoSB:
@@ -383,6 +393,20 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 	s.order = keep
 	c.age(s, int(i.Ctrl.Stall))
 	return s
+}
+
+// memory reports whether instruction k is a memory access (global, local,
+// constant or shared): these read their registers in issue order, through
+// one queue, whatever order their results come back in. ptxas relies on
+// it: in sm86mm/testdata/mma_ref.ptx @P3 STG.E [R4.64], R14 sets no
+// scoreboard, and IADD3 R14 overwrites its data after a wait on the read
+// scoreboard of a later STG only; in the corpus's control.ptx local_array
+// the sources of STLs without scoreboards are overwritten after a wait on
+// a later LDL; in atomics.ptx shared_hist LDS R6 overwrites the source of
+// an earlier ATOMS.CAST.SPIN.64 that sets no scoreboard.
+func (c *checker) memory(k int) bool {
+	cl := c.deps[k].Class
+	return c.ok[k] && (cl == ClassGlobal || cl == ClassShared)
 }
 
 // age advances the fixed-latency results by stall cycles and forgets
