@@ -121,6 +121,15 @@ const (
 	// fp64.ptx dmath, DMUL.RP R6 sets no scoreboard and DFMA.RZ R2, R2,
 	// R6, R4 reads it after waiting on SB0 of the next DMUL.RM only.
 	QueueDouble
+	// QueueLDS: LDS results return in issue order. In the corpus's
+	// testdata/cubin multi.ptx dyn, LDS R5 sets no scoreboard and IADD3
+	// R5, R0, R5 reads it after a wait on the next LDS R0's SB0.
+	QueueLDS
+	// QueueSHFL: SHFL results return in issue order. In atomics.ptx
+	// atom_wide, SHFL.UP P0, R23 sets no scoreboard and @P0
+	// IMAD.IADD.U32 R30, R30, 0x1, R23 reads both after a wait on the
+	// next SHFL.IDX's SB0.
+	QueueSHFL
 	numQueues
 )
 
@@ -287,16 +296,16 @@ var depTable = []depRule{
 	{op: "STL", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
 	{op: "STL", class: ClassGlobal, late: true},
 
-	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true},
-	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true},
-	{op: "LDS", class: ClassShared, late: true},
+	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true, queue: QueueLDS},
+	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDS},
+	{op: "LDS", class: ClassShared, late: true, queue: QueueLDS},
 	{op: "STS", mods: "128", class: ClassShared, widths: []uint8{0, 4}, late: true},
 	{op: "STS", mods: "64", class: ClassShared, widths: []uint8{0, 2}, late: true},
 	{op: "STS", class: ClassShared, late: true},
 	{op: "LDSM", mods: "4", class: ClassShared, widths: []uint8{4}, late: true, queue: QueueLDSM},
 	{op: "LDSM", mods: "2", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDSM},
 	{op: "LDSM", class: ClassShared, late: true, queue: QueueLDSM},
-	{op: "SHFL", class: ClassShared},
+	{op: "SHFL", class: ClassShared, queue: QueueSHFL},
 	// ATOMS and REDUX set write scoreboards (atomics.sm_86.txt, reduce.sm_86.txt)
 	{op: "ATOMS", mods: "64", class: ClassShared, widths: []uint8{2, 0, 2, 2}, late: true},
 	{op: "ATOMS", class: ClassShared, late: true},
