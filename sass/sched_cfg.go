@@ -43,8 +43,8 @@ func conditional(i Inst) bool {
 // A call continues into its callee and, after the callee returns, at the
 // next instruction: a RET goes to the instruction after each CALL whose
 // callee reaches it (ptxas's subroutines follow the kernel's EXIT, one
-// RET each or several). BRX (a jump table) has no known successor: the
-// code only it reaches is not analysed.
+// RET each or several). BRX (a jump table) may go to any orphan after it
+// in its subroutine.
 func successors(p Program) [][]int {
 	n := len(p)
 	out := make([][]int, n)
@@ -73,6 +73,49 @@ func successors(p Program) [][]int {
 			next(k + 1)
 		default:
 			next(k + 1)
+		}
+	}
+	// BRX jumps through a table in constant memory: its targets are
+	// taken to be the orphans after it in its subroutine, the
+	// instructions nothing else reaches (no branch targets them and the
+	// one before does not fall through), which is where ptxas puts a
+	// switch's cases (control.ptx switch8, kernels/ptx sg.ptx's
+	// element-width switches).
+	targeted := make([]bool, n)
+	for k := range p {
+		for _, t := range out[k] {
+			targeted[t] = true
+		}
+		if p[k].Op == "CALL" {
+			if t, ok := cfgTarget(p, k); ok && t < n {
+				targeted[t] = true
+			}
+		}
+	}
+	var orphans []int
+	for k := 1; k < n; k++ {
+		if !targeted[k] {
+			orphans = append(orphans, k)
+		}
+	}
+	for k, i := range p {
+		if i.Op != "BRX" && i.Op != "BRXU" {
+			continue
+		}
+		// the cases follow the BRX within its subroutine: up to the
+		// next call target
+		end := n
+		for c := range p {
+			if p[c].Op == "CALL" {
+				if t, ok := cfgTarget(p, c); ok && t > k && t < end {
+					end = t
+				}
+			}
+		}
+		for _, o := range orphans {
+			if o > k && o < end {
+				out[k] = append(out[k], o)
+			}
 		}
 	}
 	// Within a procedure a CALL falls through; now add the call and
