@@ -40,8 +40,9 @@ const (
 	// a counted wait is: an extra setter lets it pass while a group it
 	// counts is still in flight.
 	RuleScoreboardReuse Rule = "scoreboard-reuse"
-	// RuleWaitUnset: a wait on a scoreboard nothing has set, on every
-	// path analysed.
+	// RuleWaitUnset: a wait on a scoreboard that no instruction on any
+	// path to it sets. (ptxas waits again on scoreboards it has already
+	// drained, a no-op on hardware, so that is not reported.)
 	RuleWaitUnset Rule = "wait-unset"
 	// RuleUnmodeled: an instruction the dependence table does not cover;
 	// nothing else is checked for it.
@@ -173,13 +174,10 @@ func containsLoc(ls []Loc, l Loc) bool {
 // finish adds the path-wide rules and sorts the findings.
 func (c *checker) finish() []Finding {
 	// wait-unset runs on the control-flow graph, every path at once: a
-	// wait is reported when no path from the entry reaches it with a
-	// setter of the scoreboard still unreleased. (The path walk above
-	// leaves branches out: ptxas's waits after a skipped call or on the
-	// far side of a branch were reported wrongly, e.g. the corpus's
-	// attn.ptx transcendental, FMUL R6, R6, 4096 waiting on SB3 of the
-	// MUFU.RSQ whose other consumers sit on the branch's taken side.)
-	in, reached := maySet(c.p, successors(c.p))
+	// wait is reported when no instruction on any path from the entry
+	// to it sets the scoreboard (everSet says why a drained one is not
+	// enough).
+	in, reached := everSet(c.p, successors(c.p))
 	for k, i := range c.p {
 		if !reached[k] {
 			continue
@@ -191,7 +189,7 @@ func (c *checker) finish() []Finding {
 		for n := 0; n < 6; n++ {
 			if want>>n&1 != 0 && in[k]>>n&1 == 0 {
 				c.report(k, RuleWaitUnset, -1, fmt.Sprint(n),
-					fmt.Sprintf("waits on SB%d, which nothing has set on any path to it", n))
+					fmt.Sprintf("waits on SB%d, which nothing sets on any path to it", n))
 			}
 		}
 	}

@@ -153,11 +153,15 @@ func successors(p Program) [][]int {
 	return out
 }
 
-// maySet returns, per instruction, the scoreboards some path from the
-// entry may have left set (a setter not yet released by a wait) when the
-// instruction issues, and whether the instruction is reachable. Counted
-// waits (DEPBAR.LE SBn, k with k > 0) leave SBn possibly set.
-func maySet(p Program, succ [][]int) (in []uint8, reached []bool) {
+// everSet returns, per instruction, the scoreboards some instruction on
+// some path from the entry to it has set, and whether the instruction is
+// reachable. A wait does not clear them: ptxas waits again on a
+// scoreboard an earlier wait already drained (kernels/mma
+// tcrt_mma_64x128_e5m2_nt: SHF.R.U32.HI R4 waits on SB1 at the loop's
+// head and IMAD.MOV.U32 R22 five instructions on waits on it again with
+// nothing set between), a no-op on hardware, so only a wait on a
+// scoreboard nothing before it ever set is reported.
+func everSet(p Program, succ [][]int) (in []uint8, reached []bool) {
 	in = make([]uint8, len(p))
 	reached = make([]bool, len(p))
 	if len(p) == 0 {
@@ -172,10 +176,7 @@ func maySet(p Program, succ [][]int) (in []uint8, reached []bool) {
 		work = work[:len(work)-1]
 		queued[k] = false
 		i := p[k]
-		s := in[k] &^ i.Ctrl.Wait
-		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB && i.Args[1].Imm == 0 && i.Args[0].N < 6 {
-			s &^= 1 << i.Args[0].N
-		}
+		s := in[k]
 		for _, sb := range []Scoreboard{i.Ctrl.WriteSB, i.Ctrl.ReadSB} {
 			if n := sb.Index(); n >= 0 && n < 6 {
 				s |= 1 << n
