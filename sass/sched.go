@@ -72,27 +72,29 @@ type CheckOptions struct {
 	// Loop declares the whole program a loop body: it runs again from
 	// its first instruction after its last.
 	Loop bool
-	// Unroll is how many consecutive iterations of each loop are
-	// analysed (besides the path that runs each loop once); 0 means 3.
-	Unroll int
 }
 
 // CheckSchedule checks the control words of p against its register
 // dependences and reports every hazard it finds, sorted by index.
 //
-// The program is analysed along straight-line paths, the cycle of each
-// instruction being the sum of the stall counts before it (waits can only
-// delay an instruction further, so they are not counted: the check is
-// conservative). A backward BRA closes a loop: the paths run each loop
-// once and Unroll times, so dependences carried around the back edge are
-// checked. A guarded forward branch or EXIT is assumed not taken (its
-// taken path is a suffix of the fall-through one in the kernels this
-// checks); an unguarded one is followed.
+// The analysis runs on the control-flow graph (sched_cfg.go): both sides
+// of every conditional branch, calls into their subroutines and returns
+// to their callers, BRX into the switch cases after it, and loops until
+// the state before every instruction stops changing, so dependences
+// carried around a back edge are checked. The state before an
+// instruction joins every path that reaches it: a result in flight on
+// one path is in flight, and a fixed-latency result's age is the fewest
+// stall cycles since its producer on any path (waits can only delay an
+// instruction further, so they are not counted: the check is
+// conservative). Branch conditions are not evaluated, so a hazard on a
+// path no execution takes is still reported.
 //
 // Scoreboards are counters: a wait on SBn is satisfied when every
 // instruction that set it has released it. Results of instructions of the
 // same Queue are written in issue order, so a wait that releases one
-// releases the earlier ones too.
+// releases the earlier ones too; memory accesses read their registers in
+// issue order (checker.memory). Instructions outside the model are
+// skipped (reported as RuleUnmodeled) but their waits still apply.
 func CheckSchedule(p Program, opts CheckOptions) []Finding {
 	c := newChecker(p, opts)
 	c.flow()
