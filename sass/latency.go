@@ -39,13 +39,16 @@ type LatencyTable struct {
 	vars  [numClasses]VarLatency
 }
 
-// DefaultLatencies returns the SM86 table: each entry cites the PTX snippet
-// under testdata/sched whose ptxas 11.8 (-arch=sm_86) schedule shows it,
-// as the sum of stalls ptxas leaves between a dependent producer and
-// consumer with nothing else left to schedule between them (so the
-// smallest distance ptxas accepts: an upper bound on the hardware's need),
-// or the measurement in /work/shared/notes/sm86.md it rests on.
-// TestLatencyEvidence re-derives the fixed entries from ptxas's output.
+// DefaultLatencies returns the SM86 table: each fixed entry is the fewest
+// stall cycles ptxas 11.8 leaves between a dependent producer and consumer
+// of its classes (the smallest distance ptxas accepts: an upper bound on
+// the hardware's need) and cites the kernel that shows it: a PTX snippet
+// under testdata/sched, a kernel of the ptxas corpus (testdata/ptxas) or
+// of the repository's ptxas-built cubins (kernels/ptx, kernels/mma), or
+// the measurement in /work/shared/notes/sm86.md it rests on.
+// TestLatencyEvidence re-derives the fixed entries from ptxas's output,
+// and TestCheckSchedulePtxasCorpus checks that no ptxas schedule in the
+// repository is closer than the table allows.
 func DefaultLatencies() *LatencyTable {
 	t := &LatencyTable{
 		Fixed: []Latency{

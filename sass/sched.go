@@ -185,7 +185,7 @@ func (c *checker) finish() []Finding {
 			continue
 		}
 		var want uint8 = i.Ctrl.Wait & 0x3f
-		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB && i.Args[0].N < 6 {
+		if i.Op == "DEPBAR" && len(i.Args) >= 2 && i.Args[0].Kind == KSB && i.Args[0].N < 6 {
 			want |= 1 << i.Args[0].N
 		}
 		for n := 0; n < 6; n++ {

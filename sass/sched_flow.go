@@ -275,7 +275,7 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 		return s
 	}
 	// DEPBAR.LE SBn, count: at most count setters of SBn stay in flight.
-	if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB {
+	if i.Op == "DEPBAR" && len(i.Args) >= 2 && i.Args[0].Kind == KSB {
 		n, keep := int(i.Args[0].N), int(i.Args[1].Imm)
 		if n < len(s.sb) {
 			if keep > 0 && len(s.sb[n]) > keep {
