@@ -307,3 +307,28 @@ func TestSchedCorpusLateWindow(t *testing.T) {
 	sort.Strings(ks)
 	t.Log("\n" + strings.Join(ks, "\n"))
 }
+
+// FuzzCheckSchedule: any code section (words in or outside the model,
+// branches anywhere) is analysed without a panic or a hang, and every
+// finding names an instruction of the program.
+func FuzzCheckSchedule(f *testing.F) {
+	b, err := os.ReadFile(corpusDir + "/cubin/control.sm_86.cubin")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range textSections(f, b) {
+		f.Add(trimTail(s.Data), false)
+	}
+	f.Add(make([]byte, 32), true)
+	f.Fuzz(func(t *testing.T, code []byte, loop bool) {
+		if len(code) > 16*512 {
+			code = code[:16*512]
+		}
+		p, _ := decodeLoose(code[:len(code)/16*16])
+		for _, fd := range CheckSchedule(p, CheckOptions{Loop: loop}) {
+			if fd.Index < 0 || fd.Index >= len(p) || fd.Other < -1 || fd.Other >= len(p) {
+				t.Fatalf("finding out of the program: %v", fd)
+			}
+		}
+	})
+}
