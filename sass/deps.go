@@ -101,11 +101,12 @@ const (
 	QueueAsync       // LDGDEPBAR groups retire in order (the PTX ISA's cp.async.wait_group)
 	// QueueHMMA: HMMAs complete in issue order. ptxas sets no scoreboard
 	// on most HMMAs of a chain and waits only on a later one's: in
-	// kernels/mma tcrt_mma_attn_d64_f16, HMMA R80 (no scoreboard) is read
-	// by FMUL R61, R80 after a wait on SB5, which only the later HMMA R80,
-	// R108 set; and LDSM R104 overwrites the fragment of HMMA R80, R104,
-	// R84 (no read scoreboard) after a wait on the read scoreboard of a
-	// later HMMA.
+	// kernels/mma tcrt_mma_attn_d128_f16, HMMA.16816.F32 R136, R96, R102,
+	// R136 sets no scoreboard and FMUL R103, R136 reads it after a wait
+	// on SB5 that only the later HMMA R140, R148, R92, R140 set; in
+	// tcrt_mma_attn_d64_f16, LDSM R104 overwrites the A fragment of HMMA
+	// R80, R104, R84, RZ (no read scoreboard) after a wait on the read
+	// scoreboard of a later HMMA.
 	QueueHMMA
 	// QueueSFU: MUFU and the conversions I2F, F2I, F2F and FRND return
 	// in issue order. In the corpus's attn.ptx softmax_row, @P1 MUFU.EX2

@@ -402,8 +402,10 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 // scoreboard, and IADD3 R14 overwrites its data after a wait on the read
 // scoreboard of a later STG only; in the corpus's control.ptx local_array
 // the sources of STLs without scoreboards are overwritten after a wait on
-// a later LDL; in atomics.ptx shared_hist LDS R6 overwrites the source of
-// an earlier ATOMS.CAST.SPIN.64 that sets no scoreboard.
+// a later STL's read scoreboard (STL.64 [R1+0x60], R14, then LOP3.LUT R15
+// after a wait on SB0 of STL.64 [R1+0x70], R10); in atomics.ptx
+// shared_hist LDS R6 overwrites the source of an earlier @P0 ATOMS.MIN.S32
+// that sets no scoreboard.
 func (c *checker) memory(k int) bool {
 	cl := c.deps[k].Class
 	return c.ok[k] && (cl == ClassGlobal || cl == ClassShared)
