@@ -325,18 +325,23 @@ var depTable = []depRule{
 	{op: "F2I", mods: "U64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
 	{op: "F2I", mods: "S64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
 	{op: "F2I", class: ClassSFU, queue: QueueSFU},
-	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
-	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
-	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
-	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
-	{op: "F2F", class: ClassSFU, queue: QueueSFU},
+	// F2F reads its sources late (the seed's model: "late sources and
+	// late result"); ptxas's corpus has no F2F overwritten sooner.
+	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}, late: true, queue: QueueSFU},
+	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}, late: true, queue: QueueSFU},
+	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}, late: true, queue: QueueSFU},
+	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}, late: true, queue: QueueSFU},
+	{op: "F2F", class: ClassSFU, late: true, queue: QueueSFU},
 
 	// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
-	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it.
-	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}, queue: QueueDouble},
-	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}, queue: QueueDouble},
-	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}, queue: QueueDouble},
-	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}, queue: QueueDouble},
+	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it,
+	// and they read their sources late, as the seed also says: in
+	// fp64.ptx dmath DFMA.RZ R2, R2, R6, R4 sets read scoreboard SB0 and
+	// MUFU.RCP64H R7 waits on it before overwriting R7.
+	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}, late: true, queue: QueueDouble},
+	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}, late: true, queue: QueueDouble},
+	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}, late: true, queue: QueueDouble},
+	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}, late: true, queue: QueueDouble},
 
 	{op: "S2R", class: ClassS2R},
 	{op: "S2UR", class: ClassS2R},

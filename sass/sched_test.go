@@ -184,6 +184,11 @@ var hazardCases = []struct {
 [B------:R-:W-:-:S01] STG.E [R2.64+0x4], R6 ;
 [B0-----:R-:W-:-:S04] MOV R6, 0x1 ;
 [B------:R-:W-:-:S05] EXIT ;`, false, RuleUnprotectedOverwrite, 3, 2},
+	// The seed: binary64 sources stay busy until read.
+	{"double-source-overwritten", `
+[B------:R0:W1:-:S02] DFMA.RZ R2, R2, R6, R4 ;
+[B------:R-:W-:-:S04] MOV R7, 0x1 ;
+[B01----:R-:W-:-:S05] EXIT ;`, false, RuleUnprotectedOverwrite, 1, 0},
 	// The calibrated latencies still bind.
 	{"alu-to-sfu-too-soon", `
 [B------:R-:W-:-:S03] IADD3 R4, R0, 0x1, RZ ;
@@ -223,6 +228,12 @@ var ptxasPatterns = []struct{ name, text string }{
 [B------:R-:W0:Y:S06] DMUL.RM R2, R10, R2 ;
 [B0-----:R-:W1:-:S02] DFMA.RZ R2, R2, R6, R4 ;
 [B-1----:R-:W-:-:S05] EXIT ;`},
+	// fp64.ptx dmath: a double's source overwritten after its read
+	// scoreboard.
+	{"double-source-waited", `
+[B------:R0:W1:-:S02] DFMA.RZ R2, R2, R6, R4 ;
+[B0-----:R-:W0:-:S01] MUFU.RCP64H R7, R9 ;
+[B01----:R-:W-:-:S05] EXIT ;`},
 	// sm86mm mma_ref: a store without scoreboards, its data overwritten
 	// after a wait on a later store's read scoreboard.
 	{"store-read-order", `
