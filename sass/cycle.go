@@ -175,10 +175,9 @@ func CycleModel(body Program, opts CycleOptions) (*Cycles, error) {
 // instruction: the body CycleModel takes. It fails when p has no backward
 // branch.
 func LoopBody(p Program) (Program, int, error) {
-	c := &checker{p: p}
 	for k := len(p) - 1; k >= 0; k-- {
 		// an unguarded BRA to itself is ptxas's end-of-code filler
-		if t, ok := c.target(k); ok && t <= k && !(t == k && !p[k].Guard.Set) {
+		if t, ok := cfgTarget(p, k); ok && p[k].Op == "BRA" && t <= k && !(t == k && !p[k].Guard.Set) {
 			return p[t : k+1], t, nil
 		}
 	}

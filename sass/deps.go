@@ -99,6 +99,38 @@ const (
 	QueueNone  Queue = iota
 	QueueLDSM        // LDSM results return in order (mma_loop.ptx)
 	QueueAsync       // LDGDEPBAR groups retire in order (the PTX ISA's cp.async.wait_group)
+	// QueueHMMA: HMMAs complete in issue order. ptxas sets no scoreboard
+	// on most HMMAs of a chain and waits only on a later one's: in
+	// kernels/mma tcrt_mma_attn_d128_f16, HMMA.16816.F32 R136, R96, R102,
+	// R136 sets no scoreboard and FMUL R103, R136 reads it after a wait
+	// on SB5 that only the later HMMA R140, R148, R92, R140 set; in
+	// tcrt_mma_attn_d64_f16, LDSM R104 overwrites the A fragment of HMMA
+	// R80, R104, R84, RZ (no read scoreboard) after a wait on the read
+	// scoreboard of a later HMMA.
+	QueueHMMA
+	// QueueSFU: MUFU and the conversions I2F, F2I, F2F and FRND return
+	// in issue order. In the corpus's attn.ptx softmax_row, @P1 MUFU.EX2
+	// R14 sets no scoreboard and FFMA R5, R5, R12, R14 reads it after
+	// waiting only on SB0 of the next MUFU.EX2 R12 (ptxas leaves MUFUs
+	// without a scoreboard this way 248 times in the repository's
+	// cubins); in intmath.ptx div_uniform I2F.U32.RP R11 sets none and
+	// MUFU.RCP R11, R11 reads it after a wait on the MUFU.RCP between
+	// them; in fp64.ptx dcvt F2F.F32.F64 R3 sets none and F2F.F64.F32
+	// R10, R3 reads it after a wait on the next F2F's.
+	QueueSFU
+	// QueueDouble: DADD, DMUL, DFMA and DSETP return in issue order. In
+	// fp64.ptx dmath, DMUL.RP R6 sets no scoreboard and DFMA.RZ R2, R2,
+	// R6, R4 reads it after waiting on SB0 of the next DMUL.RM only.
+	QueueDouble
+	// QueueLDS: LDS results return in issue order. In the corpus's
+	// testdata/cubin multi.ptx dyn, LDS R5 sets no scoreboard and IADD3
+	// R5, R0, R5 reads it after a wait on the next LDS R0's SB0.
+	QueueLDS
+	// QueueSHFL: SHFL results return in issue order. In atomics.ptx
+	// atom_wide, SHFL.UP P0, R23 sets no scoreboard and @P0
+	// IMAD.IADD.U32 R30, R30, 0x1, R23 reads both after a wait on the
+	// next SHFL.IDX's SB0.
+	QueueSHFL
 	numQueues
 )
 
@@ -165,10 +197,10 @@ type depRule struct {
 // set read scoreboard SB5 and the LDSM that overwrites their A fragment
 // waits on it).
 var depTable = []depRule{
-	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true},
-	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true},
-	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true},
-	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true},
+	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true, queue: QueueHMMA},
 
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 0, 1, 1, 2}, nargs: 5},
 	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 1, 1, 2}},
@@ -195,8 +227,8 @@ var depTable = []depRule{
 	{op: "IABS", class: ClassALU},
 	{op: "VOTEU", class: ClassUniform},
 	{op: "MEMBAR", class: ClassBranch},
-	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "FRND", class: ClassSFU},
+	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "FRND", class: ClassSFU, queue: QueueSFU},
 	{op: "FSETP", class: ClassALU},
 	{op: "FMNMX", class: ClassALU},
 	{op: "VOTE", class: ClassALU}, // fixed latency (ptxas gives it no scoreboard); ALU timing assumed, not measured
@@ -265,46 +297,51 @@ var depTable = []depRule{
 	{op: "STL", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
 	{op: "STL", class: ClassGlobal, late: true},
 
-	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true},
-	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true},
-	{op: "LDS", class: ClassShared, late: true},
+	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true, queue: QueueLDS},
+	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDS},
+	{op: "LDS", class: ClassShared, late: true, queue: QueueLDS},
 	{op: "STS", mods: "128", class: ClassShared, widths: []uint8{0, 4}, late: true},
 	{op: "STS", mods: "64", class: ClassShared, widths: []uint8{0, 2}, late: true},
 	{op: "STS", class: ClassShared, late: true},
 	{op: "LDSM", mods: "4", class: ClassShared, widths: []uint8{4}, late: true, queue: QueueLDSM},
 	{op: "LDSM", mods: "2", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDSM},
 	{op: "LDSM", class: ClassShared, late: true, queue: QueueLDSM},
-	{op: "SHFL", class: ClassShared},
+	{op: "SHFL", class: ClassShared, queue: QueueSHFL},
 	// ATOMS and REDUX set write scoreboards (atomics.sm_86.txt, reduce.sm_86.txt)
 	{op: "ATOMS", mods: "64", class: ClassShared, widths: []uint8{2, 0, 2, 2}, late: true},
 	{op: "ATOMS", class: ClassShared, late: true},
 	{op: "REDUX", class: ClassShared},
 
-	{op: "MUFU", class: ClassSFU},
-	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "I2F", mods: "F64 S64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "I2F", mods: "F64", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "I2F", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "I2F", mods: "S64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "I2F", class: ClassSFU},
-	{op: "F2I", mods: "U64 F64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "F2I", mods: "S64 F64", class: ClassSFU, widths: []uint8{2, 2}},
-	{op: "F2I", mods: "F64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "F2I", mods: "U64", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2I", mods: "S64", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2I", class: ClassSFU},
-	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}},
-	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "F2F", class: ClassSFU},
+	{op: "MUFU", class: ClassSFU, queue: QueueSFU},
+	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "I2F", mods: "F64 S64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "I2F", mods: "F64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "I2F", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "I2F", mods: "S64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "I2F", class: ClassSFU, queue: QueueSFU},
+	{op: "F2I", mods: "U64 F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "F2I", mods: "S64 F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
+	{op: "F2I", mods: "F64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
+	{op: "F2I", mods: "U64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "F2I", mods: "S64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
+	{op: "F2I", class: ClassSFU, queue: QueueSFU},
+	// F2F reads its sources late (the seed's model: "late sources and
+	// late result"); ptxas's corpus has no F2F overwritten sooner.
+	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}, late: true, queue: QueueSFU},
+	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}, late: true, queue: QueueSFU},
+	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}, late: true, queue: QueueSFU},
+	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}, late: true, queue: QueueSFU},
+	{op: "F2F", class: ClassSFU, late: true, queue: QueueSFU},
 
 	// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
-	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it.
-	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}},
-	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}},
-	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}},
-	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}},
+	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it,
+	// and they read their sources late, as the seed also says: in
+	// fp64.ptx dmath DFMA.RZ R2, R2, R6, R4 sets read scoreboard SB0 and
+	// MUFU.RCP64H R7 waits on it before overwriting R7.
+	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}, late: true, queue: QueueDouble},
+	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}, late: true, queue: QueueDouble},
+	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}, late: true, queue: QueueDouble},
+	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}, late: true, queue: QueueDouble},
 
 	{op: "S2R", class: ClassS2R},
 	{op: "S2UR", class: ClassS2R},
@@ -382,7 +419,11 @@ func DepsOf(i Inst) (Deps, error) {
 		if !seen[l] {
 			seen[l] = true
 			d.Reads = append(d.Reads, l)
-			if r.late {
+			// Only general registers are read late: ptxas overwrites
+			// LDGSTS's zero-fill predicate P6 with ISETP.GT.AND P6
+			// before waiting on its read scoreboard
+			// (sm86mm/testdata/mma_ref.ptx, corpus cubin mma_ref).
+			if r.late && l&^0xff == LocR {
 				d.Late = append(d.Late, l)
 			}
 		}

@@ -39,13 +39,16 @@ type LatencyTable struct {
 	vars  [numClasses]VarLatency
 }
 
-// DefaultLatencies returns the SM86 table: each entry cites the PTX snippet
-// under testdata/sched whose ptxas 11.8 (-arch=sm_86) schedule shows it,
-// as the sum of stalls ptxas leaves between a dependent producer and
-// consumer with nothing else left to schedule between them (so the
-// smallest distance ptxas accepts: an upper bound on the hardware's need),
-// or the measurement in /work/shared/notes/sm86.md it rests on.
-// TestLatencyEvidence re-derives the fixed entries from ptxas's output.
+// DefaultLatencies returns the SM86 table: each fixed entry is the fewest
+// stall cycles ptxas 11.8 leaves between a dependent producer and consumer
+// of its classes (the smallest distance ptxas accepts: an upper bound on
+// the hardware's need) and cites the kernel that shows it: a PTX snippet
+// under testdata/sched, a kernel of the ptxas corpus (testdata/ptxas) or
+// of the repository's ptxas-built cubins (kernels/ptx, kernels/mma), or
+// the measurement in /work/shared/notes/sm86.md it rests on.
+// TestLatencyEvidence re-derives the fixed entries from ptxas's output,
+// and TestCheckSchedulePtxasCorpus checks that no ptxas schedule in the
+// repository is closer than the table allows.
 func DefaultLatencies() *LatencyTable {
 	t := &LatencyTable{
 		Fixed: []Latency{
@@ -62,7 +65,17 @@ func DefaultLatencies() *LatencyTable {
 			{ClassALU, ClassGlobal, 5, "fixed.ptx setp_guard: FSEL->STG data"},
 			{ClassFMA, ClassShared, 5, "var.ptx var_chain: FMUL->STS data"},
 			{ClassFMA, ClassSFU, 4, "var.ptx var_chain: FMUL->MUFU.EX2"},
-			{ClassUniform, ClassGlobal, 4, "guard.ptx guard_store: ULDC.64 UR4->STG's descriptor; var.ptx uniform_load ULDC.64->LDG's descriptor"},
+			{ClassUniform, ClassGlobal, 2, "kernels/ptx sg.ptx tcrt_sg_gather_cas: ULDC.64 UR8->LDG.E.U8.CONSTANT desc[UR8] (guard.ptx and var.ptx show 4 where ptxas had nothing else to schedule)"},
+			// Calibrated on the ptxas corpus (testdata/ptxas and the
+			// repository's ptxas-built cubins): the pairs ptxas schedules
+			// closer than the rules above said.
+			{ClassALU, ClassSFU, 4, "attn.ptx flash_attn: IADD3->MUFU.EX2; transcendental LOP3->MUFU.RCP, FSEL->MUFU.EX2; intmath.ptx divmod64 SEL->I2F; atomics.ptx atom_int IADD3->F2I"},
+			{ClassALU, ClassBranch, 4, "attn.ptx flash_attn: MOV R3->RET.REL.NODEC R2 (the return address pair); control.ptx switch8 SHF->BRX R4 (its index pair)"},
+			{ClassFMA, ClassBranch, 4, "attn.ptx transcendental: IMAD.MOV.U32 R13->RET.REL.NODEC R12"},
+			{ClassALU, ClassConv, 4, "kernels/mma mma.ptx tcrt_mma_256x128_e5m2_tt: FSEL->F2FP.PACK_AB"},
+			{ClassConv, ClassALU, 4, "kernels/ptx sg.ptx tcrt_sg_scatter: F2FP.PACK_AB->PRMT"},
+			{ClassUniform, ClassUniform, 2, "sm86mm mma_ref.ptx: ULDC->USHF; attn.ptx flash_attn ULDC->UIADD3; atomics.ptx shared_hist VOTEU->UFLO; kernels/mma tcrt_mma_attn_d256_bf16 UMOV->UIMAD"},
+			{ClassUniform, ClassALU, 2, "kernels/ptx sg.ptx tcrt_sg_scatter: ULDC UR4->ISETP.NE.U32.AND P1, PT, RZ, UR4"},
 		},
 		SameClass:  4,
 		CrossClass: 5,

@@ -40,8 +40,9 @@ const (
 	// a counted wait is: an extra setter lets it pass while a group it
 	// counts is still in flight.
 	RuleScoreboardReuse Rule = "scoreboard-reuse"
-	// RuleWaitUnset: a wait on a scoreboard nothing has set, on every
-	// path analysed.
+	// RuleWaitUnset: a wait on a scoreboard that no instruction on any
+	// path to it sets. (ptxas waits again on scoreboards it has already
+	// drained, a no-op on hardware, so that is not reported.)
 	RuleWaitUnset Rule = "wait-unset"
 	// RuleUnmodeled: an instruction the dependence table does not cover;
 	// nothing else is checked for it.
@@ -71,47 +72,33 @@ type CheckOptions struct {
 	// Loop declares the whole program a loop body: it runs again from
 	// its first instruction after its last.
 	Loop bool
-	// Unroll is how many consecutive iterations of each loop are
-	// analysed (besides the path that runs each loop once); 0 means 3.
-	Unroll int
 }
 
 // CheckSchedule checks the control words of p against its register
 // dependences and reports every hazard it finds, sorted by index.
 //
-// The program is analysed along straight-line paths, the cycle of each
-// instruction being the sum of the stall counts before it (waits can only
-// delay an instruction further, so they are not counted: the check is
-// conservative). A backward BRA closes a loop: the paths run each loop
-// once and Unroll times, so dependences carried around the back edge are
-// checked. A guarded forward branch or EXIT is assumed not taken (its
-// taken path is a suffix of the fall-through one in the kernels this
-// checks); an unguarded one is followed.
+// The analysis runs on the control-flow graph (sched_cfg.go): both sides
+// of every conditional branch, calls into their subroutines and returns
+// to their callers, BRX into the switch cases after it, and loops until
+// the state before every instruction stops changing, so dependences
+// carried around a back edge are checked. The state before an
+// instruction joins every path that reaches it: a result in flight on
+// one path is in flight, and a fixed-latency result's age is the fewest
+// stall cycles since its producer on any path (waits can only delay an
+// instruction further, so they are not counted: the check is
+// conservative). Branch conditions are not evaluated, so a hazard on a
+// path no execution takes is still reported.
 //
 // Scoreboards are counters: a wait on SBn is satisfied when every
 // instruction that set it has released it. Results of instructions of the
 // same Queue are written in issue order, so a wait that releases one
-// releases the earlier ones too.
+// releases the earlier ones too; memory accesses read their registers in
+// issue order (checker.memory). Instructions outside the model are
+// skipped (reported as RuleUnmodeled) but their waits still apply.
 func CheckSchedule(p Program, opts CheckOptions) []Finding {
 	c := newChecker(p, opts)
-	for _, path := range c.paths() {
-		c.run(path)
-	}
+	c.flow()
 	return c.finish()
-}
-
-type fixedWrite struct {
-	idx, cycle int
-	class      Class
-}
-
-// pend is a variable-latency instruction in flight along a path.
-type pend struct {
-	idx, pos     int
-	wsb, rsb     Scoreboard
-	queue        Queue
-	writes, late []Loc
-	wdone, rdone bool
 }
 
 type findKey struct {
@@ -122,25 +109,22 @@ type findKey struct {
 }
 
 type checker struct {
-	p      Program
-	opts   CheckOptions
-	lat    *LatencyTable
-	deps   []Deps
-	ok     []bool
-	found  map[findKey]Finding
-	waited map[[2]int]bool // (index, sb) -> some occurrence had a setter pending
-	waits  map[[2]int]bool // (index, sb) waits seen
+	p     Program
+	opts  CheckOptions
+	lat   *LatencyTable
+	deps  []Deps
+	ok    []bool
+	found map[findKey]Finding
+	// maxAge is the longest fixed latency of the table: an older
+	// fixed-latency result can no longer be read too soon.
+	maxAge int
 }
 
 func newChecker(p Program, opts CheckOptions) *checker {
 	if opts.Latencies == nil {
 		opts.Latencies = DefaultLatencies()
 	}
-	if opts.Unroll <= 0 {
-		opts.Unroll = 3
-	}
-	c := &checker{p: p, opts: opts, lat: opts.Latencies, found: map[findKey]Finding{},
-		waited: map[[2]int]bool{}, waits: map[[2]int]bool{}}
+	c := &checker{p: p, opts: opts, lat: opts.Latencies, found: map[findKey]Finding{}}
 	c.deps = make([]Deps, len(p))
 	c.ok = make([]bool, len(p))
 	for k, i := range p {
@@ -180,238 +164,6 @@ func (c *checker) static(k int, i Inst, d Deps) {
 	}
 }
 
-// target returns the index a BRA at k jumps to, or false.
-func (c *checker) target(k int) (int, bool) {
-	i := c.p[k]
-	if i.Op != "BRA" || len(i.Args) != 1 || i.Args[0].Kind != KTarget || i.Args[0].Imm%16 != 0 {
-		return 0, false
-	}
-	t := k + 1 + int(i.Args[0].Imm/16)
-	if t < 0 || t > len(c.p) {
-		return 0, false
-	}
-	return t, true
-}
-
-// paths returns the instruction index sequences to analyse.
-func (c *checker) paths() [][]int {
-	n := len(c.p)
-	if c.opts.Loop {
-		var once, many []int
-		for k := 0; k < n; k++ {
-			once = append(once, k)
-		}
-		for u := 0; u < c.opts.Unroll; u++ {
-			many = append(many, once...)
-		}
-		return [][]int{many}
-	}
-	walk := func(iters int) []int {
-		var path []int
-		taken := map[int]int{}
-		for pc, steps := 0, 0; pc < n && steps < 1<<16; steps++ {
-			path = append(path, pc)
-			i := c.p[pc]
-			guarded := i.Guard.Set && i.Guard.P != PT
-			if i.Op == "EXIT" && !guarded {
-				break
-			}
-			if t, ok := c.target(pc); ok {
-				switch {
-				case t <= pc && taken[pc] < iters-1:
-					taken[pc]++
-					pc = t
-					continue
-				case t <= pc:
-					taken[pc] = 0
-					if !guarded {
-						return path
-					}
-				case !guarded:
-					pc = t
-					continue
-				}
-			}
-			pc++
-		}
-		return path
-	}
-	return [][]int{walk(1), walk(c.opts.Unroll)}
-}
-
-// run analyses one path.
-func (c *checker) run(path []int) {
-	var (
-		cycle  int
-		fixed  = map[Loc]fixedWrite{}
-		inFly  []*pend
-		sbSets [7][]*pend // setters of each scoreboard, in issue order
-	)
-	release := func(pd *pend, write bool) {
-		pd.rdone = true
-		if write {
-			pd.wdone = true
-		}
-	}
-	drain := func(n int, keep int) (latest [numQueues]int) {
-		for q := range latest {
-			latest[q] = -1
-		}
-		s := sbSets[n]
-		cut := len(s) - keep
-		if cut < 0 {
-			cut = 0
-		}
-		for _, pd := range s[:cut] {
-			w := pd.wsb.Index() == n
-			release(pd, w)
-			if w && pd.pos > latest[pd.queue] {
-				latest[pd.queue] = pd.pos
-			}
-		}
-		sbSets[n] = append([]*pend(nil), s[cut:]...)
-		return latest
-	}
-	ordered := func(latest [numQueues]int) {
-		for _, pd := range inFly {
-			if q := pd.queue; q != QueueNone && pd.pos < latest[q] {
-				release(pd, true)
-			}
-		}
-	}
-	for pos, k := range path {
-		i := c.p[k]
-		if !c.ok[k] {
-			cycle += int(i.Ctrl.Stall)
-			continue
-		}
-		d := c.deps[k]
-		// Waits happen before issue.
-		for n := 0; n < 6; n++ {
-			if i.Ctrl.Wait>>n&1 == 0 {
-				continue
-			}
-			c.waits[[2]int{k, n}] = true
-			if len(sbSets[n]) > 0 {
-				c.waited[[2]int{k, n}] = true
-			}
-			ordered(drain(n, 0))
-		}
-		// DEPBAR.LE SBn, count: at most count setters of SBn stay in flight.
-		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB {
-			n, keep := int(i.Args[0].N), int(i.Args[1].Imm)
-			if n < len(sbSets) {
-				c.waits[[2]int{k, n}] = true
-				if len(sbSets[n]) > 0 {
-					c.waited[[2]int{k, n}] = true
-				}
-				if keep > 0 && len(sbSets[n]) > keep {
-					for _, pd := range sbSets[n] {
-						if pd.queue != QueueAsync {
-							c.report(pd.idx, RuleScoreboardReuse, k, "",
-								fmt.Sprintf("sets SB%d, which DEPBAR at %d counts (LE %d) among LDGDEPBAR groups", n, k, keep))
-						}
-					}
-				}
-				ordered(drain(n, keep))
-			}
-		}
-		// BAR.SYNC completes the warp's earlier memory accesses, their
-		// register reads included: ptxas overwrites the sources of an STS
-		// that set no read scoreboard once a BAR.SYNC follows it
-		// (mma_loop.ptx).
-		if i.Op == "BAR" && hasMods(i.Mods, "SYNC") {
-			for _, pd := range inFly {
-				if cl := c.deps[pd.idx].Class; cl == ClassGlobal || cl == ClassShared {
-					pd.rdone = true
-				}
-			}
-		}
-		// Reads.
-		use := func(l Loc, to Class, write bool) {
-			if w, ok := fixed[l]; ok && !write {
-				if need := c.lat.Need(w.class, to); cycle-w.cycle < need {
-					c.report(k, RuleFixedLatency, w.idx, l.String(),
-						fmt.Sprintf("reads %v %d cycles after %s at %d wrote it; %s->%s needs %d",
-							l, cycle-w.cycle, c.p[w.idx].Op, w.idx, w.class, to, need))
-				}
-			}
-			for _, pd := range inFly {
-				if pd.idx == k && pd.pos == pos {
-					continue
-				}
-				if !pd.wdone && containsLoc(pd.writes, l) {
-					verb := "reads"
-					if write {
-						verb = "overwrites"
-					}
-					how := fmt.Sprintf("without waiting on SB%d", pd.wsb.Index())
-					if pd.wsb == NoSB {
-						how = "which sets no write scoreboard"
-					}
-					c.report(k, RuleUnwaited, pd.idx, l.String(),
-						fmt.Sprintf("%s %v, a result of %s at %d, %s", verb, l, c.p[pd.idx].Op, pd.idx, how))
-				}
-				if write && !pd.rdone && containsLoc(pd.late, l) {
-					how := "which sets no read scoreboard"
-					switch {
-					case pd.rsb != NoSB:
-						how = fmt.Sprintf("without waiting on its read scoreboard SB%d", pd.rsb.Index())
-					case pd.wsb != NoSB:
-						how = fmt.Sprintf("without waiting on its scoreboard SB%d", pd.wsb.Index())
-					}
-					c.report(k, RuleUnprotectedOverwrite, pd.idx, l.String(),
-						fmt.Sprintf("overwrites %v, read late by %s at %d, %s", l, c.p[pd.idx].Op, pd.idx, how))
-				}
-			}
-		}
-		if d.HasGuard {
-			use(d.Guard, ClassGuard, false)
-		}
-		for _, l := range d.Reads {
-			use(l, d.Class, false)
-		}
-		for _, l := range d.Writes {
-			use(l, d.Class, true)
-		}
-		// Effects.
-		for _, l := range d.Writes {
-			delete(fixed, l)
-		}
-		if d.Class.Variable() {
-			pd := &pend{idx: k, pos: pos, wsb: i.Ctrl.WriteSB, rsb: i.Ctrl.ReadSB, queue: d.Queue,
-				writes: d.Writes, late: d.Late}
-			if len(pd.late) == 0 && pd.rsb == NoSB {
-				pd.rdone = true
-			}
-			if len(pd.writes) == 0 && pd.wsb == NoSB {
-				pd.wdone = true
-			}
-			inFly = append(inFly, pd)
-			for _, s := range []Scoreboard{pd.wsb, pd.rsb} {
-				if n := s.Index(); n >= 0 && n < len(sbSets) {
-					if s == pd.rsb && s == pd.wsb && len(sbSets[n]) > 0 && sbSets[n][len(sbSets[n])-1] == pd {
-						continue
-					}
-					sbSets[n] = append(sbSets[n], pd)
-				}
-			}
-		} else {
-			for _, l := range d.Writes {
-				fixed[l] = fixedWrite{idx: k, cycle: cycle, class: d.Class}
-			}
-		}
-		live := inFly[:0]
-		for _, pd := range inFly {
-			if !(pd.wdone && pd.rdone) {
-				live = append(live, pd)
-			}
-		}
-		inFly = live
-		cycle += int(i.Ctrl.Stall)
-	}
-}
-
 func containsLoc(ls []Loc, l Loc) bool {
 	for _, x := range ls {
 		if x == l {
@@ -423,10 +175,24 @@ func containsLoc(ls []Loc, l Loc) bool {
 
 // finish adds the path-wide rules and sorts the findings.
 func (c *checker) finish() []Finding {
-	for w := range c.waits {
-		if !c.waited[w] {
-			c.report(w[0], RuleWaitUnset, -1, fmt.Sprint(w[1]),
-				fmt.Sprintf("waits on SB%d, which nothing has set on any path to it", w[1]))
+	// wait-unset runs on the control-flow graph, every path at once: a
+	// wait is reported when no instruction on any path from the entry
+	// to it sets the scoreboard (everSet says why a drained one is not
+	// enough).
+	in, reached := everSet(c.p, successors(c.p))
+	for k, i := range c.p {
+		if !reached[k] {
+			continue
+		}
+		var want uint8 = i.Ctrl.Wait & 0x3f
+		if i.Op == "DEPBAR" && len(i.Args) >= 2 && i.Args[0].Kind == KSB && i.Args[0].N < 6 {
+			want |= 1 << i.Args[0].N
+		}
+		for n := 0; n < 6; n++ {
+			if want>>n&1 != 0 && in[k]>>n&1 == 0 {
+				c.report(k, RuleWaitUnset, -1, fmt.Sprint(n),
+					fmt.Sprintf("waits on SB%d, which nothing sets on any path to it", n))
+			}
 		}
 	}
 	out := make([]Finding, 0, len(c.found))

@@ -119,6 +119,38 @@ var latencyEvidence = []struct {
 	{"guard.ptx", "guard_branch", "ISETP", "@", 13},
 	{"guard.ptx", "guard_store", "IMAD", "STG", 5},
 	{"guard.ptx", "guard_store", "ULDC", "STG", 4},
+	// The calibration on the committed ptxas cubins (no tools needed).
+	{corpusDir + "/cubin/attn.sm_86.cubin", "flash_attn", "IADD3", "MUFU", 4},
+	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "LOP3", "MUFU", 4},
+	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "FSEL", "MUFU", 4},
+	{corpusDir + "/cubin/intmath.sm_86.cubin", "divmod64", "SEL", "I2F", 4},
+	{corpusDir + "/cubin/atomics.sm_86.cubin", "atom_int", "IADD3", "F2I", 4},
+	{corpusDir + "/cubin/attn.sm_86.cubin", "flash_attn", "MOV", "RET", 4},
+	{corpusDir + "/cubin/control.sm_86.cubin", "switch8", "SHF", "BRX", 4},
+	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "IMAD", "RET", 4},
+	{"../kernels/mma/cubin/mma.sm_86.cubin", "tcrt_mma_256x128_e5m2_tt", "FSEL", "F2FP", 4},
+	{"../kernels/ptx/cubin/sg.sm_86.cubin", "tcrt_sg_scatter", "F2FP", "PRMT", 4},
+	{"../kernels/ptx/cubin/sg.sm_86.cubin", "tcrt_sg_gather_cas", "ULDC", "LDG", 2},
+	{"../kernels/ptx/cubin/sg.sm_86.cubin", "tcrt_sg_scatter", "ULDC", "ISETP", 2},
+	{corpusDir + "/cubin/sm86mm_mma_ref.sm_86.cubin", "mma_ref", "ULDC", "USHF", 2},
+	{corpusDir + "/cubin/attn.sm_86.cubin", "flash_attn", "ULDC", "UIADD3", 2},
+	{corpusDir + "/cubin/atomics.sm_86.cubin", "shared_hist", "VOTEU", "UFLO", 2},
+	{"../kernels/mma/cubin/mma.sm_86.cubin", "tcrt_mma_attn_d256_bf16", "UMOV", "UIMAD", 2},
+}
+
+// cubinPairs reads a committed ptxas cubin and returns blockPairs of each
+// of its kernels, by kernel name.
+func cubinPairs(t *testing.T, file string) map[string]map[[2]string]int {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[[2]string]int{}
+	for _, s := range textSections(t, b) {
+		p, _ := decodeLoose(trimTail(s.Data))
+		out[strings.TrimPrefix(s.Name, ".text.")] = blockPairs(p)
+	}
+	return out
 }
 
 // fixedPairs returns, for a straight-line walk of p (each loop once), the
@@ -126,7 +158,7 @@ var latencyEvidence = []struct {
 // consumer opcode ("@" for a guard) reading its result.
 func fixedPairs(p Program) map[[2]string]int {
 	c := newChecker(p, CheckOptions{})
-	path := c.paths()[0]
+	path := straightPath(p)
 	out := map[[2]string]int{}
 	type w struct{ pos, cycle int }
 	last := map[Loc]w{}
@@ -158,18 +190,56 @@ func fixedPairs(p Program) map[[2]string]int {
 	return out
 }
 
-// TestLatencyEvidence re-derives the fixed-latency table from ptxas 11.8:
-// each evidence pair is at the distance it claims, agrees with the table,
-// and every table entry has evidence.
-func TestLatencyEvidence(t *testing.T) {
-	if !ptxas118(t) {
-		t.Skip("ptxas is not release 11.8: its schedules are not the evidence recorded")
+// straightPath is the fall-through walk of p: guarded branches not taken,
+// unguarded forward ones followed, each loop run once.
+func straightPath(p Program) []int {
+	var path []int
+	for pc, steps := 0, 0; pc < len(p) && steps < 1<<16; steps++ {
+		path = append(path, pc)
+		i := p[pc]
+		guarded := i.Guard.Set && i.Guard.P != PT
+		if i.Op == "EXIT" && !guarded {
+			break
+		}
+		if t, ok := cfgTarget(p, pc); ok && i.Op == "BRA" {
+			switch {
+			case t <= pc && !guarded:
+				return path
+			case t > pc && !guarded:
+				pc = t
+				continue
+			}
+		}
+		pc++
 	}
+	return path
+}
+
+// TestLatencyEvidence re-derives the fixed-latency table from ptxas 11.8:
+// each evidence pair is at the distance it claims and no closer than the
+// table allows, and every table entry is the distance of some pair (the
+// table holds the fewest stall cycles ptxas leaves). The rows taken from
+// committed cubins are checked without the tools; those of the
+// testdata/sched snippets need ptxas 11.8.
+func TestLatencyEvidence(t *testing.T) {
+	if !hasCudaTool("ptxas") && os.Getenv("CI") == "true" {
+		cudaTool(t, "ptxas") // fails under CI
+	}
+	withPtxas := hasCudaTool("ptxas") && ptxas118(t)
 	lat := DefaultLatencies()
 	pairs := map[string]map[[2]string]int{}
-	for _, file := range schedSnippets {
-		for name, p := range ptxasKernels(t, file) {
-			pairs[file+" "+name] = fixedPairs(p)
+	for _, e := range latencyEvidence {
+		if _, done := pairs[e.file+" "+e.kernel]; done {
+			continue
+		}
+		if strings.HasSuffix(e.file, ".cubin") {
+			for name, m := range cubinPairs(t, e.file) {
+				pairs[e.file+" "+name] = m
+			}
+		} else if withPtxas {
+			for name, p := range ptxasKernels(t, e.file) {
+				pairs[e.file+" "+name] = fixedPairs(p)
+			}
 		}
 	}
 	shown := map[[2]Class]bool{}
@@ -180,6 +250,9 @@ func TestLatencyEvidence(t *testing.T) {
 		return depByOp[Op(op)][len(depByOp[Op(op)])-1].class
 	}
 	for _, e := range latencyEvidence {
+		if !strings.HasSuffix(e.file, ".cubin") && !withPtxas {
+			continue
+		}
 		got, ok := pairs[e.file+" "+e.kernel][[2]string{e.from, e.to}]
 		if !ok {
 			t.Errorf("%s %s: no %s->%s pair", e.file, e.kernel, e.from, e.to)
@@ -189,14 +262,20 @@ func TestLatencyEvidence(t *testing.T) {
 			t.Errorf("%s %s: %s->%s at %d cycles, evidence says %d", e.file, e.kernel, e.from, e.to, got, e.cycles)
 		}
 		from, to := class(e.from), class(e.to)
-		if need := lat.Need(from, to); need != e.cycles {
-			t.Errorf("%s %s: %s->%s (%v->%v) at %d, table says %d", e.file, e.kernel, e.from, e.to, from, to, e.cycles, need)
+		need := lat.Need(from, to)
+		if e.cycles < need {
+			t.Errorf("%s %s: %s->%s (%v->%v) at %d, closer than the table's %d", e.file, e.kernel, e.from, e.to, from, to, e.cycles, need)
 		}
-		shown[[2]Class{from, to}] = true
+		if e.cycles == need {
+			shown[[2]Class{from, to}] = true
+		}
+	}
+	if !withPtxas {
+		t.Skip("ptxas 11.8 missing: the testdata/sched rows and the table's coverage are not checked")
 	}
 	for _, l := range lat.Fixed {
 		if !shown[[2]Class{l.From, l.To}] {
-			t.Errorf("table entry %v->%v %d has no evidence row", l.From, l.To, l.Cycles)
+			t.Errorf("table entry %v->%v %d has no evidence row at that distance", l.From, l.To, l.Cycles)
 		}
 		if !strings.Contains(l.Source, ".ptx") {
 			t.Errorf("table entry %v->%v cites no snippet: %q", l.From, l.To, l.Source)

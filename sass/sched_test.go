@@ -142,6 +142,135 @@ var hazardCases = []struct {
 [B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
 [B------:R-:W-:-:S05] @P0 BRA 0x10 ;
 [B--2---:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 1, 2},
+	// The control-flow graph: a hazard only on a branch's taken side, in
+	// a subroutine's result read after the return, in a switch case.
+	{"taken-side-unwaited", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W2:-:S02] LDG.E R4, [R2.64] ;
+[B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
+[B------:R-:W-:-:S05] @P0 BRA 0x60 ;
+[B--2---:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B------:R-:W-:-:S05] EXIT ;
+[B------:R-:W-:-:S04] FADD R6, R4, R4 ;
+[B--2---:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 6, 1},
+	{"callee-result-unwaited", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S05] CALL.REL.NOINC 0x40 ;
+[B------:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B--2---:R-:W-:-:S05] EXIT ;
+[B------:R-:W2:-:S02] LDG.E R4, [R2.64] ;
+[B------:R-:W-:-:S05] RET.REL.NODEC R20 0x0 ;`, false, RuleUnwaited, 2, 4},
+	{"switch-case-unwaited", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W2:-:S02] LDG.E R4, [R2.64] ;
+[B------:R-:W-:-:S05] BRX R6 -0x30 ;
+[B------:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B--2---:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 3, 1},
+	// In-order queues release earlier members only: a wait on the
+	// earlier of two leaves the later in flight.
+	{"mufu-queue-not-waited", `
+[B------:R-:W-:-:S01] MUFU.EX2 R4, R0 ;
+[B------:R-:W0:-:S01] MUFU.EX2 R5, R1 ;
+[B------:R-:W-:-:S04] FADD R6, R4, R4 ;
+[B0-----:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 0},
+	{"hmma-queue-earlier-waited", `
+[B------:R-:W5:-:S08] HMMA.16816.F32 R4, R8, R12, R4 ;
+[B------:R-:W-:-:S08] HMMA.16816.F32 R16, R8, R14, R16 ;
+[B-----5:R-:W-:-:S04] FADD R0, R16, R16 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 1},
+	{"store-read-order-earlier-waited", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R0:W-:-:S01] STG.E [R2.64], R5 ;
+[B------:R-:W-:-:S01] STG.E [R2.64+0x4], R6 ;
+[B0-----:R-:W-:-:S04] MOV R6, 0x1 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleUnprotectedOverwrite, 3, 2},
+	// The seed: binary64 sources stay busy until read.
+	{"double-source-overwritten", `
+[B------:R0:W1:-:S02] DFMA.RZ R2, R2, R6, R4 ;
+[B------:R-:W-:-:S04] MOV R7, 0x1 ;
+[B01----:R-:W-:-:S05] EXIT ;`, false, RuleUnprotectedOverwrite, 1, 0},
+	// The calibrated latencies still bind.
+	{"alu-to-sfu-too-soon", `
+[B------:R-:W-:-:S03] IADD3 R4, R0, 0x1, RZ ;
+[B------:R-:W0:-:S01] MUFU.EX2 R5, R4 ;
+[B0-----:R-:W-:-:S05] EXIT ;`, false, RuleFixedLatency, 1, 0},
+	{"uniform-too-soon", `
+[B------:R-:W-:-:S01] ULDC UR4, c[0x0][0x160] ;
+[B------:R-:W-:-:S04] UIADD3 UR5, UR4, 0x1, URZ ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleFixedLatency, 1, 0},
+}
+
+// ptxasPatterns are schedules ptxas 11.8 writes that the calibration
+// accepts, each reduced to a few instructions; the comment names where
+// ptxas does it (the rule's evidence is in deps.go, sched_flow.go,
+// sched_cfg.go and latency.go).
+var ptxasPatterns = []struct{ name, text string }{
+	// kernels/mma tcrt_mma_attn_d64_f16: HMMAs without scoreboards, the
+	// chain's results read after a wait on a later HMMA's scoreboard, a
+	// B fragment overwritten by the next HMMA.
+	{"hmma-chain", `
+[B------:R-:W-:-:S08] HMMA.16816.F32 R80, R104, R84, RZ ;
+[B------:R-:W-:-:S08] HMMA.16816.F32 R84, R104, R86, RZ ;
+[B------:R-:W5:-:S08] HMMA.16816.F32 R88, R104, R92, RZ ;
+[B-----5:R-:W-:-:S04] FMUL R61, R80, R85 ;
+[B------:R-:W-:-:S05] EXIT ;`},
+	// attn.ptx softmax_row; intmath.ptx div_uniform (I2F then MUFU).
+	{"sfu-queue", `
+[B------:R-:W-:-:S08] I2F.U32.RP R11, 0x7 ;
+[B------:R-:W1:-:S08] MUFU.RCP R10, R10 ;
+[B-1----:R-:W-:-:S04] MUFU.RCP R11, R11 ;
+[B------:R-:W0:-:S01] MUFU.EX2 R12, R13 ;
+[B0-----:R-:W-:-:S04] FADD R14, R11, R12 ;
+[B------:R-:W-:-:S05] EXIT ;`},
+	// fp64.ptx dmath.
+	{"double-queue", `
+[B------:R-:W-:Y:S04] DMUL.RP R6, R4, R2 ;
+[B------:R-:W0:Y:S06] DMUL.RM R2, R10, R2 ;
+[B0-----:R-:W1:-:S02] DFMA.RZ R2, R2, R6, R4 ;
+[B-1----:R-:W-:-:S05] EXIT ;`},
+	// fp64.ptx dmath: a double's source overwritten after its read
+	// scoreboard.
+	{"double-source-waited", `
+[B------:R0:W1:-:S02] DFMA.RZ R2, R2, R6, R4 ;
+[B0-----:R-:W0:-:S01] MUFU.RCP64H R7, R9 ;
+[B01----:R-:W-:-:S05] EXIT ;`},
+	// sm86mm mma_ref: a store without scoreboards, its data overwritten
+	// after a wait on a later store's read scoreboard.
+	{"store-read-order", `
+[B------:R-:W-:-:S04] ULDC.64 UR8, c[0x0][0x118] ;
+[B------:R-:W-:-:S01] @P3 STG.E desc[UR8][R4.64], R14 ;
+[B------:R3:W-:-:S01] @P4 STG.E desc[UR8][R6.64], R15 ;
+[B---3--:R-:W-:-:S01] IADD3 R14, R0, 0x20, RZ ;
+[B------:R-:W-:-:S05] EXIT ;`},
+	// sm86mm mma_ref: LDGSTS's zero-fill predicate is read at issue.
+	{"ldgsts-predicate", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R1:W-:-:S01] @!P6 LDGSTS.E.BYPASS.128 [R65+0x2000], [R48.64], !P0 ;
+[B------:R-:W-:-:S01] ISETP.GT.AND P0, PT, R107, RZ, PT ;
+[B-1----:R-:W-:-:S05] EXIT ;`},
+	// kernels/mma tcrt_mma_64x128_e5m2_nt: a second wait on a drained
+	// scoreboard.
+	{"wait-again", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S02] LDG.E R4, [R2.64] ;
+[B-1----:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B-1----:R-:W-:-:S04] FADD R6, R4, R4 ;
+[B------:R-:W-:-:S05] EXIT ;`},
+	// sm86mm mma_ref, attn.ptx flash_attn: uniform results after 2.
+	{"uniform-2", `
+[B------:R-:W-:-:S02] ULDC UR5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] USHF.L.U32 UR5, UR5, 0x6, URZ ;
+[B------:R-:W-:-:S02] ISETP.NE.U32.AND P1, PT, RZ, UR5, PT ;
+[B------:R-:W-:-:S05] EXIT ;`},
+}
+
+func TestCheckSchedulePtxasPatterns(t *testing.T) {
+	for _, tc := range ptxasPatterns {
+		p := mustParse(t, tc.text)
+		if fs := CheckSchedule(p, CheckOptions{}); len(fs) != 0 {
+			t.Errorf("%s:\n%s", tc.name, findingsText(fs))
+		}
+	}
 }
 
 func TestCheckScheduleHazards(t *testing.T) {
