@@ -1,0 +1,331 @@
+// AVX2 inner loops of the attention fast path (see attn_avx2_amd64.go).
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func attnGemm4x16AVX2(c *float32, ldc int, a *float32, rsa, csa int, b *float32, ldb int, kn int, scale *float32)
+// C[r*ldc+j] = s_r*C[r*ldc+j] + sum_k A[r*rsa+k*csa]*B[k*ldb+j] for r < 4, j < 16;
+// s_r is scale[r], or C is not read when scale is nil.
+TEXT ·attnGemm4x16AVX2(SB), NOSPLIT, $0-72
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	SHLQ $2, R8
+	MOVQ a+16(FP), SI
+	MOVQ rsa+24(FP), R10
+	SHLQ $2, R10
+	LEAQ (R10)(R10*2), R11
+	MOVQ csa+32(FP), R12
+	SHLQ $2, R12
+	MOVQ b+40(FP), DX
+	MOVQ ldb+48(FP), R13
+	SHLQ $2, R13
+	MOVQ kn+56(FP), CX
+	MOVQ scale+64(FP), R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ CX, CX
+	JZ g2_done
+g2_loop:
+	VMOVUPS (DX), Y8
+	VMOVUPS 32(DX), Y9
+	VBROADCASTSS (SI), Y10
+	VBROADCASTSS (SI)(R10*1), Y11
+	VBROADCASTSS (SI)(R10*2), Y12
+	VBROADCASTSS (SI)(R11*1), Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ R12, SI
+	ADDQ R13, DX
+	DECQ CX
+	JNZ g2_loop
+g2_done:
+	TESTQ R14, R14
+	JZ g2_store
+	VBROADCASTSS 0(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y0
+	VMOVUPS Y0, 0(DI)
+	VFMADD231PS 32(DI), Y10, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 4(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y2
+	VMOVUPS Y2, 0(DI)
+	VFMADD231PS 32(DI), Y10, Y3
+	VMOVUPS Y3, 32(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 8(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y4
+	VMOVUPS Y4, 0(DI)
+	VFMADD231PS 32(DI), Y10, Y5
+	VMOVUPS Y5, 32(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 12(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y6
+	VMOVUPS Y6, 0(DI)
+	VFMADD231PS 32(DI), Y10, Y7
+	VMOVUPS Y7, 32(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+g2_store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, DI
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ R8, DI
+	VMOVUPS Y4, 0(DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ R8, DI
+	VMOVUPS Y6, 0(DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+
+// func attnGemm4x8AVX2(c *float32, ldc int, a *float32, rsa, csa int, b *float32, ldb int, kn int, scale *float32)
+// C[r*ldc+j] = s_r*C[r*ldc+j] + sum_k A[r*rsa+k*csa]*B[k*ldb+j] for r < 4, j < 8;
+// s_r is scale[r], or C is not read when scale is nil.
+TEXT ·attnGemm4x8AVX2(SB), NOSPLIT, $0-72
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	SHLQ $2, R8
+	MOVQ a+16(FP), SI
+	MOVQ rsa+24(FP), R10
+	SHLQ $2, R10
+	LEAQ (R10)(R10*2), R11
+	MOVQ csa+32(FP), R12
+	SHLQ $2, R12
+	MOVQ b+40(FP), DX
+	MOVQ ldb+48(FP), R13
+	SHLQ $2, R13
+	MOVQ kn+56(FP), CX
+	MOVQ scale+64(FP), R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ g1_done
+g1_loop:
+	VMOVUPS (DX), Y8
+	VBROADCASTSS (SI), Y10
+	VBROADCASTSS (SI)(R10*1), Y11
+	VBROADCASTSS (SI)(R10*2), Y12
+	VBROADCASTSS (SI)(R11*1), Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y8, Y11, Y1
+	VFMADD231PS Y8, Y12, Y2
+	VFMADD231PS Y8, Y13, Y3
+	ADDQ R12, SI
+	ADDQ R13, DX
+	DECQ CX
+	JNZ g1_loop
+g1_done:
+	TESTQ R14, R14
+	JZ g1_store
+	VBROADCASTSS 0(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 4(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y1
+	VMOVUPS Y1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 8(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y2
+	VMOVUPS Y2, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 12(R14), Y10
+	VFMADD231PS 0(DI), Y10, Y3
+	VMOVUPS Y3, 0(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+g1_store:
+	VMOVUPS Y0, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Y1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Y2, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Y3, 0(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+
+// func attnColMaxAVX2(s *float32, lds, rows, cols int, mx *float32)
+// cols must be a multiple of 8.
+TEXT ·attnColMaxAVX2(SB), NOSPLIT, $0-40
+	MOVQ s+0(FP), SI
+	MOVQ lds+8(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R9
+	MOVQ cols+24(FP), R10
+	MOVQ mx+32(FP), DI
+cm_col:
+	TESTQ R10, R10
+	JZ cm_end
+	VMOVUPS (DI), Y0
+	MOVQ SI, AX
+	MOVQ R9, CX
+	TESTQ CX, CX
+	JZ cm_next
+cm_row:
+	VMAXPS (AX), Y0, Y0
+	ADDQ R8, AX
+	DECQ CX
+	JNZ cm_row
+cm_next:
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, R10
+	JMP cm_col
+cm_end:
+	VZEROUPPER
+	RET
+
+// func attnExpRowsAVX2(s *float32, lds, rows, cols int, m, sum *float32)
+// cols must be a multiple of 8. x = (s-m)·log2(e) is clamped to [-127, 127]
+// and split into n = round(x) and f = x-n in [-1/2, 1/2]; 2^f is the
+// polynomial of the AVX-512 kernel and 2^n is built in the exponent field,
+// (n+127)<<23, which is 0 for n = -127: masked (−Inf) logits give 0.
+TEXT ·attnExpRowsAVX2(SB), NOSPLIT, $0-48
+	MOVL $0x3fb8aa3b, AX
+	MOVQ AX, X15
+	VBROADCASTSS X15, Y15
+	MOVL $0xc2fe0000, AX
+	MOVQ AX, X14
+	VBROADCASTSS X14, Y14
+	MOVL $0x42fe0000, AX
+	MOVQ AX, X13
+	VBROADCASTSS X13, Y13
+	MOVL $127, AX
+	MOVQ AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0x3f800000, AX
+	MOVQ AX, X5
+	VBROADCASTSS X5, Y5
+	MOVL $0x3f317218, AX
+	MOVQ AX, X6
+	VBROADCASTSS X6, Y6
+	MOVL $0x3e75fdf0, AX
+	MOVQ AX, X7
+	VBROADCASTSS X7, Y7
+	MOVL $0x3d635847, AX
+	MOVQ AX, X8
+	VBROADCASTSS X8, Y8
+	MOVL $0x3c1d955b, AX
+	MOVQ AX, X9
+	VBROADCASTSS X9, Y9
+	MOVL $0x3aaec3ff, AX
+	MOVQ AX, X10
+	VBROADCASTSS X10, Y10
+	MOVL $0x39218489, AX
+	MOVQ AX, X11
+	VBROADCASTSS X11, Y11
+	MOVQ s+0(FP), SI
+	MOVQ lds+8(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R9
+	MOVQ cols+24(FP), R10
+	MOVQ m+32(FP), DI
+	MOVQ sum+40(FP), DX
+ex_col:
+	TESTQ R10, R10
+	JZ ex_end
+	VMOVUPS (DI), Y0
+	VMOVUPS (DX), Y1
+	MOVQ SI, AX
+	MOVQ R9, CX
+	TESTQ CX, CX
+	JZ ex_next
+ex_row:
+	VMOVUPS (AX), Y2
+	VSUBPS Y0, Y2, Y2
+	VMULPS Y15, Y2, Y2
+	VMAXPS Y14, Y2, Y2
+	VMINPS Y13, Y2, Y2
+	VROUNDPS $0, Y2, Y3
+	VSUBPS Y3, Y2, Y2
+	VMOVAPS Y11, Y4
+	VFMADD213PS Y10, Y2, Y4
+	VFMADD213PS Y9, Y2, Y4
+	VFMADD213PS Y8, Y2, Y4
+	VFMADD213PS Y7, Y2, Y4
+	VFMADD213PS Y6, Y2, Y4
+	VFMADD213PS Y5, Y2, Y4
+	VCVTPS2DQ Y3, Y3
+	VPADDD Y12, Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VMULPS Y3, Y4, Y4
+	VMOVUPS Y4, (AX)
+	VADDPS Y4, Y1, Y1
+	ADDQ R8, AX
+	DECQ CX
+	JNZ ex_row
+ex_next:
+	VMOVUPS Y1, (DX)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, R10
+	JMP ex_col
+ex_end:
+	VZEROUPPER
+	RET
+
+// func attnCvtBF16AVX2(dst *float32, src *uint16, n int)
+// n must be a multiple of 16.
+TEXT ·attnCvtBF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	TESTQ CX, CX
+	JZ cvtBF16_end
+cvtBF16_loop:
+	VPMOVZXWD (SI), Y0
+	VPSLLD $16, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ cvtBF16_loop
+cvtBF16_end:
+	VZEROUPPER
+	RET
+
+// func attnCvtF16AVX2(dst *float32, src *uint16, n int)
+// n must be a multiple of 16.
+TEXT ·attnCvtF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	TESTQ CX, CX
+	JZ cvtF16_end
+cvtF16_loop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ cvtF16_loop
+cvtF16_end:
+	VZEROUPPER
+	RET
