@@ -1,0 +1,379 @@
+// AVX-512 BF16 inner loops of the attention fast path (see attn_bf16_amd64.go).
+//
+// The Go assembler lacks VDPBF16PS and VCVTNE2PS2BF16: they are written as
+// their bytes (EVEX.512.0F38.W0, F3 52 /r and F2 72 /r, registers only), each
+// with the instruction in GNU syntax as its comment; TestAttnBF16Encoding
+// assembles the comments with GNU as and compares the bytes.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// attnPairIdx interleaves the two halves of a vector of 32 words:
+// word 2i takes word i, word 2i+1 takes word 16+i.
+DATA attnPairIdx<>+0(SB)/8, $0x0011000100100000
+DATA attnPairIdx<>+8(SB)/8, $0x0013000300120002
+DATA attnPairIdx<>+16(SB)/8, $0x0015000500140004
+DATA attnPairIdx<>+24(SB)/8, $0x0017000700160006
+DATA attnPairIdx<>+32(SB)/8, $0x0019000900180008
+DATA attnPairIdx<>+40(SB)/8, $0x001b000b001a000a
+DATA attnPairIdx<>+48(SB)/8, $0x001d000d001c000c
+DATA attnPairIdx<>+56(SB)/8, $0x001f000f001e000e
+GLOBL attnPairIdx<>(SB), RODATA|NOPTR, $64
+
+// func attnGemmBF16AVX512(c *float32, ldc int, a *byte, rsa, csa int, b *uint32, ldb int, kp, nc int, scale *float32, mul float32)
+// For r < 8 and j < nc (nc <= 32):
+//   C[r*ldc+j] = s_r*C[r*ldc+j] + mul*sum_{k<kp} dot(A(r,k), B[k*ldb+j])
+// where A(r,k) is the bf16 pair (32 bits) at a + r*rsa + k*csa (bytes), B
+// holds bf16 pairs, dot(x, y) = x.lo*y.lo + x.hi*y.hi (VDPBF16PS), and s_r
+// is scale[r], or C is not read when scale is nil.
+TEXT ·attnGemmBF16AVX512(SB), NOSPLIT, $0-84
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	SHLQ $2, R8
+	MOVQ a+16(FP), SI
+	MOVQ rsa+24(FP), R10
+	LEAQ (R10)(R10*2), R11
+	LEAQ (SI)(R10*4), R9
+	MOVQ csa+32(FP), R12
+	MOVQ b+40(FP), DX
+	MOVQ ldb+48(FP), R13
+	SHLQ $2, R13
+	MOVQ scale+72(FP), R14
+	VBROADCASTSS mul+80(FP), Z26
+	MOVQ nc+64(FP), CX
+	CMPQ CX, $16
+	JGT wide
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ kp+56(FP), CX
+	TESTQ CX, CX
+	JZ narrow_done
+narrow_loop:
+	VMOVUPS.Z (DX), K1, Z16
+	VPBROADCASTD (SI), Z18
+	VPBROADCASTD (SI)(R10*1), Z19
+	VPBROADCASTD (SI)(R10*2), Z20
+	VPBROADCASTD (SI)(R11*1), Z21
+	VPBROADCASTD (R9), Z22
+	VPBROADCASTD (R9)(R10*1), Z23
+	VPBROADCASTD (R9)(R10*2), Z24
+	VPBROADCASTD (R9)(R11*1), Z25
+	BYTE $0x62; BYTE $0xb2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xc0 // vdpbf16ps %zmm16, %zmm18, %zmm0
+	BYTE $0x62; BYTE $0xb2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xc8 // vdpbf16ps %zmm16, %zmm19, %zmm1
+	BYTE $0x62; BYTE $0xb2; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xd0 // vdpbf16ps %zmm16, %zmm20, %zmm2
+	BYTE $0x62; BYTE $0xb2; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xd8 // vdpbf16ps %zmm16, %zmm21, %zmm3
+	BYTE $0x62; BYTE $0xb2; BYTE $0x4e; BYTE $0x40; BYTE $0x52; BYTE $0xe0 // vdpbf16ps %zmm16, %zmm22, %zmm4
+	BYTE $0x62; BYTE $0xb2; BYTE $0x46; BYTE $0x40; BYTE $0x52; BYTE $0xe8 // vdpbf16ps %zmm16, %zmm23, %zmm5
+	BYTE $0x62; BYTE $0xb2; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf0 // vdpbf16ps %zmm16, %zmm24, %zmm6
+	BYTE $0x62; BYTE $0xb2; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xf8 // vdpbf16ps %zmm16, %zmm25, %zmm7
+	ADDQ R12, SI
+	ADDQ R12, R9
+	ADDQ R13, DX
+	DECQ CX
+	JNZ narrow_loop
+narrow_done:
+	VMULPS Z26, Z0, Z0
+	VMULPS Z26, Z1, Z1
+	VMULPS Z26, Z2, Z2
+	VMULPS Z26, Z3, Z3
+	VMULPS Z26, Z4, Z4
+	VMULPS Z26, Z5, Z5
+	VMULPS Z26, Z6, Z6
+	VMULPS Z26, Z7, Z7
+	TESTQ R14, R14
+	JZ narrow_store
+	VBROADCASTSS 0(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 4(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z1
+	VMOVUPS Z1, K1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 8(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 12(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z3
+	VMOVUPS Z3, K1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 16(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 20(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z5
+	VMOVUPS Z5, K1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 24(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 28(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z7
+	VMOVUPS Z7, K1, 0(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+narrow_store:
+	VMOVUPS Z0, K1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Z1, K1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Z2, K1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Z3, K1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Z4, K1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Z5, K1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Z6, K1, 0(DI)
+	ADDQ R8, DI
+	VMOVUPS Z7, K1, 0(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+wide:
+	SUBQ $16, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K2
+	MOVL $0xffff, AX
+	KMOVW AX, K1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ kp+56(FP), CX
+	TESTQ CX, CX
+	JZ wide_done
+wide_loop:
+	VMOVUPS.Z (DX), K1, Z16
+	VMOVUPS.Z 64(DX), K2, Z17
+	VPBROADCASTD (SI), Z18
+	VPBROADCASTD (SI)(R10*1), Z19
+	VPBROADCASTD (SI)(R10*2), Z20
+	VPBROADCASTD (SI)(R11*1), Z21
+	VPBROADCASTD (R9), Z22
+	VPBROADCASTD (R9)(R10*1), Z23
+	VPBROADCASTD (R9)(R10*2), Z24
+	VPBROADCASTD (R9)(R11*1), Z25
+	BYTE $0x62; BYTE $0xb2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xc0 // vdpbf16ps %zmm16, %zmm18, %zmm0
+	BYTE $0x62; BYTE $0xb2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xc9 // vdpbf16ps %zmm17, %zmm18, %zmm1
+	BYTE $0x62; BYTE $0xb2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xd0 // vdpbf16ps %zmm16, %zmm19, %zmm2
+	BYTE $0x62; BYTE $0xb2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xd9 // vdpbf16ps %zmm17, %zmm19, %zmm3
+	BYTE $0x62; BYTE $0xb2; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xe0 // vdpbf16ps %zmm16, %zmm20, %zmm4
+	BYTE $0x62; BYTE $0xb2; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xe9 // vdpbf16ps %zmm17, %zmm20, %zmm5
+	BYTE $0x62; BYTE $0xb2; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xf0 // vdpbf16ps %zmm16, %zmm21, %zmm6
+	BYTE $0x62; BYTE $0xb2; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xf9 // vdpbf16ps %zmm17, %zmm21, %zmm7
+	BYTE $0x62; BYTE $0x32; BYTE $0x4e; BYTE $0x40; BYTE $0x52; BYTE $0xc0 // vdpbf16ps %zmm16, %zmm22, %zmm8
+	BYTE $0x62; BYTE $0x32; BYTE $0x4e; BYTE $0x40; BYTE $0x52; BYTE $0xc9 // vdpbf16ps %zmm17, %zmm22, %zmm9
+	BYTE $0x62; BYTE $0x32; BYTE $0x46; BYTE $0x40; BYTE $0x52; BYTE $0xd0 // vdpbf16ps %zmm16, %zmm23, %zmm10
+	BYTE $0x62; BYTE $0x32; BYTE $0x46; BYTE $0x40; BYTE $0x52; BYTE $0xd9 // vdpbf16ps %zmm17, %zmm23, %zmm11
+	BYTE $0x62; BYTE $0x32; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe0 // vdpbf16ps %zmm16, %zmm24, %zmm12
+	BYTE $0x62; BYTE $0x32; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe9 // vdpbf16ps %zmm17, %zmm24, %zmm13
+	BYTE $0x62; BYTE $0x32; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xf0 // vdpbf16ps %zmm16, %zmm25, %zmm14
+	BYTE $0x62; BYTE $0x32; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xf9 // vdpbf16ps %zmm17, %zmm25, %zmm15
+	ADDQ R12, SI
+	ADDQ R12, R9
+	ADDQ R13, DX
+	DECQ CX
+	JNZ wide_loop
+wide_done:
+	VMULPS Z26, Z0, Z0
+	VMULPS Z26, Z1, Z1
+	VMULPS Z26, Z2, Z2
+	VMULPS Z26, Z3, Z3
+	VMULPS Z26, Z4, Z4
+	VMULPS Z26, Z5, Z5
+	VMULPS Z26, Z6, Z6
+	VMULPS Z26, Z7, Z7
+	VMULPS Z26, Z8, Z8
+	VMULPS Z26, Z9, Z9
+	VMULPS Z26, Z10, Z10
+	VMULPS Z26, Z11, Z11
+	VMULPS Z26, Z12, Z12
+	VMULPS Z26, Z13, Z13
+	VMULPS Z26, Z14, Z14
+	VMULPS Z26, Z15, Z15
+	TESTQ R14, R14
+	JZ wide_store
+	VBROADCASTSS 0(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 4(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z3
+	VMOVUPS Z3, K2, 64(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 8(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z5
+	VMOVUPS Z5, K2, 64(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 12(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z7
+	VMOVUPS Z7, K2, 64(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 16(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z9
+	VMOVUPS Z9, K2, 64(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 20(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z11
+	VMOVUPS Z11, K2, 64(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 24(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	ADDQ R8, DI
+	VBROADCASTSS 28(R14), Z27
+	VMOVUPS.Z 0(DI), K1, Z28
+	VFMADD231PS Z28, Z27, Z14
+	VMOVUPS Z14, K1, 0(DI)
+	VMOVUPS.Z 64(DI), K2, Z28
+	VFMADD231PS Z28, Z27, Z15
+	VMOVUPS Z15, K2, 64(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+wide_store:
+	VMOVUPS Z0, K1, 0(DI)
+	VMOVUPS Z1, K2, 64(DI)
+	ADDQ R8, DI
+	VMOVUPS Z2, K1, 0(DI)
+	VMOVUPS Z3, K2, 64(DI)
+	ADDQ R8, DI
+	VMOVUPS Z4, K1, 0(DI)
+	VMOVUPS Z5, K2, 64(DI)
+	ADDQ R8, DI
+	VMOVUPS Z6, K1, 0(DI)
+	VMOVUPS Z7, K2, 64(DI)
+	ADDQ R8, DI
+	VMOVUPS Z8, K1, 0(DI)
+	VMOVUPS Z9, K2, 64(DI)
+	ADDQ R8, DI
+	VMOVUPS Z10, K1, 0(DI)
+	VMOVUPS Z11, K2, 64(DI)
+	ADDQ R8, DI
+	VMOVUPS Z12, K1, 0(DI)
+	VMOVUPS Z13, K2, 64(DI)
+	ADDQ R8, DI
+	VMOVUPS Z14, K1, 0(DI)
+	VMOVUPS Z15, K2, 64(DI)
+	ADDQ R8, DI
+	VZEROUPPER
+	RET
+
+// func attnPackPairsBF16AVX512(dst *uint32, r0, r1 *uint16, n int)
+// dst[i] = r0[i] | r1[i]<<16 for i < n, n a multiple of 16.
+TEXT ·attnPackPairsBF16AVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	VMOVDQU64 attnPairIdx<>(SB), Z31
+	TESTQ CX, CX
+	JZ pb_end
+pb_loop:
+	VMOVDQU (SI), Y0
+	VINSERTI64X4 $1, (DX), Z0, Z0
+	VPERMW Z0, Z31, Z1
+	VMOVDQU64 Z1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ pb_loop
+pb_end:
+	VZEROUPPER
+	RET
+
+// func attnPackPairsF32BF16AVX512(dst *uint32, r0, r1 *float32, n int)
+// dst[i] = bf16(r0[i]) | bf16(r1[i])<<16 for i < n, n a multiple of 16;
+// bf16 rounds to nearest even and flushes subnormals (VCVTNE2PS2BF16).
+TEXT ·attnPackPairsF32BF16AVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	VMOVDQU64 attnPairIdx<>(SB), Z31
+	TESTQ CX, CX
+	JZ pf_end
+pf_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // vcvtne2ps2bf16 %zmm0, %zmm1, %zmm2
+	VPERMW Z2, Z31, Z3
+	VMOVDQU64 Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ pf_loop
+pf_end:
+	VZEROUPPER
+	RET
