@@ -624,6 +624,18 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 		loadRowF32(q[rr*d:(rr+1)*d], &a.Q, a.Q.offset(it.qbt, it.qrow0+i, h), a.Scale)
 	}
 	clear(q[rows*d:])
+	// Q·Kᵀ on bf16 pairs when Q and K are bf16: the unscaled queries.
+	var q16 []uint16
+	if k.qk4BF16 != nil && a.Q.DType == tile.BF16 && a.K.DType == tile.BF16 && d%32 == 0 {
+		q16 = unsafe.Slice((*uint16)(unsafe.Pointer(&sc.qt[0])), 4*d)
+		for rr := 0; rr < rows; rr++ {
+			row := it.r0 + rr
+			i, h := row/G, it.g*G+row%G
+			off := a.Q.offset(it.qbt, it.qrow0+i, h)
+			copy(q16[rr*d:(rr+1)*d], unsafe.Slice((*uint16)(unsafe.Pointer(&a.Q.Data[2*off])), d))
+		}
+		clear(q16[rows*d:])
+	}
 	var m, l, corr, use [4]float32
 	var m16, use16, sum16 [16]float32
 	for c := range m {
@@ -668,7 +680,9 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 		}
 		n4 := nb &^ 3
 		nb4 := (nb + 3) &^ 3
-		if n4 > 0 {
+		if n4 > 0 && q16 != nil {
+			k.qk4BF16(&st[0], kp, ldk, &q16[0], d, d, n4, pfk, a.Scale)
+		} else if n4 > 0 {
 			qk(&st[0], kp, ldk, &q[0], d, d, n4, pfk)
 		}
 		if n4 < nb {

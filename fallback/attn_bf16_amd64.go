@@ -11,6 +11,9 @@ import "github.com/klauspost/cpuid/v2"
 func attnGemmBF16AVX512(c *float32, ldc int, a *byte, rsa, csa int, b *uint32, ldb int, kp, nc int, scale *float32, mul float32)
 
 //go:noescape
+func attnQK4BF16DPAVX512(s *float32, k *byte, ldk int, q *uint16, ldq, d, nk, pf int, scale float32)
+
+//go:noescape
 func attnPackPairsBF16AVX512(dst *uint32, r0, r1 *uint16, n int)
 
 //go:noescape
@@ -23,12 +26,15 @@ var attnBF16Features = []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512VL, cpuid.AV
 
 func init() {
 	// avx512bf16 is avx512 plus the bf16 pair kernels, which take over the
-	// prefill when Q, K and V are all bf16 (attnRun.bf16).
+	// prefill when Q, K and V are all bf16 (attnRun.bf16), and the decode
+	// logits when Q and K are. (attn_amd64.go's init, which adds avx512,
+	// runs first: files are initialised in name order.)
 	k := *findAttnVariant("avx512")
 	k.name = "avx512bf16"
 	k.features = attnBF16Features
 	k.gemmBF16 = attnGemmBF16AVX512
 	k.pairsBF16 = attnPackPairsBF16AVX512
 	k.pairsF32BF16 = attnPackPairsF32BF16AVX512
+	k.qk4BF16 = attnQK4BF16DPAVX512
 	attnVariants = append([]attnKernels{k}, attnVariants...)
 }

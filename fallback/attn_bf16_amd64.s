@@ -377,3 +377,134 @@ pf_loop:
 pf_end:
 	VZEROUPPER
 	RET
+
+// func attnQK4BF16DPAVX512(s *float32, k *byte, ldk int, q *uint16, ldq, d, nk, pf int, scale float32)
+// s[j*4+i] = scale * sum_c k[j][c]*q[i*ldq+c] for j < nk (a multiple of 4),
+// i < 4, on bf16 keys and queries with VDPBF16PS (exact products, 32
+// elements a step); ldk is in bytes, ldq in elements, d a multiple of 32.
+// pf is the prefetch hint of qk4Func. The reduction is attnQK4F32's.
+TEXT ·attnQK4BF16DPAVX512(SB), NOSPLIT, $0-68
+	MOVQ s+0(FP), DI
+	MOVQ k+8(FP), SI
+	MOVQ ldk+16(FP), R9
+	MOVQ pf+56(FP), R8
+	LEAQ (R9)(R9*2), R10
+	MOVQ q+24(FP), R13
+	MOVQ ldq+32(FP), R11
+	SHLQ $1, R11
+	LEAQ (R11)(R11*2), R12
+	MOVQ d+40(FP), R14
+	SHRQ $5, R14
+	MOVQ nk+48(FP), BX
+	SHRQ $2, BX
+	TESTQ BX, BX
+	JZ qk_end
+qk_group:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ SI, AX
+	MOVQ R13, DX
+	MOVQ R14, CX
+qk_loop:
+	LEAQ (AX)(R8*1), R15
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(R9*1)
+	PREFETCHT0 (R15)(R9*2)
+	PREFETCHT0 (R15)(R10*1)
+	VMOVDQU64 (AX), Z16
+	VMOVDQU64 (AX)(R9*1), Z17
+	VMOVDQU64 (AX)(R9*2), Z18
+	VMOVDQU64 (AX)(R10*1), Z19
+	VMOVDQU64 (DX), Z20
+	VMOVDQU64 (DX)(R11*1), Z21
+	VMOVDQU64 (DX)(R11*2), Z22
+	VMOVDQU64 (DX)(R12*1), Z23
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm20, %zmm16, %zmm0
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm21, %zmm16, %zmm1
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xd6 // vdpbf16ps %zmm22, %zmm16, %zmm2
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xdf // vdpbf16ps %zmm23, %zmm16, %zmm3
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm20, %zmm17, %zmm4
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm21, %zmm17, %zmm5
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xf6 // vdpbf16ps %zmm22, %zmm17, %zmm6
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xff // vdpbf16ps %zmm23, %zmm17, %zmm7
+	BYTE $0x62; BYTE $0x32; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xc4 // vdpbf16ps %zmm20, %zmm18, %zmm8
+	BYTE $0x62; BYTE $0x32; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps %zmm21, %zmm18, %zmm9
+	BYTE $0x62; BYTE $0x32; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xd6 // vdpbf16ps %zmm22, %zmm18, %zmm10
+	BYTE $0x62; BYTE $0x32; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xdf // vdpbf16ps %zmm23, %zmm18, %zmm11
+	BYTE $0x62; BYTE $0x32; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xe4 // vdpbf16ps %zmm20, %zmm19, %zmm12
+	BYTE $0x62; BYTE $0x32; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps %zmm21, %zmm19, %zmm13
+	BYTE $0x62; BYTE $0x32; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xf6 // vdpbf16ps %zmm22, %zmm19, %zmm14
+	BYTE $0x62; BYTE $0x32; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xff // vdpbf16ps %zmm23, %zmm19, %zmm15
+	ADDQ $64, AX
+	ADDQ $64, DX
+	DECQ CX
+	JNZ qk_loop
+	VUNPCKLPS Z1, Z0, Z16
+	VUNPCKHPS Z1, Z0, Z24
+	VADDPS Z24, Z16, Z16
+	VUNPCKLPS Z3, Z2, Z17
+	VUNPCKHPS Z3, Z2, Z25
+	VADDPS Z25, Z17, Z17
+	VUNPCKLPS Z5, Z4, Z18
+	VUNPCKHPS Z5, Z4, Z26
+	VADDPS Z26, Z18, Z18
+	VUNPCKLPS Z7, Z6, Z19
+	VUNPCKHPS Z7, Z6, Z27
+	VADDPS Z27, Z19, Z19
+	VUNPCKLPS Z9, Z8, Z20
+	VUNPCKHPS Z9, Z8, Z28
+	VADDPS Z28, Z20, Z20
+	VUNPCKLPS Z11, Z10, Z21
+	VUNPCKHPS Z11, Z10, Z29
+	VADDPS Z29, Z21, Z21
+	VUNPCKLPS Z13, Z12, Z22
+	VUNPCKHPS Z13, Z12, Z30
+	VADDPS Z30, Z22, Z22
+	VUNPCKLPS Z15, Z14, Z23
+	VUNPCKHPS Z15, Z14, Z31
+	VADDPS Z31, Z23, Z23
+	VUNPCKLPD Z17, Z16, Z0
+	VUNPCKHPD Z17, Z16, Z1
+	VADDPS Z1, Z0, Z0
+	VUNPCKLPD Z19, Z18, Z2
+	VUNPCKHPD Z19, Z18, Z3
+	VADDPS Z3, Z2, Z2
+	VUNPCKLPD Z21, Z20, Z4
+	VUNPCKHPD Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4
+	VUNPCKLPD Z23, Z22, Z6
+	VUNPCKHPD Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6
+	VSHUFF32X4 $0x44, Z2, Z0, Z8
+	VSHUFF32X4 $0xEE, Z2, Z0, Z9
+	VADDPS Z9, Z8, Z8
+	VSHUFF32X4 $0x44, Z6, Z4, Z10
+	VSHUFF32X4 $0xEE, Z6, Z4, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFF32X4 $0x88, Z10, Z8, Z12
+	VSHUFF32X4 $0xDD, Z10, Z8, Z13
+	VADDPS Z13, Z12, Z12
+	VBROADCASTSS scale+64(FP), Z14
+	VMULPS Z14, Z12, Z12
+	VMOVUPS Z12, (DI)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*4), SI
+	DECQ BX
+	JNZ qk_group
+qk_end:
+	VZEROUPPER
+	RET

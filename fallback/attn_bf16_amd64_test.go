@@ -41,9 +41,10 @@ func TestAttnBF16Encoding(t *testing.T) {
 			texts = append(texts, m[2])
 		}
 	}
-	// The 8×2 and 8×1 gemm tiles and the one conversion.
-	if len(want) != 8*2+8+1 {
-		t.Fatalf("found %d encoded instructions, want 25", len(want))
+	// The 8×2 and 8×1 gemm tiles, the one conversion and the decode
+	// kernel's 4×4 tile.
+	if len(want) != 8*2+8+1+4*4 {
+		t.Fatalf("found %d encoded instructions, want 41", len(want))
 	}
 	dir := t.TempDir()
 	in, obj := filepath.Join(dir, "in.s"), filepath.Join(dir, "in.o")
@@ -117,6 +118,29 @@ func TestAttnBF16Kernels(t *testing.T) {
 		if dst[n] != 0xdeadbeef {
 			t.Fatalf("pairs n=%d wrote past n", n)
 		}
+		// The decode logits against qk4Go on the same bf16 values widened.
+		{
+			d, nk := 32*(1+rng.IntN(4)), 4*(1+rng.IntN(5))
+			ldk, ldq := 2*(d+2*rng.IntN(9)), d+2*rng.IntN(9)
+			kb, q := bf(nk*ldk/2), bf(4*ldq)
+			qf := make([]float32, 4*ldq)
+			for i, u := range q {
+				qf[i] = float32(f(u))
+			}
+			sc := rng.Float32() + 0.5
+			got, want := make([]float32, 4*nk+1), make([]float32, 4*nk)
+			got[4*nk] = 7
+			k.qk4BF16(&got[0], (*byte)(unsafe.Pointer(&kb[0])), ldk, &q[0], ldq, d, nk, 0, sc)
+			qk4Go(tile.BF16)(&want[0], (*byte)(unsafe.Pointer(&kb[0])), ldk, &qf[0], ldq, d, nk, 0)
+			for i := range want {
+				if w := sc * want[i]; math.Abs(float64(got[i]-w)) > 1e-6*float64(d) {
+					t.Fatalf("qk4BF16 d=%d nk=%d: s[%d] = %v, want %v", d, nk, i, got[i], w)
+				}
+			}
+			if got[4*nk] != 7 {
+				t.Fatalf("qk4BF16 nk=%d wrote past s", nk)
+			}
+		}
 		// gemm: A rows r at byte r·rsa, pairs k at k·csa.
 		nc := 1 + rng.IntN(32)
 		kp := rng.IntN(70)
@@ -182,6 +206,8 @@ func TestAttentionBF16Pairs(t *testing.T) {
 		{1, 2, 2, 48, 7, 1000, false, 100, 3, 30, tile.BF16, 2},
 		{1, 4, 2, 256, 65, 63, true, -1, -1, 0, tile.BF16, 0},
 		{1, 1, 1, 128, 200, 200, true, -1, -1, 0, tile.BF16, 3},
+		{1, 8, 2, 128, 1, 1001, false, -1, -1, 0, tile.BF16, 0}, // decode
+		{2, 4, 1, 64, 1, 77, true, -1, -1, 20, tile.BF16, 2},    // decode
 	} {
 		a := &AttentionArgs{Batch: c.batch, HeadsQ: c.hq, HeadsKV: c.hkv, HeadDim: c.d, SeqQ: c.sq, SeqKV: c.skv,
 			Q: randTensor(rng, c.dt, c.batch, c.sq, c.hq, c.d), K: randTensor(rng, c.dt, c.batch, c.skv, c.hkv, c.d),
@@ -203,7 +229,13 @@ func TestAttentionBF16Pairs(t *testing.T) {
 		}
 		e := compareOut(tile.F32, a.O.Data, ref.O.Data)
 		ef := compareOut(tile.F32, f32.O.Data, ref.O.Data)
-		if e > 0x1p-8 || ef > 1e-5 || !(e > ef) {
+		// Decode items (≤ 4 rows, d a multiple of 64) round nothing: only
+		// their logits take VDPBF16PS.
+		decode := c.sq*c.hq/c.hkv <= 4 && c.d%64 == 0
+		if decode && (e > 1e-5 || ef > 1e-5) {
+			t.Errorf("%v: decode error %.3g, f32 path %.3g (bound 1e-5)", c, e, ef)
+		}
+		if !decode && (e > 0x1p-8 || ef > 1e-5 || !(e > ef)) {
 			t.Errorf("%v: bf16 pair path error %.3g (bound 2^-8), f32 path %.3g", c, e, ef)
 		}
 		t.Logf("%v: bf16 pairs %.3g, f32 %.3g", c, e, ef)

@@ -60,6 +60,10 @@ type attnKernels struct {
 	// layout of gemmBF16's operands.
 	pairsBF16    func(dst *uint32, r0, r1 *uint16, n int)
 	pairsF32BF16 func(dst *uint32, r0, r1 *float32, n int)
+	// qk4BF16, if set, replaces qk4 when Q and K are both bf16: the same
+	// logits, scale·Σ_c K_j[c]·Q[i·ldq+c], from the unscaled bf16 queries
+	// (exact products; d a multiple of 32).
+	qk4BF16 func(s *float32, k *byte, ldk int, q *uint16, ldq, d, nk, pf int, scale float32)
 }
 
 // qk4Func computes S[j·4+i] = Σ_{c<d} K_j[c]·Q[i·ldq+c] for j < nk (a
