@@ -3,6 +3,7 @@ package bench_test
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
@@ -13,10 +14,12 @@ import (
 // (4·s²·d·h, halved for causal) of one thread running fallback.AttentionFast
 // with the named kernel set (the variants the CPU feature mask TCRT_CPU
 // chooses between) on a causal prefill of 4 heads, 512 positions, d = 128:
-// it measures the inner loops, not the threading. Compare variants within
+// it measures the inner loops, not the threading. It also reports
+// GFLOP/cpu-s, the work over the CPU time of the benchmark's thread, which
+// a busy machine's other processes do not dilute. Compare variants within
 // one run, e.g.
 //
-//	REF=AttentionPrefillKernels/f32/generic UNIT=GFLOP/s scripts/bench-ratio.sh 'AttentionPrefillKernels/f32/avx2$' 5
+//	REF=AttentionPrefillKernels/f32/generic UNIT=GFLOP/cpu-s scripts/bench-ratio.sh 'AttentionPrefillKernels/f32/avx2$' 5
 func BenchmarkAttentionPrefillKernels(b *testing.B) {
 	const h, s, d = 4, 512, 128
 	r := rand.New(rand.NewPCG(5, 6))
@@ -50,10 +53,16 @@ func BenchmarkAttentionPrefillKernels(b *testing.B) {
 					if !v.Available() {
 						b.Skipf("%s: the CPU lacks %v", v.Name, v.Features)
 					}
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					cpu0 := threadCPU()
 					for b.Loop() {
 						if err := fallback.AttentionFast(v.Name, &a); err != nil {
 							b.Fatal(err)
 						}
+					}
+					if cpu := threadCPU() - cpu0; cpu0 >= 0 && cpu > 0 {
+						b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
 					}
 					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})

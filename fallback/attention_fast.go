@@ -564,6 +564,11 @@ func (r *attnRun) store(it *attnItem, rr int, acc []float32, m, l float32) {
 		for c, v := range acc {
 			dst[c] = v * inv
 		}
+	case tile.BF16:
+		dst := unsafe.Slice((*uint16)(unsafe.Pointer(&a.O.Data[2*oo])), len(acc))
+		for c, v := range acc {
+			dst[c] = tile.F32ToBF16(v * inv)
+		}
 	default:
 		for c, v := range acc {
 			storeF32(a.O.DType, a.O.Data, oo+c, v*inv)
