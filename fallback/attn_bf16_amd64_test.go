@@ -241,3 +241,45 @@ func TestAttentionBF16Pairs(t *testing.T) {
 		t.Logf("%v: bf16 pairs %.3g, f32 %.3g", c, e, ef)
 	}
 }
+
+// TestAttnBF16Subnormals pins down the flushing the bf16 path's numerics
+// rely on (attnRun.bf16): VDPBF16PS treats a subnormal bf16 input as 0
+// even where its product would be a normal f32, and VCVTNE2PS2BF16 turns a
+// subnormal f32 into a (signed) zero, not the nearest bf16.
+func TestAttnBF16Subnormals(t *testing.T) {
+	if !cpufeat.Supports(attnBF16Features...) {
+		t.Skip("the CPU (or TCRT_CPU) lacks AVX512_BF16")
+	}
+	k := findAttnVariant("avx512bf16")
+	// A: the pair (2^-133 subnormal, 1); B: the pair (2^100, 0.5). Exact:
+	// 2^-33 + 0.5; flushed: 0.5.
+	sub, one := uint16(0x0001), tile.F32ToBF16(1)
+	a := make([]uint32, 8)
+	for i := range a {
+		a[i] = uint32(sub) | uint32(one)<<16
+	}
+	b := make([]uint32, 16)
+	for i := range b {
+		b[i] = uint32(tile.F32ToBF16(0x1p100)) | uint32(tile.F32ToBF16(0.5))<<16
+	}
+	c := make([]float32, 8*16)
+	k.gemmBF16(&c[0], 16, (*byte)(unsafe.Pointer(&a[0])), 4, 32, &b[0], 16, 1, 16, nil, 1)
+	for i, v := range c {
+		if v != 0.5 {
+			t.Fatalf("VDPBF16PS of a subnormal input: C[%d] = %g, want 0.5 (flushed; exact %g)", i, v, 0.5+0x1p-33)
+		}
+	}
+	r0 := make([]float32, 16)
+	r1 := make([]float32, 16)
+	for i := range r0 {
+		r0[i] = math.Float32frombits(0x00400000) // 2^-127, subnormal
+		r1[i] = -math.Float32frombits(0x00000001)
+	}
+	dst := make([]uint32, 16)
+	k.pairsF32BF16(&dst[0], &r0[0], &r1[0], 16)
+	for i, v := range dst {
+		if v != 0x8000_0000 {
+			t.Fatalf("VCVTNE2PS2BF16 of subnormals: [%d] = %#x, want 0x80000000 (+0, −0)", i, v)
+		}
+	}
+}
