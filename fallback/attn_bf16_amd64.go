@@ -4,8 +4,11 @@ package fallback
 
 import "github.com/klauspost/cpuid/v2"
 
-// The AVX512_BF16 kernels (attn_bf16_amd64.s): the prefill's two products
-// on bf16 pairs with VDPBF16PS, see attnKernels.gemmBF16.
+//go:generate sh -c "go run attn_bf16_gen.go > attn_bf16_amd64.s"
+
+// The AVX512_BF16 kernels (attn_bf16_amd64.s, written by attn_bf16_gen.go):
+// the prefill's two products on bf16 pairs with VDPBF16PS (see
+// attnKernels.gemmBF16) and the decode logits (qk4BF16).
 
 //go:noescape
 func attnGemmBF16AVX512(c *float32, ldc int, a *byte, rsa, csa int, b *uint32, ldb int, kp, nc int, scale *float32, mul float32)

@@ -18,7 +18,7 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// TestAttnBF16Encoding checks the instructions attn_bf16_amd64.s spells as
+// TestAttnBF16Encoding checks the instructions attn_bf16_gen.go spells as
 // bytes (VDPBF16PS, VCVTNE2PS2BF16: the Go assembler lacks them) against
 // the system assembler: each BYTE line's comment is assembled with GNU as
 // and disassembled with objdump, and the bytes must be the same. It is
