@@ -2,7 +2,9 @@
 
 package fallback
 
-// The AVX2 prefill kernels (attn_avx2_amd64.s): the gemm in 4-row by 16-
+//go:generate sh -c "go run attn_avx2_gen.go > attn_avx2_amd64.s"
+
+// The AVX2 prefill kernels (attn_avx2_amd64.s, by attn_avx2_gen.go): the gemm in 4-row by 16-
 // (or 8-) column register tiles, the column max, the exponential and the
 // bf16/f16 widening, for x86 CPUs without AVX-512.
 
