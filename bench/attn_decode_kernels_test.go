@@ -3,6 +3,7 @@ package bench_test
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
@@ -14,7 +15,8 @@ import (
 // named kernel set (avx512, avx2, generic: the variants the CPU feature mask
 // TCRT_CPU chooses between) on a decode step whose cache stays in L2 (8
 // query heads on 2 KV heads, 256 keys, d = 128): it measures the kernels,
-// not memory. Compare variants within one run, e.g.
+// not memory. GB/cpu-s divides by the thread's CPU time instead (see
+// threadCPU). Compare variants within one run, e.g.
 //
 //	REF=AttentionDecodeKernels/f32/generic scripts/bench-ratio.sh 'AttentionDecodeKernels/f32/avx2$' 5
 func BenchmarkAttentionDecodeKernels(b *testing.B) {
@@ -50,10 +52,16 @@ func BenchmarkAttentionDecodeKernels(b *testing.B) {
 					if !v.Available() {
 						b.Skipf("%s: the CPU lacks %v", v.Name, v.Features)
 					}
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					cpu0 := threadCPU()
 					for b.Loop() {
 						if err := fallback.AttentionFast(v.Name, &a); err != nil {
 							b.Fatal(err)
 						}
+					}
+					if cpu := threadCPU() - cpu0; cpu0 >= 0 && cpu > 0 {
+						b.ReportMetric(kv*float64(b.N)/cpu/1e9, "GB/cpu-s")
 					}
 					b.ReportMetric(kv*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 				})

@@ -44,7 +44,8 @@ type attnItem struct {
 type attnScratch struct {
 	qt, qr, st, kbuf, vbuf, o []float32
 	m, l, mnew, corr, use     []float32
-	d                         int // the head dimension it is sized for
+	pp                        []uint32 // the bf16 pairs of P (bf16 path)
+	d                         int      // the head dimension it is sized for
 }
 
 // attnScratchPools keep the workers' scratch between calls, one pool per
@@ -85,7 +86,8 @@ func newAttnScratch(d int) *attnScratch {
 		o:    make([]float32, attnBM*d),
 		m:    make([]float32, attnBM), l: make([]float32, attnBM),
 		mnew: make([]float32, attnBM), corr: make([]float32, attnBM), use: make([]float32, attnBM),
-		d: d,
+		pp: make([]uint32, attnBN/2*attnBM),
+		d:  d,
 	}
 }
 
@@ -313,6 +315,90 @@ func (r *attnRun) kvRows(t *AttnTensor, buf []float32, b, k0, nb, g int, pad boo
 
 var negInf = float32(math.Inf(-1))
 
+// bf16 reports whether the prefill takes the bf16 pair kernels: the
+// variant has them, Q, K and V are bf16 and the head dimension is a
+// multiple of 16.
+//
+// Numerics, against the f32 path (which widens bf16 to f32 exactly): Q·Kᵀ
+// is the same sum of exact products (a bf16 product is exact in f32) in
+// another order, VDPBF16PS adding two products at a time, and the scale
+// is applied to the sum, not to Q. P is rounded to bf16 (relative error
+// ≤ 2⁻⁹ per weight) before P·V, whose products are again exact; the
+// softmax sum l adds the unrounded P, so an output row's weights sum to 1
+// within that rounding. VDPBF16PS and VCVTNE2PS2BF16 flush subnormal
+// inputs and outputs to zero (bf16 subnormals are below 1.2e-38; the
+// attention's P is 0 there at f32's precision anyway) and round to
+// nearest even. The output error is then about 2⁻⁹ relative to the
+// largest |V| of a row, against the float64 reference.
+func (r *attnRun) bf16() bool {
+	a := r.a
+	return r.k.gemmBF16 != nil && a.Q.DType == tile.BF16 && a.K.DType == tile.BF16 && a.V.DType == tile.BF16 && a.HeadDim%16 == 0
+}
+
+// u32s views the first n elements' bytes of p as uint32.
+func u32s(p []float32, n int) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&p[0])), n)[:n:n]
+}
+
+// attnZeroBF16 is a row of bf16 zeros, the partner of an odd block's last
+// value row.
+var attnZeroBF16 [maxAttnDim]uint16
+
+// kvRowsBF16 returns the bf16 key rows k0 … k0+nb−1 of head g of sequence
+// b and their stride in bytes: in place when nb is a multiple of 8 (the
+// gemm reads 8 rows at a time), else copied into buf and zero-padded to
+// one.
+func (r *attnRun) kvRowsBF16(t *AttnTensor, buf []float32, b, k0, nb, g int) (*byte, int) {
+	a := r.a
+	d := a.HeadDim
+	off := a.kvOffset(t, b, k0, g)
+	if nb%8 == 0 {
+		return &t.Data[2*off], 2 * t.SeqStride
+	}
+	n8 := (nb + 7) &^ 7
+	dst := unsafe.Slice((*uint16)(unsafe.Pointer(&buf[0])), n8*d)
+	for j := 0; j < nb; j++ {
+		copy(dst[j*d:(j+1)*d], unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[2*(off+j*t.SeqStride)])), d))
+	}
+	clear(dst[nb*d:])
+	return (*byte)(unsafe.Pointer(&dst[0])), 2 * d
+}
+
+// pvBF16 adds P·V of the key block k0 … k0+nb−1 to the bmp×d accumulator
+// o (already scaled by corr): P (sc.st, transposed, rows of keys) and V
+// are packed into bf16 pairs of consecutive keys, an odd block's last key
+// paired with zeros.
+func (r *attnRun) pvBF16(sc *attnScratch, it *attnItem, k0, nb, bmp int, o []float32) {
+	a, k := r.a, r.k
+	d := a.HeadDim
+	st := sc.st
+	np := (nb + 1) / 2
+	if nb%2 == 1 {
+		clear(st[nb*bmp : (nb+1)*bmp])
+	}
+	pp := sc.pp
+	for jp := 0; jp < np; jp++ {
+		k.pairsF32BF16(&pp[jp*bmp], &st[2*jp*bmp], &st[(2*jp+1)*bmp], bmp)
+	}
+	v := &a.V
+	off := a.kvOffset(v, it.b, k0, it.g)
+	vrow := func(j int) *uint16 {
+		if j >= nb {
+			return &attnZeroBF16[0]
+		}
+		return (*uint16)(unsafe.Pointer(&v.Data[2*(off+j*v.SeqStride)]))
+	}
+	vpk := u32s(sc.vbuf, np*d)
+	for jp := 0; jp < np; jp++ {
+		k.pairsBF16(&vpk[jp*d], vrow(2*jp), vrow(2*jp+1), d)
+	}
+	for q0 := 0; q0 < it.rows; q0 += 8 {
+		for c0 := 0; c0 < d; c0 += 32 {
+			k.gemmBF16(&o[q0*d+c0], d, (*byte)(unsafe.Pointer(&pp[q0])), 4, 4*bmp, &vpk[c0], d, np, min(32, d-c0), &sc.corr[q0], 1)
+		}
+	}
+}
+
 // item computes one work item.
 func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 	a, k := r.a, r.k
@@ -326,9 +412,23 @@ func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 	// Q block, scaled and transposed: qt[c·bmp + row].
 	qt := sc.qt[:d*bmp]
 	clear(qt)
+	bf := r.bf16()
 	// Few rows (decode) take the dot-product form on row-major Q instead.
-	dot := k.dot4x4 != nil && d%16 == 0 && rows <= 16
-	for rr := 0; rr < rows; rr++ {
+	dot := k.dot4x4 != nil && d%16 == 0 && rows <= 16 && !bf
+	// The bf16 path: Q unscaled in bf16 pairs, transposed: qp[c/2·bmp + row].
+	var qp []uint32
+	if bf {
+		qp = u32s(sc.qt, d/2*bmp)
+		for rr := 0; rr < rows; rr++ {
+			row := it.r0 + rr
+			i, h := row/G, it.g*G+row%G
+			off := a.Q.offset(it.qbt, it.qrow0+i, h)
+			for c, v := range unsafe.Slice((*uint32)(unsafe.Pointer(&a.Q.Data[2*off])), d/2) {
+				qp[c*bmp+rr] = v
+			}
+		}
+	}
+	for rr := 0; rr < rows && !bf; rr++ {
 		row := it.r0 + rr
 		i, h := row/G, it.g*G+row%G
 		qrow := sc.qr[rr*d : (rr+1)*d]
@@ -365,14 +465,26 @@ func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 				k.prefetch(&t.Data[off], nn, t.SeqStride*sz, d*sz)
 			}
 		}
-		kp, kld := r.kvRows(&a.K, sc.kbuf, it.b, k0, nb, it.g, true)
 		// S^T[j·bmp + row] = K_j · q_row.
+		if bf {
+			kb, kld := r.kvRowsBF16(&a.K, sc.kbuf, it.b, k0, nb, it.g)
+			for j0 := 0; j0 < nb; j0 += 8 {
+				for c0 := 0; c0 < bmp; c0 += 32 {
+					k.gemmBF16(&st[j0*bmp+c0], bmp, (*byte)(unsafe.Add(unsafe.Pointer(kb), j0*kld)), kld, 4, &qp[c0], bmp, d/2, min(32, bmp-c0), nil, a.Scale)
+				}
+			}
+		}
+		var kp *float32
+		var kld int
+		if !bf {
+			kp, kld = r.kvRows(&a.K, sc.kbuf, it.b, k0, nb, it.g, true)
+		}
 		for j0 := 0; j0 < nb && dot; j0 += 4 {
 			for i0 := 0; i0 < rows; i0 += 4 {
 				k.dot4x4(&st[j0*bmp+i0], bmp, at(kp, j0*kld), kld, &sc.qr[i0*d], d, d)
 			}
 		}
-		for j0 := 0; j0 < nb && !dot; j0 += 8 {
+		for j0 := 0; j0 < nb && !dot && !bf; j0 += 8 {
 			for c0 := 0; c0 < bmp; c0 += 32 {
 				k.gemm(&st[j0*bmp+c0], bmp, at(kp, j0*kld), kld, 1, &qt[c0], bmp, d, min(32, bmp-c0), nil)
 			}
@@ -410,6 +522,10 @@ func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 			m[c] = mnew[c]
 		}
 		k.expRows(&st[0], bmp, nb, bmp, &use[0], &l[0])
+		if bf {
+			r.pvBF16(sc, it, k0, nb, bmp, o)
+			continue
+		}
 		vp, vld := r.kvRows(&a.V, sc.vbuf, it.b, k0, nb, it.g, false)
 		for q0 := 0; q0 < rows; q0 += 8 {
 			for c0 := 0; c0 < d; c0 += 32 {
@@ -447,6 +563,11 @@ func (r *attnRun) store(it *attnItem, rr int, acc []float32, m, l float32) {
 		dst := unsafe.Slice((*float32)(unsafe.Pointer(&a.O.Data[4*oo])), len(acc))
 		for c, v := range acc {
 			dst[c] = v * inv
+		}
+	case tile.BF16:
+		dst := unsafe.Slice((*uint16)(unsafe.Pointer(&a.O.Data[2*oo])), len(acc))
+		for c, v := range acc {
+			dst[c] = tile.F32ToBF16(v * inv)
 		}
 	default:
 		for c, v := range acc {
@@ -508,6 +629,18 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 		loadRowF32(q[rr*d:(rr+1)*d], &a.Q, a.Q.offset(it.qbt, it.qrow0+i, h), a.Scale)
 	}
 	clear(q[rows*d:])
+	// Q·Kᵀ on bf16 pairs when Q and K are bf16: the unscaled queries.
+	var q16 []uint16
+	if k.qk4BF16 != nil && a.Q.DType == tile.BF16 && a.K.DType == tile.BF16 && d%32 == 0 {
+		q16 = unsafe.Slice((*uint16)(unsafe.Pointer(&sc.qt[0])), 4*d)
+		for rr := 0; rr < rows; rr++ {
+			row := it.r0 + rr
+			i, h := row/G, it.g*G+row%G
+			off := a.Q.offset(it.qbt, it.qrow0+i, h)
+			copy(q16[rr*d:(rr+1)*d], unsafe.Slice((*uint16)(unsafe.Pointer(&a.Q.Data[2*off])), d))
+		}
+		clear(q16[rows*d:])
+	}
 	var m, l, corr, use [4]float32
 	var m16, use16, sum16 [16]float32
 	for c := range m {
@@ -552,7 +685,9 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 		}
 		n4 := nb &^ 3
 		nb4 := (nb + 3) &^ 3
-		if n4 > 0 {
+		if n4 > 0 && q16 != nil {
+			k.qk4BF16(&st[0], kp, ldk, &q16[0], d, d, n4, pfk, a.Scale)
+		} else if n4 > 0 {
 			qk(&st[0], kp, ldk, &q[0], d, d, n4, pfk)
 		}
 		if n4 < nb {

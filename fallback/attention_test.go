@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -221,5 +222,44 @@ func TestAttnConvert(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAttentionCPUMask runs the attention under each CPU feature level
+// (TCRT_CPU, set in-process): the best variant left available must be the
+// level's own, and it must match the reference on prefill and decode
+// shapes that fit no tile (odd row counts, key tails, head dims with a tail
+// of 8 columns).
+func TestAttentionCPUMask(t *testing.T) {
+	cases := []fbCase{
+		{1, 4, 4, 64, 17, 17, false, -1, -1, 0, tile.F32, 0},
+		{2, 8, 2, 72, 33, 100, true, -1, -1, 0, tile.F32, 0},
+		{1, 2, 2, 40, 129, 129, true, -1, -1, 0, tile.BF16, 0},
+		{1, 2, 1, 24, 7, 1000, false, 100, 3, 30, tile.F16, 2},
+		{1, 4, 1, 128, 1, 257, true, -1, -1, 0, tile.BF16, 0},
+		{1, 2, 2, 128, 70, 70, true, -1, -1, 0, tile.BF16, 0},
+	}
+	for _, level := range []string{"avx2", "generic"} {
+		t.Run(level, func(t *testing.T) {
+			restore, err := cpufeat.Set(level, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer restore()
+			best := ""
+			for _, v := range AttentionVariants() {
+				if v.Available() {
+					best = v.Name
+					break
+				}
+			}
+			if best != level && !(level == "avx2" && best == "generic") {
+				t.Fatalf("TCRT_CPU=%s: best attention variant %q", level, best)
+			}
+			rng := rand.New(rand.NewPCG(13, rand.Uint64()))
+			for _, c := range cases {
+				runFastVsRef(t, rng, best, c)
+			}
+		})
 	}
 }

@@ -62,14 +62,14 @@ func init() {
 		pv4:      pv4AVX512,
 		pf4:      true,
 	}
-	// avx2 has only the decode kernels (qk4, pv4) in assembly; prefill runs
-	// the portable gemm, column max and exp loops.
 	avx2 := attnKernels{
 		name:     "avx2",
 		features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
-		gemm:     gemmGo,
-		colMax:   colMaxGo,
-		expRows:  expRowsGo,
+		gemm:     gemmAVX2,
+		colMax:   colMaxAVX2,
+		expRows:  expRowsAVX2,
+		cvtBF16:  attnCvtBF16AVX2,
+		cvtF16:   attnCvtF16AVX2,
 		prefetch: attnPrefetchRows,
 		qk4:      qk4AVX2,
 		pv4:      pv4AVX2,

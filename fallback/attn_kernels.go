@@ -46,6 +46,24 @@ type attnKernels struct {
 	// prefetch (a burst of a block's lines, which stalls on full miss
 	// buffers instead of overlapping the arithmetic).
 	pf4 bool
+	// gemmBF16, if set, is gemm on bf16 pairs, used when Q, K and V are all
+	// bf16 (see attnRun.itemBF16 for the numerics): for r < 8, c < nc ≤ 32,
+	//
+	//	C[r·ldc+c] = s_r·C[r·ldc+c] + mul·Σ_{k<kp} A(r,k)·B[k·ldb+c]
+	//
+	// where A(r,k) is the pair of bf16 at a + r·rsa + k·csa (byte strides),
+	// B holds pairs (a uint32: low half first), x·y is x.lo·y.lo + x.hi·y.hi
+	// and s_r is scale[r], or 0 (C is not read) when scale is nil.
+	gemmBF16 func(c *float32, ldc int, a *byte, rsa, csa int, b *uint32, ldb int, kp, nc int, scale *float32, mul float32)
+	// pairsBF16 sets dst[i] = r0[i] | r1[i]<<16 and pairsF32BF16 the same
+	// of r0 and r1 rounded to bf16, for i < n (a multiple of 16): the pair
+	// layout of gemmBF16's operands.
+	pairsBF16    func(dst *uint32, r0, r1 *uint16, n int)
+	pairsF32BF16 func(dst *uint32, r0, r1 *float32, n int)
+	// qk4BF16, if set, replaces qk4 when Q and K are both bf16: the same
+	// logits, scale·Σ_c K_j[c]·Q[i·ldq+c], from the unscaled bf16 queries
+	// (exact products; d a multiple of 32).
+	qk4BF16 func(s *float32, k *byte, ldk int, q *uint16, ldq, d, nk, pf int, scale float32)
 }
 
 // qk4Func computes S[j·4+i] = Σ_{c<d} K_j[c]·Q[i·ldq+c] for j < nk (a
