@@ -535,6 +535,8 @@ func TestGPUAttentionSM86(t *testing.T) {
 		{tile.F16, 1, 64, 127, 4, 1, 64, true, 32, 30, nil, nil},
 		{tile.BF16, 1, 1, 1000, 8, 8, 128, false, -1, 0, nil, nil}, // decode shape: split-KV
 		{tile.F16, 3, 0, 0, 4, 2, 64, true, -1, 0, []int{0, 5, 5, 21}, []int{0, 9, 9, 40}},
+		{tile.BF16, 1, 33, 70, 4, 2, 256, true, -1, 5, nil, nil}, // head dimension 256
+		{tile.F16, 2, 1, 600, 4, 1, 256, false, -1, 0, nil, nil}, // d=256 decode: split-KV
 	}
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)

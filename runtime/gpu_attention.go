@@ -18,11 +18,11 @@ import (
 // GPU: only the simulator has run these cubins.
 //
 // Supports is sm86attn.PlanPrefill's rule (the kernel package documents
-// it): head dimension 64 or 128; Q, K and V all f16 or all bf16; O f32,
-// f16 or bf16; Q, K, V 16-byte aligned with strides multiples of 8
-// elements; the LSE, if any, f32. Anything else (head dimension 256, f32
-// inputs, odd strides) gives way to the host fallback, and Explain shows
-// the plan's reason.
+// it): head dimension 64, 128 or 256; Q, K and V all f16 or all bf16; O
+// f32, f16 or bf16; Q, K, V 16-byte aligned with strides multiples of 8
+// elements; the LSE, if any, f32. Anything else (other head dimensions,
+// f32 inputs, odd strides) gives way to the host fallback, and Explain
+// shows the plan's reason.
 //
 // Launch: the host-side arrays (cu_seqlens, cache lengths, the block table)
 // are copied to device memory for the call; split-KV (flash-decoding) is
@@ -163,7 +163,8 @@ func sm86AttnSplits(a *AttentionArgs, p sm86attn.PrefillArgs, sms int) int {
 	if p.SeqKV < sm86AttnSplitMinKeys || 2*ctas >= sms {
 		return 1
 	}
-	blocks := (p.SeqKV + sm86attn.BlockKV - 1) / sm86attn.BlockKV
+	kb := (sm86attn.Config{HeadDim: p.HeadDim}).KeyBlock()
+	blocks := (p.SeqKV + kb - 1) / kb
 	return max(1, min((sms+ctas-1)/ctas, blocks/2, 64))
 }
 

@@ -12,7 +12,7 @@ import (
 // O = Σ_s w_s·O_s / Σ_s w_s with w_s = exp(LSE_s − max LSE), and the LSE
 // max + ln Σ w_s (−Inf, with O zero, when no split saw a key).
 type CombineConfig struct {
-	HeadDim int // 64 or 128
+	HeadDim int // 64, 128 or 256
 	Out     Output
 }
 
@@ -61,22 +61,22 @@ func CombineParams() []sass.Param {
 // combine registers: the thread's d/32 accumulators and partials, then
 // scalars.
 const (
-	xAcc  = 0  // 4
-	xPart = 4  // 4
-	xPO   = 8  // pair: partial O pointer
-	xPL   = 10 // pair: partial LSE pointer
-	xPD   = 12 // pair: O / LSE pointer
-	xTid  = 14
-	xI    = 15
-	xH    = 16
-	xB    = 17
-	xM    = 18
-	xS    = 19 // split counter
-	xL    = 20
-	xW    = 21
-	xSum  = 22
-	xT    = 23 // temporaries 23..31
-	xLast = 32
+	xAcc  = 0  // 8
+	xPart = 8  // 8
+	xPO   = 16 // pair: partial O pointer
+	xPL   = 18 // pair: partial LSE pointer
+	xPD   = 20 // pair: O / LSE pointer
+	xTid  = 22
+	xI    = 23
+	xH    = 24
+	xB    = 25
+	xM    = 26
+	xS    = 27 // split counter
+	xL    = 28
+	xW    = 29
+	xSum  = 30
+	xT    = 32 // temporaries 32..40 (xT+6 a pair)
+	xLast = 41
 )
 
 // CombineRegisters is the register count the combine kernels record.
@@ -91,12 +91,14 @@ type CombineProgram struct {
 
 // GenerateCombine emits the combine kernel for c.
 func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
-	if c.HeadDim != 64 && c.HeadDim != 128 {
-		return nil, fmt.Errorf("sm86attn: combine head dimension %d: 64 and 128", c.HeadDim)
+	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
+		return nil, fmt.Errorf("sm86attn: combine head dimension %d: 64, 128 and 256", c.HeadDim)
 	}
 	b := &builder{tr: newTracker(), labels: map[string]int{}}
 	per := c.HeadDim / 32 // floats a thread
-	ld := map[int]string{2: "E.64", 4: "E.128"}[per]
+	// vector accesses of vec floats (at most 4: LDG/STG.E.128)
+	vec := min(per, 4)
+	ld := map[int]string{2: "E.64", 4: "E.128"}[vec]
 	b.add(
 		sass.New("S2R", "", r(xTid), sass.SR(sass.SRTidX)),
 		sass.New("S2R", "", r(xI), sass.SR(sass.SRCtaidX)),
@@ -151,7 +153,9 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 	b.add(mov(xS, cb(cSplits)))
 	b.label("sum")
 	b.add(sass.New("LDG", "E", r(xL), sass.G64(sass.Reg(xPL), 0)))
-	b.add(sass.New("LDG", ld, r(xPart), sass.G64(sass.Reg(xPO), 0)))
+	for k := 0; k < per; k += vec {
+		b.add(sass.New("LDG", ld, r(xPart+k), sass.G64(sass.Reg(xPO), int64(4*k))))
+	}
 	b.add(
 		sass.New("FADD", "", r(xW), r(xL), sass.Neg(r(xM))),
 	)
@@ -192,7 +196,9 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 	b.add(wide(xPD, xT+2, imm(1), xPD))
 	switch c.Out {
 	case OutF32:
-		b.add(sass.New("STG", ld, sass.G64(sass.Reg(xPD), 0), r(xAcc)))
+		for k := 0; k < per; k += vec {
+			b.add(sass.New("STG", ld, sass.G64(sass.Reg(xPD), int64(4*k)), r(xAcc+k)))
+		}
 	default:
 		mods := "PACK_AB"
 		if c.Out == OutBF16 {
@@ -201,7 +207,7 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 		for k := 0; k < per/2; k++ {
 			b.add(sass.New("F2FP", mods, r(xPart+k), r(xAcc+2*k+1), r(xAcc+2*k)))
 		}
-		st := map[int]string{1: "E", 2: "E.64"}[per/2]
+		st := map[int]string{1: "E", 2: "E.64", 4: "E.128"}[per/2]
 		b.add(sass.New("STG", st, sass.G64(sass.Reg(xPD), 0), r(xPart)))
 	}
 	// LSE by lane 0 when LSE != 0: LSE + b*lB + h*lH + i*4
@@ -258,7 +264,7 @@ func (p *CombineProgram) Kernel() (sass.Kernel, error) {
 // CombineVariants lists every combine kernel the package ships.
 func CombineVariants() []CombineConfig {
 	var out []CombineConfig
-	for _, d := range []int{64, 128} {
+	for _, d := range []int{64, 128, 256} {
 		for _, o := range []Output{OutF32, OutF16, OutBF16} {
 			out = append(out, CombineConfig{HeadDim: d, Out: o})
 		}

@@ -49,7 +49,7 @@ func loopCycles(t *testing.T, p *Program, l [2]int) *sass.Cycles {
 // and the contiguous layout: the paged loop is reported).
 func TestCycleModel(t *testing.T) {
 	var rows []string
-	for _, c := range []Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 128, In: BF16}, {HeadDim: 128, SoftCap: true}, {HeadDim: 64, Paged: true}, {HeadDim: 128, Paged: true}} {
+	for _, c := range []Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 128, In: BF16}, {HeadDim: 128, SoftCap: true}, {HeadDim: 64, Paged: true}, {HeadDim: 128, Paged: true}, {HeadDim: 256}, {HeadDim: 256, SoftCap: true}, {HeadDim: 256, Paged: true}} {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)

@@ -94,7 +94,7 @@ func (o Output) Size() int {
 type Config struct {
 	In      Input
 	Out     Output
-	HeadDim int // 64 or 128
+	HeadDim int // 64, 128 or 256
 	// SoftCap compiles the soft-cap: the logit becomes cap·tanh(s·scale/cap)
 	// (MUFU.TANH); the parameters carry scale/cap and cap·log2(e).
 	SoftCap bool
@@ -117,7 +117,8 @@ func (c Config) Name() string {
 }
 
 // Geometry constants: 64 query rows a CTA (4 warps of 16), key blocks of
-// 64, two stages of K then V.
+// 64, two stages of K then V. Head dimension 256 differs (see wide):
+// 8 warps, key blocks of 32 (Config.KeyBlock, Config.CTAThreads).
 const (
 	BlockQ  = 64
 	BlockKV = 64
@@ -125,15 +126,63 @@ const (
 	Stages  = 2
 )
 
+// wide is the head-dimension-256 layout: 8 warps, warps w and w+4 own the
+// same 16 rows (w&3) and half h = w>>2 of the head dimension each: the
+// warp keeps its half of Q (32 registers) and of O (64), computes the
+// partial S = Q_h·K_hᵀ over its 128 columns, and the pair adds the two
+// partials through shared memory (xchgBytes a warp) so that both run the
+// same online softmax on the full S; P·V then fills the warp's half of O.
+// The register map is d=128's; key blocks are 32 so that two stages of K
+// and V (32 KiB each) and the exchange fit in 80 KiB of shared memory.
+func (c Config) wide() bool { return c.HeadDim == 256 }
+
+// dw is the head-dimension columns a warp owns (of Q, K in S, and of O).
+func (c Config) dw() int { return min(c.HeadDim, 128) }
+
+// CTAThreads is the CTA size: 128 (4 warps), 256 at head dimension 256.
+func (c Config) CTAThreads() int {
+	if c.wide() {
+		return 2 * Threads
+	}
+	return Threads
+}
+
+// KeyBlock is the keys a block of the main loop: 64, 32 at head dimension
+// 256.
+func (c Config) KeyBlock() int {
+	if c.wide() {
+		return BlockKV / 2
+	}
+	return BlockKV
+}
+
+// kbShift is log2(KeyBlock).
+func (c Config) kbShift() int64 { return log2(c.KeyBlock()) }
+
+// nTiles is the 8-key n-tiles of S a block; nKK the k16 steps of P·V.
+func (c Config) nTiles() int { return c.KeyBlock() / 8 }
+func (c Config) nKK() int    { return c.KeyBlock() / 16 }
+
+// xchgBytes is one warp's partial-S exchange area (wide only): 16 rows ×
+// KeyBlock f32, stored as each lane's 4 n-tile quads (STS.128).
+const xchgBytes = 32 * 16 * 4
+
 // rowBytes is one shared row of K or V (HeadDim halves).
 func (c Config) rowBytes() int { return 2 * c.HeadDim }
 
 // StageBytes is one stage: the K tile then the V tile.
-func (c Config) StageBytes() int { return 2 * BlockKV * c.rowBytes() }
+func (c Config) StageBytes() int { return 2 * c.KeyBlock() * c.rowBytes() }
 
 // SharedBytes is the dynamic shared memory: two stages (the Q tile is
-// loaded into the second stage before the loop and read into registers).
-func (c Config) SharedBytes() int { return Stages * c.StageBytes() }
+// loaded into the second stage before the loop and read into registers),
+// and at head dimension 256 the 8 warps' exchange areas.
+func (c Config) SharedBytes() int {
+	n := Stages * c.StageBytes()
+	if c.wide() {
+		n += 8 * xchgBytes
+	}
+	return n
+}
 
 // Parameter offsets in constant bank 0 (see Params).
 const (
@@ -232,11 +281,20 @@ type regs struct {
 	mo, l, ms, nm, al                           int // 2 each (rows g, g+8)
 	ar, br, ma, mb                              int // 2 each
 	ninf, hb                                    int // hb: the CTA's first query head (y*G')
+	hf, xs                                      int // wide only: the warp's half, its exchange address
 	t                                           int // 16 temporaries
 	last                                        int
 }
 
+// newRegs is the register map at head dimension d; 256 is 128's (a warp
+// holds half of Q and O) plus the half index and exchange address.
 func newRegs(d int) regs {
+	if d == 256 {
+		r := newRegs(128)
+		r.hf, r.xs = r.last, r.last+1
+		r.last += 2
+		return r
+	}
 	var r regs
 	r.o = 0
 	r.s = d / 2
@@ -425,14 +483,18 @@ func Generate(c Config) (*Program, error) { return generate(c, 0) }
 
 // dumpRegs are the registers the dump stores: the LDSM addresses of K
 // (4) and V (4) of stage 0, the copy destination of this stage and of the
-// next, and the warp index.
+// next, the warp's row tile and (head dimension 256) the exchange address.
 func (g regs) dumpRegs() []int {
-	return []int{g.ka, g.ka + 1, g.ka + 2, g.ka + 3, g.va, g.va + 1, g.va + 2, g.va + 3, g.dst, g.t + 9, g.warp}
+	d := []int{g.ka, g.ka + 1, g.ka + 2, g.ka + 3, g.va, g.va + 1, g.va + 2, g.va + 3, g.dst, g.t + 9, g.warp}
+	if g.xs != 0 {
+		d = append(d, g.xs) // head dimension 256: the exchange address
+	}
+	return d
 }
 
 func generate(c Config, dumpAt uint64) (*Program, error) {
-	if c.HeadDim != 64 && c.HeadDim != 128 {
-		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64 and 128", c.HeadDim)
+	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
+		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64, 128 and 256", c.HeadDim)
 	}
 	b := &builder{c: c, g: newRegs(c.HeadDim), tr: newTracker(), labels: map[string]int{}, dumpAt: dumpAt}
 	b.setup()
@@ -526,6 +588,14 @@ func (b *builder) setup() {
 		// kv head = h / group: IMAD.HI by the magic (group 1: h)
 		sass.New("IMAD", "HI.U32", r(g.kvh), r(g.h), cb(pMagic), rz),
 	)
+	if c.wide() {
+		// the warp's half hf = warp>>2; warp becomes its row tile warp&3;
+		// exchange address xs = 2 stages + (4hf + warp)*xchgBytes + 16 lane
+		b.add(shr(g.hf, g.warp, 2), shl(t+14, g.warp, log2(xchgBytes)))
+		b.add(and(g.warp, g.warp, 3))
+		b.add(lea(g.xs, g.lane, r(t+14), 4))
+		b.add(iadd(g.xs, r(g.xs), imm(int64(Stages*c.StageBytes()))))
+	}
 	b.add(
 		mov(t+14, cb(pGroup)),
 		isetp("EQ", sass.P2, t+14, imm(1), pt),
@@ -606,21 +676,21 @@ func (b *builder) setup() {
 		imin(t+5, r(t+14), r(t+6)),
 		iadd(t+5, r(t+5), r(g.hi)),
 		imin(t+5, r(t+5), r(g.nk)),
-		shr(g.j, t+4, 6),
-		iadd(t+7, r(t+5), imm(BlockKV-1)),
-		shr(g.jEnd, t+7, 6),
+		shr(g.j, t+4, c.kbShift()),
+		iadd(t+7, r(t+5), imm(int64(c.KeyBlock()-1))),
+		shr(g.jEnd, t+7, c.kbShift()),
 		isetp("LE", sass.P1, t+5, r(t+4), pt),
 	)
 	b.add(
 		sass.New("SEL", "", r(g.jEnd), r(g.j), r(g.jEnd), sass.P(sass.P1)),
 		iadd(t+8, r(t+14), r(g.lo)),
 		imax(t+8, r(t+8), rz),
-		iadd(t+8, r(t+8), imm(BlockKV-1)),
-		shr(g.fLo, t+8, 6),
+		iadd(t+8, r(t+8), imm(int64(c.KeyBlock()-1))),
+		shr(g.fLo, t+8, c.kbShift()),
 		iadd(t+9, r(t+13), r(g.hi)),
 		imin(t+9, r(t+9), r(g.nk)),
 		imax(t+9, r(t+9), rz),
-		shr(g.fHi, t+9, 6),
+		shr(g.fHi, t+9, c.kbShift()),
 		// this split's blocks: [max(j, sp*bps), min(jEnd, sp*bps+bps)),
 		// empty (no block: O 0, LSE -Inf) when that is
 		sass.New("IMAD", "", r(t+15), r(g.sp), cb(pBPS), rz),
@@ -714,14 +784,19 @@ func (b *builder) setup() {
 		shl(t+6, t+6, 4),
 		and(t+8, g.lane, 15),
 		shl(t+9, t+8, rb),
-		iadd3(g.vb, r(t+9), r(t+6), imm(int64(BlockKV*c.rowBytes()))),
+		iadd3(g.vb, r(t+9), r(t+6), imm(int64(c.KeyBlock()*c.rowBytes()))),
 		mov(g.ninf, imm(0xff800000)),
 	)
+	if c.wide() {
+		// the warp's half of the head dimension: chunks 16hf.. (256 bytes
+		// on; the swizzle XORs only the low three chunk bits)
+		b.add(lea(g.kb, g.hf, r(g.kb), 8), lea(g.vb, g.hf, r(g.vb), 8))
+	}
 	// running state
 	for k := 0; k < 2; k++ {
 		b.add(mov(g.mo+k, r(g.ninf)), mov(g.l+k, rz), mov(g.ms+k, rz))
 	}
-	for k := 0; k < c.HeadDim/2; k += 2 {
+	for k := 0; k < c.dw()/2; k += 2 {
 		b.add(sass.New("CS2R", "", r(g.o+k), sass.SR(sass.SRZero)))
 	}
 }
@@ -734,8 +809,8 @@ func (b *builder) setup() {
 func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64) []sass.Inst {
 	g, c := b.g, b.c
 	cn := c.HeadDim / 8
-	step := Threads / cn
-	n := BlockKV / step
+	step := c.CTAThreads() / cn
+	n := c.KeyBlock() / step
 	var out []sass.Inst
 	dstReg := g.dst
 	for i := 0; i < n; i++ {
@@ -762,7 +837,7 @@ func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
 	rb := c.rowBytes()
 	if !c.Paged {
 		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0)
-		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, int64(BlockKV*rb))...)
+		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, int64(c.KeyBlock()*rb))...)
 		for k := range out {
 			if out[k].Op == "LDGSTS" {
 				a := out[k].Args[0]
@@ -774,8 +849,8 @@ func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
 		return out
 	}
 	t := g.t
-	step := Threads / (c.HeadDim / 8)
-	n := BlockKV / step
+	step := c.CTAThreads() / (c.HeadDim / 8)
+	n := c.KeyBlock() / step
 	var out []sass.Inst
 	for i := 0; i < n; i++ {
 		tp := g.tp + 2*(i%4)
@@ -801,7 +876,7 @@ func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
 			wide(tk, t+i, cb(pKB), tk),
 			wide(tv, t+i, cb(pVB), tv),
 			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off), sass.G64(sass.Reg(tk), 0)).When(guard),
-			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off+int64(BlockKV*rb)), sass.G64(sass.Reg(tv), 0)).When(guard),
+			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off+int64(c.KeyBlock()*rb)), sass.G64(sass.Reg(tv), 0)).When(guard),
 		)
 	}
 	return out
@@ -827,7 +902,7 @@ func (b *builder) prologue() {
 	// dst of Q copies: the stage-1 region (same swizzle, rows of rowB)
 	b.add(iadd(t+10, r(g.dst), imm(int64(c.StageBytes()))))
 	cn := c.HeadDim / 8
-	step := Threads / cn
+	step := c.CTAThreads() / cn
 	for i := 0; i < BlockQ/step; i++ {
 		tp := g.tp + 2*(i%4)
 		row := t + 12 + i%4
@@ -842,7 +917,7 @@ func (b *builder) prologue() {
 	// first K/V block: rows from j*64, stage 0 (its own group, which the
 	// first body's DEPBAR waits for); blocks none: skip nothing
 	// (the copies are clamped and harmless); nk == 0: no copies at all
-	b.add(shl(t+8, g.j, 6), mov(g.st, rz))
+	b.add(shl(t+8, g.j, c.kbShift()), mov(g.st, rz))
 	b.add(isetp("LT", sass.P3, g.nkm1, rz, pt))
 	b.add(b.copyBlock(t+8, g.dst, sass.IfNot(sass.P3))...)
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
@@ -851,8 +926,8 @@ func (b *builder) prologue() {
 	// Q lane base: the V lane base moved to the Q tile (stage 1) and the
 	// warp's 16 rows: vb - 64 rows + StageBytes + 16w rows
 	b.add(shl(t+3, g.warp, 4+log2(c.rowBytes())))
-	b.add(iadd3(t+3, r(t+3), r(g.vb), imm(int64(c.StageBytes()-BlockKV*c.rowBytes()))))
-	for ks := 0; ks < c.HeadDim/16; ks++ {
+	b.add(iadd3(t+3, r(t+3), r(g.vb), imm(int64(c.StageBytes()-c.KeyBlock()*c.rowBytes()))))
+	for ks := 0; ks < c.dw()/16; ks++ {
 		// chunk 2ks + (lane>>4): XOR 32(ks&3) then +128(ks>>2)
 		if ks%4 == 0 {
 			b.add(iadd(t+14, r(t+3), imm(int64(128*(ks/4)))))
@@ -915,9 +990,10 @@ func (b *builder) hmma(d, a, bb, cc sass.Operand) {
 func (b *builder) body(masked bool) {
 	g, c := b.g, b.c
 	t := g.t
-	d := c.HeadDim
+	dw := c.dw()
 	rb := c.rowBytes()
 	sb := c.StageBytes()
+	nt, nkk := c.nTiles(), c.nKK()
 	b.add(sass.New("DEPBAR", "LE", sass.SB(0), imm(0)).Yield())
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
 	// addresses of this stage; next stage for the copies
@@ -925,11 +1001,11 @@ func (b *builder) body(masked bool) {
 		iadd(g.ka, r(g.kb), r(g.st)),
 		iadd(g.va, r(g.vb), r(g.st)),
 		xor(t+10, g.st, imm(int64(sb))),
-		shl(t+8, g.j, 6),
+		shl(t+8, g.j, c.kbShift()),
 	)
 	b.add(
 		iadd(t+9, r(g.dst), r(t+10)),
-		iadd(t+8, r(t+8), imm(BlockKV)),
+		iadd(t+8, r(t+8), imm(int64(c.KeyBlock()))),
 	)
 	for k := 1; k < 4; k++ {
 		b.add(xor(g.ka+k, g.ka, imm(int64(32*k))), xor(g.va+k, g.va, imm(int64(32*k))))
@@ -942,26 +1018,31 @@ func (b *builder) body(masked bool) {
 		}
 		b.add(sass.New("EXIT", "").Yield())
 	}
-	// batches: S batches ks = 0..d/16-1 (4 LDSM of K: n-tile pairs 0..3 at
-	// ks), then P·V batches (4 LDSM.T of V each: kk, n-tile pairs)
-	nS := d / 16
-	nV := d / 16 // 4 kk x (d/16 pairs / 4)
+	// batches of 4 LDSM.x4: S batches (K fragments: n-tile pairs p at
+	// k-step ks, kpb k-steps a batch), then P·V batches (4 LDSM.T of V
+	// each: kk, n-tile pairs)
+	nS := dw / 16
+	np := nt / 2  // n-tile pairs of S a k-step
+	kpb := 4 / np // k-steps a batch
+	nSB := nS / kpb
+	per := dw / 64 // P·V batches per kk
+	nV := nkk * per
 	var batches [][]sass.Inst
-	for ks := 0; ks < nS; ks++ {
+	for B := 0; B < nSB; B++ {
 		var bt []sass.Inst
-		for p := 0; p < 4; p++ {
-			dst := g.f + 16*(ks%2) + 4*p
+		for k := 0; k < 4; k++ {
+			ks, p := B*kpb+k/np, k%np
+			dst := g.f + 16*(B%2) + 4*k
 			bt = append(bt, sass.New("LDSM", "16.M88.4", r(dst), sass.Shared(sass.Reg(g.ka+ks%4), 0, int64(128*(ks/4)+16*p*rb))))
 		}
 		batches = append(batches, bt)
 	}
-	per := d / 64 // batches per kk
 	for v := 0; v < nV; v++ {
 		kk := v / per
 		var bt []sass.Inst
 		for q := 0; q < 4; q++ {
 			pp := (v%per)*4 + q // pair of n-tiles (d columns 16pp..16pp+15)
-			dst := g.f + 16*((nS+v)%2) + 4*q
+			dst := g.f + 16*((nSB+v)%2) + 4*q
 			bt = append(bt, sass.New("LDSM", "16.MT88.4", r(dst), sass.Shared(sass.Reg(g.va+pp%4), 0, int64(128*(pp/4)+16*kk*rb))))
 		}
 		batches = append(batches, bt)
@@ -985,10 +1066,11 @@ func (b *builder) body(masked bool) {
 			nLDG = k + 1
 		}
 	}
+	half := nS * nt / 2 // half the S phase's HMMAs
 	startCopies, rate := 0, 3
 	if nLDG > 0 {
-		startCopies = nS * 4
-		rate = (len(fill) - nLDG + nS*4 - 3) / (nS*4 - 2)
+		startCopies = half
+		rate = (len(fill) - nLDG + half - 3) / (half - 2)
 	}
 	fi, hm := 0, 0
 	popFill := func(n int) {
@@ -1000,19 +1082,20 @@ func (b *builder) body(masked bool) {
 			fi++
 		}
 	}
-	// S = Q·Kᵀ: batch ks, HMMA (ks, n) for n = 0..7
+	// S = Q·Kᵀ: batch B = ks/kpb, HMMA (ks, n) for n < nt; batch B+1
+	// (overwriting batch B-1's registers, whose HMMAs have all issued)
+	// after the fourth HMMA of batch B
 	for ks := 0; ks < nS; ks++ {
-		for n := 0; n < 8; n++ {
-			bf := g.f + 16*(ks%2) + 4*(n/2) + 2*(n%2)
+		B := ks / kpb
+		for n := 0; n < nt; n++ {
+			bf := g.f + 16*(B%2) + 4*(np*(ks%kpb)+n/2) + 2*(n%2)
 			cc := r(g.s + 4*n)
 			if ks == 0 {
 				cc = rz
 			}
 			b.hmma(r(g.s+4*n), r(g.q+4*ks), r(bf), cc)
-			if n == 3 && ks >= 1 {
-				// batch ks+1 overwrites batch ks-1's registers, whose
-				// HMMAs have all issued
-				issue(ks + 1)
+			if (ks%kpb)*nt+n == 3 && B >= 1 {
+				issue(B + 1)
 			}
 			hm++
 			if fi < nLDG || hm <= startCopies {
@@ -1023,6 +1106,9 @@ func (b *builder) body(masked bool) {
 		}
 	}
 	popFill(len(fill))
+	if c.wide() {
+		b.exchange()
+	}
 	fills := b.softmax(masked)
 	// O += P·V: batch v (kk = v/per), HMMA (kk, n-tile); the P A fragment
 	// of kk is the packed S registers of n-tile 2kk (4 registers). The
@@ -1038,17 +1124,17 @@ func (b *builder) body(masked bool) {
 			queue = append([]sass.Inst{}, fills[kk+1]...)
 		}
 		for q := 0; q < 8; q++ {
-			nt := (v%per)*8 + q // n-tile of O (8 columns)
-			bf := g.f + 16*((nS+v)%2) + 4*(q/2) + 2*(q%2)
-			o := r(g.o + 4*nt)
+			ot := (v%per)*8 + q // n-tile of O (8 columns)
+			bf := g.f + 16*((nSB+v)%2) + 4*(q/2) + 2*(q%2)
+			o := r(g.o + 4*ot)
 			if kk == 0 {
 				for e := 0; e < 4; e++ {
-					b.add(sass.New("FMUL", "", r(g.o+4*nt+e), r(g.o+4*nt+e), r(g.al+e/2)))
+					b.add(sass.New("FMUL", "", r(g.o+4*ot+e), r(g.o+4*ot+e), r(g.al+e/2)))
 				}
 			}
 			b.hmma(o, r(g.s+8*kk), r(bf), o)
 			if q == 3 {
-				issue(nS + v + 1)
+				issue(nSB + v + 1)
 			}
 			n := min(perHMMA, len(queue))
 			b.add(queue[:n]...)
@@ -1059,19 +1145,47 @@ func (b *builder) body(masked bool) {
 	b.add(xor(g.st, g.st, imm(int64(sb))), iadd(g.j, r(g.j), imm(1)))
 }
 
+// exchange (head dimension 256): the warp's partial S (its half of the
+// head dimension) to its shared area, a barrier, the partner warp's (w^4)
+// partial added: both warps of a row tile then hold the same full S
+// (a+b = b+a exactly). The next write of the area follows the next
+// block's top barrier, after the partner's reads have landed.
+func (b *builder) exchange() {
+	g, c := b.g, b.c
+	// the partner's partial lands in the fragment registers of the odd
+	// batch (free: the last S batch's HMMAs have issued, the first P·V
+	// batch is in the even half; 4-aligned for LDS.128)
+	x := g.f + 16
+	for n := 0; n < c.nTiles(); n++ {
+		b.add(sass.New("STS", "128", sass.Shared(sass.Reg(g.xs), 0, int64(512*n)), r(g.s+4*n)))
+	}
+	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
+	// the partner's area: ka is free (this block's K reads have landed)
+	b.add(xor(g.ka, g.xs, imm(4*xchgBytes)))
+	for n := 0; n < c.nTiles(); n++ {
+		b.add(sass.New("LDS", "128", r(x+4*n), sass.Shared(sass.Reg(g.ka), 0, int64(512*n))))
+	}
+	for n := 0; n < c.nTiles(); n++ {
+		for e := 0; e < 4; e++ {
+			b.add(sass.New("FADD", "", r(g.s+4*n+e), r(g.s+4*n+e), r(x+4*n+e)))
+		}
+	}
+}
+
 // softmax: the block's S (row g: c0,c1; row g+8: c2,c3 of each n-tile)
 // to P in place (packed), with the running max, sum and rescale of O.
-func (b *builder) softmax(masked bool) [5][]sass.Inst {
+func (b *builder) softmax(masked bool) [][]sass.Inst {
 	g, c := b.g, b.c
+	nt, nkk := c.nTiles(), c.nKK()
 	t := g.t
 	s := func(n, e int) int { return g.s + 4*n + e }
 	if c.SoftCap {
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			for e := 0; e < 4; e++ {
 				b.add(sass.New("FMUL", "", r(s(n, e)), r(s(n, e)), cb(pCapIn)))
 			}
 		}
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			for e := 0; e < 4; e++ {
 				b.add(mufu("TANH", s(n, e), s(n, e)))
 			}
@@ -1080,14 +1194,14 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 	if masked {
 		// A_r, B_r relative to this block: col = 8n + 2t + e sees iff
 		// A_r <= 8n+e < B_r (A, B already minus 2t)
-		b.add(shl(t+0, g.j, 6))
+		b.add(shl(t+0, g.j, c.kbShift()))
 		for k := 0; k < 2; k++ {
 			b.add(
 				sass.New("IADD3", "", r(g.ma+k), r(g.ar+k), sass.Neg(r(t+0)), rz),
 				sass.New("IADD3", "", r(g.mb+k), r(g.br+k), sass.Neg(r(t+0)), rz),
 			)
 		}
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			for e := 0; e < 4; e++ {
 				row := e / 2
 				col := int64(8*n + e%2)
@@ -1100,11 +1214,11 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 	}
 	// row maxima: tree over the 16 values of each row, then the quad
 	for row := 0; row < 2; row++ {
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			b.add(fmax(t+8*row+n, s(n, 2*row), s(n, 2*row+1)))
 		}
 	}
-	for w := 4; w >= 1; w /= 2 {
+	for w := nt / 2; w >= 1; w /= 2 {
 		for row := 0; row < 2; row++ {
 			for k := 0; k < w; k++ {
 				b.add(fmax(t+8*row+k, t+8*row+k, t+8*row+k+w))
@@ -1142,13 +1256,13 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 	// (into t+0, t+8), the pack of P in place: A fragment of kk =
 	// {S(2kk).c0c1, S(2kk).c2c3, S(2kk+1).c0c1, S(2kk+1).c2c3} into
 	// S(2kk)'s four registers. kk 0 now; the others are returned as fillers
-	// (fills[kk+1] precede kk+1's HMMAs; fills[4] the l update).
+	// (fills[kk+1] precede kk+1's HMMAs; fills[nkk] the l update).
 	mods := "PACK_AB"
 	if c.In == BF16 {
 		mods = "BF16.PACK_AB"
 	}
-	var fills [5][]sass.Inst
-	for kk := 0; kk < 4; kk++ {
+	fills := make([][]sass.Inst, nkk+1)
+	for kk := 0; kk < nkk; kk++ {
 		var f []sass.Inst
 		n0, n1 := 2*kk, 2*kk+1
 		for _, n := range []int{n0, n1} {
@@ -1178,7 +1292,7 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 		fills[kk] = f
 	}
 	for row := 0; row < 2; row++ {
-		fills[4] = append(fills[4], sass.New("FFMA", "", r(g.l+row), r(g.l+row), r(g.al+row), r(t+8*row)))
+		fills[nkk] = append(fills[nkk], sass.New("FFMA", "", r(g.l+row), r(g.l+row), r(g.al+row), r(t+8*row)))
 	}
 	b.add(fills[0]...)
 	return fills
@@ -1226,6 +1340,10 @@ func (b *builder) epilogue() {
 		iadd(t+7, r(t+6), imm(8)),
 		isetp("NE", sass.P0, t+9, rz, sass.P(sass.P0)),
 	)
+	if c.wide() {
+		// the LSE by the half-0 warp only
+		b.add(isetp("EQ", sass.P0, g.hf, rz, sass.P(sass.P0)))
+	}
 	b.add(sass.New("IMAD", "", r(t+12), r(g.nq), cb(pRowG), rz))
 	b.add(
 		isetp("LT", sass.P2, t+6, r(t+12), pt),
@@ -1240,13 +1358,17 @@ func (b *builder) epilogue() {
 	// O row pointers: O + qbat*oB + (qrow0 + i)*oS + head*oH + 2t*esz
 	esz := c.Out.Size()
 	b.add(mov(g.tp, cb(pO)), mov(g.tp+1, cb(pO+4)), shl(t+8, g.qt, log2(2*esz)))
+	if c.wide() {
+		// the warp's half of the columns
+		b.add(sass.New("IMAD", "", r(t+8), r(g.hf), imm(int64(c.dw()*esz)), r(t+8)))
+	}
 	b.add(wide(g.tp, g.qbat, cb(pOB), g.tp))
 	b.add(wide(g.tp, g.sp, cb(pOSplit), g.tp))
 	b.add(wide(g.tp, t+8, imm(1), g.tp))
 	b.add(iadd(t+6, r(t+6), r(g.qrow0)), iadd(t+7, r(t+7), r(g.qrow0)))
 	b.add(wide(g.tp+2, t+6, cb(pOS), g.tp), wide(g.tp+4, t+7, cb(pOS), g.tp))
 	b.add(wide(g.tp+2, t+12, cb(pOH), g.tp+2), wide(g.tp+4, t+13, cb(pOH), g.tp+4))
-	for nt := 0; nt < c.HeadDim/8; nt++ {
+	for nt := 0; nt < c.dw()/8; nt++ {
 		for row := 0; row < 2; row++ {
 			o := g.o + 4*nt + 2*row
 			b.add(
@@ -1366,7 +1488,7 @@ func (p *Program) Kernel() (sass.Kernel, error) {
 		Registers:     p.Config.Registers(),
 		Barriers:      1,
 		DynamicShared: true,
-		MaxThreads:    [3]int{Threads, 1, 1},
+		MaxThreads:    [3]int{p.Config.CTAThreads(), 1, 1},
 		ExitOffsets:   p.Exits,
 	}, nil
 }
@@ -1374,7 +1496,7 @@ func (p *Program) Kernel() (sass.Kernel, error) {
 // Variants lists every prefill kernel the package ships.
 func Variants() []Config {
 	var out []Config
-	for _, d := range []int{64, 128} {
+	for _, d := range []int{64, 128, 256} {
 		for _, in := range []Input{F16, BF16} {
 			for _, o := range []Output{OutF32, OutF16, OutBF16} {
 				for _, sc := range []bool{false, true} {

@@ -68,7 +68,8 @@ type Launch struct {
 }
 
 // PlanPrefill checks that a call is within what the prefill kernels cover
-// and returns the launch. The selection rule: head dimension 64 or 128;
+// and returns the launch. The selection rule: head dimension 64, 128 or
+// 256 (8 warps, 32-key blocks);
 // f16 or bf16 Q, K and V (one type); O f32, f16 or bf16; Q, K, V 16-byte
 // aligned with batch, seq and head strides multiples of 8 elements; O
 // aligned to two elements with even strides; every byte stride below
@@ -119,7 +120,8 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 	oBytes := a.Splits * a.Batch * nq * hq * d * 4
 	part.LSE = a.Workspace + uint64(oBytes)
 	part.LSEBatchStride, part.LSEHeadStride = hq*nq, nq
-	blocks := (a.SeqKV + BlockKV - 1) / BlockKV
+	kb := (Config{HeadDim: a.HeadDim}).KeyBlock()
+	blocks := (a.SeqKV + kb - 1) / kb
 	bps := max(1, (blocks+a.Splits-1)/a.Splits)
 	main, err := plan(part, a.Splits, bps, uint32(a.Batch*nq*hq*d*4))
 	if err != nil {
@@ -159,8 +161,8 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	bad := func(f string, x ...any) (Launch, error) {
 		return Launch{}, fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(f, x...))
 	}
-	if a.HeadDim != 64 && a.HeadDim != 128 {
-		return bad("head dimension %d (covered: 64, 128)", a.HeadDim)
+	if a.HeadDim != 64 && a.HeadDim != 128 && a.HeadDim != 256 {
+		return bad("head dimension %d (covered: 64, 128, 256)", a.HeadDim)
 	}
 	if a.In != F16 && a.In != BF16 {
 		return bad("input type %v", a.In)
@@ -293,7 +295,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		Config:      cfg,
 		Kernel:      cfg.Name(),
 		Grid:        [3]int{max(1, (a.SeqQ*rowG+BlockQ-1)/BlockQ) * splits, heads, a.Batch},
-		Block:       [3]int{Threads, 1, 1},
+		Block:       [3]int{cfg.CTAThreads(), 1, 1},
 		SharedBytes: cfg.SharedBytes(),
 		Params:      par,
 	}, nil

@@ -1,8 +1,11 @@
 package sm86attn
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
 )
 
 func basePlanArgs() PrefillArgs {
@@ -32,6 +35,19 @@ func TestPlanPrefill(t *testing.T) {
 	if l, err = PlanPrefill(a); err != nil || l.Grid != [3]int{2, 8, 2} {
 		t.Errorf("MHA grid %v, %v", l.Grid, err)
 	}
+	// head dimension 256: 8 warps, two stages of 32-key K and V tiles
+	// (64 KiB) and the 16 KiB exchange
+	a = basePlanArgs()
+	a.HeadDim, a.QStrides, a.KStrides, a.VStrides, a.OStrides = 256, [3]int{1 << 20, 2048, 256}, [3]int{1 << 20, 512, 256}, [3]int{1 << 20, 512, 256}, [3]int{1 << 20, 2048, 256}
+	if l, err = PlanPrefill(a); err != nil || l.Kernel != (Config{HeadDim: 256}).Name() || l.SharedBytes != 81920 || l.Block != [3]int{256, 1, 1} || l.Grid != [3]int{(100*4 + 63) / 64, 2, 2} {
+		t.Errorf("d256 launch %s %d %v %v, %v", l.Kernel, l.SharedBytes, l.Block, l.Grid, err)
+	}
+	a.Splits, a.Workspace, a.SeqQ, a.SeqKV = 3, 5<<40, 1, 320
+	if ls, err := PlanSplitKV(a); err != nil || ls[0].Grid != [3]int{3, 2, 2} || ls[1].Kernel != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
+		t.Errorf("d256 split launches %v, %v", ls, err)
+	} else if got := binary.LittleEndian.Uint32(ls[0].Params[pBPS-sass.ParamBase:]); got != 4 {
+		t.Errorf("d256 split: %d blocks a split, want 4 (10 blocks of 32 keys over 3)", got)
+	}
 	a = basePlanArgs()
 	a.Splits, a.Workspace, a.SeqQ = 4, 5<<40, 1
 	ls, err := PlanSplitKV(a)
@@ -46,7 +62,7 @@ func TestPlanPrefill(t *testing.T) {
 		mod  func(*PrefillArgs)
 	}{
 		{"head dim 96", func(a *PrefillArgs) { a.HeadDim = 96 }},
-		{"head dim 256", func(a *PrefillArgs) { a.HeadDim = 256 }},
+		{"head dim 512", func(a *PrefillArgs) { a.HeadDim = 512 }},
 		{"heads not a multiple", func(a *PrefillArgs) { a.HeadsKV = 3 }},
 		{"K misaligned", func(a *PrefillArgs) { a.K += 8 }},
 		{"stride not a multiple of 8", func(a *PrefillArgs) { a.QStrides[1] = 129 }},

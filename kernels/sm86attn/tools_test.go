@@ -191,7 +191,8 @@ func TestModuleCubinTools(t *testing.T) {
 			if !strings.Contains(elf, c.Name()) {
 				t.Errorf("sm_%d: cuobjdump -elf does not name %s", arch, c.Name())
 			}
-			want += 2 * c.HeadDim // 2 loops x (d/2 Q·Kᵀ + d/2 P·V HMMAs per block)
+			// 2 loops x (Q·Kᵀ + P·V HMMAs a warp a block)
+			want += 2 * (c.dw()/16*c.nTiles() + c.nKK()*c.dw()/8)
 		}
 		for _, c := range CombineVariants() {
 			if !strings.Contains(elf, c.Name()) {
