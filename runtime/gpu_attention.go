@@ -92,6 +92,7 @@ func sm86AttnArgs(a *AttentionArgs, aux sm86AttnAux) (sm86attn.PrefillArgs, erro
 		for b := range a.Batch {
 			p.SeqQ = max(p.SeqQ, a.CuSeqQ[b+1]-a.CuSeqQ[b])
 		}
+		p.TotalQ = a.CuSeqQ[a.Batch] // the split workspace's rows
 	}
 	switch {
 	case a.CuSeqKV != nil:
@@ -147,10 +148,8 @@ func sm86AttnSupports(args any) error {
 // sm86AttnSplits is the split-KV count for p on a device with sms
 // multiprocessors: forced (a positive AttentionArgs.Splits), else enough
 // splits to fill the device when the query blocks leave most SMs idle.
+// Varlen queries count their longest sequence for every batch entry.
 func sm86AttnSplits(a *AttentionArgs, p sm86attn.PrefillArgs, sms int) int {
-	if a.CuSeqQ != nil {
-		return 1 // split-KV takes fixed-length queries
-	}
 	if a.Splits > 0 {
 		return a.Splits
 	}

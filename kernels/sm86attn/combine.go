@@ -35,9 +35,10 @@ const (
 	cOB     = sass.ParamBase + 0x34
 	cLH     = sass.ParamBase + 0x38 // LSE byte strides: head, batch
 	cLB     = sass.ParamBase + 0x3c
-	cNQ     = sass.ParamBase + 0x40
+	cNQ     = sass.ParamBase + 0x40 // rows a batch (varlen: all rows, TotalQ)
 	cHQ     = sass.ParamBase + 0x44
-	cEnd    = 0x48
+	cCuQ    = sass.ParamBase + 0x48 // u64: CuSeqQ (int32), or 0
+	cEnd    = 0x50
 )
 
 // CombineThreads is the combine kernel's CTA: one warp per (query row,
@@ -46,16 +47,19 @@ const CombineThreads = 32
 
 // CombineParams is the combine kernel's parameter list: partial O,
 // partial LSE, O, LSE (u64), splits, oSplit, lseSplit, O strides (seq,
-// head, batch), LSE strides (head, batch) in bytes, nq, headsQ (u32).
+// head, batch), LSE strides (head, batch) in bytes, nq, headsQ (u32),
+// CuSeqQ (u64, 0 for fixed-length queries). With CuSeqQ, CTA (i, h, b)
+// is row CuSeqQ[b] + i of batch 0 (exiting when i is past the sequence)
+// and nq is the batch's total rows, the workspace's row count.
 func CombineParams() []sass.Param {
 	var p []sass.Param
 	for k := 0; k < 4; k++ {
 		p = append(p, sass.Param{Size: 8, Align: 8})
 	}
-	for k := 0; k < (cEnd-0x20)/4; k++ {
+	for k := 0; k < (0x48-0x20)/4; k++ {
 		p = append(p, sass.Param{Size: 4, Align: 4})
 	}
-	return p
+	return append(p, sass.Param{Size: 8, Align: 8})
 }
 
 // combine registers: the thread's d/32 accumulators and partials, then
@@ -117,6 +121,20 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 	for k := 0; k < per; k++ {
 		b.add(mov(xAcc+k, rz))
 	}
+	// varlen queries (CuSeqQ != 0, P3): rows [start, end) of batch 0;
+	// CTA x past the sequence exits, else i = start + x and b = 0
+	b.add(mov(xPD, cb(cCuQ)), mov(xPD+1, cb(cCuQ+4)), mov(xL, rz), mov(xW, rz))
+	b.add(sass.New("LOP3", "LUT", r(xT+2), r(xPD), r(xPD+1), rz, imm(0xfc), sass.NotP(sass.PT)))
+	b.add(isetp("NE", sass.P3, xT+2, rz, pt), wide(xPD, xB, imm(4), xPD))
+	b.add(
+		sass.New("LDG", "E", r(xL), sass.G64(sass.Reg(xPD), 0)).When(sass.If(sass.P3)),
+		sass.New("LDG", "E", r(xW), sass.G64(sass.Reg(xPD), 4)).When(sass.If(sass.P3)),
+	)
+	b.add(sass.New("IADD3", "", r(xW), r(xW), sass.Neg(r(xL)), rz))
+	b.add(isetp("GE", sass.P0, xI, r(xW), sass.P(sass.P3)))
+	b.exits = append(b.exits, len(b.p))
+	b.add(sass.New("EXIT", "").When(sass.If(sass.P0)).Yield().Stall(5))
+	b.add(iadd(xI, r(xI), r(xL)), sass.New("SEL", "", r(xB), rz, r(xB), sass.P(sass.P3)))
 	// partial O row ((b*nq + i)*HQ + h)*d*4 + lane*per*4; partial LSE
 	// (b*HQ + h)*nq*4 + i*4
 	b.add(

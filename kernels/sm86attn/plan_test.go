@@ -79,6 +79,18 @@ func TestPlanPrefill(t *testing.T) {
 		}
 	}
 	a = basePlanArgs()
+	a.Splits, a.Workspace, a.CuSeqQ, a.TotalQ = 2, 5<<40, 6<<40, -1
+	if _, err := PlanSplitKV(a); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("varlen split with TotalQ -1: %v", err)
+	}
+	a.TotalQ = 250 // varlen: the workspace holds TotalQ rows
+	if got, want := SplitWorkspaceBytes(a), 2*250*8*128*4+2*8*250*4; got != want {
+		t.Errorf("varlen workspace %d bytes, want %d", got, want)
+	}
+	if _, err := PlanSplitKV(a); err != nil {
+		t.Errorf("varlen split: %v", err)
+	}
+	a = basePlanArgs()
 	a.Splits = 2 // no workspace
 	if _, err := PlanSplitKV(a); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("split without workspace: %v", err)

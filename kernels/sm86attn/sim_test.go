@@ -271,7 +271,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		Causal: pc.causal, WindowLeft: wl, WindowRight: wr,
 	}
 	if pc.varQ {
-		args.CuSeqQ = cqB
+		args.CuSeqQ, args.TotalQ = cqB, totQ
 	}
 	if pc.varKV {
 		args.CuSeqKV = ckB
@@ -473,6 +473,9 @@ func ciCases() []pcase {
 		{d: 256, in: BF16, out: OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
 		{d: 256, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
 		{d: 256, in: BF16, out: OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 32, causal: true, wl: -1, wr: -1, softcap: 10},
+		// split-KV with varlen queries (empty query and key sequences)
+		{d: 64, in: F16, out: OutF16, batch: 4, hq: 4, hkv: 2, nq: []int{3, 0, 70, 1}, nk: []int{300, 40, 150, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 256, in: BF16, out: OutF32, batch: 3, hq: 2, hkv: 1, nq: []int{1, 5, 0}, nk: []int{200, 90, 7}, varQ: true, varKV: true, wl: -1, wr: -1, splits: 2},
 	}
 }
 
@@ -528,7 +531,8 @@ func fullCases() []pcase {
 			out = append(out, pc)
 		}
 		out = append(out, pcase{d: []int{64, 128, 256}[k%3], in: Input(k % 2), out: OutF16, batch: 4, hq: 4, hkv: 1,
-			nq: []int{nk % 130, 0, 64, 1}, nk: []int{nk, 3, 0, 200}, varQ: true, varKV: true, causal: k%3 != 0, wl: -1, wr: -1})
+			nq: []int{nk % 130, 0, 64, 1}, nk: []int{nk, 3, 0, 200}, varQ: true, varKV: true, causal: k%3 != 0, wl: -1, wr: -1,
+			splits: []int{0, 2, 3, 0, 5}[k%5]})
 	}
 	return out
 }
