@@ -158,11 +158,12 @@ func sm86AttnSplits(a *AttentionArgs, p sm86attn.PrefillArgs, sms int) int {
 	if group > 1 {
 		rows, heads = p.SeqQ*group, p.HeadsKV
 	}
-	ctas := max(1, (rows+sm86attn.BlockQ-1)/sm86attn.BlockQ) * heads * p.Batch
+	cfg := sm86attn.Select(p) // the variant: its rows a CTA, keys a block
+	ctas := max(1, (rows+cfg.Rows()-1)/cfg.Rows()) * heads * p.Batch
 	if p.SeqKV < sm86AttnSplitMinKeys || 2*ctas >= sms {
 		return 1
 	}
-	kb := (sm86attn.Config{HeadDim: p.HeadDim}).KeyBlock()
+	kb := cfg.KeyBlock()
 	blocks := (p.SeqKV + kb - 1) / kb
 	return max(1, min((sms+ctas-1)/ctas, blocks/2, 64))
 }

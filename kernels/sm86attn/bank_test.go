@@ -36,7 +36,7 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 	}
 	st := [3]int{n, c.HeadDim, c.HeadDim}
 	l, err := PlanPrefill(PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, Batch: 1, HeadsQ: 1, HeadsKV: 1,
-		HeadDim: c.HeadDim, SeqQ: 64, SeqKV: 64, QStrides: st, KStrides: st, VStrides: st, OStrides: st,
+		HeadDim: c.HeadDim, SeqQ: c.Rows(), SeqKV: 64, QStrides: st, KStrides: st, VStrides: st, OStrides: st,
 		In: c.In, Out: c.Out, Scale: 1, WindowLeft: -1, WindowRight: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +66,11 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 // exchange's STS.128/LDS.128 too (8 lanes a phase), each warp's area
 // disjoint from the others' and from the stages.
 func TestSharedBankConflicts(t *testing.T) {
-	for _, d := range []int{64, 128, 256} {
-		c := Config{HeadDim: d}
+	for _, c := range []Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 256}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 256, Decode: true}} {
+		d := c.HeadDim
+		if l, err := PlanPrefill(PrefillArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Config != c {
+			t.Fatalf("%s: the plan selects %s, %v", c.Name(), l.Config.Name(), err)
+		}
 		threads := c.CTAThreads()
 		vals := laneAddresses(t, c)
 		g := newRegs(d)
@@ -142,8 +145,8 @@ func TestSharedBankConflicts(t *testing.T) {
 					}
 				}
 			}
-			if nx != 2*c.nTiles() || len(areas) != 8*xchgBytes/16 {
-				t.Errorf("d%d: %d exchange accesses, %d distinct 16-byte stores (want %d, %d)", d, nx, len(areas), 2*c.nTiles(), 8*xchgBytes/16)
+			if nx != 2*c.nTiles() || len(areas) != threads*c.nTiles() {
+				t.Errorf("d%d: %d exchange accesses, %d distinct 16-byte stores (want %d, %d)", d, nx, len(areas), 2*c.nTiles(), threads*c.nTiles())
 			}
 		}
 		// Q: the prologue's lane base (the V lane base of stage 0 moved to
@@ -157,26 +160,30 @@ func TestSharedBankConflicts(t *testing.T) {
 				}, 8*q, 8)
 			}
 		}
-		// copies: this block's (dst) and the next's (t+9) over the loop's
-		// LDGSTS offsets; each stage chunk exactly once
-		for _, base := range []int{g.dst, g.t + 9} {
+		// copies: the next block's (bases t+9 and the decode variant's alt
+		// t+11, at the dump's first block the other stage) and, moved back
+		// a stage, this block's, over the loop's LDGSTS offsets; each stage
+		// chunk exactly once
+		sb := uint32(c.StageBytes())
+		for _, back := range []uint32{0, sb} {
 			chunks := map[uint32]int{}
 			for _, in := range p.Insts[p.Loop[0]:p.Loop[1]] {
 				if in.Op != "LDGSTS" {
 					continue
 				}
 				m := in.Args[0]
+				j, ok := col[int(m.N)]
+				if !ok {
+					t.Fatalf("%s: %s base not dumped", c.Name(), in)
+				}
 				for q := 0; q < threads/8; q++ {
-					groups(in.String(), func(tid int) uint32 { return vals[tid][col[base]] + uint32(m.Imm) }, 8*q, 8)
+					groups(in.String(), func(tid int) uint32 { return vals[tid][j] + uint32(m.Imm) - back }, 8*q, 8)
 				}
 				for tid := 0; tid < threads; tid++ {
-					chunks[vals[tid][col[base]]+uint32(m.Imm)]++
+					chunks[vals[tid][j]+uint32(m.Imm)-back]++
 				}
 			}
-			lo := uint32(0)
-			if base != g.dst {
-				lo = uint32(c.StageBytes())
-			}
+			lo := sb - back
 			for a := lo; a < lo+uint32(c.StageBytes()); a += 16 {
 				if chunks[a] != 1 {
 					t.Errorf("d%d: stage chunk %#x written %d times", d, a, chunks[a])

@@ -102,6 +102,11 @@ type Config struct {
 	// row j & (page-1) of page BlockTable[b*blocksPerSeq + j>>log2(page)]
 	// (the K/V batch stride is the page stride); SeqLensKV gives nk.
 	Paged bool
+	// Decode is the 16-row variant: a CTA owns one m16 row tile (one warp;
+	// the pair of half-d warps at head dimension 256) and key blocks of
+	// 16, for calls whose CTA rows (SeqQ·G') are at most 16, where a
+	// 64-row CTA would compute at least 48 idle rows (see Select).
+	Decode bool
 }
 
 // Name returns the kernel's symbol name.
@@ -112,6 +117,9 @@ func (c Config) Name() string {
 	}
 	if c.Paged {
 		s += "_paged"
+	}
+	if c.Decode {
+		s += "_r16"
 	}
 	return s
 }
@@ -139,18 +147,35 @@ func (c Config) wide() bool { return c.HeadDim == 256 }
 // dw is the head-dimension columns a warp owns (of Q, K in S, and of O).
 func (c Config) dw() int { return min(c.HeadDim, 128) }
 
-// CTAThreads is the CTA size: 128 (4 warps), 256 at head dimension 256.
-func (c Config) CTAThreads() int {
-	if c.wide() {
-		return 2 * Threads
+// Rows is the query rows a CTA owns: 64, or 16 for the decode variant.
+func (c Config) Rows() int {
+	if c.Decode {
+		return 16
 	}
-	return Threads
+	return BlockQ
+}
+
+// rowTiles is the 16-row tiles of a CTA (the warps of one head-dimension
+// half).
+func (c Config) rowTiles() int { return c.Rows() / 16 }
+
+// CTAThreads is the CTA size: a warp per row tile, twice that at head
+// dimension 256 (128 or 256 threads; 32 or 64 for the decode variant).
+func (c Config) CTAThreads() int {
+	n := 32 * c.rowTiles()
+	if c.wide() {
+		n *= 2
+	}
+	return n
 }
 
 // KeyBlock is the keys a block of the main loop: 64, 32 at head dimension
-// 256.
+// 256, 16 for the decode variant.
 func (c Config) KeyBlock() int {
-	if c.wide() {
+	switch {
+	case c.Decode:
+		return 16
+	case c.wide():
 		return BlockKV / 2
 	}
 	return BlockKV
@@ -179,7 +204,7 @@ func (c Config) StageBytes() int { return 2 * c.KeyBlock() * c.rowBytes() }
 func (c Config) SharedBytes() int {
 	n := Stages * c.StageBytes()
 	if c.wide() {
-		n += 8 * xchgBytes
+		n += 2 * c.rowTiles() * xchgBytes
 	}
 	return n
 }
@@ -489,7 +514,8 @@ func (g regs) dumpRegs() []int {
 	if g.xs != 0 {
 		d = append(d, g.xs) // head dimension 256: the exchange address
 	}
-	return d
+	return append(d, g.t+11) // the decode variant's alt copy base
+
 }
 
 func generate(c Config, dumpAt uint64) (*Program, error) {
@@ -589,10 +615,11 @@ func (b *builder) setup() {
 		sass.New("IMAD", "HI.U32", r(g.kvh), r(g.h), cb(pMagic), rz),
 	)
 	if c.wide() {
-		// the warp's half hf = warp>>2; warp becomes its row tile warp&3;
-		// exchange address xs = 2 stages + (4hf + warp)*xchgBytes + 16 lane
-		b.add(shr(g.hf, g.warp, 2), shl(t+14, g.warp, log2(xchgBytes)))
-		b.add(and(g.warp, g.warp, 3))
+		// the warp's half hf = warp / rowTiles; warp becomes its row tile
+		// warp % rowTiles; exchange address xs = 2 stages + (warp's index)
+		// *xchgBytes + 16 lane
+		b.add(shr(g.hf, g.warp, log2(c.rowTiles())), shl(t+14, g.warp, log2(xchgBytes)))
+		b.add(and(g.warp, g.warp, int64(c.rowTiles()-1)))
 		b.add(lea(g.xs, g.lane, r(t+14), 4))
 		b.add(iadd(g.xs, r(g.xs), imm(int64(Stages*c.StageBytes()))))
 	}
@@ -636,9 +663,9 @@ func (b *builder) setup() {
 	b.add(isetp("NE", sass.P1, t+4, rz, pt))
 	b.add(sass.New("LDG", "E", r(t+5), sass.G64(sass.Reg(t+2), 0)).When(sass.If(sass.P1)))
 	b.add(sass.New("SEL", "", r(g.nk), r(t+5), r(g.nk), sass.P(sass.P1)))
-	// m0 = cx*64 >= the sequence's rows (nq*G'): nothing to do
+	// m0 = cx*Rows >= the sequence's rows (nq*G'): nothing to do
 	b.add(
-		shl(t+0, g.cx, 6),
+		shl(t+0, g.cx, log2(c.Rows())),
 		sass.New("IMAD", "", r(t+15), r(g.nq), cb(pRowG), rz),
 	)
 	b.add(isetp("GE", sass.P0, t+0, r(t+15), pt))
@@ -655,13 +682,13 @@ func (b *builder) setup() {
 		sass.New("IADD3", "", r(g.lo), r(t+3), sass.Neg(r(t+1)), rz),
 		iadd3(g.hi, r(t+3), r(t+2), imm(1)),
 		iadd(g.nkm1, r(g.nk), imm(-1)),
-		iadd(t+15, r(t+0), imm(BlockQ-1)),
+		iadd(t+15, r(t+0), imm(int64(c.Rows()-1))),
 	)
 	b.add(
 		sass.New("SEL", "", r(g.lo), r(g.lo), imm(0xc0000000), sass.NotP(sass.P1)), // -2^30 (the field is unsigned)
 		sass.New("SEL", "", r(g.hi), r(g.hi), imm(1<<30), sass.NotP(sass.P2)),
 	)
-	// the CTA's first and last query (of rows m0 and m0+63): qLo t+13,
+	// the CTA's first and last query (of rows m0 and m0+Rows-1): qLo t+13,
 	// qHi t+14
 	b.addAll(b.rowSplit(t+13, -1, t+0))
 	b.addAll(b.rowSplit(t+14, -1, t+15))
@@ -727,10 +754,21 @@ func (b *builder) setup() {
 		)
 	}
 	// pointers: kp = K + kbat*kB + krow0*kS + kvh*kH + c*16 (vp likewise);
-	// the thread's copy row rr = tid / cn, chunk c = tid % cn
+	// the thread's copy row rr and chunk c (copySlots): rr = tid / cn,
+	// c = tid % cn; the decode variant's (fewer threads, rows 8 apart):
+	// 32 threads rr = ((tid>>3)&3) | (tid&4), c = tid&3; 64 threads
+	// rr = tid>>3, c = tid&7
+	switch {
+	case c.Decode && c.CTAThreads() == 32:
+		b.add(shr(t+1, g.tid, 3), and(t+3, g.tid, 4))
+		b.add(and(t+1, t+1, 3))
+		b.add(sass.New("LOP3", "LUT", r(g.rr), r(t+1), r(t+3), rz, imm(0xfc), sass.NotP(sass.PT)), and(t+1, g.tid, 3))
+	case c.Decode:
+		b.add(shr(g.rr, g.tid, 3), and(t+1, g.tid, 7))
+	default:
+		b.add(shr(g.rr, g.tid, log2(cn)), and(t+1, g.tid, int64(cn-1)))
+	}
 	b.add(
-		shr(g.rr, g.tid, log2(cn)),
-		and(t+1, g.tid, int64(cn-1)),
 		shl(t+2, t+1, 4),
 		mov(g.kp, cb(pK)),
 		mov(g.kp+1, cb(pK+4)),
@@ -801,83 +839,150 @@ func (b *builder) setup() {
 	}
 }
 
-// copyRows emits the copies of one 64-row tile of K or V (tensor base
-// pair ptr, row stride parameter strideAt) to shared offset off of the
-// copy destination: row rr + i*step of the block starting at key row j0 (a
-// register), clamped to the last key (rows past it are read again; the
-// masked body gives them probability zero). Returns the instructions.
-func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64) []sass.Inst {
-	g, c := b.g, b.c
+// slot is one 16-byte copy of a thread: key (or query) row rr + row,
+// chunk c + chunk; alt selects the second shared base (dst ^ 64: chunk
+// bit 2 flipped under the swizzle, the 32-thread decode mapping's chunks
+// c + 4).
+type slot struct {
+	row, chunk int
+	alt        bool
+}
+
+// copySlots lists a thread's copies of a tile of n rows. Every row of a
+// thread has the same row&7, so the swizzle (chunk ^ (row&7)) is one XOR
+// in dst (two with alt) and the rest immediate offsets. 64-row kernels:
+// cn threads a row, rows rr + i·(threads/cn) (a multiple of 8).
+// Decode, 32 threads: rows rr + 8i, chunks c + 4v + 8m (v = alt); 64
+// threads: rows rr + 8i, chunks c + 8m.
+func (c Config) copySlots(n int) []slot {
 	cn := c.HeadDim / 8
-	step := c.CTAThreads() / cn
-	n := c.KeyBlock() / step
-	var out []sass.Inst
-	dstReg := g.dst
-	for i := 0; i < n; i++ {
-		tp := g.tp + 2*(i%4)
-		row := g.t + 12 + i%4
-		out = append(out,
-			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
-			imin(row, r(row), r(limit)),
-			wide(tp, row, cb(strideAt), ptr),
-			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dstReg), 0, off+int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)),
-		)
+	T := c.CTAThreads()
+	var out []slot
+	switch {
+	case !c.Decode:
+		step := T / cn
+		for i := 0; i < n/step; i++ {
+			out = append(out, slot{row: i * step})
+		}
+	case T == 32:
+		for i := 0; i < n/8; i++ {
+			for m := 0; m < cn/8; m++ {
+				for v := 0; v < 2; v++ {
+					out = append(out, slot{row: 8 * i, chunk: 8*m + 4*v, alt: v == 1})
+				}
+			}
+		}
+	default:
+		for i := 0; i < n/8; i++ {
+			for m := 0; m < cn/8; m++ {
+				out = append(out, slot{row: 8 * i, chunk: 8 * m})
+			}
+		}
 	}
 	return out
 }
 
-// copyBlock returns the copies of one K and V block (key rows j0 + rr +
-// i*step, clamped to the last key) to shared dst (K at dst, V at dst +
-// 64 rows), the LDGSTS (and the paged variant's block-table LDG) under
-// guard. Paged: first the page of every row (LDG into t+i, issued early
-// so that the copies find them), then per row the K and V copies from
-// page*batchStride + (row & mask)*seqStride.
-func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
+// shared is a slot's shared-memory offset from its base register (dst or
+// its alt), rows of rb bytes.
+func (s slot) shared(rb int) int64 { return int64(s.row*rb + 16*(s.chunk&^7)) }
+
+// rowsOf groups slots by row offset, in order.
+func rowsOf(sl []slot) [][]slot {
+	var out [][]slot
+	for _, x := range sl {
+		if len(out) > 0 && out[len(out)-1][0].row == x.row {
+			out[len(out)-1] = append(out[len(out)-1], x)
+			continue
+		}
+		out = append(out, []slot{x})
+	}
+	return out
+}
+
+// copyRows emits the copies of one tile of K or V (tensor base pair ptr,
+// row stride parameter strideAt) to shared offset off of the copy
+// destinations dst / alt: the thread's slots of the block starting at
+// key row j0 (a register), rows clamped to the last key (rows past it
+// are read again; the masked body gives them probability zero).
+func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64, dst, alt int) []sass.Inst {
+	g, c := b.g, b.c
+	var out []sass.Inst
+	for i, rs := range rowsOf(c.copySlots(c.KeyBlock())) {
+		tp := g.tp + 2*(i%4)
+		row := g.t + 12 + i%4
+		out = append(out,
+			iadd3(row, r(j0), r(g.rr), imm(int64(rs[0].row))),
+			imin(row, r(row), r(limit)),
+			wide(tp, row, cb(strideAt), ptr),
+		)
+		for _, x := range rs {
+			base := dst
+			if x.alt {
+				base = alt
+			}
+			out = append(out, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off+x.shared(c.rowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
+		}
+	}
+	return out
+}
+
+// copyBlock returns the copies of one K and V block (the thread's slots
+// of key rows j0.., clamped to the last key) to shared dst / alt (K at
+// dst, V KeyBlock rows on), the LDGSTS (and the paged variant's
+// block-table LDG) under guard. Paged: first the page of every row (LDG
+// into t+i, issued early so that the copies find them), then per row the
+// K and V copies from page*batchStride + (row & mask)*seqStride.
+func (b *builder) copyBlock(j0, dst, alt int, guard sass.Cond) []sass.Inst {
 	g, c := b.g, b.c
 	rb := c.rowBytes()
+	kb := int64(c.KeyBlock() * rb)
 	if !c.Paged {
-		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0)
-		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, int64(c.KeyBlock()*rb))...)
+		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0, dst, alt)
+		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, kb, dst, alt)...)
 		for k := range out {
 			if out[k].Op == "LDGSTS" {
-				a := out[k].Args[0]
-				a.N = uint8(dst)
-				out[k].Args[0] = a
 				out[k] = out[k].When(guard)
 			}
 		}
 		return out
 	}
 	t := g.t
-	step := c.CTAThreads() / (c.HeadDim / 8)
-	n := c.KeyBlock() / step
+	rows := rowsOf(c.copySlots(c.KeyBlock()))
 	var out []sass.Inst
-	for i := 0; i < n; i++ {
+	for i, rs := range rows {
 		tp := g.tp + 2*(i%4)
 		row := t + 12 + i%4
 		out = append(out,
-			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
+			iadd3(row, r(j0), r(g.rr), imm(int64(rs[0].row))),
 			imin(row, r(row), r(g.nkm1)),
 			sass.New("SHF", "R.U32.HI", r(row), rz, cb(pPShift), r(row)),
 			wide(tp, row, imm(4), g.btp),
 			sass.New("LDG", "E", r(t+i), sass.G64(sass.Reg(tp), 0)).When(guard),
 		)
 	}
-	for i := 0; i < n; i++ {
+	for i, rs := range rows {
 		row := t + 12 + i%4
 		tk, tv := g.tp+2*(i%2), g.tp+4+2*(i%2)
-		off := int64(i * step * rb)
 		out = append(out,
-			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
+			iadd3(row, r(j0), r(g.rr), imm(int64(rs[0].row))),
 			imin(row, r(row), r(g.nkm1)),
 			lop3(row, row, cb(pPMask), 0xc0),
 			wide(tk, row, cb(pKS), g.kp),
 			wide(tv, row, cb(pVS), g.vp),
 			wide(tk, t+i, cb(pKB), tk),
 			wide(tv, t+i, cb(pVB), tv),
-			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off), sass.G64(sass.Reg(tk), 0)).When(guard),
-			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off+int64(c.KeyBlock()*rb)), sass.G64(sass.Reg(tv), 0)).When(guard),
 		)
+		for _, x := range rs {
+			base := dst
+			if x.alt {
+				base = alt
+			}
+			off := x.shared(rb)
+			out = append(out,
+				sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off), sass.G64(sass.Reg(tk), int64(16*x.chunk))).When(guard),
+				sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off+kb), sass.G64(sass.Reg(tv), int64(16*x.chunk))).When(guard),
+			)
+		}
 	}
 	return out
 }
@@ -892,34 +997,40 @@ func (b *builder) prologue() {
 	b.add(
 		mov(t+0, cb(pQ)),
 		mov(t+1, cb(pQ+4)),
-		shl(t+11, g.cx, 6),
+		shl(t+11, g.cx, log2(c.Rows())),
 		sass.New("IMAD", "", r(t+9), r(g.nq), cb(pRowG), rz),
 	)
 	b.add(iadd(t+9, r(t+9), imm(-1)))
 	b.add(wide(t+0, g.qbat, cb(pQB), t+0))
 	b.add(wide(t+0, g.qrow0, cb(pQS), t+0))
 	b.add(wide(t+0, t+2, imm(1), t+0)) // t+2 = c*16 from setup
-	// dst of Q copies: the stage-1 region (same swizzle, rows of rowB)
+	// dst of Q copies: the stage-1 region (same swizzle, rows of rowB);
+	// t+5 its alt (dst ^ 64)
 	b.add(iadd(t+10, r(g.dst), imm(int64(c.StageBytes()))))
-	cn := c.HeadDim / 8
-	step := c.CTAThreads() / cn
-	for i := 0; i < BlockQ/step; i++ {
+	b.add(xor(t+5, t+10, imm(64)))
+	for i, rs := range rowsOf(c.copySlots(c.Rows())) {
 		tp := g.tp + 2*(i%4)
 		row := t + 12 + i%4
-		b.add(iadd3(row, r(t+11), r(g.rr), imm(int64(i*step))))
+		b.add(iadd3(row, r(t+11), r(g.rr), imm(int64(rs[0].row))))
 		b.add(imin(row, r(row), r(t+9)))
 		b.addAll(b.rowSplit(t+3, t+4, row))
 		b.add(wide(tp, t+3, cb(pQS), t+0))
 		b.add(wide(tp, t+4, cb(pQH), tp))
-		b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(t+10), 0, int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)))
+		for _, x := range rs {
+			base := t + 10
+			if x.alt {
+				base = t + 5
+			}
+			b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, x.shared(c.rowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
+		}
 	}
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	// first K/V block: rows from j*64, stage 0 (its own group, which the
 	// first body's DEPBAR waits for); blocks none: skip nothing
 	// (the copies are clamped and harmless); nk == 0: no copies at all
-	b.add(shl(t+8, g.j, c.kbShift()), mov(g.st, rz))
+	b.add(shl(t+8, g.j, c.kbShift()), mov(g.st, rz), xor(t+11, g.dst, imm(64)))
 	b.add(isetp("LT", sass.P3, g.nkm1, rz, pt))
-	b.add(b.copyBlock(t+8, g.dst, sass.IfNot(sass.P3))...)
+	b.add(b.copyBlock(t+8, g.dst, t+11, sass.IfNot(sass.P3))...)
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	b.add(sass.New("DEPBAR", "LE", sass.SB(0), imm(1)).Yield())
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
@@ -1007,6 +1118,9 @@ func (b *builder) body(masked bool) {
 		iadd(t+9, r(g.dst), r(t+10)),
 		iadd(t+8, r(t+8), imm(int64(c.KeyBlock()))),
 	)
+	if c.Decode && c.CTAThreads() == 32 {
+		b.add(xor(t+11, t+9, imm(64))) // the alt copy base (copySlots)
+	}
 	for k := 1; k < 4; k++ {
 		b.add(xor(g.ka+k, g.ka, imm(int64(32*k))), xor(g.va+k, g.va, imm(int64(32*k))))
 	}
@@ -1053,7 +1167,7 @@ func (b *builder) body(masked bool) {
 		}
 	}
 	// copies of block j+1 into the other stage, spread over the S phase
-	fill := b.copyBlock(t+8, t+9, sass.Cond{})
+	fill := b.copyBlock(t+8, t+9, t+11, sass.Cond{})
 	fill = append(fill, sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	issue(0)
 	issue(1)
@@ -1146,8 +1260,8 @@ func (b *builder) body(masked bool) {
 }
 
 // exchange (head dimension 256): the warp's partial S (its half of the
-// head dimension) to its shared area, a barrier, the partner warp's (w^4)
-// partial added: both warps of a row tile then hold the same full S
+// head dimension) to its shared area, a barrier, the partner warp's
+// (w ^ rowTiles) partial added: both warps of a row tile then hold the same full S
 // (a+b = b+a exactly). The next write of the area follows the next
 // block's top barrier, after the partner's reads have landed.
 func (b *builder) exchange() {
@@ -1161,7 +1275,7 @@ func (b *builder) exchange() {
 	}
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
 	// the partner's area: ka is free (this block's K reads have landed)
-	b.add(xor(g.ka, g.xs, imm(4*xchgBytes)))
+	b.add(xor(g.ka, g.xs, imm(int64(c.rowTiles()*xchgBytes))))
 	for n := 0; n < c.nTiles(); n++ {
 		b.add(sass.New("LDS", "128", r(x+4*n), sass.Shared(sass.Reg(g.ka), 0, int64(512*n))))
 	}
@@ -1326,7 +1440,7 @@ func (b *builder) epilogue() {
 	// rows i_r = m0 + 16w + gq (+8): O stored where valid (P2, P3); the
 	// LSE by the quad's first lane where LSE != 0 too (P4, P5)
 	b.add(
-		shl(t+6, g.cx, 6),
+		shl(t+6, g.cx, log2(c.Rows())),
 		lea(t+7, g.warp, r(g.gq), 4),
 		mov(g.tp+6, cb(pLSE)),
 		mov(g.tp+7, cb(pLSE+4)),
@@ -1501,7 +1615,9 @@ func Variants() []Config {
 			for _, o := range []Output{OutF32, OutF16, OutBF16} {
 				for _, sc := range []bool{false, true} {
 					for _, pg := range []bool{false, true} {
-						out = append(out, Config{In: in, Out: o, HeadDim: d, SoftCap: sc, Paged: pg})
+						for _, dec := range []bool{false, true} {
+							out = append(out, Config{In: in, Out: o, HeadDim: d, SoftCap: sc, Paged: pg, Decode: dec})
+						}
 					}
 				}
 			}

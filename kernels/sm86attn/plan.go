@@ -79,6 +79,21 @@ type Launch struct {
 	Params      []byte
 }
 
+// Select returns the variant PlanPrefill and PlanSplitKV launch for a
+// (whether a is covered is theirs to say). The rule: the 16-row decode
+// variant (Config.Decode: one row tile a CTA, 16-key blocks) when a CTA's
+// rows, SeqQ·G' (G' the GQA group when above 1, else 1; SeqQ the longest
+// varlen sequence), are at most 16; the 64-row kernel otherwise. A 64-row
+// CTA would compute 64 rows for those 16 or fewer useful ones.
+func Select(a PrefillArgs) Config {
+	rowG := 1
+	if a.HeadsKV > 0 && a.HeadsQ/a.HeadsKV > 1 {
+		rowG = a.HeadsQ / a.HeadsKV
+	}
+	return Config{In: a.In, Out: a.Out, HeadDim: a.HeadDim, SoftCap: a.SoftCap > 0, Paged: a.PageSize > 0,
+		Decode: a.SeqQ*rowG <= 16}
+}
+
 // PlanPrefill checks that a call is within what the prefill kernels cover
 // and returns the launch. The selection rule: head dimension 64, 128 or
 // 256 (8 warps, 32-key blocks);
@@ -144,7 +159,7 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 	oBytes := a.Splits * rows * hq * d * 4
 	part.LSE = a.Workspace + uint64(oBytes)
 	part.LSEBatchStride, part.LSEHeadStride = hq*cnq, cnq
-	kb := (Config{HeadDim: a.HeadDim}).KeyBlock()
+	kb := Select(part).KeyBlock()
 	blocks := (a.SeqKV + kb - 1) / kb
 	bps := max(1, (blocks+a.Splits-1)/a.Splits)
 	main, err := plan(part, a.Splits, bps, uint32(rows*hq*d*4))
@@ -287,7 +302,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.Causal {
 		winR = 0
 	}
-	cfg := Config{In: a.In, Out: a.Out, HeadDim: a.HeadDim, SoftCap: a.SoftCap > 0, Paged: a.PageSize > 0}
+	cfg := Select(a)
 	var par []byte
 	for _, v := range []uint64{a.Q, a.K, a.V, a.O, a.LSE, a.CuSeqQ, a.CuSeqKV} {
 		par = binary.LittleEndian.AppendUint64(par, v)
@@ -319,7 +334,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	return Launch{
 		Config:      cfg,
 		Kernel:      cfg.Name(),
-		Grid:        [3]int{max(1, (a.SeqQ*rowG+BlockQ-1)/BlockQ) * splits, heads, a.Batch},
+		Grid:        [3]int{max(1, (a.SeqQ*rowG+cfg.Rows()-1)/cfg.Rows()) * splits, heads, a.Batch},
 		Block:       [3]int{cfg.CTAThreads(), 1, 1},
 		SharedBytes: cfg.SharedBytes(),
 		Params:      par,

@@ -42,11 +42,27 @@ func TestPlanPrefill(t *testing.T) {
 	if l, err = PlanPrefill(a); err != nil || l.Kernel != (Config{HeadDim: 256}).Name() || l.SharedBytes != 81920 || l.Block != [3]int{256, 1, 1} || l.Grid != [3]int{(100*4 + 63) / 64, 2, 2} {
 		t.Errorf("d256 launch %s %d %v %v, %v", l.Kernel, l.SharedBytes, l.Block, l.Grid, err)
 	}
+	// decode (one query, group 4: 4 rows) selects the 16-row variant: one
+	// row tile of 2 warps, 16-key blocks (two stages of 16 KiB, the
+	// exchange of 2 warps)
 	a.Splits, a.Workspace, a.SeqQ, a.SeqKV = 3, 5<<40, 1, 320
-	if ls, err := PlanSplitKV(a); err != nil || ls[0].Grid != [3]int{3, 2, 2} || ls[1].Kernel != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
+	dec := Config{HeadDim: 256, Out: OutF32, Decode: true}
+	if ls, err := PlanSplitKV(a); err != nil || ls[0].Grid != [3]int{3, 2, 2} || ls[0].Kernel != dec.Name() || ls[0].Block != [3]int{64, 1, 1} ||
+		ls[0].SharedBytes != 2*2*16*512+2*xchgBytes || ls[1].Kernel != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
 		t.Errorf("d256 split launches %v, %v", ls, err)
-	} else if got := binary.LittleEndian.Uint32(ls[0].Params[pBPS-sass.ParamBase:]); got != 4 {
-		t.Errorf("d256 split: %d blocks a split, want 4 (10 blocks of 32 keys over 3)", got)
+	} else if got := binary.LittleEndian.Uint32(ls[0].Params[pBPS-sass.ParamBase:]); got != 7 {
+		t.Errorf("d256 split: %d blocks a split, want 7 (20 blocks of 16 keys over 3)", got)
+	}
+	// the rule's edge: 16 rows decode, 17 the 64-row kernel
+	a = basePlanArgs()
+	for _, c := range []struct {
+		seqQ, hq, hkv int
+		decode        bool
+	}{{4, 8, 2, true}, {5, 8, 2, false}, {16, 2, 2, true}, {17, 2, 2, false}} {
+		a.SeqQ, a.HeadsQ, a.HeadsKV = c.seqQ, c.hq, c.hkv
+		if l, err := PlanPrefill(a); err != nil || l.Config.Decode != c.decode || (c.decode && l.Block != [3]int{32, 1, 1}) {
+			t.Errorf("SeqQ %d group %d: decode %v block %v (want decode %v), %v", c.seqQ, c.hq/c.hkv, l.Config.Decode, l.Block, c.decode, err)
+		}
 	}
 	a = basePlanArgs()
 	a.Splits, a.Workspace, a.SeqQ = 4, 5<<40, 1
