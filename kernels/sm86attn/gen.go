@@ -30,7 +30,11 @@
 // contiguous, or paged through a block table with Config.Paged); and
 // split-KV runs several CTAs over one row set's keys, each writing a
 // normalised f32 partial O and its LSE, which the combine kernel
-// (GenerateCombine) merges. PlanPrefill and PlanSplitKV turn plain
+// (GenerateCombine) merges. Head dimension 256 runs 8 warps, each with
+// half of the head dimension, the pair of a row tile adding its partial
+// S through shared memory (Config.wide); calls with at most 16 rows a CTA
+// run the 16-row decode variant (Config.Decode, Select). PlanPrefill and
+// PlanSplitKV turn plain
 // values into launches; docs/sm86-attention.md has the budgets, the
 // schedule and the cycle-model figures.
 //
