@@ -18,11 +18,11 @@ import (
 // GPU: only the simulator has run these cubins.
 //
 // Supports is sm86attn.PlanPrefill's rule (the kernel package documents
-// it): head dimension 64 or 128; Q, K and V all f16 or all bf16; O f32,
-// f16 or bf16; Q, K, V 16-byte aligned with strides multiples of 8
-// elements; the LSE, if any, f32. Anything else (head dimension 256, f32
-// inputs, odd strides) gives way to the host fallback, and Explain shows
-// the plan's reason.
+// it): head dimension 64, 128 or 256; Q, K and V all f16 or all bf16; O
+// f32, f16 or bf16; Q, K, V 16-byte aligned with strides multiples of 8
+// elements; the LSE, if any, f32. Anything else (other head dimensions,
+// f32 inputs, odd strides) gives way to the host fallback, and Explain
+// shows the plan's reason.
 //
 // Launch: the host-side arrays (cu_seqlens, cache lengths, the block table)
 // are copied to device memory for the call; split-KV (flash-decoding) is
@@ -92,6 +92,7 @@ func sm86AttnArgs(a *AttentionArgs, aux sm86AttnAux) (sm86attn.PrefillArgs, erro
 		for b := range a.Batch {
 			p.SeqQ = max(p.SeqQ, a.CuSeqQ[b+1]-a.CuSeqQ[b])
 		}
+		p.TotalQ = a.CuSeqQ[a.Batch] // the split workspace's rows
 	}
 	switch {
 	case a.CuSeqKV != nil:
@@ -147,10 +148,8 @@ func sm86AttnSupports(args any) error {
 // sm86AttnSplits is the split-KV count for p on a device with sms
 // multiprocessors: forced (a positive AttentionArgs.Splits), else enough
 // splits to fill the device when the query blocks leave most SMs idle.
+// Varlen queries count their longest sequence for every batch entry.
 func sm86AttnSplits(a *AttentionArgs, p sm86attn.PrefillArgs, sms int) int {
-	if a.CuSeqQ != nil {
-		return 1 // split-KV takes fixed-length queries
-	}
 	if a.Splits > 0 {
 		return a.Splits
 	}
@@ -159,11 +158,13 @@ func sm86AttnSplits(a *AttentionArgs, p sm86attn.PrefillArgs, sms int) int {
 	if group > 1 {
 		rows, heads = p.SeqQ*group, p.HeadsKV
 	}
-	ctas := max(1, (rows+sm86attn.BlockQ-1)/sm86attn.BlockQ) * heads * p.Batch
+	cfg := sm86attn.Select(p) // the variant: its rows a CTA, keys a block
+	ctas := max(1, (rows+cfg.Rows()-1)/cfg.Rows()) * heads * p.Batch
 	if p.SeqKV < sm86AttnSplitMinKeys || 2*ctas >= sms {
 		return 1
 	}
-	blocks := (p.SeqKV + sm86attn.BlockKV - 1) / sm86attn.BlockKV
+	kb := cfg.KeyBlock()
+	blocks := (p.SeqKV + kb - 1) / kb
 	return max(1, min((sms+ctas-1)/ctas, blocks/2, 64))
 }
 

@@ -3,6 +3,7 @@ package sm86attn
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
@@ -30,12 +31,12 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 			t.Fatal(err)
 		}
 	}
-	if err := mem.Map("out", out, make([]byte, 64*Threads)); err != nil {
+	if err := mem.Map("out", out, make([]byte, 64*c.CTAThreads())); err != nil {
 		t.Fatal(err)
 	}
 	st := [3]int{n, c.HeadDim, c.HeadDim}
 	l, err := PlanPrefill(PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, Batch: 1, HeadsQ: 1, HeadsKV: 1,
-		HeadDim: c.HeadDim, SeqQ: 64, SeqKV: 64, QStrides: st, KStrides: st, VStrides: st, OStrides: st,
+		HeadDim: c.HeadDim, SeqQ: c.Rows(), SeqKV: 64, QStrides: st, KStrides: st, VStrides: st, OStrides: st,
 		In: c.In, Out: c.Out, Scale: 1, WindowLeft: -1, WindowRight: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 	}
 	got := mem.Bytes("out")
 	var vals [][]uint32
-	for tid := 0; tid < Threads; tid++ {
+	for tid := 0; tid < c.CTAThreads(); tid++ {
 		var v []uint32
 		for j := range newRegs(c.HeadDim).dumpRegs() {
 			v = append(v, binary.LittleEndian.Uint32(got[64*tid+4*j:]))
@@ -61,10 +62,16 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 // and every 8 consecutive threads' 16-byte copies hit 8 distinct 16-byte
 // bank groups, and one block's copies write each 16-byte chunk of the
 // K/V stage (and the Q tile's copies each chunk of the Q tile) exactly
-// once, for head dimensions 64 and 128.
+// once, for head dimensions 64, 128 and 256; at 256 the partial-S
+// exchange's STS.128/LDS.128 too (8 lanes a phase), each warp's area
+// disjoint from the others' and from the stages.
 func TestSharedBankConflicts(t *testing.T) {
-	for _, d := range []int{64, 128} {
-		c := Config{HeadDim: d}
+	for _, c := range []Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 256}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 256, Decode: true}} {
+		d := c.HeadDim
+		if l, err := PlanPrefill(PrefillArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Config != c {
+			t.Fatalf("%s: the plan selects %s, %v", c.Name(), l.Config.Name(), err)
+		}
+		threads := c.CTAThreads()
 		vals := laneAddresses(t, c)
 		g := newRegs(d)
 		col := map[int]int{}
@@ -101,44 +108,82 @@ func TestSharedBankConflicts(t *testing.T) {
 				t.Fatalf("%s: LDSM base %v not dumped", in, m)
 			}
 			nLD++
-			for q := 0; q < Threads/8; q++ {
+			for q := 0; q < threads/8; q++ {
 				groups(in.String(), func(tid int) uint32 { return vals[tid][j] + uint32(m.Imm) }, 8*q, 8)
 			}
 		}
-		if nLD != d/2 {
-			t.Errorf("d%d: %d LDSM in the loop, want %d", d, nLD, d/2)
+		if want := 4 * (c.dw()/16*c.nTiles()/8 + c.nKK()*c.dw()/64); nLD != want {
+			t.Errorf("d%d: %d LDSM in the loop, want %d", d, nLD, want)
+		}
+		if c.wide() {
+			// the exchange: own area at xs, the partner's at xs ^ 4 areas
+			areas := map[uint32]int{}
+			nx := 0
+			for _, in := range p.Insts[p.Loop[0]:p.Loop[1]] {
+				if (in.Op != "STS" && in.Op != "LDS") || strings.Join(in.Mods, ".") != "128" {
+					continue
+				}
+				nx++
+				m := in.Args[0]
+				if in.Op == "LDS" {
+					m = in.Args[1]
+				}
+				flip := uint32(0)
+				if in.Op == "LDS" {
+					flip = 4 * xchgBytes
+				}
+				for q := 0; q < threads/8; q++ {
+					groups(in.String(), func(tid int) uint32 { return (vals[tid][col[g.xs]] ^ flip) + uint32(m.Imm) }, 8*q, 8)
+				}
+				if in.Op == "STS" {
+					for tid := 0; tid < threads; tid++ {
+						a := vals[tid][col[g.xs]] + uint32(m.Imm)
+						if a < uint32(Stages*c.StageBytes()) || a+16 > uint32(c.SharedBytes()) {
+							t.Errorf("d%d: exchange store at %#x outside the area", d, a)
+						}
+						areas[a]++
+					}
+				}
+			}
+			if nx != 2*c.nTiles() || len(areas) != threads*c.nTiles() {
+				t.Errorf("d%d: %d exchange accesses, %d distinct 16-byte stores (want %d, %d)", d, nx, len(areas), 2*c.nTiles(), threads*c.nTiles())
+			}
 		}
 		// Q: the prologue's lane base (the V lane base of stage 0 moved to
 		// the Q tile and the warp's rows), chunk pair ks: ^32(ks&3) +
 		// 128(ks>>2)
-		for ks := 0; ks < d/16; ks++ {
-			for q := 0; q < Threads/8; q++ {
+		for ks := 0; ks < c.dw()/16; ks++ {
+			for q := 0; q < threads/8; q++ {
 				groups("Q LDSM", func(tid int) uint32 {
-					base := vals[tid][col[g.va]] + uint32(c.StageBytes()-BlockKV*c.rowBytes()) + vals[tid][col[g.warp]]*uint32(16*c.rowBytes())
+					base := vals[tid][col[g.va]] + uint32(c.StageBytes()-c.KeyBlock()*c.rowBytes()) + vals[tid][col[g.warp]]*uint32(16*c.rowBytes())
 					return (base ^ uint32(32*(ks%4))) + uint32(128*(ks/4))
 				}, 8*q, 8)
 			}
 		}
-		// copies: this block's (dst) and the next's (t+9) over the loop's
-		// LDGSTS offsets; each stage chunk exactly once
-		for _, base := range []int{g.dst, g.t + 9} {
+		// copies: the next block's (bases t+9 and the decode variant's alt
+		// t+11, at the dump's first block the other stage) and, moved back
+		// a stage, this block's, over the loop's LDGSTS offsets; each stage
+		// chunk exactly once
+		sb := uint32(c.StageBytes())
+		for _, back := range []uint32{0, sb} {
 			chunks := map[uint32]int{}
 			for _, in := range p.Insts[p.Loop[0]:p.Loop[1]] {
 				if in.Op != "LDGSTS" {
 					continue
 				}
 				m := in.Args[0]
-				for q := 0; q < Threads/8; q++ {
-					groups(in.String(), func(tid int) uint32 { return vals[tid][col[base]] + uint32(m.Imm) }, 8*q, 8)
+				j, ok := col[int(m.N)]
+				if !ok {
+					t.Fatalf("%s: %s base not dumped", c.Name(), in)
 				}
-				for tid := 0; tid < Threads; tid++ {
-					chunks[vals[tid][col[base]]+uint32(m.Imm)]++
+				for q := 0; q < threads/8; q++ {
+					groups(in.String(), func(tid int) uint32 { return vals[tid][j] + uint32(m.Imm) - back }, 8*q, 8)
+				}
+				for tid := 0; tid < threads; tid++ {
+					chunks[vals[tid][j]+uint32(m.Imm)-back]++
 				}
 			}
-			lo := uint32(0)
-			if base != g.dst {
-				lo = uint32(c.StageBytes())
-			}
+			lo := sb - back
 			for a := lo; a < lo+uint32(c.StageBytes()); a += 16 {
 				if chunks[a] != 1 {
 					t.Errorf("d%d: stage chunk %#x written %d times", d, a, chunks[a])

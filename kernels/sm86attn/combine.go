@@ -12,7 +12,7 @@ import (
 // O = Σ_s w_s·O_s / Σ_s w_s with w_s = exp(LSE_s − max LSE), and the LSE
 // max + ln Σ w_s (−Inf, with O zero, when no split saw a key).
 type CombineConfig struct {
-	HeadDim int // 64 or 128
+	HeadDim int // 64, 128 or 256
 	Out     Output
 }
 
@@ -35,9 +35,10 @@ const (
 	cOB     = sass.ParamBase + 0x34
 	cLH     = sass.ParamBase + 0x38 // LSE byte strides: head, batch
 	cLB     = sass.ParamBase + 0x3c
-	cNQ     = sass.ParamBase + 0x40
+	cNQ     = sass.ParamBase + 0x40 // rows a batch (varlen: all rows, TotalQ)
 	cHQ     = sass.ParamBase + 0x44
-	cEnd    = 0x48
+	cCuQ    = sass.ParamBase + 0x48 // u64: CuSeqQ (int32), or 0
+	cEnd    = 0x50
 )
 
 // CombineThreads is the combine kernel's CTA: one warp per (query row,
@@ -46,37 +47,40 @@ const CombineThreads = 32
 
 // CombineParams is the combine kernel's parameter list: partial O,
 // partial LSE, O, LSE (u64), splits, oSplit, lseSplit, O strides (seq,
-// head, batch), LSE strides (head, batch) in bytes, nq, headsQ (u32).
+// head, batch), LSE strides (head, batch) in bytes, nq, headsQ (u32),
+// CuSeqQ (u64, 0 for fixed-length queries). With CuSeqQ, CTA (i, h, b)
+// is row CuSeqQ[b] + i of batch 0 (exiting when i is past the sequence)
+// and nq is the batch's total rows, the workspace's row count.
 func CombineParams() []sass.Param {
 	var p []sass.Param
 	for k := 0; k < 4; k++ {
 		p = append(p, sass.Param{Size: 8, Align: 8})
 	}
-	for k := 0; k < (cEnd-0x20)/4; k++ {
+	for k := 0; k < (0x48-0x20)/4; k++ {
 		p = append(p, sass.Param{Size: 4, Align: 4})
 	}
-	return p
+	return append(p, sass.Param{Size: 8, Align: 8})
 }
 
 // combine registers: the thread's d/32 accumulators and partials, then
 // scalars.
 const (
-	xAcc  = 0  // 4
-	xPart = 4  // 4
-	xPO   = 8  // pair: partial O pointer
-	xPL   = 10 // pair: partial LSE pointer
-	xPD   = 12 // pair: O / LSE pointer
-	xTid  = 14
-	xI    = 15
-	xH    = 16
-	xB    = 17
-	xM    = 18
-	xS    = 19 // split counter
-	xL    = 20
-	xW    = 21
-	xSum  = 22
-	xT    = 23 // temporaries 23..31
-	xLast = 32
+	xAcc  = 0  // 8
+	xPart = 8  // 8
+	xPO   = 16 // pair: partial O pointer
+	xPL   = 18 // pair: partial LSE pointer
+	xPD   = 20 // pair: O / LSE pointer
+	xTid  = 22
+	xI    = 23
+	xH    = 24
+	xB    = 25
+	xM    = 26
+	xS    = 27 // split counter
+	xL    = 28
+	xW    = 29
+	xSum  = 30
+	xT    = 32 // temporaries 32..40 (xT+6 a pair)
+	xLast = 41
 )
 
 // CombineRegisters is the register count the combine kernels record.
@@ -91,12 +95,14 @@ type CombineProgram struct {
 
 // GenerateCombine emits the combine kernel for c.
 func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
-	if c.HeadDim != 64 && c.HeadDim != 128 {
-		return nil, fmt.Errorf("sm86attn: combine head dimension %d: 64 and 128", c.HeadDim)
+	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
+		return nil, fmt.Errorf("sm86attn: combine head dimension %d: 64, 128 and 256", c.HeadDim)
 	}
 	b := &builder{tr: newTracker(), labels: map[string]int{}}
 	per := c.HeadDim / 32 // floats a thread
-	ld := map[int]string{2: "E.64", 4: "E.128"}[per]
+	// vector accesses of vec floats (at most 4: LDG/STG.E.128)
+	vec := min(per, 4)
+	ld := map[int]string{2: "E.64", 4: "E.128"}[vec]
 	b.add(
 		sass.New("S2R", "", r(xTid), sass.SR(sass.SRTidX)),
 		sass.New("S2R", "", r(xI), sass.SR(sass.SRCtaidX)),
@@ -115,6 +121,20 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 	for k := 0; k < per; k++ {
 		b.add(mov(xAcc+k, rz))
 	}
+	// varlen queries (CuSeqQ != 0, P3): rows [start, end) of batch 0;
+	// CTA x past the sequence exits, else i = start + x and b = 0
+	b.add(mov(xPD, cb(cCuQ)), mov(xPD+1, cb(cCuQ+4)), mov(xL, rz), mov(xW, rz))
+	b.add(sass.New("LOP3", "LUT", r(xT+2), r(xPD), r(xPD+1), rz, imm(0xfc), sass.NotP(sass.PT)))
+	b.add(isetp("NE", sass.P3, xT+2, rz, pt), wide(xPD, xB, imm(4), xPD))
+	b.add(
+		sass.New("LDG", "E", r(xL), sass.G64(sass.Reg(xPD), 0)).When(sass.If(sass.P3)),
+		sass.New("LDG", "E", r(xW), sass.G64(sass.Reg(xPD), 4)).When(sass.If(sass.P3)),
+	)
+	b.add(sass.New("IADD3", "", r(xW), r(xW), sass.Neg(r(xL)), rz))
+	b.add(isetp("GE", sass.P0, xI, r(xW), sass.P(sass.P3)))
+	b.exits = append(b.exits, len(b.p))
+	b.add(sass.New("EXIT", "").When(sass.If(sass.P0)).Yield().Stall(5))
+	b.add(iadd(xI, r(xI), r(xL)), sass.New("SEL", "", r(xB), rz, r(xB), sass.P(sass.P3)))
 	// partial O row ((b*nq + i)*HQ + h)*d*4 + lane*per*4; partial LSE
 	// (b*HQ + h)*nq*4 + i*4
 	b.add(
@@ -151,7 +171,9 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 	b.add(mov(xS, cb(cSplits)))
 	b.label("sum")
 	b.add(sass.New("LDG", "E", r(xL), sass.G64(sass.Reg(xPL), 0)))
-	b.add(sass.New("LDG", ld, r(xPart), sass.G64(sass.Reg(xPO), 0)))
+	for k := 0; k < per; k += vec {
+		b.add(sass.New("LDG", ld, r(xPart+k), sass.G64(sass.Reg(xPO), int64(4*k))))
+	}
 	b.add(
 		sass.New("FADD", "", r(xW), r(xL), sass.Neg(r(xM))),
 	)
@@ -192,7 +214,9 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 	b.add(wide(xPD, xT+2, imm(1), xPD))
 	switch c.Out {
 	case OutF32:
-		b.add(sass.New("STG", ld, sass.G64(sass.Reg(xPD), 0), r(xAcc)))
+		for k := 0; k < per; k += vec {
+			b.add(sass.New("STG", ld, sass.G64(sass.Reg(xPD), int64(4*k)), r(xAcc+k)))
+		}
 	default:
 		mods := "PACK_AB"
 		if c.Out == OutBF16 {
@@ -201,7 +225,7 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 		for k := 0; k < per/2; k++ {
 			b.add(sass.New("F2FP", mods, r(xPart+k), r(xAcc+2*k+1), r(xAcc+2*k)))
 		}
-		st := map[int]string{1: "E", 2: "E.64"}[per/2]
+		st := map[int]string{1: "E", 2: "E.64", 4: "E.128"}[per/2]
 		b.add(sass.New("STG", st, sass.G64(sass.Reg(xPD), 0), r(xPart)))
 	}
 	// LSE by lane 0 when LSE != 0: LSE + b*lB + h*lH + i*4
@@ -258,7 +282,7 @@ func (p *CombineProgram) Kernel() (sass.Kernel, error) {
 // CombineVariants lists every combine kernel the package ships.
 func CombineVariants() []CombineConfig {
 	var out []CombineConfig
-	for _, d := range []int{64, 128} {
+	for _, d := range []int{64, 128, 256} {
 		for _, o := range []Output{OutF32, OutF16, OutBF16} {
 			out = append(out, CombineConfig{HeadDim: d, Out: o})
 		}

@@ -30,7 +30,11 @@
 // contiguous, or paged through a block table with Config.Paged); and
 // split-KV runs several CTAs over one row set's keys, each writing a
 // normalised f32 partial O and its LSE, which the combine kernel
-// (GenerateCombine) merges. PlanPrefill and PlanSplitKV turn plain
+// (GenerateCombine) merges. Head dimension 256 runs 8 warps, each with
+// half of the head dimension, the pair of a row tile adding its partial
+// S through shared memory (Config.wide); calls with at most 16 rows a CTA
+// run the 16-row decode variant (Config.Decode, Select). PlanPrefill and
+// PlanSplitKV turn plain
 // values into launches; docs/sm86-attention.md has the budgets, the
 // schedule and the cycle-model figures.
 //
@@ -94,7 +98,7 @@ func (o Output) Size() int {
 type Config struct {
 	In      Input
 	Out     Output
-	HeadDim int // 64 or 128
+	HeadDim int // 64, 128 or 256
 	// SoftCap compiles the soft-cap: the logit becomes cap·tanh(s·scale/cap)
 	// (MUFU.TANH); the parameters carry scale/cap and cap·log2(e).
 	SoftCap bool
@@ -102,6 +106,11 @@ type Config struct {
 	// row j & (page-1) of page BlockTable[b*blocksPerSeq + j>>log2(page)]
 	// (the K/V batch stride is the page stride); SeqLensKV gives nk.
 	Paged bool
+	// Decode is the 16-row variant: a CTA owns one m16 row tile (one warp;
+	// the pair of half-d warps at head dimension 256) and key blocks of
+	// 16, for calls whose CTA rows (SeqQ·G') are at most 16, where a
+	// 64-row CTA would compute at least 48 idle rows (see Select).
+	Decode bool
 }
 
 // Name returns the kernel's symbol name.
@@ -113,11 +122,15 @@ func (c Config) Name() string {
 	if c.Paged {
 		s += "_paged"
 	}
+	if c.Decode {
+		s += "_r16"
+	}
 	return s
 }
 
 // Geometry constants: 64 query rows a CTA (4 warps of 16), key blocks of
-// 64, two stages of K then V.
+// 64, two stages of K then V. Head dimension 256 differs (see wide):
+// 8 warps, key blocks of 32 (Config.KeyBlock, Config.CTAThreads).
 const (
 	BlockQ  = 64
 	BlockKV = 64
@@ -125,15 +138,80 @@ const (
 	Stages  = 2
 )
 
+// wide is the head-dimension-256 layout: 8 warps, warps w and w+4 own the
+// same 16 rows (w&3) and half h = w>>2 of the head dimension each: the
+// warp keeps its half of Q (32 registers) and of O (64), computes the
+// partial S = Q_h·K_hᵀ over its 128 columns, and the pair adds the two
+// partials through shared memory (xchgBytes a warp) so that both run the
+// same online softmax on the full S; P·V then fills the warp's half of O.
+// The register map is d=128's; key blocks are 32 so that two stages of K
+// and V (32 KiB each) and the exchange fit in 80 KiB of shared memory.
+func (c Config) wide() bool { return c.HeadDim == 256 }
+
+// dw is the head-dimension columns a warp owns (of Q, K in S, and of O).
+func (c Config) dw() int { return min(c.HeadDim, 128) }
+
+// Rows is the query rows a CTA owns: 64, or 16 for the decode variant.
+func (c Config) Rows() int {
+	if c.Decode {
+		return 16
+	}
+	return BlockQ
+}
+
+// rowTiles is the 16-row tiles of a CTA (the warps of one head-dimension
+// half).
+func (c Config) rowTiles() int { return c.Rows() / 16 }
+
+// CTAThreads is the CTA size: a warp per row tile, twice that at head
+// dimension 256 (128 or 256 threads; 32 or 64 for the decode variant).
+func (c Config) CTAThreads() int {
+	n := 32 * c.rowTiles()
+	if c.wide() {
+		n *= 2
+	}
+	return n
+}
+
+// KeyBlock is the keys a block of the main loop: 64, 32 at head dimension
+// 256, 16 for the decode variant.
+func (c Config) KeyBlock() int {
+	switch {
+	case c.Decode:
+		return 16
+	case c.wide():
+		return BlockKV / 2
+	}
+	return BlockKV
+}
+
+// kbShift is log2(KeyBlock).
+func (c Config) kbShift() int64 { return log2(c.KeyBlock()) }
+
+// nTiles is the 8-key n-tiles of S a block; nKK the k16 steps of P·V.
+func (c Config) nTiles() int { return c.KeyBlock() / 8 }
+func (c Config) nKK() int    { return c.KeyBlock() / 16 }
+
+// xchgBytes is one warp's partial-S exchange area (wide only): 16 rows ×
+// KeyBlock f32, stored as each lane's 4 n-tile quads (STS.128).
+const xchgBytes = 32 * 16 * 4
+
 // rowBytes is one shared row of K or V (HeadDim halves).
 func (c Config) rowBytes() int { return 2 * c.HeadDim }
 
 // StageBytes is one stage: the K tile then the V tile.
-func (c Config) StageBytes() int { return 2 * BlockKV * c.rowBytes() }
+func (c Config) StageBytes() int { return 2 * c.KeyBlock() * c.rowBytes() }
 
 // SharedBytes is the dynamic shared memory: two stages (the Q tile is
-// loaded into the second stage before the loop and read into registers).
-func (c Config) SharedBytes() int { return Stages * c.StageBytes() }
+// loaded into the second stage before the loop and read into registers),
+// and at head dimension 256 the 8 warps' exchange areas.
+func (c Config) SharedBytes() int {
+	n := Stages * c.StageBytes()
+	if c.wide() {
+		n += 2 * c.rowTiles() * xchgBytes
+	}
+	return n
+}
 
 // Parameter offsets in constant bank 0 (see Params).
 const (
@@ -232,11 +310,20 @@ type regs struct {
 	mo, l, ms, nm, al                           int // 2 each (rows g, g+8)
 	ar, br, ma, mb                              int // 2 each
 	ninf, hb                                    int // hb: the CTA's first query head (y*G')
+	hf, xs                                      int // wide only: the warp's half, its exchange address
 	t                                           int // 16 temporaries
 	last                                        int
 }
 
+// newRegs is the register map at head dimension d; 256 is 128's (a warp
+// holds half of Q and O) plus the half index and exchange address.
 func newRegs(d int) regs {
+	if d == 256 {
+		r := newRegs(128)
+		r.hf, r.xs = r.last, r.last+1
+		r.last += 2
+		return r
+	}
 	var r regs
 	r.o = 0
 	r.s = d / 2
@@ -425,14 +512,19 @@ func Generate(c Config) (*Program, error) { return generate(c, 0) }
 
 // dumpRegs are the registers the dump stores: the LDSM addresses of K
 // (4) and V (4) of stage 0, the copy destination of this stage and of the
-// next, and the warp index.
+// next, the warp's row tile and (head dimension 256) the exchange address.
 func (g regs) dumpRegs() []int {
-	return []int{g.ka, g.ka + 1, g.ka + 2, g.ka + 3, g.va, g.va + 1, g.va + 2, g.va + 3, g.dst, g.t + 9, g.warp}
+	d := []int{g.ka, g.ka + 1, g.ka + 2, g.ka + 3, g.va, g.va + 1, g.va + 2, g.va + 3, g.dst, g.t + 9, g.warp}
+	if g.xs != 0 {
+		d = append(d, g.xs) // head dimension 256: the exchange address
+	}
+	return append(d, g.t+11) // the decode variant's alt copy base
+
 }
 
 func generate(c Config, dumpAt uint64) (*Program, error) {
-	if c.HeadDim != 64 && c.HeadDim != 128 {
-		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64 and 128", c.HeadDim)
+	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
+		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64, 128 and 256", c.HeadDim)
 	}
 	b := &builder{c: c, g: newRegs(c.HeadDim), tr: newTracker(), labels: map[string]int{}, dumpAt: dumpAt}
 	b.setup()
@@ -526,6 +618,15 @@ func (b *builder) setup() {
 		// kv head = h / group: IMAD.HI by the magic (group 1: h)
 		sass.New("IMAD", "HI.U32", r(g.kvh), r(g.h), cb(pMagic), rz),
 	)
+	if c.wide() {
+		// the warp's half hf = warp / rowTiles; warp becomes its row tile
+		// warp % rowTiles; exchange address xs = 2 stages + (warp's index)
+		// *xchgBytes + 16 lane
+		b.add(shr(g.hf, g.warp, log2(c.rowTiles())), shl(t+14, g.warp, log2(xchgBytes)))
+		b.add(and(g.warp, g.warp, int64(c.rowTiles()-1)))
+		b.add(lea(g.xs, g.lane, r(t+14), 4))
+		b.add(iadd(g.xs, r(g.xs), imm(int64(Stages*c.StageBytes()))))
+	}
 	b.add(
 		mov(t+14, cb(pGroup)),
 		isetp("EQ", sass.P2, t+14, imm(1), pt),
@@ -566,9 +667,9 @@ func (b *builder) setup() {
 	b.add(isetp("NE", sass.P1, t+4, rz, pt))
 	b.add(sass.New("LDG", "E", r(t+5), sass.G64(sass.Reg(t+2), 0)).When(sass.If(sass.P1)))
 	b.add(sass.New("SEL", "", r(g.nk), r(t+5), r(g.nk), sass.P(sass.P1)))
-	// m0 = cx*64 >= the sequence's rows (nq*G'): nothing to do
+	// m0 = cx*Rows >= the sequence's rows (nq*G'): nothing to do
 	b.add(
-		shl(t+0, g.cx, 6),
+		shl(t+0, g.cx, log2(c.Rows())),
 		sass.New("IMAD", "", r(t+15), r(g.nq), cb(pRowG), rz),
 	)
 	b.add(isetp("GE", sass.P0, t+0, r(t+15), pt))
@@ -585,13 +686,13 @@ func (b *builder) setup() {
 		sass.New("IADD3", "", r(g.lo), r(t+3), sass.Neg(r(t+1)), rz),
 		iadd3(g.hi, r(t+3), r(t+2), imm(1)),
 		iadd(g.nkm1, r(g.nk), imm(-1)),
-		iadd(t+15, r(t+0), imm(BlockQ-1)),
+		iadd(t+15, r(t+0), imm(int64(c.Rows()-1))),
 	)
 	b.add(
 		sass.New("SEL", "", r(g.lo), r(g.lo), imm(0xc0000000), sass.NotP(sass.P1)), // -2^30 (the field is unsigned)
 		sass.New("SEL", "", r(g.hi), r(g.hi), imm(1<<30), sass.NotP(sass.P2)),
 	)
-	// the CTA's first and last query (of rows m0 and m0+63): qLo t+13,
+	// the CTA's first and last query (of rows m0 and m0+Rows-1): qLo t+13,
 	// qHi t+14
 	b.addAll(b.rowSplit(t+13, -1, t+0))
 	b.addAll(b.rowSplit(t+14, -1, t+15))
@@ -606,21 +707,21 @@ func (b *builder) setup() {
 		imin(t+5, r(t+14), r(t+6)),
 		iadd(t+5, r(t+5), r(g.hi)),
 		imin(t+5, r(t+5), r(g.nk)),
-		shr(g.j, t+4, 6),
-		iadd(t+7, r(t+5), imm(BlockKV-1)),
-		shr(g.jEnd, t+7, 6),
+		shr(g.j, t+4, c.kbShift()),
+		iadd(t+7, r(t+5), imm(int64(c.KeyBlock()-1))),
+		shr(g.jEnd, t+7, c.kbShift()),
 		isetp("LE", sass.P1, t+5, r(t+4), pt),
 	)
 	b.add(
 		sass.New("SEL", "", r(g.jEnd), r(g.j), r(g.jEnd), sass.P(sass.P1)),
 		iadd(t+8, r(t+14), r(g.lo)),
 		imax(t+8, r(t+8), rz),
-		iadd(t+8, r(t+8), imm(BlockKV-1)),
-		shr(g.fLo, t+8, 6),
+		iadd(t+8, r(t+8), imm(int64(c.KeyBlock()-1))),
+		shr(g.fLo, t+8, c.kbShift()),
 		iadd(t+9, r(t+13), r(g.hi)),
 		imin(t+9, r(t+9), r(g.nk)),
 		imax(t+9, r(t+9), rz),
-		shr(g.fHi, t+9, 6),
+		shr(g.fHi, t+9, c.kbShift()),
 		// this split's blocks: [max(j, sp*bps), min(jEnd, sp*bps+bps)),
 		// empty (no block: O 0, LSE -Inf) when that is
 		sass.New("IMAD", "", r(t+15), r(g.sp), cb(pBPS), rz),
@@ -657,10 +758,21 @@ func (b *builder) setup() {
 		)
 	}
 	// pointers: kp = K + kbat*kB + krow0*kS + kvh*kH + c*16 (vp likewise);
-	// the thread's copy row rr = tid / cn, chunk c = tid % cn
+	// the thread's copy row rr and chunk c (copySlots): rr = tid / cn,
+	// c = tid % cn; the decode variant's (fewer threads, rows 8 apart):
+	// 32 threads rr = ((tid>>3)&3) | (tid&4), c = tid&3; 64 threads
+	// rr = tid>>3, c = tid&7
+	switch {
+	case c.Decode && c.CTAThreads() == 32:
+		b.add(shr(t+1, g.tid, 3), and(t+3, g.tid, 4))
+		b.add(and(t+1, t+1, 3))
+		b.add(sass.New("LOP3", "LUT", r(g.rr), r(t+1), r(t+3), rz, imm(0xfc), sass.NotP(sass.PT)), and(t+1, g.tid, 3))
+	case c.Decode:
+		b.add(shr(g.rr, g.tid, 3), and(t+1, g.tid, 7))
+	default:
+		b.add(shr(g.rr, g.tid, log2(cn)), and(t+1, g.tid, int64(cn-1)))
+	}
 	b.add(
-		shr(g.rr, g.tid, log2(cn)),
-		and(t+1, g.tid, int64(cn-1)),
 		shl(t+2, t+1, 4),
 		mov(g.kp, cb(pK)),
 		mov(g.kp+1, cb(pK+4)),
@@ -714,95 +826,167 @@ func (b *builder) setup() {
 		shl(t+6, t+6, 4),
 		and(t+8, g.lane, 15),
 		shl(t+9, t+8, rb),
-		iadd3(g.vb, r(t+9), r(t+6), imm(int64(BlockKV*c.rowBytes()))),
+		iadd3(g.vb, r(t+9), r(t+6), imm(int64(c.KeyBlock()*c.rowBytes()))),
 		mov(g.ninf, imm(0xff800000)),
 	)
+	if c.wide() {
+		// the warp's half of the head dimension: chunks 16hf.. (256 bytes
+		// on; the swizzle XORs only the low three chunk bits)
+		b.add(lea(g.kb, g.hf, r(g.kb), 8), lea(g.vb, g.hf, r(g.vb), 8))
+	}
 	// running state
 	for k := 0; k < 2; k++ {
 		b.add(mov(g.mo+k, r(g.ninf)), mov(g.l+k, rz), mov(g.ms+k, rz))
 	}
-	for k := 0; k < c.HeadDim/2; k += 2 {
+	for k := 0; k < c.dw()/2; k += 2 {
 		b.add(sass.New("CS2R", "", r(g.o+k), sass.SR(sass.SRZero)))
 	}
 }
 
-// copyRows emits the copies of one 64-row tile of K or V (tensor base
-// pair ptr, row stride parameter strideAt) to shared offset off of the
-// copy destination: row rr + i*step of the block starting at key row j0 (a
-// register), clamped to the last key (rows past it are read again; the
-// masked body gives them probability zero). Returns the instructions.
-func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64) []sass.Inst {
-	g, c := b.g, b.c
+// slot is one 16-byte copy of a thread: key (or query) row rr + row,
+// chunk c + chunk; alt selects the second shared base (dst ^ 64: chunk
+// bit 2 flipped under the swizzle, the 32-thread decode mapping's chunks
+// c + 4).
+type slot struct {
+	row, chunk int
+	alt        bool
+}
+
+// copySlots lists a thread's copies of a tile of n rows. Every row of a
+// thread has the same row&7, so the swizzle (chunk ^ (row&7)) is one XOR
+// in dst (two with alt) and the rest immediate offsets. 64-row kernels:
+// cn threads a row, rows rr + i·(threads/cn) (a multiple of 8).
+// Decode, 32 threads: rows rr + 8i, chunks c + 4v + 8m (v = alt); 64
+// threads: rows rr + 8i, chunks c + 8m.
+func (c Config) copySlots(n int) []slot {
 	cn := c.HeadDim / 8
-	step := Threads / cn
-	n := BlockKV / step
-	var out []sass.Inst
-	dstReg := g.dst
-	for i := 0; i < n; i++ {
-		tp := g.tp + 2*(i%4)
-		row := g.t + 12 + i%4
-		out = append(out,
-			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
-			imin(row, r(row), r(limit)),
-			wide(tp, row, cb(strideAt), ptr),
-			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dstReg), 0, off+int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)),
-		)
+	T := c.CTAThreads()
+	var out []slot
+	switch {
+	case !c.Decode:
+		step := T / cn
+		for i := 0; i < n/step; i++ {
+			out = append(out, slot{row: i * step})
+		}
+	case T == 32:
+		for i := 0; i < n/8; i++ {
+			for m := 0; m < cn/8; m++ {
+				for v := 0; v < 2; v++ {
+					out = append(out, slot{row: 8 * i, chunk: 8*m + 4*v, alt: v == 1})
+				}
+			}
+		}
+	default:
+		for i := 0; i < n/8; i++ {
+			for m := 0; m < cn/8; m++ {
+				out = append(out, slot{row: 8 * i, chunk: 8 * m})
+			}
+		}
 	}
 	return out
 }
 
-// copyBlock returns the copies of one K and V block (key rows j0 + rr +
-// i*step, clamped to the last key) to shared dst (K at dst, V at dst +
-// 64 rows), the LDGSTS (and the paged variant's block-table LDG) under
-// guard. Paged: first the page of every row (LDG into t+i, issued early
-// so that the copies find them), then per row the K and V copies from
-// page*batchStride + (row & mask)*seqStride.
-func (b *builder) copyBlock(j0, dst int, guard sass.Cond) []sass.Inst {
+// shared is a slot's shared-memory offset from its base register (dst or
+// its alt), rows of rb bytes.
+func (s slot) shared(rb int) int64 { return int64(s.row*rb + 16*(s.chunk&^7)) }
+
+// rowsOf groups slots by row offset, in order.
+func rowsOf(sl []slot) [][]slot {
+	var out [][]slot
+	for _, x := range sl {
+		if len(out) > 0 && out[len(out)-1][0].row == x.row {
+			out[len(out)-1] = append(out[len(out)-1], x)
+			continue
+		}
+		out = append(out, []slot{x})
+	}
+	return out
+}
+
+// copyRows emits the copies of one tile of K or V (tensor base pair ptr,
+// row stride parameter strideAt) to shared offset off of the copy
+// destinations dst / alt: the thread's slots of the block starting at
+// key row j0 (a register), rows clamped to the last key (rows past it
+// are read again; the masked body gives them probability zero).
+func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64, dst, alt int) []sass.Inst {
+	g, c := b.g, b.c
+	var out []sass.Inst
+	for i, rs := range rowsOf(c.copySlots(c.KeyBlock())) {
+		tp := g.tp + 2*(i%4)
+		row := g.t + 12 + i%4
+		out = append(out,
+			iadd3(row, r(j0), r(g.rr), imm(int64(rs[0].row))),
+			imin(row, r(row), r(limit)),
+			wide(tp, row, cb(strideAt), ptr),
+		)
+		for _, x := range rs {
+			base := dst
+			if x.alt {
+				base = alt
+			}
+			out = append(out, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off+x.shared(c.rowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
+		}
+	}
+	return out
+}
+
+// copyBlock returns the copies of one K and V block (the thread's slots
+// of key rows j0.., clamped to the last key) to shared dst / alt (K at
+// dst, V KeyBlock rows on), the LDGSTS (and the paged variant's
+// block-table LDG) under guard. Paged: first the page of every row (LDG
+// into t+i, issued early so that the copies find them), then per row the
+// K and V copies from page*batchStride + (row & mask)*seqStride.
+func (b *builder) copyBlock(j0, dst, alt int, guard sass.Cond) []sass.Inst {
 	g, c := b.g, b.c
 	rb := c.rowBytes()
+	kb := int64(c.KeyBlock() * rb)
 	if !c.Paged {
-		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0)
-		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, int64(BlockKV*rb))...)
+		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0, dst, alt)
+		out = append(out, b.copyRows(g.vp, pVS, j0, g.nkm1, kb, dst, alt)...)
 		for k := range out {
 			if out[k].Op == "LDGSTS" {
-				a := out[k].Args[0]
-				a.N = uint8(dst)
-				out[k].Args[0] = a
 				out[k] = out[k].When(guard)
 			}
 		}
 		return out
 	}
 	t := g.t
-	step := Threads / (c.HeadDim / 8)
-	n := BlockKV / step
+	rows := rowsOf(c.copySlots(c.KeyBlock()))
 	var out []sass.Inst
-	for i := 0; i < n; i++ {
+	for i, rs := range rows {
 		tp := g.tp + 2*(i%4)
 		row := t + 12 + i%4
 		out = append(out,
-			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
+			iadd3(row, r(j0), r(g.rr), imm(int64(rs[0].row))),
 			imin(row, r(row), r(g.nkm1)),
 			sass.New("SHF", "R.U32.HI", r(row), rz, cb(pPShift), r(row)),
 			wide(tp, row, imm(4), g.btp),
 			sass.New("LDG", "E", r(t+i), sass.G64(sass.Reg(tp), 0)).When(guard),
 		)
 	}
-	for i := 0; i < n; i++ {
+	for i, rs := range rows {
 		row := t + 12 + i%4
 		tk, tv := g.tp+2*(i%2), g.tp+4+2*(i%2)
-		off := int64(i * step * rb)
 		out = append(out,
-			iadd3(row, r(j0), r(g.rr), imm(int64(i*step))),
+			iadd3(row, r(j0), r(g.rr), imm(int64(rs[0].row))),
 			imin(row, r(row), r(g.nkm1)),
 			lop3(row, row, cb(pPMask), 0xc0),
 			wide(tk, row, cb(pKS), g.kp),
 			wide(tv, row, cb(pVS), g.vp),
 			wide(tk, t+i, cb(pKB), tk),
 			wide(tv, t+i, cb(pVB), tv),
-			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off), sass.G64(sass.Reg(tk), 0)).When(guard),
-			sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(dst), 0, off+int64(BlockKV*rb)), sass.G64(sass.Reg(tv), 0)).When(guard),
 		)
+		for _, x := range rs {
+			base := dst
+			if x.alt {
+				base = alt
+			}
+			off := x.shared(rb)
+			out = append(out,
+				sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off), sass.G64(sass.Reg(tk), int64(16*x.chunk))).When(guard),
+				sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off+kb), sass.G64(sass.Reg(tv), int64(16*x.chunk))).When(guard),
+			)
+		}
 	}
 	return out
 }
@@ -817,42 +1001,48 @@ func (b *builder) prologue() {
 	b.add(
 		mov(t+0, cb(pQ)),
 		mov(t+1, cb(pQ+4)),
-		shl(t+11, g.cx, 6),
+		shl(t+11, g.cx, log2(c.Rows())),
 		sass.New("IMAD", "", r(t+9), r(g.nq), cb(pRowG), rz),
 	)
 	b.add(iadd(t+9, r(t+9), imm(-1)))
 	b.add(wide(t+0, g.qbat, cb(pQB), t+0))
 	b.add(wide(t+0, g.qrow0, cb(pQS), t+0))
 	b.add(wide(t+0, t+2, imm(1), t+0)) // t+2 = c*16 from setup
-	// dst of Q copies: the stage-1 region (same swizzle, rows of rowB)
+	// dst of Q copies: the stage-1 region (same swizzle, rows of rowB);
+	// t+5 its alt (dst ^ 64)
 	b.add(iadd(t+10, r(g.dst), imm(int64(c.StageBytes()))))
-	cn := c.HeadDim / 8
-	step := Threads / cn
-	for i := 0; i < BlockQ/step; i++ {
+	b.add(xor(t+5, t+10, imm(64)))
+	for i, rs := range rowsOf(c.copySlots(c.Rows())) {
 		tp := g.tp + 2*(i%4)
 		row := t + 12 + i%4
-		b.add(iadd3(row, r(t+11), r(g.rr), imm(int64(i*step))))
+		b.add(iadd3(row, r(t+11), r(g.rr), imm(int64(rs[0].row))))
 		b.add(imin(row, r(row), r(t+9)))
 		b.addAll(b.rowSplit(t+3, t+4, row))
 		b.add(wide(tp, t+3, cb(pQS), t+0))
 		b.add(wide(tp, t+4, cb(pQH), tp))
-		b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(t+10), 0, int64(i*step*c.rowBytes())), sass.G64(sass.Reg(tp), 0)))
+		for _, x := range rs {
+			base := t + 10
+			if x.alt {
+				base = t + 5
+			}
+			b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, x.shared(c.rowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
+		}
 	}
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	// first K/V block: rows from j*64, stage 0 (its own group, which the
 	// first body's DEPBAR waits for); blocks none: skip nothing
 	// (the copies are clamped and harmless); nk == 0: no copies at all
-	b.add(shl(t+8, g.j, 6), mov(g.st, rz))
+	b.add(shl(t+8, g.j, c.kbShift()), mov(g.st, rz), xor(t+11, g.dst, imm(64)))
 	b.add(isetp("LT", sass.P3, g.nkm1, rz, pt))
-	b.add(b.copyBlock(t+8, g.dst, sass.IfNot(sass.P3))...)
+	b.add(b.copyBlock(t+8, g.dst, t+11, sass.IfNot(sass.P3))...)
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	b.add(sass.New("DEPBAR", "LE", sass.SB(0), imm(1)).Yield())
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
 	// Q lane base: the V lane base moved to the Q tile (stage 1) and the
 	// warp's 16 rows: vb - 64 rows + StageBytes + 16w rows
 	b.add(shl(t+3, g.warp, 4+log2(c.rowBytes())))
-	b.add(iadd3(t+3, r(t+3), r(g.vb), imm(int64(c.StageBytes()-BlockKV*c.rowBytes()))))
-	for ks := 0; ks < c.HeadDim/16; ks++ {
+	b.add(iadd3(t+3, r(t+3), r(g.vb), imm(int64(c.StageBytes()-c.KeyBlock()*c.rowBytes()))))
+	for ks := 0; ks < c.dw()/16; ks++ {
 		// chunk 2ks + (lane>>4): XOR 32(ks&3) then +128(ks>>2)
 		if ks%4 == 0 {
 			b.add(iadd(t+14, r(t+3), imm(int64(128*(ks/4)))))
@@ -915,9 +1105,10 @@ func (b *builder) hmma(d, a, bb, cc sass.Operand) {
 func (b *builder) body(masked bool) {
 	g, c := b.g, b.c
 	t := g.t
-	d := c.HeadDim
+	dw := c.dw()
 	rb := c.rowBytes()
 	sb := c.StageBytes()
+	nt, nkk := c.nTiles(), c.nKK()
 	b.add(sass.New("DEPBAR", "LE", sass.SB(0), imm(0)).Yield())
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
 	// addresses of this stage; next stage for the copies
@@ -925,12 +1116,15 @@ func (b *builder) body(masked bool) {
 		iadd(g.ka, r(g.kb), r(g.st)),
 		iadd(g.va, r(g.vb), r(g.st)),
 		xor(t+10, g.st, imm(int64(sb))),
-		shl(t+8, g.j, 6),
+		shl(t+8, g.j, c.kbShift()),
 	)
 	b.add(
 		iadd(t+9, r(g.dst), r(t+10)),
-		iadd(t+8, r(t+8), imm(BlockKV)),
+		iadd(t+8, r(t+8), imm(int64(c.KeyBlock()))),
 	)
+	if c.Decode && c.CTAThreads() == 32 {
+		b.add(xor(t+11, t+9, imm(64))) // the alt copy base (copySlots)
+	}
 	for k := 1; k < 4; k++ {
 		b.add(xor(g.ka+k, g.ka, imm(int64(32*k))), xor(g.va+k, g.va, imm(int64(32*k))))
 	}
@@ -942,26 +1136,31 @@ func (b *builder) body(masked bool) {
 		}
 		b.add(sass.New("EXIT", "").Yield())
 	}
-	// batches: S batches ks = 0..d/16-1 (4 LDSM of K: n-tile pairs 0..3 at
-	// ks), then P·V batches (4 LDSM.T of V each: kk, n-tile pairs)
-	nS := d / 16
-	nV := d / 16 // 4 kk x (d/16 pairs / 4)
+	// batches of 4 LDSM.x4: S batches (K fragments: n-tile pairs p at
+	// k-step ks, kpb k-steps a batch), then P·V batches (4 LDSM.T of V
+	// each: kk, n-tile pairs)
+	nS := dw / 16
+	np := nt / 2  // n-tile pairs of S a k-step
+	kpb := 4 / np // k-steps a batch
+	nSB := nS / kpb
+	per := dw / 64 // P·V batches per kk
+	nV := nkk * per
 	var batches [][]sass.Inst
-	for ks := 0; ks < nS; ks++ {
+	for B := 0; B < nSB; B++ {
 		var bt []sass.Inst
-		for p := 0; p < 4; p++ {
-			dst := g.f + 16*(ks%2) + 4*p
+		for k := 0; k < 4; k++ {
+			ks, p := B*kpb+k/np, k%np
+			dst := g.f + 16*(B%2) + 4*k
 			bt = append(bt, sass.New("LDSM", "16.M88.4", r(dst), sass.Shared(sass.Reg(g.ka+ks%4), 0, int64(128*(ks/4)+16*p*rb))))
 		}
 		batches = append(batches, bt)
 	}
-	per := d / 64 // batches per kk
 	for v := 0; v < nV; v++ {
 		kk := v / per
 		var bt []sass.Inst
 		for q := 0; q < 4; q++ {
 			pp := (v%per)*4 + q // pair of n-tiles (d columns 16pp..16pp+15)
-			dst := g.f + 16*((nS+v)%2) + 4*q
+			dst := g.f + 16*((nSB+v)%2) + 4*q
 			bt = append(bt, sass.New("LDSM", "16.MT88.4", r(dst), sass.Shared(sass.Reg(g.va+pp%4), 0, int64(128*(pp/4)+16*kk*rb))))
 		}
 		batches = append(batches, bt)
@@ -972,7 +1171,7 @@ func (b *builder) body(masked bool) {
 		}
 	}
 	// copies of block j+1 into the other stage, spread over the S phase
-	fill := b.copyBlock(t+8, t+9, sass.Cond{})
+	fill := b.copyBlock(t+8, t+9, t+11, sass.Cond{})
 	fill = append(fill, sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	issue(0)
 	issue(1)
@@ -985,10 +1184,11 @@ func (b *builder) body(masked bool) {
 			nLDG = k + 1
 		}
 	}
+	half := nS * nt / 2 // half the S phase's HMMAs
 	startCopies, rate := 0, 3
 	if nLDG > 0 {
-		startCopies = nS * 4
-		rate = (len(fill) - nLDG + nS*4 - 3) / (nS*4 - 2)
+		startCopies = half
+		rate = (len(fill) - nLDG + half - 3) / (half - 2)
 	}
 	fi, hm := 0, 0
 	popFill := func(n int) {
@@ -1000,19 +1200,20 @@ func (b *builder) body(masked bool) {
 			fi++
 		}
 	}
-	// S = Q·Kᵀ: batch ks, HMMA (ks, n) for n = 0..7
+	// S = Q·Kᵀ: batch B = ks/kpb, HMMA (ks, n) for n < nt; batch B+1
+	// (overwriting batch B-1's registers, whose HMMAs have all issued)
+	// after the fourth HMMA of batch B
 	for ks := 0; ks < nS; ks++ {
-		for n := 0; n < 8; n++ {
-			bf := g.f + 16*(ks%2) + 4*(n/2) + 2*(n%2)
+		B := ks / kpb
+		for n := 0; n < nt; n++ {
+			bf := g.f + 16*(B%2) + 4*(np*(ks%kpb)+n/2) + 2*(n%2)
 			cc := r(g.s + 4*n)
 			if ks == 0 {
 				cc = rz
 			}
 			b.hmma(r(g.s+4*n), r(g.q+4*ks), r(bf), cc)
-			if n == 3 && ks >= 1 {
-				// batch ks+1 overwrites batch ks-1's registers, whose
-				// HMMAs have all issued
-				issue(ks + 1)
+			if (ks%kpb)*nt+n == 3 && B >= 1 {
+				issue(B + 1)
 			}
 			hm++
 			if fi < nLDG || hm <= startCopies {
@@ -1023,6 +1224,9 @@ func (b *builder) body(masked bool) {
 		}
 	}
 	popFill(len(fill))
+	if c.wide() {
+		b.exchange()
+	}
 	fills := b.softmax(masked)
 	// O += P·V: batch v (kk = v/per), HMMA (kk, n-tile); the P A fragment
 	// of kk is the packed S registers of n-tile 2kk (4 registers). The
@@ -1038,17 +1242,17 @@ func (b *builder) body(masked bool) {
 			queue = append([]sass.Inst{}, fills[kk+1]...)
 		}
 		for q := 0; q < 8; q++ {
-			nt := (v%per)*8 + q // n-tile of O (8 columns)
-			bf := g.f + 16*((nS+v)%2) + 4*(q/2) + 2*(q%2)
-			o := r(g.o + 4*nt)
+			ot := (v%per)*8 + q // n-tile of O (8 columns)
+			bf := g.f + 16*((nSB+v)%2) + 4*(q/2) + 2*(q%2)
+			o := r(g.o + 4*ot)
 			if kk == 0 {
 				for e := 0; e < 4; e++ {
-					b.add(sass.New("FMUL", "", r(g.o+4*nt+e), r(g.o+4*nt+e), r(g.al+e/2)))
+					b.add(sass.New("FMUL", "", r(g.o+4*ot+e), r(g.o+4*ot+e), r(g.al+e/2)))
 				}
 			}
 			b.hmma(o, r(g.s+8*kk), r(bf), o)
 			if q == 3 {
-				issue(nS + v + 1)
+				issue(nSB + v + 1)
 			}
 			n := min(perHMMA, len(queue))
 			b.add(queue[:n]...)
@@ -1059,19 +1263,47 @@ func (b *builder) body(masked bool) {
 	b.add(xor(g.st, g.st, imm(int64(sb))), iadd(g.j, r(g.j), imm(1)))
 }
 
+// exchange (head dimension 256): the warp's partial S (its half of the
+// head dimension) to its shared area, a barrier, the partner warp's
+// (w ^ rowTiles) partial added: both warps of a row tile then hold the same full S
+// (a+b = b+a exactly). The next write of the area follows the next
+// block's top barrier, after the partner's reads have landed.
+func (b *builder) exchange() {
+	g, c := b.g, b.c
+	// the partner's partial lands in the fragment registers of the odd
+	// batch (free: the last S batch's HMMAs have issued, the first P·V
+	// batch is in the even half; 4-aligned for LDS.128)
+	x := g.f + 16
+	for n := 0; n < c.nTiles(); n++ {
+		b.add(sass.New("STS", "128", sass.Shared(sass.Reg(g.xs), 0, int64(512*n)), r(g.s+4*n)))
+	}
+	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
+	// the partner's area: ka is free (this block's K reads have landed)
+	b.add(xor(g.ka, g.xs, imm(int64(c.rowTiles()*xchgBytes))))
+	for n := 0; n < c.nTiles(); n++ {
+		b.add(sass.New("LDS", "128", r(x+4*n), sass.Shared(sass.Reg(g.ka), 0, int64(512*n))))
+	}
+	for n := 0; n < c.nTiles(); n++ {
+		for e := 0; e < 4; e++ {
+			b.add(sass.New("FADD", "", r(g.s+4*n+e), r(g.s+4*n+e), r(x+4*n+e)))
+		}
+	}
+}
+
 // softmax: the block's S (row g: c0,c1; row g+8: c2,c3 of each n-tile)
 // to P in place (packed), with the running max, sum and rescale of O.
-func (b *builder) softmax(masked bool) [5][]sass.Inst {
+func (b *builder) softmax(masked bool) [][]sass.Inst {
 	g, c := b.g, b.c
+	nt, nkk := c.nTiles(), c.nKK()
 	t := g.t
 	s := func(n, e int) int { return g.s + 4*n + e }
 	if c.SoftCap {
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			for e := 0; e < 4; e++ {
 				b.add(sass.New("FMUL", "", r(s(n, e)), r(s(n, e)), cb(pCapIn)))
 			}
 		}
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			for e := 0; e < 4; e++ {
 				b.add(mufu("TANH", s(n, e), s(n, e)))
 			}
@@ -1080,14 +1312,14 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 	if masked {
 		// A_r, B_r relative to this block: col = 8n + 2t + e sees iff
 		// A_r <= 8n+e < B_r (A, B already minus 2t)
-		b.add(shl(t+0, g.j, 6))
+		b.add(shl(t+0, g.j, c.kbShift()))
 		for k := 0; k < 2; k++ {
 			b.add(
 				sass.New("IADD3", "", r(g.ma+k), r(g.ar+k), sass.Neg(r(t+0)), rz),
 				sass.New("IADD3", "", r(g.mb+k), r(g.br+k), sass.Neg(r(t+0)), rz),
 			)
 		}
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			for e := 0; e < 4; e++ {
 				row := e / 2
 				col := int64(8*n + e%2)
@@ -1100,11 +1332,11 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 	}
 	// row maxima: tree over the 16 values of each row, then the quad
 	for row := 0; row < 2; row++ {
-		for n := 0; n < 8; n++ {
+		for n := 0; n < nt; n++ {
 			b.add(fmax(t+8*row+n, s(n, 2*row), s(n, 2*row+1)))
 		}
 	}
-	for w := 4; w >= 1; w /= 2 {
+	for w := nt / 2; w >= 1; w /= 2 {
 		for row := 0; row < 2; row++ {
 			for k := 0; k < w; k++ {
 				b.add(fmax(t+8*row+k, t+8*row+k, t+8*row+k+w))
@@ -1142,13 +1374,13 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 	// (into t+0, t+8), the pack of P in place: A fragment of kk =
 	// {S(2kk).c0c1, S(2kk).c2c3, S(2kk+1).c0c1, S(2kk+1).c2c3} into
 	// S(2kk)'s four registers. kk 0 now; the others are returned as fillers
-	// (fills[kk+1] precede kk+1's HMMAs; fills[4] the l update).
+	// (fills[kk+1] precede kk+1's HMMAs; fills[nkk] the l update).
 	mods := "PACK_AB"
 	if c.In == BF16 {
 		mods = "BF16.PACK_AB"
 	}
-	var fills [5][]sass.Inst
-	for kk := 0; kk < 4; kk++ {
+	fills := make([][]sass.Inst, nkk+1)
+	for kk := 0; kk < nkk; kk++ {
 		var f []sass.Inst
 		n0, n1 := 2*kk, 2*kk+1
 		for _, n := range []int{n0, n1} {
@@ -1178,7 +1410,7 @@ func (b *builder) softmax(masked bool) [5][]sass.Inst {
 		fills[kk] = f
 	}
 	for row := 0; row < 2; row++ {
-		fills[4] = append(fills[4], sass.New("FFMA", "", r(g.l+row), r(g.l+row), r(g.al+row), r(t+8*row)))
+		fills[nkk] = append(fills[nkk], sass.New("FFMA", "", r(g.l+row), r(g.l+row), r(g.al+row), r(t+8*row)))
 	}
 	b.add(fills[0]...)
 	return fills
@@ -1212,7 +1444,7 @@ func (b *builder) epilogue() {
 	// rows i_r = m0 + 16w + gq (+8): O stored where valid (P2, P3); the
 	// LSE by the quad's first lane where LSE != 0 too (P4, P5)
 	b.add(
-		shl(t+6, g.cx, 6),
+		shl(t+6, g.cx, log2(c.Rows())),
 		lea(t+7, g.warp, r(g.gq), 4),
 		mov(g.tp+6, cb(pLSE)),
 		mov(g.tp+7, cb(pLSE+4)),
@@ -1226,6 +1458,10 @@ func (b *builder) epilogue() {
 		iadd(t+7, r(t+6), imm(8)),
 		isetp("NE", sass.P0, t+9, rz, sass.P(sass.P0)),
 	)
+	if c.wide() {
+		// the LSE by the half-0 warp only
+		b.add(isetp("EQ", sass.P0, g.hf, rz, sass.P(sass.P0)))
+	}
 	b.add(sass.New("IMAD", "", r(t+12), r(g.nq), cb(pRowG), rz))
 	b.add(
 		isetp("LT", sass.P2, t+6, r(t+12), pt),
@@ -1240,13 +1476,17 @@ func (b *builder) epilogue() {
 	// O row pointers: O + qbat*oB + (qrow0 + i)*oS + head*oH + 2t*esz
 	esz := c.Out.Size()
 	b.add(mov(g.tp, cb(pO)), mov(g.tp+1, cb(pO+4)), shl(t+8, g.qt, log2(2*esz)))
+	if c.wide() {
+		// the warp's half of the columns
+		b.add(sass.New("IMAD", "", r(t+8), r(g.hf), imm(int64(c.dw()*esz)), r(t+8)))
+	}
 	b.add(wide(g.tp, g.qbat, cb(pOB), g.tp))
 	b.add(wide(g.tp, g.sp, cb(pOSplit), g.tp))
 	b.add(wide(g.tp, t+8, imm(1), g.tp))
 	b.add(iadd(t+6, r(t+6), r(g.qrow0)), iadd(t+7, r(t+7), r(g.qrow0)))
 	b.add(wide(g.tp+2, t+6, cb(pOS), g.tp), wide(g.tp+4, t+7, cb(pOS), g.tp))
 	b.add(wide(g.tp+2, t+12, cb(pOH), g.tp+2), wide(g.tp+4, t+13, cb(pOH), g.tp+4))
-	for nt := 0; nt < c.HeadDim/8; nt++ {
+	for nt := 0; nt < c.dw()/8; nt++ {
 		for row := 0; row < 2; row++ {
 			o := g.o + 4*nt + 2*row
 			b.add(
@@ -1366,7 +1606,7 @@ func (p *Program) Kernel() (sass.Kernel, error) {
 		Registers:     p.Config.Registers(),
 		Barriers:      1,
 		DynamicShared: true,
-		MaxThreads:    [3]int{Threads, 1, 1},
+		MaxThreads:    [3]int{p.Config.CTAThreads(), 1, 1},
 		ExitOffsets:   p.Exits,
 	}, nil
 }
@@ -1374,12 +1614,14 @@ func (p *Program) Kernel() (sass.Kernel, error) {
 // Variants lists every prefill kernel the package ships.
 func Variants() []Config {
 	var out []Config
-	for _, d := range []int{64, 128} {
+	for _, d := range []int{64, 128, 256} {
 		for _, in := range []Input{F16, BF16} {
 			for _, o := range []Output{OutF32, OutF16, OutBF16} {
 				for _, sc := range []bool{false, true} {
 					for _, pg := range []bool{false, true} {
-						out = append(out, Config{In: in, Out: o, HeadDim: d, SoftCap: sc, Paged: pg})
+						for _, dec := range []bool{false, true} {
+							out = append(out, Config{In: in, Out: o, HeadDim: d, SoftCap: sc, Paged: pg, Decode: dec})
+						}
 					}
 				}
 			}

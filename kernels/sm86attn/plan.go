@@ -55,6 +55,18 @@ type PrefillArgs struct {
 	// kernel merges them into O and LSE.
 	Splits    int
 	Workspace uint64
+	// TotalQ (split-KV with CuSeqQ only) is CuSeqQ[Batch], the query
+	// rows of the whole batch: the workspace holds that many rows.
+	TotalQ int
+}
+
+// splitRows is the query rows the split workspace holds: Batch·SeqQ, or
+// TotalQ with varlen queries (rows CuSeqQ[b] + i of batch 0).
+func (a PrefillArgs) splitRows() int {
+	if a.CuSeqQ != 0 {
+		return a.TotalQ
+	}
+	return a.Batch * a.SeqQ
 }
 
 // Launch is a planned kernel launch.
@@ -67,8 +79,24 @@ type Launch struct {
 	Params      []byte
 }
 
+// Select returns the variant PlanPrefill and PlanSplitKV launch for a
+// (whether a is covered is theirs to say). The rule: the 16-row decode
+// variant (Config.Decode: one row tile a CTA, 16-key blocks) when a CTA's
+// rows, SeqQ·G' (G' the GQA group when above 1, else 1; SeqQ the longest
+// varlen sequence), are at most 16; the 64-row kernel otherwise. A 64-row
+// CTA would compute 64 rows for those 16 or fewer useful ones.
+func Select(a PrefillArgs) Config {
+	rowG := 1
+	if a.HeadsKV > 0 && a.HeadsQ/a.HeadsKV > 1 {
+		rowG = a.HeadsQ / a.HeadsKV
+	}
+	return Config{In: a.In, Out: a.Out, HeadDim: a.HeadDim, SoftCap: a.SoftCap > 0, Paged: a.PageSize > 0,
+		Decode: a.SeqQ*rowG <= 16}
+}
+
 // PlanPrefill checks that a call is within what the prefill kernels cover
-// and returns the launch. The selection rule: head dimension 64 or 128;
+// and returns the launch. The selection rule: head dimension 64, 128 or
+// 256 (8 warps, 32-key blocks);
 // f16 or bf16 Q, K and V (one type); O f32, f16 or bf16; Q, K, V 16-byte
 // aligned with batch, seq and head strides multiples of 8 elements; O
 // aligned to two elements with even strides; every byte stride below
@@ -91,10 +119,12 @@ func PlanPrefill(a PrefillArgs) (Launch, error) {
 
 // SplitWorkspaceBytes is the workspace a split-KV call needs: the
 // partial outputs (f32 [Splits][Batch][SeqQ][HeadsQ][HeadDim]) then the
-// partial LSEs (f32 [Splits][Batch][HeadsQ][SeqQ]).
+// partial LSEs (f32 [Splits][Batch][HeadsQ][SeqQ]); with varlen queries
+// TotalQ rows take the place of Batch x SeqQ ([Splits][TotalQ][HeadsQ]
+// [HeadDim] and [Splits][HeadsQ][TotalQ]).
 func SplitWorkspaceBytes(a PrefillArgs) int {
-	o := a.Splits * a.Batch * a.SeqQ * a.HeadsQ * a.HeadDim * 4
-	return o + a.Splits*a.Batch*a.HeadsQ*a.SeqQ*4
+	rows := max(a.splitRows(), 0)
+	return a.Splits*rows*a.HeadsQ*a.HeadDim*4 + a.Splits*a.HeadsQ*rows*4
 }
 
 // PlanSplitKV plans a split-KV (flash-decoding) call: the prefill kernel
@@ -102,11 +132,15 @@ func SplitWorkspaceBytes(a PrefillArgs) int {
 // run of key blocks and writing its partial O and LSE to the workspace,
 // then the combine kernel (grid SeqQ x HeadsQ x Batch, one warp each)
 // merging them by LSE into O and LSE. Covered as PlanPrefill, with
-// fixed-length queries (CuSeqQ 0) and 2 <= Splits < 2^16.
+// 2 <= Splits < 2^16; varlen queries (CuSeqQ) need TotalQ (CuSeqQ[Batch]),
+// and the combine CTAs of rows past a sequence's end exit.
 func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 	var out [2]Launch
-	if a.Splits < 2 || a.Splits >= 1<<16 || a.CuSeqQ != 0 || a.Workspace%16 != 0 || a.Workspace == 0 {
-		return out, fmt.Errorf("%w: split-KV with Splits %d, CuSeqQ %#x, workspace %#x (want 2 <= Splits < 2^16, fixed-length queries, an aligned workspace)", ErrUnsupported, a.Splits, a.CuSeqQ, a.Workspace)
+	if a.Splits < 2 || a.Splits >= 1<<16 || a.Workspace%16 != 0 || a.Workspace == 0 {
+		return out, fmt.Errorf("%w: split-KV with Splits %d, workspace %#x (want 2 <= Splits < 2^16, an aligned workspace)", ErrUnsupported, a.Splits, a.Workspace)
+	}
+	if a.CuSeqQ != 0 && (a.TotalQ < 0 || a.TotalQ >= 1<<24) {
+		return out, fmt.Errorf("%w: split-KV with varlen queries: TotalQ %d (CuSeqQ[Batch], below 2^24)", ErrUnsupported, a.TotalQ)
 	}
 	if uint64(SplitWorkspaceBytes(a)) >= 1<<32 {
 		return out, fmt.Errorf("%w: split-KV workspace of %d bytes (below 2^32)", ErrUnsupported, SplitWorkspaceBytes(a))
@@ -115,13 +149,20 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 	part.Out = OutF32
 	part.O = a.Workspace
 	d, nq, hq := a.HeadDim, a.SeqQ, a.HeadsQ
+	// rows: nq a batch, or (varlen) the whole batch's rows CuSeqQ[b]+i
+	// of batch 0
+	rows, cnq := a.splitRows(), nq
+	if a.CuSeqQ != 0 {
+		cnq = rows
+	}
 	part.OStrides = [3]int{nq * hq * d, hq * d, d}
-	oBytes := a.Splits * a.Batch * nq * hq * d * 4
+	oBytes := a.Splits * rows * hq * d * 4
 	part.LSE = a.Workspace + uint64(oBytes)
-	part.LSEBatchStride, part.LSEHeadStride = hq*nq, nq
-	blocks := (a.SeqKV + BlockKV - 1) / BlockKV
+	part.LSEBatchStride, part.LSEHeadStride = hq*cnq, cnq
+	kb := Select(part).KeyBlock()
+	blocks := (a.SeqKV + kb - 1) / kb
 	bps := max(1, (blocks+a.Splits-1)/a.Splits)
-	main, err := plan(part, a.Splits, bps, uint32(a.Batch*nq*hq*d*4))
+	main, err := plan(part, a.Splits, bps, uint32(rows*hq*d*4))
 	if err != nil {
 		return out, err
 	}
@@ -141,10 +182,11 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 	for _, v := range []uint64{part.O, part.LSE, a.O, a.LSE} {
 		par = binary.LittleEndian.AppendUint64(par, v)
 	}
-	for _, v := range []int{a.Splits, oBytes / a.Splits, a.Batch * hq * nq * 4,
-		a.OStrides[1] * esz, a.OStrides[2] * esz, a.OStrides[0] * esz, 4 * a.LSEHeadStride, 4 * a.LSEBatchStride, nq, hq} {
+	for _, v := range []int{a.Splits, oBytes / a.Splits, rows * hq * 4,
+		a.OStrides[1] * esz, a.OStrides[2] * esz, a.OStrides[0] * esz, 4 * a.LSEHeadStride, 4 * a.LSEBatchStride, cnq, hq} {
 		par = binary.LittleEndian.AppendUint32(par, uint32(v))
 	}
+	par = binary.LittleEndian.AppendUint64(par, a.CuSeqQ)
 	out[0] = main
 	out[1] = Launch{Kernel: cc.Name(), Grid: [3]int{max(nq, 1), hq, a.Batch}, Block: [3]int{CombineThreads, 1, 1}, Params: par}
 	if nq == 0 {
@@ -159,8 +201,8 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	bad := func(f string, x ...any) (Launch, error) {
 		return Launch{}, fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(f, x...))
 	}
-	if a.HeadDim != 64 && a.HeadDim != 128 {
-		return bad("head dimension %d (covered: 64, 128)", a.HeadDim)
+	if a.HeadDim != 64 && a.HeadDim != 128 && a.HeadDim != 256 {
+		return bad("head dimension %d (covered: 64, 128, 256)", a.HeadDim)
 	}
 	if a.In != F16 && a.In != BF16 {
 		return bad("input type %v", a.In)
@@ -260,7 +302,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.Causal {
 		winR = 0
 	}
-	cfg := Config{In: a.In, Out: a.Out, HeadDim: a.HeadDim, SoftCap: a.SoftCap > 0, Paged: a.PageSize > 0}
+	cfg := Select(a)
 	var par []byte
 	for _, v := range []uint64{a.Q, a.K, a.V, a.O, a.LSE, a.CuSeqQ, a.CuSeqKV} {
 		par = binary.LittleEndian.AppendUint64(par, v)
@@ -277,7 +319,7 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if splits > 1 {
 		smagic = uint32((uint64(1)<<32 + uint64(splits) - 1) / uint64(splits))
 	}
-	lSplit := uint32(a.Batch * a.HeadsQ * a.SeqQ * 4)
+	lSplit := uint32(a.splitRows() * a.HeadsQ * 4)
 	if splits <= 1 {
 		bps, lSplit = 1<<24, 0
 	}
@@ -292,8 +334,8 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	return Launch{
 		Config:      cfg,
 		Kernel:      cfg.Name(),
-		Grid:        [3]int{max(1, (a.SeqQ*rowG+BlockQ-1)/BlockQ) * splits, heads, a.Batch},
-		Block:       [3]int{Threads, 1, 1},
+		Grid:        [3]int{max(1, (a.SeqQ*rowG+cfg.Rows()-1)/cfg.Rows()) * splits, heads, a.Batch},
+		Block:       [3]int{cfg.CTAThreads(), 1, 1},
 		SharedBytes: cfg.SharedBytes(),
 		Params:      par,
 	}, nil

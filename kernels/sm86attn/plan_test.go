@@ -1,8 +1,11 @@
 package sm86attn
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
 )
 
 func basePlanArgs() PrefillArgs {
@@ -32,6 +35,35 @@ func TestPlanPrefill(t *testing.T) {
 	if l, err = PlanPrefill(a); err != nil || l.Grid != [3]int{2, 8, 2} {
 		t.Errorf("MHA grid %v, %v", l.Grid, err)
 	}
+	// head dimension 256: 8 warps, two stages of 32-key K and V tiles
+	// (64 KiB) and the 16 KiB exchange
+	a = basePlanArgs()
+	a.HeadDim, a.QStrides, a.KStrides, a.VStrides, a.OStrides = 256, [3]int{1 << 20, 2048, 256}, [3]int{1 << 20, 512, 256}, [3]int{1 << 20, 512, 256}, [3]int{1 << 20, 2048, 256}
+	if l, err = PlanPrefill(a); err != nil || l.Kernel != (Config{HeadDim: 256}).Name() || l.SharedBytes != 81920 || l.Block != [3]int{256, 1, 1} || l.Grid != [3]int{(100*4 + 63) / 64, 2, 2} {
+		t.Errorf("d256 launch %s %d %v %v, %v", l.Kernel, l.SharedBytes, l.Block, l.Grid, err)
+	}
+	// decode (one query, group 4: 4 rows) selects the 16-row variant: one
+	// row tile of 2 warps, 16-key blocks (two stages of 16 KiB, the
+	// exchange of 2 warps)
+	a.Splits, a.Workspace, a.SeqQ, a.SeqKV = 3, 5<<40, 1, 320
+	dec := Config{HeadDim: 256, Out: OutF32, Decode: true}
+	if ls, err := PlanSplitKV(a); err != nil || ls[0].Grid != [3]int{3, 2, 2} || ls[0].Kernel != dec.Name() || ls[0].Block != [3]int{64, 1, 1} ||
+		ls[0].SharedBytes != 2*2*16*512+2*xchgBytes || ls[1].Kernel != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
+		t.Errorf("d256 split launches %v, %v", ls, err)
+	} else if got := binary.LittleEndian.Uint32(ls[0].Params[pBPS-sass.ParamBase:]); got != 7 {
+		t.Errorf("d256 split: %d blocks a split, want 7 (20 blocks of 16 keys over 3)", got)
+	}
+	// the rule's edge: 16 rows decode, 17 the 64-row kernel
+	a = basePlanArgs()
+	for _, c := range []struct {
+		seqQ, hq, hkv int
+		decode        bool
+	}{{4, 8, 2, true}, {5, 8, 2, false}, {16, 2, 2, true}, {17, 2, 2, false}} {
+		a.SeqQ, a.HeadsQ, a.HeadsKV = c.seqQ, c.hq, c.hkv
+		if l, err := PlanPrefill(a); err != nil || l.Config.Decode != c.decode || (c.decode && l.Block != [3]int{32, 1, 1}) {
+			t.Errorf("SeqQ %d group %d: decode %v block %v (want decode %v), %v", c.seqQ, c.hq/c.hkv, l.Config.Decode, l.Block, c.decode, err)
+		}
+	}
 	a = basePlanArgs()
 	a.Splits, a.Workspace, a.SeqQ = 4, 5<<40, 1
 	ls, err := PlanSplitKV(a)
@@ -46,7 +78,7 @@ func TestPlanPrefill(t *testing.T) {
 		mod  func(*PrefillArgs)
 	}{
 		{"head dim 96", func(a *PrefillArgs) { a.HeadDim = 96 }},
-		{"head dim 256", func(a *PrefillArgs) { a.HeadDim = 256 }},
+		{"head dim 512", func(a *PrefillArgs) { a.HeadDim = 512 }},
 		{"heads not a multiple", func(a *PrefillArgs) { a.HeadsKV = 3 }},
 		{"K misaligned", func(a *PrefillArgs) { a.K += 8 }},
 		{"stride not a multiple of 8", func(a *PrefillArgs) { a.QStrides[1] = 129 }},
@@ -61,6 +93,18 @@ func TestPlanPrefill(t *testing.T) {
 		if _, err := PlanPrefill(a); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: %v, want ErrUnsupported", c.name, err)
 		}
+	}
+	a = basePlanArgs()
+	a.Splits, a.Workspace, a.CuSeqQ, a.TotalQ = 2, 5<<40, 6<<40, -1
+	if _, err := PlanSplitKV(a); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("varlen split with TotalQ -1: %v", err)
+	}
+	a.TotalQ = 250 // varlen: the workspace holds TotalQ rows
+	if got, want := SplitWorkspaceBytes(a), 2*250*8*128*4+2*8*250*4; got != want {
+		t.Errorf("varlen workspace %d bytes, want %d", got, want)
+	}
+	if _, err := PlanSplitKV(a); err != nil {
+		t.Errorf("varlen split: %v", err)
 	}
 	a = basePlanArgs()
 	a.Splits = 2 // no workspace

@@ -271,7 +271,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		Causal: pc.causal, WindowLeft: wl, WindowRight: wr,
 	}
 	if pc.varQ {
-		args.CuSeqQ = cqB
+		args.CuSeqQ, args.TotalQ = cqB, totQ
 	}
 	if pc.varKV {
 		args.CuSeqKV = ckB
@@ -463,6 +463,19 @@ func ciCases() []pcase {
 		// paged caches, shuffled block tables, pages of 16 and 64
 		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
 		{d: 64, in: BF16, out: OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 64, causal: true, wl: -1, wr: -1, softcap: 10},
+		// head dimension 256 (8 warps, 32-key blocks, the partial-S
+		// exchange): plain, causal GQA, window + soft-cap, varlen with
+		// empty sequences, split decode over contiguous and paged caches
+		{d: 256, in: F16, out: OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{40}, wl: -1, wr: -1},
+		{d: 256, in: BF16, out: OutF16, batch: 1, hq: 2, hkv: 1, nq: []int{70}, nk: []int{100}, causal: true, wl: -1, wr: -1},
+		{d: 256, in: F16, out: OutBF16, batch: 1, hq: 8, hkv: 1, nq: []int{9}, nk: []int{129}, wl: 40, wr: 3, softcap: 5},
+		{d: 256, in: F16, out: OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
+		{d: 256, in: BF16, out: OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 256, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
+		{d: 256, in: BF16, out: OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 32, causal: true, wl: -1, wr: -1, softcap: 10},
+		// split-KV with varlen queries (empty query and key sequences)
+		{d: 64, in: F16, out: OutF16, batch: 4, hq: 4, hkv: 2, nq: []int{3, 0, 70, 1}, nk: []int{300, 40, 150, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 256, in: BF16, out: OutF32, batch: 3, hq: 2, hkv: 1, nq: []int{1, 5, 0}, nk: []int{200, 90, 7}, varQ: true, varKV: true, wl: -1, wr: -1, splits: 2},
 	}
 }
 
@@ -470,7 +483,7 @@ func fullCases() []pcase {
 	var out []pcase
 	lens := []int{1, 17, 64, 127, 128, 129, 1000}
 	k := 0
-	for _, d := range []int{64, 128} {
+	for _, d := range []int{64, 128, 256} {
 		for _, in := range []Input{F16, BF16} {
 			for i, nq := range lens {
 				for j, nk := range lens {
@@ -496,7 +509,7 @@ func fullCases() []pcase {
 	// split-KV 1..5, GQA 1/4/8, query rows 1..5, windows, soft-cap,
 	// varlen batches with empty sequences
 	for k, nk := range []int{1, 17, 64, 127, 128, 129, 1000} {
-		for _, d := range []int{64, 128} {
+		for _, d := range []int{64, 128, 256} {
 			in := Input(k % 2)
 			g := []int{1, 4, 8}[(k+d/64)%3]
 			pc := pcase{d: d, in: in, out: Output((k + d) % 3), batch: 3, hq: 2 * g, hkv: 2, nq: []int{1 + k%5},
@@ -517,8 +530,9 @@ func fullCases() []pcase {
 			}
 			out = append(out, pc)
 		}
-		out = append(out, pcase{d: 64 + 64*(k%2), in: Input(k % 2), out: OutF16, batch: 4, hq: 4, hkv: 1,
-			nq: []int{nk % 130, 0, 64, 1}, nk: []int{nk, 3, 0, 200}, varQ: true, varKV: true, causal: k%3 != 0, wl: -1, wr: -1})
+		out = append(out, pcase{d: []int{64, 128, 256}[k%3], in: Input(k % 2), out: OutF16, batch: 4, hq: 4, hkv: 1,
+			nq: []int{nk % 130, 0, 64, 1}, nk: []int{nk, 3, 0, 200}, varQ: true, varKV: true, causal: k%3 != 0, wl: -1, wr: -1,
+			splits: []int{0, 2, 3, 0, 5}[k%5]})
 	}
 	return out
 }
@@ -526,7 +540,7 @@ func fullCases() []pcase {
 // TestSimMatchesReference runs the prefill kernels in the simulator
 // against fallback.AttentionRef (float64): O within 2e-3 (f16) / 1e-2
 // (bf16) absolute at unit-scale inputs, LSE within 1e-3 (−Inf exactly
-// where no key is seen). The CI subset covers d 64 and 128, f16 and bf16,
+// where no key is seen). The CI subset covers d 64, 128 and 256, f16 and bf16,
 // every output type, causal, GQA 4 and 8, a window, soft-cap and varlen
 // with empty sequences; -sm86attn.long runs the {1, 17, 64, 127, 128,
 // 129, 1000} sweep.
