@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/sass"
 )
 
@@ -75,11 +76,11 @@ func controlString(v uint64) string {
 // through the same cycle model as the hand-scheduled unmasked loop; the
 // hand-scheduled loop must take fewer cycles a block.
 func TestPtxasComparison(t *testing.T) {
-	ptxas := cudaTool(t, "ptxas")
-	nv := cudaTool(t, "nvdisasm")
+	ptxas := cudatools.Require(t, "ptxas")
+	nv := cudatools.Require(t, "nvdisasm")
 	dir := t.TempDir()
 	cub := filepath.Join(dir, "ref.cubin")
-	runTool(t, ptxas, "-arch=sm_86", "testdata/attn_ref.ptx", "-o", cub)
+	cudatools.Run(t, ptxas, "-arch=sm_86", "testdata/attn_ref.ptx", "-o", cub)
 	b, err := os.ReadFile(cub)
 	if err != nil {
 		t.Fatal(err)
@@ -92,15 +93,10 @@ func TestPtxasComparison(t *testing.T) {
 	if text == nil {
 		t.Fatal("no .text.attn_ref")
 	}
-	raw := filepath.Join(dir, "words.bin")
-	if err := os.WriteFile(raw, text.Data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var nvText []string
-	for _, l := range strings.Split(runTool(t, nv, "-b", "SM86", "-hex", raw), "\n") {
-		if m := disasmLine.FindStringSubmatch(l); m != nil {
-			nvText = append(nvText, m[2])
-		}
+	dis := cudatools.Disasm(t, nv, 86, text.Data)
+	nvText := make([]string, len(text.Data)/16)
+	for k := range nvText {
+		nvText[k] = dis[int64(16*k)]
 	}
 	prog, subs := decodeWithStandIns(t, text.Data, nvText)
 	body, at, err := sass.LoopBody(prog)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
 	"github.com/tcrt-go/tcrt/sass"
 )
 
@@ -20,46 +21,18 @@ func variants() []Config { return []Config{{In: F16}, {In: BF16}} }
 func allVariants() []Config { return Variants() }
 
 // TestNvdisasmOracle: every word of every variant decodes under nvdisasm
-// -b SM86 and -b SM89 to exactly the model's text (all variants in one
-// file, one nvdisasm run per architecture).
+// -b SM86 and -b SM89 to exactly the model's text (sasscheck.Oracle).
 func TestNvdisasmOracle(t *testing.T) {
-	nv := cudatools.Require(t, "nvdisasm")
-	var all []byte
-	type span struct {
-		c     Config
-		insts sass.Program
-	}
-	var spans []span
+	var progs []sasscheck.Program
 	for _, c := range allVariants() {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, err := p.Code()
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, code...)
-		spans = append(spans, span{c, p.Insts})
+		progs = append(progs, sasscheck.Program{Name: c.Name(), Insts: p.Insts})
 	}
 	for _, arch := range []int{86, 89} {
-		texts := cudatools.Disasm(t, nv, arch, all)
-		if len(texts) != len(all)/16 {
-			t.Fatalf("SM%d: nvdisasm printed %d instructions, want %d", arch, len(texts), len(all)/16)
-		}
-		bad, at := 0, 0
-		for _, sp := range spans {
-			for k, i := range sp.insts {
-				pc := int64(16 * (at + k))
-				if got, want := texts[pc], i.TextArch(arch, pc); got != want {
-					if bad++; bad < 10 {
-						t.Errorf("%s SM%d: word %d: nvdisasm %q, model %q", sp.c.Name(), arch, k, got, want)
-					}
-				}
-			}
-			at += len(sp.insts)
-		}
-		t.Logf("SM%d: %d words of %d variants", arch, len(texts), len(spans))
+		sasscheck.Oracle(t, arch, progs)
 	}
 }
 
@@ -139,17 +112,11 @@ func TestEmbeddedCubinsCurrent(t *testing.T) {
 // TestModuleCubinTools: the embedded module passes cuobjdump -elf and
 // names every kernel.
 func TestModuleCubinTools(t *testing.T) {
-	cuobj := cudatools.Require(t, "cuobjdump")
-	for arch, b := range Module().Cubins {
-		path := filepath.Join(t.TempDir(), fmt.Sprintf("m%d.cubin", arch))
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		elf := cudatools.Run(t, cuobj, "-elf", path)
-		for _, c := range Variants() {
-			if !strings.Contains(elf, c.Name()) {
-				t.Errorf("sm_%d: cuobjdump -elf does not name %s", arch, c.Name())
-			}
-		}
+	var names []string
+	for _, c := range Variants() {
+		names = append(names, c.Name())
+	}
+	for _, b := range Module().Cubins {
+		sasscheck.CubinNames(t, b, names)
 	}
 }
