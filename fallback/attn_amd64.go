@@ -75,5 +75,5 @@ func init() {
 		pv4:      pv4AVX2,
 		pf4:      true,
 	}
-	attnVariants = append([]attnKernels{avx512, avx2}, attnVariants...)
+	attnVariants = append([]attnKernels{attnBF16Variant(avx512), avx512, avx2}, attnVariants...)
 }

@@ -27,17 +27,16 @@ func attnPackPairsF32BF16AVX512(dst *uint32, r0, r1 *float32, n int)
 // VCVTNE2PS2BF16.
 var attnBF16Features = []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512VL, cpuid.AVX512BW, cpuid.AVX512BF16}
 
-func init() {
-	// avx512bf16 is avx512 plus the bf16 pair kernels, which take over the
-	// prefill when Q, K and V are all bf16 (attnRun.bf16), and the decode
-	// logits when Q and K are. (attn_amd64.go's init, which adds avx512,
-	// runs first: files are initialised in name order.)
-	k := *findAttnVariant("avx512")
+// attnBF16Variant is avx512bf16: avx512 plus the bf16 pair kernels, which
+// take over the prefill when Q, K and V are all bf16 (attnRun.bf16), and
+// the decode logits when Q and K are.
+func attnBF16Variant(avx512 attnKernels) attnKernels {
+	k := avx512
 	k.name = "avx512bf16"
 	k.features = attnBF16Features
 	k.gemmBF16 = attnGemmBF16AVX512
 	k.pairsBF16 = attnPackPairsBF16AVX512
 	k.pairsF32BF16 = attnPackPairsF32BF16AVX512
 	k.qk4BF16 = attnQK4BF16DPAVX512
-	attnVariants = append([]attnKernels{k}, attnVariants...)
+	return k
 }
