@@ -23,9 +23,9 @@ import (
 //     kernels' own error for that lane.
 //
 // Supports is each plan's rule (sm86.GatherSupports, ScatterSupports,
-// GatherCASSupports); what they leave out (f32/f16/bf16 scatter-add, a
-// deterministic plain scatter) goes to the next kernel: the RED-based
-// f32 scatter-add for the policies it covers, else the host fallback.
+// GatherCASSupports); what they leave out (a deterministic plain scatter
+// or float add) goes to the host fallback. The older RED-based f32
+// scatter-add (sass.mscatter.add.f32, subnormals flushed) ranks below.
 // Scratch (positions, 4 or 8 bytes a lane) is device memory of the call,
 // freed by a stream task after the kernels. Unverified on a GPU.
 
@@ -207,7 +207,7 @@ func init() {
 	})
 	Register(Kernel{
 		Name: "sass.mscatter", Op: OpScatter, Arch: arch, Preference: 205,
-		Doc:      "hand-scheduled SASS (kernels/sm86): resolve/preflight kernel, then stores or atomics (s32/u32 add/max/min, f64 add, f32 max/min by CAS with the CPU's NaN and -0 rules); unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86): resolve/preflight kernel, then stores or atomics (s32/u32 add/max/min, f64 add, f32 max/min by CAS with the CPU's NaN and -0 rules, f32/f16/bf16 add by CAS loops with the CPU's rounding, subnormals and NaN bits); unverified on a GPU",
 		Supports: sm86ScatterSupports,
 		Launch:   sm86ScatterLaunch,
 	})

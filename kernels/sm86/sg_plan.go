@@ -225,6 +225,8 @@ func scatterKernelFor(op SGOp, d tile.DType) string {
 		{int(SGMax), int(tile.U32)}: "max_u32", {int(SGMin), int(tile.U32)}: "min_u32",
 		{int(SGAdd), int(tile.F64)}: "add_f64",
 		{int(SGMax), int(tile.F32)}: "max_f32", {int(SGMin), int(tile.F32)}: "min_f32",
+		{int(SGAdd), int(tile.F32)}: "add_f32", {int(SGAdd), int(tile.F16)}: "add_f16",
+		{int(SGAdd), int(tile.BF16)}: "add_bf16",
 	}[[2]int{int(op), int(d)}]
 	if k == "" {
 		return ""
@@ -239,8 +241,12 @@ func scatterKernelFor(op SGOp, d tile.DType) string {
 // duplicates, so not Deterministic); add, max and min on s32 and u32
 // (exact, so Deterministic too); max and min on f32 with the CPU's NaN
 // and −0 rules (compare-and-swap loops; exact, so Deterministic too); add
-// on f64 (not Deterministic). Not covered: add on f32 (RED.ADD.F32 flushes
-// subnormals and NaN results differ from the CPU's), f16 and bf16.
+// on f64 (not Deterministic); add on f32, f16 and bf16 with the CPU's
+// rounding, subnormals and NaN bits (compare-and-swap loops on the
+// element's 32-bit word, see faddKernel; the order among duplicates is
+// free, so not Deterministic). A 16-bit add reads and swaps the aligned
+// word holding the element, which must lie in the same device allocation
+// (the runtime's are 512-byte aligned and sized).
 func ScatterSupports(s SGScatter) error {
 	it, st := s.IdxTile.Resolved(), s.SrcTile.Resolved()
 	sz := st.DType.Size()
@@ -251,7 +257,7 @@ func ScatterSupports(s SGScatter) error {
 	if k == "" {
 		return unsupported("scatter op %d on %v", s.Op, st.DType)
 	}
-	if s.Deterministic && (s.Op == SGStore || st.DType == tile.F64) {
+	if s.Deterministic && (s.Op == SGStore || (s.Op == SGAdd && st.DType.IsFloat())) {
 		return unsupported("deterministic scatter op %d on %v", s.Op, st.DType)
 	}
 	if s.OOB == tile.OOBZero {
