@@ -335,6 +335,72 @@ func TestGPUScatterAddSM86(t *testing.T) {
 	})
 }
 
+// TestGPUScatterDeterministicSM86: a Deterministic store runs on the SASS
+// kernels (claim pass, the largest lane wins) with the CPU's bytes under
+// many duplicates; a Deterministic float add stays on the host, and
+// Explain says why.
+func TestGPUScatterDeterministicSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 10))
+		for _, d := range []tile.DType{tile.U8, tile.BF16, tile.F32, tile.S64} {
+			for _, mode := range []ops.IndexMode{ops.IndexRows, ops.IndexElements} {
+				rows, cols, lanes := 13, 3, 129
+				if mode == ops.IndexElements {
+					cols = 1
+				}
+				esz := d.Size()
+				mem0 := make([]byte, rows*cols*esz)
+				src := make([]byte, lanes*cols*esz)
+				for _, b := range [][]byte{mem0, src} {
+					for i := range b {
+						b[i] = byte(rng.Uint32())
+					}
+				}
+				idxRaw := make([]byte, 4*lanes)
+				for i := range lanes {
+					v := rng.IntN(rows + 3) // some skipped
+					idxRaw[4*i], idxRaw[4*i+1] = byte(v), byte(v>>8)
+				}
+				opt := &ops.ScatterOptions{Mode: mode, Op: ops.ScatterStore, OOB: ops.OOBSkip, Deterministic: true}
+				var outs [2][]byte
+				for j, r := range []*runtime.Runtime{rt, cpu} {
+					mem := bufWith(t, r, d, mem0, rows, cols)
+					sb := bufWith(t, r, d, src, lanes, cols)
+					ib := bufWith(t, r, tile.S32, idxRaw, lanes)
+					if r == rt {
+						e, err := ops.ExplainMScatter(r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt)
+						chosen(t, e, err, "sass.mscatter")
+					}
+					if err := ops.MScatter(ctx, r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt); err != nil {
+						t.Fatalf("%v %v: %v", d, mode, err)
+					}
+					outs[j] = rawBytes(t, mem)
+				}
+				if string(outs[0]) != string(outs[1]) {
+					t.Fatalf("%v %v: device %x, CPU %x", d, mode, outs[0], outs[1])
+				}
+			}
+		}
+		mem := bufF32(t, rt, tile.F32, randF32(rng, 8), 8)
+		sb := bufF32(t, rt, tile.F32, randF32(rng, 4), 4)
+		ib := bufWith(t, rt, tile.S32, make([]byte, 16), 4)
+		e, err := ops.ExplainMScatter(rt, mem, ops.DenseTile(ib), ops.DenseTile(sb),
+			&ops.ScatterOptions{Mode: ops.IndexElements, Op: ops.ScatterAdd, Deterministic: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := e.Chosen(); k == nil || !strings.HasPrefix(k.Name, "host.") {
+			t.Fatalf("a deterministic f32 add chose %v, want the host fallback:\n%s", k, e)
+		}
+		if !strings.Contains(e.String(), "sort by destination") {
+			t.Fatalf("Explain does not say why the SASS kernel declines:\n%s", e)
+		}
+	})
+}
+
 // oobModule is a test-only module: one kernel that loads from its pointer
 // parameter plus a byte offset parameter and stores the word to its second
 // pointer.

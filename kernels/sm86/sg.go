@@ -432,6 +432,10 @@ var sgKernels = func() []sgKernel {
 	}
 	ks = append(ks, sgKernel{"tcrt_sass_sg_max_f32", func() sass.Program { return scatterF32MinMaxKernel(false) }, effectParams},
 		sgKernel{"tcrt_sass_sg_min_f32", func() sass.Program { return scatterF32MinMaxKernel(true) }, effectParams})
+	ks = append(ks, sgKernel{"tcrt_sass_sg_claim", claimKernel, claimParams})
+	for _, b := range []int{1, 2, 4, 8} {
+		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_detstore%d", 8*b), func() sass.Program { return detStoreKernel(b) }, detStoreParams})
+	}
 	for _, ft := range faddTypes {
 		ks = append(ks, sgKernel{"tcrt_sass_sg_add_" + ft.d.String(), func() sass.Program { return faddKernel(ft) }, effectParams})
 	}

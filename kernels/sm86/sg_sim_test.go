@@ -378,7 +378,7 @@ func TestSimScatter(t *testing.T) {
 							continue // the long sizes once per op and mode
 						}
 						name := fmt.Sprintf("%d/%v/rows=%v/%v/%v/%d", sc.op, sc.d, rows, itype, oob, n)
-						t.Run(name, func(t *testing.T) { testScatterCase(t, rng, sc.op, sc.fo, sc.d, rows, itype, oob, n, false) })
+						t.Run(name, func(t *testing.T) { testScatterCase(t, rng, sc.op, sc.fo, sc.d, rows, itype, oob, n, kindDup) })
 					}
 				}
 			}
@@ -391,9 +391,18 @@ func floatAdd(op SGOp, d tile.DType) bool {
 	return op == SGAdd && (d == tile.F32 || d == tile.F16 || d == tile.BF16)
 }
 
-// testScatterCase runs one scatter; with unique set no two lanes update the
-// same element (the policy then only drops lanes, under OOBSkip).
-func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterOp, et tile.DType, rows bool, itype tile.DType, oob tile.OOB, n int, unique bool) {
+// scatterKind is how a scatter test aims its lanes.
+type scatterKind uint8
+
+const (
+	kindDup    scatterKind = iota // duplicates, any order
+	kindUnique                    // no two lanes meet (the policy then only drops lanes, under OOBSkip)
+	kindDet                       // duplicates, Deterministic: the reference's bits
+)
+
+// testScatterCase runs one scatter of the given kind.
+func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterOp, et tile.DType, rows bool, itype tile.DType, oob tile.OOB, n int, kind scatterKind) {
+	unique, det := kind == kindUnique, kind == kindDet
 	memRows := 1 + rng.IntN(max(1, n/4)) // duplicates
 	if floatAdd(op, et) && !unique {
 		memRows = max(memRows, n/16) // sums stay exact in bf16
@@ -494,8 +503,12 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 			t.Errorf("the bytes after the table changed: %x, were %x", gotAll[len(mem):], tail)
 		}
 	}()
-	ls, err := PlanScatter(SGScatter{Rows: rows, Op: op, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
-		MemRows: memRows, IdxTile: it, SrcTile: st, OOB: oob})
+	sgs := SGScatter{Rows: rows, Op: op, Deterministic: det, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
+		MemRows: memRows, IdxTile: it, SrcTile: st, OOB: oob}
+	if w := ScatterWinBytes(sgs); w > 0 {
+		sgs.Win, _ = d.put(randBytes(rng, w)) // poisoned: the plan zeroes it
+	}
+	ls, err := PlanScatter(sgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +516,7 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 	if !bytes.Equal(slotB, make([]byte, 8)) {
 		t.Fatalf("fault slot %x after a call without faults", slotB)
 	}
-	if op != SGStore {
+	if op != SGStore || det {
 		if k := firstDiff(got, want); k >= 0 {
 			t.Fatalf("mem byte %d of %d: got %#02x, want %#02x", k, len(got), got[k], want[k])
 		}
@@ -604,10 +617,10 @@ func TestSGSupports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]SGScatter{
+		"det f64 add":    {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F64, 4, 1)},
 		"det f32 add":    {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F32, 4, 1)},
 		"det bf16 add":   {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.BF16, 4, 1)},
 		"f16 max":        {Op: SGMax, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F16, 4, 1)},
-		"det store":      {Op: SGStore, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"zero policy":    {Op: SGAdd, OOB: tile.OOBZero, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"no memory":      {Op: SGAdd, MemRows: 0, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"index f32":      {Op: SGAdd, MemRows: 8, IdxTile: tile.Dense(tile.F32, 4, 1), SrcTile: tile.Dense(tile.S32, 4, 1)},
@@ -900,6 +913,31 @@ func TestSimGatherCASFault(t *testing.T) {
 	}
 }
 
+// TestSimScatterDeterministic: a Deterministic store leaves the largest
+// lane's value in every element, fallback.ScatterRef's bytes, with many
+// duplicates: both modes, every index type and scatter policy, element
+// sizes 1 to 8, the winners' scratch poisoned.
+func TestSimScatterDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 8))
+	for _, d := range []tile.DType{tile.U8, tile.BF16, tile.F32, tile.S64} {
+		for _, rows := range []bool{false, true} {
+			for _, itype := range sgIndexTypes {
+				for _, oob := range []tile.OOB{tile.OOBError, tile.OOBClamp, tile.OOBWrap, tile.OOBSkip} {
+					for _, n := range sgSizes() {
+						if n == 100_000 && itype != tile.S64 {
+							continue
+						}
+						name := fmt.Sprintf("%v/rows=%v/%v/%v/%d", d, rows, itype, oob, n)
+						t.Run(name, func(t *testing.T) {
+							testScatterCase(t, rng, SGStore, fallback.ScatterStore, d, rows, itype, oob, n, kindDet)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestSimScatterAddUnique: the float adds bit for bit against
 // fallback.ScatterRef on arbitrary bits (subnormals, ±0, ±Inf, NaNs of
 // both signs, held and arriving) when no two lanes meet: both modes, every
@@ -917,7 +955,7 @@ func TestSimScatterAddUnique(t *testing.T) {
 					for _, n := range ns {
 						name := fmt.Sprintf("%v/rows=%v/%v/%v/%d", d, rows, itype, oob, n)
 						t.Run(name, func(t *testing.T) {
-							testScatterCase(t, rng, SGAdd, fallback.ScatterAdd, d, rows, itype, oob, n, true)
+							testScatterCase(t, rng, SGAdd, fallback.ScatterAdd, d, rows, itype, oob, n, kindUnique)
 						})
 					}
 				}
