@@ -678,8 +678,9 @@ func TestGPUFloat8SM86(t *testing.T) {
 				x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(30)-15))
 			}
 			for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
-				for _, g := range []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.MX} {
-					name := fmt.Sprintf("%dx%d %v %v", rows, cols, q, g)
+				for gi, g := range []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.MX} {
+					ytype := []tile.DType{tile.F16, tile.BF16, tile.F32}[(gi+int(rows))%3] // every output type
+					name := fmt.Sprintf("%dx%d %v %v -> %v", rows, cols, q, g, ytype)
 					type res struct{ amax, q, inv, y []byte }
 					var rs [2]res
 					for j, r := range []*runtime.Runtime{rt, cpu} {
@@ -708,7 +709,7 @@ func TestGPUFloat8SM86(t *testing.T) {
 						if err := ops.Quantize(ctx, r, qb, xb, qo); err != nil {
 							t.Fatalf("%s quantize: %v", name, err)
 						}
-						y := alloc(t, r, tile.BF16, rows, cols)
+						y := alloc(t, r, ytype, rows, cols)
 						poison(t, y)
 						do := &ops.DequantizeOptions{Granularity: g, ScaleInv: inv}
 						if r == rt {

@@ -17,10 +17,11 @@ import (
 // fraction (m << 7, sign to bit 15) is its value times 2^-8 (subnormals
 // included), so HADD2.F32 widens either exactly and an FMUL by 256 (exact)
 // restores E4M3's bias. The scale multiply is FMUL.RN (no flush); bf16
-// rounds to nearest even in integer code (F2FP.BF16.PACK_AB would do, but
-// nvdisasm -b SM89 spells it F2FP.BF16.F32.PACK_AB, a text the model
-// cannot print for the sm_89 module). F16 output is not covered yet for
-// the same reason (it needs F2FP.PACK_AB or an integer encoder). NaN codes give the CPU's NaN
+// rounds to nearest even in integer code, f16 with F2FP.PACK_AB
+// (cvt.rn.f16.f32: subnormals kept, overflow to ±Inf, as tile.F32ToF16;
+// nvdisasm -b SM89 prints it F2FP.F16.F32.PACK_AB, sass.Inst.TextArch).
+// The product is never a NaN (scales are positive and finite, or an MX
+// NaN scale handled below), so F2FP's canonical NaN never shows. NaN codes give the CPU's NaN
 // bits for the code's sign (the plan computes them with the tile
 // conversions); an MX block with a NaN scale (E8M0 0xFF) gives the positive
 // canonical NaN.
@@ -118,6 +119,9 @@ func dequantKernel(q, y tile.DType, mx bool) sass.Program {
 		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(21), r(21), imm(0x7fff), r(22)))
 		g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(21), rz, imm(16), r(21)))
 	}
+	if y == tile.F16 { // cvt.rn.f16.f32: nearest even, subnormals kept, overflow to ±Inf
+		g.at("[B------:R-:W-:-:S01]", inst("F2FP", "PACK_AB", r(21), rz, r(21)))
+	}
 	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(21), r(23), r(21), p(sass.P2)))
 	if mx {
 		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(21), r(24), r(21), p(sass.P4)))
@@ -162,7 +166,7 @@ func checkScaleKernel() sass.Program {
 var dequantKernels = func() []sgKernel {
 	ks := []sgKernel{{"tcrt_sass_f8_checkscale", checkScaleKernel, checkScaleParams}}
 	for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
-		for _, y := range []tile.DType{tile.F32, tile.BF16} {
+		for _, y := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
 			for _, mx := range []bool{false, true} {
 				ks = append(ks, sgKernel{dequantName(q, y, mx), func() sass.Program { return dequantKernel(q, y, mx) }, dequantParams})
 			}
@@ -194,14 +198,14 @@ type SGDequant struct {
 }
 
 // DequantSupports reports whether PlanDequant covers a: nil, or an error
-// wrapping ErrSGUnsupported naming the rule. Covered: E4M3 and E5M2 to F32
-// and BF16 (not F16); any block shape (per tensor, row, column, 1×128, 128×128,
+// wrapping ErrSGUnsupported naming the rule. Covered: E4M3 and E5M2 to F32,
+// F16 and BF16; any block shape (per tensor, row, column, 1×128, 128×128,
 // MX with E8M0 scales); fewer than 2^31 elements.
 func DequantSupports(a SGDequant) error {
 	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
 		return unsupported("dequantise from %v", a.QType)
 	}
-	if a.YType != tile.F32 && a.YType != tile.BF16 {
+	if a.YType != tile.F32 && a.YType != tile.F16 && a.YType != tile.BF16 {
 		return unsupported("dequantise to %v", a.YType)
 	}
 	if a.Rows < 1 || a.Cols < 1 || a.BlockRows < 1 || a.BlockCols < 1 || a.Rows*a.Cols >= sgLimit {
