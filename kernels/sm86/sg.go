@@ -448,6 +448,7 @@ var sgKernels = func() []sgKernel {
 	for _, b := range []int{1, 2, 4, 8} {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_cas_%d", b), func() sass.Program { return casKernel(b) }, casParams})
 	}
+	ks = append(ks, sgKernel{"tcrt_sass_f8_scale", scaleKernel, scaleParams})
 	return append(append(ks, amaxKernels...), dequantKernels...)
 }()
 
