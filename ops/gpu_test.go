@@ -658,17 +658,18 @@ func TestGPUAttentionSM86(t *testing.T) {
 }
 
 // TestGPUFloat8SM86: the SASS amax, dequantisation (a bad scale returns
-// the CPU's error with Y unchanged) and MX quantisation through ops, bit
-// for bit against the CPU, on odd shapes.
+// the CPU's error with Y unchanged), MX and block-scaled quantisation
+// (scales from the amax, margins, powers of two) through ops, bit for bit
+// against the CPU, on odd shapes.
 func TestGPUFloat8SM86(t *testing.T) {
 	ctx := context.Background()
 	cpu := openCPU(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 88))
-		mxKernel := "sass.quantize.mx.sm86"
+		mxKernel, blocksKernel := "sass.quantize.mx.sm86", "sass.quantize.blocks.sm86"
 		if rt.Device().SM() == 89 {
-			mxKernel = "sass.quantize.mx.sm89"
+			mxKernel, blocksKernel = "sass.quantize.mx.sm89", "sass.quantize.blocks.sm89"
 		}
 		for _, sh := range [][2]int{{1, 32}, {7, 64}, {129, 40}, {3, 1000}} {
 			rows, cols := sh[0], sh[1]
@@ -702,9 +703,16 @@ func TestGPUFloat8SM86(t *testing.T) {
 						}
 						inv := alloc(t, r, sdt, sshape...)
 						qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv}
-						if r == rt && g == ops.MX {
+						if g != ops.MX {
+							qo.Margin, qo.PowerOfTwo = gi, rows%2 == 1
+						}
+						if r == rt {
 							e, err := ops.ExplainQuantize(r, qb, xb, qo)
-							chosen(t, e, err, mxKernel)
+							if g == ops.MX {
+								chosen(t, e, err, mxKernel)
+							} else {
+								chosen(t, e, err, blocksKernel)
+							}
 						}
 						if err := ops.Quantize(ctx, r, qb, xb, qo); err != nil {
 							t.Fatalf("%s quantize: %v", name, err)
