@@ -425,7 +425,11 @@ var sgKernels = func() []sgKernel {
 		ks = append(ks, sgKernel{"tcrt_sass_sg_resolve_" + t.name, func() sass.Program { return resolveKernel(t.bytes, t.signed) }, resolveParams})
 	}
 	for _, b := range []int{1, 2, 4, 8, 16} {
-		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_gather_%d", b), func() sass.Program { return gatherKernel(b) }, effectParams})
+		gen := func() sass.Program { return gatherKernel(b) }
+		if gatherLanesPerThread(b) > 1 {
+			gen = func() sass.Program { return gatherSmallKernel(b) }
+		}
+		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_gather_%d", b), gen, effectParams})
 	}
 	for _, k := range scatterKinds {
 		ks = append(ks, sgKernel{"tcrt_sass_sg_" + k.Name, func() sass.Program { return scatterKernel(k) }, effectParams})

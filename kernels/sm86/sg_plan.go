@@ -190,7 +190,7 @@ func PlanGather(g SGGather) ([]SGLaunch, error) {
 	}
 	magic, shift := DivMagic(uint32(cols))
 	out = append(out, SGLaunch{
-		Kernel: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: laneGrid(lanes), Block: SGBlock,
+		Kernel: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: laneGrid((lanes + gatherLanesPerThread(w) - 1) / gatherLanesPerThread(w)), Block: SGBlock,
 		Params: []uint64{g.Slot, g.Pos, g.Dst, g.Mem, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
 			uint64(uint32(-cols)), uint64(pr), uint64(pc), uint64(mr), uint64(mc), uint64(sr), uint64(sc)},
 	})
