@@ -17,6 +17,9 @@ func TestMemoryEstimates(t *testing.T) {
 	}
 	t.Logf("\n%s", MemoryTable(es))
 	for _, e := range es {
+		if e.IssueNeed > 4 {
+			t.Errorf("%s: needs %.2f memory instructions a cycle per SM, more than sm_86 issues", e.Kernel, e.IssueNeed)
+		}
 		if e.Period <= 0 || e.GlobalOps == 0 || e.ThreadsPerSM == 0 {
 			t.Errorf("%s: degenerate figures %+v", e.Kernel, e)
 		}
