@@ -178,8 +178,10 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 }
 
 // sm86BlocksSupports covers a quantisation from f32 with saturation, the
-// scales computed from each block's amax (none given), per tensor, per
-// row, 1×128 or 128×128, and no Amax output; the plan's rule does the rest.
+// scales computed from each block's amax (or one given per tensor), per
+// tensor, per row, 1×128 or 128×128, and no Amax output; the plan's rule
+// does the rest. It ranks below sass.quantize.f8 (one launch), which takes
+// a given per-tensor scale when no ScaleInv is asked for.
 func sm86BlocksSupports(args any) error {
 	a, ok := args.(*QuantizeArgs)
 	if !ok {
@@ -188,8 +190,8 @@ func sm86BlocksSupports(args any) error {
 	switch {
 	case a.Gran != fallback.PerTensor && a.Gran != fallback.PerRow && a.Gran != fallback.Block1x128 && a.Gran != fallback.Block128x128:
 		return fmt.Errorf("granularity %v (covered: tensor, row, 1x128, 128x128)", a.Gran)
-	case a.Given || a.Scales != nil:
-		return fmt.Errorf("given scales (covered: scales computed from the amax)")
+	case a.Scales != nil:
+		return fmt.Errorf("a given scales tensor (covered: scales computed from the amax, or one given scale per tensor)")
 	case a.X.DType() != tile.F32:
 		return fmt.Errorf("input element type %v (covered: f32)", a.X.DType())
 	case a.Mode != tile.Saturate:
@@ -204,7 +206,8 @@ func sm86BlocksSupports(args any) error {
 func sm86BlocksArgs(a *QuantizeArgs) (sm86.SGQuantizeBlocks, error) {
 	br, bc := a.Gran.Block(a.Rows, a.Cols)
 	return sm86.SGQuantizeBlocks{Q: sgPlaceholder, X: sgPlaceholder, Work: sgPlaceholder, QType: a.Q.DType(),
-		Rows: a.Rows, Cols: a.Cols, BlockRows: br, BlockCols: bc, Margin: a.Margin, PowerOfTwo: a.PowerOfTwo}, nil
+		Rows: a.Rows, Cols: a.Cols, BlockRows: br, BlockCols: bc, Margin: a.Margin, PowerOfTwo: a.PowerOfTwo,
+		Given: a.Given, Scale: a.Scale}, nil
 }
 
 func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
@@ -237,13 +240,13 @@ func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 func init() {
 	arch := Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86SGModule()}
 	Register(Kernel{
-		Name: "sass.quantize.blocks.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
+		Name: "sass.quantize.blocks.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 205,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits), F2FP.SATFINITE encode; unverified on a GPU",
 		Supports: sm86BlocksSupports,
 		Launch:   sm86BlocksLaunch(89),
 	})
 	Register(Kernel{
-		Name: "sass.quantize.blocks.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
+		Name: "sass.quantize.blocks.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 195,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits), integer float8 encode; unverified on a GPU",
 		Supports: sm86BlocksSupports,
 		Launch:   sm86BlocksLaunch(86),

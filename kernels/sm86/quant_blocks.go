@@ -121,6 +121,34 @@ func scaleKernel() sass.Program {
 	return g.end()
 }
 
+// Given-scale parameters: words, inv (0 for none); the scale's and its
+// inverse's bits.
+var givenParams = sgParamsOf(2, 2)
+
+// givenKernel (thread 0 of one block) writes a given per-tensor scale to words[0]
+// and its inverse, computed by the caller, to inv[0].
+func givenKernel() sass.Program {
+	var g prog
+	const plain = "[B------:R-:W-:-:S01]"
+	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(0), sass.SR(sass.SRTidX)))
+	g.at(plain, inst("ULDC", "64", sass.UR(4), c0(0x118)))
+	g.at("[B0-----:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P1), pt, r(0), rz, pt))
+	g.at(plain, inst("EXIT", "").When(sass.If(sass.P1)))
+	g.at(plain, inst("MOV", "", r(2), param(0x00)))
+	g.at(plain, inst("MOV", "", r(3), param(0x04)))
+	g.at(plain, inst("MOV", "", r(4), param(scInv)))
+	g.at(plain, inst("MOV", "", r(5), param(scInv+4)))
+	g.at(plain, inst("MOV", "", r(6), param(0x10)))
+	g.at(plain, inst("MOV", "", r(7), param(0x14)))
+	g.at(plain, inst("LOP3", "LUT", r(8), r(4), r(5), rz, imm(0xfc), npt))
+	g.at(plain, inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(8), rz, pt))
+	g.at(plain, inst("STG", "E", sass.G64(2, 0), r(6)))
+	g.at(plain, inst("STG", "E", sass.G64(4, 0), r(7)).When(sass.If(sass.P0)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
 // SGQuantizeBlocks is one quantisation with scales computed from each
 // block's amax (fallback.QuantizeArgs with Scales nil and Mode
 // tile.Saturate) over device memory: X (f32) and Q (QType E4M3 or E5M2)
@@ -133,6 +161,10 @@ type SGQuantizeBlocks struct {
 	Rows, Cols, BlockRows, BlockCols int
 	Margin                           int
 	PowerOfTwo                       bool
+	// Given, per tensor only: Scale is the scale (positive, finite, with a
+	// finite inverse: the caller checked it), no amax is taken.
+	Given bool
+	Scale float32
 }
 
 // QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
@@ -147,6 +179,9 @@ func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 	if a.Rows < 1 || a.Cols < 1 || a.Cols%4 != 0 || a.Rows*a.Cols >= sgLimit {
 		return unsupported("quantise %d × %d (Cols a multiple of 4)", a.Rows, a.Cols)
 	}
+	if a.Given && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
+		return unsupported("a given scale %v for blocks of %d × %d (one valid scale per tensor)", a.Scale, a.BlockRows, a.BlockCols)
+	}
 	if a.BlockRows < 1 || a.BlockCols < 1 || (a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols) {
 		return unsupported("blocks of %d × %d (a multiple of %d wide, or the whole row)", a.BlockRows, a.BlockCols, amaxRun)
 	}
@@ -160,9 +195,13 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 		return nil, err
 	}
 	bc := min(a.BlockCols, a.Cols)
-	ls, err := PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: a.BlockRows, BlockCols: bc})
-	if err != nil {
-		return nil, err
+	var ls []SGLaunch
+	if !a.Given {
+		var err error
+		ls, err = PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: a.BlockRows, BlockCols: bc})
+		if err != nil {
+			return nil, err
+		}
 	}
 	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+bc-1)/bc
 	blocks := sr * sc
@@ -176,10 +215,14 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 	magic, shift := DivMagic(uint32(a.Cols))
 	brm, brs := DivMagic(uint32(a.BlockRows))
 	bcm, bcs := DivMagic(uint32(bc))
-	return append(ls,
-		SGLaunch{Kernel: "tcrt_sass_f8_scale", Grid: laneGrid(blocks), Block: SGBlock,
-			Params: []uint64{a.Work, a.Inv, uint64(blocks), 1, 0, 0, math.MaxUint32, fmax & math.MaxUint32, fmax >> 32,
-				uint64(uint32(1023-m) << 20), mask}},
+	scale := SGLaunch{Kernel: "tcrt_sass_f8_scale", Grid: laneGrid(blocks), Block: SGBlock,
+		Params: []uint64{a.Work, a.Inv, uint64(blocks), 1, 0, 0, math.MaxUint32, fmax & math.MaxUint32, fmax >> 32,
+			uint64(uint32(1023-m) << 20), mask}}
+	if a.Given {
+		scale = SGLaunch{Kernel: "tcrt_sass_f8_given", Grid: 1, Block: SGBlock,
+			Params: []uint64{a.Work, a.Inv, uint64(math.Float32bits(a.Scale)), uint64(math.Float32bits(1 / a.Scale))}}
+	}
+	return append(ls, scale,
 		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
 			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
 				uint64(shift), uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil

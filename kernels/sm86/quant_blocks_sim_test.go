@@ -64,7 +64,7 @@ func TestSimScaleKernel(t *testing.T) {
 
 // TestSimQuantizeBlocks runs PlanQuantizeBlocks for both modules against
 // fallback.QuantizeRef (computed scales, f32 input, tile.Saturate) bit for
-// bit, codes and 1/s: per tensor, per row, 1×128 and 128×128, random
+// bit, codes and 1/s: per tensor (computed or given), per row, 1×128 and 128×128, random
 // values with specials, outputs poisoned.
 func TestSimQuantizeBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 12))
@@ -92,8 +92,14 @@ func TestSimQuantizeBlocks(t *testing.T) {
 						br, bc := gran.Block(rows, cols)
 						wantQ := bytes.Repeat([]byte{0xA5}, rows*cols)
 						wantS := bytes.Repeat([]byte{0xA5}, 4*sr*sc)
+						given := gran == fallback.PerTensor && rng.IntN(2) == 0
+						var scales []float32
+						if given {
+							scales = []float32{float32(math.Ldexp(1+rng.Float64(), rng.IntN(40)-20))}
+						}
 						if err := fallback.QuantizeRef(&fallback.QuantizeArgs{Rows: rows, Cols: cols, XType: tile.F32, X: xb,
-							QType: q, Q: wantQ, Gran: gran, Mode: tile.Saturate, ScaleInv: wantS, Margin: margin, PowerOfTwo: pow2}); err != nil {
+							QType: q, Q: wantQ, Gran: gran, Mode: tile.Saturate, ScaleInv: wantS, Margin: margin, PowerOfTwo: pow2,
+							Scales: scales}); err != nil {
 							t.Fatal(err)
 						}
 						d := newSGDev(t)
@@ -101,8 +107,12 @@ func TestSimQuantizeBlocks(t *testing.T) {
 						xa, _ := d.put(xb)
 						ia, gotS := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
 						wa, _ := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
-						ls, err := PlanQuantizeBlocks(SGQuantizeBlocks{Q: qa, X: xa, Inv: ia, Work: wa, QType: q, Rows: rows, Cols: cols,
-							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2})
+						a := SGQuantizeBlocks{Q: qa, X: xa, Inv: ia, Work: wa, QType: q, Rows: rows, Cols: cols,
+							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given}
+						if given {
+							a.Scale = scales[0]
+						}
+						ls, err := PlanQuantizeBlocks(a)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -131,6 +141,8 @@ func TestQuantizeBlocksSupports(t *testing.T) {
 		"cols 6":        func(a *SGQuantizeBlocks) { a.Cols = 6 },
 		"blocks 4 wide": func(a *SGQuantizeBlocks) { a.BlockCols = 4 },
 		"no rows":       func(a *SGQuantizeBlocks) { a.Rows = 0 },
+		"given per row": func(a *SGQuantizeBlocks) { a.Given, a.Scale = true, 1 },
+		"given zero":    func(a *SGQuantizeBlocks) { a.Given, a.BlockRows, a.BlockCols = true, 4, 256 },
 	} {
 		a := ok
 		mut(&a)

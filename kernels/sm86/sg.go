@@ -452,7 +452,7 @@ var sgKernels = func() []sgKernel {
 	for _, b := range []int{1, 2, 4, 8} {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_cas_%d", b), func() sass.Program { return casKernel(b) }, casParams})
 	}
-	ks = append(ks, sgKernel{"tcrt_sass_f8_scale", scaleKernel, scaleParams})
+	ks = append(ks, sgKernel{"tcrt_sass_f8_scale", scaleKernel, scaleParams}, sgKernel{"tcrt_sass_f8_given", givenKernel, givenParams})
 	return append(append(ks, amaxKernels...), dequantKernels...)
 }()
 
