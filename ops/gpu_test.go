@@ -252,89 +252,151 @@ func TestGPUQuantizeSM86(t *testing.T) {
 	})
 }
 
-// TestGPUScatterAddSM86 runs the SASS f32 scatter-add through ops.MScatter:
-// unique indices bit for bit, duplicates within rounding of some order.
+// TestGPUScatterAddSM86 runs the SASS float scatter-adds (f32, f16, bf16)
+// through ops.MScatter against the CPU bit for bit: unique indices on
+// arbitrary bits (NaNs, subnormals, ±0, ±Inf included), duplicates on small
+// integers (which every order sums exactly).
 func TestGPUScatterAddSM86(t *testing.T) {
 	ctx := context.Background()
 	cpu := openCPU(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 9))
-		for _, c := range []struct {
-			rows, cols, lanes int
-			mode              ops.IndexMode
-			unique            bool
-			oob               ops.OOB
-			it                tile.DType
-		}{
-			{1, 1, 1, ops.IndexRows, true, ops.OOBSkip, tile.S32},
-			{7, 3, 7, ops.IndexRows, true, ops.OOBClamp, tile.S32},
-			{129, 5, 100, ops.IndexRows, false, ops.OOBSkip, tile.S32},
-			{1000, 1, 1000, ops.IndexElements, true, ops.OOBClamp, tile.S32},
-			{1000, 1, 3000, ops.IndexElements, false, ops.OOBSkip, tile.S32},
-		} {
-			name := fmt.Sprintf("%+v", c)
-			lanes := c.lanes
-			idx := make([]int32, lanes)
-			perm := rng.Perm(c.rows * max(1, lanes/c.rows+1))
-			for i := range idx {
-				if c.unique {
-					idx[i] = int32(perm[i] % c.rows)
-					if lanes <= c.rows {
-						idx[i] = int32(perm[i]) % int32(c.rows)
+		for _, d := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
+			for _, c := range []struct {
+				rows, cols, lanes int
+				mode              ops.IndexMode
+				unique            bool
+				oob               ops.OOB
+				it                tile.DType
+			}{
+				{1, 1, 1, ops.IndexRows, true, ops.OOBSkip, tile.S32},
+				{7, 3, 7, ops.IndexRows, true, ops.OOBError, tile.U64},
+				{129, 5, 100, ops.IndexRows, false, ops.OOBSkip, tile.S64},
+				{1000, 1, 1000, ops.IndexElements, true, ops.OOBClamp, tile.S32},
+				{1000, 1, 3000, ops.IndexElements, false, ops.OOBWrap, tile.U32},
+			} {
+				name := fmt.Sprintf("%v %+v", d, c)
+				lanes, isz, esz := c.lanes, c.it.Size(), d.Size()
+				perm := rng.Perm(max(c.rows, lanes))
+				idxRaw := make([]byte, isz*lanes)
+				for i := range lanes {
+					v := int64(rng.IntN(c.rows))
+					if c.unique {
+						v = int64(perm[i])
 					}
-				} else {
-					idx[i] = int32(rng.IntN(c.rows))
-				}
-				if rng.IntN(20) == 0 && (!c.unique || c.oob == ops.OOBSkip) { // out of bounds: skipped or clamped
-					idx[i] = int32(c.rows + rng.IntN(5))
-				}
-			}
-			if c.unique { // unique rows among the in-bounds ones
-				p := rng.Perm(c.rows)
-				for i := range idx {
-					if int(idx[i]) < c.rows {
-						idx[i] = int32(p[i%c.rows])
+					if c.oob != ops.OOBError && !c.unique && rng.IntN(20) == 0 {
+						v = int64(c.rows + rng.IntN(5)) // skipped, clamped or wrapped
+					}
+					for k := range isz {
+						idxRaw[isz*i+k] = byte(v >> (8 * k))
 					}
 				}
-				if lanes > c.rows {
-					t.Fatalf("%s: more lanes than rows cannot be unique", name)
+				srcCols := c.cols
+				if c.mode == ops.IndexElements {
+					srcCols = 1
+				}
+				vals := func(n int) []byte {
+					b := make([]byte, n*esz)
+					for i := range n {
+						v := rng.Uint64()
+						if !c.unique {
+							v = tile.FromFloat32(d, float32(rng.IntN(9)-4))
+						}
+						for k := range esz {
+							b[esz*i+k] = byte(v >> (8 * k))
+						}
+					}
+					return b
+				}
+				mem0, src := vals(c.rows*c.cols), vals(lanes*srcCols)
+				var outs [2][]byte
+				for j, r := range []*runtime.Runtime{rt, cpu} {
+					mem := bufWith(t, r, d, mem0, c.rows, c.cols)
+					sb := bufWith(t, r, d, src, lanes, srcCols)
+					ib := bufWith(t, r, c.it, idxRaw, lanes)
+					opt := &ops.ScatterOptions{Mode: c.mode, Op: ops.ScatterAdd, OOB: c.oob}
+					if r == rt {
+						e, err := ops.ExplainMScatter(r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt)
+						chosen(t, e, err, "sass.mscatter")
+					}
+					if err := ops.MScatter(ctx, r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					outs[j] = rawBytes(t, mem)
+				}
+				for e := 0; e < len(outs[0]); e += esz {
+					if string(outs[0][e:e+esz]) != string(outs[1][e:e+esz]) {
+						t.Fatalf("%s: element %d = %x, CPU %x", name, e/esz, outs[0][e:e+esz], outs[1][e:e+esz])
+					}
 				}
 			}
-			srcCols := c.cols
-			if c.mode == ops.IndexElements {
-				srcCols = 1
-			}
-			mem0 := randF32(rng, c.rows*c.cols)
-			src := randF32(rng, lanes*srcCols)
-			idxRaw := make([]byte, 4*lanes)
-			for i, v := range idx {
-				idxRaw[4*i], idxRaw[4*i+1], idxRaw[4*i+2], idxRaw[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-			}
-			var outs [2][]float32
-			for j, r := range []*runtime.Runtime{rt, cpu} {
-				mem := bufF32(t, r, tile.F32, mem0, c.rows, c.cols)
-				sb := bufF32(t, r, tile.F32, src, lanes, srcCols)
-				ib := bufWith(t, r, tile.S32, idxRaw, lanes)
-				opt := &ops.ScatterOptions{Mode: c.mode, Op: ops.ScatterAdd, OOB: c.oob}
-				if r == rt {
-					e, err := ops.ExplainMScatter(r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt)
-					chosen(t, e, err, "sass.mscatter.add.f32")
+		}
+	})
+}
+
+// TestGPUScatterDeterministicSM86: a Deterministic store runs on the SASS
+// kernels (claim pass, the largest lane wins) with the CPU's bytes under
+// many duplicates; a Deterministic float add stays on the host, and
+// Explain says why.
+func TestGPUScatterDeterministicSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 10))
+		for _, d := range []tile.DType{tile.U8, tile.BF16, tile.F32, tile.S64} {
+			for _, mode := range []ops.IndexMode{ops.IndexRows, ops.IndexElements} {
+				rows, cols, lanes := 13, 3, 129
+				if mode == ops.IndexElements {
+					cols = 1
 				}
-				if err := ops.MScatter(ctx, r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt); err != nil {
-					t.Fatalf("%s: %v", name, err)
+				esz := d.Size()
+				mem0 := make([]byte, rows*cols*esz)
+				src := make([]byte, lanes*cols*esz)
+				for _, b := range [][]byte{mem0, src} {
+					for i := range b {
+						b[i] = byte(rng.Uint32())
+					}
 				}
-				outs[j] = readF32(t, mem)
+				idxRaw := make([]byte, 4*lanes)
+				for i := range lanes {
+					v := rng.IntN(rows + 3) // some skipped
+					idxRaw[4*i], idxRaw[4*i+1] = byte(v), byte(v>>8)
+				}
+				opt := &ops.ScatterOptions{Mode: mode, Op: ops.ScatterStore, OOB: ops.OOBSkip, Deterministic: true}
+				var outs [2][]byte
+				for j, r := range []*runtime.Runtime{rt, cpu} {
+					mem := bufWith(t, r, d, mem0, rows, cols)
+					sb := bufWith(t, r, d, src, lanes, cols)
+					ib := bufWith(t, r, tile.S32, idxRaw, lanes)
+					if r == rt {
+						e, err := ops.ExplainMScatter(r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt)
+						chosen(t, e, err, "sass.mscatter")
+					}
+					if err := ops.MScatter(ctx, r, mem, ops.DenseTile(ib), ops.DenseTile(sb), opt); err != nil {
+						t.Fatalf("%v %v: %v", d, mode, err)
+					}
+					outs[j] = rawBytes(t, mem)
+				}
+				if string(outs[0]) != string(outs[1]) {
+					t.Fatalf("%v %v: device %x, CPU %x", d, mode, outs[0], outs[1])
+				}
 			}
-			for e := range outs[0] {
-				got, want := outs[0][e], outs[1][e]
-				if c.unique && math.Float32bits(got) != math.Float32bits(want) {
-					t.Fatalf("%s: element %d = %v, CPU %v (unique indices: exact)", name, e, got, want)
-				}
-				if !c.unique && math.Abs(float64(got-want)) > 1e-5*float64(lanes) {
-					t.Fatalf("%s: element %d = %v, CPU %v", name, e, got, want)
-				}
-			}
+		}
+		mem := bufF32(t, rt, tile.F32, randF32(rng, 8), 8)
+		sb := bufF32(t, rt, tile.F32, randF32(rng, 4), 4)
+		ib := bufWith(t, rt, tile.S32, make([]byte, 16), 4)
+		e, err := ops.ExplainMScatter(rt, mem, ops.DenseTile(ib), ops.DenseTile(sb),
+			&ops.ScatterOptions{Mode: ops.IndexElements, Op: ops.ScatterAdd, Deterministic: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := e.Chosen(); k == nil || !strings.HasPrefix(k.Name, "host.") {
+			t.Fatalf("a deterministic f32 add chose %v, want the host fallback:\n%s", k, e)
+		}
+		if !strings.Contains(e.String(), "sort by destination") {
+			t.Fatalf("Explain does not say why the SASS kernel declines:\n%s", e)
 		}
 	})
 }
@@ -601,17 +663,18 @@ func TestGPUAttentionSM86(t *testing.T) {
 }
 
 // TestGPUFloat8SM86: the SASS amax, dequantisation (a bad scale returns
-// the CPU's error with Y unchanged) and MX quantisation through ops, bit
-// for bit against the CPU, on odd shapes.
+// the CPU's error with Y unchanged), MX and block-scaled quantisation
+// (scales from the amax, margins, powers of two) through ops, bit for bit
+// against the CPU, on odd shapes.
 func TestGPUFloat8SM86(t *testing.T) {
 	ctx := context.Background()
 	cpu := openCPU(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 88))
-		mxKernel := "sass.quantize.mx.sm86"
+		mxKernel, blocksKernel := "sass.quantize.mx.sm86", "sass.quantize.blocks.sm86"
 		if rt.Device().SM() == 89 {
-			mxKernel = "sass.quantize.mx.sm89"
+			mxKernel, blocksKernel = "sass.quantize.mx.sm89", "sass.quantize.blocks.sm89"
 		}
 		for _, sh := range [][2]int{{1, 32}, {7, 64}, {129, 40}, {3, 1000}} {
 			rows, cols := sh[0], sh[1]
@@ -621,8 +684,9 @@ func TestGPUFloat8SM86(t *testing.T) {
 				x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(30)-15))
 			}
 			for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
-				for _, g := range []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.MX} {
-					name := fmt.Sprintf("%dx%d %v %v", rows, cols, q, g)
+				for gi, g := range []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.MX} {
+					ytype := []tile.DType{tile.F16, tile.BF16, tile.F32}[(gi+int(rows))%3] // every output type
+					name := fmt.Sprintf("%dx%d %v %v -> %v", rows, cols, q, g, ytype)
 					type res struct{ amax, q, inv, y []byte }
 					var rs [2]res
 					for j, r := range []*runtime.Runtime{rt, cpu} {
@@ -644,14 +708,24 @@ func TestGPUFloat8SM86(t *testing.T) {
 						}
 						inv := alloc(t, r, sdt, sshape...)
 						qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv}
-						if r == rt && g == ops.MX {
+						if g != ops.MX {
+							qo.Margin, qo.PowerOfTwo = gi, rows%2 == 1
+						}
+						if g == ops.PerTensor && rows%4 == 1 { // a given scale, its inverse written on the device
+							qo.Source, qo.Scale, qo.Margin, qo.PowerOfTwo = ops.ScaleGiven, 0.8125, 0, false
+						}
+						if r == rt {
 							e, err := ops.ExplainQuantize(r, qb, xb, qo)
-							chosen(t, e, err, mxKernel)
+							if g == ops.MX {
+								chosen(t, e, err, mxKernel)
+							} else {
+								chosen(t, e, err, blocksKernel)
+							}
 						}
 						if err := ops.Quantize(ctx, r, qb, xb, qo); err != nil {
 							t.Fatalf("%s quantize: %v", name, err)
 						}
-						y := alloc(t, r, tile.BF16, rows, cols)
+						y := alloc(t, r, ytype, rows, cols)
 						poison(t, y)
 						do := &ops.DequantizeOptions{Granularity: g, ScaleInv: inv}
 						if r == rt {

@@ -13,7 +13,8 @@ import (
 
 // The hand-scheduled SM86/SM89 float8 kernels of kernels/sm86 beyond the
 // per-tensor quantiser (sass_kernels.go): amax reductions, dequantisation
-// and MX quantisation with the E8M0 scales computed on the device,
+// and MX and block-scaled (per tensor, row, 1×128, 128×128) quantisation
+// with the scales computed on the device,
 // registered for every SM86/SM89 device, real or simulated. Supports is
 // each plan's rule (sm86.AmaxSupports, DequantSupports,
 // QuantizeMXSupports); the rest goes to the PTX kernels or the host
@@ -176,8 +177,80 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 	}
 }
 
+// sm86BlocksSupports covers a quantisation from f32 with saturation, the
+// scales computed from each block's amax (or one given per tensor), per
+// tensor, per row, 1×128 or 128×128, and no Amax output; the plan's rule
+// does the rest. It ranks below sass.quantize.f8 (one launch), which takes
+// a given per-tensor scale when no ScaleInv is asked for.
+func sm86BlocksSupports(args any) error {
+	a, ok := args.(*QuantizeArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
+	}
+	switch {
+	case a.Gran != fallback.PerTensor && a.Gran != fallback.PerRow && a.Gran != fallback.Block1x128 && a.Gran != fallback.Block128x128:
+		return fmt.Errorf("granularity %v (covered: tensor, row, 1x128, 128x128)", a.Gran)
+	case a.Scales != nil:
+		return fmt.Errorf("a given scales tensor (covered: scales computed from the amax, or one given scale per tensor)")
+	case a.X.DType() != tile.F32:
+		return fmt.Errorf("input element type %v (covered: f32)", a.X.DType())
+	case a.Mode != tile.Saturate:
+		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
+	case a.Amax != nil:
+		return fmt.Errorf("the Amax output is not written by the SASS kernel")
+	}
+	x, _ := sm86BlocksArgs(a)
+	return planReason(sm86.QuantizeBlocksSupports(x), sm86.ErrSGUnsupported)
+}
+
+func sm86BlocksArgs(a *QuantizeArgs) (sm86.SGQuantizeBlocks, error) {
+	br, bc := a.Gran.Block(a.Rows, a.Cols)
+	return sm86.SGQuantizeBlocks{Q: sgPlaceholder, X: sgPlaceholder, Work: sgPlaceholder, QType: a.Q.DType(),
+		Rows: a.Rows, Cols: a.Cols, BlockRows: br, BlockCols: bc, Margin: a.Margin, PowerOfTwo: a.PowerOfTwo,
+		Given: a.Given, Scale: a.Scale}, nil
+}
+
+func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
+	return func(ctx context.Context, l *Launch) error {
+		a := l.Args.(*QuantizeArgs)
+		x, _ := sm86BlocksArgs(a)
+		sr, sc := a.Gran.ScaleGrid(a.Rows, a.Cols)
+		p, err := sgPtrs(a.Q, a.X)
+		if err != nil {
+			return err
+		}
+		x.Q, x.X = p[0], p[1]
+		if a.ScaleInv != nil {
+			if x.Inv, err = DevicePtr(a.ScaleInv); err != nil {
+				return err
+			}
+		}
+		tmp := &scratch{rt: l.Runtime}
+		if x.Work, err = tmp.alloc(4 * sr * sc); err != nil {
+			return errors.Join(err, tmp.release())
+		}
+		ls, err := sm86.PlanQuantizeBlocks(x)
+		if err != nil {
+			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
+		}
+		return errors.Join(sm86f8Launches(l.Stream, sm86.ModuleFor(arch), ls), l.Stream.Enqueue(tmp.release))
+	}
+}
+
 func init() {
 	arch := Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86SGModule()}
+	Register(Kernel{
+		Name: "sass.quantize.blocks.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 205,
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits), F2FP.SATFINITE encode; unverified on a GPU",
+		Supports: sm86BlocksSupports,
+		Launch:   sm86BlocksLaunch(89),
+	})
+	Register(Kernel{
+		Name: "sass.quantize.blocks.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 195,
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits), integer float8 encode; unverified on a GPU",
+		Supports: sm86BlocksSupports,
+		Launch:   sm86BlocksLaunch(86),
+	})
 	Register(Kernel{
 		Name: "sass.amax", Op: OpAmax, Arch: arch, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86): per-block max |x| by warp shuffles and ordered-integer atomics, then a finish pass (NaN as the CPU's); unverified on a GPU",

@@ -23,9 +23,10 @@ import (
 //     kernels' own error for that lane.
 //
 // Supports is each plan's rule (sm86.GatherSupports, ScatterSupports,
-// GatherCASSupports); what they leave out (f32/f16/bf16 scatter-add, a
-// deterministic plain scatter) goes to the next kernel: the RED-based
-// f32 scatter-add for the policies it covers, else the host fallback.
+// GatherCASSupports); what they leave out (a deterministic float add,
+// which needs the updates of each element in lane order) goes to the host
+// fallback. The older RED-based f32
+// scatter-add (sass.mscatter.add.f32, subnormals flushed) ranks below.
 // Scratch (positions, 4 or 8 bytes a lane) is device memory of the call,
 // freed by a stream task after the kernels. Unverified on a GPU.
 
@@ -164,11 +165,14 @@ func sm86ScatterLaunch(_ context.Context, l *Launch) error {
 	it := a.Idx.Desc.Resolved()
 	lanes := it.ValidRows * it.ValidCols
 	fault := sgIndexFault(OpScatter, a.Mode, a.Idx, it.ValidCols, a.MemRows)
-	return sm86SGRun(l, 4*lanes, fault, func(slot, pos uint64) ([]sm86.SGLaunch, error) {
+	// positions, then a deterministic store's winners (sm86.ScatterWinBytes)
+	shape, _ := sm86ScatterArgs(a, 0, 0, false)
+	return sm86SGRun(l, 4*lanes+sm86.ScatterWinBytes(shape), fault, func(slot, pos uint64) ([]sm86.SGLaunch, error) {
 		s, err := sm86ScatterArgs(a, slot, pos, true)
 		if err != nil {
 			return nil, err
 		}
+		s.Win = pos + uint64(4*lanes)
 		return sm86.PlanScatter(s)
 	})
 }
@@ -207,7 +211,7 @@ func init() {
 	})
 	Register(Kernel{
 		Name: "sass.mscatter", Op: OpScatter, Arch: arch, Preference: 205,
-		Doc:      "hand-scheduled SASS (kernels/sm86): resolve/preflight kernel, then stores or atomics (s32/u32 add/max/min, f64 add, f32 max/min by CAS with the CPU's NaN and -0 rules); unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86): resolve/preflight kernel, then stores or atomics (s32/u32 add/max/min, f64 add, f32 max/min by CAS with the CPU's NaN and -0 rules, f32/f16/bf16 add by CAS loops with the CPU's rounding, subnormals and NaN bits; a deterministic store by a claim pass, the largest lane wins); unverified on a GPU",
 		Supports: sm86ScatterSupports,
 		Launch:   sm86ScatterLaunch,
 	})

@@ -17,10 +17,11 @@ import (
 // fraction (m << 7, sign to bit 15) is its value times 2^-8 (subnormals
 // included), so HADD2.F32 widens either exactly and an FMUL by 256 (exact)
 // restores E4M3's bias. The scale multiply is FMUL.RN (no flush); bf16
-// rounds to nearest even in integer code (F2FP.BF16.PACK_AB would do, but
-// nvdisasm -b SM89 spells it F2FP.BF16.F32.PACK_AB, a text the model
-// cannot print for the sm_89 module). F16 output is not covered yet for
-// the same reason (it needs F2FP.PACK_AB or an integer encoder). NaN codes give the CPU's NaN
+// rounds to nearest even in integer code, f16 with F2FP.PACK_AB
+// (cvt.rn.f16.f32: subnormals kept, overflow to ±Inf, as tile.F32ToF16;
+// nvdisasm -b SM89 prints it F2FP.F16.F32.PACK_AB, sass.Inst.TextArch).
+// The product is never a NaN (scales are positive and finite, or an MX
+// NaN scale handled below), so F2FP's canonical NaN never shows. NaN codes give the CPU's NaN
 // bits for the code's sign (the plan computes them with the tile
 // conversions); an MX block with a NaN scale (E8M0 0xFF) gives the positive
 // canonical NaN.
@@ -49,81 +50,124 @@ const (
 
 var dequantParams = sgParamsOf(4, 13)
 
+// DequantPerThread is how many elements a dequantiser thread converts:
+// its code loads are issued together, so each thread keeps that many bytes
+// in flight (see MemoryEstimates).
+const DequantPerThread = 4
+
 // dequantKernel decodes q (E4M3 or E5M2) with float32 (or, mx, E8M0)
-// scales into y (F32, F16 or BF16).
+// scales into y (F32, F16 or BF16), DequantPerThread consecutive elements
+// a thread: first every element's code and scale loads, then the
+// conversions and stores.
 func dequantKernel(q, y tile.DType, mx bool) sass.Program {
 	var g prog
-	sgProlog(&g, lanesFrom(0x20), true)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(rgL), r(3), param(dqQ)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U8", r(8), sass.G64(6, 0)))
-	// the block's scale: inv[(r / br)·sc + c / bc], or the constant.
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(10), r(rgR), param(dqBRMagic), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(11), r(rgC), param(dqBCMagic), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), r(10), r(rgR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(11), r(11), r(rgC), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(10), rz, param(dqBRShift), r(10)))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(11), rz, param(dqBCShift), r(11)))
+	const plain = "[B------:R-:W-:-:S01]"
+	const base, one, invNZ, nanPos, nanNeg, nanSel = 0, 1, 17, 24, 23, 26
+	code := func(k int) sass.Reg { return sass.Reg(28 + k) }
+	scale := func(k int) sass.Reg { return sass.Reg(32 + k) }
+	saddr := func(k int) sass.Reg { return sass.Reg(36 + 2*k) }
+	ysz := int64(y.Size())
+	// thread t converts elements 4t .. 4t+3 (those below n)
+	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(base), sass.SR(sass.SRTidX)))
+	g.at("[B------:R-:W1:-:S01]", inst("S2R", "", r(rgCta), sass.SR(sass.SRCtaidX)))
+	g.at(plain, inst("ULDC", "64", sass.UR(4), c0(0x118)))
+	g.at(plain, inst("MOV", "", r(4), param(sgSlot)))
+	g.at(plain, inst("MOV", "", r(5), param(sgSlot+4)))
+	g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rgSlotHi), sass.G64(4, 4)))
+	g.at("[B01----:R-:W-:-:S01]", inst("LEA", "", r(base), r(rgCta), r(base), imm(8)))
+	g.at(plain, inst("SHF", "L.U32", r(base), r(base), imm(2), rz))
+	g.at(plain, inst("ISETP", "GE.U32.AND", p(sass.P0), pt, r(base), param(0x20), pt))
+	g.at(plain, inst("EXIT", "").When(sass.If(sass.P0)))
+	g.at(plain, inst("MOV", "", r(one), imm(1)))
+	g.at(plain, inst("IMAD", "WIDE.U32", r(6), r(base), r(one), param(dqQ)))
+	g.at(plain, inst("MOV", "", r(25), imm(ysz)))
+	g.at(plain, inst("IMAD", "WIDE.U32", r(18), r(base), r(25), param(dqY)))
+	g.at(plain, inst("MOV", "", r(14), param(dqInv)))
+	g.at(plain, inst("MOV", "", r(15), param(dqInv+4)))
+	g.at(plain, inst("LOP3", "LUT", r(invNZ), r(14), r(15), rz, imm(0xfc), npt))
+	g.at(plain, inst("MOV", "", r(nanPos), param(dqNaNPos)))
+	g.at(plain, inst("MOV", "", r(nanNeg), param(dqNaNNeg)))
 	sb := int64(4)
 	if mx {
 		sb = 1
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(sb)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(10), param(dqSC), r(11)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(10), r(9), param(dqInv)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(14), param(dqInv)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(15), param(dqInv+4)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P1), pt, r(14), rz, pt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.OR", p(sass.P1), pt, r(15), rz, p(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(16), param(dqConst)))
-	if mx {
-		g.at("[B------:R-:W4:-:S01]", inst("LDG", "E.U8", r(16), sass.G64(12, 0)).When(sass.If(sass.P1)))
-	} else {
-		g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(16), sass.G64(12, 0)).When(sass.If(sass.P1)))
-	}
-	ysz := int64(y.Size())
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(25), imm(ysz)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(18), r(rgL), r(25), param(dqY)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(24), param(dqNaNPos)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(23), param(dqNaNNeg)))
-	// decode: R21 the value, P2 a NaN code, P3 the sign.
-	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(20), r(8), imm(0x7f), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(8), imm(0x80), rz, imm(0xc0), npt))
-	if q == tile.E4M3 {
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7e), pt))
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(21), r(20), imm(7), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("LEA", "", r(21), r(22), r(21), imm(8)))
-	} else {
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7c), pt))
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(21), r(8), imm(8), rz))
-	}
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(22), rz, pt))
-	g.at("[B------:R-:W-:-:S01]", inst("HADD2", "F32", r(21), sass.Neg(rz), selOp(21, ".H0_H0")))
-	if q == tile.E4M3 {
-		g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(21), r(21), sass.F32Bits(0x43800000)))
-	}
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(23), r(23), r(24), p(sass.P3)))
-	wait := "[B----4-:R-:W-:-:S01]"
-	if mx { // E8M0 e: 2^(e−127); e = 0 is 2^-127 (0x00400000); e = 255 NaN (P4)
-		g.at(wait, inst("ISETP", "EQ.U32.AND", p(sass.P4), pt, r(16), imm(255), pt))
-		wait = "[B------:R-:W-:-:S01]"
-		g.at(wait, inst("ISETP", "EQ.U32.AND", p(sass.P5), pt, r(16), rz, pt))
-		g.at(wait, inst("SHF", "L.U32", r(16), r(16), imm(23), rz))
-		g.at(wait, inst("SEL", "", r(16), r(16), imm(0x00400000), np(sass.P5)))
-	}
-	g.at(wait, inst("FMUL", "", r(21), r(21), r(16)))
-	if y == tile.BF16 { // round to nearest even on bit 16: u + 0x7fff + bit 16, then the top half
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(22), rz, imm(16), r(21)))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(22), imm(1), rz, imm(0xc0), npt))
-		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(21), r(21), imm(0x7fff), r(22)))
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(21), rz, imm(16), r(21)))
-	}
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(21), r(23), r(21), p(sass.P2)))
-	if mx {
-		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(21), r(24), r(21), p(sass.P4)))
+	for k := range DequantPerThread {
+		// e = 4t + k; P6: e < n; the code; (r, c) of e; the block's scale:
+		// inv[(r / br)·sc + c / bc], or the constant (P5: there are scales).
+		g.at(plain, inst("IADD3", "", r(9), r(base), imm(int64(k)), rz))
+		g.at(plain, inst("ISETP", "LT.U32.AND", p(sass.P6), pt, r(9), param(0x20), pt))
+		g.at(plain, inst("MOV", "", r(code(k)), rz))
+		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U8", r(code(k)), sass.G64(6, int64(k))).When(sass.If(sass.P6)))
+		g.at(plain, inst("IMAD", "HI.U32", r(10), r(9), param(0x28), rz))
+		g.at(plain, inst("IADD3", "", r(10), r(10), r(9), rz))
+		g.at(plain, inst("SHF", "R.U32.HI", r(10), rz, param(0x2c), r(10)))
+		g.at(plain, inst("IMAD", "", r(11), r(10), param(0x30), r(9)))
+		g.at(plain, inst("IMAD", "HI.U32", r(12), r(10), param(dqBRMagic), rz))
+		g.at(plain, inst("IMAD", "HI.U32", r(13), r(11), param(dqBCMagic), rz))
+		g.at(plain, inst("IADD3", "", r(12), r(12), r(10), rz))
+		g.at(plain, inst("IADD3", "", r(13), r(13), r(11), rz))
+		g.at(plain, inst("SHF", "R.U32.HI", r(12), rz, param(dqBRShift), r(12)))
+		g.at(plain, inst("SHF", "R.U32.HI", r(13), rz, param(dqBCShift), r(13)))
+		g.at(plain, inst("MOV", "", r(9), imm(sb)))
+		g.at(plain, inst("IMAD", "", r(12), r(12), param(dqSC), r(13)))
+		g.at(plain, inst("IMAD", "WIDE.U32", r(saddr(k)), r(12), r(9), param(dqInv)))
+		g.at(plain, inst("ISETP", "NE.U32.AND", p(sass.P5), pt, r(invNZ), rz, p(sass.P6)))
+		g.at(plain, inst("MOV", "", r(scale(k)), param(dqConst)))
+		if mx {
+			g.at("[B------:R-:W4:-:S01]", inst("LDG", "E.U8", r(scale(k)), sass.G64(saddr(k), 0)).When(sass.If(sass.P5)))
+		} else {
+			g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(scale(k)), sass.G64(saddr(k), 0)).When(sass.If(sass.P5)))
+		}
 	}
 	faultExit(&g)
-	g.at("[B------:R-:W-:-:S01]", inst("STG", sizeMod[int(ysz)], sass.G64(18, 0), r(21)))
+	for k := range DequantPerThread {
+		c, sc := code(k), scale(k)
+		wait := plain
+		if k == 0 {
+			wait = "[B--2-4-:R-:W-:-:S01]"
+		}
+		g.at(wait, inst("IADD3", "", r(9), r(base), imm(int64(k)), rz))
+		g.at(plain, inst("ISETP", "LT.U32.AND", p(sass.P6), pt, r(9), param(0x20), pt))
+		// decode: the value in the code's register (each store reads its
+		// own), P2 a NaN code, P3 the sign.
+		g.at(plain, inst("LOP3", "LUT", r(20), r(c), imm(0x7f), rz, imm(0xc0), npt))
+		g.at(plain, inst("LOP3", "LUT", r(22), r(c), imm(0x80), rz, imm(0xc0), npt))
+		if q == tile.E4M3 {
+			g.at(plain, inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7e), pt))
+			g.at(plain, inst("SHF", "L.U32", r(c), r(20), imm(7), rz))
+			g.at(plain, inst("LEA", "", r(c), r(22), r(c), imm(8)))
+		} else {
+			g.at(plain, inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7c), pt))
+			g.at(plain, inst("SHF", "L.U32", r(c), r(c), imm(8), rz))
+		}
+		g.at(plain, inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(22), rz, pt))
+		g.at(plain, inst("HADD2", "F32", r(c), sass.Neg(rz), selOp(c, ".H0_H0")))
+		if q == tile.E4M3 {
+			g.at(plain, inst("FMUL", "", r(c), r(c), sass.F32Bits(0x43800000)))
+		}
+		g.at(plain, inst("SEL", "", r(nanSel), r(nanNeg), r(nanPos), p(sass.P3)))
+		if mx { // E8M0 e: 2^(e−127); e = 0 is 2^-127 (0x00400000); e = 255 NaN (P4)
+			g.at(plain, inst("ISETP", "EQ.U32.AND", p(sass.P4), pt, r(sc), imm(255), pt))
+			g.at(plain, inst("ISETP", "EQ.U32.AND", p(sass.P5), pt, r(sc), rz, pt))
+			g.at(plain, inst("SHF", "L.U32", r(sc), r(sc), imm(23), rz))
+			g.at(plain, inst("SEL", "", r(sc), r(sc), imm(0x00400000), np(sass.P5)))
+		}
+		g.at(plain, inst("FMUL", "", r(c), r(c), r(sc)))
+		if y == tile.BF16 { // round to nearest even on bit 16: u + 0x7fff + bit 16, then the top half
+			g.at(plain, inst("SHF", "R.U32.HI", r(22), rz, imm(16), r(c)))
+			g.at(plain, inst("LOP3", "LUT", r(22), r(22), imm(1), rz, imm(0xc0), npt))
+			g.at(plain, inst("IADD3", "", r(c), r(c), imm(0x7fff), r(22)))
+			g.at(plain, inst("SHF", "R.U32.HI", r(c), rz, imm(16), r(c)))
+		}
+		if y == tile.F16 { // cvt.rn.f16.f32: nearest even, subnormals kept, overflow to ±Inf
+			g.at(plain, inst("F2FP", "PACK_AB", r(c), rz, r(c)))
+		}
+		g.at(plain, inst("SEL", "", r(c), r(nanSel), r(c), p(sass.P2)))
+		if mx {
+			g.at(plain, inst("SEL", "", r(c), r(nanPos), r(c), p(sass.P4)))
+		}
+		g.at(plain, inst("STG", sizeMod[int(ysz)], sass.G64(18, int64(k)*ysz), r(c)).When(sass.If(sass.P6)))
+	}
 	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
 	g.p = settle(g.p)
 	return g.end()
@@ -162,7 +206,7 @@ func checkScaleKernel() sass.Program {
 var dequantKernels = func() []sgKernel {
 	ks := []sgKernel{{"tcrt_sass_f8_checkscale", checkScaleKernel, checkScaleParams}}
 	for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
-		for _, y := range []tile.DType{tile.F32, tile.BF16} {
+		for _, y := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
 			for _, mx := range []bool{false, true} {
 				ks = append(ks, sgKernel{dequantName(q, y, mx), func() sass.Program { return dequantKernel(q, y, mx) }, dequantParams})
 			}
@@ -194,14 +238,14 @@ type SGDequant struct {
 }
 
 // DequantSupports reports whether PlanDequant covers a: nil, or an error
-// wrapping ErrSGUnsupported naming the rule. Covered: E4M3 and E5M2 to F32
-// and BF16 (not F16); any block shape (per tensor, row, column, 1×128, 128×128,
+// wrapping ErrSGUnsupported naming the rule. Covered: E4M3 and E5M2 to F32,
+// F16 and BF16; any block shape (per tensor, row, column, 1×128, 128×128,
 // MX with E8M0 scales); fewer than 2^31 elements.
 func DequantSupports(a SGDequant) error {
 	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
 		return unsupported("dequantise from %v", a.QType)
 	}
-	if a.YType != tile.F32 && a.YType != tile.BF16 {
+	if a.YType != tile.F32 && a.YType != tile.F16 && a.YType != tile.BF16 {
 		return unsupported("dequantise to %v", a.YType)
 	}
 	if a.Rows < 1 || a.Cols < 1 || a.BlockRows < 1 || a.BlockCols < 1 || a.Rows*a.Cols >= sgLimit {
@@ -239,7 +283,7 @@ func PlanDequant(a SGDequant) ([]SGLaunch, error) {
 	magic, shift := DivMagic(uint32(a.Cols))
 	brm, brs := DivMagic(uint32(a.BlockRows))
 	bcm, bcs := DivMagic(uint32(a.BlockCols))
-	out = append(out, SGLaunch{Kernel: dequantName(a.QType, a.YType, a.MX), Grid: laneGrid(n), Block: SGBlock,
+	out = append(out, SGLaunch{Kernel: dequantName(a.QType, a.YType, a.MX), Grid: laneGrid((n + DequantPerThread - 1) / DequantPerThread), Block: SGBlock,
 		Params: []uint64{a.Slot, a.Y, a.Q, a.Inv, uint64(n), uint64(a.Cols), uint64(magic), uint64(shift),
 			uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc),
 			uint64(math.Float32bits(1)), nan(0x7fc00000), nan(0xffc00000)}})

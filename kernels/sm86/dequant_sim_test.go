@@ -24,7 +24,7 @@ func TestSimDequant(t *testing.T) {
 	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.PerColumn, fallback.Block1x128,
 		fallback.Block128x128, fallback.MX}
 	for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
-		for _, y := range []tile.DType{tile.F32, tile.BF16} {
+		for _, y := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
 			for _, gran := range grans {
 				for _, n := range sgSizes() {
 					t.Run(fmt.Sprintf("%v/%v/%v/%d", q, y, gran, n), func(t *testing.T) {
@@ -88,8 +88,8 @@ func TestSimDequant(t *testing.T) {
 // faults its block (the first such block is recorded) and leaves the
 // output untouched, as fallback.DequantizeRef refuses it.
 func TestSimDequantBadScale(t *testing.T) {
-	if err := DequantSupports(SGDequant{QType: tile.E4M3, YType: tile.F16, Rows: 1, Cols: 1, BlockRows: 1, BlockCols: 1}); !errors.Is(err, ErrSGUnsupported) {
-		t.Errorf("f16 output: %v", err)
+	if err := DequantSupports(SGDequant{QType: tile.E4M3, YType: tile.S32, Rows: 1, Cols: 1, BlockRows: 1, BlockCols: 1}); !errors.Is(err, ErrSGUnsupported) {
+		t.Errorf("s32 output: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(19, 9))
 	for _, bad := range []uint32{0, 0x80000000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000, 1, minScaleBits - 1} { // the last two: subnormals with an infinite inverse

@@ -52,10 +52,11 @@
 // what it covers (nil, or an error wrapping ErrSGUnsupported):
 //
 //	PlanGather / GatherSupports          sg.go, sg_plan.go (rows and elements)
-//	PlanScatter / ScatterSupports        store; add, max, min on s32/u32; add on f64
+//	PlanScatter / ScatterSupports        store (deterministic too: scatter_det.go); add, max, min on
+//	                                     s32/u32; max, min on f32; add on f64, f32, f16, bf16 (scatter_fadd.go)
 //	PlanGatherCAS / GatherCASSupports    8/16/32/64-bit compare-and-swap at byte displacements
 //	PlanAmax / AmaxSupports              amax.go
-//	PlanDequant / DequantSupports        dequant.go (E4M3/E5M2 to f32/bf16)
+//	PlanDequant / DequantSupports        dequant.go (E4M3/E5M2 to f32/f16/bf16)
 //	PlanQuantizeMX / QuantizeMXSupports  quant_mx.go (f32 to E4M3/E5M2, E8M0 scales)
 //
 // Faults follow the tile contract: a preflight kernel records the first

@@ -425,13 +425,24 @@ var sgKernels = func() []sgKernel {
 		ks = append(ks, sgKernel{"tcrt_sass_sg_resolve_" + t.name, func() sass.Program { return resolveKernel(t.bytes, t.signed) }, resolveParams})
 	}
 	for _, b := range []int{1, 2, 4, 8, 16} {
-		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_gather_%d", b), func() sass.Program { return gatherKernel(b) }, effectParams})
+		gen := func() sass.Program { return gatherKernel(b) }
+		if gatherLanesPerThread(b) > 1 {
+			gen = func() sass.Program { return gatherSmallKernel(b) }
+		}
+		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_gather_%d", b), gen, effectParams})
 	}
 	for _, k := range scatterKinds {
 		ks = append(ks, sgKernel{"tcrt_sass_sg_" + k.Name, func() sass.Program { return scatterKernel(k) }, effectParams})
 	}
 	ks = append(ks, sgKernel{"tcrt_sass_sg_max_f32", func() sass.Program { return scatterF32MinMaxKernel(false) }, effectParams},
 		sgKernel{"tcrt_sass_sg_min_f32", func() sass.Program { return scatterF32MinMaxKernel(true) }, effectParams})
+	ks = append(ks, sgKernel{"tcrt_sass_sg_claim", claimKernel, claimParams})
+	for _, b := range []int{1, 2, 4, 8} {
+		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_detstore%d", 8*b), func() sass.Program { return detStoreKernel(b) }, detStoreParams})
+	}
+	for _, ft := range faddTypes {
+		ks = append(ks, sgKernel{"tcrt_sass_sg_add_" + ft.d.String(), func() sass.Program { return faddKernel(ft) }, effectParams})
+	}
 	for _, b := range []int{1, 2, 4, 8} {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_pad_%d", b), func() sass.Program { return padKernel(b) }, padParams})
 	}
@@ -441,6 +452,7 @@ var sgKernels = func() []sgKernel {
 	for _, b := range []int{1, 2, 4, 8} {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_cas_%d", b), func() sass.Program { return casKernel(b) }, casParams})
 	}
+	ks = append(ks, sgKernel{"tcrt_sass_f8_scale", scaleKernel, scaleParams}, sgKernel{"tcrt_sass_f8_given", givenKernel, givenParams})
 	return append(append(ks, amaxKernels...), dequantKernels...)
 }()
 

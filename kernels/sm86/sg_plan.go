@@ -57,15 +57,17 @@ type SGGather struct {
 }
 
 // SGScatter is one scatter over device memory (fallback.ScatterArgs'
-// meaning), with Slot and Pos as in SGGather.
+// meaning), with Slot and Pos as in SGGather. Win is scratch of 4 bytes per
+// memory row (element mode: per memory element) for a Deterministic store
+// (ScatterWinBytes), unused otherwise.
 type SGScatter struct {
-	Rows                     bool
-	Op                       SGOp
-	Deterministic            bool
-	Slot, Pos, Mem, Idx, Src uint64
-	MemRows                  int
-	IdxTile, SrcTile         tile.Tile
-	OOB                      tile.OOB
+	Rows                          bool
+	Op                            SGOp
+	Deterministic                 bool
+	Slot, Pos, Win, Mem, Idx, Src uint64
+	MemRows                       int
+	IdxTile, SrcTile              tile.Tile
+	OOB                           tile.OOB
 }
 
 // SGFault returns the first faulting index lane recorded in a fault slot
@@ -188,7 +190,7 @@ func PlanGather(g SGGather) ([]SGLaunch, error) {
 	}
 	magic, shift := DivMagic(uint32(cols))
 	out = append(out, SGLaunch{
-		Kernel: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: laneGrid(lanes), Block: SGBlock,
+		Kernel: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: laneGrid((lanes + gatherLanesPerThread(w) - 1) / gatherLanesPerThread(w)), Block: SGBlock,
 		Params: []uint64{g.Slot, g.Pos, g.Dst, g.Mem, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
 			uint64(uint32(-cols)), uint64(pr), uint64(pc), uint64(mr), uint64(mc), uint64(sr), uint64(sc)},
 	})
@@ -225,6 +227,8 @@ func scatterKernelFor(op SGOp, d tile.DType) string {
 		{int(SGMax), int(tile.U32)}: "max_u32", {int(SGMin), int(tile.U32)}: "min_u32",
 		{int(SGAdd), int(tile.F64)}: "add_f64",
 		{int(SGMax), int(tile.F32)}: "max_f32", {int(SGMin), int(tile.F32)}: "min_f32",
+		{int(SGAdd), int(tile.F32)}: "add_f32", {int(SGAdd), int(tile.F16)}: "add_f16",
+		{int(SGAdd), int(tile.BF16)}: "add_bf16",
 	}[[2]int{int(op), int(d)}]
 	if k == "" {
 		return ""
@@ -236,11 +240,16 @@ func scatterKernelFor(op SGOp, d tile.DType) string {
 // wrapping ErrSGUnsupported naming the rule. Covered: both modes; index
 // types and strides as in GatherSupports; policies error, clamp, wrap and
 // skip; store of 1-, 2-, 4- and 8-byte elements (any order among
-// duplicates, so not Deterministic); add, max and min on s32 and u32
+// duplicates; Deterministic: the largest lane's value, by a claim pass,
+// see scatter_det.go); add, max and min on s32 and u32
 // (exact, so Deterministic too); max and min on f32 with the CPU's NaN
 // and −0 rules (compare-and-swap loops; exact, so Deterministic too); add
-// on f64 (not Deterministic). Not covered: add on f32 (RED.ADD.F32 flushes
-// subnormals and NaN results differ from the CPU's), f16 and bf16.
+// on f64 (not Deterministic); add on f32, f16 and bf16 with the CPU's
+// rounding, subnormals and NaN bits (compare-and-swap loops on the
+// element's 32-bit word, see faddKernel; the order among duplicates is
+// free, so not Deterministic). A 16-bit add reads and swaps the aligned
+// word holding the element, which must lie in the same device allocation
+// (the runtime's are 512-byte aligned and sized).
 func ScatterSupports(s SGScatter) error {
 	it, st := s.IdxTile.Resolved(), s.SrcTile.Resolved()
 	sz := st.DType.Size()
@@ -251,8 +260,8 @@ func ScatterSupports(s SGScatter) error {
 	if k == "" {
 		return unsupported("scatter op %d on %v", s.Op, st.DType)
 	}
-	if s.Deterministic && (s.Op == SGStore || st.DType == tile.F64) {
-		return unsupported("deterministic scatter op %d on %v", s.Op, st.DType)
+	if s.Deterministic && s.Op == SGAdd && st.DType.IsFloat() {
+		return unsupported("deterministic %v add (the updates of an element in lane order need a sort by destination)", st.DType)
 	}
 	if s.OOB == tile.OOBZero {
 		return unsupported("policy %v for a scatter", s.OOB)
@@ -263,7 +272,17 @@ func ScatterSupports(s SGScatter) error {
 	return checkIndex(it, it.ValidRows*it.ValidCols, s.MemRows, s.OOB)
 }
 
-// PlanScatter returns the launches of scatter s: resolve, then the update.
+// ScatterWinBytes is the scratch PlanScatter needs at SGScatter.Win: 4
+// bytes per destination of a Deterministic store, else 0.
+func ScatterWinBytes(s SGScatter) int {
+	if !s.Deterministic || s.Op != SGStore {
+		return 0
+	}
+	return 4 * s.MemRows // rows, or elements in element mode
+}
+
+// PlanScatter returns the launches of scatter s: resolve, then the update
+// (a Deterministic store: zero Win, claim, then the winners' stores).
 func PlanScatter(s SGScatter) ([]SGLaunch, error) {
 	if err := ScatterSupports(s); err != nil {
 		return nil, err
@@ -278,14 +297,27 @@ func PlanScatter(s SGScatter) ([]SGLaunch, error) {
 		pr, pc, mr, mc = 1, 0, cols*sz, sz
 	}
 	magic, shift := DivMagic(uint32(cols))
-	return []SGLaunch{
-		resolveLaunch(s.Slot, s.Pos, s.Idx, it, s.MemRows, s.OOB),
-		{
-			Kernel: scatterKernelFor(s.Op, st.DType), Grid: laneGrid(lanes), Block: SGBlock,
-			Params: []uint64{s.Slot, s.Pos, s.Mem, s.Src, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
-				uint64(uint32(-cols)), uint64(pr), uint64(pc), uint64(mr), uint64(mc), uint64(sr), uint64(sc)},
-		},
-	}, nil
+	effect := SGLaunch{
+		Kernel: scatterKernelFor(s.Op, st.DType), Grid: laneGrid(lanes), Block: SGBlock,
+		Params: []uint64{s.Slot, s.Pos, s.Mem, s.Src, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
+			uint64(uint32(-cols)), uint64(pr), uint64(pc), uint64(mr), uint64(mc), uint64(sr), uint64(sc)},
+	}
+	out := []SGLaunch{resolveLaunch(s.Slot, s.Pos, s.Idx, it, s.MemRows, s.OOB)}
+	if !s.Deterministic || s.Op != SGStore {
+		return append(out, effect), nil
+	}
+	// the winners: win[d] = 1 + the largest index lane aimed at d
+	dests := s.MemRows
+	zm, zs := DivMagic(uint32(dests))
+	zero := SGLaunch{Kernel: "tcrt_sass_sg_pad_4", Grid: laneGrid(dests), Block: SGBlock,
+		Params: []uint64{s.Slot, s.Win, uint64(dests), uint64(dests), uint64(zm), uint64(zs), uint64(uint32(-dests)),
+			0, 0, uint64(4 * dests), 4, 0, 0}}
+	idxLanes := it.ValidRows * it.ValidCols
+	claim := SGLaunch{Kernel: "tcrt_sass_sg_claim", Grid: laneGrid(idxLanes), Block: SGBlock,
+		Params: []uint64{s.Slot, s.Pos, s.Win, uint64(idxLanes), 1, 0, 0, uint64(math.MaxUint32)}}
+	effect.Kernel = fmt.Sprintf("tcrt_sass_sg_detstore%d", 8*sz)
+	effect.Params = append(effect.Params, s.Win)
+	return append(out, zero, claim, effect), nil
 }
 
 // SGGatherCAS is one gather-compare-and-swap over device memory

@@ -358,6 +358,8 @@ var scatterCases = []struct {
 	{SGMin, fallback.ScatterMin, tile.S32}, {SGMin, fallback.ScatterMin, tile.U32},
 	{SGAdd, fallback.ScatterAdd, tile.F64},
 	{SGMax, fallback.ScatterMax, tile.F32}, {SGMin, fallback.ScatterMin, tile.F32},
+	{SGAdd, fallback.ScatterAdd, tile.F32}, {SGAdd, fallback.ScatterAdd, tile.F16},
+	{SGAdd, fallback.ScatterAdd, tile.BF16},
 }
 
 // TestSimScatter runs PlanScatter's launches against fallback.ScatterRef
@@ -376,7 +378,7 @@ func TestSimScatter(t *testing.T) {
 							continue // the long sizes once per op and mode
 						}
 						name := fmt.Sprintf("%d/%v/rows=%v/%v/%v/%d", sc.op, sc.d, rows, itype, oob, n)
-						t.Run(name, func(t *testing.T) { testScatterCase(t, rng, sc.op, sc.fo, sc.d, rows, itype, oob, n) })
+						t.Run(name, func(t *testing.T) { testScatterCase(t, rng, sc.op, sc.fo, sc.d, rows, itype, oob, n, kindDup) })
 					}
 				}
 			}
@@ -384,8 +386,30 @@ func TestSimScatter(t *testing.T) {
 	}
 }
 
-func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterOp, et tile.DType, rows bool, itype tile.DType, oob tile.OOB, n int) {
+// floatAdd reports whether (op, d) is a float scatter-add of the CAS family.
+func floatAdd(op SGOp, d tile.DType) bool {
+	return op == SGAdd && (d == tile.F32 || d == tile.F16 || d == tile.BF16)
+}
+
+// scatterKind is how a scatter test aims its lanes.
+type scatterKind uint8
+
+const (
+	kindDup    scatterKind = iota // duplicates, any order
+	kindUnique                    // no two lanes meet (the policy then only drops lanes, under OOBSkip)
+	kindDet                       // duplicates, Deterministic: the reference's bits
+)
+
+// testScatterCase runs one scatter of the given kind.
+func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterOp, et tile.DType, rows bool, itype tile.DType, oob tile.OOB, n int, kind scatterKind) {
+	unique, det := kind == kindUnique, kind == kindDet
 	memRows := 1 + rng.IntN(max(1, n/4)) // duplicates
+	if floatAdd(op, et) && !unique {
+		memRows = max(memRows, n/16) // sums stay exact in bf16
+	}
+	if unique {
+		memRows = n + rng.IntN(n+1)
+	}
 	var st, it tile.Tile
 	cols := 1
 	if rows {
@@ -409,7 +433,27 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 			binary.LittleEndian.PutUint64(mem[k:], math.Float64bits(float64(rng.IntN(2001)-1000)*0.5))
 		}
 	}
-	if et == tile.F32 { // specials: ±0, ±Inf, NaNs of both signs, subnormals
+	if floatAdd(op, et) && !unique {
+		// small integers, ±0 and ±Inf: every order of adds gives the same
+		// bits (Inf − Inf is the same NaN either way, and stays)
+		val := func(b []byte, k int, lim int) {
+			f := float32(rng.IntN(2*lim+1) - lim)
+			switch rng.IntN(16) {
+			case 0:
+				f = float32(math.Inf(1 - 2*rng.IntN(2)))
+			case 1:
+				f = float32(math.Copysign(0, -1))
+			}
+			storeN(b, k, et.Size(), tile.FromFloat32(et, f))
+		}
+		for k := 0; k < len(src); k += sz {
+			val(src, k, 1)
+		}
+		for k := 0; k < len(mem); k += sz {
+			val(mem, k, 4)
+		}
+	}
+	if et == tile.F32 && (!floatAdd(op, et) || unique) { // specials: ±0, ±Inf, NaNs of both signs, subnormals
 		sp := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 1, 0x80000001}
 		for _, b := range [][]byte{src, mem} {
 			for k := 0; k < len(b); k += 4 {
@@ -420,6 +464,20 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 		}
 	}
 	idx := randIndices(rng, it, memRows, oob)
+	if unique { // distinct positions for the lanes that land
+		perm := rng.Perm(memRows)
+		itr := it.Resolved()
+		for r := 0; r < itr.ValidRows; r++ {
+			for c := 0; c < itr.ValidCols; c++ {
+				off := itr.At(r, c) * itype.Size()
+				if raw := tile.LoadIndex(itype, idx, itr.At(r, c)); oob == tile.OOBSkip && raw >= uint64(memRows) {
+					continue // dropped (a negative s32/s64 index is huge unsigned too)
+				}
+				storeN(idx, off, itype.Size(), uint64(perm[0]))
+				perm = perm[1:]
+			}
+		}
+	}
 	mode := fallback.IndexElements
 	if rows {
 		mode = fallback.IndexRows
@@ -433,11 +491,24 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 	d := newSGDev(t)
 	slot, slotB := d.put(make([]byte, 8))
 	pos, _ := d.put(make([]byte, 4*it.ValidRows*it.ValidCols))
-	ma, got := d.put(mem)
+	// two bytes past the table, as in a device allocation (a 16-bit add
+	// swaps the aligned word holding its element): they must stay
+	tail := randBytes(rng, 2)
+	ma, gotAll := d.put(append(bytes.Clone(mem), tail...))
+	got := gotAll[:len(mem)]
 	ia, _ := d.put(idx)
 	sa, _ := d.put(src)
-	ls, err := PlanScatter(SGScatter{Rows: rows, Op: op, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
-		MemRows: memRows, IdxTile: it, SrcTile: st, OOB: oob})
+	defer func() {
+		if !bytes.Equal(gotAll[len(mem):], tail) {
+			t.Errorf("the bytes after the table changed: %x, were %x", gotAll[len(mem):], tail)
+		}
+	}()
+	sgs := SGScatter{Rows: rows, Op: op, Deterministic: det, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
+		MemRows: memRows, IdxTile: it, SrcTile: st, OOB: oob}
+	if w := ScatterWinBytes(sgs); w > 0 {
+		sgs.Win, _ = d.put(randBytes(rng, w)) // poisoned: the plan zeroes it
+	}
+	ls, err := PlanScatter(sgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +516,7 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 	if !bytes.Equal(slotB, make([]byte, 8)) {
 		t.Fatalf("fault slot %x after a call without faults", slotB)
 	}
-	if op != SGStore {
+	if op != SGStore || det {
 		if k := firstDiff(got, want); k >= 0 {
 			t.Fatalf("mem byte %d of %d: got %#02x, want %#02x", k, len(got), got[k], want[k])
 		}
@@ -546,9 +617,10 @@ func TestSGSupports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]SGScatter{
-		"f32 add":        {Op: SGAdd, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F32, 4, 1)},
+		"det f64 add":    {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F64, 4, 1)},
+		"det f32 add":    {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F32, 4, 1)},
+		"det bf16 add":   {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.BF16, 4, 1)},
 		"f16 max":        {Op: SGMax, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F16, 4, 1)},
-		"det store":      {Op: SGStore, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"zero policy":    {Op: SGAdd, OOB: tile.OOBZero, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"no memory":      {Op: SGAdd, MemRows: 0, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
 		"index f32":      {Op: SGAdd, MemRows: 8, IdxTile: tile.Dense(tile.F32, 4, 1), SrcTile: tile.Dense(tile.S32, 4, 1)},
@@ -836,6 +908,107 @@ func TestSimGatherCASFault(t *testing.T) {
 				if !bytes.Equal(mem, c.mem) || !bytes.Equal(dst, c.dst) {
 					t.Errorf("%v %v misalign=%v: memory or destination changed after a fault", d, it, misalign)
 				}
+			}
+		}
+	}
+}
+
+// TestSimScatterDeterministic: a Deterministic store leaves the largest
+// lane's value in every element, fallback.ScatterRef's bytes, with many
+// duplicates: both modes, every index type and scatter policy, element
+// sizes 1 to 8, the winners' scratch poisoned.
+func TestSimScatterDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 8))
+	for _, d := range []tile.DType{tile.U8, tile.BF16, tile.F32, tile.S64} {
+		for _, rows := range []bool{false, true} {
+			for _, itype := range sgIndexTypes {
+				for _, oob := range []tile.OOB{tile.OOBError, tile.OOBClamp, tile.OOBWrap, tile.OOBSkip} {
+					for _, n := range sgSizes() {
+						if n == 100_000 && (itype != tile.S64 || oob != tile.OOBWrap) {
+							continue // the long size once per type and mode
+						}
+						name := fmt.Sprintf("%v/rows=%v/%v/%v/%d", d, rows, itype, oob, n)
+						t.Run(name, func(t *testing.T) {
+							testScatterCase(t, rng, SGStore, fallback.ScatterStore, d, rows, itype, oob, n, kindDet)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSimScatterAddUnique: the float adds bit for bit against
+// fallback.ScatterRef on arbitrary bits (subnormals, ±0, ±Inf, NaNs of
+// both signs, held and arriving) when no two lanes meet: both modes, every
+// index type and scatter policy, valid regions inside larger physical ones.
+func TestSimScatterAddUnique(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 7))
+	for _, d := range []tile.DType{tile.F32, tile.F16, tile.BF16} {
+		for _, rows := range []bool{false, true} {
+			for _, itype := range sgIndexTypes {
+				for _, oob := range []tile.OOB{tile.OOBError, tile.OOBClamp, tile.OOBWrap, tile.OOBSkip} {
+					ns := sgSizes()
+					if itype != tile.S32 {
+						ns = []int{ns[rng.IntN(len(ns))]}
+					}
+					if oob != tile.OOBSkip && ns[len(ns)-1] == 100_000 {
+						ns = ns[:len(ns)-1] // the long size once per type and mode
+					}
+					for _, n := range ns {
+						name := fmt.Sprintf("%v/rows=%v/%v/%v/%d", d, rows, itype, oob, n)
+						t.Run(name, func(t *testing.T) {
+							testScatterCase(t, rng, SGAdd, fallback.ScatterAdd, d, rows, itype, oob, n, kindUnique)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSimScatterAddNaN: every pair of NaN, Inf and finite operands, held
+// and arriving, in every float add type, gives fallback.ScatterRef's bits
+// (the NaN that wins, its quiet bit, Inf − Inf's NaN).
+func TestSimScatterAddNaN(t *testing.T) {
+	vals := map[tile.DType][]uint64{
+		tile.F32:  {0x7f800001, 0xffc00002, 0x7fc00003, 0x7f800000, 0xff800000, 0x3f800000, 0x80000000, 1},
+		tile.F16:  {0x7c01, 0xfe02, 0x7e03, 0x7c00, 0xfc00, 0x3c00, 0x8000, 1},
+		tile.BF16: {0x7f81, 0xffc2, 0x7fc3, 0x7f80, 0xff80, 0x3f80, 0x8000, 1},
+	}
+	for d, vs := range vals {
+		sz := d.Size()
+		n := len(vs) * len(vs)
+		mem, src, idx := make([]byte, n*sz), make([]byte, n*sz), make([]byte, 4*n)
+		for i, a := range vs {
+			for j, b := range vs {
+				k := i*len(vs) + j
+				storeN(mem, k*sz, sz, a)
+				storeN(src, k*sz, sz, b)
+				storeN(idx, 4*k, 4, uint64(k))
+			}
+		}
+		it, st := tile.Dense(tile.S32, 1, n), tile.Dense(d, 1, n)
+		want := bytes.Clone(mem)
+		if err := fallback.ScatterRef(&fallback.ScatterArgs{Mode: fallback.IndexElements, Op: fallback.ScatterAdd, Mem: want,
+			MemRows: n, Idx: fallback.TileData{Tile: it, Data: idx}, Src: fallback.TileData{Tile: st, Data: src}}); err != nil {
+			t.Fatal(err)
+		}
+		dev := newSGDev(t)
+		slot, _ := dev.put(make([]byte, 8))
+		pos, _ := dev.put(make([]byte, 4*n))
+		ma, got := dev.put(mem)
+		ia, _ := dev.put(idx)
+		sa, _ := dev.put(src)
+		ls, err := PlanScatter(SGScatter{Op: SGAdd, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
+			MemRows: n, IdxTile: it, SrcTile: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev.run(ls)
+		for k := 0; k < n; k++ {
+			if g, w := loadN(got, k*sz, sz), loadN(want, k*sz, sz); g != w {
+				t.Errorf("%v: %#x + %#x: got %#x, the CPU %#x", d, loadN(mem, k*sz, sz), loadN(src, k*sz, sz), g, w)
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func TestOracle(t *testing.T) {
 			}
 			for k, i := range progs[name] {
 				pc := b + int64(16*k)
-				if got, want := texts[pc], i.Text(pc); got != want {
+				if got, want := texts[pc], i.TextArch(arch, pc); got != want {
 					t.Errorf("%s sm_%d %#04x: nvdisasm %q, model %q", name, arch, pc-b, got, want)
 				}
 			}

@@ -1,0 +1,229 @@
+package sm86
+
+import (
+	"math"
+
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Block-scaled quantisation with the scales computed on the device
+// (fallback.QuantizeRef with Scales nil and a granularity of blocks: per
+// tensor, per row, 1×128, 128×128): PlanQuantizeBlocks' launches reduce
+// each block's amax (the amax kernels), turn it into the block's scale
+// and its inverse (tcrt_sass_f8_scale, fallback.ScaleFromAmax bit for bit)
+// and encode with the MX quantiser's code, which takes each group's
+// multiplier from its block (tcrt_sass_quantize_mx_<q>).
+//
+// tcrt_sass_f8_scale does the two float32 divisions of the rule, fmax/amax
+// and 1/s, in binary64: with amax = m·2^e (m in [1, 2)), 1/m by a MUFU.RCP
+// seed and three Newton steps (DFMA), fmax·(1/m) with one residual
+// correction, the power of two applied exactly, then one rounding to
+// binary32 (F2F.F32.F64: overflow to Inf, subnormals rounded). A quotient
+// of two 24-bit significands lies at least 2^-49 (relatively) from every
+// binary32 rounding boundary unless it is one exactly, which it cannot be,
+// so a binary64 quotient within a few ulps (2^-50) rounds as the exact one:
+// the result is float32 division's. The margin is a multiplication by
+// 2^-margin in binary64 (exact) and one rounding, which is what the CPU's
+// division by the exact power (or its float64 path) gives.
+
+// Scale kernel parameters: words (amax in, scales out), inv (1/s out; 0
+// for none); lanes (blocks), 1, 0, 0, -1, fmax as binary64 (low, high),
+// the high word of 2^-margin as binary64, the power-of-two mask.
+const (
+	scInv    = 0x08
+	scFmaxLo = 0x24
+	scFmaxHi = 0x28
+	scMarHi  = 0x2c
+	scMask   = 0x30
+)
+
+var scaleParams = sgParamsOf(2, 9)
+
+// scaleKernel is fallback.ScaleFromAmax for one block per thread.
+func scaleKernel() sass.Program {
+	var g prog
+	sgProlog(&g, lanesFrom(0x10), false)
+	a := func(ctl string, i sass.Inst) { g.at(ctl, i) }
+	const w2, b2, b23 = "[B------:R-:W2:-:S01]", "[B--2---:R-:W2:-:S01]", "[B--23--:R-:W2:-:S01]"
+	const plain, wait2 = "[B------:R-:W-:-:S01]", "[B--2---:R-:W-:-:S01]"
+	a(plain, inst("MOV", "", r(9), imm(4)))
+	a(plain, inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x00)))
+	a(w2, inst("LDG", "E", r(8), sass.G64(12, 0)))
+	a(plain, inst("IMAD", "WIDE.U32", r(14), r(rgL), r(9), param(scInv)))
+	a(plain, inst("MOV", "", r(16), param(scInv)))
+	a(plain, inst("MOV", "", r(17), param(scInv+4)))
+	a(plain, inst("ISETP", "NE.U32.AND", p(sass.P4), pt, r(16), rz, pt))
+	a(plain, inst("ISETP", "NE.U32.OR", p(sass.P4), pt, r(17), rz, p(sass.P4)))
+	a(plain, inst("MOV", "", r(24), rz))
+	a(plain, inst("MOV", "", r(25), imm(0x3ff00000))) // 1.0
+	a(plain, inst("MOV", "", r(26), param(scFmaxLo)))
+	a(plain, inst("MOV", "", r(27), param(scFmaxHi)))
+	a(plain, inst("MOV", "", r(38), rz))
+	a(plain, inst("MOV", "", r(39), param(scMarHi)))
+	a(plain, inst("MOV", "", r(32), rz))
+	a(plain, inst("MOV", "", r(50), rz))
+	// P1: amax is 0, NaN or Inf (scale 1); P2: amax is subnormal (fmax/amax
+	// overflows: the largest scale).
+	a(wait2, inst("LOP3", "LUT", r(8), r(8), imm(0x7fffffff), rz, imm(0xc0), npt))
+	a(plain, inst("IADD3", "", r(9), r(8), imm(-1), rz))
+	a(plain, inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(9), imm(0x7f7fffff), pt))
+	a(plain, inst("ISETP", "LT.U32.AND", p(sass.P2), pt, r(8), imm(0x800000), pt))
+	// reciprocal: m in R10 (binary32 in [1, 2)), e in R11
+	recip := func(src, m, e, y, b, t sass.Reg) {
+		a(plain, inst("LOP3", "LUT", r(m), r(src), imm(0x7fffff), rz, imm(0xc0), npt))
+		a(plain, inst("LOP3", "LUT", r(m), r(m), imm(0x3f800000), rz, imm(0xfc), npt))
+		a(plain, inst("SHF", "R.U32.HI", r(e), rz, imm(23), r(src)))
+		a(w2, inst("MUFU", "RCP", r(t), r(m)))
+		a("[B------:R-:W3:-:S01]", inst("F2F", "F64.F32", r(b), r(m)))
+		a(b2, inst("F2F", "F64.F32", r(y), r(t)))
+		for k := 0; k < 3; k++ { // y += y·(1 − m·y)
+			if k == 0 {
+				a(b23, inst("DFMA", "", r(28), sass.Neg(r(b)), r(y), r(24)))
+			} else {
+				a(b2, inst("DFMA", "", r(28), sass.Neg(r(b)), r(y), r(24)))
+			}
+			a(b2, inst("DFMA", "", r(y), r(y), r(28), r(y)))
+		}
+	}
+	recip(8, 10, 11, 22, 20, 18)
+	// q = fmax·y, corrected once: q += y·(fmax − m·q)
+	a(b2, inst("DMUL", "", r(28), r(26), r(22)))
+	a(b2, inst("DFMA", "", r(30), sass.Neg(r(20)), r(28), r(26)))
+	a(b2, inst("DFMA", "", r(28), r(30), r(22), r(28)))
+	// 2^(127 − e): high word (1150 − e) << 20
+	a(plain, inst("IADD3", "", r(33), sass.Neg(r(11)), imm(1150), rz))
+	a(plain, inst("SHF", "L.U32", r(33), r(33), imm(20), rz))
+	a(b2, inst("DMUL", "", r(28), r(28), r(32)))
+	a(b2, inst("F2F", "F32.F64", r(34), r(28)))
+	a(b2, inst("F2F", "F64.F32", r(36), r(34)))
+	a(b2, inst("DMUL", "", r(36), r(36), r(38)))
+	a(b2, inst("F2F", "F32.F64", r(34), r(36)))
+	// clamps, the special amax values, the power of two
+	a(wait2, inst("ISETP", "GE.U32.AND", p(sass.P3), pt, r(34), imm(0x7f800000), pt))
+	a(plain, inst("SEL", "", r(34), r(34), imm(0x7f7fffff), np(sass.P3)))
+	a(plain, inst("ISETP", "LT.U32.AND", p(sass.P3), pt, r(34), imm(0x800000), pt))
+	a(plain, inst("SEL", "", r(34), r(34), imm(0x800000), np(sass.P3)))
+	a(plain, inst("SEL", "", r(34), r(34), imm(0x7f7fffff), np(sass.P2)))
+	a(plain, inst("SEL", "", r(34), r(34), imm(0x3f800000), np(sass.P1)))
+	a(plain, inst("MOV", "", r(40), param(scMask)))
+	a(plain, inst("LOP3", "LUT", r(34), r(34), r(40), rz, imm(0xc0), npt))
+	a(plain, inst("STG", "E", sass.G64(12, 0), r(34)))
+	// 1/s the same way
+	recip(34, 41, 42, 46, 44, 43)
+	a(plain, inst("IADD3", "", r(51), sass.Neg(r(42)), imm(1150), rz))
+	a(plain, inst("SHF", "L.U32", r(51), r(51), imm(20), rz))
+	a(b2, inst("DMUL", "", r(46), r(46), r(50)))
+	a(b2, inst("F2F", "F32.F64", r(52), r(46)))
+	a(wait2, inst("STG", "E", sass.G64(14, 0), r(52)).When(sass.If(sass.P4)))
+	a("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
+// Given-scale parameters: words, inv (0 for none); the scale's and its
+// inverse's bits.
+var givenParams = sgParamsOf(2, 2)
+
+// givenKernel (thread 0 of one block) writes a given per-tensor scale to words[0]
+// and its inverse, computed by the caller, to inv[0].
+func givenKernel() sass.Program {
+	var g prog
+	const plain = "[B------:R-:W-:-:S01]"
+	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(0), sass.SR(sass.SRTidX)))
+	g.at(plain, inst("ULDC", "64", sass.UR(4), c0(0x118)))
+	g.at("[B0-----:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P1), pt, r(0), rz, pt))
+	g.at(plain, inst("EXIT", "").When(sass.If(sass.P1)))
+	g.at(plain, inst("MOV", "", r(2), param(0x00)))
+	g.at(plain, inst("MOV", "", r(3), param(0x04)))
+	g.at(plain, inst("MOV", "", r(4), param(scInv)))
+	g.at(plain, inst("MOV", "", r(5), param(scInv+4)))
+	g.at(plain, inst("MOV", "", r(6), param(0x10)))
+	g.at(plain, inst("MOV", "", r(7), param(0x14)))
+	g.at(plain, inst("LOP3", "LUT", r(8), r(4), r(5), rz, imm(0xfc), npt))
+	g.at(plain, inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(8), rz, pt))
+	g.at(plain, inst("STG", "E", sass.G64(2, 0), r(6)))
+	g.at(plain, inst("STG", "E", sass.G64(4, 0), r(7)).When(sass.If(sass.P0)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
+// SGQuantizeBlocks is one quantisation with scales computed from each
+// block's amax (fallback.QuantizeArgs with Scales nil and Mode
+// tile.Saturate) over device memory: X (f32) and Q (QType E4M3 or E5M2)
+// dense row-major Rows × Cols in blocks of BlockRows × BlockCols; Inv, if
+// not 0, receives the float32 1/s per block (block-row-major); Work is
+// scratch of 4 bytes per block.
+type SGQuantizeBlocks struct {
+	Q, X, Inv, Work                  uint64
+	QType                            tile.DType
+	Rows, Cols, BlockRows, BlockCols int
+	Margin                           int
+	PowerOfTwo                       bool
+	// Given, per tensor only: Scale is the scale (positive, finite, with a
+	// finite inverse: the caller checked it), no amax is taken.
+	Given bool
+	Scale float32
+}
+
+// QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
+// or an error wrapping ErrSGUnsupported naming the rule. Covered: f32
+// input, E4M3 and E5M2, saturation (the caller checks the mode), Cols a
+// multiple of 4, blocks a multiple of 8 wide or the whole row (per tensor,
+// per row, 1×128, 128×128), any margin, fewer than 2^31 elements.
+func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
+	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
+		return unsupported("quantise to %v", a.QType)
+	}
+	if a.Rows < 1 || a.Cols < 1 || a.Cols%4 != 0 || a.Rows*a.Cols >= sgLimit {
+		return unsupported("quantise %d × %d (Cols a multiple of 4)", a.Rows, a.Cols)
+	}
+	if a.Given && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
+		return unsupported("a given scale %v for blocks of %d × %d (one valid scale per tensor)", a.Scale, a.BlockRows, a.BlockCols)
+	}
+	if a.BlockRows < 1 || a.BlockCols < 1 || (a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols) {
+		return unsupported("blocks of %d × %d (a multiple of %d wide, or the whole row)", a.BlockRows, a.BlockCols, amaxRun)
+	}
+	return nil
+}
+
+// PlanQuantizeBlocks returns the launches of a: amax per block into Work,
+// the scales (into Work, their inverses into Inv), the encoding.
+func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
+	if err := QuantizeBlocksSupports(a); err != nil {
+		return nil, err
+	}
+	bc := min(a.BlockCols, a.Cols)
+	var ls []SGLaunch
+	if !a.Given {
+		var err error
+		ls, err = PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: a.BlockRows, BlockCols: bc})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+bc-1)/bc
+	blocks := sr * sc
+	fmax := math.Float64bits(float64(tile.Float8Max(a.QType)))
+	m := min(max(a.Margin, -400), 400) // beyond ±400 every scale clamps the same way
+	mask := uint64(math.MaxUint32)
+	if a.PowerOfTwo {
+		mask = 0xff800000
+	}
+	n := a.Rows * a.Cols
+	magic, shift := DivMagic(uint32(a.Cols))
+	brm, brs := DivMagic(uint32(a.BlockRows))
+	bcm, bcs := DivMagic(uint32(bc))
+	scale := SGLaunch{Kernel: "tcrt_sass_f8_scale", Grid: laneGrid(blocks), Block: SGBlock,
+		Params: []uint64{a.Work, a.Inv, uint64(blocks), 1, 0, 0, math.MaxUint32, fmax & math.MaxUint32, fmax >> 32,
+			uint64(uint32(1023-m) << 20), mask}}
+	if a.Given {
+		scale = SGLaunch{Kernel: "tcrt_sass_f8_given", Grid: 1, Block: SGBlock,
+			Params: []uint64{a.Work, a.Inv, uint64(math.Float32bits(a.Scale)), uint64(math.Float32bits(1 / a.Scale))}}
+	}
+	return append(ls, scale,
+		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
+			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
+				uint64(shift), uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
+}

@@ -1,0 +1,153 @@
+package sm86
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// TestSimScaleKernel runs tcrt_sass_f8_scale on many amax values (every
+// exponent, subnormals, 0, NaN, Inf, values around the overflow of
+// fmax/amax and of 1/s) for both formats, margins inside and outside
+// [0, 126] and both power-of-two settings, against
+// fallback.ScaleFromAmax and the reference's 1/s, bit for bit.
+func TestSimScaleKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 11))
+	special := []uint32{0, 1, 0x7fffff, 0x800000, 0x7f800000, 0x7fc00000, 0x7f7fffff, 0x3f800000, 0x3f800001,
+		0x02000000, 0x03000000, 0x03ffffff, 0x043fffff, 0x7e800000, 0x7f000000, 0x00400000}
+	for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
+		for _, margin := range []int{0, 1, 7, 126, 127, 200, -1, -130, 1000} {
+			for _, pow2 := range []bool{false, true} {
+				const n = 3000
+				amax := make([]byte, 4*n)
+				for i := range n {
+					v := rng.Uint32() & 0x7fffffff
+					if i < len(special) {
+						v = special[i]
+					} else if rng.IntN(3) == 0 { // exponents where the quotients overflow or go subnormal
+						v = uint32(rng.IntN(16)+[]int{0, 120, 240}[rng.IntN(3)])<<23 | rng.Uint32()&0x7fffff
+					}
+					binary.LittleEndian.PutUint32(amax[4*i:], v)
+				}
+				d := newSGDev(t)
+				wa, gotS := d.put(amax)
+				ia, gotInv := d.put(bytes.Repeat([]byte{0xA5}, 4*n))
+				ls, err := PlanQuantizeBlocks(SGQuantizeBlocks{Q: 8, X: 8, Inv: ia, Work: wa, QType: q, Rows: n, Cols: 8,
+					BlockRows: 1, BlockCols: 8, Margin: margin, PowerOfTwo: pow2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.run(ls[len(ls)-2 : len(ls)-1]) // the scale kernel alone
+				fmax := tile.Float8Max(q)
+				for i := range n {
+					a := math.Float32frombits(binary.LittleEndian.Uint32(amax[4*i:]))
+					s := fallback.ScaleFromAmax(a, fmax, margin, pow2)
+					inv := 1 / s
+					if g := binary.LittleEndian.Uint32(gotS[4*i:]); g != math.Float32bits(s) {
+						t.Fatalf("%v margin %d pow2 %v: amax %#08x: scale %#08x, want %#08x", q, margin, pow2, math.Float32bits(a), g, math.Float32bits(s))
+					}
+					if g := binary.LittleEndian.Uint32(gotInv[4*i:]); g != math.Float32bits(inv) {
+						t.Fatalf("%v margin %d pow2 %v: amax %#08x: 1/s %#08x, want %#08x", q, margin, pow2, math.Float32bits(a), g, math.Float32bits(inv))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSimQuantizeBlocks runs PlanQuantizeBlocks for both modules against
+// fallback.QuantizeRef (computed scales, f32 input, tile.Saturate) bit for
+// bit, codes and 1/s: per tensor (computed or given), per row, 1×128 and 128×128, random
+// values with specials, outputs poisoned.
+func TestSimQuantizeBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 12))
+	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.Block1x128, fallback.Block128x128}
+	for _, arch := range Archs {
+		progs, err := Programs(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
+			for _, gran := range grans {
+				for _, n := range sgSizes() {
+					t.Run(fmt.Sprintf("sm_%d/%v/%v/%d", arch, q, gran, n), func(t *testing.T) {
+						rows, cols := shapeOf(rng, n)
+						if cols%4 != 0 {
+							rows, cols = max(1, n/100), 4*(1+rng.IntN(80))
+						}
+						x := f8Inputs(rng, rows*cols)
+						xb := make([]byte, 4*len(x))
+						for i, v := range x {
+							binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(v))
+						}
+						margin, pow2 := rng.IntN(4), rng.IntN(2) == 0
+						sr, sc := gran.ScaleGrid(rows, cols)
+						br, bc := gran.Block(rows, cols)
+						wantQ := bytes.Repeat([]byte{0xA5}, rows*cols)
+						wantS := bytes.Repeat([]byte{0xA5}, 4*sr*sc)
+						given := gran == fallback.PerTensor && rng.IntN(2) == 0
+						var scales []float32
+						if given {
+							scales = []float32{float32(math.Ldexp(1+rng.Float64(), rng.IntN(40)-20))}
+						}
+						if err := fallback.QuantizeRef(&fallback.QuantizeArgs{Rows: rows, Cols: cols, XType: tile.F32, X: xb,
+							QType: q, Q: wantQ, Gran: gran, Mode: tile.Saturate, ScaleInv: wantS, Margin: margin, PowerOfTwo: pow2,
+							Scales: scales}); err != nil {
+							t.Fatal(err)
+						}
+						d := newSGDev(t)
+						qa, gotQ := d.put(bytes.Repeat([]byte{0xA5}, rows*cols))
+						xa, _ := d.put(xb)
+						ia, gotS := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
+						wa, _ := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
+						a := SGQuantizeBlocks{Q: qa, X: xa, Inv: ia, Work: wa, QType: q, Rows: rows, Cols: cols,
+							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given}
+						if given {
+							a.Scale = scales[0]
+						}
+						ls, err := PlanQuantizeBlocks(a)
+						if err != nil {
+							t.Fatal(err)
+						}
+						d.runArch(ls, progs, arch)
+						if k := firstDiff(gotS, wantS); k >= 0 {
+							t.Fatalf("%d × %d: 1/s byte %d: got %x, want %x", rows, cols, k, gotS[k&^3:k&^3+4], wantS[k&^3:k&^3+4])
+						}
+						if k := firstDiff(gotQ, wantQ); k >= 0 {
+							t.Fatalf("%d × %d: element %d (x %#08x): got %#02x, want %#02x", rows, cols, k, math.Float32bits(x[k]), gotQ[k], wantQ[k])
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeBlocksSupports: what the plan refuses, with ErrSGUnsupported.
+func TestQuantizeBlocksSupports(t *testing.T) {
+	ok := SGQuantizeBlocks{QType: tile.E4M3, Rows: 4, Cols: 256, BlockRows: 1, BlockCols: 128}
+	if err := QuantizeBlocksSupports(ok); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(a *SGQuantizeBlocks){
+		"to f16":        func(a *SGQuantizeBlocks) { a.QType = tile.F16 },
+		"cols 6":        func(a *SGQuantizeBlocks) { a.Cols = 6 },
+		"blocks 4 wide": func(a *SGQuantizeBlocks) { a.BlockCols = 4 },
+		"no rows":       func(a *SGQuantizeBlocks) { a.Rows = 0 },
+		"given per row": func(a *SGQuantizeBlocks) { a.Given, a.Scale = true, 1 },
+		"given zero":    func(a *SGQuantizeBlocks) { a.Given, a.BlockRows, a.BlockCols = true, 4, 256 },
+	} {
+		a := ok
+		mut(&a)
+		if _, err := PlanQuantizeBlocks(a); !errors.Is(err, ErrSGUnsupported) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
