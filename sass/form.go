@@ -29,24 +29,27 @@ func (w *word) set(pos, width uint, v uint64) {
 type fkind uint8
 
 const (
-	fR  fkind = iota // register, 8 bits
-	fP               // predicate, 3 bits
-	fUR              // uniform register, 6 bits (field 8 bits)
-	fUP              // uniform predicate, 3 bits
-	fI               // integer immediate, printed signed
-	fU               // integer immediate, printed unsigned
-	fF               // binary32 immediate
-	fD               // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
-	fC               // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
-	fCX              // indexed constant c[bank][Ra+off]: Ra at pos, byte offset 16 bits at 38, bank 5 bits at 54 (LDC)
-	fSR              // special register, 8 bits
-	fT               // branch target, signed width bits
-	fSB              // scoreboard number (DEPBAR), 3 bits
-	fB               // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
-	fMG              // global address [Ra.64+off24], desc UR at 32
-	fMA              // global address [Ra+off24] printed without .64, desc UR at 32
-	fMS              // shared address [Ra(.Xn)+off24], scale at 78:2
-	fMX              // shared address without scale field [Ra+off24]
+	fR   fkind = iota // register, 8 bits
+	fP                // predicate, 3 bits
+	fUR               // uniform register, 6 bits (field 8 bits)
+	fUP               // uniform predicate, 3 bits
+	fI                // integer immediate, printed signed
+	fU                // integer immediate, printed unsigned
+	fF                // binary32 immediate
+	fD                // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
+	fC                // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
+	fCX               // indexed constant c[bank][Ra+off]: Ra at pos, byte offset 16 bits at 38, bank 5 bits at 54 (LDC)
+	fSR               // special register, 8 bits
+	fT                // branch target, signed width bits
+	fSB               // scoreboard number (DEPBAR), 3 bits
+	fB                // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
+	fMG               // global address [Ra.64+off24], desc UR at 32
+	fMA               // global address [Ra+off24] printed without .64, desc UR at 32
+	fMS               // shared address [Ra(.Xn)+off24], scale at 78:2
+	fMX               // shared address without scale field [Ra+off24]
+	fPR               // the predicate file as one operand, printed PR (P2R); no bits
+	fH                // binary16 immediate, width 16 (one half of HMUL2's f16x2 pair)
+	fSBS              // scoreboard set {5,..,0}: a mask of width bits (DEPBAR), nonzero
 )
 
 // ospec is one operand field.
@@ -168,7 +171,8 @@ func parseOspec(s string) ospec {
 		panic("sass: bad operand spec " + s)
 	}
 	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "CX": fCX, "SR": fSR,
-		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
+		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX,
+		"PR": fPR, "H": fH, "SBS": fSBS}
 	k, ok := kinds[s[:at]]
 	if !ok {
 		panic("sass: bad operand kind " + s)
@@ -588,6 +592,12 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 			return bad("convergence barrier out of range")
 		}
 		w.set(o.pos, 4, uint64(a.N))
+	case fPR:
+	case fH, fSBS:
+		if a.Imm < 0 || a.Imm >= 1<<o.width || (o.kind == fSBS && a.Imm == 0) {
+			return bad("immediate out of range")
+		}
+		w.set(o.pos, o.width, uint64(a.Imm))
 	case fI, fU, fF, fD, fT:
 		width := o.width
 		v := a.Imm
@@ -693,6 +703,12 @@ func (o ospec) operandKind() Kind {
 		return KSB
 	case fB:
 		return KBar
+	case fPR:
+		return KPredFile
+	case fH:
+		return KHalf
+	case fSBS:
+		return KSBSet
 	}
 	return KMem
 }
@@ -724,6 +740,8 @@ func decodeOperand(w word, o ospec) Operand {
 		}
 	case fU, fF, fD:
 		a.Imm = int64(w.get(o.pos, o.width) | w.get(o.splitPos, o.splitW)<<o.width)
+	case fH, fSBS:
+		a.Imm = int64(w.get(o.pos, o.width))
 	case fT:
 		a.Imm = signExtend(w.get(o.pos+2, o.width-2), o.width-2) * 4
 	case fC:
