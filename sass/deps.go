@@ -193,6 +193,10 @@ var depTable = []depRule{
 	{op: "ISETP", class: ClassALU},
 	{op: "PLOP3", class: ClassALU},
 	{op: "IABS", class: ClassALU},
+	// P2R and SGXT (the mma.sync kernels): fixed latency, no scoreboard in
+	// ptxas's code; ALU timing assumed, not measured
+	{op: "P2R", class: ClassALU},
+	{op: "SGXT", class: ClassALU},
 	{op: "VOTEU", class: ClassUniform},
 	{op: "MEMBAR", class: ClassBranch},
 	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}},
@@ -418,6 +422,11 @@ func DepsOf(i Inst) (Deps, error) {
 			span(LocUR+Loc(a.N), n, uint8(URZ), out)
 		case fUP:
 			span(LocUP+Loc(a.N), 1, uint8(UPT), out)
+		case fPR:
+			// P2R reads the predicate file (all of P0..P6, whatever the mask)
+			for p := Loc(0); p < 7; p++ {
+				read(LocP + p)
+			}
 		case fMG, fMA, fMS, fMX:
 			w := uint8(1)
 			if a.W64 {
