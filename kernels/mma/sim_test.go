@@ -293,14 +293,15 @@ func simCases(long bool) []simCase {
 		shapes = append(shapes, [3]int{129, 1000, 16}, [3]int{1000, 7, 24}, [3]int{200, 300, 136})
 	}
 	var out []simCase
-	i := 0
-	for _, s := range shapes {
-		for _, lay := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-			in := Input(i % 4)
-			out = append(out, simCase{m: s[0], n: s[1], k: s[2], in: in, out: Output(i % 3), ta: lay[0], tb: lay[1],
-				act: i % 4, alpha: []float32{1, 0.5}[i%2], beta: []float32{0, 0.5}[i/2%2], bias: i%3 == 1,
-				scales: in.fp8() && i%2 == 0, sms: 82})
-			i++
+	for si, s := range shapes {
+		for l, lay := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			// every shape sees every layout; types and epilogues rotate
+			// independently of the layout
+			x := si + l
+			in := Input(x % 4)
+			out = append(out, simCase{m: s[0], n: s[1], k: s[2], in: in, out: Output((si + 2*l) % 3), ta: lay[0], tb: lay[1],
+				act: (x + 1) % 4, alpha: []float32{1, 0.5}[si%2], beta: []float32{0, 0.5}[x%2], bias: x%3 == 1,
+				scales: in.fp8() && x%2 == 0, sms: 82})
 		}
 	}
 	// split-K: small M and N, K >= 1024, on a 2-SM device
