@@ -297,8 +297,21 @@ func (c *checker) run(path []int) {
 			}
 			ordered(drain(n, 0))
 		}
+		// DEPBAR.LE SBn, count, {set}: the set's scoreboards are waited
+		// for as a wait mask waits (table_mma.go)
+		if i.Op == "DEPBAR" && len(i.Args) == 3 && i.Args[2].Kind == KSBSet {
+			for n := 0; n < 6; n++ {
+				if i.Args[2].Imm>>n&1 != 0 {
+					c.waits[[2]int{k, n}] = true
+					if len(sbSets[n]) > 0 {
+						c.waited[[2]int{k, n}] = true
+					}
+					ordered(drain(n, 0))
+				}
+			}
+		}
 		// DEPBAR.LE SBn, count: at most count setters of SBn stay in flight.
-		if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB {
+		if i.Op == "DEPBAR" && len(i.Args) >= 2 && i.Args[0].Kind == KSB {
 			n, keep := int(i.Args[0].N), int(i.Args[1].Imm)
 			if n < len(sbSets) {
 				c.waits[[2]int{k, n}] = true

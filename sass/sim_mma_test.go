@@ -219,3 +219,43 @@ func TestSimDEPBARSet(t *testing.T) {
 		t.Fatalf("a second wait on SB2: %v, want ErrSimScoreboard on SB2", err)
 	}
 }
+
+// TestCycleDEPBARSet: the cycle model waits for the scoreboards of
+// DEPBAR's set as for its count.
+func TestCycleDEPBARSet(t *testing.T) {
+	body := asm(t, `
+[B------:R-:W2:-:S01] LDG.E R2, [R4.64] ;
+[B------:R-:W-:-:S01] DEPBAR.LE SB0, 0x0, {2} ;
+[B------:R-:W-:-:S01] NOP ;
+[B------:R-:W-:-:S05] BRA 0x0 ;
+`)
+	c, err := CycleModel(body, CycleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := DefaultLatencies().Release(ClassGlobal)
+	if c.Period < float64(w) {
+		t.Fatalf("period %.1f: the DEPBAR did not wait for the load (release %d cycles)", c.Period, w)
+	}
+}
+
+// TestCheckScheduleDEPBARSet: the schedule checker counts DEPBAR's set as
+// a wait on those scoreboards: reading a load's result after it is clean,
+// without the set it is a missing wait.
+func TestCheckScheduleDEPBARSet(t *testing.T) {
+	prog := func(set string) Program {
+		return asm(t, `
+[B------:R-:W0:-:S01] LDG.E R6, [R4.64] ;
+[B------:R-:W2:-:S01] LDG.E R2, [R4.64] ;
+[B------:R-:W-:-:S04] DEPBAR.LE SB0, 0x0`+set+` ;
+[B------:R-:W-:-:S04] IADD3 R3, R2, R6, RZ ;
+[B------:R-:W-:-:S05] EXIT ;
+`)
+	}
+	if f := CheckSchedule(prog(", {2}"), CheckOptions{}); len(f) != 0 {
+		t.Fatalf("with the set: %v", f)
+	}
+	if f := CheckSchedule(prog(""), CheckOptions{}); len(f) == 0 {
+		t.Fatal("without the set: no finding for R2 read before SB2 is waited for")
+	}
+}
