@@ -29,27 +29,24 @@ func (w *word) set(pos, width uint, v uint64) {
 type fkind uint8
 
 const (
-	fR   fkind = iota // register, 8 bits
-	fP                // predicate, 3 bits
-	fUR               // uniform register, 6 bits (field 8 bits)
-	fUP               // uniform predicate, 3 bits
-	fI                // integer immediate, printed signed
-	fU                // integer immediate, printed unsigned
-	fF                // binary32 immediate
-	fD                // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
-	fC                // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
-	fCX               // indexed constant c[bank][Ra+off]: Ra at pos, byte offset 16 bits at 38, bank 5 bits at 54 (LDC)
-	fSR               // special register, 8 bits
-	fT                // branch target, signed width bits
-	fSB               // scoreboard number (DEPBAR), 3 bits
-	fB                // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
-	fMG               // global address [Ra.64+off24], desc UR at 32
-	fMA               // global address [Ra+off24] printed without .64, desc UR at 32
-	fMS               // shared address [Ra(.Xn)+off24], scale at 78:2
-	fMX               // shared address without scale field [Ra+off24]
-	fPR               // the predicate file as one operand, printed PR (P2R); no bits
-	fH                // binary16 immediate, width 16 (one half of HMUL2's f16x2 pair)
-	fSBS              // scoreboard set {5,..,0}: a mask of width bits (DEPBAR), nonzero
+	fR  fkind = iota // register, 8 bits
+	fP               // predicate, 3 bits
+	fUR              // uniform register, 6 bits (field 8 bits)
+	fUP              // uniform predicate, 3 bits
+	fI               // integer immediate, printed signed
+	fU               // integer immediate, printed unsigned
+	fF               // binary32 immediate
+	fD               // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
+	fC               // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
+	fCX              // indexed constant c[bank][Ra+off]: Ra at pos, byte offset 16 bits at 38, bank 5 bits at 54 (LDC)
+	fSR              // special register, 8 bits
+	fT               // branch target, signed width bits
+	fSB              // scoreboard number (DEPBAR), 3 bits
+	fB               // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
+	fMG              // global address [Ra.64+off24], desc UR at 32
+	fMA              // global address [Ra+off24] printed without .64, desc UR at 32
+	fMS              // shared address [Ra(.Xn)+off24], scale at 78:2
+	fMX              // shared address without scale field [Ra+off24]
 )
 
 // ospec is one operand field.
@@ -171,9 +168,11 @@ func parseOspec(s string) ospec {
 		panic("sass: bad operand spec " + s)
 	}
 	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "CX": fCX, "SR": fSR,
-		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX,
-		"PR": fPR, "H": fH, "SBS": fSBS}
+		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
 	k, ok := kinds[s[:at]]
+	if !ok {
+		k, ok = kindsMMA[s[:at]]
+	}
 	if !ok {
 		panic("sass: bad operand kind " + s)
 	}

@@ -112,23 +112,20 @@ type Kind uint8
 
 // Operand kinds.
 const (
-	KNone     Kind = iota
-	KReg           // general register (Operand.N; Neg, Abs, Not modifiers)
-	KPred          // predicate (Operand.N; Not)
-	KUReg          // uniform register
-	KUPred         // uniform predicate
-	KImm           // integer immediate (Operand.Imm)
-	KFloat         // binary32 immediate: Operand.Imm holds its bits
-	KCBank         // constant bank c[Bank][Imm]
-	KMem           // memory address (see Operand fields Base, W64, Scale, Imm, Desc)
-	KSpecial       // special register (Operand.N)
-	KTarget        // branch target: Operand.Imm is the byte offset relative to the next instruction
-	KSB            // scoreboard name SB<n> (DEPBAR)
-	KBar           // convergence barrier B<n> (BSSY, BSYNC, BREAK, BMOV)
-	KDouble        // binary64 immediate: Operand.Imm holds its high 32 bits (the low ones are zero)
-	KPredFile      // the predicate file as a whole, printed PR (P2R)
-	KHalf          // binary16 immediate: Operand.Imm holds its 16 bits
-	KSBSet         // a set of scoreboards {5,..,0} (DEPBAR): Operand.Imm holds the mask, bit n for SBn
+	KNone    Kind = iota
+	KReg          // general register (Operand.N; Neg, Abs, Not modifiers)
+	KPred         // predicate (Operand.N; Not)
+	KUReg         // uniform register
+	KUPred        // uniform predicate
+	KImm          // integer immediate (Operand.Imm)
+	KFloat        // binary32 immediate: Operand.Imm holds its bits
+	KCBank        // constant bank c[Bank][Imm]
+	KMem          // memory address (see Operand fields Base, W64, Scale, Imm, Desc)
+	KSpecial      // special register (Operand.N)
+	KTarget       // branch target: Operand.Imm is the byte offset relative to the next instruction
+	KSB           // scoreboard name SB<n> (DEPBAR)
+	KBar          // convergence barrier B<n> (BSSY, BSYNC, BREAK, BMOV)
+	KDouble       // binary64 immediate: Operand.Imm holds its high 32 bits (the low ones are zero)
 )
 
 var kindNames = [...]string{"none", "register", "predicate", "uniform register", "uniform predicate", "immediate",

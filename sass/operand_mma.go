@@ -6,9 +6,26 @@ import (
 	"strings"
 )
 
-// Operands of the mma.sync kernels' forms (table_mma.go): binary16
-// immediates (HMUL2 R37, R17, 256, 256) and scoreboard sets (DEPBAR.LE
-// SB1, 0x0, {3,2}).
+// Operands of the mma.sync kernels' forms (table_mma.go): the predicate
+// file (P2R R3, PR, RZ, 0x8), binary16 immediates (HMUL2 R37, R17, 256,
+// 256) and scoreboard sets (DEPBAR.LE SB1, 0x0, {3,2}).
+
+// Operand field kinds of table_mma.go, numbered apart from form.go's.
+const (
+	fPR  fkind = 64 + iota // the predicate file as one operand, printed PR (P2R); no bits
+	fH                     // binary16 immediate, width 16 (one half of HMUL2's f16x2 pair)
+	fSBS                   // scoreboard set {5,..,0}: a mask of width bits (DEPBAR), nonzero
+)
+
+// Operand kinds of those fields, numbered after KDouble.
+const (
+	KPredFile Kind = KDouble + 1 + iota // the predicate file as a whole, printed PR (P2R)
+	KHalf                               // binary16 immediate: Operand.Imm holds its 16 bits
+	KSBSet                              // a set of scoreboards {5,..,0} (DEPBAR): Operand.Imm holds the mask, bit n for SBn
+)
+
+// kindsMMA names the field kinds in the forms' notation.
+var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "SBS": fSBS}
 
 // formatFloat16 prints a binary16 immediate as nvdisasm 11.8 does: as the
 // binary32 of the same value (measured on HMUL2 words with every class of
