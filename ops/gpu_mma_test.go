@@ -288,9 +288,45 @@ func TestGPUAttentionKVCacheMMASim(t *testing.T) {
 			nk.Close()
 			nv.Close()
 			checkDecode(t, rt, rng, c, cache, keys, vals)
+			mmaSplitKV(t, rt, rng, c, cache)
 		}
 		if err := cache.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// mmaSplitKV checks the split-KV path (the paged kernel's partial results
+// and the combine kernel): decode with forced KVSplits must run two
+// launches and match the unsplit decode, which checkDecode compared with
+// the reference.
+func mmaSplitKV(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c cacheCase, cache *ops.KVCache) {
+	t.Helper()
+	ctx := context.Background()
+	const batch = 3
+	qb, _ := randBuf(t, rt, rng, c.dt, batch*c.seqQ*c.hq*c.d)
+	q := ops.AttnTensor{Buf: qb, Shape: []int{batch, c.seqQ, c.hq, c.d}}
+	var outs [2][]float32
+	for j, splits := range []int{0, 3} {
+		ob, err := rt.Alloc(c.dt, batch, c.seqQ, c.hq, c.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		poison(t, ob)
+		c0, counting := rt.DeviceCounters()
+		if err := ops.AttentionKVCache(ctx, rt, ops.AttnTensorOf(ob), q, cache, &ops.AttentionOptions{Causal: c.causal, KVSplits: splits}); err != nil {
+			t.Fatalf("%v splits %d: %v", c, splits, err)
+		}
+		if c1, _ := rt.DeviceCounters(); counting && splits > 0 && c1.Launches-c0.Launches != 2 {
+			t.Fatalf("%v: forced split-KV ran %d launches, want 2 (split + combine)", c, c1.Launches-c0.Launches)
+		}
+		outs[j] = readF32(t, ob)
+		ob.Close()
+	}
+	qb.Close()
+	for i := range outs[0] {
+		if d := math.Abs(float64(outs[0][i] - outs[1][i])); !(d <= tolFor(c.dt)) {
+			t.Fatalf("%v lens %v: split-KV O[%d] = %v, unsplit %v", c, cache.Lens(), i, outs[1][i], outs[0][i])
 		}
 	}
 }
