@@ -252,73 +252,57 @@ func mmaAttentionLaunch(ctx context.Context, l *Launch) (err error) {
 	}
 	d := l.Runtime.Device()
 	dev := mma.Device{SM: d.SM(), SMs: d.SMs, SharedOptin: d.SharedPerBlockOptin}
-	var tmp []*Buffer
-	release := func() error {
-		var errs []error
-		for _, b := range tmp {
-			errs = append(errs, b.Close())
+	// the block table, key counts and split-KV workspace: scratch memory
+	// released by a stream task after the kernels (the runtime's buffers
+	// may not be closed from stream work)
+	tmp := &scratch{rt: l.Runtime}
+	launched := false
+	fail := func(err error) error {
+		if launched { // a kernel already enqueued may use the temporaries
+			return errors.Join(err, l.Stream.Enqueue(tmp.release))
 		}
-		return errors.Join(errs...)
+		return errors.Join(err, tmp.release())
 	}
-	defer func() {
-		if err != nil {
-			_ = release()
-		}
-	}()
 	if a.PageSize > 0 {
 		words := func(n int, at func(i int) uint32) (uint64, error) {
-			b, err := l.Runtime.Alloc(tile.U32, max(n, 1))
-			if err != nil {
-				return 0, err
-			}
-			tmp = append(tmp, b)
-			raw := make([]byte, 4*n)
+			raw := make([]byte, 4*max(n, 1))
 			for i := 0; i < n; i++ {
 				binary.LittleEndian.PutUint32(raw[4*i:], at(i))
 			}
-			if err := b.Write(ctx, 0, raw); err != nil {
-				return 0, err
-			}
-			return DevicePtr(b)
+			return tmp.upload(ctx, raw)
 		}
 		if p.Table, err = words(len(a.BlockTable), func(i int) uint32 { return uint32(a.BlockTable[i]) }); err != nil {
-			return err
+			return fail(err)
 		}
 		if p.Lens, err = words(a.Batch, func(i int) uint32 { return uint32(a.SeqLensKV[i]) }); err != nil {
-			return err
+			return fail(err)
 		}
 		splits, _ := mma.AttnSplits(dev, &p, a.Splits)
 		p.Splits = splits
 		if splits > 1 {
 			ob, lb := mma.AttnWorkspace(&p, splits)
-			for _, x := range []struct {
-				dst *uint64
-				n   int
-			}{{&p.WsO, ob / 4}, {&p.WsL, lb / 4}} {
-				b, err := l.Runtime.Alloc(tile.F32, x.n)
-				if err != nil {
-					return err
-				}
-				tmp = append(tmp, b)
-				if *x.dst, err = DevicePtr(b); err != nil {
-					return err
-				}
+			if p.WsO, err = tmp.alloc(ob); err != nil {
+				return fail(err)
+			}
+			if p.WsL, err = tmp.alloc(lb); err != nil {
+				return fail(err)
 			}
 		}
 	}
 	ls, err := mma.PlanAttention(dev, p)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	m := mma.Module()
 	for _, g := range ls {
 		if err := LaunchGPU(l.Stream, &GPULaunch{Module: m, Func: g.Func, Grid: g.Grid, Block: g.Block,
 			SharedBytes: g.SharedBytes, Params: g.Params}); err != nil {
-			return err
+			return fail(err)
 		}
+		launched = true
 	}
-	if len(tmp) > 0 {
-		return l.Stream.Enqueue(release) // after the kernels: host tasks wait for the device
+	if len(tmp.mems) > 0 {
+		return l.Stream.Enqueue(tmp.release) // after the kernels: host tasks wait for the device
 	}
 	return nil
 }

@@ -127,7 +127,19 @@ func CycleModel(body Program, opts CycleOptions) (*Cycles, error) {
 				}
 				pending[n] = pending[n][:0]
 			}
-			if i.Op == "DEPBAR" && len(i.Args) == 2 && i.Args[0].Kind == KSB && int(i.Args[0].N) < len(pending) {
+			if i.Op == "DEPBAR" && len(i.Args) == 3 && i.Args[2].Kind == KSBSet {
+				// DEPBAR.LE SBn, k, {set}: the set's scoreboards are
+				// waited for as a wait mask waits
+				for n := 0; n < 6; n++ {
+					if i.Args[2].Imm>>n&1 != 0 {
+						for _, r := range pending[n] {
+							t = max(t, r)
+						}
+						pending[n] = pending[n][:0]
+					}
+				}
+			}
+			if i.Op == "DEPBAR" && len(i.Args) >= 2 && i.Args[0].Kind == KSB && int(i.Args[0].N) < len(pending) {
 				n, keep := int(i.Args[0].N), int(i.Args[1].Imm)
 				if cut := len(pending[n]) - keep; cut > 0 {
 					for _, r := range pending[n][:cut] {

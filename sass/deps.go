@@ -225,6 +225,10 @@ var depTable = []depRule{
 	{op: "ISETP", class: ClassALU},
 	{op: "PLOP3", class: ClassALU},
 	{op: "IABS", class: ClassALU},
+	// P2R and SGXT (the mma.sync kernels): fixed latency, no scoreboard in
+	// ptxas's code; ALU timing assumed, not measured
+	{op: "P2R", class: ClassALU},
+	{op: "SGXT", class: ClassALU},
 	{op: "VOTEU", class: ClassUniform},
 	{op: "MEMBAR", class: ClassBranch},
 	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
@@ -459,6 +463,18 @@ func DepsOf(i Inst) (Deps, error) {
 			span(LocUR+Loc(a.N), n, uint8(URZ), out)
 		case fUP:
 			span(LocUP+Loc(a.N), 1, uint8(UPT), out)
+		case fPR:
+			// P2R reads the predicates its mask (the last operand)
+			// selects; an instruction without one reads them all
+			mask := int64(0x7f)
+			if last := i.Args[len(i.Args)-1]; last.Kind == KImm {
+				mask = last.Imm
+			}
+			for p := Loc(0); p < 7; p++ {
+				if mask>>p&1 != 0 {
+					read(LocP + p)
+				}
+			}
 		case fMG, fMA, fMS, fMX:
 			w := uint8(1)
 			if a.W64 {

@@ -44,6 +44,10 @@ func exampleOperand(o ospec, k int) Operand {
 		a.Imm = 0x20
 	case fSB:
 		a.N = 0
+	case fH:
+		a.Imm = 0x3c00 + int64(k) // 1.0, 1.0009765625, ...
+	case fSBS:
+		a.Imm = 0xc // {3,2}
 	case fMG, fMA, fMS, fMX:
 		a.N = 2
 		a.Imm = 0x10

@@ -171,6 +171,9 @@ func parseOspec(s string) ospec {
 		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
 	k, ok := kinds[s[:at]]
 	if !ok {
+		k, ok = kindsMMA[s[:at]]
+	}
+	if !ok {
 		panic("sass: bad operand kind " + s)
 	}
 	o.kind = k
@@ -588,6 +591,12 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 			return bad("convergence barrier out of range")
 		}
 		w.set(o.pos, 4, uint64(a.N))
+	case fPR:
+	case fH, fSBS:
+		if a.Imm < 0 || a.Imm >= 1<<o.width || (o.kind == fSBS && a.Imm == 0) {
+			return bad("immediate out of range")
+		}
+		w.set(o.pos, o.width, uint64(a.Imm))
 	case fI, fU, fF, fD, fT:
 		width := o.width
 		v := a.Imm
@@ -693,6 +702,12 @@ func (o ospec) operandKind() Kind {
 		return KSB
 	case fB:
 		return KBar
+	case fPR:
+		return KPredFile
+	case fH:
+		return KHalf
+	case fSBS:
+		return KSBSet
 	}
 	return KMem
 }
@@ -724,6 +739,8 @@ func decodeOperand(w word, o ospec) Operand {
 		}
 	case fU, fF, fD:
 		a.Imm = int64(w.get(o.pos, o.width) | w.get(o.splitPos, o.splitW)<<o.width)
+	case fH, fSBS:
+		a.Imm = int64(w.get(o.pos, o.width))
 	case fT:
 		a.Imm = signExtend(w.get(o.pos+2, o.width-2), o.width-2) * 4
 	case fC:

@@ -129,7 +129,8 @@ const (
 )
 
 var kindNames = [...]string{"none", "register", "predicate", "uniform register", "uniform predicate", "immediate",
-	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard", "convergence barrier", "double immediate"}
+	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard", "convergence barrier", "double immediate",
+	"predicate file", "half immediate", "scoreboard set"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -329,6 +330,15 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		s = "SB" + strconv.Itoa(int(o.N))
 	case KBar:
 		s = "B" + strconv.Itoa(int(o.N))
+	case KPredFile:
+		s = "PR"
+	case KHalf:
+		s = formatFloat16(uint16(o.Imm))
+		if listing && math.IsNaN(h16(uint16(o.Imm))) {
+			s = fmt.Sprintf("0h%04X", uint16(o.Imm))
+		}
+	case KSBSet:
+		s = formatSBSet(uint64(o.Imm))
 	default:
 		s = "?"
 	}

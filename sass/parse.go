@@ -64,6 +64,7 @@ func ParseInst(s string, pc int64) (Inst, error) {
 		for _, t := range strings.Split(rest, ",") {
 			toks = append(toks, strings.TrimSpace(t))
 		}
+		toks = joinBraces(toks)
 	}
 	if !hasCtrl && tight {
 		i.Ctrl.Yield = true
@@ -234,6 +235,25 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 			return bad()
 		}
 		a.Imm = int64(b)
+		return a, false, nil
+	case fH:
+		b, ok := parseFloat16(t)
+		if !ok {
+			return bad()
+		}
+		a.Imm = int64(b)
+		return a, false, nil
+	case fSBS:
+		m, ok := parseSBSet(t)
+		if !ok {
+			return bad()
+		}
+		a.Imm = int64(m)
+		return a, false, nil
+	case fPR:
+		if t != "PR" {
+			return bad()
+		}
 		return a, false, nil
 	case fT:
 		v, ok := parseInt(t)

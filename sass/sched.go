@@ -188,6 +188,9 @@ func (c *checker) finish() []Finding {
 		if i.Op == "DEPBAR" && len(i.Args) >= 2 && i.Args[0].Kind == KSB && i.Args[0].N < 6 {
 			want |= 1 << i.Args[0].N
 		}
+		if i.Op == "DEPBAR" && len(i.Args) == 3 && i.Args[2].Kind == KSBSet {
+			want |= uint8(i.Args[2].Imm) & 0x3f
+		}
 		for n := 0; n < 6; n++ {
 			if want>>n&1 != 0 && in[k]>>n&1 == 0 {
 				c.report(k, RuleWaitUnset, -1, fmt.Sprint(n),

@@ -274,6 +274,15 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 		c.age(s, int(i.Ctrl.Stall))
 		return s
 	}
+	// DEPBAR.LE SBn, count, {set}: the set's scoreboards are waited for
+	// as a wait mask waits (table_mma.go).
+	if i.Op == "DEPBAR" && len(i.Args) == 3 && i.Args[2].Kind == KSBSet {
+		for n := 0; n < 6 && n < len(s.sb); n++ {
+			if i.Args[2].Imm>>n&1 != 0 {
+				ordered(drain(n, 0))
+			}
+		}
+	}
 	// DEPBAR.LE SBn, count: at most count setters of SBn stay in flight.
 	if i.Op == "DEPBAR" && len(i.Args) >= 2 && i.Args[0].Kind == KSB {
 		n, keep := int(i.Args[0].N), int(i.Args[1].Imm)

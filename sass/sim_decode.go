@@ -79,6 +79,8 @@ const (
 	xSTL
 	xBMOVW // BMOV.32 Bb, Ra: the barrier from a register (uniform)
 	xBMOVR // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
+	xP2R   // P2R Rd, PR, RZ, mask (sim_mma.go)
+	xSGXT  // SGXT Rd, Ra, width (sim_mma.go)
 )
 
 // operand kinds of a decoded source.
@@ -159,6 +161,9 @@ type dinst struct {
 
 	wait     uint8
 	wsb, rsb int8 // scoreboard index, -1 none
+
+	pred, zfill bool  // LDGSTS with a predicate (ps[0]), .ZFILL (sim_mma.go)
+	sbset       uint8 // DEPBAR's scoreboard set
 
 	reads  []span
 	writes []span
@@ -1011,6 +1016,10 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		return dst(a[0], dcnt)
 	case "HADD2", "HMUL2", "HFMA2":
+		if len(a) == 4 && in.Op == "HMUL2" && a[2].Kind == KHalf && a[3].Kind == KHalf {
+			// an f16x2 immediate (sim_mma.go)
+			a = append(a[:2:2], halfPair(a[2], a[3]))
+		}
 		if in.Op == "HADD2" && has(mods, "F32") {
 			if err := want(KReg, KReg, KReg); err != nil {
 				return err
@@ -1138,12 +1147,19 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		return dst(a[0], d.n)
 	case "LDGSTS":
+		if len(a) == 3 {
+			// a predicated copy (sim_mma.go ldgstsSpan)
+			if err := psrcOf(a[2], 0); err != nil {
+				return err
+			}
+			d.pred, d.zfill, a = true, has(mods, "ZFILL"), a[:2]
+		}
 		if err := want(KMem, KMem); err != nil {
 			return err
 		}
 		d.op = xLDGSTS
 		d.width, _ = widthOf()
-		if d.width < 4 {
+		if d.width < 4 || (d.zfill && d.width != 16) {
 			return bad("LDGSTS.%v", mods)
 		}
 		m, err := memOf(a[0], false)
@@ -1160,6 +1176,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		d.op = xLDGDEPBAR
 		return want()
 	case "DEPBAR":
+		if len(a) == 3 && a[2].Kind == KSBSet {
+			d.sbset, a = uint8(a[2].Imm), a[:2]
+		}
 		if err := want(KSB, KImm); err != nil {
 			return err
 		}
@@ -1330,6 +1349,19 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			return err
 		}
 		if err := psrcOf(a[2], 0); err != nil {
+			return err
+		}
+		return dst(a[0], 1)
+	case "P2R":
+		if err := decodeP2R(d, in); err != nil {
+			return err
+		}
+		return dst(a[0], 1)
+	case "SGXT":
+		if err := decodeSGXT(d, in); err != nil {
+			return err
+		}
+		if err := src(a[1], 0, 1); err != nil {
 			return err
 		}
 		return dst(a[0], 1)

@@ -720,7 +720,14 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		}
 		w.groups = append(w.groups, w.open)
 		w.open = nil
+	case xP2R:
+		c.p2r(w, d, exec)
+	case xSGXT:
+		c.sgxt(w, d, exec)
 	case xDEPBAR:
+		if err := c.waitSet(w, d, exec); err != nil {
+			return err
+		}
 		if w.sb[d.sub] == 0 {
 			if c.l.cfg.StrictScoreboards {
 				return c.fault(w, d, firstLane(exec), ErrSimScoreboard, "DEPBAR on SB%d, which no instruction in flight set", d.sub)
@@ -1092,20 +1099,31 @@ func (c *cta) ldsm(w *warp, d *dinst, exec uint32) error {
 
 func (c *cta) ldgsts(w *warp, d *dinst, exec uint32) error {
 	n := d.width
+	p := w.pred(d.ps[0])
 	for l := 0; l < 32; l++ {
 		if !lanes(exec, l) {
 			continue
 		}
-		g, err := c.globalAt(w, d, l, w.gaddr(&d.mem2, l), n)
-		if err != nil {
-			return err
+		ga, m := ldgstsSpan(d, p>>l&1 != 0, w.gaddr(&d.mem2, l), n)
+		var g []byte
+		switch {
+		case m == n:
+			var err error
+			if g, err = c.globalAt(w, d, l, ga, n); err != nil {
+				return err
+			}
+		case m > 0:
+			// a partial copy reads only its m bytes (ga is 16-aligned)
+			if g = w.mc.slice(ga, m); g == nil {
+				return c.fault(w, d, l, ErrSimOutOfBounds, "global address %#x (%d bytes) in no region", ga, m)
+			}
 		}
 		sa := w.saddr(&d.mem, l)
 		s, err := c.sharedAt(w, d, l, sa, n, true)
 		if err != nil {
 			return err
 		}
-		copy(s, g)
+		clear(s[copy(s, g):])
 		if c.shadow == nil {
 			c.shadow = make([]int32, len(c.shared))
 		}

@@ -215,5 +215,8 @@ func ensureTables() {
 		for _, t := range tablesSG {
 			def(t)
 		}
+		for _, t := range tablesMMA {
+			def(t)
+		}
 	})
 }

@@ -664,17 +664,23 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 }
 
 // loadOut loads, when pred (the out parameter is o), one element of type
-// o at addr into the f32 dst.
+// o at addr into the f32 dst. The 16-bit register is zeroed first: ptxas
+// converts it whether or not the load ran (an if-converted cvt whose
+// result is then discarded), and no register is read before it is
+// written (the simulator's poison check found the unconditional
+// HADD2.F32 of an unloaded register).
 func loadOut(e *emitter, o Output, dst, addr, pred string) {
 	switch o {
 	case OutF32:
 		e.w("@%s ld.global.f32 %s, [%s];", pred, dst, addr)
 	case OutF16:
 		h := e.h()
+		e.w("mov.b16 %s, 0;", h)
 		e.w("@%s ld.global.b16 %s, [%s];", pred, h, addr)
 		e.w("@%s cvt.f32.f16 %s, %s;", pred, dst, h)
 	case OutBF16:
 		h, r := e.h(), e.r()
+		e.w("mov.b16 %s, 0;", h)
 		e.w("@%s ld.global.b16 %s, [%s];", pred, h, addr)
 		e.w("cvt.u32.u16 %s, %s;", r, h)
 		e.w("shl.b32 %s, %s, 16;", r, r)

@@ -1,0 +1,7 @@
+package sass
+
+import "testing"
+
+// TestGoldenMMA: the forms of table_mma.go on ptxas's words and their
+// one-field variants.
+func TestGoldenMMA(t *testing.T) { testGolden(t, "testdata/golden_mma_sm86.txt", 44) }
