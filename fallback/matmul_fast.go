@@ -101,6 +101,9 @@ type variant struct {
 	// lo and hi for as many whole panels of width W as it handles, and
 	// returns the columns written.
 	pairRows func(dst []float32, lo, hi []uint16, W, kp int) int
+	// skinny, when not nil, holds the kernels of the skinny path
+	// (matmul_fast_skinny.go).
+	skinny *skinnyKernels
 
 	blkOnce sync.Once
 	blk     blocking
@@ -156,6 +159,9 @@ type job struct {
 	// not) and the scales.
 	scaled bool
 	alpha  float32
+	// skinny, when not nil, are the kernels of the skinny path, which the
+	// items take instead of the blocked one.
+	skinny []skinnyFunc
 }
 
 func (v *variant) matMul(a *MatMulArgs) {
@@ -194,7 +200,11 @@ func (v *variant) matMul(a *MatMulArgs) {
 	// parallelism gains.
 	flops := 2 * float64(a.M) * float64(a.N) * float64(max(a.K, 1)) * float64(a.Batch)
 	threads = max(1, min(threads, int(flops/(1<<20))))
-	j.split(threads)
+	if j.skinny = j.skinnyKernel(); j.skinny != nil {
+		j.skinnySplit(threads)
+	} else {
+		j.split(threads)
+	}
 	threads = min(threads, j.items)
 
 	if threads == 1 {
@@ -282,6 +292,10 @@ func gcd(a, b int) int {
 func (j *job) work() {
 	w := getWorkspace()
 	defer putWorkspace(w)
+	if j.skinny != nil {
+		j.skinnyWork(w)
+		return
+	}
 	per := j.mItems * j.nItems
 	for {
 		t := int(j.next.Add(1) - 1)

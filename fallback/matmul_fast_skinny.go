@@ -1,0 +1,189 @@
+package fallback
+
+import (
+	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Skinny products: the few rows of A of a decoding step (M ≤ skinnyMaxM)
+// times a weight matrix B. Their cost is reading B, once: packing B into
+// panels first, as the blocked path does, reads it, writes a copy and reads
+// that again, and the 14-row register tile is mostly empty. The skinny path
+// instead packs only A (M×K floats, alpha applied as packA does), splits
+// the columns of B among the workers in blocks of 64, and multiplies each
+// block of up to 6 rows of A with the block's columns of B read where they
+// lie, row after row, f32 or bf16 widened exactly to f32 (skinnyFunc): every
+// element of B is loaded from memory once, plus from L1 once per further
+// group of 6 rows (K is cut in blocks of skinnyKC steps, whose 64 columns
+// of B stay in L1, when M is more than 6). The sums are the same FMA chains
+// in the same k order as the blocked f32 kernel's, so the results are the
+// same to f32 rounding; for bf16 B under the pair variant they are one FMA
+// per k instead of VDPBF16PS pairs (no flush of subnormals).
+
+// skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
+// ldb, ldc and pf are in bytes; mask selects the columns loaded and stored.
+type skinnyFunc func(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int)
+
+// skinnyKernels are a variant's skinny kernels, f32[r-1] and bf16[r-1]
+// taking r rows of A (nil when the variant has none for that type of B).
+// With pairs, A is packed in bf16 pairs and the bf16 kernels multiply
+// pairs of rows of B with VDPBF16PS, with the pair variant's numerics
+// (matmul_pairs.go).
+type skinnyKernels struct {
+	features  []cpuid.FeatureID
+	f32, bf16 []skinnyFunc
+	pairs     bool
+}
+
+const (
+	skinnyMaxM = 16  // the most rows of op(A) the skinny path takes
+	skinnyNB   = 64  // columns per kernel call
+	skinnyKC   = 128 // K block when the rows take several kernel calls
+)
+
+// skinnyPF is how many rows of B ahead the skinny kernels prefetch.
+var skinnyPF = 32
+
+// skinnyOff, set by benchmarks, sends the skinny shapes down the blocked
+// path, to compare the two.
+var skinnyOff bool
+
+// skinnyKernel returns the kernels for j's product when it takes the
+// skinny path: few rows, B f32 or bf16 stored by rows (not transposed).
+func (j *job) skinnyKernel() []skinnyFunc {
+	a, s := j.a, j.v.skinny
+	if s == nil || skinnyOff || a.M > skinnyMaxM || a.B.Trans || !cpufeat.Supports(s.features...) {
+		return nil
+	}
+	switch a.B.DType {
+	case tile.F32:
+		return s.f32
+	case tile.BF16:
+		return s.bf16
+	}
+	return nil // float8 and f16 B take the blocked path
+}
+
+// skinnySplit shares the column blocks of every batch out as work items,
+// about four per thread so that a worker slowed by other load leaves its
+// share to the others, and sets the K block.
+func (j *job) skinnySplit(threads int) {
+	a := j.a
+	blocks := ceilDiv(a.N, skinnyNB)
+	j.mItems = 1
+	j.nItems = max(1, min(blocks, ceilDiv(4*threads, a.Batch)))
+	j.items = a.Batch * j.nItems
+	j.kc = max(a.K, 1)
+	if a.M > len(j.skinny) {
+		j.kc = skinnyKC
+	}
+	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
+}
+
+// skinnyWork runs skinny items until none are left.
+func (j *job) skinnyWork(w *workspace) {
+	a, v := j.a, j.v
+	M, K := a.M, a.K
+	w.a = growAligned(w.a, M*K+panelSlack)
+	w.buf = grow(w.buf, max(M*K, 2*K, skinnyNB))
+	if v.skinny.pairs {
+		w.h = grow16(w.h, max(M, K))
+	}
+	w.row = grow(w.row, skinnyNB)
+	w.tile = growAligned(w.tile, M*skinnyNB)
+	scale := a.Alpha // as packA applies it; the pair variant's epilogue does
+	if v.BF16Pairs {
+		scale = 1
+	}
+	packed := -1 // the batch whose rows of A w.a holds
+	for {
+		t := int(j.next.Add(1) - 1)
+		if t >= j.items {
+			return
+		}
+		b, part := t/j.nItems, t%j.nItems
+		if b != packed && K > 0 {
+			base := b * a.A.BatchStride
+			switch {
+			case v.skinny.pairs:
+				skinnyPackPairs(w.a, &a.A, base, M, K, w.h)
+			case a.A.Trans:
+				v.packRows(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
+			default:
+				v.packCols(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
+			}
+			packed = b
+		}
+		n0, n1 := itemRange(part, j.nItems, a.N, skinnyNB)
+		for jj := n0; jj < n1; jj += skinnyNB {
+			j.skinnyBlock(w, b, jj, min(skinnyNB, n1-jj))
+		}
+	}
+}
+
+// skinnyBlock computes columns [j0, j0+nr) of D[b], nr ≤ skinnyNB.
+func (j *job) skinnyBlock(w *workspace, b, j0, nr int) {
+	a := j.a
+	M, K, B := a.M, a.K, &a.B
+	rows := len(j.skinny)
+	kStep := 1 // K values per packed step of A
+	if j.v.skinny.pairs {
+		kStep = 2
+	}
+	mask := ^uint64(0) >> (64 - nr)
+	sz := B.DType.Size()
+	ldb := B.LD * sz
+	c, ldc := &w.tile[0], skinnyNB
+	if j.mode == destD {
+		c, ldc = f32At(a.D.Data, b*a.D.BatchStride+j0), a.D.LD
+	}
+	for pc := 0; pc < K || pc == 0; pc += j.kc {
+		kc := min(j.kc, K-pc)
+		accum := 0
+		if pc > 0 {
+			accum = 1
+		}
+		var bp unsafe.Pointer // not read when kc is 0
+		if kc > 0 {
+			bp = unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0)*sz])
+		}
+		for g := 0; g < M; g += rows {
+			r := min(rows, M-g)
+			cg := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*g*ldc))
+			j.skinny[r-1](kc, &w.a[pc/kStep*M+g], 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb)
+		}
+	}
+	if j.mode != destD || j.epi {
+		j.epilogue(w, b, 0, j0, M, nr, c, ldc)
+	}
+}
+
+// skinnyPackPairs packs the M rows of op(A) (the first element at base) in
+// bf16 pairs: word s·M+i of dst holds op(A)(i, 2s) in its low half and
+// op(A)(i, 2s+1) in its high half, zero past K. h holds max(M, K) values.
+func skinnyPackPairs(dst []float32, m *Matrix, base, M, K int, h []uint16) {
+	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), ceilDiv(K, 2)*M)
+	clear(d)
+	if m.Trans {
+		for k := range K {
+			sh := 16 * (k & 1)
+			row := d[k/2*M : k/2*M+M]
+			for i, x := range loadBF16Run(m, base+k*m.LD, M, h) {
+				row[i] |= uint32(x) << sh
+			}
+		}
+		return
+	}
+	for i := range M {
+		r := loadBF16Run(m, base+i*m.LD, K, h)
+		for s := range K / 2 {
+			d[s*M+i] = uint32(r[2*s]) | uint32(r[2*s+1])<<16
+		}
+		if K%2 != 0 {
+			d[K/2*M+i] = uint32(r[K-1])
+		}
+	}
+}
