@@ -162,6 +162,11 @@ type job struct {
 	// skinny, when not nil, are the kernels of the skinny path, which the
 	// items take instead of the blocked one.
 	skinny []skinnyFunc
+	// sharedB, when not nil, holds the whole of op(B) packed (see
+	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
+	// block jb and K block kb. The items then pack only A.
+	sharedB []float32
+	bSlot   int
 }
 
 func (v *variant) matMul(a *MatMulArgs) {
@@ -204,6 +209,9 @@ func (v *variant) matMul(a *MatMulArgs) {
 		j.skinnySplit(threads)
 	} else {
 		j.split(threads)
+	}
+	if j.shareB(threads) {
+		defer j.releaseB()
 	}
 	threads = min(threads, j.items)
 
@@ -351,8 +359,15 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 			ks := kc // kernel steps
 			if v.BF16Pairs {
 				ks = ceilDiv(kc, 2)
+			}
+			bBuf := w.b
+			switch {
+			case j.sharedB != nil:
+				slot := (jc/nc0*j.numKBlk + kb) * j.bSlot
+				bBuf = j.sharedB[slot : slot+j.bSlot]
+			case v.BF16Pairs:
 				v.packPairsB(w.b, &a.B, b, pc, kc, jc, nc, w.h)
-			} else {
+			default:
 				v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
 			}
 			for ic := m0; ic < m1; ic += mc0 {
@@ -364,7 +379,7 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 				}
 				for jr := 0; jr < nc; jr += NR {
 					nr := min(NR, nc-jr)
-					bp := &w.b[jr*ks]
+					bp := &bBuf[jr*ks]
 					for ir := 0; ir < mc; ir += MR {
 						mr := min(MR, mc-ir)
 						ap := &w.a[ir*ks]
