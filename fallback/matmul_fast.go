@@ -685,11 +685,12 @@ func gatherLane(d []float32, W int, src []float32, k0 int) {
 		return
 	}
 	_ = d[(k0+len(src)-1)*W] // bounds the stores below
+	// Offsets from the first element, not a pointer stepped past the
+	// last store, which may leave the allocation (checkptr rejects it).
 	p := unsafe.Pointer(&d[k0*W])
 	step := uintptr(4 * W)
-	for _, x := range src {
-		*(*float32)(p) = x
-		p = unsafe.Add(p, step)
+	for i, x := range src {
+		*(*float32)(unsafe.Add(p, uintptr(i)*step)) = x
 	}
 }
 
