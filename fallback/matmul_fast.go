@@ -161,7 +161,7 @@ type job struct {
 	alpha  float32
 	// skinny, when not nil, are the kernels of the skinny path, which the
 	// items take instead of the blocked one.
-	skinny []skinnyFunc
+	skinny, skinnyStore []skinnyFunc
 	// sharedB, when not nil, holds the whole of op(B) packed (see
 	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
 	// block jb and K block kb. The items then pack only A.
@@ -205,7 +205,7 @@ func (v *variant) matMul(a *MatMulArgs) {
 	// parallelism gains.
 	flops := 2 * float64(a.M) * float64(a.N) * float64(max(a.K, 1)) * float64(a.Batch)
 	threads = max(1, min(threads, int(flops/(1<<20))))
-	if j.skinny = j.skinnyKernel(); j.skinny != nil {
+	if j.skinny, j.skinnyStore = j.skinnyKernel(); j.skinny != nil {
 		j.skinnySplit(threads)
 	} else {
 		j.split(threads)
@@ -701,6 +701,7 @@ const panelSlack = 16
 // workspace holds one worker's buffers; they are recycled through wsPool.
 type workspace struct {
 	a, b, scratch, tile []float32 // 64-byte aligned
+	sk                  []float32 // 64-byte aligned: a block of B (skinny path)
 	buf, row            []float32
 	h                   []uint16 // bf16 rows for the pair panels
 }

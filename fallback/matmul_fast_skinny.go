@@ -16,26 +16,33 @@ import (
 // the columns of B among the workers in blocks of 64, and multiplies each
 // block of up to 6 rows of A with the block's columns of B read where they
 // lie, row after row, f32 or bf16 widened exactly to f32 (skinnyFunc): every
-// element of B is loaded from memory once, plus from L1 once per further
-// group of 6 rows (K is cut in blocks of skinnyKC steps, whose 64 columns
-// of B stay in L1, when M is more than 6). The sums are the same FMA chains
+// element of B is loaded from memory once. When M is more than 6, K is cut
+// in blocks of skinnyKC steps: the first group of rows also stores the
+// block of B as it multiplied it (widened or paired) to a 32 KiB buffer,
+// contiguous, so in L1 whatever B's row stride, and the further groups read
+// that (the pair variant's without pairing again). The sums are the same FMA chains
 // in the same k order as the blocked f32 kernel's, so the results are the
 // same to f32 rounding; for bf16 B under the pair variant they are one FMA
 // per k instead of VDPBF16PS pairs (no flush of subnormals).
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
-// ldb, ldc and pf are in bytes; mask selects the columns loaded and stored.
-type skinnyFunc func(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int)
+// ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
+// the Store kernels copy the steps of B they read to buf.
+type skinnyFunc func(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
 
 // skinnyKernels are a variant's skinny kernels, f32[r-1] and bf16[r-1]
 // taking r rows of A (nil when the variant has none for that type of B).
+// The Store forms also copy the block of B they read, as they multiplied
+// it, to a buffer, and rest[r-1] multiplies that copy by the further rows.
 // With pairs, A is packed in bf16 pairs and the bf16 kernels multiply
 // pairs of rows of B with VDPBF16PS, with the pair variant's numerics
 // (matmul_pairs.go).
 type skinnyKernels struct {
-	features  []cpuid.FeatureID
-	f32, bf16 []skinnyFunc
-	pairs     bool
+	features            []cpuid.FeatureID
+	f32, bf16           []skinnyFunc
+	f32Store, bf16Store []skinnyFunc
+	rest                []skinnyFunc
+	pairs               bool
 }
 
 const (
@@ -51,20 +58,21 @@ var skinnyPF = 32
 // path, to compare the two.
 var skinnyOff bool
 
-// skinnyKernel returns the kernels for j's product when it takes the
-// skinny path: few rows, B f32 or bf16 stored by rows (not transposed).
-func (j *job) skinnyKernel() []skinnyFunc {
+// skinnyKernel returns the kernels for j's product, plain and Store forms,
+// when it takes the skinny path: few rows, B f32 or bf16 stored by rows
+// (not transposed).
+func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 	a, s := j.a, j.v.skinny
 	if s == nil || skinnyOff || a.M > skinnyMaxM || a.B.Trans || !cpufeat.Supports(s.features...) {
-		return nil
+		return nil, nil
 	}
 	switch a.B.DType {
 	case tile.F32:
-		return s.f32
+		return s.f32, s.f32Store
 	case tile.BF16:
-		return s.bf16
+		return s.bf16, s.bf16Store
 	}
-	return nil // float8 and f16 B take the blocked path
+	return nil, nil // float8 and f16 B take the blocked path
 }
 
 // skinnySplit shares the column blocks of every batch out as work items,
@@ -94,6 +102,9 @@ func (j *job) skinnyWork(w *workspace) {
 	}
 	w.row = grow(w.row, skinnyNB)
 	w.tile = growAligned(w.tile, M*skinnyNB)
+	if M > len(j.skinny) {
+		w.sk = growAligned(w.sk, j.kc*skinnyNB)
+	}
 	scale := a.Alpha // as packA applies it; the pair variant's epilogue does
 	if v.BF16Pairs {
 		scale = 1
@@ -153,7 +164,16 @@ func (j *job) skinnyBlock(w *workspace, b, j0, nr int) {
 		for g := 0; g < M; g += rows {
 			r := min(rows, M-g)
 			cg := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*g*ldc))
-			j.skinny[r-1](kc, &w.a[pc/kStep*M+g], 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb)
+			ag := &w.a[pc/kStep*M+g]
+			switch {
+			case M <= rows:
+				j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, nil)
+			case g == 0:
+				// The first rows keep a copy of the block of B.
+				j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
+			default:
+				j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, nil)
+			}
 		}
 	}
 	if j.mode != destD || j.epi {

@@ -91,9 +91,14 @@ func main() {
 	peakAVX512("peakFMAAVX512", false)
 	peakAVX512("peakDPBF16AVX512", true)
 	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyPairs} {
-		for r := 1; r <= skinnyRows; r++ {
-			skinnyAVX512(r, b)
+		for _, store := range []bool{false, true} {
+			for r := 1; r <= skinnyRows; r++ {
+				skinnyAVX512(r, b, store)
+			}
 		}
+	}
+	for r := 1; r <= skinnyRows; r++ {
+		skinnyAVX512(r, skinnyPairsBuf, false)
 	}
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
@@ -770,20 +775,25 @@ const skinnyRows = 6
 type skinnyB int
 
 const (
-	skinnyF32   skinnyB = iota // f32 B, VFMADD231PS
-	skinnyBF16                 // bf16 B widened exactly to f32, VFMADD231PS
-	skinnyPairs                // bf16 B, two rows paired in registers, VDPBF16PS
+	skinnyF32      skinnyB = iota // f32 B, VFMADD231PS
+	skinnyBF16                    // bf16 B widened exactly to f32, VFMADD231PS
+	skinnyPairs                   // bf16 B, two rows paired in registers, VDPBF16PS
+	skinnyPairsBuf                // B already paired, 64 pairs a step (a buffer that skinnyPairs stored), VDPBF16PS
 )
 
 // skinnyName names the skinny kernel of r rows.
-func skinnyName(r int, b skinnyB) string {
-	return fmt.Sprintf("skinny%dx64%sAVX512", r, [...]string{"", "BF16", "DPBF16"}[b])
+func skinnyName(r int, b skinnyB, store bool) string {
+	n := fmt.Sprintf("skinny%dx64%sAVX512", r, [...]string{"", "BF16", "DPBF16", "DPBF16Buf"}[b])
+	if store {
+		n += "Store"
+	}
+	return n
 }
 
 // skinnyAVX512 writes the r-row kernel of the skinny products (few rows of
 // A, B read where it lies),
 //
-//	func name(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int)
+//	func name(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
 //
 // which computes the r×64 tile Σ_k op(A)(i, k)·B(k, j) over kc values of k
 // for r packed rows of A and 64 columns of B read straight from B's rows,
@@ -801,14 +811,22 @@ func skinnyName(r int, b skinnyB) string {
 // interleaved in registers as the pair panels hold them (matmul_pairs.go),
 // and a holds at each pair step a 32-bit pair of bf16 per row, lda bytes
 // from one pair step to the next, the high half zero past kc; an odd kc
-// ends with a step on the last row of B alone.
-func skinnyAVX512(r int, bt skinnyB) {
-	name := skinnyName(r, bt)
+// ends with a step on the last row of B alone. skinnyPairsBuf takes the
+// paired rows from b as they are, ⌈kc/2⌉ steps of 64 words ldb bytes
+// apart.
+//
+// With store, the kernel also writes each step of B as it multiplied it
+// (f32, widened bf16 or paired bf16, zero in the columns outside mask) to
+// buf, 256 bytes a step: the further groups of rows of the same block then
+// read that buffer (skinnyF32 or skinnyPairsBuf with ldb 256), from L1,
+// without widening or pairing again, and whatever B's row stride.
+func skinnyAVX512(r int, bt skinnyB, store bool) {
+	name := skinnyName(r, bt, store)
 	acc := func(i, v int) string { return fmt.Sprintf("Z%d", 4*i+v) }
 	breg := func(v int) string { return fmt.Sprintf("Z%d", 24+v) }
 	p("")
-	p("// func %s(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("// func %s(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-88", name)
 	p("\tMOVQ kc+0(FP), CX")
 	p("\tMOVQ a+8(FP), SI")
 	p("\tMOVQ lda+16(FP), R11")
@@ -818,6 +836,9 @@ func skinnyAVX512(r int, bt skinnyB) {
 	p("\tMOVQ ldc+48(FP), R8")
 	p("\tMOVQ mask+64(FP), AX")
 	p("\tMOVQ pf+72(FP), R10")
+	if store {
+		p("\tMOVQ buf+80(FP), R14")
+	}
 	p("\tKMOVQ AX, K1")
 	for v := 1; v < 4; v++ {
 		p("\tKSHIFTRQ $%d, K1, K%d", 16*v, v+1)
@@ -837,6 +858,8 @@ func skinnyAVX512(r int, bt skinnyB) {
 			case bt == skinnyBF16:
 				p("\tVPMOVZXWD.Z %d(DI), K%d, %s", 32*v, v+1, breg(v))
 				p("\tVPSLLD $16, %s, %s", breg(v), breg(v))
+			case bt == skinnyPairsBuf:
+				p("\tVMOVDQU32.Z %d(DI), K%d, %s", 64*v, v+1, breg(v))
 			default:
 				p("\tVPMOVZXWD.Z %d(DI), K%d, %s", 32*v, v+1, breg(v))
 				if pair {
@@ -847,8 +870,14 @@ func skinnyAVX512(r int, bt skinnyB) {
 				}
 			}
 		}
+		if store {
+			for v := 0; v < 4; v++ {
+				p("\tVMOVUPS %s, %d(R14)", breg(v), 64*v)
+			}
+			p("\tADDQ $256, R14")
+		}
 		lines := 4
-		if bt != skinnyF32 {
+		if bt == skinnyBF16 || bt == skinnyPairs {
 			lines = 2
 		}
 		for l := 0; l < lines; l++ {
@@ -861,7 +890,7 @@ func skinnyAVX512(r int, bt skinnyB) {
 			bc := 28 + i%2
 			p("\tVBROADCASTSS %d(SI), Z%d", 4*i, bc)
 			for v := 0; v < 4; v++ {
-				if bt == skinnyPairs {
+				if bt == skinnyPairs || bt == skinnyPairsBuf {
 					vdpbf16ps(24+v, bc, 4*i+v)
 					continue
 				}
@@ -886,6 +915,10 @@ func skinnyAVX512(r int, bt skinnyB) {
 		p("\tJZ %s_done", name)
 		step(false)
 	} else {
+		if bt == skinnyPairsBuf {
+			p("\tINCQ CX")
+			p("\tSHRQ $1, CX") // pair steps
+		}
 		p("\tTESTQ CX, CX")
 		p("\tJZ %s_done", name)
 		p("%s_loop:", name)
