@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkMatMulCPUTime states f32 products (2048³, 512³, and the decode
-// shapes on the skinny and the blocked path) as fractions of the peak loop
+// shapes, f32 and bf16, on the skinny and the blocked path) as fractions of the peak loop
 // by CPU time rather than wall time: of-peak-cpu is the product's FLOPs
 // per second of process CPU time (getrusage, all threads) over the peak
 // loop's, run on as many goroutines right before it, and B-GB/cpu-s the
@@ -26,39 +26,51 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 	if v == nil || !v.Available() || len(PeakLoops()) == 0 {
 		b.Skip("no AVX-512")
 	}
-	shapes := [][3]int{{2048, 2048, 2048}, {512, 512, 512}, {1, 4096, 4096}, {16, 4096, 4096}}
+	type shape struct {
+		dt      tile.DType
+		m, n, k int
+	}
+	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 16, 4096, 4096},
+		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 16, 4096, 4096}}
 	for _, s := range shapes {
-		for _, path := range []string{"", "blocked"} {
-			if path != "" && s[0] > skinnyMaxM {
+		vn := "avx512"
+		if s.dt == tile.BF16 {
+			vn = "avx512bf16"
+			if !variantByName(vn).Available() {
 				continue
 			}
-			name := fmt.Sprintf("%dx%dx%d", s[0], s[1], s[2])
+		}
+		for _, path := range []string{"", "blocked"} {
+			if path != "" && s.m > skinnyMaxM {
+				continue
+			}
+			name := fmt.Sprintf("%v/%dx%dx%d", s.dt, s.m, s.n, s.k)
 			if path != "" {
 				name += "/" + path
 			}
 			b.Run(name, func(b *testing.B) {
 				skinnyOff = path == "blocked"
 				defer func() { skinnyOff = false }()
-				m, n, k := s[0], s[1], s[2]
+				m, n, k := s.m, s.n, s.k
 				r := rand.New(rand.NewPCG(1, 2))
-				f := mat{dt: tile.F32}
+				f := mat{dt: s.dt}
 				a := &MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1}
 				a.A = newMatrix(r, f, 1, m, k)
 				a.B = newMatrix(r, f, 1, k, n)
-				a.D = newMatrix(r, f, 1, m, n)
-				if err := MatMulFast("avx512", a); err != nil { // warm the pools
+				a.D = newMatrix(r, mat{dt: tile.F32}, 1, m, n)
+				if err := MatMulFast(vn, a); err != nil { // warm the pools
 					b.Fatal(err)
 				}
 				peak := peakPerCPUSecond(runtime.GOMAXPROCS(0))
 				iters := 0
 				t0 := processCPU()
 				for b.Loop() {
-					MatMulFast("avx512", a)
+					MatMulFast(vn, a)
 					iters++
 				}
 				sec := processCPU() - t0
 				b.ReportMetric(2*float64(m*n*k)*float64(iters)/sec/peak, "of-peak-cpu")
-				b.ReportMetric(4*float64(n*k)*float64(iters)/sec/1e9, "B-GB/cpu-s")
+				b.ReportMetric(float64(n*k*s.dt.Size())*float64(iters)/sec/1e9, "B-GB/cpu-s")
 			})
 		}
 	}

@@ -48,7 +48,8 @@ type skinnyKernels struct {
 const (
 	skinnyMaxM = 16  // the most rows of op(A) the skinny path takes
 	skinnyNB   = 64  // columns per kernel call
-	skinnyKC   = 128 // K block when the rows take several kernel calls
+	skinnyKC   = 128 // K block
+	skinnySB   = 8   // column blocks that take a K block in turn
 )
 
 // skinnyPF is how many rows of B ahead the skinny kernels prefetch.
@@ -84,10 +85,7 @@ func (j *job) skinnySplit(threads int) {
 	j.mItems = 1
 	j.nItems = max(1, min(blocks, ceilDiv(4*threads, a.Batch)))
 	j.items = a.Batch * j.nItems
-	j.kc = max(a.K, 1)
-	if a.M > len(j.skinny) {
-		j.kc = skinnyKC
-	}
+	j.kc = skinnyKC
 	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
 }
 
@@ -100,8 +98,9 @@ func (j *job) skinnyWork(w *workspace) {
 	if v.skinny.pairs {
 		w.h = grow16(w.h, max(M, K))
 	}
-	w.row = grow(w.row, skinnyNB)
-	w.tile = growAligned(w.tile, M*skinnyNB)
+	w.row = grow(w.row, skinnySB*skinnyNB)
+	w.buf = grow(w.buf, max(len(w.buf), skinnySB*skinnyNB))
+	w.tile = growAligned(w.tile, M*skinnySB*skinnyNB)
 	if M > len(j.skinny) {
 		w.sk = growAligned(w.sk, j.kc*skinnyNB)
 	}
@@ -129,14 +128,18 @@ func (j *job) skinnyWork(w *workspace) {
 			packed = b
 		}
 		n0, n1 := itemRange(part, j.nItems, a.N, skinnyNB)
-		for jj := n0; jj < n1; jj += skinnyNB {
-			j.skinnyBlock(w, b, jj, min(skinnyNB, n1-jj))
+		for jj := n0; jj < n1; jj += skinnySB * skinnyNB {
+			j.skinnyBlock(w, b, jj, min(skinnySB*skinnyNB, n1-jj))
 		}
 	}
 }
 
-// skinnyBlock computes columns [j0, j0+nr) of D[b], nr ≤ skinnyNB.
-func (j *job) skinnyBlock(w *workspace, b, j0, nr int) {
+// skinnyBlock computes columns [j0, j0+n) of D[b], n ≤ skinnySB·skinnyNB:
+// for each K block, the column blocks in turn, so that B is read a few
+// hundred contiguous bytes of a row at a time (a page of B serves all of
+// them while its TLB entry is warm) rather than 64 columns down the whole
+// of K.
+func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 	a := j.a
 	M, K, B := a.M, a.K, &a.B
 	rows := len(j.skinny)
@@ -144,10 +147,9 @@ func (j *job) skinnyBlock(w *workspace, b, j0, nr int) {
 	if j.v.skinny.pairs {
 		kStep = 2
 	}
-	mask := ^uint64(0) >> (64 - nr)
 	sz := B.DType.Size()
 	ldb := B.LD * sz
-	c, ldc := &w.tile[0], skinnyNB
+	c, ldc := &w.tile[0], skinnySB*skinnyNB
 	if j.mode == destD {
 		c, ldc = f32At(a.D.Data, b*a.D.BatchStride+j0), a.D.LD
 	}
@@ -157,27 +159,31 @@ func (j *job) skinnyBlock(w *workspace, b, j0, nr int) {
 		if pc > 0 {
 			accum = 1
 		}
-		var bp unsafe.Pointer // not read when kc is 0
-		if kc > 0 {
-			bp = unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0)*sz])
-		}
-		for g := 0; g < M; g += rows {
-			r := min(rows, M-g)
-			cg := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*g*ldc))
-			ag := &w.a[pc/kStep*M+g]
-			switch {
-			case M <= rows:
-				j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, nil)
-			case g == 0:
-				// The first rows keep a copy of the block of B.
-				j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
-			default:
-				j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, nil)
+		for jb := 0; jb < n; jb += skinnyNB {
+			mask := ^uint64(0) >> (64 - min(skinnyNB, n-jb))
+			var bp unsafe.Pointer // not read when kc is 0
+			if kc > 0 {
+				bp = unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0+jb)*sz])
+			}
+			cb := unsafe.Add(unsafe.Pointer(c), 4*jb)
+			for g := 0; g < M; g += rows {
+				r := min(rows, M-g)
+				cg := (*float32)(unsafe.Add(cb, 4*g*ldc))
+				ag := &w.a[pc/kStep*M+g]
+				switch {
+				case M <= rows:
+					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, nil)
+				case g == 0:
+					// The first rows keep a copy of the block of B.
+					j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
+				default:
+					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, nil)
+				}
 			}
 		}
 	}
 	if j.mode != destD || j.epi {
-		j.epilogue(w, b, 0, j0, M, nr, c, ldc)
+		j.epilogue(w, b, 0, j0, M, n, c, ldc)
 	}
 }
 

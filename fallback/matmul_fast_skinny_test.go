@@ -47,6 +47,11 @@ func TestMatMulFastSkinny(t *testing.T) {
 		c = f32Case(16, 70, 0) // no K: D is the epilogue of zero
 		c.B.dt, c.Bias = dt, true
 		cases = append(cases, c)
+		for _, m := range []int{3, 9} { // several column super-blocks and K blocks in one item
+			c = f32Case(m, 1100, 300)
+			c.A.dt, c.B.dt, c.Threads, c.Bias = dt, dt, 1, true
+			cases = append(cases, c)
+		}
 		c = f32Case(5, 300, 131)
 		c.B.dt, c.A.dt, c.Threads = dt, tile.E4M3, 7
 		if dt == tile.F32 {
