@@ -12,18 +12,21 @@ import (
 // times a weight matrix B. Their cost is reading B, once: packing B into
 // panels first, as the blocked path does, reads it, writes a copy and reads
 // that again, and the 14-row register tile is mostly empty. The skinny path
-// instead packs only A (M×K floats, alpha applied as packA does), splits
-// the columns of B among the workers in blocks of 64, and multiplies each
-// block of up to 6 rows of A with the block's columns of B read where they
-// lie, row after row, f32 or bf16 widened exactly to f32 (skinnyFunc): every
-// element of B is loaded from memory once. When M is more than 6, K is cut
-// in blocks of skinnyKC steps: the first group of rows also stores the
-// block of B as it multiplied it (widened or paired) to a 32 KiB buffer,
-// contiguous, so in L1 whatever B's row stride, and the further groups read
-// that (the pair variant's without pairing again). The sums are the same FMA chains
-// in the same k order as the blocked f32 kernel's, so the results are the
-// same to f32 rounding; for bf16 B under the pair variant they are one FMA
-// per k instead of VDPBF16PS pairs (no flush of subnormals).
+// instead packs only A (M×K floats, alpha applied as packA does; bf16
+// pairs for the pair variant), splits the columns of B among the workers,
+// and multiplies groups of up to 6 rows of A with 64 columns of B at a
+// time, read where they lie, row after row (skinnyFunc): every element of
+// B is loaded from memory once. K is cut in blocks of skinnyKC rows, each
+// taken across up to skinnySB column blocks in turn, so that B is read in
+// runs of 512 or more contiguous bytes of a row. When M is more than 6,
+// the first group of rows also stores the block of B as it multiplied it
+// (widened or paired) to a 32 KiB buffer, contiguous, so in L1 whatever
+// B's row stride, and the further groups read that (without pairing
+// again). The f32 variant multiplies f32 B, or bf16 B widened exactly, with
+// one FMA per k, as its blocked kernel does; the pair variant multiplies
+// bf16 pairs with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
+// numerics, subnormal flushes included). Only the order of the K blocks'
+// partial sums differs, within f32 rounding.
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
