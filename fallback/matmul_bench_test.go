@@ -120,3 +120,30 @@ func BenchmarkMatMulKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulSkinny times the decode shapes, D = A·B with A M×4096 and
+// B 4096×4096 (f32 or bf16, D f32), on the skinny path and on the blocked
+// path it replaces, and reports B's bytes per second as GB/s.
+func BenchmarkMatMulSkinny(b *testing.B) {
+	for _, name := range []string{"avx512", "avx512bf16"} {
+		v := variantByName(name)
+		if v == nil || !v.Available() {
+			continue
+		}
+		dt := tile.F32
+		if v.BF16Pairs {
+			dt = tile.BF16
+		}
+		for _, m := range []int{1, 4, 16} {
+			for _, path := range []string{"skinny", "blocked"} {
+				b.Run(fmt.Sprintf("%s/%v/m%d/%s", name, dt, m, path), func(b *testing.B) {
+					skinnyOff = path == "blocked"
+					defer func() { skinnyOff = false }()
+					const n = 4096
+					benchMatMul(b, name, dt, m, n, n)
+					b.ReportMetric(float64(n*n*dt.Size())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				})
+			}
+		}
+	}
+}

@@ -101,6 +101,9 @@ type variant struct {
 	// lo and hi for as many whole panels of width W as it handles, and
 	// returns the columns written.
 	pairRows func(dst []float32, lo, hi []uint16, W, kp int) int
+	// skinny, when not nil, holds the kernels of the skinny path
+	// (matmul_fast_skinny.go).
+	skinny *skinnyKernels
 
 	blkOnce sync.Once
 	blk     blocking
@@ -156,6 +159,14 @@ type job struct {
 	// not) and the scales.
 	scaled bool
 	alpha  float32
+	// skinny, when not nil, are the kernels of the skinny path, which the
+	// items take instead of the blocked one.
+	skinny, skinnyStore []skinnyFunc
+	// sharedB, when not nil, holds the whole of op(B) packed (see
+	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
+	// block jb and K block kb. The items then pack only A.
+	sharedB []float32
+	bSlot   int
 }
 
 func (v *variant) matMul(a *MatMulArgs) {
@@ -194,7 +205,14 @@ func (v *variant) matMul(a *MatMulArgs) {
 	// parallelism gains.
 	flops := 2 * float64(a.M) * float64(a.N) * float64(max(a.K, 1)) * float64(a.Batch)
 	threads = max(1, min(threads, int(flops/(1<<20))))
-	j.split(threads)
+	if j.skinny, j.skinnyStore = j.skinnyKernel(); j.skinny != nil {
+		j.skinnySplit(threads)
+	} else {
+		j.split(threads)
+	}
+	if j.shareB(threads) {
+		defer j.releaseB()
+	}
 	threads = min(threads, j.items)
 
 	if threads == 1 {
@@ -282,6 +300,10 @@ func gcd(a, b int) int {
 func (j *job) work() {
 	w := getWorkspace()
 	defer putWorkspace(w)
+	if j.skinny != nil {
+		j.skinnyWork(w)
+		return
+	}
 	per := j.mItems * j.nItems
 	for {
 		t := int(j.next.Add(1) - 1)
@@ -337,8 +359,15 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 			ks := kc // kernel steps
 			if v.BF16Pairs {
 				ks = ceilDiv(kc, 2)
+			}
+			bBuf := w.b
+			switch {
+			case j.sharedB != nil:
+				slot := (jc/nc0*j.numKBlk + kb) * j.bSlot
+				bBuf = j.sharedB[slot : slot+j.bSlot]
+			case v.BF16Pairs:
 				v.packPairsB(w.b, &a.B, b, pc, kc, jc, nc, w.h)
-			} else {
+			default:
 				v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
 			}
 			for ic := m0; ic < m1; ic += mc0 {
@@ -350,7 +379,7 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 				}
 				for jr := 0; jr < nc; jr += NR {
 					nr := min(NR, nc-jr)
-					bp := &w.b[jr*ks]
+					bp := &bBuf[jr*ks]
 					for ir := 0; ir < mc; ir += MR {
 						mr := min(MR, mc-ir)
 						ap := &w.a[ir*ks]
@@ -656,11 +685,12 @@ func gatherLane(d []float32, W int, src []float32, k0 int) {
 		return
 	}
 	_ = d[(k0+len(src)-1)*W] // bounds the stores below
+	// Offsets from the first element, not a pointer stepped past the
+	// last store, which may leave the allocation (checkptr rejects it).
 	p := unsafe.Pointer(&d[k0*W])
 	step := uintptr(4 * W)
-	for _, x := range src {
-		*(*float32)(p) = x
-		p = unsafe.Add(p, step)
+	for i, x := range src {
+		*(*float32)(unsafe.Add(p, uintptr(i)*step)) = x
 	}
 }
 
@@ -671,6 +701,7 @@ const panelSlack = 16
 // workspace holds one worker's buffers; they are recycled through wsPool.
 type workspace struct {
 	a, b, scratch, tile []float32 // 64-byte aligned
+	sk                  []float32 // 64-byte aligned: a block of B (skinny path)
 	buf, row            []float32
 	h                   []uint16 // bf16 rows for the pair panels
 }

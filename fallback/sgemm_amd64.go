@@ -41,6 +41,167 @@ func pairRowsAVX512(dst []float32, lo, hi []uint16, W, kp int) int {
 	return 32 * panels
 }
 
+// Skinny kernels in sgemm_amd64.s (see skinnyFunc and skinnyAVX512 in
+// sgemm_gen.go): r rows of packed A by 64 columns of B read in place, f32,
+// bf16 widened to f32, or bf16 in pairs for VDPBF16PS; the Store forms
+// also copy what they read of B to a buffer, which the DPBF16Buf forms
+// (and the f32 ones) read back for the further rows.
+
+//go:noescape
+func skinny1x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny1x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny1x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny1x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny1x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny1x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny1x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+// skinnyAVX512 holds the skinny kernels of the f32 AVX-512 variant, and
+// skinnyDPBF16 those of the bf16 pair variant. Their masks take AVX512BW's
+// 64-bit mask moves, and the bf16 loads its VPMOVZXWD on zmm.
+var (
+	skinnyAVX512 = &skinnyKernels{
+		features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW},
+		f32: []skinnyFunc{skinny1x64AVX512, skinny2x64AVX512, skinny3x64AVX512,
+			skinny4x64AVX512, skinny5x64AVX512, skinny6x64AVX512},
+		bf16: []skinnyFunc{skinny1x64BF16AVX512, skinny2x64BF16AVX512, skinny3x64BF16AVX512,
+			skinny4x64BF16AVX512, skinny5x64BF16AVX512, skinny6x64BF16AVX512},
+		f32Store: []skinnyFunc{skinny1x64AVX512Store, skinny2x64AVX512Store, skinny3x64AVX512Store,
+			skinny4x64AVX512Store, skinny5x64AVX512Store, skinny6x64AVX512Store},
+		bf16Store: []skinnyFunc{skinny1x64BF16AVX512Store, skinny2x64BF16AVX512Store, skinny3x64BF16AVX512Store,
+			skinny4x64BF16AVX512Store, skinny5x64BF16AVX512Store, skinny6x64BF16AVX512Store},
+		rest: []skinnyFunc{skinny1x64AVX512, skinny2x64AVX512, skinny3x64AVX512,
+			skinny4x64AVX512, skinny5x64AVX512, skinny6x64AVX512},
+	}
+	skinnyDPBF16 = &skinnyKernels{
+		features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512BF16},
+		bf16: []skinnyFunc{skinny1x64DPBF16AVX512, skinny2x64DPBF16AVX512, skinny3x64DPBF16AVX512,
+			skinny4x64DPBF16AVX512, skinny5x64DPBF16AVX512, skinny6x64DPBF16AVX512},
+		bf16Store: []skinnyFunc{skinny1x64DPBF16AVX512Store, skinny2x64DPBF16AVX512Store, skinny3x64DPBF16AVX512Store,
+			skinny4x64DPBF16AVX512Store, skinny5x64DPBF16AVX512Store, skinny6x64DPBF16AVX512Store},
+		rest: []skinnyFunc{skinny1x64DPBF16BufAVX512, skinny2x64DPBF16BufAVX512, skinny3x64DPBF16BufAVX512,
+			skinny4x64DPBF16BufAVX512, skinny5x64DPBF16BufAVX512, skinny6x64DPBF16BufAVX512},
+		pairs: true,
+	}
+)
+
 //go:noescape
 func sgemmKernelAVX2(kc int, a, b, c *float32, ldc, accum int)
 
@@ -155,6 +316,7 @@ func asmVariants() []*variant {
 			kernel:    sbgemmKernelAVX512BF16,
 			transPack: transPackAVX512,
 			pairRows:  pairRowsAVX512,
+			skinny:    skinnyDPBF16,
 			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
 		},
 		{
@@ -165,6 +327,7 @@ func asmVariants() []*variant {
 			},
 			kernel:    sgemmKernelAVX512,
 			transPack: transPackAVX512,
+			skinny:    skinnyAVX512,
 			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
 		},
 		{

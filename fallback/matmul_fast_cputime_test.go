@@ -1,0 +1,104 @@
+//go:build unix
+
+package fallback
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// BenchmarkMatMulCPUTime states f32 products (2048³, 512³, and the decode
+// shapes, f32 and bf16, on the skinny and the blocked path) as fractions of the peak loop
+// by CPU time rather than wall time: of-peak-cpu is the product's FLOPs
+// per second of process CPU time (getrusage, all threads) over the peak
+// loop's, run on as many goroutines right before it, and B-GB/cpu-s the
+// bytes of B per CPU second. On a machine that other work shares, wall
+// times measure the share the OS gave; CPU times what the code did with it
+// (its memory stalls included, so a busy memory system still shows).
+func BenchmarkMatMulCPUTime(b *testing.B) {
+	v := variantByName("avx512")
+	if v == nil || !v.Available() || len(PeakLoops()) == 0 {
+		b.Skip("no AVX-512")
+	}
+	type shape struct {
+		dt      tile.DType
+		m, n, k int
+	}
+	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 16, 4096, 4096},
+		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 16, 4096, 4096}}
+	for _, s := range shapes {
+		vn := "avx512"
+		if s.dt == tile.BF16 {
+			vn = "avx512bf16"
+			if !variantByName(vn).Available() {
+				continue
+			}
+		}
+		for _, path := range []string{"", "blocked"} {
+			if path != "" && s.m > skinnyMaxM {
+				continue
+			}
+			name := fmt.Sprintf("%v/%dx%dx%d", s.dt, s.m, s.n, s.k)
+			if path != "" {
+				name += "/" + path
+			}
+			b.Run(name, func(b *testing.B) {
+				skinnyOff = path == "blocked"
+				defer func() { skinnyOff = false }()
+				m, n, k := s.m, s.n, s.k
+				r := rand.New(rand.NewPCG(1, 2))
+				f := mat{dt: s.dt}
+				a := &MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1}
+				a.A = newMatrix(r, f, 1, m, k)
+				a.B = newMatrix(r, f, 1, k, n)
+				a.D = newMatrix(r, mat{dt: tile.F32}, 1, m, n)
+				if err := MatMulFast(vn, a); err != nil { // warm the pools
+					b.Fatal(err)
+				}
+				peak := peakPerCPUSecond(runtime.GOMAXPROCS(0))
+				iters := 0
+				t0 := processCPU()
+				for b.Loop() {
+					MatMulFast(vn, a)
+					iters++
+				}
+				sec := processCPU() - t0
+				b.ReportMetric(2*float64(m*n*k)*float64(iters)/sec/peak, "of-peak-cpu")
+				b.ReportMetric(float64(n*k*s.dt.Size())*float64(iters)/sec/1e9, "B-GB/cpu-s")
+			})
+		}
+	}
+}
+
+// peakPerCPUSecond runs the f32 peak loop on threads goroutines and returns
+// its FLOPs per second of process CPU time.
+func peakPerCPUSecond(threads int) float64 {
+	l := PeakLoops()[0]
+	const trips = 1 << 21
+	t0 := processCPU()
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.Run(trips)
+		}()
+	}
+	wg.Wait()
+	return float64(threads) * trips * float64(l.FLOPs) / (processCPU() - t0)
+}
+
+// processCPU is the process's user and system CPU time in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}

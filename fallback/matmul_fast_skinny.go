@@ -1,0 +1,218 @@
+package fallback
+
+import (
+	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Skinny products: the few rows of A of a decoding step (M ≤ skinnyMaxM)
+// times a weight matrix B. Their cost is reading B, once: packing B into
+// panels first, as the blocked path does, reads it, writes a copy and reads
+// that again, and the 14-row register tile is mostly empty. The skinny path
+// instead packs only A (M×K floats, alpha applied as packA does; bf16
+// pairs for the pair variant), splits the columns of B among the workers,
+// and multiplies groups of up to 6 rows of A with 64 columns of B at a
+// time, read where they lie, row after row (skinnyFunc): every element of
+// B is loaded from memory once. K is cut in blocks of skinnyKC rows, each
+// taken across up to skinnySB column blocks in turn, so that B is read in
+// runs of 512 or more contiguous bytes of a row. When M is more than 6,
+// the first group of rows also stores the block of B as it multiplied it
+// (widened or paired) to a 32 KiB buffer, contiguous, so in L1 whatever
+// B's row stride, and the further groups read that (without pairing
+// again). The f32 variant multiplies f32 B, or bf16 B widened exactly, with
+// one FMA per k, as its blocked kernel does; the pair variant multiplies
+// bf16 pairs with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
+// numerics, subnormal flushes included). Only the order of the K blocks'
+// partial sums differs, within f32 rounding.
+
+// skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
+// ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
+// the Store kernels copy the steps of B they read to buf.
+type skinnyFunc func(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+// skinnyKernels are a variant's skinny kernels, f32[r-1] and bf16[r-1]
+// taking r rows of A (nil when the variant has none for that type of B).
+// The Store forms also copy the block of B they read, as they multiplied
+// it, to a buffer, and rest[r-1] multiplies that copy by the further rows.
+// With pairs, A is packed in bf16 pairs and the bf16 kernels multiply
+// pairs of rows of B with VDPBF16PS, with the pair variant's numerics
+// (matmul_pairs.go).
+type skinnyKernels struct {
+	features            []cpuid.FeatureID
+	f32, bf16           []skinnyFunc
+	f32Store, bf16Store []skinnyFunc
+	rest                []skinnyFunc
+	pairs               bool
+}
+
+const (
+	skinnyMaxM = 16  // the most rows of op(A) the skinny path takes
+	skinnyNB   = 64  // columns per kernel call
+	skinnyKC   = 128 // K block
+	skinnySB   = 8   // column blocks that take a K block in turn
+)
+
+// skinnyPF is how many rows of B ahead the skinny kernels prefetch.
+var skinnyPF = 32
+
+// skinnyOff, set by benchmarks, sends the skinny shapes down the blocked
+// path, to compare the two.
+var skinnyOff bool
+
+// skinnyKernel returns the kernels for j's product, plain and Store forms,
+// when it takes the skinny path: few rows, B f32 or bf16 stored by rows
+// (not transposed).
+func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
+	a, s := j.a, j.v.skinny
+	if s == nil || skinnyOff || a.M > skinnyMaxM || a.B.Trans || !cpufeat.Supports(s.features...) {
+		return nil, nil
+	}
+	switch a.B.DType {
+	case tile.F32:
+		return s.f32, s.f32Store
+	case tile.BF16:
+		return s.bf16, s.bf16Store
+	}
+	return nil, nil // float8 and f16 B take the blocked path
+}
+
+// skinnySplit shares the column blocks of every batch out as work items,
+// about four per thread so that a worker slowed by other load leaves its
+// share to the others, and sets the K block.
+func (j *job) skinnySplit(threads int) {
+	a := j.a
+	blocks := ceilDiv(a.N, skinnyNB)
+	j.mItems = 1
+	j.nItems = max(1, min(blocks, ceilDiv(4*threads, a.Batch)))
+	j.items = a.Batch * j.nItems
+	j.kc = skinnyKC
+	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
+}
+
+// skinnyWork runs skinny items until none are left.
+func (j *job) skinnyWork(w *workspace) {
+	a, v := j.a, j.v
+	M, K := a.M, a.K
+	w.a = growAligned(w.a, M*K+panelSlack)
+	w.buf = grow(w.buf, max(M*K, 2*K, skinnyNB))
+	if v.skinny.pairs {
+		w.h = grow16(w.h, max(M, K))
+	}
+	w.row = grow(w.row, skinnySB*skinnyNB)
+	w.buf = grow(w.buf, max(len(w.buf), skinnySB*skinnyNB))
+	w.tile = growAligned(w.tile, M*skinnySB*skinnyNB)
+	if M > len(j.skinny) {
+		w.sk = growAligned(w.sk, j.kc*skinnyNB)
+	}
+	scale := a.Alpha // as packA applies it; the pair variant's epilogue does
+	if v.BF16Pairs {
+		scale = 1
+	}
+	packed := -1 // the batch whose rows of A w.a holds
+	for {
+		t := int(j.next.Add(1) - 1)
+		if t >= j.items {
+			return
+		}
+		b, part := t/j.nItems, t%j.nItems
+		if b != packed && K > 0 {
+			base := b * a.A.BatchStride
+			switch {
+			case v.skinny.pairs:
+				skinnyPackPairs(w.a, &a.A, base, M, K, w.h)
+			case a.A.Trans:
+				v.packRows(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
+			default:
+				v.packCols(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
+			}
+			packed = b
+		}
+		n0, n1 := itemRange(part, j.nItems, a.N, skinnyNB)
+		for jj := n0; jj < n1; jj += skinnySB * skinnyNB {
+			j.skinnyBlock(w, b, jj, min(skinnySB*skinnyNB, n1-jj))
+		}
+	}
+}
+
+// skinnyBlock computes columns [j0, j0+n) of D[b], n ≤ skinnySB·skinnyNB:
+// for each K block, the column blocks in turn, so that B is read a few
+// hundred contiguous bytes of a row at a time (a page of B serves all of
+// them while its TLB entry is warm) rather than 64 columns down the whole
+// of K.
+func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
+	a := j.a
+	M, K, B := a.M, a.K, &a.B
+	rows := len(j.skinny)
+	kStep := 1 // K values per packed step of A
+	if j.v.skinny.pairs {
+		kStep = 2
+	}
+	sz := B.DType.Size()
+	ldb := B.LD * sz
+	c, ldc := &w.tile[0], skinnySB*skinnyNB
+	if j.mode == destD {
+		c, ldc = f32At(a.D.Data, b*a.D.BatchStride+j0), a.D.LD
+	}
+	for pc := 0; pc < K || pc == 0; pc += j.kc {
+		kc := min(j.kc, K-pc)
+		accum := 0
+		if pc > 0 {
+			accum = 1
+		}
+		for jb := 0; jb < n; jb += skinnyNB {
+			mask := ^uint64(0) >> (64 - min(skinnyNB, n-jb))
+			var bp unsafe.Pointer // not read when kc is 0
+			if kc > 0 {
+				bp = unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0+jb)*sz])
+			}
+			cb := unsafe.Add(unsafe.Pointer(c), 4*jb)
+			for g := 0; g < M; g += rows {
+				r := min(rows, M-g)
+				cg := (*float32)(unsafe.Add(cb, 4*g*ldc))
+				ag := &w.a[pc/kStep*M+g]
+				switch {
+				case M <= rows:
+					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, nil)
+				case g == 0:
+					// The first rows keep a copy of the block of B.
+					j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
+				default:
+					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, nil)
+				}
+			}
+		}
+	}
+	if j.mode != destD || j.epi {
+		j.epilogue(w, b, 0, j0, M, n, c, ldc)
+	}
+}
+
+// skinnyPackPairs packs the M rows of op(A) (the first element at base) in
+// bf16 pairs: word s·M+i of dst holds op(A)(i, 2s) in its low half and
+// op(A)(i, 2s+1) in its high half, zero past K. h holds max(M, K) values.
+func skinnyPackPairs(dst []float32, m *Matrix, base, M, K int, h []uint16) {
+	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), ceilDiv(K, 2)*M)
+	clear(d)
+	if m.Trans {
+		for k := range K {
+			sh := 16 * (k & 1)
+			row := d[k/2*M : k/2*M+M]
+			for i, x := range loadBF16Run(m, base+k*m.LD, M, h) {
+				row[i] |= uint32(x) << sh
+			}
+		}
+		return
+	}
+	for i := range M {
+		r := loadBF16Run(m, base+i*m.LD, K, h)
+		for s := range K / 2 {
+			d[s*M+i] = uint32(r[2*s]) | uint32(r[2*s+1])<<16
+		}
+		if K%2 != 0 {
+			d[K/2*M+i] = uint32(r[K-1])
+		}
+	}
+}
