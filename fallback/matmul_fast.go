@@ -22,6 +22,9 @@ type MatMulVariant struct {
 	// a time (see matmul_pairs.go): its operands must be bf16 or float8,
 	// which it uses exactly, and it rounds nothing but the f32 sums.
 	BF16Pairs bool
+	// Skinny marks a variant with the skinny path (matmul_fast_skinny.go):
+	// products of at most 16 rows with B by rows read B in place, once.
+	Skinny bool
 }
 
 // Accepts reports whether the variant takes operands of types a and b: any
@@ -42,6 +45,7 @@ func MatMulVariants() []MatMulVariant {
 	vs := make([]MatMulVariant, len(variants))
 	for i, v := range variants {
 		vs[i] = v.MatMulVariant
+		vs[i].Skinny = v.skinny != nil
 		vs[i].Features = append([]cpuid.FeatureID(nil), v.Features...)
 	}
 	return vs

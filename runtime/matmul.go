@@ -143,11 +143,17 @@ func init() {
 				return fallback.MatMulFast(name, HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads))
 			}),
 		}
+		if v.Skinny {
+			k.Doc += "; at most 16 rows with B by rows: B read in place by the skinny kernels"
+		}
 		if v.BF16Pairs {
 			// bf16 and float8 operands only, packed in bf16 pairs with
 			// float8 decoded exactly; ahead of cpu.matmul.fp8.
 			k.Preference = 200 - i
 			k.Doc = fmt.Sprintf("bf16/float8 operands packed in bf16 K pairs (float8 decoded exactly), scales in the f32 epilogue; %dx%d %s dot-product micro-kernel", v.MR, v.NR, name)
+			if v.Skinny {
+				k.Doc += "; at most 16 rows with bf16 B by rows: B read in place by the skinny kernels"
+			}
 			k.Supports = cpuMatMulPairsSupports
 			k.Launch = CPUKernel(func(l *Launch) error {
 				h := HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads)
