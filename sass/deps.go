@@ -219,6 +219,19 @@ var depTable = []depRule{
 	{op: "USEL", class: ClassUniform},
 	{op: "UISETP", class: ClassUniform},
 	{op: "UFLO", class: ClassUniform},
+	{op: "ULEA", class: ClassUniform},
+	// R2UR crosses from the vector to the uniform datapath with variable
+	// latency: ptxas gives R2UR UR5, R8 a write scoreboard (kernels/mma).
+	{op: "R2UR", class: ClassS2R},
+	// POPC, BREV, FLO and MATCH are variable-latency: ptxas gives each a
+	// write scoreboard (testdata/ptxas/golden/reduce.sm_86.txt); the class
+	// (SFU for the bit counts, SHARED, SHFL's, for MATCH) is assumed.
+	{op: "POPC", class: ClassSFU},
+	{op: "BREV", class: ClassSFU},
+	{op: "FLO", class: ClassSFU},
+	{op: "MATCH", mods: "U64", class: ClassShared, widths: []uint8{1, 2}},
+	{op: "MATCH", class: ClassShared},
+	{op: "ERRBAR", class: ClassBranch},
 
 	{op: "BRA", class: ClassBranch},
 	{op: "EXIT", class: ClassBranch},
