@@ -116,7 +116,10 @@ const (
 	// cubins); in intmath.ptx div_uniform I2F.U32.RP R11 sets none and
 	// MUFU.RCP R11, R11 reads it after a wait on the MUFU.RCP between
 	// them; in fp64.ptx dcvt F2F.F32.F64 R3 sets none and F2F.F64.F32
-	// R10, R3 reads it after a wait on the next F2F's.
+	// R10, R3 reads it after a wait on the next F2F's. POPC, BREV and FLO
+	// belong to it too: in reduce.ptx bits, POPC R7 sets no scoreboard and
+	// IMAD.IADD R11, R7, 0x1, R4 reads it after a wait on SB0 of the next
+	// BREV R4 only.
 	QueueSFU
 	// QueueDouble: DADD, DMUL, DFMA and DSETP return in issue order. In
 	// fp64.ptx dmath, DMUL.RP R6 sets no scoreboard and DFMA.RZ R2, R2,
@@ -255,6 +258,22 @@ var depTable = []depRule{
 	{op: "USEL", class: ClassUniform},
 	{op: "UISETP", class: ClassUniform},
 	{op: "UFLO", class: ClassUniform},
+	{op: "ULEA", class: ClassUniform},
+	// R2UR crosses from the vector to the uniform datapath with variable
+	// latency: ptxas gives R2UR UR5, R8 a write scoreboard (kernels/mma).
+	{op: "R2UR", class: ClassS2R},
+	// POPC, BREV, FLO and MATCH are variable-latency: ptxas gives each a
+	// write scoreboard (testdata/ptxas/golden/reduce.sm_86.txt); the class
+	// (SFU for the bit counts, SHARED, SHFL's, for MATCH) is assumed.
+	{op: "POPC", class: ClassSFU, queue: QueueSFU},
+	{op: "BREV", class: ClassSFU, queue: QueueSFU},
+	{op: "FLO", class: ClassSFU, queue: QueueSFU},
+	// MATCH: variable latency; its sources are timed as an SFU op's (ptxas
+	// gives them the ALU->SFU distance: reduce.ptx warp_match LOP3.LUT
+	// R8->MATCH.ANY.U64 R6, R8 at 4 cycles).
+	{op: "MATCH", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}},
+	{op: "MATCH", class: ClassSFU},
+	{op: "ERRBAR", class: ClassBranch},
 
 	{op: "BRA", class: ClassBranch},
 	{op: "EXIT", class: ClassBranch},

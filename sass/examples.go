@@ -38,6 +38,8 @@ func exampleOperand(o ospec, k int) Operand {
 		a.Imm = 0x164
 	case fCX:
 		a.Indexed, a.N, a.Imm, a.Bank = true, 8, 0x13, 2
+	case fCXU:
+		a.Indexed, a.UIndex, a.N, a.Imm, a.Bank = true, true, 4, 0x30, 2
 	case fSR:
 		a.N = uint8(SRTidX)
 	case fT:

@@ -29,24 +29,25 @@ func (w *word) set(pos, width uint, v uint64) {
 type fkind uint8
 
 const (
-	fR  fkind = iota // register, 8 bits
-	fP               // predicate, 3 bits
-	fUR              // uniform register, 6 bits (field 8 bits)
-	fUP              // uniform predicate, 3 bits
-	fI               // integer immediate, printed signed
-	fU               // integer immediate, printed unsigned
-	fF               // binary32 immediate
-	fD               // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
-	fC               // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
-	fCX              // indexed constant c[bank][Ra+off]: Ra at pos, byte offset 16 bits at 38, bank 5 bits at 54 (LDC)
-	fSR              // special register, 8 bits
-	fT               // branch target, signed width bits
-	fSB              // scoreboard number (DEPBAR), 3 bits
-	fB               // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
-	fMG              // global address [Ra.64+off24], desc UR at 32
-	fMA              // global address [Ra+off24] printed without .64, desc UR at 32
-	fMS              // shared address [Ra(.Xn)+off24], scale at 78:2
-	fMX              // shared address without scale field [Ra+off24]
+	fR   fkind = iota // register, 8 bits
+	fP                // predicate, 3 bits
+	fUR               // uniform register, 6 bits (field 8 bits)
+	fUP               // uniform predicate, 3 bits
+	fI                // integer immediate, printed signed
+	fU                // integer immediate, printed unsigned
+	fF                // binary32 immediate
+	fD                // binary64 immediate: the high 32 bits of the value (DFMA R2, -R4, R6, 1)
+	fC                // constant bank: offset 14 bits at pos (x4), bank 5 bits at pos+14
+	fCX               // indexed constant c[bank][Ra+off]: Ra at pos, byte offset 16 bits at 38, bank 5 bits at 54 (LDC)
+	fCXU              // fCX indexed by a uniform register c[bank][URa+off] (ULDC UR4, c[0x2][UR4+0x30])
+	fSR               // special register, 8 bits
+	fT                // branch target, signed width bits
+	fSB               // scoreboard number (DEPBAR), 3 bits
+	fB                // convergence barrier B0..B15 (BSSY, BSYNC, BREAK, BMOV), 4 bits
+	fMG               // global address [Ra.64+off24], desc UR at 32
+	fMA               // global address [Ra+off24] printed without .64, desc UR at 32
+	fMS               // shared address [Ra(.Xn)+off24], scale at 78:2
+	fMX               // shared address without scale field [Ra+off24]
 )
 
 // ospec is one operand field.
@@ -167,7 +168,7 @@ func parseOspec(s string) ospec {
 	if at < 0 {
 		panic("sass: bad operand spec " + s)
 	}
-	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "CX": fCX, "SR": fSR,
+	kinds := map[string]fkind{"R": fR, "P": fP, "UR": fUR, "UP": fUP, "I": fI, "U": fU, "F": fF, "D": fD, "C": fC, "CX": fCX, "CXU": fCXU, "SR": fSR,
 		"T": fT, "SB": fSB, "B": fB, "MG": fMG, "MA": fMA, "MS": fMS, "MX": fMX}
 	k, ok := kinds[s[:at]]
 	if !ok {
@@ -298,6 +299,7 @@ func def(spec string) {
 	immKind := "I"
 	arch := 86
 	uniform := false
+	urSel := ""
 	var fixed []string
 	var slots []string
 	for _, h := range head[2:] {
@@ -308,6 +310,8 @@ func def(spec string) {
 			arch = 89
 		case h == "uniform":
 			uniform = true
+		case strings.HasPrefix(h, "ur="):
+			urSel = h[3:]
 		case strings.HasPrefix(h, "="):
 			fixed = append(fixed, h[1:])
 		default:
@@ -336,6 +340,7 @@ func def(spec string) {
 	}
 	hasC := false
 	allowed := "1234567"
+	fixedB := false
 	for _, o := range opnds {
 		if strings.HasPrefix(o, "$C") {
 			hasC = true
@@ -346,7 +351,29 @@ func def(spec string) {
 			for j < len(allowed) && allowed[j] >= '1' && allowed[j] <= '7' {
 				j++
 			}
+			fixedB = strings.Contains(allowed[j:], "=")
 			allowed = allowed[:j]
+		}
+	}
+	// A source that may sit in the register file may also come from a
+	// uniform register (ptxas's LEA R20, P0, R4, UR10, 0x1 and FMUL R169,
+	// R168, UR10), unless the form pins the source to one register (the
+	// IMAD.MOV aliases) or is itself uniform: selector 6 where the
+	// immediate or constant goes in the B field (4, 5), 7 where it goes in
+	// the C field (2, 3: FADD's, DSETP's), both for a three-source opcode.
+	// A form's "ur=DIGITS" option overrides the choice (nvdisasm refuses
+	// LEA.HI with C from a uniform register, and ptxas emits LEA.HI.X R22,
+	// R4, UR12, R5, 0x1, P0: ur=6).
+	if !uniform && !fixedB && strings.ContainsRune(allowed, '1') && !strings.ContainsAny(allowed, "67") {
+		switch {
+		case urSel != "":
+			allowed += urSel
+		case hasC:
+			allowed += "67"
+		case strings.ContainsAny(allowed, "23"):
+			allowed += "7"
+		default:
+			allowed += "6"
 		}
 	}
 	for sel := uint64(1); sel <= 7; sel++ {
@@ -634,8 +661,8 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		}
 		w.set(o.pos, 14, uint64(a.Imm/4))
 		w.set(o.pos+14, 5, uint64(a.Bank))
-	case fCX:
-		if a.Imm < 0 || a.Imm >= 1<<16 || a.Bank > 31 || !a.Indexed {
+	case fCX, fCXU:
+		if a.Imm < 0 || a.Imm >= 1<<16 || a.Bank > 31 || !a.Indexed || a.UIndex != (o.kind == fCXU) || a.UIndex && a.N > 63 {
 			return bad("indexed constant out of range")
 		}
 		w.set(o.pos, 8, uint64(a.N))
@@ -692,7 +719,7 @@ func (o ospec) operandKind() Kind {
 		return KFloat
 	case fD:
 		return KDouble
-	case fC, fCX:
+	case fC, fCX, fCXU:
 		return KCBank
 	case fSR:
 		return KSpecial
@@ -746,8 +773,8 @@ func decodeOperand(w word, o ospec) Operand {
 	case fC:
 		a.Imm = int64(w.get(o.pos, 14) * 4)
 		a.Bank = uint8(w.get(o.pos+14, 5))
-	case fCX:
-		a.Indexed = true
+	case fCX, fCXU:
+		a.Indexed, a.UIndex = true, o.kind == fCXU
 		a.N = uint8(w.get(o.pos, 8))
 		a.Imm = int64(w.get(38, 16))
 		a.Bank = uint8(w.get(54, 5))

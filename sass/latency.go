@@ -75,6 +75,7 @@ func DefaultLatencies() *LatencyTable {
 			{ClassALU, ClassConv, 4, "kernels/mma mma.ptx tcrt_mma_256x128_e5m2_tt: FSEL->F2FP.PACK_AB"},
 			{ClassConv, ClassALU, 4, "kernels/ptx sg.ptx tcrt_sg_scatter: F2FP.PACK_AB->PRMT"},
 			{ClassUniform, ClassUniform, 2, "sm86mm mma_ref.ptx: ULDC->USHF; attn.ptx flash_attn ULDC->UIADD3; atomics.ptx shared_hist VOTEU->UFLO; kernels/mma tcrt_mma_attn_d256_bf16 UMOV->UIMAD"},
+			{ClassFMA, ClassS2R, 4, "kernels/mma mma.ptx tcrt_mma_attn_d256_bf16: FMUL R9->R2UR UR9, R9"},
 			{ClassUniform, ClassALU, 2, "kernels/ptx sg.ptx tcrt_sg_scatter: ULDC UR4->ISETP.NE.U32.AND P1, PT, RZ, UR4"},
 		},
 		SameClass:  4,

@@ -168,6 +168,9 @@ type Operand struct {
 	// Indexed marks a KCBank indexed by register N: c[Bank][RN+Imm]
 	// (LDC; with N = RZ it prints as c[Bank][Imm]).
 	Indexed bool
+	// UIndex marks the index register of an Indexed KCBank as a uniform
+	// register (ULDC UR4, c[0x2][UR4+0x30]; N = 63 is URZ).
+	UIndex bool
 	// Sel is a half selector or swizzle printed after a register
 	// (".H0_H0", ".H1_H1", ".F32", ...): empty for none.
 	Sel string
@@ -287,8 +290,11 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		}
 	case KCBank:
 		s = fmt.Sprintf("c[0x%x][%s]", o.Bank, hexs(o.Imm))
-		if o.Indexed && o.N != 255 {
+		if o.Indexed && o.UIndex && o.N != 63 || o.Indexed && !o.UIndex && o.N != 255 {
 			x := regName(o.N)
+			if o.UIndex {
+				x = UReg(o.N).String()
+			}
 			if o.Imm != 0 {
 				x += "+" + hexs(o.Imm)
 			}

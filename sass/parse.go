@@ -186,6 +186,21 @@ func parseRegName(s string) (uint8, bool) {
 	return uint8(n), true
 }
 
+// parseURegName reads URn or URZ (63).
+func parseURegName(s string) (uint8, bool) {
+	if s == "URZ" {
+		return 63, true
+	}
+	if len(s) < 3 || s[:2] != "UR" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s[2:])
+	if err != nil || n < 0 || n > 62 || strconv.Itoa(n) != s[2:] {
+		return 0, false
+	}
+	return uint8(n), true
+}
+
 func parseInt(s string) (int64, bool) {
 	neg := false
 	if strings.HasPrefix(s, "-") {
@@ -434,7 +449,7 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.Bank = uint8(b)
 		a.Imm = v
-	case fCX:
+	case fCX, fCXU:
 		if !strings.HasPrefix(t, "c[") || !strings.HasSuffix(t, "]") {
 			return bad()
 		}
@@ -449,12 +464,18 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		x := rest[j+2:]
 		a.Indexed, a.Bank, a.N = true, uint8(b), 255
+		if o.kind == fCXU {
+			a.UIndex, a.N = true, 63
+		}
 		if v, ok := parseInt(x); ok {
 			a.Imm = v
 			break
 		}
 		reg, off, hasOff := strings.Cut(x, "+")
 		n, ok := parseRegName(reg)
+		if o.kind == fCXU {
+			n, ok = parseURegName(reg)
+		}
 		if !ok {
 			return bad()
 		}

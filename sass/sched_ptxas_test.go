@@ -136,6 +136,8 @@ var latencyEvidence = []struct {
 	{corpusDir + "/cubin/attn.sm_86.cubin", "flash_attn", "ULDC", "UIADD3", 2},
 	{corpusDir + "/cubin/atomics.sm_86.cubin", "shared_hist", "VOTEU", "UFLO", 2},
 	{"../kernels/mma/cubin/mma.sm_86.cubin", "tcrt_mma_attn_d256_bf16", "UMOV", "UIMAD", 2},
+	{"../kernels/mma/cubin/mma.sm_86.cubin", "tcrt_mma_attn_d256_bf16", "FMUL", "R2UR", 4},
+	{corpusDir + "/cubin/reduce.sm_86.cubin", "warp_match", "LOP3", "MATCH", 4},
 }
 
 // cubinPairs reads a committed ptxas cubin and returns blockPairs of each

@@ -248,18 +248,19 @@ type warp struct {
 	c      *cta
 	id     int
 	r      [][32]uint32
-	wr     []uint32 // lanes that have written each register
-	disc   [32]uint32
+	wr     []uint32      // lanes that have written each register
+	disc   [4][32]uint32 // the discarded words of an RZ (or uniform) destination tuple
 	ur     [64]uint32
 	urw    uint64
-	p      [8]uint32
-	pw     [8]uint32
+	p      [16]uint32 // P0..PT, then UP0..UPT (8+n: all lanes or none)
+	pw     [16]uint32
 	exists uint32
 	active uint32 // the lanes of the running group
 	live   uint32 // lanes that have not exited
 	pc     int
 	pend   []lgroup   // diverged lane groups waiting to run (empty when converged)
 	cbar   [16]uint32 // convergence barriers B0..B15: the lanes BSSY recorded
+	depth  [32]int32  // each lane's call depth (CALL less RET)
 	loc    [32][]byte // each lane's local memory window, allocated on first use
 	state  uint8
 	barPC  int
@@ -350,10 +351,11 @@ func (c *cta) run(i int64) error {
 			w.wr[k] = 0
 		}
 		w.ur, w.urw = [64]uint32{}, 0
-		w.p, w.pw = [8]uint32{}, [8]uint32{}
+		w.p, w.pw = [16]uint32{}, [16]uint32{}
 		w.p[PT], w.pw[PT] = 0xffffffff, 0xffffffff
+		w.p[upBase+UPT], w.pw[upBase+UPT] = 0xffffffff, 0xffffffff
 		w.active, w.live, w.pc, w.state = w.exists, w.exists, 0, wReady
-		w.pend, w.cbar = w.pend[:0], [16]uint32{}
+		w.pend, w.cbar, w.depth = w.pend[:0], [16]uint32{}, [32]int32{}
 		for _, b := range w.loc {
 			for k := range b {
 				b[k] = fill
@@ -531,14 +533,14 @@ func (w *warp) srcK(s *sopnd, slot, k int) *[32]uint32 {
 
 func (w *warp) dst(n uint8) *[32]uint32 {
 	if n == 255 {
-		return &w.disc
+		return &w.disc[0]
 	}
 	return &w.r[n]
 }
 
 func (w *warp) dstK(n uint8, k int) *[32]uint32 {
 	if n == 255 {
-		return &w.disc
+		return &w.disc[k&3]
 	}
 	return &w.r[int(n)+k]
 }
@@ -566,7 +568,16 @@ func (w *warp) pred(p psrc) uint32 {
 }
 
 func (w *warp) setPred(p uint8, m, exec uint32) {
-	if p == uint8(PT) {
+	if p&7 == uint8(PT) {
+		return
+	}
+	if p >= upBase {
+		// a uniform predicate: one value for the warp (the executing
+		// lanes agree on it)
+		w.p[p] = 0
+		if m&exec != 0 {
+			w.p[p] = 0xffffffff
+		}
 		return
 	}
 	w.p[p] = w.p[p]&^exec | m&exec
@@ -637,6 +648,8 @@ func (c *cta) runWarp(w *warp) error {
 					}
 				case 1:
 					w.pw[s.n] |= exec
+				case 3:
+					w.pw[s.n] = 0xffffffff
 				case 2:
 					for k := 0; k < int(s.cnt); k++ {
 						w.urw |= 1 << (int(s.n) + k)
@@ -663,6 +676,9 @@ func (c *cta) checkReads(w *warp, d *dinst, exec uint32) error {
 			}
 		case 1:
 			if m := w.pw[s.n]; m&exec != exec {
+				if s.n >= upBase {
+					return c.fault(w, d, firstLane(exec), ErrSimUninitialized, "%v never written", UPred(s.n-upBase))
+				}
 				return c.fault(w, d, firstLane(exec&^m), ErrSimUninitialized, "%v never written", Pred(s.n))
 			}
 		case 2:

@@ -20,7 +20,6 @@ const (
 	xS2UR
 	xULDC
 	xUMOV
-	xUIADD3
 	xIMAD
 	xIMADHI
 	xIMADWIDE
@@ -81,7 +80,23 @@ const (
 	xBMOVR // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
 	xP2R   // P2R Rd, PR, RZ, mask (sim_mma.go)
 	xSGXT  // SGXT Rd, Ra, width (sim_mma.go)
+	xPLOP3 // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
+	xLDC   // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
+	xMATCH // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
+	xFRND  // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
 )
+
+// upBase is the index of UP0 in a warp's predicate file (P0..PT, then
+// UP0..UPT): a decoded uniform predicate is upBase+n.
+const upBase = 8
+
+// uniformOps are the uniform datapath's opcodes that compute what a general
+// opcode computes: they decode as it, with uniform registers and predicates
+// in its operands, and run once for the warp (dinst.uni). R2UR is MOV from
+// the first executing lane; VOTEU is VOTE, whose result is a warp-wide value.
+var uniformOps = map[Op]Op{"UIADD3": "IADD3", "UIMAD": "IMAD", "USHF": "SHF", "ULOP3": "LOP3", "USEL": "SEL",
+	"UISETP": "ISETP", "ULEA": "LEA", "UFLO": "FLO", "UPOPC": "POPC", "UBREV": "BREV", "UPRMT": "PRMT",
+	"R2UR": "MOV", "VOTEU": "VOTE"}
 
 // operand kinds of a decoded source.
 const (
@@ -143,7 +158,7 @@ type dinst struct {
 	pd     [2]uint8
 	npd    int
 	s      [4]sopnd
-	ps     [2]psrc
+	ps     [3]psrc
 	mem    maddr
 	mem2   maddr
 	target int
@@ -155,9 +170,19 @@ type dinst struct {
 	bf, relu, trans, left bool
 	signed, hiMerge       bool
 	strong                bool // LDG/STG .STRONG.*: single-copy atomic (runs under the memory's lock)
-	width                 int  // bytes of a memory access
-	sub                   uint8
-	n                     int
+	cond                  bool // BRA P / EXIT P: the executing lanes are also those of ps[0]
+	call                  int8 // +1 CALL, -1 RET: the executing lanes' call depth changes (MaxCallDepth)
+	shm                   bool // ATOMS: a shared-memory atomic
+	// uni: a uniform-datapath instruction. It runs in the first executing
+	// lane only (in every executing lane when uniAll: VOTEU's ballot) and
+	// its uniform destination UR[ud], ucnt registers, takes that lane's
+	// result; uniform predicates take one value for the warp.
+	uni, uniAll bool
+	ud, ucnt    uint8
+	cb          []byte // LDC: the constant bank (bound at launch)
+	width       int    // bytes of a memory access
+	sub         uint8
+	n           int
 
 	wait     uint8
 	wsb, rsb int8 // scoreboard index, -1 none
@@ -280,19 +305,45 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 	}
 	a := in.Args
 	mods := in.Mods
+	if g, ok := uniformOps[in.Op]; ok {
+		in.Op, d.uni, d.uniAll = g, true, g == "VOTE"
+	}
+	if in.Op == "ULDC" && len(a) == 2 && a[1].Kind == KCBank && a[1].Indexed {
+		// ULDC URd, c[bank][URa+off]: LDC with a uniform index
+		in.Op, d.uni = "LDC", true
+	}
+	// kindOK: a uniform instruction's registers and predicates are uniform
+	// ones where the general opcode names general ones.
+	kindOK := func(got, want Kind) bool {
+		return got == want || d.uni && (want == KReg && got == KUReg || want == KPred && got == KUPred)
+	}
 	want := func(kinds ...Kind) error {
 		if len(a) != len(kinds) {
 			return bad("%s: %d operands, want %d", in.Op, len(a), len(kinds))
 		}
 		for i, k := range kinds {
-			if k != KNone && a[i].Kind != k {
+			if k != KNone && !kindOK(a[i].Kind, k) {
 				return bad("%s: operand %d is a %v, want a %v", in.Op, i, a[i].Kind, k)
 			}
 		}
 		return nil
 	}
-	// dst marks a general register destination of cnt registers.
+	// dst marks a general register destination of cnt registers (a uniform
+	// one for a uniform instruction: the result lands in the discard
+	// registers and is copied to UR[ud]).
 	dst := func(o Operand, cnt int) error {
+		if o.Kind == KUReg && d.uni {
+			if o.N != 63 && int(o.N)+cnt-1 > 62 {
+				return bad("%s: uniform tuple UR%d", in.Op, o.N)
+			}
+			d.d, d.ud, d.ucnt = 255, o.N, uint8(cnt)
+			if o.N != 63 {
+				d.writes = append(d.writes, span{2, o.N, uint8(cnt)})
+			} else {
+				d.ucnt = 0
+			}
+			return nil
+		}
 		if o.Kind != KReg {
 			return bad("%s: destination is a %v", in.Op, o.Kind)
 		}
@@ -309,6 +360,14 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		return nil
 	}
 	pdst := func(o Operand) error {
+		if o.Kind == KUPred && d.uni {
+			d.pd[d.npd] = upBase + o.N
+			d.npd++
+			if o.N != uint8(UPT) {
+				d.writes = append(d.writes, span{3, upBase + o.N, 1})
+			}
+			return nil
+		}
 		if o.Kind != KPred {
 			return bad("%s: predicate destination is a %v", in.Op, o.Kind)
 		}
@@ -320,6 +379,14 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		return nil
 	}
 	psrcOf := func(o Operand, k int) error {
+		if o.Kind == KUPred {
+			// a uniform predicate: all lanes or none
+			d.ps[k] = psrc{upBase + o.N, o.Not}
+			if o.N != uint8(UPT) {
+				d.reads = append(d.reads, span{1, upBase + o.N, 1})
+			}
+			return nil
+		}
 		if o.Kind != KPred {
 			return bad("%s: predicate source is a %v", in.Op, o.Kind)
 		}
@@ -355,7 +422,7 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 				s.v2 = 0xffffffff
 			}
 		case KCBank:
-			if o.Indexed {
+			if o.Indexed && o.N != 255 {
 				return bad("%s: indexed constant not modelled", in.Op)
 			}
 			s.k, s.bank, s.off = oConst, o.Bank, o.Imm
@@ -468,7 +535,7 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		if err != nil {
 			return err
 		}
-		d.op, d.target = xBRA, t
+		d.op, d.target, d.call = xBRA, t, 1
 		return nil
 	case "RET", "BRX", "BRXU":
 		// RET.REL.NODEC Ra and BRX Ra: the target is the byte offset
@@ -492,11 +559,26 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			return err
 		}
 		d.op, d.n = xBRX, 16*(d.idx+1)+int(a[1].Imm)
+		if in.Op == "RET" {
+			d.call = -1
+		}
 		return nil
-	case "EXIT":
-		d.op = xEXIT
-		return want()
-	case "BRA":
+	case "EXIT", "BRA":
+		// EXIT P and BRA P, target: the predicate operand narrows the
+		// guard's lanes (ptxas's @!P1 BRA P2, 0x1e70 in the project's sg
+		// kernels, taken where !P1 and P2: inferred from the code around
+		// it, and @!P0 EXIT P1 in the corpus's tile_index)
+		if len(a) > 0 && a[0].Kind == KPred {
+			d.cond = true
+			if err := psrcOf(a[0], 0); err != nil {
+				return err
+			}
+			a = a[1:]
+		}
+		if in.Op == "EXIT" {
+			d.op = xEXIT
+			return want()
+		}
 		if err := want(KTarget); err != nil {
 			return err
 		}
@@ -509,6 +591,9 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 	case "MOV":
 		if err := want(KReg, KNone); err != nil {
 			return err
+		}
+		if d.uni && a[1].Kind != KReg {
+			return bad("R2UR: source is a %v", a[1].Kind)
 		}
 		d.op = xMOV
 		if err := src(a[1], 0, 1); err != nil {
@@ -548,20 +633,6 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			d.writes = append(d.writes, span{2, a[0].N, uint8(cnt)})
 		}
 		return src(a[1], 0, cnt)
-	case "UIADD3":
-		if err := want(KUReg, KNone, KNone, KNone); err != nil {
-			return err
-		}
-		d.op, d.d = xUIADD3, a[0].N
-		if a[0].N != 63 {
-			d.writes = append(d.writes, span{2, a[0].N, 1})
-		}
-		for k := 0; k < 3; k++ {
-			if err := src(a[k+1], k, 1); err != nil {
-				return err
-			}
-		}
-		return nil
 	case "IMAD":
 		d.u32 = has(mods, "U32")
 		d.x = has(mods, "X")
@@ -614,6 +685,13 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		var srcs []Operand
 		if d.x {
+			if len(a) == 7 {
+				// IADD3.X Rd, Pc, a, b, c, Px, Py: Pc the carry out
+				if err := pdst(a[1]); err != nil {
+					return err
+				}
+				a = append(a[:1:1], a[2:]...)
+			}
 			if len(a) != 6 {
 				return bad("IADD3.X: %d operands", len(a))
 			}
@@ -640,16 +718,24 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		return dst(a[0], 1)
 	case "LOP3":
 		if len(a) == 7 {
-			// LOP3.LUT P, R, A, B, C, lut, !PT: P is set where the result
-			// is not zero. What a predicate input other than !PT does is
-			// not known here.
+			// LOP3.LUT P, R, A, B, C, lut, Q: P is set where the result is
+			// not zero or Q is true. The OR is inferred from ptxas's test
+			// of a 64-bit (x & m) != 0 in the project's sg kernels
+			// (LOP3.LUT P0, RZ, R10, UR8, RZ, 0xc0, !PT, then LOP3.LUT P0,
+			// RZ, R15, UR9, RZ, 0xc0, P0); with !PT, ptxas's usual input,
+			// P is just result != 0.
+			if len(mods) != 1 || mods[0] != "LUT" {
+				return bad("LOP3.%v with a predicate output", mods)
+			}
 			if err := pdst(a[0]); err != nil {
 				return err
 			}
-			if a[6].Kind != KPred || a[6].N != uint8(PT) || !a[6].Not {
-				return bad("LOP3: predicate input %v with a predicate output", a[6])
+			if err := psrcOf(a[6], 0); err != nil {
+				return err
 			}
 			a = a[1:]
+		} else {
+			d.ps[0] = psrc{uint8(PT), true}
 		}
 		if len(a) != 5 && len(a) != 6 {
 			return bad("LOP3: %d operands", len(a))
@@ -886,7 +972,7 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		if err := want(KReg, KNone); err != nil {
 			return err
 		}
-		ops := []string{"COS", "SIN", "EX2", "LG2", "RCP", "RSQ", "SQRT", "TANH"}
+		ops := []string{"COS", "SIN", "EX2", "LG2", "RCP", "RSQ", "SQRT", "TANH", "RCP64H", "RSQ64H"}
 		found := false
 		for k, o := range ops {
 			if has(mods, o) {
@@ -1258,6 +1344,8 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		switch {
 		case has(mods, "S32"):
 			d.n = 1
+		case has(mods, "S64"):
+			d.n, d.width = 7, 8
 		case has(mods, "64"):
 			d.n, d.width = 2, 8
 		case has(mods, "F32"):
@@ -1269,7 +1357,7 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		case has(mods, "F64"):
 			d.n, d.width = 6, 8
 		}
-		if d.n >= 3 && d.sub != 0 {
+		if d.n >= 3 && d.n <= 6 && d.sub != 0 {
 			return bad("%s: float %v", in.Op, mods)
 		}
 		cnt := d.width / 4
@@ -1320,6 +1408,67 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 		}
 		return nil
+	case "ATOMS":
+		// shared-memory atomics, lane by lane: the operations of ATOMG;
+		// CAS returns the old value, CAST.SPIN 1 where it stored and 0
+		// where it did not (ptxas's shared CAS loop retries until 1)
+		atomOps := []string{"ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST"}
+		found := false
+		for k, o := range atomOps {
+			if has(mods, o) {
+				d.sub, found = uint8(k), true
+			}
+		}
+		if !found || has(mods, "POPC") || d.sub == 10 && !has(mods, "SPIN") {
+			return bad("ATOMS.%v", mods)
+		}
+		d.op, d.shm, d.width, d.n = xATOM, true, 4, 0
+		switch {
+		case has(mods, "S32"):
+			d.n = 1
+		case has(mods, "64"):
+			d.n, d.width = 2, 8
+		}
+		n := 3
+		if d.sub >= 9 {
+			d.op, n, d.x = xATOMCAS, 4, d.sub == 10
+		}
+		if len(a) != n || a[0].Kind != KReg || a[1].Kind != KMem {
+			return bad("ATOMS: operands")
+		}
+		m, err := memOf(a[1], false)
+		if err != nil {
+			return err
+		}
+		d.mem = m
+		cnt := d.width / 4
+		for k, o := range a[2:] {
+			if o.Kind != KReg {
+				return bad("ATOMS: value operand is a %v", o.Kind)
+			}
+			if err := src(o, k, cnt); err != nil {
+				return err
+			}
+		}
+		return dst(a[0], cnt)
+	case "FRND":
+		if err := want(KReg, KReg); err != nil {
+			return err
+		}
+		d.op, d.wide, d.sub = xFRND, has(mods, "F64"), 0
+		for k, m := range []string{"FLOOR", "CEIL", "TRUNC"} {
+			if has(mods, m) {
+				d.sub = uint8(k + 1)
+			}
+		}
+		cnt := 1
+		if d.wide {
+			cnt = 2
+		}
+		if err := src(a[1], 0, cnt); err != nil {
+			return err
+		}
+		return dst(a[0], cnt)
 	case "POPC", "IABS", "BREV", "FLO":
 		if err := want(KReg, KNone); err != nil {
 			return err
@@ -1327,6 +1476,24 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		d.op = map[Op]xop{"POPC": xPOPC, "IABS": xIABS, "BREV": xBREV, "FLO": xFLO}[in.Op]
 		d.u32, d.hi = has(mods, "U32"), has(mods, "SH")
 		if err := src(a[1], 0, 1); err != nil {
+			return err
+		}
+		return dst(a[0], 1)
+	case "MATCH":
+		// MATCH.ANY Rd, Ra: each executing lane gets the mask of the
+		// executing lanes whose Ra (.U64: Ra pair) equals its own
+		if err := want(KReg, KReg); err != nil {
+			return err
+		}
+		if !has(mods, "ANY") {
+			return bad("MATCH.%v", mods)
+		}
+		cnt := 1
+		if has(mods, "U64") {
+			cnt = 2
+		}
+		d.op, d.wide = xMATCH, cnt == 2
+		if err := src(a[1], 0, cnt); err != nil {
 			return err
 		}
 		return dst(a[0], 1)
@@ -1365,6 +1532,52 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			return err
 		}
 		return dst(a[0], 1)
+	case "PLOP3":
+		// PLOP3.LUT Pd, Pe, Pa, Pb, Pc, lut, lut2: Pd is the truth table
+		// over the three (uniform or not) predicates, bit 4a+2b+c as
+		// LOP3's. What Pe gets from lut2 is not known here: ptxas writes
+		// PT there, and other forms are refused.
+		if len(mods) != 1 || mods[0] != "LUT" || len(a) != 7 || a[5].Kind != KImm || a[6].Kind != KImm {
+			return bad("PLOP3.%v: %d operands", mods, len(a))
+		}
+		if a[1].Kind != KPred || a[1].N != uint8(PT) {
+			return bad("PLOP3: second destination %v", a[1])
+		}
+		if err := pdst(a[0]); err != nil {
+			return err
+		}
+		for k := 0; k < 3; k++ {
+			if err := psrcOf(a[k+2], k); err != nil {
+				return err
+			}
+		}
+		d.op, d.sub = xPLOP3, uint8(a[5].Imm)
+		return nil
+	case "LDC":
+		// LDC Rd, c[bank][Ra+off]: each lane's constant at its own byte
+		// address (Ra = RZ: one address), zero- or sign-extended from 8 or
+		// 16 bits, or a pair (.64); an address outside the bank faults.
+		if err := want(KReg, KCBank); err != nil {
+			return err
+		}
+		d.op = xLDC
+		d.width, d.signed = widthOf()
+		if d.width > 8 {
+			return bad("LDC.%v", mods)
+		}
+		o := a[1]
+		d.sub, d.mem = o.Bank, maddr{off: o.Imm}
+		// the index: s[0], a register, a uniform register or none
+		x := Operand{Kind: KReg, N: 255}
+		if o.Indexed && o.UIndex {
+			x = Operand{Kind: KUReg, N: o.N}
+		} else if o.Indexed {
+			x.N = o.N
+		}
+		if err := src(x, 0, 1); err != nil {
+			return err
+		}
+		return dst(a[0], regs(d.width))
 	}
 	return bad("%s", in.Op)
 }
@@ -1394,6 +1607,12 @@ func bindProgram(ds []dinst, bank0 []byte, banks map[uint8][]byte) []dinst {
 	}
 	for k := range out {
 		d := &out[k]
+		if d.op == xLDC {
+			d.cb = bank0
+			if d.sub != 0 {
+				d.cb = banks[d.sub]
+			}
+		}
 		for j := range d.s {
 			s := &d.s[j]
 			if s.k == oConst {

@@ -37,7 +37,17 @@ package sass
 //   - Special and uniform registers: S2R/CS2R of SR_TID.X/Y/Z, SR_CTAID.*,
 //     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step
 //     count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of SR_CTAID.* ;
-//     ULDC(.64), UMOV, UIADD3.
+//     ULDC(.64, and indexed by a uniform register), UMOV.
+//   - The uniform datapath (sim_decode.go uniformOps): UIADD3 (carries in
+//     and out, negated sources), UIMAD(.WIDE(.U32)), USHF, ULOP3 (with a
+//     uniform predicate output), ULEA(.HI.X), UISETP(.EX), USEL, UFLO,
+//     UPOPC, UBREV, UPRMT compute what their general opcodes compute, once
+//     per warp, on uniform registers and predicates UP0..UP6/UPT (one value
+//     for the warp); R2UR takes the first executing lane's register, VOTEU
+//     the warp's ballot. Uniform predicates may be read wherever a
+//     predicate is (USEL, PLOP3, UIADD3.X, guards of ALU forms); ALU forms
+//     with a uniform register source (IMAD R, R, UR, R; LEA R, P, R, UR;
+//     FMUL R, R, UR; ...) read it in every lane.
 //   - Integer: MOV, IMAD (MOV, SHL, IADD, U32, HI as hi32(a*b + the pair C:C+1), WIDE(.U32)
 //     with a 64-bit addend, X with carry-in; a negated addend), IADD3 (negated
 //     sources as ~x+1; carry-out predicates: the first set when the sum
@@ -47,7 +57,12 @@ package sass
 //     LEA (carry-out), LEA.HI(.X), IMNMX(.U32) (PT min, !PT max), SEL, PRMT
 //     (default mode: A bytes 0..3, C bytes 4..7, bit 3 of a selector nibble
 //     replicates the sign), ISETP (F LT EQ LE GT NE GE T, .U32, AND/OR/XOR
-//     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO, VOTE;
+//     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO(.U32)(.SH),
+//     VOTE, MATCH.ANY(.U64) (the executing lanes holding the same value),
+//     PLOP3.LUT Pd, PT, a, b, c (the truth table over predicates as LOP3's;
+//     a second output other than PT is refused), LDC(.U8/.S8/.U16/.S16/.64)
+//     from c[bank][Ra+off] per lane (the banks SimConfig.Banks gives; an
+//     address outside the bank is ErrSimOutOfBounds);
 //     IMAD.HI/IMAD.WIDE Rd, Pc, ... set Pc to the carry out of the 64-bit
 //     sum (checked only through ptxas's 64-bit division, bit for bit).
 //   - Binary64 on register pairs: DADD, DMUL, DFMA (round to nearest
@@ -55,8 +70,15 @@ package sass
 //     IEEE (Go's float64); a NaN result is 0x7fffffffffffffff, the binary32
 //     rule carried over (unverified).
 //   - REDUX (AND, OR, XOR, SUM, MIN, MAX, .S32) over the executing lanes
-//     into a uniform register; LOP3 with a predicate output (set where the
-//     result is not zero; predicate input !PT only).
+//     into a uniform register; LOP3 with a predicate output P (set where
+//     the result is not zero, ORed with the predicate input: inferred from
+//     ptxas's 64-bit (x & m) != 0 test in kernels/ptx sg, which chains two
+//     LOP3s through P0).
+//   - Predicated branches and exits: @G BRA P, target and @G EXIT P act in
+//     the lanes where both G and P hold (inferred from ptxas's code around
+//     them, not documented). CALL/RET: each lane's call depth (CALL less
+//     RET) is counted; deeper than MaxCallDepth, or a RET with no CALL
+//     pending, is ErrSimOutOfBounds instead of a runaway stack.
 //   - Float: FADD, FMUL, FFMA bit-exact binary32 in .RN/.RM/.RP/.RZ, with
 //     .FTZ (sources and results: a result subnormal after rounding flushes),
 //     .SAT ([0, 1], NaN to +0), -R and |R|; every NaN result is 0x7fffffff.
@@ -107,8 +129,8 @@ package sass
 //
 // Not modelled (ErrSimUnsupported when executed): CALL/RET other than
 // .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV other than
-// .32, predicate-operand branches (BRA Pn, target), LDC, texture and surface access, shared atomics
-// (ATOMS), BAR.RED, VOTEU, PLOP3, uniform predicates, PRMT modes,
+// .32, texture and surface access, shared atomics
+// (ATOMS), BAR.RED, PRMT modes, MATCH.ALL, PLOP3 with register sources,
 // directed rounding of binary64, DSETP.MIN/MAX, FRND, HMMA with f16
 // accumulators and integer/TF32 MMAs, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain

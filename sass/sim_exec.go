@@ -134,11 +134,44 @@ func prmt(a, sel, c uint32) uint32 {
 	return r
 }
 
+// execUniform runs a uniform-datapath instruction as its general opcode in
+// the first executing lane (in all of them for uniAll) and copies that
+// lane's result into its uniform destination.
+func (c *cta) execUniform(w *warp, d *dinst, exec uint32) error {
+	l := firstLane(exec)
+	g := *d
+	g.uni = false
+	if !d.uniAll {
+		exec = 1 << l
+	}
+	if err := c.exec(w, &g, exec); err != nil {
+		return err
+	}
+	for k := 0; k < int(d.ucnt); k++ {
+		w.ur[int(d.ud)+k] = w.disc[k][l]
+	}
+	return nil
+}
+
 // exec executes d in the lanes of exec (nonzero, except for BRA).
 func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
+	if d.uni {
+		return c.execUniform(w, d, exec)
+	}
+	if d.cond {
+		exec &= w.pred(d.ps[0])
+	}
+	if d.call != 0 && exec != 0 {
+		if err := c.callDepth(w, d, exec); err != nil {
+			return err
+		}
+	}
 	switch d.op {
 	case xNOP:
 	case xEXIT:
+		if exec == 0 {
+			return nil
+		}
 		w.active &^= exec
 		w.live &^= exec
 		if w.active == 0 {
@@ -213,18 +246,6 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			for k := 0; k < d.n; k++ {
 				w.ur[int(d.d)+k] = w.uval(&d.s[0], k)
 			}
-		}
-	case xUIADD3:
-		var sum uint32
-		for k := 0; k < 3; k++ {
-			v := w.uval(&d.s[k], 0)
-			if d.s[k].neg {
-				v = -v
-			}
-			sum += v
-		}
-		if d.d != 63 {
-			w.ur[d.d] = sum
 		}
 	case xIMADHI:
 		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
@@ -315,6 +336,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 	case xIADD3:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
 		dr := w.dst(d.d)
+		var m0, m1 uint32
 		if d.x {
 			p0, p1 := w.pred(d.ps[0]), w.pred(d.ps[1])
 			na, nb, nc := d.s[0].not || d.s[0].neg, d.s[1].not || d.s[1].neg, d.s[2].not || d.s[2].neg
@@ -332,7 +354,16 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				if nc {
 					z = ^z
 				}
-				dr[l] = x + y + z + p0>>l&1 + p1>>l&1
+				s := uint64(x) + uint64(y) + uint64(z) + uint64(p0>>l&1) + uint64(p1>>l&1)
+				dr[l] = uint32(s)
+				if s>>32 != 0 {
+					m0 |= 1 << l
+				}
+			}
+			if d.npd > 0 {
+				// the carry out of the 32-bit sum (ptxas's use: one carry
+				// in and an RZ addend, so it is 0 or 1)
+				w.setPred(d.pd[0], m0, exec)
 			}
 			return nil
 		}
@@ -343,7 +374,6 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			return uint64(v)
 		}
 		na, nb, nc := d.s[0].neg, d.s[1].neg, d.s[2].neg
-		var m0, m1 uint32
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
@@ -377,7 +407,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			}
 		}
 		if d.npd > 0 {
-			w.setPred(d.pd[0], m, exec)
+			w.setPred(d.pd[0], m|w.pred(d.ps[0]), exec)
 		}
 	case xSHF:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
@@ -824,6 +854,35 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			m = 0xffffffff
 		}
 		w.setPred(d.pd[0], m, exec)
+	case xFRND:
+		frnd(w, d, exec)
+	case xMATCH:
+		lo := w.src(&d.s[0], 0)
+		hi := &zeroLanes
+		if d.wide {
+			hi = w.srcK(&d.s[0], 1, 1)
+		}
+		dr := w.dst(d.d)
+		var out [32]uint32
+		for l := 0; l < 32; l++ {
+			if !lanes(exec, l) {
+				continue
+			}
+			for k := 0; k < 32; k++ {
+				if lanes(exec, k) && lo[k] == lo[l] && hi[k] == hi[l] {
+					out[l] |= 1 << k
+				}
+			}
+		}
+		for l := 0; l < 32; l++ {
+			if lanes(exec, l) {
+				dr[l] = out[l]
+			}
+		}
+	case xPLOP3:
+		w.setPred(d.pd[0], lop3(d.sub, w.pred(d.ps[0]), w.pred(d.ps[1]), w.pred(d.ps[2])), exec)
+	case xLDC:
+		return c.ldc(w, d, exec)
 	default:
 		return c.fault(w, d, firstLane(exec), ErrSimUnsupported, "opcode %d", d.op)
 	}
@@ -1248,9 +1307,12 @@ func (c *cta) hmma(w *warp, d *dinst, exec uint32) error {
 // atomic is RED and ATOMG, lane by lane in lane order under the memory's
 // lock.
 func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
-	m := c.l.mem
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	if !d.shm {
+		// shared memory is the CTA's own: no other goroutine touches it
+		m := c.l.mem
+		m.mu.Lock()
+		defer m.mu.Unlock()
+	}
 	n := d.width
 	// the high words only for 64-bit operands: a 32-bit source may be the
 	// program's highest register.
@@ -1259,7 +1321,7 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 	if d.op == xATOMCAS {
 		n0, n1 = w.srcK(&d.s[1], 2, 0), &zeroLanes
 	}
-	dl, dh := w.dst(d.d), &w.disc // the high words only for 64-bit results
+	dl, dh := w.dst(d.d), &w.disc[1] // the high words only for 64-bit results
 	if n == 8 {
 		v1 = w.srcK(&d.s[0], 1, 1)
 		if d.op == xATOMCAS {
@@ -1271,7 +1333,13 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 		if !lanes(exec, l) {
 			continue
 		}
-		b, err := c.globalAt(w, d, l, w.gaddr(&d.mem, l), n)
+		var b []byte
+		var err error
+		if d.shm {
+			b, err = c.sharedAt(w, d, l, w.saddr(&d.mem, l), n, true)
+		} else {
+			b, err = c.globalAt(w, d, l, w.gaddr(&d.mem, l), n)
+		}
 		if err != nil {
 			return err
 		}
@@ -1286,9 +1354,11 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 			v |= uint64(v1[l]) << 32
 		}
 		var nv uint64
+		stored := false
 		if d.op == xATOMCAS {
 			nv = old
 			if old == v {
+				stored = true
 				nv = uint64(n0[l])
 				if n == 8 {
 					nv |= uint64(n1[l]) << 32
@@ -1301,6 +1371,12 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 			storeDword(b, nv)
 		} else {
 			storeWord(b, uint32(nv))
+		}
+		if d.op == xATOMCAS && d.x { // CAST.SPIN: whether it stored
+			old = 0
+			if stored {
+				old = 1
+			}
 		}
 		if d.op != xRED {
 			dl[l] = uint32(old)
@@ -1326,7 +1402,7 @@ func atomOp(d *dinst, old, v uint64) uint64 {
 	case 6:
 		return math.Float64bits(math.Float64frombits(old) + math.Float64frombits(v))
 	}
-	wide := d.n == 2
+	wide := d.n == 2 || d.n == 7
 	mask := uint64(0xffffffff)
 	if wide {
 		mask = ^uint64(0)
@@ -1334,6 +1410,9 @@ func atomOp(d *dinst, old, v uint64) uint64 {
 	less := func(x, y uint64) bool {
 		if d.n == 1 {
 			return int32(x) < int32(y)
+		}
+		if d.n == 7 {
+			return int64(x) < int64(y)
 		}
 		return x < y
 	}
@@ -1384,7 +1463,58 @@ func (w *warp) pairHi(s *sopnd, pair bool) *[32]uint32 {
 // result is one register.
 func (w *warp) dstHi(n uint8, pair bool) *[32]uint32 {
 	if !pair {
-		return &w.disc
+		return &w.disc[1]
 	}
 	return w.dstK(n, 1)
+}
+
+// ldc is LDC: each executing lane reads the constant bank at Ra+off.
+func (c *cta) ldc(w *warp, d *dinst, exec uint32) error {
+	base := w.src(&d.s[0], 0)
+	dl, dh := w.dst(d.d), w.dstHi(d.d, d.width == 8)
+	for l := 0; l < 32; l++ {
+		if !lanes(exec, l) {
+			continue
+		}
+		a := int64(int32(base[l])) + d.mem.off
+		if a < 0 || a+int64(d.width) > int64(len(d.cb)) || a%int64(d.width) != 0 {
+			return c.fault(w, d, l, ErrSimOutOfBounds, "c[%#x][%#x] outside the bank (%d bytes) or misaligned", d.sub, a, len(d.cb))
+		}
+		var v uint64
+		for k := d.width - 1; k >= 0; k-- {
+			v = v<<8 | uint64(d.cb[a+int64(k)])
+		}
+		switch {
+		case d.width == 1 && d.signed:
+			v = uint64(uint32(int32(int8(v))))
+		case d.width == 2 && d.signed:
+			v = uint64(uint32(int32(int16(v))))
+		}
+		dl[l], dh[l] = uint32(v), uint32(v>>32)
+	}
+	return nil
+}
+
+// MaxCallDepth is the deepest per-lane nesting of CALLs the simulator runs:
+// a lane that calls deeper faults (ErrSimOutOfBounds) with the depth named,
+// where unbounded recursion would otherwise run until its stack frames left
+// the local-memory window. A RET with no CALL pending in its lane faults too.
+const MaxCallDepth = 1024
+
+// callDepth counts a CALL (+1) or RET (-1) in the executing lanes.
+func (c *cta) callDepth(w *warp, d *dinst, exec uint32) error {
+	for l := 0; l < 32; l++ {
+		if !lanes(exec, l) {
+			continue
+		}
+		n := w.depth[l] + int32(d.call)
+		if n > MaxCallDepth {
+			return c.fault(w, d, l, ErrSimOutOfBounds, "call depth %d exceeds the simulator's MaxCallDepth (%d): runaway recursion?", n, MaxCallDepth)
+		}
+		if n < 0 {
+			return c.fault(w, d, l, ErrSimOutOfBounds, "RET without a pending CALL in this lane")
+		}
+		w.depth[l] = n
+	}
+	return nil
 }

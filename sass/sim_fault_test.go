@@ -134,7 +134,7 @@ func TestSimFaultInFlight(t *testing.T) {
 }
 
 func TestSimUnsupported(t *testing.T) {
-	p := Program{New("VOTEU", "ANY", UR(4), P(PT), P(PT)), New("EXIT", "")}
+	p := Program{{Op: "NOTANOP"}, New("EXIT", "")}
 	s, err := NewSim(p)
 	if err != nil {
 		t.Fatal(err)

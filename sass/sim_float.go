@@ -307,6 +307,9 @@ func fcmp(code uint8, a, b uint32, ftz bool) bool {
 // flush to zero, as the unit does. SIN and COS take their argument in
 // revolutions (ptxas multiplies by 1/(2 pi) first).
 func mufu(op uint8, a uint32) uint32 {
+	if op >= mufuRCP64H {
+		return mufu64h(op, a)
+	}
 	x := f32(ftz32(a))
 	var r float64
 	switch op {
@@ -340,6 +343,8 @@ const (
 	mufuRSQ
 	mufuSQRT
 	mufuTANH
+	mufuRCP64H
+	mufuRSQ64H
 )
 
 // f16 helpers.
@@ -575,4 +580,56 @@ func dcmp(code uint8, x, y float64) bool {
 		return r || nan // unordered variants
 	}
 	return r && !nan
+}
+
+// frndOps are FRND's roundings to an integral value: nearest even, FLOOR,
+// CEIL, TRUNC (IEEE roundToIntegral: exact, the sign of zero kept).
+var frndOps = [4]func(float64) float64{math.RoundToEven, math.Floor, math.Ceil, math.Trunc}
+
+// frnd is FRND on binary32 or (wide) binary64 values; a NaN gives the
+// simulator's NaN of the width.
+func frnd(w *warp, d *dinst, exec uint32) {
+	f := frndOps[d.sub&3]
+	lo := w.dst(d.d)
+	hi := w.dstHi(d.d, d.wide)
+	for l := 0; l < 32; l++ {
+		if !lanes(exec, l) {
+			continue
+		}
+		if d.wide {
+			x := w.f64(&d.s[0], 0, l)
+			b := math.Float64bits(f(x))
+			if x != x {
+				b = nanF64
+			}
+			lo[l], hi[l] = uint32(b), uint32(b>>32)
+			continue
+		}
+		x := w.src(&d.s[0], 0)[l]
+		b := math.Float32bits(float32(f(float64(math.Float32frombits(x)))))
+		if isNaN32(x) {
+			b = nanF32
+		}
+		lo[l] = b
+	}
+}
+
+// mufu64h is MUFU.RCP64H/RSQ64H: the source is the high word of a binary64
+// value (its low word taken as zero) and the result the high word of its
+// reciprocal (square root's reciprocal), truncated. The hardware's seed is
+// an approximation of unpublished accuracy that ptxas refines with DFMA
+// Newton steps and checks; this one is the exact value's high word, so a
+// program whose result depends on the seed's error beyond what the Newton
+// steps remove may differ from silicon (documented approximation). A NaN
+// gives the high word of the simulator's NaN.
+func mufu64h(op uint8, a uint32) uint32 {
+	x := math.Float64frombits(uint64(a) << 32)
+	r := 1 / x
+	if op == mufuRSQ64H {
+		r = 1 / math.Sqrt(x)
+	}
+	if r != r {
+		return nanF64 >> 32
+	}
+	return uint32(math.Float64bits(r) >> 32)
 }

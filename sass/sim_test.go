@@ -28,15 +28,15 @@ func asm(t testing.TB, src string) Program {
 		}
 		lines = append(lines, line)
 	}
-	re := regexp.MustCompile(`BRA ([A-Za-z_][A-Za-z_0-9]*)`)
+	re := regexp.MustCompile(`BRA (!?P[0-6T], )?([A-Za-z_][A-Za-z_0-9]*)`)
 	for k, line := range lines {
 		lines[k] = re.ReplaceAllStringFunc(line, func(m string) string {
-			name := m[4:]
-			at, ok := labels[name]
+			sm := re.FindStringSubmatch(m)
+			at, ok := labels[sm[2]]
 			if !ok {
-				t.Fatalf("no label %q", name)
+				t.Fatalf("no label %q", sm[2])
 			}
-			return fmt.Sprintf("BRA 0x%x", 16*at)
+			return fmt.Sprintf("BRA %s0x%x", sm[1], 16*at)
 		})
 	}
 	p, err := Parse(strings.Join(lines, "\n"))

@@ -15,23 +15,37 @@ var tables = []string{
 	`CS2R 805 80:1{32,_} | >R@16, SR@72`,
 	`S2UR 9c3 | >UR@16, SR@72`,
 	`ULDC ab9 73:3{?,?,?,?,_,64} | >UR@16, C@40`,
+	// indexed by a uniform register: LDC's fields with bit 91 set
+	// (ptxas's ULDC UR4, c[0x2][UR4+0x30] in the project's sg kernels)
+	`ULDC abb =91:1:1 73:3{?,?,?,?,_,64} | >UR@16, CXU@24`,
 	// The uniform datapath's ALU forms are the general ones with UR and
 	// UP in the same fields ("uniform"), sources B and C in UR or an
 	// immediate (selectors 1 and 4), and bit 91 set (testdata/ptxas/golden).
 	// Only the source placements ptxas was seen to emit are listed.
 	`UMOV x082 :U | >UR@16, $B/46`,
-	`UIADD3 x290 uniform =91:1:1 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/4-63, $C-75`,
+	`UIADD3 x290 uniform =91:1:1 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/14-63, $C-75`,
 	`UIADD3 x290 uniform =91:1:1 =74:1:0 =87:4:15 =77:4:15 =84:3:7 | >R@16, >P@81, R@24-72, $B/14-63, $C-75`,
 	`UIADD3 x290 uniform =91:1:1 74:1{?,X} =81:3:7 =84:3:7 | >R@16, R@24~72, $B/14~63, $C~75, P@87~90, P@77~80`,
-	`ULOP3 x292 uniform =91:1:1 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/1, $C, U@72:8, P@87~90`,
+	`ULOP3 x292 uniform =91:1:1 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B/14, $C, U@72:8, P@87~90`,
+	`ULOP3 x292 uniform =91:1:1 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/14, $C, U@72:8, P@87~90`,
 	`USHF x299 uniform =91:1:1 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/14, $C/14`,
-	`UIMAD x2a5 uniform =91:1:1 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/1, $C`,
-	`USEL x287 uniform =91:1:1 :U | >R@16, R@24, $B/4, P@87~90`,
-	`UISETP x28c uniform =91:1:1 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B/4, P@87~90`,
+	`UIMAD x2a5 uniform =91:1:1 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
+	`UIMAD x2a4 uniform =91:1:1 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
+	// ULEA: LEA's forms on the uniform datapath (URZ, 63, in the unused C field)
+	`ULEA x291 uniform =91:1:1 =80:1:0 =81:3:7 =87:4:15 =64:8:63 :U | >R@16, R@24-72, $B/14, U@75:5`,
+	`ULEA x291 uniform =91:1:1 =80:1:0 =87:4:15 =64:8:63 :U | >R@16, >P@81, R@24-72, $B/14, U@75:5`,
+	`ULEA x291 uniform =91:1:1 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 :U | >R@16, R@24, $B/14, $C/14, U@75:5`,
+	`ULEA x291 uniform =91:1:1 80:1{?,HI} 74:1{?,X} =81:3:7 :U | >R@16, R@24~72, $B/14, $C/14, U@75:5, P@87~90`,
+	// R2UR: a register's value in the first active lane into a uniform register
+	`R2UR 3c2 =81:3:7 | >UR@16, R@24`,
+	`USEL x287 uniform =91:1:1 :U | >R@16, R@24, $B/14, P@87~90`,
+	`UISETP x28c uniform =91:1:1 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B/14, P@87~90`,
+	`UISETP x28c uniform =91:1:1 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} 72:1{?,EX} | >P@81, >P@84, R@24, $B/14, P@87~90, P@68~71`,
 	`UFLO 2bd =91:1:1 =81:3:7 73:1{U32,_} | >UR@16, UR@32`,
 	`NOP 918 |`,
 	// MEMBAR: 78:2 and 76:2 as seen in ptxas's fences (.ALL.GPU, .ALL.SYS)
-	`MEMBAR 992 78:2{?,?,ALL} 76:2{?,?,GPU,SYS} |`,
+	`MEMBAR 992 78:2{SC,?,ALL} 76:2{CTA,?,GPU,SYS} |`,
+	`ERRBAR 9ab |`,
 	// VOTEU: the VOTE mode at 72 into a uniform register and predicate
 	`VOTEU 886 72:2{ALL,ANY,EQ} | >UR@16, >UP@81, P@87~90`,
 	`EXIT 94d =87:3:7 |`,
@@ -76,18 +90,27 @@ var tables = []string{
 	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 =84:3:7 | >R@16, >P@81, R@24-72, $B/1456-63, $C-75`,
 	`IADD3 x210 =74:1:0 =87:4:15 =77:4:15 | >R@16, >P@81, >P@84, R@24-72, $B/1456-63, $C-75`,
 	`IADD3 x210 74:1{?,X} =81:3:7 =84:3:7 | >R@16, R@24~72, $B/1456~63, $C~75, P@87~90, P@77~80`,
+	// .X with a carry out (ptxas's 96-bit add: IADD3.X R2, P0, R5, R7, RZ, P0, !PT)
+	`IADD3 x210 =74:1:1 0:0{X} =84:3:7 | >R@16, >P@81, R@24~72, $B/1456~63, $C~75, P@87~90, P@77~80`,
 	`LOP3 x212 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B/1456, $C, U@72:8, P@87~90`,
 	// with a predicate output (P = the result is nonzero), printed first
 	`LOP3 x212 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/146, $C, U@72:8, P@87~90`,
 	`SHF x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/1245, $C/1245`,
 	`LEA x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145, U@75:5`,
 	`LEA x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
-	`LEA x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
-	`LEA x211 80:1{?,HI} 74:1{?,X} =81:3:7 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
+	`LEA x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
+	`LEA x211 80:1{?,HI} 74:1{?,X} =81:3:7 ur=6 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
 	`IMNMX x217 73:1{U32,_} | >R@16, R@24, $B, P@87~90`,
 	`PRMT x216 :U | >R@16, R@24, $B, $C`,
 	// SEL prints its immediate unsigned (SEL R6, RZ, 0xffffffff, !P0).
 	`IABS 213 | >R@16, R@32`,
+	// bit counts and reversal (variable latency; testdata/ptxas/golden/reduce.*):
+	// FLO bit 73 signed (bare), bit 74 .SH (the shift amount, 31 - position)
+	`POPC 309 | >R@16, R@32`,
+	`BREV 301 | >R@16, R@32`,
+	`FLO 300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32`,
+	// MATCH.ANY: the lanes holding the same 32-bit (.U64: pair) value
+	`MATCH 3a1 =81:3:7 =79:1:1 0:0{ANY} 73:1{_,U64} | >R@16, R@24`,
 	// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
 	`FRND 307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 	`FRND 313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
@@ -154,7 +177,7 @@ var tables = []string{
 	`F2I 311 75:2+72:1{2=U32,6=,3=U64,7=S64} 84:2{?,?,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
 	`F2F 310 75:2+84:2{14=F32.F64,11=F64.F32,13=F16.F64,7=F64.F16} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 	`F2F 304 77:1+75:2+84:2{17=BF16.F32,18=F16.F32} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
-	`HADD2 x230 | >R@16, R@24, $B/1`,
+	`HADD2 x230 ur=7 | >R@16, R@24, $B/1`,
 	`HADD2 230 78:1{?,F32} =60:2:3 | >R@16, R@24-72, R@32.H1_H1`,
 	`HADD2 230 78:1{?,F32} =60:2:2 | >R@16, R@24-72, R@32.H0_H0`,
 	`HMUL2 x232 | >R@16, R@24, $B/1`,
@@ -196,8 +219,8 @@ var tables = []string{
 	`SHFL 589 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, U@40:13`,
 	`SHFL 389 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, R@64`,
 	`SHFL 989 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, U@53:5, R@64`,
-	`RED 98e 72:1{?,E} =71:1:1 =90:2:3 87:3{ADD,MIN,MAX,INC,DEC,AND,OR,XOR} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
-	`ATOMG 9a8 72:1{?,E} =70:2:3 =91:1:1 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,?,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MG@24/64, R@32`,
+	`RED 98e 72:1{?,E} =71:1:1 =90:2:3 87:3{ADD,MIN,MAX,INC,DEC,AND,OR,XOR} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,?,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
+	`ATOMG 9a8 72:1{?,E} =70:2:3 =91:1:1 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,S64,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MG@24/64, R@32`,
 	`ATOMG 3a9 72:1{?,E} 0:0{CAS} 73:3{_,?,64} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MA@24/0, R@32, R@64`,
 }
 

@@ -49,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -361,15 +362,38 @@ func loadCubin(name string, img ptx.Image) *module {
 		mod.err = fmt.Errorf("module %s: sm_%d cubin: %v: %w", name, img.SM, err, backend.ErrUnsupported)
 		return mod
 	}
+	// global constant banks (.nv.constant<N>, N > 0) and each kernel's own
+	// (.nv.constant<N>.<kernel>: ptxas's bank 2 of switch tables and
+	// constants, as in the project's sg kernels); a kernel's bank 0
+	// (.nv.constant0.<kernel>) is its parameter window
 	banks := map[uint8][]byte{}
+	own := map[string]map[uint8][]byte{}
 	for _, s := range c.Sections {
-		// global constant banks (.nv.constant<N>, N > 0); a kernel's own
-		// bank 0 (.nv.constant0.<name>) is its parameter window
-		if rest, ok := strings.CutPrefix(s.Name, ".nv.constant"); ok && !strings.Contains(rest, ".") {
-			if n, err := strconv.Atoi(rest); err == nil && n > 0 && n < 18 {
-				banks[uint8(n)] = s.Data
-			}
+		rest, ok := strings.CutPrefix(s.Name, ".nv.constant")
+		if !ok {
+			continue
 		}
+		num, kname, _ := strings.Cut(rest, ".")
+		n, err := strconv.Atoi(num)
+		if err != nil || n <= 0 || n >= 18 {
+			continue
+		}
+		if kname == "" {
+			banks[uint8(n)] = s.Data
+			continue
+		}
+		if own[kname] == nil {
+			own[kname] = map[uint8][]byte{}
+		}
+		own[kname][uint8(n)] = s.Data
+	}
+	kernelBanks := func(name string) map[uint8][]byte {
+		if own[name] == nil {
+			return banks
+		}
+		m := maps.Clone(banks)
+		maps.Copy(m, own[name])
+		return m
 	}
 	var bad []string
 	for _, ki := range c.Kernels {
@@ -397,7 +421,7 @@ func loadCubin(name string, img ptx.Image) *module {
 		for i, prm := range ki.Kernel.Params {
 			size = max(size, ki.ParamOffsets[i]+prm.Size)
 		}
-		mod.kernels[ki.Kernel.Name] = &kernel{name: ki.Kernel.Name, info: ki, sim: s, banks: banks, paramSz: size}
+		mod.kernels[ki.Kernel.Name] = &kernel{name: ki.Kernel.Name, info: ki, sim: s, banks: kernelBanks(ki.Kernel.Name), paramSz: size}
 	}
 	if len(bad) > 0 {
 		slices.Sort(bad)
