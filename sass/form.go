@@ -245,7 +245,10 @@ func parseOspec(s string) ospec {
 			panic("sass: bad operand spec " + s)
 		}
 	}
-	if o.kind == fR && !noReuse && !o.dst {
+	// A source pinned to one register (RZ in the IMAD.MOV alias) has no
+	// reuse flag: nvdisasm prints a word with the flag set as the plain
+	// opcode (IMAD R4, RZ, RZ, R16), so the alias form must not match it.
+	if o.kind == fR && !noReuse && !o.dst && o.fixReg < 0 {
 		switch o.pos {
 		case 24:
 			o.reuse = 0

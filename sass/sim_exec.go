@@ -140,7 +140,7 @@ func prmt(a, sel, c uint32) uint32 {
 func (c *cta) execUniform(w *warp, d *dinst, exec uint32) error {
 	l := firstLane(exec)
 	g := *d
-	g.uni = false
+	g.uni, g.special = false, false
 	if !d.uniAll {
 		exec = 1 << l
 	}
@@ -155,15 +155,17 @@ func (c *cta) execUniform(w *warp, d *dinst, exec uint32) error {
 
 // exec executes d in the lanes of exec (nonzero, except for BRA).
 func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
-	if d.uni {
-		return c.execUniform(w, d, exec)
-	}
-	if d.cond {
-		exec &= w.pred(d.ps[0])
-	}
-	if d.call != 0 && exec != 0 {
-		if err := c.callDepth(w, d, exec); err != nil {
-			return err
+	if d.special {
+		if d.uni {
+			return c.execUniform(w, d, exec)
+		}
+		if d.cond {
+			exec &= w.pred(d.ps[0])
+		}
+		if d.call != 0 && exec != 0 {
+			if err := c.callDepth(w, d, exec); err != nil {
+				return err
+			}
 		}
 	}
 	switch d.op {
