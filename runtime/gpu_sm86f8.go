@@ -8,6 +8,7 @@ import (
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -141,8 +142,9 @@ func sm86MXSupports(args any) error {
 		return fmt.Errorf("input element type %v (covered: f32)", a.X.DType())
 	case a.Mode != tile.Saturate:
 		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
-	case a.Amax != nil:
-		return fmt.Errorf("the Amax output is not written by the SASS kernel")
+	}
+	if err := sm86QuantAmaxSupports(a); err != nil {
+		return err
 	}
 	return planReason(sm86.QuantizeMXSupports(sm86.SGQuantizeMX{Q: sgPlaceholder, X: sgPlaceholder, E8M0: sgPlaceholder,
 		Work: sgPlaceholder, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}), sm86.ErrSGUnsupported)
@@ -169,6 +171,9 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 			return errors.Join(err, tmp.release())
 		}
 		ls, err := sm86.PlanQuantizeMX(x)
+		if err == nil {
+			ls, err = sm86QuantAmax(a, ls)
+		}
 		if err != nil {
 			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
 		}
@@ -190,36 +195,154 @@ func sm86BlocksSupports(args any) error {
 	switch {
 	case a.Gran != fallback.PerTensor && a.Gran != fallback.PerRow && a.Gran != fallback.Block1x128 && a.Gran != fallback.Block128x128:
 		return fmt.Errorf("granularity %v (covered: tensor, row, 1x128, 128x128)", a.Gran)
-	case a.Scales != nil:
-		return fmt.Errorf("a given scales tensor (covered: scales computed from the amax, or one given scale per tensor)")
 	case a.X.DType() != tile.F32:
 		return fmt.Errorf("input element type %v (covered: f32)", a.X.DType())
 	case a.Mode != tile.Saturate:
 		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
-	case a.Amax != nil:
-		return fmt.Errorf("the Amax output is not written by the SASS kernel")
 	}
-	x, _ := sm86BlocksArgs(a)
+	if err := f8ScaleBuf(a.Scales, "Scales", a.Gran, a.Rows, a.Cols); err != nil {
+		return err
+	}
+	if err := f8ScaleBuf(a.ScaleInv, "ScaleInv", a.Gran, a.Rows, a.Cols); err != nil {
+		return err
+	}
+	if a.Given && a.Scales == nil && a.Gran != fallback.PerTensor {
+		return fmt.Errorf("%v scales given without a Scales buffer", a.Gran)
+	}
+	if err := sm86QuantAmaxSupports(a); err != nil {
+		return err
+	}
+	x := sm86BlocksArgs(a)
+	if x.Given && !tile.ValidScale(x.Scale) {
+		x.Scale = 1 // the launch reports the CPU's error
+	}
 	return planReason(sm86.QuantizeBlocksSupports(x), sm86.ErrSGUnsupported)
 }
 
-func sm86BlocksArgs(a *QuantizeArgs) (sm86.SGQuantizeBlocks, error) {
+// sm86QuantAmaxSupports checks a quantisation's Amax output (nil is fine)
+// can be recorded by the amax kernels: max |x| over the whole input.
+func sm86QuantAmaxSupports(a *QuantizeArgs) error {
+	if a.Amax == nil {
+		return nil
+	}
+	if d := a.Amax.DType(); d != tile.F32 || a.Amax.Len() != 1 {
+		return fmt.Errorf("Amax is %v of %d elements (covered: one f32)", d, a.Amax.Len())
+	}
+	return planReason(sm86.AmaxSupports(sm86.SGAmax{Out: sgPlaceholder, X: sgPlaceholder, XType: a.X.DType(),
+		Rows: a.Rows, Cols: a.Cols, BlockRows: a.Rows, BlockCols: a.Cols}), sm86.ErrSGUnsupported)
+}
+
+// sm86QuantAmax appends to a quantisation's launches ls those recording
+// its Amax output, if asked for: the amax kernels over the whole input,
+// which give the CPU's value (fallback.QuantizeRef's max |x|, NaN as the
+// CPU's) bit for bit.
+func sm86QuantAmax(a *QuantizeArgs, ls []sm86.SGLaunch) ([]sm86.SGLaunch, error) {
+	if a.Amax == nil {
+		return ls, nil
+	}
+	p, err := sgPtrs(a.Amax, a.X)
+	if err != nil {
+		return nil, err
+	}
+	am, err := sm86.PlanAmax(sm86.SGAmax{Out: p[0], X: p[1], XType: a.X.DType(), Rows: a.Rows, Cols: a.Cols,
+		BlockRows: a.Rows, BlockCols: a.Cols})
+	if err != nil {
+		return nil, err
+	}
+	return append(ls, am...), nil
+}
+
+func sm86BlocksArgs(a *QuantizeArgs) sm86.SGQuantizeBlocks {
 	br, bc := a.Gran.Block(a.Rows, a.Cols)
-	return sm86.SGQuantizeBlocks{Q: sgPlaceholder, X: sgPlaceholder, Work: sgPlaceholder, QType: a.Q.DType(),
+	x := sm86.SGQuantizeBlocks{Q: sgPlaceholder, X: sgPlaceholder, Work: sgPlaceholder, QType: a.Q.DType(),
 		Rows: a.Rows, Cols: a.Cols, BlockRows: br, BlockCols: bc, Margin: a.Margin, PowerOfTwo: a.PowerOfTwo,
-		Given: a.Given, Scale: a.Scale}, nil
+		Given: a.Given, Scale: a.Scale}
+	if a.Scales != nil {
+		x.Scales = sgPlaceholder
+	}
+	return x
+}
+
+// sm86F8After enqueues on s one host task that runs pre (the check of the
+// given scales), then, when it succeeds, issues gs in stream order, then
+// post (the ScaleInv output): LaunchGPUAfter for a sequence of launches,
+// so that a rejected call launches none of them.
+func sm86F8After(s *Stream, gs []*GPULaunch, pre, post func() error) error {
+	ls := make([]GPULaunch, len(gs))
+	var st backend.GPUStream
+	for i, g := range gs {
+		gl, gst, err := prepareGPULaunch(s, g)
+		if err != nil {
+			return err
+		}
+		ls[i], st = gl, gst
+	}
+	return st.Enqueue(func() error {
+		if err := pre(); err != nil {
+			return err
+		}
+		for _, gl := range ls {
+			if err := st.IssueGPU(gl); err != nil {
+				return err
+			}
+		}
+		if post != nil {
+			return post()
+		}
+		return nil
+	})
+}
+
+// sm86GivenLaunch quantises with a given scales tensor: a host task reads
+// and checks the scales (the CPU's error, nothing written, on a bad one),
+// then issues the encoding, which reads them from device memory, and the
+// Amax kernels, then writes ScaleInv (1/s in float32, the CPU's bits), as
+// the PTX path does.
+func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks) error {
+	a := l.Args.(*QuantizeArgs)
+	var err error
+	if x.Scales, err = DevicePtr(a.Scales); err != nil {
+		return err
+	}
+	x.Inv, x.Work = 0, 0
+	ls, err := sm86.PlanQuantizeBlocks(x)
+	if err == nil {
+		ls, err = sm86QuantAmax(a, ls)
+	}
+	if err != nil {
+		return planReason(err, sm86.ErrSGUnsupported)
+	}
+	var scales []float32
+	pre := func() error {
+		var err error
+		scales, err = f8ReadScales(a.Scales, OpQuantize, "Scales")
+		return err
+	}
+	var post func() error
+	if inv := a.ScaleInv; inv != nil {
+		post = func() error { return f8WriteInv(inv, scales) }
+	}
+	return sm86F8After(l.Stream, sgGPULaunches(sm86.ModuleFor(arch), ls), pre, post)
 }
 
 func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 	return func(ctx context.Context, l *Launch) error {
 		a := l.Args.(*QuantizeArgs)
-		x, _ := sm86BlocksArgs(a)
+		x := sm86BlocksArgs(a)
 		sr, sc := a.Gran.ScaleGrid(a.Rows, a.Cols)
 		p, err := sgPtrs(a.Q, a.X)
 		if err != nil {
 			return err
 		}
 		x.Q, x.X = p[0], p[1]
+		if a.Scales != nil {
+			return sm86GivenLaunch(l, arch, x)
+		}
+		if x.Given {
+			if err := fallback.CheckScales(OpQuantize, "Scales", []float32{x.Scale}); err != nil {
+				return l.Stream.Enqueue(func() error { return err }) // reported as the CPU kernel reports it
+			}
+		}
 		if a.ScaleInv != nil {
 			if x.Inv, err = DevicePtr(a.ScaleInv); err != nil {
 				return err
@@ -230,6 +353,9 @@ func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 			return errors.Join(err, tmp.release())
 		}
 		ls, err := sm86.PlanQuantizeBlocks(x)
+		if err == nil {
+			ls, err = sm86QuantAmax(a, ls)
+		}
 		if err != nil {
 			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
 		}

@@ -165,6 +165,11 @@ type SGQuantizeBlocks struct {
 	// finite inverse: the caller checked it), no amax is taken.
 	Given bool
 	Scale float32
+	// Scales, if not 0, holds a given float32 scale per block
+	// (block-row-major; positive, finite, with a finite inverse: the caller
+	// checked them): no amax is taken, no scale is computed, Inv and Work are
+	// not used, and the encoding reads its multipliers from Scales.
+	Scales uint64
 }
 
 // QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
@@ -179,7 +184,7 @@ func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 	if a.Rows < 1 || a.Cols < 1 || a.Cols%4 != 0 || a.Rows*a.Cols >= sgLimit {
 		return unsupported("quantise %d × %d (Cols a multiple of 4)", a.Rows, a.Cols)
 	}
-	if a.Given && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
+	if a.Given && a.Scales == 0 && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
 		return unsupported("a given scale %v for blocks of %d × %d (one valid scale per tensor)", a.Scale, a.BlockRows, a.BlockCols)
 	}
 	if a.BlockRows < 1 || a.BlockCols < 1 || (a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols) {
@@ -189,14 +194,15 @@ func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 }
 
 // PlanQuantizeBlocks returns the launches of a: amax per block into Work,
-// the scales (into Work, their inverses into Inv), the encoding.
+// the scales (into Work, their inverses into Inv), the encoding; with given
+// Scales, the encoding alone.
 func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 	if err := QuantizeBlocksSupports(a); err != nil {
 		return nil, err
 	}
 	bc := min(a.BlockCols, a.Cols)
 	var ls []SGLaunch
-	if !a.Given {
+	if !a.Given && a.Scales == 0 {
 		var err error
 		ls, err = PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: a.BlockRows, BlockCols: bc})
 		if err != nil {
@@ -222,8 +228,14 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 		scale = SGLaunch{Kernel: "tcrt_sass_f8_given", Grid: 1, Block: SGBlock,
 			Params: []uint64{a.Work, a.Inv, uint64(math.Float32bits(a.Scale)), uint64(math.Float32bits(1 / a.Scale))}}
 	}
-	return append(ls, scale,
+	words := a.Work
+	if a.Scales != 0 {
+		words = a.Scales
+	} else {
+		ls = append(ls, scale)
+	}
+	return append(ls,
 		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
-			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
+			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(a.Cols), uint64(magic),
 				uint64(shift), uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
 }

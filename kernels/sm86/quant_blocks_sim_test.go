@@ -65,7 +65,8 @@ func TestSimScaleKernel(t *testing.T) {
 // TestSimQuantizeBlocks runs PlanQuantizeBlocks for both modules against
 // fallback.QuantizeRef (computed scales, f32 input, tile.Saturate) bit for
 // bit, codes and 1/s: per tensor (computed or given), per row, 1×128 and 128×128, random
-// values with specials, outputs poisoned.
+// values with specials, outputs poisoned; with a given scales tensor the
+// codes, and Inv left as it was.
 func TestSimQuantizeBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 12))
 	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.Block1x128, fallback.Block128x128}
@@ -93,12 +94,21 @@ func TestSimQuantizeBlocks(t *testing.T) {
 						wantQ := bytes.Repeat([]byte{0xA5}, rows*cols)
 						wantS := bytes.Repeat([]byte{0xA5}, 4*sr*sc)
 						given := gran == fallback.PerTensor && rng.IntN(2) == 0
+						// a given scales tensor: the encoding alone, 1/s not written
+						givenBuf := !given && rng.IntN(2) == 0
 						var scales []float32
 						if given {
 							scales = []float32{float32(math.Ldexp(1+rng.Float64(), rng.IntN(40)-20))}
 						}
+						refInv := wantS
+						if givenBuf {
+							scales, refInv = make([]float32, sr*sc), nil
+							for i := range scales {
+								scales[i] = float32(math.Ldexp(1+rng.Float64(), rng.IntN(40)-20))
+							}
+						}
 						if err := fallback.QuantizeRef(&fallback.QuantizeArgs{Rows: rows, Cols: cols, XType: tile.F32, X: xb,
-							QType: q, Q: wantQ, Gran: gran, Mode: tile.Saturate, ScaleInv: wantS, Margin: margin, PowerOfTwo: pow2,
+							QType: q, Q: wantQ, Gran: gran, Mode: tile.Saturate, ScaleInv: refInv, Margin: margin, PowerOfTwo: pow2,
 							Scales: scales}); err != nil {
 							t.Fatal(err)
 						}
@@ -111,6 +121,13 @@ func TestSimQuantizeBlocks(t *testing.T) {
 							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given}
 						if given {
 							a.Scale = scales[0]
+						}
+						if givenBuf {
+							sb := make([]byte, 4*len(scales))
+							for i, v := range scales {
+								binary.LittleEndian.PutUint32(sb[4*i:], math.Float32bits(v))
+							}
+							a.Scales, _ = d.put(sb)
 						}
 						ls, err := PlanQuantizeBlocks(a)
 						if err != nil {
