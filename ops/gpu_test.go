@@ -766,7 +766,8 @@ func TestGPUFloat8SM86(t *testing.T) {
 
 // TestGPUQuantizeGivenAmaxSM86: the SASS block quantiser with a given
 // scales tensor (per tensor, per row, 1×128, 128×128) and the Amax output
-// of every SASS quantiser (MX and computed scales included), through ops,
+// of every SASS quantiser (MX and computed scales included; per tensor on
+// shapes whose rows are not whole groups of four), through ops,
 // bit for bit against the CPU (codes, ScaleInv, Amax; NaNs in some inputs),
 // outputs poisoned; a bad given scale returns the CPU's error with Q,
 // ScaleInv and Amax unchanged.
@@ -780,7 +781,7 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 		if rt.Device().SM() == 89 {
 			mxKernel, blocksKernel = "sass.quantize.mx.sm89", "sass.quantize.blocks.sm89"
 		}
-		for si, sh := range [][2]int{{1, 4}, {7, 8}, {129, 12}, {1, 1000}, {130, 256}} {
+		for si, sh := range [][2]int{{1, 4}, {7, 8}, {129, 12}, {1, 1000}, {130, 256}, {1, 1}, {7, 1}, {129, 7}, {1, 1001}} {
 			rows, cols := sh[0], sh[1]
 			x := make([]float32, rows*cols)
 			for i := range x {
@@ -789,7 +790,11 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 			if si%2 == 1 { // the amax is NaN
 				x[rng.IntN(len(x))] = float32(math.NaN())
 			}
-			for gi, g := range []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.Block128x128, ops.MX} {
+			grans := []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.Block128x128, ops.MX}
+			if cols%4 != 0 { // one block takes any shape
+				grans = grans[:1]
+			}
+			for gi, g := range grans {
 				q := []tile.DType{tile.E4M3, tile.E5M2}[(gi+si)%2]
 				sshape := ops.ScaleShape(g, []int{rows, cols})
 				ns := 1
@@ -800,11 +805,12 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 				for i := range scales {
 					scales[i] = float32(math.Ldexp(1+rng.Float64(), rng.IntN(20)-10))
 				}
-				for _, bad := range []bool{false, true} {
-					if bad && g == ops.MX {
+				for _, mode := range []string{"given", "bad", "computed", "scalar", "bad scalar"} {
+					if mode != "computed" && g == ops.MX || strings.HasSuffix(mode, "scalar") && g != ops.PerTensor {
 						continue
 					}
-					name := fmt.Sprintf("%dx%d %v %v bad %v", rows, cols, q, g, bad)
+					bad := strings.HasPrefix(mode, "bad")
+					name := fmt.Sprintf("%dx%d %v %v %s", rows, cols, q, g, mode)
 					var outs [2][3][]byte
 					var errs [2]error
 					badAt, badV := rng.IntN(ns), []float32{0, -1, float32(math.Inf(1)), float32(math.NaN())}[rng.IntN(4)]
@@ -820,14 +826,20 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 							poison(t, b)
 						}
 						qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv, Amax: am}
-						if g != ops.MX {
+						switch mode {
+						case "scalar":
+							qo.Source, qo.Scale = ops.ScaleGiven, scales[0]
+						case "bad scalar":
+							qo.Source, qo.Scale = ops.ScaleGiven, badV
+						}
+						if mode == "given" || mode == "bad" {
 							s := append([]float32(nil), scales...)
 							if bad {
 								s[badAt] = badV
 							}
 							qo.Source, qo.Scales = ops.ScaleGiven, bufF32(t, r, tile.F32, s, sshape...)
 						}
-						if r == rt {
+						if r == rt && mode != "bad scalar" { // ops rejects a bad scalar before choosing
 							e, err := ops.ExplainQuantize(r, qb, xb, qo)
 							if g == ops.MX {
 								chosen(t, e, err, mxKernel)

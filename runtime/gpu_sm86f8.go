@@ -146,6 +146,9 @@ func sm86MXSupports(args any) error {
 	if err := sm86QuantAmaxSupports(a); err != nil {
 		return err
 	}
+	if err := sm86QuantAligned(a); err != nil {
+		return err
+	}
 	return planReason(sm86.QuantizeMXSupports(sm86.SGQuantizeMX{Q: sgPlaceholder, X: sgPlaceholder, E8M0: sgPlaceholder,
 		Work: sgPlaceholder, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}), sm86.ErrSGUnsupported)
 }
@@ -212,11 +215,27 @@ func sm86BlocksSupports(args any) error {
 	if err := sm86QuantAmaxSupports(a); err != nil {
 		return err
 	}
+	if err := sm86QuantAligned(a); err != nil {
+		return err
+	}
 	x := sm86BlocksArgs(a)
 	if x.Given && !tile.ValidScale(x.Scale) {
 		x.Scale = 1 // the launch reports the CPU's error
 	}
 	return planReason(sm86.QuantizeBlocksSupports(x), sm86.ErrSGUnsupported)
+}
+
+// sm86QuantAligned checks the encoder's vector accesses are aligned: X
+// read 16 bytes (four elements) at a time, Q written 4 bytes at a time.
+func sm86QuantAligned(a *QuantizeArgs) error {
+	p, err := sgPtrs(a.X, a.Q)
+	if err != nil {
+		return err
+	}
+	if p[0]%16 != 0 || p[1]%4 != 0 {
+		return fmt.Errorf("x at %#x or q at %#x not 16- and 4-byte aligned, as the encoder's vector accesses need", p[0], p[1])
+	}
+	return nil
 }
 
 // sm86QuantAmaxSupports checks a quantisation's Amax output (nil is fine)

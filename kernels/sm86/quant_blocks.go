@@ -172,17 +172,21 @@ type SGQuantizeBlocks struct {
 	Scales uint64
 }
 
+// oneBlock says whether a's blocks cover the whole tensor (per tensor).
+func (a SGQuantizeBlocks) oneBlock() bool { return a.BlockRows >= a.Rows && a.BlockCols >= a.Cols }
+
 // QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
 // or an error wrapping ErrSGUnsupported naming the rule. Covered: f32
 // input, E4M3 and E5M2, saturation (the caller checks the mode), Cols a
-// multiple of 4, blocks a multiple of 8 wide or the whole row (per tensor,
+// multiple of 4 (any, for one block: the encoder's groups of four may then
+// span rows), blocks a multiple of 8 wide or the whole row (per tensor,
 // per row, 1×128, 128×128), any margin, fewer than 2^31 elements.
 func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
 		return unsupported("quantise to %v", a.QType)
 	}
-	if a.Rows < 1 || a.Cols < 1 || a.Cols%4 != 0 || a.Rows*a.Cols >= sgLimit {
-		return unsupported("quantise %d × %d (Cols a multiple of 4)", a.Rows, a.Cols)
+	if a.Rows < 1 || a.Cols < 1 || (a.Cols%4 != 0 && !a.oneBlock()) || a.Rows*a.Cols >= sgLimit {
+		return unsupported("quantise %d × %d (Cols a multiple of 4, or one block)", a.Rows, a.Cols)
 	}
 	if a.Given && a.Scales == 0 && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
 		return unsupported("a given scale %v for blocks of %d × %d (one valid scale per tensor)", a.Scale, a.BlockRows, a.BlockCols)
@@ -218,8 +222,14 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 		mask = 0xff800000
 	}
 	n := a.Rows * a.Cols
-	magic, shift := DivMagic(uint32(a.Cols))
-	brm, brs := DivMagic(uint32(a.BlockRows))
+	// the encoder's view: with one block, a single row of n elements
+	// rounded up to whole groups of four (every group's block is 0)
+	cols, brows := a.Cols, a.BlockRows
+	if a.oneBlock() {
+		cols, brows, bc = (n+3)&^3, 1, (n+3)&^3
+	}
+	magic, shift := DivMagic(uint32(cols))
+	brm, brs := DivMagic(uint32(brows))
 	bcm, bcs := DivMagic(uint32(bc))
 	scale := SGLaunch{Kernel: "tcrt_sass_f8_scale", Grid: laneGrid(blocks), Block: SGBlock,
 		Params: []uint64{a.Work, a.Inv, uint64(blocks), 1, 0, 0, math.MaxUint32, fmax & math.MaxUint32, fmax >> 32,
@@ -236,6 +246,6 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 	}
 	return append(ls,
 		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
-			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(a.Cols), uint64(magic),
-				uint64(shift), uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
+			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(cols), uint64(magic),
+				uint64(shift), uint64(uint32(-cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
 }

@@ -80,7 +80,7 @@ func TestSimQuantizeBlocks(t *testing.T) {
 				for _, n := range sgSizes() {
 					t.Run(fmt.Sprintf("sm_%d/%v/%v/%d", arch, q, gran, n), func(t *testing.T) {
 						rows, cols := shapeOf(rng, n)
-						if cols%4 != 0 {
+						if cols%4 != 0 && gran != fallback.PerTensor { // one block takes any shape
 							rows, cols = max(1, n/100), 4*(1+rng.IntN(80))
 						}
 						x := f8Inputs(rng, rows*cols)
@@ -152,6 +152,9 @@ func TestQuantizeBlocksSupports(t *testing.T) {
 	ok := SGQuantizeBlocks{QType: tile.E4M3, Rows: 4, Cols: 256, BlockRows: 1, BlockCols: 128}
 	if err := QuantizeBlocksSupports(ok); err != nil {
 		t.Fatal(err)
+	}
+	if err := QuantizeBlocksSupports(SGQuantizeBlocks{QType: tile.E4M3, Rows: 3, Cols: 7, BlockRows: 3, BlockCols: 7}); err != nil {
+		t.Fatalf("one block of 3 × 7: %v", err) // any shape per tensor
 	}
 	for name, mut := range map[string]func(a *SGQuantizeBlocks){
 		"to f16":        func(a *SGQuantizeBlocks) { a.QType = tile.F16 },
