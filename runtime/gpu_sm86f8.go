@@ -15,8 +15,10 @@ import (
 // The hand-scheduled SM86/SM89 float8 kernels of kernels/sm86 beyond the
 // per-tensor quantiser (sass_kernels.go): amax reductions, dequantisation
 // and MX and block-scaled (per tensor, row, 1×128, 128×128) quantisation
-// with the scales computed on the device,
-// registered for every SM86/SM89 device, real or simulated. Supports is
+// with the scales computed on the device or given (a scales tensor checked
+// on the host before launch, as on the PTX path), the Amax output recorded
+// by the amax kernels, registered for every SM86/SM89 device, real or
+// simulated. Supports is
 // each plan's rule (sm86.AmaxSupports, DequantSupports,
 // QuantizeMXSupports); the rest goes to the PTX kernels or the host
 // fallback. Dequantisation checks its float scales on the device first
@@ -128,8 +130,8 @@ func sm86DequantLaunch(_ context.Context, l *Launch) error {
 	return call.run(l.Stream, sgGPULaunches(sm86SGModule(), ls)...)
 }
 
-// sm86MXSupports covers an MX quantisation from f32 with saturation and no
-// Amax output; the plan's rule does the rest.
+// sm86MXSupports covers an MX quantisation from f32 with saturation, with
+// or without the Amax output; the plan's rule does the rest.
 func sm86MXSupports(args any) error {
 	a, ok := args.(*QuantizeArgs)
 	if !ok {
@@ -186,9 +188,9 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 }
 
 // sm86BlocksSupports covers a quantisation from f32 with saturation, the
-// scales computed from each block's amax (or one given per tensor), per
-// tensor, per row, 1×128 or 128×128, and no Amax output; the plan's rule
-// does the rest. It ranks below sass.quantize.f8 (one launch), which takes
+// scales computed from each block's amax, one given per tensor or a given
+// scales tensor, per tensor, per row, 1×128 or 128×128, with or without
+// ScaleInv and Amax outputs; the plan's rule does the rest. It ranks below sass.quantize.f8 (one launch), which takes
 // a given per-tensor scale when no ScaleInv is asked for.
 func sm86BlocksSupports(args any) error {
 	a, ok := args.(*QuantizeArgs)
@@ -386,13 +388,13 @@ func init() {
 	arch := Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86SGModule()}
 	Register(Kernel{
 		Name: "sass.quantize.blocks.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 205,
-		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits), F2FP.SATFINITE encode; unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits) or given (checked on the host first), F2FP.SATFINITE encode, Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86BlocksSupports,
 		Launch:   sm86BlocksLaunch(89),
 	})
 	Register(Kernel{
 		Name: "sass.quantize.blocks.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 195,
-		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits), integer float8 encode; unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits) or given (checked on the host first), integer float8 encode, Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86BlocksSupports,
 		Launch:   sm86BlocksLaunch(86),
 	})
@@ -410,13 +412,13 @@ func init() {
 	})
 	Register(Kernel{
 		Name: "sass.quantize.mx.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
-		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, E8M0 scales by the OCP rule, F2FP.SATFINITE encode; unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, E8M0 scales by the OCP rule, F2FP.SATFINITE encode, Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86MXSupports,
 		Launch:   sm86MXLaunch(89),
 	})
 	Register(Kernel{
 		Name: "sass.quantize.mx.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
-		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, E8M0 scales by the OCP rule, integer float8 encode; unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, E8M0 scales by the OCP rule, integer float8 encode, Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86MXSupports,
 		Launch:   sm86MXLaunch(86),
 	})
