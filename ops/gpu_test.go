@@ -767,7 +767,8 @@ func TestGPUFloat8SM86(t *testing.T) {
 // TestGPUQuantizeGivenAmaxSM86: the SASS block quantiser with a given
 // scales tensor (per tensor, per row, 1×128, 128×128) and the Amax output
 // of every SASS quantiser (MX and computed scales included; per tensor on
-// shapes whose rows are not whole groups of four), through ops,
+// shapes whose rows are not whole groups of four; f32, bf16 and f16
+// input), through ops,
 // bit for bit against the CPU (codes, ScaleInv, Amax; NaNs in some inputs),
 // outputs poisoned; a bad given scale returns the CPU's error with Q,
 // ScaleInv and Amax unchanged.
@@ -796,6 +797,7 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 			}
 			for gi, g := range grans {
 				q := []tile.DType{tile.E4M3, tile.E5M2}[(gi+si)%2]
+				xt := []tile.DType{tile.F32, tile.BF16, tile.F16}[(gi+si)%3] // 16-bit input is widened first
 				sshape := ops.ScaleShape(g, []int{rows, cols})
 				ns := 1
 				for _, d := range sshape {
@@ -810,12 +812,12 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 						continue
 					}
 					bad := strings.HasPrefix(mode, "bad")
-					name := fmt.Sprintf("%dx%d %v %v %s", rows, cols, q, g, mode)
+					name := fmt.Sprintf("%dx%d %v->%v %v %s", rows, cols, xt, q, g, mode)
 					var outs [2][3][]byte
 					var errs [2]error
 					badAt, badV := rng.IntN(ns), []float32{0, -1, float32(math.Inf(1)), float32(math.NaN())}[rng.IntN(4)]
 					for j, r := range []*runtime.Runtime{rt, cpu} {
-						xb := bufF32(t, r, tile.F32, x, rows, cols)
+						xb := bufF32(t, r, xt, x, rows, cols)
 						qb, am := alloc(t, r, q, rows, cols), alloc(t, r, tile.F32, 1)
 						sdt := tile.F32
 						if g == ops.MX {

@@ -16,8 +16,9 @@ import (
 // per-tensor quantiser (sass_kernels.go): amax reductions, dequantisation
 // and MX and block-scaled (per tensor, row, 1×128, 128×128) quantisation
 // with the scales computed on the device or given (a scales tensor checked
-// on the host before launch, as on the PTX path), the Amax output recorded
-// by the amax kernels, registered for every SM86/SM89 device, real or
+// on the host before launch, as on the PTX path), f16/bf16 input widened
+// exactly on the device first, the Amax output recorded by the amax
+// kernels, registered for every SM86/SM89 device, real or
 // simulated. Supports is
 // each plan's rule (sm86.AmaxSupports, DequantSupports,
 // QuantizeMXSupports); the rest goes to the PTX kernels or the host
@@ -130,7 +131,7 @@ func sm86DequantLaunch(_ context.Context, l *Launch) error {
 	return call.run(l.Stream, sgGPULaunches(sm86SGModule(), ls)...)
 }
 
-// sm86MXSupports covers an MX quantisation from f32 with saturation, with
+// sm86MXSupports covers an MX quantisation from f32, f16 or bf16 with saturation, with
 // or without the Amax output; the plan's rule does the rest.
 func sm86MXSupports(args any) error {
 	a, ok := args.(*QuantizeArgs)
@@ -140,8 +141,8 @@ func sm86MXSupports(args any) error {
 	switch {
 	case a.Gran != fallback.MX:
 		return fmt.Errorf("granularity %v (covered: mx)", a.Gran)
-	case a.X.DType() != tile.F32:
-		return fmt.Errorf("input element type %v (covered: f32)", a.X.DType())
+	case a.X.DType() != tile.F32 && a.X.DType() != tile.F16 && a.X.DType() != tile.BF16:
+		return fmt.Errorf("input element type %v (covered: f32, f16 and bf16 widened first)", a.X.DType())
 	case a.Mode != tile.Saturate:
 		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
 	}
@@ -160,11 +161,15 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 		a := l.Args.(*QuantizeArgs)
 		blocks := a.Rows * ((a.Cols + fallback.MXBlock - 1) / fallback.MXBlock)
 		tmp := &scratch{rt: l.Runtime}
-		p, err := sgPtrs(a.Q, a.X)
+		q, err := DevicePtr(a.Q)
 		if err != nil {
 			return err
 		}
-		x := sm86.SGQuantizeMX{Q: p[0], X: p[1], QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}
+		xp, wl, err := sm86Widened(a, tmp)
+		if err != nil {
+			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
+		}
+		x := sm86.SGQuantizeMX{Q: q, X: xp, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}
 		if a.ScaleInv != nil {
 			if x.E8M0, err = DevicePtr(a.ScaleInv); err != nil {
 				return err
@@ -177,7 +182,7 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 		}
 		ls, err := sm86.PlanQuantizeMX(x)
 		if err == nil {
-			ls, err = sm86QuantAmax(a, ls)
+			ls, err = sm86QuantAmax(a, append(wl, ls...))
 		}
 		if err != nil {
 			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
@@ -187,7 +192,7 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 	}
 }
 
-// sm86BlocksSupports covers a quantisation from f32 with saturation, the
+// sm86BlocksSupports covers a quantisation from f32, f16 or bf16 with saturation, the
 // scales computed from each block's amax, one given per tensor or a given
 // scales tensor, per tensor, per row, 1×128 or 128×128, with or without
 // ScaleInv and Amax outputs; the plan's rule does the rest. It ranks below sass.quantize.f8 (one launch), which takes
@@ -200,8 +205,8 @@ func sm86BlocksSupports(args any) error {
 	switch {
 	case a.Gran != fallback.PerTensor && a.Gran != fallback.PerRow && a.Gran != fallback.Block1x128 && a.Gran != fallback.Block128x128:
 		return fmt.Errorf("granularity %v (covered: tensor, row, 1x128, 128x128)", a.Gran)
-	case a.X.DType() != tile.F32:
-		return fmt.Errorf("input element type %v (covered: f32)", a.X.DType())
+	case a.X.DType() != tile.F32 && a.X.DType() != tile.F16 && a.X.DType() != tile.BF16:
+		return fmt.Errorf("input element type %v (covered: f32, f16 and bf16 widened first)", a.X.DType())
 	case a.Mode != tile.Saturate:
 		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
 	}
@@ -227,17 +232,37 @@ func sm86BlocksSupports(args any) error {
 	return planReason(sm86.QuantizeBlocksSupports(x), sm86.ErrSGUnsupported)
 }
 
-// sm86QuantAligned checks the encoder's vector accesses are aligned: X
+// sm86QuantAligned checks the encoder's vector accesses are aligned: f32 X
 // read 16 bytes (four elements) at a time, Q written 4 bytes at a time.
 func sm86QuantAligned(a *QuantizeArgs) error {
 	p, err := sgPtrs(a.X, a.Q)
 	if err != nil {
 		return err
 	}
+	if a.X.DType() != tile.F32 { // the encoder reads the widened scratch
+		p[0] = 0
+	}
 	if p[0]%16 != 0 || p[1]%4 != 0 {
 		return fmt.Errorf("x at %#x or q at %#x not 16- and 4-byte aligned, as the encoder's vector accesses need", p[0], p[1])
 	}
 	return nil
+}
+
+// sm86Widened returns the f32 input of a quantisation's encoder: X itself,
+// or for f16/bf16 X a scratch buffer from tmp and the launch that widens X
+// into it (exactly, tile.F16ToF32/BF16ToF32).
+func sm86Widened(a *QuantizeArgs, tmp *scratch) (uint64, []sm86.SGLaunch, error) {
+	x, err := DevicePtr(a.X)
+	if err != nil || a.X.DType() == tile.F32 {
+		return x, nil, err
+	}
+	n := a.Rows * a.Cols
+	w, err := tmp.alloc(4 * n)
+	if err != nil {
+		return 0, nil, err
+	}
+	ls, err := sm86.PlanWiden(sm86.SGWiden{Out: w, X: x, XType: a.X.DType(), N: n})
+	return w, ls, err
 }
 
 // sm86QuantAmaxSupports checks a quantisation's Amax output (nil is fine)
@@ -316,10 +341,10 @@ func sm86F8After(s *Stream, gs []*GPULaunch, pre, post func() error) error {
 
 // sm86GivenLaunch quantises with a given scales tensor: a host task reads
 // and checks the scales (the CPU's error, nothing written, on a bad one),
-// then issues the encoding, which reads them from device memory, and the
+// then issues the widening wl (if any) and the encoding, which reads them from device memory, and the
 // Amax kernels, then writes ScaleInv (1/s in float32, the CPU's bits), as
 // the PTX path does.
-func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks) error {
+func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks, wl []sm86.SGLaunch) error {
 	a := l.Args.(*QuantizeArgs)
 	var err error
 	if x.Scales, err = DevicePtr(a.Scales); err != nil {
@@ -328,7 +353,7 @@ func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks) error {
 	x.Inv, x.Work = 0, 0
 	ls, err := sm86.PlanQuantizeBlocks(x)
 	if err == nil {
-		ls, err = sm86QuantAmax(a, ls)
+		ls, err = sm86QuantAmax(a, append(wl, ls...))
 	}
 	if err != nil {
 		return planReason(err, sm86.ErrSGUnsupported)
@@ -351,31 +376,34 @@ func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 		a := l.Args.(*QuantizeArgs)
 		x := sm86BlocksArgs(a)
 		sr, sc := a.Gran.ScaleGrid(a.Rows, a.Cols)
-		p, err := sgPtrs(a.Q, a.X)
-		if err != nil {
+		var err error
+		if x.Q, err = DevicePtr(a.Q); err != nil {
 			return err
 		}
-		x.Q, x.X = p[0], p[1]
-		if a.Scales != nil {
-			return sm86GivenLaunch(l, arch, x)
-		}
-		if x.Given {
+		if x.Given && a.Scales == nil {
 			if err := fallback.CheckScales(OpQuantize, "Scales", []float32{x.Scale}); err != nil {
 				return l.Stream.Enqueue(func() error { return err }) // reported as the CPU kernel reports it
 			}
 		}
+		tmp := &scratch{rt: l.Runtime}
+		var wl []sm86.SGLaunch
+		if x.X, wl, err = sm86Widened(a, tmp); err != nil {
+			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
+		}
+		if a.Scales != nil {
+			return errors.Join(sm86GivenLaunch(l, arch, x, wl), l.Stream.Enqueue(tmp.release))
+		}
 		if a.ScaleInv != nil {
 			if x.Inv, err = DevicePtr(a.ScaleInv); err != nil {
-				return err
+				return errors.Join(err, tmp.release())
 			}
 		}
-		tmp := &scratch{rt: l.Runtime}
 		if x.Work, err = tmp.alloc(4 * sr * sc); err != nil {
 			return errors.Join(err, tmp.release())
 		}
 		ls, err := sm86.PlanQuantizeBlocks(x)
 		if err == nil {
-			ls, err = sm86QuantAmax(a, ls)
+			ls, err = sm86QuantAmax(a, append(wl, ls...))
 		}
 		if err != nil {
 			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
