@@ -768,7 +768,7 @@ func TestGPUFloat8SM86(t *testing.T) {
 // scales tensor (per tensor, per row, 1×128, 128×128) and the Amax output
 // of every SASS quantiser (MX and computed scales included; per tensor on
 // shapes whose rows are not whole groups of four; f32, bf16 and f16
-// input), through ops,
+// input; saturating or not), through ops,
 // bit for bit against the CPU (codes, ScaleInv, Amax; NaNs in some inputs),
 // outputs poisoned; a bad given scale returns the CPU's error with Q,
 // ScaleInv and Amax unchanged.
@@ -812,7 +812,8 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 						continue
 					}
 					bad := strings.HasPrefix(mode, "bad")
-					name := fmt.Sprintf("%dx%d %v->%v %v %s", rows, cols, xt, q, g, mode)
+					om := []tile.OverflowMode{tile.Saturate, tile.NonSaturating}[rng.IntN(2)]
+					name := fmt.Sprintf("%dx%d %v->%v %v %s %v", rows, cols, xt, q, g, mode, om)
 					var outs [2][3][]byte
 					var errs [2]error
 					badAt, badV := rng.IntN(ns), []float32{0, -1, float32(math.Inf(1)), float32(math.NaN())}[rng.IntN(4)]
@@ -827,7 +828,7 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 						for _, b := range []*runtime.Buffer{qb, am, inv} {
 							poison(t, b)
 						}
-						qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv, Amax: am}
+						qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv, Amax: am, Mode: om}
 						switch mode {
 						case "scalar":
 							qo.Source, qo.Scale = ops.ScaleGiven, scales[0]

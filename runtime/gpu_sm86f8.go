@@ -131,8 +131,9 @@ func sm86DequantLaunch(_ context.Context, l *Launch) error {
 	return call.run(l.Stream, sgGPULaunches(sm86SGModule(), ls)...)
 }
 
-// sm86MXSupports covers an MX quantisation from f32, f16 or bf16 with saturation, with
-// or without the Amax output; the plan's rule does the rest.
+// sm86MXSupports covers an MX quantisation from f32, f16 or bf16,
+// saturating or not, with or without the Amax output; the plan's rule does
+// the rest.
 func sm86MXSupports(args any) error {
 	a, ok := args.(*QuantizeArgs)
 	if !ok {
@@ -143,8 +144,8 @@ func sm86MXSupports(args any) error {
 		return fmt.Errorf("granularity %v (covered: mx)", a.Gran)
 	case a.X.DType() != tile.F32 && a.X.DType() != tile.F16 && a.X.DType() != tile.BF16:
 		return fmt.Errorf("input element type %v (covered: f32, f16 and bf16 widened first)", a.X.DType())
-	case a.Mode != tile.Saturate:
-		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
+	case a.Mode != tile.Saturate && a.Mode != tile.NonSaturating:
+		return fmt.Errorf("overflow mode %v (covered: saturate, non-saturating)", a.Mode)
 	}
 	if err := sm86QuantAmaxSupports(a); err != nil {
 		return err
@@ -169,7 +170,8 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 		if err != nil {
 			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
 		}
-		x := sm86.SGQuantizeMX{Q: q, X: xp, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}
+		x := sm86.SGQuantizeMX{Q: q, X: xp, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols,
+			NonSaturating: a.Mode == tile.NonSaturating}
 		if a.ScaleInv != nil {
 			if x.E8M0, err = DevicePtr(a.ScaleInv); err != nil {
 				return err
@@ -192,11 +194,12 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 	}
 }
 
-// sm86BlocksSupports covers a quantisation from f32, f16 or bf16 with saturation, the
-// scales computed from each block's amax, one given per tensor or a given
-// scales tensor, per tensor, per row, 1×128 or 128×128, with or without
-// ScaleInv and Amax outputs; the plan's rule does the rest. It ranks below sass.quantize.f8 (one launch), which takes
-// a given per-tensor scale when no ScaleInv is asked for.
+// sm86BlocksSupports covers a quantisation from f32, f16 or bf16,
+// saturating or not, the scales computed from each block's amax, one given
+// per tensor or a given scales tensor, per tensor, per row, 1×128 or
+// 128×128, with or without ScaleInv and Amax outputs; the plan's rule does
+// the rest. It ranks below sass.quantize.f8 (one launch), which takes a
+// given per-tensor scale when no ScaleInv or Amax is asked for.
 func sm86BlocksSupports(args any) error {
 	a, ok := args.(*QuantizeArgs)
 	if !ok {
@@ -207,8 +210,8 @@ func sm86BlocksSupports(args any) error {
 		return fmt.Errorf("granularity %v (covered: tensor, row, 1x128, 128x128)", a.Gran)
 	case a.X.DType() != tile.F32 && a.X.DType() != tile.F16 && a.X.DType() != tile.BF16:
 		return fmt.Errorf("input element type %v (covered: f32, f16 and bf16 widened first)", a.X.DType())
-	case a.Mode != tile.Saturate:
-		return fmt.Errorf("overflow mode %v (covered: saturate)", a.Mode)
+	case a.Mode != tile.Saturate && a.Mode != tile.NonSaturating:
+		return fmt.Errorf("overflow mode %v (covered: saturate, non-saturating)", a.Mode)
 	}
 	if err := f8ScaleBuf(a.Scales, "Scales", a.Gran, a.Rows, a.Cols); err != nil {
 		return err
@@ -302,7 +305,7 @@ func sm86BlocksArgs(a *QuantizeArgs) sm86.SGQuantizeBlocks {
 	br, bc := a.Gran.Block(a.Rows, a.Cols)
 	x := sm86.SGQuantizeBlocks{Q: sgPlaceholder, X: sgPlaceholder, Work: sgPlaceholder, QType: a.Q.DType(),
 		Rows: a.Rows, Cols: a.Cols, BlockRows: br, BlockCols: bc, Margin: a.Margin, PowerOfTwo: a.PowerOfTwo,
-		Given: a.Given, Scale: a.Scale}
+		Given: a.Given, Scale: a.Scale, NonSaturating: a.Mode == tile.NonSaturating}
 	if a.Scales != nil {
 		x.Scales = sgPlaceholder
 	}
@@ -416,7 +419,7 @@ func init() {
 	arch := Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86SGModule()}
 	Register(Kernel{
 		Name: "sass.quantize.blocks.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 205,
-		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits) or given (checked on the host first), F2FP.SATFINITE encode, Amax by the amax kernels; unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits) or given (checked on the host first), F2FP.SATFINITE encode (the integer one when non-saturating), Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86BlocksSupports,
 		Launch:   sm86BlocksLaunch(89),
 	})
@@ -440,7 +443,7 @@ func init() {
 	})
 	Register(Kernel{
 		Name: "sass.quantize.mx.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
-		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, E8M0 scales by the OCP rule, F2FP.SATFINITE encode, Amax by the amax kernels; unverified on a GPU",
+		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, E8M0 scales by the OCP rule, F2FP.SATFINITE encode (the integer one when non-saturating), Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86MXSupports,
 		Launch:   sm86MXLaunch(89),
 	})

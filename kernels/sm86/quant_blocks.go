@@ -151,8 +151,8 @@ func givenKernel() sass.Program {
 
 // SGQuantizeBlocks is one quantisation with scales computed from each
 // block's amax (fallback.QuantizeArgs with Scales nil and Mode
-// tile.Saturate) over device memory: X (f32) and Q (QType E4M3 or E5M2)
-// dense row-major Rows × Cols in blocks of BlockRows × BlockCols; Inv, if
+// tile.Saturate, or tile.NonSaturating with NonSaturating) over device
+// memory: X (f32) and Q (QType E4M3 or E5M2) dense row-major Rows × Cols in blocks of BlockRows × BlockCols; Inv, if
 // not 0, receives the float32 1/s per block (block-row-major); Work is
 // scratch of 4 bytes per block.
 type SGQuantizeBlocks struct {
@@ -170,6 +170,9 @@ type SGQuantizeBlocks struct {
 	// checked them): no amax is taken, no scale is computed, Inv and Work are
 	// not used, and the encoding reads its multipliers from Scales.
 	Scales uint64
+	// NonSaturating encodes overflow as the format's overflow code
+	// (tile.NonSaturating: E4M3 NaN, E5M2 Inf) instead of saturating.
+	NonSaturating bool
 }
 
 // oneBlock says whether a's blocks cover the whole tensor (per tensor).
@@ -177,7 +180,7 @@ func (a SGQuantizeBlocks) oneBlock() bool { return a.BlockRows >= a.Rows && a.Bl
 
 // QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
 // or an error wrapping ErrSGUnsupported naming the rule. Covered: f32
-// input, E4M3 and E5M2, saturation (the caller checks the mode), Cols a
+// input, E4M3 and E5M2, either overflow mode (the caller checks it), Cols a
 // multiple of 4 (any, for one block: the encoder's groups of four may then
 // span rows), blocks a multiple of 8 wide or the whole row (per tensor,
 // per row, 1×128, 128×128), any margin, fewer than 2^31 elements.
@@ -245,7 +248,7 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 		ls = append(ls, scale)
 	}
 	return append(ls,
-		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
+		SGLaunch{Kernel: encodeKernel(a.QType, a.NonSaturating), Grid: QuantGrid(n), Block: QuantBlock,
 			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(cols), uint64(magic),
 				uint64(shift), uint64(uint32(-cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
 }

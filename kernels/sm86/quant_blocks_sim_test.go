@@ -89,6 +89,7 @@ func TestSimQuantizeBlocks(t *testing.T) {
 							binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(v))
 						}
 						margin, pow2 := rng.IntN(4), rng.IntN(2) == 0
+						mode := []tile.OverflowMode{tile.Saturate, tile.NonSaturating}[rng.IntN(2)]
 						sr, sc := gran.ScaleGrid(rows, cols)
 						br, bc := gran.Block(rows, cols)
 						wantQ := bytes.Repeat([]byte{0xA5}, rows*cols)
@@ -108,7 +109,7 @@ func TestSimQuantizeBlocks(t *testing.T) {
 							}
 						}
 						if err := fallback.QuantizeRef(&fallback.QuantizeArgs{Rows: rows, Cols: cols, XType: tile.F32, X: xb,
-							QType: q, Q: wantQ, Gran: gran, Mode: tile.Saturate, ScaleInv: refInv, Margin: margin, PowerOfTwo: pow2,
+							QType: q, Q: wantQ, Gran: gran, Mode: mode, ScaleInv: refInv, Margin: margin, PowerOfTwo: pow2,
 							Scales: scales}); err != nil {
 							t.Fatal(err)
 						}
@@ -118,7 +119,8 @@ func TestSimQuantizeBlocks(t *testing.T) {
 						ia, gotS := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
 						wa, _ := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
 						a := SGQuantizeBlocks{Q: qa, X: xa, Inv: ia, Work: wa, QType: q, Rows: rows, Cols: cols,
-							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given}
+							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given,
+							NonSaturating: mode == tile.NonSaturating}
 						if given {
 							a.Scale = scales[0]
 						}
