@@ -881,3 +881,45 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 		}
 	})
 }
+
+// TestGPUAmaxColumnSM86: the per-column amax on the SASS column kernels
+// through ops.Amax, bit for bit against the CPU (f32, bf16, f16; NaNs in
+// some columns), output poisoned.
+func TestGPUAmaxColumnSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 90))
+		for si, sh := range [][2]int{{1, 1}, {7, 3}, {129, 40}, {1000, 5}, {9, 1000}} {
+			rows, cols := sh[0], sh[1]
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(30)-15))
+			}
+			if si%2 == 1 {
+				x[rng.IntN(len(x))] = float32(math.NaN())
+			}
+			for _, xt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
+				var outs [2][]byte
+				for j, r := range []*runtime.Runtime{rt, cpu} {
+					xb := bufF32(t, r, xt, x, rows, cols)
+					am := alloc(t, r, tile.F32, ops.ScaleShape(ops.PerColumn, []int{rows, cols})...)
+					poison(t, am)
+					opt := &ops.AmaxOptions{Granularity: ops.PerColumn}
+					if r == rt {
+						e, err := ops.ExplainAmax(r, am, xb, opt)
+						chosen(t, e, err, "sass.amax")
+					}
+					if err := ops.Amax(ctx, r, am, xb, opt); err != nil {
+						t.Fatalf("%dx%d %v: %v", rows, cols, xt, err)
+					}
+					outs[j] = rawBytes(t, am)
+				}
+				if string(outs[0]) != string(outs[1]) {
+					t.Fatalf("%dx%d %v: per-column amax differs from the CPU's", rows, cols, xt)
+				}
+			}
+		}
+	})
+}
