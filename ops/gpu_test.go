@@ -763,3 +763,163 @@ func TestGPUFloat8SM86(t *testing.T) {
 		}
 	})
 }
+
+// TestGPUQuantizeGivenAmaxSM86: the SASS block quantiser with a given
+// scales tensor (per tensor, per row, 1×128, 128×128) and the Amax output
+// of every SASS quantiser (MX and computed scales included; per tensor on
+// shapes whose rows are not whole groups of four; f32, bf16 and f16
+// input; saturating or not), through ops,
+// bit for bit against the CPU (codes, ScaleInv, Amax; NaNs in some inputs),
+// outputs poisoned; a bad given scale returns the CPU's error with Q,
+// ScaleInv and Amax unchanged.
+func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 89))
+		mxKernel, blocksKernel := "sass.quantize.mx.sm86", "sass.quantize.blocks.sm86"
+		if rt.Device().SM() == 89 {
+			mxKernel, blocksKernel = "sass.quantize.mx.sm89", "sass.quantize.blocks.sm89"
+		}
+		for si, sh := range [][2]int{{1, 4}, {7, 8}, {129, 12}, {1, 1000}, {130, 256}, {1, 1}, {7, 1}, {129, 7}, {1, 1001}} {
+			rows, cols := sh[0], sh[1]
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(30)-15))
+			}
+			if si%2 == 1 { // the amax is NaN
+				x[rng.IntN(len(x))] = float32(math.NaN())
+			}
+			grans := []ops.Granularity{ops.PerTensor, ops.PerRow, ops.Block1x128, ops.Block128x128, ops.MX}
+			if cols%4 != 0 { // one block takes any shape
+				grans = grans[:1]
+			}
+			for gi, g := range grans {
+				q := []tile.DType{tile.E4M3, tile.E5M2}[(gi+si)%2]
+				xt := []tile.DType{tile.F32, tile.BF16, tile.F16}[(gi+si)%3] // 16-bit input is widened first
+				sshape := ops.ScaleShape(g, []int{rows, cols})
+				ns := 1
+				for _, d := range sshape {
+					ns *= d
+				}
+				scales := make([]float32, ns)
+				for i := range scales {
+					scales[i] = float32(math.Ldexp(1+rng.Float64(), rng.IntN(20)-10))
+				}
+				for _, mode := range []string{"given", "bad", "computed", "scalar", "bad scalar"} {
+					if mode != "computed" && g == ops.MX || strings.HasSuffix(mode, "scalar") && g != ops.PerTensor {
+						continue
+					}
+					bad := strings.HasPrefix(mode, "bad")
+					om := []tile.OverflowMode{tile.Saturate, tile.NonSaturating}[rng.IntN(2)]
+					name := fmt.Sprintf("%dx%d %v->%v %v %s %v", rows, cols, xt, q, g, mode, om)
+					var outs [2][3][]byte
+					var errs [2]error
+					badAt, badV := rng.IntN(ns), []float32{0, -1, float32(math.Inf(1)), float32(math.NaN())}[rng.IntN(4)]
+					for j, r := range []*runtime.Runtime{rt, cpu} {
+						xb := bufF32(t, r, xt, x, rows, cols)
+						qb, am := alloc(t, r, q, rows, cols), alloc(t, r, tile.F32, 1)
+						sdt := tile.F32
+						if g == ops.MX {
+							sdt = tile.U8
+						}
+						inv := alloc(t, r, sdt, sshape...)
+						for _, b := range []*runtime.Buffer{qb, am, inv} {
+							poison(t, b)
+						}
+						qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv, Amax: am, Mode: om}
+						switch mode {
+						case "scalar":
+							qo.Source, qo.Scale = ops.ScaleGiven, scales[0]
+						case "bad scalar":
+							qo.Source, qo.Scale = ops.ScaleGiven, badV
+						}
+						if mode == "given" || mode == "bad" {
+							s := append([]float32(nil), scales...)
+							if bad {
+								s[badAt] = badV
+							}
+							qo.Source, qo.Scales = ops.ScaleGiven, bufF32(t, r, tile.F32, s, sshape...)
+						}
+						if r == rt && mode != "bad scalar" { // ops rejects a bad scalar before choosing
+							e, err := ops.ExplainQuantize(r, qb, xb, qo)
+							if g == ops.MX {
+								chosen(t, e, err, mxKernel)
+							} else {
+								chosen(t, e, err, blocksKernel)
+							}
+						}
+						errs[j] = ops.Quantize(ctx, r, qb, xb, qo)
+						outs[j] = [3][]byte{rawBytes(t, qb), rawBytes(t, inv), rawBytes(t, am)}
+						if bad {
+							for k, b := range []*runtime.Buffer{qb, inv, am} {
+								if got := outs[j][k]; string(got) != strings.Repeat("\xff", b.Bytes()) {
+									t.Fatalf("%s: a rejected quantisation on %v wrote output %d", name, r.Device(), k)
+								}
+							}
+						}
+					}
+					if bad {
+						if !errors.Is(errs[0], ops.ErrArgument) || errs[1] == nil || errs[0].Error() != errs[1].Error() {
+							t.Fatalf("%s: device error %v, CPU error %v", name, errs[0], errs[1])
+						}
+						continue
+					}
+					for j := range errs {
+						if errs[j] != nil {
+							t.Fatalf("%s: %v", name, errs[j])
+						}
+					}
+					for k, what := range []string{"codes", "scale inverses", "amax"} {
+						if string(outs[0][k]) != string(outs[1][k]) {
+							t.Fatalf("%s: %s differ from the CPU's: %x, CPU %x", name, what, outs[0][k][:min(16, len(outs[0][k]))], outs[1][k][:min(16, len(outs[1][k]))])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestGPUAmaxColumnSM86: the per-column amax on the SASS column kernels
+// through ops.Amax, bit for bit against the CPU (f32, bf16, f16; NaNs in
+// some columns), output poisoned.
+func TestGPUAmaxColumnSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 90))
+		for si, sh := range [][2]int{{1, 1}, {7, 3}, {129, 40}, {1000, 5}, {9, 1000}} {
+			rows, cols := sh[0], sh[1]
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(30)-15))
+			}
+			if si%2 == 1 {
+				x[rng.IntN(len(x))] = float32(math.NaN())
+			}
+			for _, xt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
+				var outs [2][]byte
+				for j, r := range []*runtime.Runtime{rt, cpu} {
+					xb := bufF32(t, r, xt, x, rows, cols)
+					am := alloc(t, r, tile.F32, ops.ScaleShape(ops.PerColumn, []int{rows, cols})...)
+					poison(t, am)
+					opt := &ops.AmaxOptions{Granularity: ops.PerColumn}
+					if r == rt {
+						e, err := ops.ExplainAmax(r, am, xb, opt)
+						chosen(t, e, err, "sass.amax")
+					}
+					if err := ops.Amax(ctx, r, am, xb, opt); err != nil {
+						t.Fatalf("%dx%d %v: %v", rows, cols, xt, err)
+					}
+					outs[j] = rawBytes(t, am)
+				}
+				if string(outs[0]) != string(outs[1]) {
+					t.Fatalf("%dx%d %v: per-column amax differs from the CPU's", rows, cols, xt)
+				}
+			}
+		}
+	})
+}

@@ -157,10 +157,14 @@ type SGAmax struct {
 	Rows, Cols, BlockRows, BlockCols int
 }
 
+// perColumn says whether a's blocks are the columns (fallback.PerColumn).
+func (a SGAmax) perColumn() bool { return a.BlockCols == 1 && a.BlockRows >= a.Rows }
+
 // AmaxSupports reports whether PlanAmax covers a: nil, or an error wrapping
 // ErrSGUnsupported naming the rule. Covered: f32, bf16 and f16 input;
 // blocks whose width is a multiple of 8 or spans the row (per tensor, per
-// row, 1×128, 128×128, MX; not per column unless Cols is 1); fewer than
+// row, 1×128, 128×128, MX) or one column wide spanning every row (per
+// column, the column kernels); fewer than
 // 2^31 elements.
 func AmaxSupports(a SGAmax) error {
 	if a.XType != tile.F32 && a.XType != tile.BF16 && a.XType != tile.F16 {
@@ -169,8 +173,8 @@ func AmaxSupports(a SGAmax) error {
 	if a.Rows < 1 || a.Cols < 1 || a.BlockRows < 1 || a.BlockCols < 1 || a.Rows*a.Cols >= sgLimit {
 		return unsupported("amax of %d × %d in blocks of %d × %d", a.Rows, a.Cols, a.BlockRows, a.BlockCols)
 	}
-	if a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols {
-		return unsupported("amax blocks %d wide (a multiple of %d or the whole row)", a.BlockCols, amaxRun)
+	if a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols && !a.perColumn() {
+		return unsupported("amax blocks %d × %d (a multiple of %d wide, the whole row, or one column of every row)", a.BlockRows, a.BlockCols, amaxRun)
 	}
 	return nil
 }
@@ -180,6 +184,9 @@ func AmaxSupports(a SGAmax) error {
 func PlanAmax(a SGAmax) ([]SGLaunch, error) {
 	if err := AmaxSupports(a); err != nil {
 		return nil, err
+	}
+	if a.perColumn() && a.Cols > 1 {
+		return amaxColPlan(a), nil
 	}
 	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+a.BlockCols-1)/a.BlockCols
 	blocks := sr * sc

@@ -59,12 +59,13 @@ func amaxInput(rng *rand.Rand, d tile.DType, n int, nan bool) []byte {
 }
 
 // TestSimAmax runs PlanAmax against fallback.AmaxRef bit for bit: f32,
-// bf16 and f16 inputs, per tensor, per row, 1×128, 128×128 and MX blocks,
+// bf16 and f16 inputs, per tensor, per row, 1×128, 128×128, MX blocks and
+// per column,
 // with and without NaNs, over shapes whose sides are not multiples of the
 // blocks or the 8-element runs.
 func TestSimAmax(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 7))
-	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.Block1x128, fallback.Block128x128, fallback.MX}
+	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.Block1x128, fallback.Block128x128, fallback.MX, fallback.PerColumn}
 	for _, d := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
 		for _, gran := range grans {
 			for _, n := range sgSizes() {
@@ -98,8 +99,8 @@ func TestSimAmax(t *testing.T) {
 			}
 		}
 	}
-	if err := AmaxSupports(SGAmax{XType: tile.F32, Rows: 4, Cols: 4, BlockRows: 4, BlockCols: 1}); !errors.Is(err, ErrSGUnsupported) {
-		t.Errorf("per-column blocks: %v", err)
+	if err := AmaxSupports(SGAmax{XType: tile.F32, Rows: 4, Cols: 4, BlockRows: 2, BlockCols: 1}); !errors.Is(err, ErrSGUnsupported) {
+		t.Errorf("2 × 1 blocks: %v", err)
 	}
 	if err := AmaxSupports(SGAmax{XType: tile.E4M3, Rows: 4, Cols: 4, BlockRows: 4, BlockCols: 4}); !errors.Is(err, ErrSGUnsupported) {
 		t.Errorf("e4m3 input: %v", err)

@@ -57,6 +57,11 @@ var streamKernels = func() map[string][2]int {
 	m["tcrt_sass_amax_f32"] = [2]int{4 * amaxRun, 1}
 	m["tcrt_sass_amax_bf16"] = [2]int{2 * amaxRun, 1}
 	m["tcrt_sass_amax_f16"] = [2]int{2 * amaxRun, 1}
+	m["tcrt_sass_amax_col_f32"] = [2]int{4 * amaxRun, 1}
+	m["tcrt_sass_amax_col_bf16"] = [2]int{2 * amaxRun, 1}
+	m["tcrt_sass_amax_col_f16"] = [2]int{2 * amaxRun, 1}
+	m["tcrt_sass_widen_f16"] = [2]int{2 * widenPer, 1}
+	m["tcrt_sass_widen_bf16"] = [2]int{2 * widenPer, 1}
 	return m
 }()
 

@@ -77,18 +77,26 @@ func encResult(j int) sass.Operand { return r(sass.Reg(rEnc + encStride*j + encT
 // guard 13). The integer encoder runs the four elements' 21-step chains
 // interleaved, one instruction a cycle, so each step reads results four
 // cycles old.
-func Quantize(arch int, d tile.DType) (sass.Program, error) { return quantizeKernel(arch, d, false) }
+func Quantize(arch int, d tile.DType) (sass.Program, error) {
+	return quantizeKernel(arch, d, false, true)
+}
 
 // quantizeKernel is Quantize; with blocks, each group of four takes its
 // scale from mul[(r / br)·sc + c / bc] (element 4q at (r, c) of a row-major
 // matrix whose rows hold a multiple of 4 elements, blocks a multiple of 4
 // wide) instead of the scale parameter, and a NaN scale gives the
 // positive NaN code unless x is a NaN (fallback.QuantizeRef's x·NaN keeps
-// x's NaN, and only that one's sign).
-func quantizeKernel(arch int, d tile.DType, blocks bool) (sass.Program, error) {
+// x's NaN, and only that one's sign). Without sat (tile.NonSaturating)
+// the integer encoder runs on either architecture (sm_89's F2FP converts
+// with SATFINITE only), its clamp one code above the largest finite: the
+// format's overflow code (E4M3 NaN, E5M2 Inf).
+func quantizeKernel(arch int, d tile.DType, blocks, sat bool) (sass.Program, error) {
 	f, err := formatOf(d)
 	if err != nil {
 		return nil, err
+	}
+	if !sat {
+		f.maxCode++
 	}
 	if arch != 86 && arch != 89 {
 		return nil, fmt.Errorf("sm86: quantize: no kernel for sm_%d", arch)
@@ -101,7 +109,8 @@ func quantizeKernel(arch int, d tile.DType, blocks bool) (sass.Program, error) {
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rDst+1), imm(4)))
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rX+1), rz))
 	g.at("[B------:R-:W-:-:S01]", inst("CS2R", "", r(rX+2), sass.SR(sass.SRZero)))
-	if arch == 86 {
+	intEnc := arch == 86 || !sat
+	if intEnc {
 		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rK800000), imm(0x800000)))
 	}
 	// group q = ctaid·256 + tid; rem = n − 4q elements from it on.
@@ -152,7 +161,7 @@ func quantizeKernel(arch int, d tile.DType, blocks bool) (sass.Program, error) {
 	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+1), r(rX+1), scale))
 	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+2), r(rX+2), scale))
 	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg), r(rSg), imm(0x5410), r(rSg+1)))
-	if arch == 89 {
+	if !intEnc {
 		g.at("[B------:R-:W-:-:S05]", inst("FMUL", "", r(rX+3), r(rX+3), scale))
 		fm := "SATFINITE.E4M3.F32.PACK_AB_MERGE_C"
 		if d == tile.E5M2 {

@@ -151,8 +151,8 @@ func givenKernel() sass.Program {
 
 // SGQuantizeBlocks is one quantisation with scales computed from each
 // block's amax (fallback.QuantizeArgs with Scales nil and Mode
-// tile.Saturate) over device memory: X (f32) and Q (QType E4M3 or E5M2)
-// dense row-major Rows × Cols in blocks of BlockRows × BlockCols; Inv, if
+// tile.Saturate, or tile.NonSaturating with NonSaturating) over device
+// memory: X (f32) and Q (QType E4M3 or E5M2) dense row-major Rows × Cols in blocks of BlockRows × BlockCols; Inv, if
 // not 0, receives the float32 1/s per block (block-row-major); Work is
 // scratch of 4 bytes per block.
 type SGQuantizeBlocks struct {
@@ -165,21 +165,33 @@ type SGQuantizeBlocks struct {
 	// finite inverse: the caller checked it), no amax is taken.
 	Given bool
 	Scale float32
+	// Scales, if not 0, holds a given float32 scale per block
+	// (block-row-major; positive, finite, with a finite inverse: the caller
+	// checked them): no amax is taken, no scale is computed, Inv and Work are
+	// not used, and the encoding reads its multipliers from Scales.
+	Scales uint64
+	// NonSaturating encodes overflow as the format's overflow code
+	// (tile.NonSaturating: E4M3 NaN, E5M2 Inf) instead of saturating.
+	NonSaturating bool
 }
+
+// oneBlock says whether a's blocks cover the whole tensor (per tensor).
+func (a SGQuantizeBlocks) oneBlock() bool { return a.BlockRows >= a.Rows && a.BlockCols >= a.Cols }
 
 // QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
 // or an error wrapping ErrSGUnsupported naming the rule. Covered: f32
-// input, E4M3 and E5M2, saturation (the caller checks the mode), Cols a
-// multiple of 4, blocks a multiple of 8 wide or the whole row (per tensor,
+// input, E4M3 and E5M2, either overflow mode (the caller checks it), Cols a
+// multiple of 4 (any, for one block: the encoder's groups of four may then
+// span rows), blocks a multiple of 8 wide or the whole row (per tensor,
 // per row, 1×128, 128×128), any margin, fewer than 2^31 elements.
 func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
 		return unsupported("quantise to %v", a.QType)
 	}
-	if a.Rows < 1 || a.Cols < 1 || a.Cols%4 != 0 || a.Rows*a.Cols >= sgLimit {
-		return unsupported("quantise %d × %d (Cols a multiple of 4)", a.Rows, a.Cols)
+	if a.Rows < 1 || a.Cols < 1 || (a.Cols%4 != 0 && !a.oneBlock()) || a.Rows*a.Cols >= sgLimit {
+		return unsupported("quantise %d × %d (Cols a multiple of 4, or one block)", a.Rows, a.Cols)
 	}
-	if a.Given && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
+	if a.Given && a.Scales == 0 && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
 		return unsupported("a given scale %v for blocks of %d × %d (one valid scale per tensor)", a.Scale, a.BlockRows, a.BlockCols)
 	}
 	if a.BlockRows < 1 || a.BlockCols < 1 || (a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols) {
@@ -189,14 +201,15 @@ func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 }
 
 // PlanQuantizeBlocks returns the launches of a: amax per block into Work,
-// the scales (into Work, their inverses into Inv), the encoding.
+// the scales (into Work, their inverses into Inv), the encoding; with given
+// Scales, the encoding alone.
 func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 	if err := QuantizeBlocksSupports(a); err != nil {
 		return nil, err
 	}
 	bc := min(a.BlockCols, a.Cols)
 	var ls []SGLaunch
-	if !a.Given {
+	if !a.Given && a.Scales == 0 {
 		var err error
 		ls, err = PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: a.BlockRows, BlockCols: bc})
 		if err != nil {
@@ -212,8 +225,14 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 		mask = 0xff800000
 	}
 	n := a.Rows * a.Cols
-	magic, shift := DivMagic(uint32(a.Cols))
-	brm, brs := DivMagic(uint32(a.BlockRows))
+	// the encoder's view: with one block, a single row of n elements
+	// rounded up to whole groups of four (every group's block is 0)
+	cols, brows := a.Cols, a.BlockRows
+	if a.oneBlock() {
+		cols, brows, bc = (n+3)&^3, 1, (n+3)&^3
+	}
+	magic, shift := DivMagic(uint32(cols))
+	brm, brs := DivMagic(uint32(brows))
 	bcm, bcs := DivMagic(uint32(bc))
 	scale := SGLaunch{Kernel: "tcrt_sass_f8_scale", Grid: laneGrid(blocks), Block: SGBlock,
 		Params: []uint64{a.Work, a.Inv, uint64(blocks), 1, 0, 0, math.MaxUint32, fmax & math.MaxUint32, fmax >> 32,
@@ -222,8 +241,14 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 		scale = SGLaunch{Kernel: "tcrt_sass_f8_given", Grid: 1, Block: SGBlock,
 			Params: []uint64{a.Work, a.Inv, uint64(math.Float32bits(a.Scale)), uint64(math.Float32bits(1 / a.Scale))}}
 	}
-	return append(ls, scale,
-		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
-			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
-				uint64(shift), uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
+	words := a.Work
+	if a.Scales != 0 {
+		words = a.Scales
+	} else {
+		ls = append(ls, scale)
+	}
+	return append(ls,
+		SGLaunch{Kernel: encodeKernel(a.QType, a.NonSaturating), Grid: QuantGrid(n), Block: QuantBlock,
+			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(cols), uint64(magic),
+				uint64(shift), uint64(uint32(-cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
 }

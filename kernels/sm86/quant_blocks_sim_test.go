@@ -65,7 +65,8 @@ func TestSimScaleKernel(t *testing.T) {
 // TestSimQuantizeBlocks runs PlanQuantizeBlocks for both modules against
 // fallback.QuantizeRef (computed scales, f32 input, tile.Saturate) bit for
 // bit, codes and 1/s: per tensor (computed or given), per row, 1×128 and 128×128, random
-// values with specials, outputs poisoned.
+// values with specials, outputs poisoned; with a given scales tensor the
+// codes, and Inv left as it was.
 func TestSimQuantizeBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 12))
 	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.Block1x128, fallback.Block128x128}
@@ -79,7 +80,7 @@ func TestSimQuantizeBlocks(t *testing.T) {
 				for _, n := range sgSizes() {
 					t.Run(fmt.Sprintf("sm_%d/%v/%v/%d", arch, q, gran, n), func(t *testing.T) {
 						rows, cols := shapeOf(rng, n)
-						if cols%4 != 0 {
+						if cols%4 != 0 && gran != fallback.PerTensor { // one block takes any shape
 							rows, cols = max(1, n/100), 4*(1+rng.IntN(80))
 						}
 						x := f8Inputs(rng, rows*cols)
@@ -88,17 +89,27 @@ func TestSimQuantizeBlocks(t *testing.T) {
 							binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(v))
 						}
 						margin, pow2 := rng.IntN(4), rng.IntN(2) == 0
+						mode := []tile.OverflowMode{tile.Saturate, tile.NonSaturating}[rng.IntN(2)]
 						sr, sc := gran.ScaleGrid(rows, cols)
 						br, bc := gran.Block(rows, cols)
 						wantQ := bytes.Repeat([]byte{0xA5}, rows*cols)
 						wantS := bytes.Repeat([]byte{0xA5}, 4*sr*sc)
 						given := gran == fallback.PerTensor && rng.IntN(2) == 0
+						// a given scales tensor: the encoding alone, 1/s not written
+						givenBuf := !given && rng.IntN(2) == 0
 						var scales []float32
 						if given {
 							scales = []float32{float32(math.Ldexp(1+rng.Float64(), rng.IntN(40)-20))}
 						}
+						refInv := wantS
+						if givenBuf {
+							scales, refInv = make([]float32, sr*sc), nil
+							for i := range scales {
+								scales[i] = float32(math.Ldexp(1+rng.Float64(), rng.IntN(40)-20))
+							}
+						}
 						if err := fallback.QuantizeRef(&fallback.QuantizeArgs{Rows: rows, Cols: cols, XType: tile.F32, X: xb,
-							QType: q, Q: wantQ, Gran: gran, Mode: tile.Saturate, ScaleInv: wantS, Margin: margin, PowerOfTwo: pow2,
+							QType: q, Q: wantQ, Gran: gran, Mode: mode, ScaleInv: refInv, Margin: margin, PowerOfTwo: pow2,
 							Scales: scales}); err != nil {
 							t.Fatal(err)
 						}
@@ -108,9 +119,17 @@ func TestSimQuantizeBlocks(t *testing.T) {
 						ia, gotS := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
 						wa, _ := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
 						a := SGQuantizeBlocks{Q: qa, X: xa, Inv: ia, Work: wa, QType: q, Rows: rows, Cols: cols,
-							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given}
+							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given,
+							NonSaturating: mode == tile.NonSaturating}
 						if given {
 							a.Scale = scales[0]
+						}
+						if givenBuf {
+							sb := make([]byte, 4*len(scales))
+							for i, v := range scales {
+								binary.LittleEndian.PutUint32(sb[4*i:], math.Float32bits(v))
+							}
+							a.Scales, _ = d.put(sb)
 						}
 						ls, err := PlanQuantizeBlocks(a)
 						if err != nil {
@@ -135,6 +154,9 @@ func TestQuantizeBlocksSupports(t *testing.T) {
 	ok := SGQuantizeBlocks{QType: tile.E4M3, Rows: 4, Cols: 256, BlockRows: 1, BlockCols: 128}
 	if err := QuantizeBlocksSupports(ok); err != nil {
 		t.Fatal(err)
+	}
+	if err := QuantizeBlocksSupports(SGQuantizeBlocks{QType: tile.E4M3, Rows: 3, Cols: 7, BlockRows: 3, BlockCols: 7}); err != nil {
+		t.Fatalf("one block of 3 × 7: %v", err) // any shape per tensor
 	}
 	for name, mut := range map[string]func(a *SGQuantizeBlocks){
 		"to f16":        func(a *SGQuantizeBlocks) { a.QType = tile.F16 },

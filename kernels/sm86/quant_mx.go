@@ -8,7 +8,7 @@ import (
 )
 
 // MX quantisation on hand-scheduled SASS (fallback.QuantizeRef with
-// Granularity MX, f32 input, tile.Saturate): PlanQuantizeMX's launches
+// Granularity MX, f32 input, tile.Saturate or NonSaturating): PlanQuantizeMX's launches
 // reduce each 32-element block's amax (the amax kernels), turn it into the
 // block's E8M0 scale and multiplier (tcrt_sass_mx_scale_<q>, fallback.MXScale
 // in integer code), and encode with the per-tensor quantiser's code taking
@@ -95,12 +95,13 @@ func mxScaleKernel(emax int) sass.Program {
 func mxKernels(arch int) ([]sgKernel, error) {
 	var ks []sgKernel
 	for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
-		if _, err := quantizeKernel(arch, q, true); err != nil {
+		if _, err := quantizeKernel(arch, q, true, true); err != nil {
 			return nil, err
 		}
 		ks = append(ks,
 			sgKernel{"tcrt_sass_mx_scale_" + q.String(), func() sass.Program { return mxScaleKernel(tile.Float8EMax(q)) }, mxScaleParams},
-			sgKernel{"tcrt_sass_quantize_mx_" + q.String(), func() sass.Program { p, _ := quantizeKernel(arch, q, true); return p }, quantBlockParams})
+			sgKernel{"tcrt_sass_quantize_mx_" + q.String(), func() sass.Program { p, _ := quantizeKernel(arch, q, true, true); return p }, quantBlockParams},
+			sgKernel{"tcrt_sass_quantize_mx_" + q.String() + "_nonsat", func() sass.Program { p, _ := quantizeKernel(arch, q, true, false); return p }, quantBlockParams})
 	}
 	return ks, nil
 }
@@ -113,11 +114,23 @@ type SGQuantizeMX struct {
 	Q, X, E8M0, Work uint64
 	QType            tile.DType
 	Rows, Cols       int
+	// NonSaturating encodes overflow as the format's overflow code
+	// (tile.NonSaturating) instead of saturating.
+	NonSaturating bool
+}
+
+// encodeKernel names the block-scale encoder for q and the overflow mode.
+func encodeKernel(q tile.DType, nonSat bool) string {
+	if nonSat {
+		return "tcrt_sass_quantize_mx_" + q.String() + "_nonsat"
+	}
+	return "tcrt_sass_quantize_mx_" + q.String()
 }
 
 // QuantizeMXSupports reports whether PlanQuantizeMX covers a: nil, or an
 // error wrapping ErrSGUnsupported naming the rule. Covered: f32 input,
-// E4M3 and E5M2, tile.Saturate (the caller checks the mode), Cols a
+// E4M3 and E5M2, tile.Saturate or NonSaturating (the caller checks the
+// mode), Cols a
 // multiple of 4, fewer than 2^31 elements.
 func QuantizeMXSupports(a SGQuantizeMX) error {
 	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
@@ -150,7 +163,7 @@ func PlanQuantizeMX(a SGQuantizeMX) ([]SGLaunch, error) {
 	ls = append(ls,
 		SGLaunch{Kernel: "tcrt_sass_mx_scale_" + a.QType.String(), Grid: laneGrid(blocks), Block: SGBlock,
 			Params: []uint64{a.Work, a.E8M0, uint64(blocks), 1, 0, 0, math.MaxUint32}},
-		SGLaunch{Kernel: "tcrt_sass_quantize_mx_" + a.QType.String(), Grid: QuantGrid(n), Block: QuantBlock,
+		SGLaunch{Kernel: encodeKernel(a.QType, a.NonSaturating), Grid: QuantGrid(n), Block: QuantBlock,
 			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
 				uint64(shift), uint64(uint32(-a.Cols)), 0, 0, uint64(bcm), uint64(bcs), uint64(sc)}})
 	return ls, nil

@@ -49,10 +49,11 @@ func TestSimQuantizeMX(t *testing.T) {
 						binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(v))
 					}
 					sc := (cols + 31) / 32
+					mode := []tile.OverflowMode{tile.Saturate, tile.NonSaturating}[rng.IntN(2)]
 					wantQ := bytes.Repeat([]byte{0xA5}, rows*cols)
 					wantS := bytes.Repeat([]byte{0xA5}, rows*sc)
 					if err := fallback.QuantizeRef(&fallback.QuantizeArgs{Rows: rows, Cols: cols, XType: tile.F32, X: xb,
-						QType: q, Q: wantQ, Gran: fallback.MX, Mode: tile.Saturate, ScaleInv: wantS}); err != nil {
+						QType: q, Q: wantQ, Gran: fallback.MX, Mode: mode, ScaleInv: wantS}); err != nil {
 						t.Fatal(err)
 					}
 					progs, err := Programs(arch)
@@ -64,7 +65,8 @@ func TestSimQuantizeMX(t *testing.T) {
 					xa, _ := d.put(xb)
 					ea, gotS := d.put(bytes.Repeat([]byte{0xA5}, rows*sc))
 					wa, _ := d.put(bytes.Repeat([]byte{0xA5}, 4*rows*sc))
-					ls, err := PlanQuantizeMX(SGQuantizeMX{Q: qa, X: xa, E8M0: ea, Work: wa, QType: q, Rows: rows, Cols: cols})
+					ls, err := PlanQuantizeMX(SGQuantizeMX{Q: qa, X: xa, E8M0: ea, Work: wa, QType: q, Rows: rows, Cols: cols,
+						NonSaturating: mode == tile.NonSaturating})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -453,7 +453,7 @@ var sgKernels = func() []sgKernel {
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_cas_%d", b), func() sass.Program { return casKernel(b) }, casParams})
 	}
 	ks = append(ks, sgKernel{"tcrt_sass_f8_scale", scaleKernel, scaleParams}, sgKernel{"tcrt_sass_f8_given", givenKernel, givenParams})
-	return append(append(ks, amaxKernels...), dequantKernels...)
+	return append(append(append(append(ks, amaxKernels...), dequantKernels...), widenKernels...), amaxColKernels...)
 }()
 
 // Displacement preflight parameters (gather-CAS): slot, pos (u64 byte

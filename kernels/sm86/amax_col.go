@@ -1,0 +1,98 @@
+package sm86
+
+import (
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Per-column amax (blocks one element wide spanning every row,
+// fallback.PerColumn): a thread reduces a segment of amaxRun rows of one
+// column (lanes ordered column-fastest, so a warp's loads are coalesced
+// along a row), then one ordered-integer RED.MAX into the column's word;
+// the amax zero and finish kernels do the rest, as for the other
+// granularities.
+
+// Column reduction parameters: out, x; lanes (segments × cols), cols,
+// magic, shift, -cols (the lane split into segment and column), rows.
+var amaxColParams = sgParamsOf(2, 6)
+
+const amcRows = 0x24
+
+// amaxColKernel reduces a column segment of elements of esz bytes (4: f32;
+// 2: bf16 or, with half, f16).
+func amaxColKernel(esz int, half bool) sass.Program {
+	var g prog
+	sgProlog(&g, lanesFrom(0x10), false) // rgR: the segment, rgC: the column
+	mask := int64(0x7fffffff)
+	mod := "E"
+	if esz == 2 {
+		mask, mod = 0x7fff, "E.U16"
+	}
+	const cols = 0x14                                                                        // the lane split's divisor is Cols
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rgR), r(rgR), imm(amaxRun), rz)) // first row
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(int64(esz))))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(4), r(rgR), param(cols), r(rgC))) // element index
+	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(8), sass.Neg(r(rgR)), param(amcRows), rz))
+	for k := 1; k < amaxRun; k++ {
+		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(8), imm(int64(k)), pt))
+	}
+	for k := 1; k < amaxRun; k++ {
+		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(4), r(3), param(amX)))
+	g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(16), sass.G64(6, 0)))
+	for k := 1; k < amaxRun; k++ {
+		a := sass.Reg(24 + 2*k)
+		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(4), r(4), param(cols), rz))
+		g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(a), r(4), r(3), param(amX)))
+		g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(sass.Reg(16+k)), sass.G64(a, 0)).When(sass.If(sass.Pred(k-1))))
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgC), r(9), param(amOut)))
+	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(16), r(16), imm(mask), rz, imm(0xc0), npt))
+	for k := 1; k < amaxRun; k++ {
+		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(sass.Reg(16+k)), r(sass.Reg(16+k)), imm(mask), rz, imm(0xc0), npt))
+	}
+	for s := 1; s < amaxRun; s *= 2 {
+		for k := 0; k < amaxRun; k += 2 * s {
+			g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "U32", r(sass.Reg(16+k)), r(sass.Reg(16+k)), r(sass.Reg(16+k+s)), npt))
+		}
+	}
+	if esz == 2 && !half { // bf16: the top half of binary32
+		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(16), r(16), imm(16), rz))
+	}
+	g.at("[B------:R-:W-:-:S01]", inst("RED", "E.MAX.STRONG.GPU", sass.G64(12, 0), r(16)))
+	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.p = settle(g.p)
+	return g.end()
+}
+
+// amaxColKernels lists the family in the module's order.
+var amaxColKernels = []sgKernel{
+	{"tcrt_sass_amax_col_f32", func() sass.Program { return amaxColKernel(4, false) }, amaxColParams},
+	{"tcrt_sass_amax_col_bf16", func() sass.Program { return amaxColKernel(2, false) }, amaxColParams},
+	{"tcrt_sass_amax_col_f16", func() sass.Program { return amaxColKernel(2, true) }, amaxColParams},
+}
+
+// amaxColPlan is PlanAmax for blocks one column wide spanning every row.
+func amaxColPlan(a SGAmax) []SGLaunch {
+	segs := (a.Rows + amaxRun - 1) / amaxRun
+	lanes := segs * a.Cols
+	magic, shift := DivMagic(uint32(a.Cols))
+	name, finName := "tcrt_sass_amax_col_f32", "tcrt_sass_amax_fin"
+	switch a.XType {
+	case tile.BF16:
+		name = "tcrt_sass_amax_col_bf16"
+	case tile.F16:
+		name, finName = "tcrt_sass_amax_col_f16", "tcrt_sass_amax_fin_f16"
+	}
+	fin := func(k string) SGLaunch {
+		return SGLaunch{Kernel: k, Grid: laneGrid(a.Cols), Block: SGBlock, Params: []uint64{a.Out, uint64(a.Cols), 1, 0, 0, 0xffffffff}}
+	}
+	return []SGLaunch{
+		fin("tcrt_sass_amax_zero"),
+		{Kernel: name, Grid: laneGrid(lanes), Block: SGBlock, Params: []uint64{a.Out, a.X, uint64(lanes), uint64(a.Cols),
+			uint64(magic), uint64(shift), uint64(uint32(-a.Cols)), uint64(a.Rows)}},
+		fin(finName),
+	}
+}
