@@ -436,6 +436,9 @@ func DepsOf(i Inst) (Deps, error) {
 	d := Deps{Class: r.class, Queue: r.queue}
 	if i.Guard.Set && i.Guard.P != PT {
 		d.Guard, d.HasGuard = PredLoc(i.Guard.P), true
+		if i.Guard.Uniform {
+			d.Guard = LocUP + Loc(i.Guard.P)
+		}
 	}
 	seen := map[Loc]bool{}
 	read := func(l Loc) {

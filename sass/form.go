@@ -108,6 +108,9 @@ type form struct {
 	val  word
 	mods []slot
 	ops  []ospec
+	// uniformGuard: the guard is a uniform predicate (the uniform
+	// datapath's forms, see uniformize).
+	uniformGuard bool
 }
 
 // noReuseOps are opcodes whose registers nvdisasm never prints with
@@ -462,6 +465,7 @@ func def(spec string) {
 // uniform ones: the uniform datapath's ALU forms (UIADD3, USHF, ...) are the
 // general forms with UR and UP in the same fields (form option "uniform").
 func (f *form) uniformize() {
+	f.uniformGuard = true
 	for k := range f.ops {
 		o := &f.ops[k]
 		switch o.kind {

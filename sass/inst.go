@@ -12,11 +12,14 @@ type Op string
 
 // Cond is an instruction's guard predicate: the zero value (Set false) is
 // "always"; otherwise the instruction executes in threads where P (or, with
-// Not, !P) is true.
+// Not, !P) is true. Uniform marks a uniform predicate UP0..UP6 (UPT for
+// P = PT): the uniform datapath's instructions (UIADD3, ULOP3, ...) are
+// guarded by those, in the same bits (ptxas's @!UP2 ULOP3.LUT).
 type Cond struct {
-	Set bool
-	P   Pred
-	Not bool
+	Set     bool
+	P       Pred
+	Not     bool
+	Uniform bool
 }
 
 // If returns the guard @p.
@@ -30,10 +33,14 @@ func (c Cond) String() string {
 	if !c.Set {
 		return ""
 	}
-	if c.Not {
-		return "@!" + c.P.String() + " "
+	p := c.P.String()
+	if c.Uniform {
+		p = "U" + p
 	}
-	return "@" + c.P.String() + " "
+	if c.Not {
+		return "@!" + p + " "
+	}
+	return "@" + p + " "
 }
 
 // Inst is one SASS instruction: guard, opcode, modifiers (the dotted tokens
@@ -114,7 +121,7 @@ func (i Inst) findForm() (*form, []uint64, error) {
 	}
 	var firstErr error
 	for _, f := range fs {
-		if len(f.ops) != len(i.Args) {
+		if len(f.ops) != len(i.Args) || i.Guard.Set && i.Guard.Uniform != f.uniformGuard {
 			continue
 		}
 		match := true
@@ -247,7 +254,7 @@ func decodeWord(w word) (Inst, error) {
 		i := Inst{Op: f.op, Ctrl: controlFrom(w.get(105, 23))}
 		g := w.get(12, 4)
 		if g != 7 {
-			i.Guard = Cond{Set: true, P: Pred(g & 7), Not: g&8 != 0}
+			i.Guard = Cond{Set: true, P: Pred(g & 7), Not: g&8 != 0, Uniform: f.uniformGuard}
 		}
 		vals := make([]uint64, len(f.mods))
 		ok := true

@@ -46,11 +46,12 @@ func ParseInst(s string, pc int64) (Inst, error) {
 		g := s[1:j]
 		not := strings.HasPrefix(g, "!")
 		g = strings.TrimPrefix(g, "!")
-		p, ok := parsePred(g)
+		uni := strings.HasPrefix(g, "UP")
+		p, ok := parsePred(strings.TrimPrefix(g, "U"))
 		if !ok {
 			return bad("guard")
 		}
-		i.Guard = Cond{Set: true, P: p, Not: not}
+		i.Guard = Cond{Set: true, P: p, Not: not, Uniform: uni}
 		s = strings.TrimSpace(s[j+1:])
 	}
 	mn, rest, _ := strings.Cut(s, " ")

@@ -300,8 +300,12 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 	}
 	d.wait = in.Ctrl.Wait
 	if in.Guard.Set && in.Guard.P != PT {
-		d.guarded, d.gp, d.gnot = true, uint8(in.Guard.P), in.Guard.Not
-		d.reads = append(d.reads, span{1, uint8(in.Guard.P), 1})
+		gp := uint8(in.Guard.P)
+		if in.Guard.Uniform {
+			gp += upBase
+		}
+		d.guarded, d.gp, d.gnot = true, gp, in.Guard.Not
+		d.reads = append(d.reads, span{1, gp, 1})
 	} else if in.Guard.Set && in.Guard.Not {
 		d.guarded, d.gp, d.gnot = true, uint8(PT), true
 	}

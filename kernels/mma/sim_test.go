@@ -15,14 +15,13 @@ import (
 // The sim tests run ptxas's sm_86 build of the matmul kernels in the SASS
 // simulator (package sass) as PlanMatMul launches them, on fresh random
 // inputs with ragged shapes, poisoned outputs (NaN bytes) and every
-// epilogue, against a float64 reference. They run the kernels the
-// simulator can run today (probeBaseline: the uniform datapath's words
-// still keep the others out) and fail if fewer than simMinKernels of them
-// do.
+// epilogue, against a float64 reference. Every matmul kernel of the module
+// runs (probeBaseline is zero); simMinKernels makes a regression in the
+// simulator a failure rather than a skip.
 
-// simMinKernels is how many matmul kernels must run in the simulator (the
-// NT layout of every tile and input runs today).
-const simMinKernels = 16
+// simMinKernels is how many matmul kernels must run in the simulator:
+// all of them (4 tiles x 4 inputs x 4 layouts).
+const simMinKernels = 64
 
 type simKernel struct {
 	sim  *sass.Sim
