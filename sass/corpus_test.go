@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 )
 
 // The ptxas corpus (testdata/ptxas): PTX kernels written to cover what
@@ -135,7 +137,7 @@ func goldenText(t *testing.T, nvdisasm, cubin string) []byte {
 		if err := os.WriteFile(raw, s.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		dis := runTool(t, nvdisasm, "-b", fmt.Sprintf("SM%d", arch), "-hex", raw)
+		dis := cudatools.Run(t, nvdisasm, "-b", fmt.Sprintf("SM%d", arch), "-hex", raw)
 		sc := bufio.NewScanner(strings.NewReader(dis))
 		sc.Buffer(nil, 1<<20)
 		n := 0
@@ -177,8 +179,8 @@ func TestCorpusCurrent(t *testing.T) {
 	if testing.Short() && !*updateCorpus {
 		t.Skip("-short: the corpus is not rebuilt")
 	}
-	ptxas := cudaTool(t, "ptxas")
-	nvdisasm := cudaTool(t, "nvdisasm")
+	ptxas := cudatools.Require(t, "ptxas")
+	nvdisasm := cudatools.Require(t, "nvdisasm")
 	tmp := t.TempDir()
 	if *updateCorpus {
 		for _, d := range []string{"cubin", "golden"} {

@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 )
 
 // The tests that need NVIDIA's tools assemble the PTX under
@@ -45,43 +46,6 @@ var acceptedCubinDifferences = map[string]string{
 		"which differ as listed; alignment of every section is the same",
 	"segment-offsets": "the R E LOAD covers the same sections (.nv.constant0.* through the last .text.*, checked), " +
 		"but starts elsewhere and the padding before the 128-aligned .text differs; the PHDR segments move with e_phoff",
-}
-
-// cudaTool returns the path of one of NVIDIA's command-line tools:
-// $TCRT_CUDA_HOME/bin/<name>, else <name> on PATH. Without it the test is
-// skipped, or fails when CI=true.
-func cudaTool(t *testing.T, name string) string {
-	t.Helper()
-	if home := os.Getenv("TCRT_CUDA_HOME"); home != "" {
-		p := filepath.Join(home, "bin", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	msg := fmt.Sprintf("%s not found in $TCRT_CUDA_HOME/bin or on PATH; "+
-		"run `source $(scripts/cuda-tools.sh)/env` to fetch the CUDA 11.8 tools", name)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// runTool runs a tool and fails the test on a non-zero exit or any output
-// on standard error.
-func runTool(t *testing.T, tool string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(tool, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil || stderr.Len() > 0 {
-		t.Fatalf("%s %s: %v\n%s", filepath.Base(tool), strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String()
 }
 
 func ptr() Param { return Param{Size: 8, Align: 8} }
@@ -130,7 +94,7 @@ var cubinCases = []struct {
 // returns the cubin.
 func assemble(t *testing.T, file string, arch int) []byte {
 	t.Helper()
-	ptxas := cudaTool(t, "ptxas")
+	ptxas := cudatools.Require(t, "ptxas")
 	src, err := os.ReadFile(filepath.Join("testdata", "cubin", file))
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +107,7 @@ func assemble(t *testing.T, file string, arch int) []byte {
 	if err := os.WriteFile(in, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runTool(t, ptxas, "-arch=sm_"+fmt.Sprint(arch), in, "-o", out)
+	cudatools.Run(t, ptxas, "-arch=sm_"+fmt.Sprint(arch), in, "-o", out)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -152,14 +116,14 @@ func assemble(t *testing.T, file string, arch int) []byte {
 }
 
 func ptxas118(t *testing.T) bool {
-	out := runTool(t, cudaTool(t, "ptxas"), "--version")
+	out := cudatools.Run(t, cudatools.Require(t, "ptxas"), "--version")
 	return strings.Contains(out, "release 11.8")
 }
 
 // TestCubinMatchesPtxas is the validation of the writer against ptxas.
 func TestCubinMatchesPtxas(t *testing.T) {
-	cuobjdump := cudaTool(t, "cuobjdump")
-	nvdisasm := cudaTool(t, "nvdisasm")
+	cuobjdump := cudatools.Require(t, "cuobjdump")
+	nvdisasm := cudatools.Require(t, "nvdisasm")
 	exact := ptxas118(t)
 	if !exact {
 		t.Log("ptxas is not release 11.8: the hand-written kernel descriptions are not checked")
@@ -215,7 +179,7 @@ func TestCubinMatchesPtxas(t *testing.T) {
 				if err := os.WriteFile(ourPath, ours, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				elfText := runTool(t, cuobjdump, "-elf", ourPath)
+				elfText := cudatools.Run(t, cuobjdump, "-elf", ourPath)
 				for _, bad := range []string{"error", "warning", "unknown", "Unknown"} {
 					if strings.Contains(elfText, bad) {
 						t.Errorf("cuobjdump -elf output on our cubin mentions %q:\n%s", bad, elfText)
@@ -226,10 +190,10 @@ func TestCubinMatchesPtxas(t *testing.T) {
 						t.Errorf("cuobjdump -elf does not list .text.%s", ki.Kernel.Name)
 					}
 				}
-				if a, b := runTool(t, nvdisasm, "-c", "-hex", refPath), runTool(t, nvdisasm, "-c", "-hex", ourPath); a != b {
+				if a, b := cudatools.Run(t, nvdisasm, "-c", "-hex", refPath), cudatools.Run(t, nvdisasm, "-c", "-hex", ourPath); a != b {
 					t.Errorf("nvdisasm -c -hex differs:\n%s", lineDiff(a, b))
 				}
-				if a, b := runTool(t, cuobjdump, "-sass", refPath), runTool(t, cuobjdump, "-sass", ourPath); a != b {
+				if a, b := cudatools.Run(t, cuobjdump, "-sass", refPath), cudatools.Run(t, cuobjdump, "-sass", ourPath); a != b {
 					t.Errorf("cuobjdump -sass differs:\n%s", lineDiff(a, b))
 				}
 

@@ -9,19 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
-)
 
-// nvdisasmPath finds nvdisasm under $TCRT_CUDA_HOME/bin or on PATH.
-func nvdisasmPath() string {
-	if h := os.Getenv("TCRT_CUDA_HOME"); h != "" {
-		p := filepath.Join(h, "bin", "nvdisasm")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	p, _ := exec.LookPath("nvdisasm")
-	return p
-}
+	"github.com/tcrt-go/tcrt/internal/cudatools"
+)
 
 var oracleLine = regexp.MustCompile(`^\s*/\*([0-9a-f]+)\*/\s*(.*?)\s*/\* 0x[0-9a-f]{16} \*/\s*$`)
 
@@ -98,13 +88,7 @@ func init() {
 // text with the printer, instruction by instruction. Without the tools it is
 // skipped, except under CI=true, where that is a failure.
 func TestLiveOracle(t *testing.T) {
-	tool := nvdisasmPath()
-	if tool == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("nvdisasm not found (set TCRT_CUDA_HOME or PATH; scripts/cuda-tools.sh fetches it) and CI=true")
-		}
-		t.Skip("nvdisasm not found: set TCRT_CUDA_HOME (scripts/cuda-tools.sh) or PATH to run the live oracle")
-	}
+	tool := cudatools.Require(t, "nvdisasm")
 	for _, e := range OraclePrograms() {
 		words, err := Encode(e.Program)
 		if err != nil {

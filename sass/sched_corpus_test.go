@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -241,17 +240,6 @@ func TestSchedCorpusPairs(t *testing.T) {
 	}
 	sort.Strings(ks)
 	t.Log("\n" + strings.Join(ks, "\n"))
-}
-
-// hasCudaTool reports whether cudaTool would find name (without skipping).
-func hasCudaTool(name string) bool {
-	if home := os.Getenv("TCRT_CUDA_HOME"); home != "" {
-		if _, err := os.Stat(filepath.Join(home, "bin", name)); err == nil {
-			return true
-		}
-	}
-	_, err := exec.LookPath(name)
-	return err == nil
 }
 
 // TestSchedCorpusLateWindow (-sched.pairs) lists, per late reader that

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/internal/cudatools"
 )
 
 var updateSched = flag.Bool("update-sched", false, "rewrite testdata/sched/*.sass from ptxas's output")
@@ -23,10 +25,10 @@ var schedSnippets = []string{"fixed.ptx", "guard.ptx", "var.ptx", "mma_loop.ptx"
 // ptxas.
 func ptxasKernels(t *testing.T, file string) map[string]Program {
 	t.Helper()
-	ptxas := cudaTool(t, "ptxas")
+	ptxas := cudatools.Require(t, "ptxas")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "k.cubin")
-	runTool(t, ptxas, "-arch=sm_86", filepath.Join("testdata", "sched", file), "-o", out)
+	cudatools.Run(t, ptxas, "-arch=sm_86", filepath.Join("testdata", "sched", file), "-o", out)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -224,10 +226,10 @@ func straightPath(p Program) []int {
 // committed cubins are checked without the tools; those of the
 // testdata/sched snippets need ptxas 11.8.
 func TestLatencyEvidence(t *testing.T) {
-	if !hasCudaTool("ptxas") && os.Getenv("CI") == "true" {
-		cudaTool(t, "ptxas") // fails under CI
+	if cudatools.Path("ptxas") == "" && os.Getenv("CI") == "true" {
+		cudatools.Require(t, "ptxas") // fails under CI
 	}
-	withPtxas := hasCudaTool("ptxas") && ptxas118(t)
+	withPtxas := cudatools.Path("ptxas") != "" && ptxas118(t)
 	lat := DefaultLatencies()
 	pairs := map[string]map[[2]string]int{}
 	for _, e := range latencyEvidence {
@@ -291,7 +293,7 @@ func TestLatencyEvidence(t *testing.T) {
 // TestLongStallNvdisasm checks sm86.md's claim that stalls 12..15 need the
 // yield flag: nvdisasm 11.8 refuses them without it and accepts 0..11.
 func TestLongStallNvdisasm(t *testing.T) {
-	nvdisasm := cudaTool(t, "nvdisasm")
+	nvdisasm := cudatools.Require(t, "nvdisasm")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		stall uint8
