@@ -9,12 +9,12 @@ import (
 	"github.com/tcrt-go/tcrt/sass"
 )
 
-// sgSim decodes kernel name of the embedded sm_86 or sm_89 SG cubin for the
-// simulator, which must be able to run every instruction of it, and returns
-// it with the kernel's own constant banks (ptxas's bank 2).
-func sgSim(t *testing.T, name string, sm int) (*sass.Sim, map[uint8][]byte) {
+// simKernel decodes kernel name of module m's embedded sm_86 or sm_89
+// cubin for the simulator, which must be able to run every instruction of
+// it, and returns it with the kernel's own constant banks (ptxas's bank 2).
+func simKernel(t *testing.T, m *Module, name string, sm int) (*sass.Sim, map[uint8][]byte) {
 	t.Helper()
-	c, err := sass.ReadCubin(SG().Cubins[sm])
+	c, err := sass.ReadCubin(m.Cubins[sm])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func sgParams(vals ...any) []byte {
 func TestSGSimRunsEveryKernel(t *testing.T) {
 	for _, sm := range []int{86, 89} {
 		for _, k := range []string{SGCheckIndex, SGCheckDisp, SGGatherRows, SGGatherElems, SGScatter, SGGatherCAS, SGFillPad} {
-			sgSim(t, k, sm)
+			simKernel(t, SG(), k, sm)
 		}
 	}
 }
@@ -81,7 +81,7 @@ func TestSGSimRunsEveryKernel(t *testing.T) {
 func TestSGSimCheckIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(50, 51))
 	for _, sm := range []int{86, 89} {
-		sim, banks := sgSim(t, SGCheckIndex, sm)
+		sim, banks := simKernel(t, SG(), SGCheckIndex, sm)
 		for _, sh := range [][2]int{{1, 1}, {7, 3}, {129, 1}, {3, 300}, {40, 33}} {
 			for it := uint32(0); it < 4; it++ {
 				rows, cols := sh[0], sh[1]
@@ -139,7 +139,7 @@ func TestSGSimCheckIndex(t *testing.T) {
 func TestSGSimFillPad(t *testing.T) {
 	r := rand.New(rand.NewPCG(52, 53))
 	for _, sm := range []int{86, 89} {
-		sim, banks := sgSim(t, SGFillPad, sm)
+		sim, banks := simKernel(t, SG(), SGFillPad, sm)
 		for _, sh := range [][4]int{{1, 1, 1, 1}, {7, 9, 5, 9}, {33, 130, 32, 129}, {8, 4, 1, 1}} {
 			for elog := uint32(0); elog < 4; elog++ {
 				for _, fault := range []bool{false, true} {
