@@ -923,3 +923,113 @@ func TestGPUAmaxColumnSM86(t *testing.T) {
 		}
 	})
 }
+
+// TestGPUQuantizeAnyShapeSM86: the SASS quantisers on the shapes whose
+// groups of four elements span scale blocks (Cols not a multiple of 4) and
+// per column, through ops: ExplainQuantize picks the SASS kernel, and the
+// codes, ScaleInv and Amax match the CPU's bit for bit (computed and given
+// scales, both overflow modes, f32 and bf16 input, outputs poisoned); a bad
+// given scale returns the CPU's error with every output unchanged.
+func TestGPUQuantizeAnyShapeSM86(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		needSM86(t, rt)
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 91))
+		mxKernel, blocksKernel := "sass.quantize.mx.sm86", "sass.quantize.blocks.sm86"
+		if rt.Device().SM() == 89 {
+			mxKernel, blocksKernel = "sass.quantize.mx.sm89", "sass.quantize.blocks.sm89"
+		}
+		for si, sh := range [][2]int{{1, 1}, {7, 3}, {129, 7}, {1000, 13}, {5, 1001}, {6, 8}} {
+			rows, cols := sh[0], sh[1]
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(30)-15))
+			}
+			if si%2 == 1 { // a NaN in some blocks
+				x[rng.IntN(len(x))] = float32(math.NaN())
+			}
+			for gi, g := range []ops.Granularity{ops.PerColumn, ops.PerRow, ops.Block1x128, ops.Block128x128, ops.MX} {
+				q := []tile.DType{tile.E4M3, tile.E5M2}[(gi+si)%2]
+				xt := []tile.DType{tile.F32, tile.BF16}[(gi+si)%2]
+				sshape := ops.ScaleShape(g, []int{rows, cols})
+				ns := 1
+				for _, d := range sshape {
+					ns *= d
+				}
+				scales := make([]float32, ns)
+				for i := range scales {
+					scales[i] = float32(math.Ldexp(1+rng.Float64(), rng.IntN(20)-10))
+				}
+				for _, om := range []tile.OverflowMode{tile.Saturate, tile.NonSaturating} {
+					for _, mode := range []string{"computed", "given", "bad"} {
+						if mode != "computed" && g == ops.MX {
+							continue
+						}
+						bad := mode == "bad"
+						name := fmt.Sprintf("%dx%d %v->%v %v %s %v", rows, cols, xt, q, g, mode, om)
+						var outs [2][3][]byte
+						var errs [2]error
+						badAt, badV := rng.IntN(ns), []float32{0, -1, float32(math.Inf(1)), float32(math.NaN())}[rng.IntN(4)]
+						for j, r := range []*runtime.Runtime{rt, cpu} {
+							xb := bufF32(t, r, xt, x, rows, cols)
+							qb, am := alloc(t, r, q, rows, cols), alloc(t, r, tile.F32, 1)
+							sdt := tile.F32
+							if g == ops.MX {
+								sdt = tile.U8
+							}
+							inv := alloc(t, r, sdt, sshape...)
+							for _, b := range []*runtime.Buffer{qb, am, inv} {
+								poison(t, b)
+							}
+							qo := &ops.QuantizeOptions{Granularity: g, ScaleInv: inv, Amax: am, Mode: om}
+							if g != ops.MX && mode == "computed" {
+								qo.Margin, qo.PowerOfTwo = si%3, si%2 == 0
+							}
+							if mode != "computed" {
+								s := append([]float32(nil), scales...)
+								if bad {
+									s[badAt] = badV
+								}
+								qo.Source, qo.Scales = ops.ScaleGiven, bufF32(t, r, tile.F32, s, sshape...)
+							}
+							if r == rt {
+								e, err := ops.ExplainQuantize(r, qb, xb, qo)
+								if g == ops.MX {
+									chosen(t, e, err, mxKernel)
+								} else {
+									chosen(t, e, err, blocksKernel)
+								}
+							}
+							errs[j] = ops.Quantize(ctx, r, qb, xb, qo)
+							outs[j] = [3][]byte{rawBytes(t, qb), rawBytes(t, inv), rawBytes(t, am)}
+							if bad {
+								for k, b := range []*runtime.Buffer{qb, inv, am} {
+									if got := outs[j][k]; string(got) != strings.Repeat("\xff", b.Bytes()) {
+										t.Fatalf("%s: a rejected quantisation on %v wrote output %d", name, r.Device(), k)
+									}
+								}
+							}
+						}
+						if bad {
+							if !errors.Is(errs[0], ops.ErrArgument) || errs[1] == nil || errs[0].Error() != errs[1].Error() {
+								t.Fatalf("%s: device error %v, CPU error %v", name, errs[0], errs[1])
+							}
+							continue
+						}
+						for j := range errs {
+							if errs[j] != nil {
+								t.Fatalf("%s: %v", name, errs[j])
+							}
+						}
+						for k, what := range []string{"codes", "scale inverses", "amax"} {
+							if string(outs[0][k]) != string(outs[1][k]) {
+								t.Fatalf("%s: %s differ from the CPU's: %x, CPU %x", name, what, outs[0][k][:min(16, len(outs[0][k]))], outs[1][k][:min(16, len(outs[1][k]))])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}

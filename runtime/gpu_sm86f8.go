@@ -14,7 +14,9 @@ import (
 
 // The hand-scheduled SM86/SM89 float8 kernels of kernels/sm86 beyond the
 // per-tensor quantiser (sass_kernels.go): amax reductions, dequantisation
-// and MX and block-scaled (per tensor, row, 1×128, 128×128) quantisation
+// and MX and block-scaled (per tensor, row, column, 1×128, 128×128)
+// quantisation of any shape (an encoder loading a multiplier per element
+// when a group of four spans blocks)
 // with the scales computed on the device or given (a scales tensor checked
 // on the host before launch, as on the PTX path), f16/bf16 input widened
 // exactly on the device first, the Amax output recorded by the amax
@@ -196,8 +198,8 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 
 // sm86BlocksSupports covers a quantisation from f32, f16 or bf16,
 // saturating or not, the scales computed from each block's amax, one given
-// per tensor or a given scales tensor, per tensor, per row, 1×128 or
-// 128×128, with or without ScaleInv and Amax outputs; the plan's rule does
+// per tensor or a given scales tensor, per tensor, per row, per column,
+// 1×128 or 128×128, any Cols, with or without ScaleInv and Amax outputs; the plan's rule does
 // the rest. It ranks below sass.quantize.f8 (one launch), which takes a
 // given per-tensor scale when no ScaleInv or Amax is asked for.
 func sm86BlocksSupports(args any) error {
@@ -206,8 +208,9 @@ func sm86BlocksSupports(args any) error {
 		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
 	}
 	switch {
-	case a.Gran != fallback.PerTensor && a.Gran != fallback.PerRow && a.Gran != fallback.Block1x128 && a.Gran != fallback.Block128x128:
-		return fmt.Errorf("granularity %v (covered: tensor, row, 1x128, 128x128)", a.Gran)
+	case a.Gran != fallback.PerTensor && a.Gran != fallback.PerRow && a.Gran != fallback.PerColumn &&
+		a.Gran != fallback.Block1x128 && a.Gran != fallback.Block128x128:
+		return fmt.Errorf("granularity %v (covered: tensor, row, column, 1x128, 128x128)", a.Gran)
 	case a.X.DType() != tile.F32 && a.X.DType() != tile.F16 && a.X.DType() != tile.BF16:
 		return fmt.Errorf("input element type %v (covered: f32, f16 and bf16 widened first)", a.X.DType())
 	case a.Mode != tile.Saturate && a.Mode != tile.NonSaturating:

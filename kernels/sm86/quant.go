@@ -81,6 +81,15 @@ func Quantize(arch int, d tile.DType) (sass.Program, error) {
 	return quantizeKernel(arch, d, false, true)
 }
 
+// quantizeElemKernel is quantizeKernel with blocks, each element taking
+// its own multiplier (mul[(r / br)·sc + c / bc] for element e at (r, c) =
+// (e / cols, e % cols)): any Cols, blocks of any width (one column, per
+// column). Element j of the group loads its multiplier only when it
+// exists (4q + j < n).
+func quantizeElemKernel(arch int, d tile.DType, sat bool) (sass.Program, error) {
+	return quantizeKernelOf(arch, d, true, true, sat)
+}
+
 // quantizeKernel is Quantize; with blocks, each group of four takes its
 // scale from mul[(r / br)·sc + c / bc] (element 4q at (r, c) of a row-major
 // matrix whose rows hold a multiple of 4 elements, blocks a multiple of 4
@@ -91,6 +100,10 @@ func Quantize(arch int, d tile.DType) (sass.Program, error) {
 // with SATFINITE only), its clamp one code above the largest finite: the
 // format's overflow code (E4M3 NaN, E5M2 Inf).
 func quantizeKernel(arch int, d tile.DType, blocks, sat bool) (sass.Program, error) {
+	return quantizeKernelOf(arch, d, blocks, false, sat)
+}
+
+func quantizeKernelOf(arch int, d tile.DType, blocks, elem, sat bool) (sass.Program, error) {
 	f, err := formatOf(d)
 	if err != nil {
 		return nil, err
@@ -116,7 +129,17 @@ func quantizeKernel(arch int, d tile.DType, blocks, sat bool) (sass.Program, err
 	// group q = ctaid·256 + tid; rem = n − 4q elements from it on.
 	g.at("[B01----:R-:W-:-:S04]", inst("LEA", "", r(rTid), r(rCta), r(rTid), imm(8)))
 	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(rRem), r(rTid), imm(2), rz))
-	if blocks {
+	switch {
+	case elem:
+		g.p[len(g.p)-1].Ctrl.Stall = 5 // the SHF that computed e
+		// the multipliers of missing elements (not loaded) are 0
+		g.at("[B------:R-:W-:-:S01]", inst("CS2R", "", r(rElemMul), sass.SR(sass.SRZero)))
+		g.at("[B------:R-:W-:-:S01]", inst("CS2R", "", r(rElemMul+2), sass.SR(sass.SRZero)))
+		for j := range 4 {
+			g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(rElemE), r(rRem), imm(int64(j)), rz))
+			blockScaleAddrOf(&g, rElemE, sass.Reg(rElemA+2*j))
+		}
+	case blocks:
 		blockScaleAddr(&g)
 	}
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(rSrc), r(rTid), r(rSrc+1), param(qSrc)))
@@ -126,6 +149,10 @@ func quantizeKernel(arch int, d tile.DType, blocks, sat bool) (sass.Program, err
 	// least two, three elements.
 	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P0), pt, r(rRem), imm(4), pt))
 	g.at("[B------:R-:W-:-:S03]", inst("ISETP", "LT.AND", p(sass.P3), pt, r(rRem), imm(1), pt))
+	if elem { // element j exists when rem > j: P5 (rem ≥ 2), P6 (rem ≥ 3), P0 (rem ≥ 4)
+		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P5), pt, r(rRem), imm(2), pt))
+		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P6), pt, r(rRem), imm(3), pt))
+	}
 	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P1), pt, r(rRem), imm(2), np(sass.P0)))
 	g.at("[B------:R-:W-:-:S09]", inst("ISETP", "GE.AND", p(sass.P2), pt, r(rRem), imm(3), np(sass.P0)))
 	g.at("[B------:R-:W-:-:S05]", inst("EXIT", "").When(sass.If(sass.P3)))
@@ -133,10 +160,28 @@ func quantizeKernel(arch int, d tile.DType, blocks, sat bool) (sass.Program, err
 	g.at("[B--2---:R-:W2:-:S01]", inst("LDG", "E", r(rX), sass.G64(rSrc, 0)).When(sass.IfNot(sass.P0)))
 	g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rX+1), sass.G64(rSrc, 4)).When(sass.If(sass.P1)))
 	g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(rX+2), sass.G64(rSrc, 8)).When(sass.If(sass.P2)))
-	scale := param(qScale)
+	scale := func(int) sass.Operand { return param(qScale) }
 	prmtWait := "[B--234-:R-:W-:-:S01]"
-	if blocks {
-		scale, prmtWait = r(rMul), "[B------:R-:W-:-:S01]"
+	switch {
+	case elem:
+		scale, prmtWait = func(j int) sass.Operand { return r(sass.Reg(rElemMul + j)) }, "[B------:R-:W-:-:S01]"
+		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul), sass.G64(rElemA, 0)))
+		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul+1), sass.G64(rElemA+2, 0)).When(sass.If(sass.P5)))
+		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul+2), sass.G64(rElemA+4, 0)).When(sass.If(sass.P6)))
+		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul+3), sass.G64(rElemA+6, 0)).When(sass.If(sass.P0)))
+		// a NaN multiplier: clear the sign of x_j unless x_j is a NaN.
+		for j := range 4 {
+			ctl := "[B------:R-:W-:-:S04]"
+			if j == 0 {
+				ctl = "[B--2345:R-:W-:-:S04]"
+			}
+			g.at(ctl, inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(sass.Reg(rElemMul+j)), imm(0x7f800000), pt))
+			g.at("[B------:R-:W-:-:S04]", inst("LOP3", "LUT", r(rAbs), r(sass.Reg(rX+j)), imm(0x7fffffff), rz, imm(0xc0), npt))
+			g.at("[B------:R-:W-:-:S05]", inst("ISETP", "LE.U32.AND", p(sass.P5), pt, r(rAbs), imm(0x7f800000), p(sass.P4)))
+			g.at("[B------:R-:W-:-:S05]", inst("SEL", "", r(sass.Reg(rX+j)), r(rAbs), r(sass.Reg(rX+j)), p(sass.P5)))
+		}
+	case blocks:
+		scale, prmtWait = func(int) sass.Operand { return r(rMul) }, "[B------:R-:W-:-:S01]"
 		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rMul), sass.G64(rMulA, 0)))
 		// a NaN scale: clear the sign of every x that is not a NaN.
 		g.at("[B-----5:R-:W-:-:S04]", inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(rMul), imm(0x7f800000), pt))
@@ -157,12 +202,12 @@ func quantizeKernel(arch int, d tile.DType, blocks, sat bool) (sass.Program, err
 	g.at(prmtWait, inst("PRMT", "", r(rSg), r(rX), imm(0x73), r(rX+1)))
 	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg+1), r(rX+2), imm(0x73), r(rX+3)))
 	// y = f32(x·scale), round to nearest even, subnormals kept.
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX), r(rX), scale))
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+1), r(rX+1), scale))
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+2), r(rX+2), scale))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX), r(rX), scale(0)))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+1), r(rX+1), scale(1)))
+	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+2), r(rX+2), scale(2)))
 	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg), r(rSg), imm(0x5410), r(rSg+1)))
 	if !intEnc {
-		g.at("[B------:R-:W-:-:S05]", inst("FMUL", "", r(rX+3), r(rX+3), scale))
+		g.at("[B------:R-:W-:-:S05]", inst("FMUL", "", r(rX+3), r(rX+3), scale(3)))
 		fm := "SATFINITE.E4M3.F32.PACK_AB_MERGE_C"
 		if d == tile.E5M2 {
 			fm = "SATFINITE.E5M2.F32.PACK_AB_MERGE_C"
@@ -172,7 +217,7 @@ func quantizeKernel(arch int, d tile.DType, blocks, sat bool) (sass.Program, err
 		g.at("[B------:R-:W-:-:S04]", inst("F2FP", fm, r(rHi), r(rX+3), r(rX+2), rz))
 		g.at("[B------:R-:W-:-:S05]", inst("F2FP", fm, r(rLo), r(rX+1), r(rX), r(rHi)))
 	} else {
-		g.at("[B------:R-:W-:-:S02]", inst("FMUL", "", r(rX+3), r(rX+3), scale))
+		g.at("[B------:R-:W-:-:S02]", inst("FMUL", "", r(rX+3), r(rX+3), scale(3)))
 		encodeInt(&g, f)
 		g.at("[B------:R-:W-:-:S02]", inst("PRMT", "", r(rLo), encResult(0), imm(0x40), encResult(1)))
 		g.at("[B------:R-:W-:-:S04]", inst("PRMT", "", r(rHi), encResult(2), imm(0x40), encResult(3)))

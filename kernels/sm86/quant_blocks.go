@@ -175,27 +175,39 @@ type SGQuantizeBlocks struct {
 	NonSaturating bool
 }
 
+// perColumn says whether a's blocks are the columns (one column of every
+// row).
+func (a SGQuantizeBlocks) perColumn() bool { return a.BlockCols == 1 && a.BlockRows >= a.Rows }
+
+// perElement says whether a group of four elements may span blocks, so
+// the encoder must load a multiplier per element: rows not a multiple of
+// 4 long, or blocks not a multiple of 4 wide, unless one block covers all.
+func (a SGQuantizeBlocks) perElement() bool {
+	return !a.oneBlock() && (a.Cols%4 != 0 || min(a.BlockCols, a.Cols)%4 != 0)
+}
+
 // oneBlock says whether a's blocks cover the whole tensor (per tensor).
 func (a SGQuantizeBlocks) oneBlock() bool { return a.BlockRows >= a.Rows && a.BlockCols >= a.Cols }
 
 // QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
 // or an error wrapping ErrSGUnsupported naming the rule. Covered: f32
-// input, E4M3 and E5M2, either overflow mode (the caller checks it), Cols a
-// multiple of 4 (any, for one block: the encoder's groups of four may then
-// span rows), blocks a multiple of 8 wide or the whole row (per tensor,
-// per row, 1×128, 128×128), any margin, fewer than 2^31 elements.
+// input, E4M3 and E5M2, either overflow mode (the caller checks it), any
+// Cols (when a group of four may span blocks, the encoder loads a
+// multiplier per element), blocks a multiple of 8 wide, the whole row or
+// one column of every row (per tensor, per row, per column, 1×128,
+// 128×128), any margin, fewer than 2^31 elements.
 func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
 		return unsupported("quantise to %v", a.QType)
 	}
-	if a.Rows < 1 || a.Cols < 1 || (a.Cols%4 != 0 && !a.oneBlock()) || a.Rows*a.Cols >= sgLimit {
-		return unsupported("quantise %d × %d (Cols a multiple of 4, or one block)", a.Rows, a.Cols)
+	if a.Rows < 1 || a.Cols < 1 || a.Rows*a.Cols >= sgLimit {
+		return unsupported("quantise %d × %d (fewer than 2^31 elements)", a.Rows, a.Cols)
 	}
 	if a.Given && a.Scales == 0 && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
 		return unsupported("a given scale %v for blocks of %d × %d (one valid scale per tensor)", a.Scale, a.BlockRows, a.BlockCols)
 	}
-	if a.BlockRows < 1 || a.BlockCols < 1 || (a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols) {
-		return unsupported("blocks of %d × %d (a multiple of %d wide, or the whole row)", a.BlockRows, a.BlockCols, amaxRun)
+	if a.BlockRows < 1 || a.BlockCols < 1 || (a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols && !a.perColumn()) {
+		return unsupported("blocks of %d × %d (a multiple of %d wide, the whole row, or one column of every row)", a.BlockRows, a.BlockCols, amaxRun)
 	}
 	return nil
 }
@@ -247,8 +259,12 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 	} else {
 		ls = append(ls, scale)
 	}
+	enc := encodeKernel(a.QType, a.NonSaturating)
+	if a.perElement() {
+		enc = encodeElemKernel(a.QType, a.NonSaturating)
+	}
 	return append(ls,
-		SGLaunch{Kernel: encodeKernel(a.QType, a.NonSaturating), Grid: QuantGrid(n), Block: QuantBlock,
+		SGLaunch{Kernel: enc, Grid: QuantGrid(n), Block: QuantBlock,
 			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(cols), uint64(magic),
 				uint64(shift), uint64(uint32(-cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
 }

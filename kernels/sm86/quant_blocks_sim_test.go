@@ -64,12 +64,24 @@ func TestSimScaleKernel(t *testing.T) {
 
 // TestSimQuantizeBlocks runs PlanQuantizeBlocks for both modules against
 // fallback.QuantizeRef (computed scales, f32 input, tile.Saturate) bit for
-// bit, codes and 1/s: per tensor (computed or given), per row, 1×128 and 128×128, random
+// bit, codes and 1/s: per tensor (computed or given), per row, per column, 1×128 and 128×128,
+// any Cols (1 × 1, 7 × 3, 129 × 7, 1000 × 13, 5 × 1001 among them), random
 // values with specials, outputs poisoned; with a given scales tensor the
 // codes, and Inv left as it was.
 func TestSimQuantizeBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 12))
-	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.Block1x128, fallback.Block128x128}
+	grans := []fallback.Granularity{fallback.PerTensor, fallback.PerRow, fallback.PerColumn, fallback.Block1x128, fallback.Block128x128}
+	// rows × cols: the random shapes of sgSizes, then fixed ones whose
+	// rows are not a multiple of 4 long (groups of four span rows and
+	// blocks: the per-element encoder)
+	type shape struct{ n, rows, cols int }
+	var shapes []shape
+	for _, n := range sgSizes() {
+		shapes = append(shapes, shape{n: n})
+	}
+	for _, rc := range [][2]int{{1, 1}, {7, 3}, {129, 7}, {1000, 13}, {5, 1001}} {
+		shapes = append(shapes, shape{rows: rc[0], cols: rc[1]})
+	}
 	for _, arch := range Archs {
 		progs, err := Programs(arch)
 		if err != nil {
@@ -77,11 +89,11 @@ func TestSimQuantizeBlocks(t *testing.T) {
 		}
 		for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
 			for _, gran := range grans {
-				for _, n := range sgSizes() {
-					t.Run(fmt.Sprintf("sm_%d/%v/%v/%d", arch, q, gran, n), func(t *testing.T) {
-						rows, cols := shapeOf(rng, n)
-						if cols%4 != 0 && gran != fallback.PerTensor { // one block takes any shape
-							rows, cols = max(1, n/100), 4*(1+rng.IntN(80))
+				for _, sh := range shapes {
+					t.Run(fmt.Sprintf("sm_%d/%v/%v/%d/%dx%d", arch, q, gran, sh.n, sh.rows, sh.cols), func(t *testing.T) {
+						rows, cols := sh.rows, sh.cols
+						if sh.n > 0 {
+							rows, cols = shapeOf(rng, sh.n)
 						}
 						x := f8Inputs(rng, rows*cols)
 						xb := make([]byte, 4*len(x))
@@ -158,9 +170,11 @@ func TestQuantizeBlocksSupports(t *testing.T) {
 	if err := QuantizeBlocksSupports(SGQuantizeBlocks{QType: tile.E4M3, Rows: 3, Cols: 7, BlockRows: 3, BlockCols: 7}); err != nil {
 		t.Fatalf("one block of 3 × 7: %v", err) // any shape per tensor
 	}
+	if err := QuantizeBlocksSupports(SGQuantizeBlocks{QType: tile.E4M3, Rows: 5, Cols: 7, BlockRows: 5, BlockCols: 1}); err != nil {
+		t.Fatalf("per column, 5 × 7: %v", err)
+	}
 	for name, mut := range map[string]func(a *SGQuantizeBlocks){
 		"to f16":        func(a *SGQuantizeBlocks) { a.QType = tile.F16 },
-		"cols 6":        func(a *SGQuantizeBlocks) { a.Cols = 6 },
 		"blocks 4 wide": func(a *SGQuantizeBlocks) { a.BlockCols = 4 },
 		"no rows":       func(a *SGQuantizeBlocks) { a.Rows = 0 },
 		"given per row": func(a *SGQuantizeBlocks) { a.Given, a.Scale = true, 1 },

@@ -2,6 +2,7 @@ package sm86
 
 import (
 	"math"
+	"strings"
 
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/tile"
@@ -37,14 +38,30 @@ const (
 	rBR, rBC          = 58, 59
 )
 
+// Registers of the per-element multipliers (quantizeKernel with elem):
+// element j's index in rElemE, its multiplier's address in
+// rElemA+2j, the multiplier in rElemMul+j.
+const (
+	rElemE   = 49
+	rElemA   = 64
+	rElemMul = 72
+)
+
 // blockScaleAddr computes the address of the group's multiplier into
 // rMulA from e = 4q in rRem.
 func blockScaleAddr(g *prog) {
 	g.p[len(g.p)-1].Ctrl.Stall = 5 // the SHF that computed e
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(rBR), r(rRem), param(qbMagic), rz))
-	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(rBR), r(rBR), r(rRem), rz))
+	blockScaleAddrOf(g, rRem, rMulA)
+}
+
+// blockScaleAddrOf computes into the pair at dst the address of the
+// multiplier of element e (row-major index in register e): mul +
+// 4·((e/cols)/br·sc + (e%cols)/bc).
+func blockScaleAddrOf(g *prog, e, dst sass.Reg) {
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(rBR), r(e), param(qbMagic), rz))
+	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(rBR), r(rBR), r(e), rz))
 	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(rBR), rz, param(qbShift), r(rBR)))
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "", r(rBC), r(rBR), param(qbNegCols), r(rRem)))
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "", r(rBC), r(rBR), param(qbNegCols), r(e)))
 	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(45), r(rBR), param(qbBRMagic), rz))
 	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(46), r(rBC), param(qbBCMagic), rz))
 	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(45), r(45), r(rBR), rz))
@@ -53,7 +70,7 @@ func blockScaleAddr(g *prog) {
 	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(46), rz, param(qbBCShift), r(46)))
 	g.at("[B------:R-:W-:-:S05]", inst("MOV", "", r(47), imm(4)))
 	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "", r(45), r(45), param(qbSC), r(46)))
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "WIDE.U32", r(rMulA), r(45), r(47), param(qbMul)))
+	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "WIDE.U32", r(dst), r(45), r(47), param(qbMul)))
 }
 
 // MX scale parameters: words (the amax output, replaced by the
@@ -101,7 +118,9 @@ func mxKernels(arch int) ([]sgKernel, error) {
 		ks = append(ks,
 			sgKernel{"tcrt_sass_mx_scale_" + q.String(), func() sass.Program { return mxScaleKernel(tile.Float8EMax(q)) }, mxScaleParams},
 			sgKernel{"tcrt_sass_quantize_mx_" + q.String(), func() sass.Program { p, _ := quantizeKernel(arch, q, true, true); return p }, quantBlockParams},
-			sgKernel{"tcrt_sass_quantize_mx_" + q.String() + "_nonsat", func() sass.Program { p, _ := quantizeKernel(arch, q, true, false); return p }, quantBlockParams})
+			sgKernel{"tcrt_sass_quantize_mx_" + q.String() + "_nonsat", func() sass.Program { p, _ := quantizeKernel(arch, q, true, false); return p }, quantBlockParams},
+			sgKernel{encodeElemKernel(q, false), func() sass.Program { p, _ := quantizeElemKernel(arch, q, true); return p }, quantBlockParams},
+			sgKernel{encodeElemKernel(q, true), func() sass.Program { p, _ := quantizeElemKernel(arch, q, false); return p }, quantBlockParams})
 	}
 	return ks, nil
 }
@@ -127,17 +146,24 @@ func encodeKernel(q tile.DType, nonSat bool) string {
 	return "tcrt_sass_quantize_mx_" + q.String()
 }
 
+// encodeElemKernel names the block-scale encoder that loads a multiplier
+// per element (any Cols, any block width: per column, rows whose length is
+// not a multiple of 4) for q and the overflow mode.
+func encodeElemKernel(q tile.DType, nonSat bool) string {
+	return strings.Replace(encodeKernel(q, nonSat), "_mx_", "_elem_", 1)
+}
+
 // QuantizeMXSupports reports whether PlanQuantizeMX covers a: nil, or an
 // error wrapping ErrSGUnsupported naming the rule. Covered: f32 input,
 // E4M3 and E5M2, tile.Saturate or NonSaturating (the caller checks the
-// mode), Cols a
-// multiple of 4, fewer than 2^31 elements.
+// mode), any Cols (not a multiple of 4: the encoder loads a multiplier per
+// element), fewer than 2^31 elements.
 func QuantizeMXSupports(a SGQuantizeMX) error {
 	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
 		return unsupported("quantise to %v", a.QType)
 	}
-	if a.Rows < 1 || a.Cols < 1 || a.Cols%4 != 0 || a.Rows*a.Cols >= sgLimit {
-		return unsupported("MX quantise of %d × %d (Cols a multiple of 4)", a.Rows, a.Cols)
+	if a.Rows < 1 || a.Cols < 1 || a.Rows*a.Cols >= sgLimit {
+		return unsupported("MX quantise of %d × %d (fewer than 2^31 elements)", a.Rows, a.Cols)
 	}
 	return nil
 }
@@ -160,10 +186,14 @@ func PlanQuantizeMX(a SGQuantizeMX) ([]SGLaunch, error) {
 	n := a.Rows * a.Cols
 	magic, shift := DivMagic(uint32(a.Cols))
 	bcm, bcs := DivMagic(mxBlock)
+	enc := encodeKernel(a.QType, a.NonSaturating)
+	if a.Cols%4 != 0 {
+		enc = encodeElemKernel(a.QType, a.NonSaturating)
+	}
 	ls = append(ls,
 		SGLaunch{Kernel: "tcrt_sass_mx_scale_" + a.QType.String(), Grid: laneGrid(blocks), Block: SGBlock,
 			Params: []uint64{a.Work, a.E8M0, uint64(blocks), 1, 0, 0, math.MaxUint32}},
-		SGLaunch{Kernel: encodeKernel(a.QType, a.NonSaturating), Grid: QuantGrid(n), Block: QuantBlock,
+		SGLaunch{Kernel: enc, Grid: QuantGrid(n), Block: QuantBlock,
 			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
 				uint64(shift), uint64(uint32(-a.Cols)), 0, 0, uint64(bcm), uint64(bcs), uint64(sc)}})
 	return ls, nil

@@ -17,16 +17,23 @@ import (
 // fallback.QuantizeRef (MX, f32 input, tile.Saturate) bit for bit, codes
 // and E8M0 scales: random values over the whole binary32 range with
 // specials (NaN of both signs, ±Inf, ±0, subnormals), blocks of zeros, a
-// partial last block, outputs poisoned.
+// partial last block, Cols not a multiple of 4 (1 × 1, 7 × 3, 129 × 7,
+// 1000 × 13, 5 × 1001), outputs poisoned.
 func TestSimQuantizeMX(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 10))
 	for _, arch := range Archs {
 		for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
+			// random shapes (sgSizes), then fixed ones with Cols not a
+			// multiple of 4 (the per-element encoder)
+			shapes := [][2]int{{1, 1}, {7, 3}, {129, 7}, {1000, 13}, {5, 1001}}
 			for _, n := range sgSizes() {
-				t.Run(fmt.Sprintf("sm_%d/%v/%d", arch, q, n), func(t *testing.T) {
-					rows, cols := shapeOf(rng, n)
-					if cols%4 != 0 {
-						rows, cols = max(1, n/100), 4*(1+rng.IntN(50))
+				shapes = append(shapes, [2]int{-n, 0})
+			}
+			for _, sh := range shapes {
+				t.Run(fmt.Sprintf("sm_%d/%v/%dx%d", arch, q, sh[0], sh[1]), func(t *testing.T) {
+					rows, cols := sh[0], sh[1]
+					if rows < 0 {
+						rows, cols = shapeOf(rng, -rows)
 					}
 					x := f8Inputs(rng, rows*cols)
 					for i := range x {
@@ -82,7 +89,10 @@ func TestSimQuantizeMX(t *testing.T) {
 			}
 		}
 	}
-	if err := QuantizeMXSupports(SGQuantizeMX{QType: tile.E4M3, Rows: 2, Cols: 6}); !errors.Is(err, ErrSGUnsupported) {
+	if err := QuantizeMXSupports(SGQuantizeMX{QType: tile.E4M3, Rows: 2, Cols: 6}); err != nil {
 		t.Errorf("cols 6: %v", err)
+	}
+	if err := QuantizeMXSupports(SGQuantizeMX{QType: tile.E4M3, Rows: 0, Cols: 6}); !errors.Is(err, ErrSGUnsupported) {
+		t.Errorf("no rows: %v", err)
 	}
 }
