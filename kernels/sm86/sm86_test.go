@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
 	"github.com/tcrt-go/tcrt/sass"
 )
 
@@ -24,11 +25,10 @@ func programs(t *testing.T, arch int) map[string]sass.Program {
 }
 
 // TestOracle checks every instruction word of every kernel: nvdisasm
-// -b SM86 (SM89 for the sm_89 module) prints exactly the model's text. The
-// kernels of one architecture go to nvdisasm as one stream of words (one
-// run per architecture), each kernel's text taken at its offset there.
+// -b SM86 (SM89 for the sm_89 module) prints exactly the model's text
+// (sasscheck.Oracle: one nvdisasm run per architecture, each distinct word
+// once).
 func TestOracle(t *testing.T) {
-	tool := cudatools.Require(t, "nvdisasm")
 	for _, arch := range Archs {
 		progs := programs(t, arch)
 		names := make([]string, 0, len(progs))
@@ -36,33 +36,15 @@ func TestOracle(t *testing.T) {
 			names = append(names, name)
 		}
 		sort.Strings(names)
-		var all []byte
-		base := map[string]int64{}
+		var list []sasscheck.Program
 		for _, name := range names {
-			code, err := sass.Encode(progs[name])
-			if errors.Is(err, sass.ErrNoForm) {
+			if _, err := sass.Encode(progs[name]); errors.Is(err, sass.ErrNoForm) {
 				t.Logf("%s sm_%d: not encodable by the model yet: %v", name, arch, err)
 				continue
 			}
-			if err != nil {
-				t.Fatalf("%s sm_%d: %v", name, arch, err)
-			}
-			base[name] = int64(len(all))
-			all = append(all, code...)
+			list = append(list, sasscheck.Program{Name: name, Insts: progs[name]})
 		}
-		texts := cudatools.Disasm(t, tool, arch, all)
-		for _, name := range names {
-			b, ok := base[name]
-			if !ok {
-				continue
-			}
-			for k, i := range progs[name] {
-				pc := b + int64(16*k)
-				if got, want := texts[pc], i.TextArch(arch, pc); got != want {
-					t.Errorf("%s sm_%d %#04x: nvdisasm %q, model %q", name, arch, pc-b, got, want)
-				}
-			}
-		}
+		sasscheck.Oracle(t, arch, list)
 	}
 }
 
