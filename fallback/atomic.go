@@ -224,6 +224,11 @@ func AtomicRMW(mem []byte, off int, d tile.DType, op ScatterOp, v uint64) uint64
 //   - Add: integers wrap; f32 and f64 add with IEEE round-to-nearest-even;
 //     f16 and bf16 add in f32 and round once to the type (which is the
 //     correctly rounded sum, f32 having more than twice their precision).
+//     A NaN operand gives that NaN, quieted. When both are NaN the result
+//     is one of them, quieted, and which one is not specified: it follows
+//     the operand order of the instruction the compiler chose, which
+//     differs between builds (-race) and between the CPU's paths, and the
+//     GPU kernels may return either.
 //   - Max and Min: integers by value (signed or unsigned); floats in the
 //     order where −0 is below +0; a NaN arriving never replaces, and a NaN
 //     already held is never replaced, so the result is the same in any
