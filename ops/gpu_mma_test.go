@@ -161,14 +161,14 @@ func TestGPUMatMulMMASim(t *testing.T) {
 			if r == rt {
 				e, err := ops.ExplainMatMul(r, dm, am, bm, &opt)
 				if err == nil && e.Chosen() == nil && strings.Contains(e.String(), mmaRefusal) {
-					t.Skipf("the simulated device refuses the module until the simulator runs all of it:\n%v", e)
+					t.Fatalf("the simulated device refuses the module (the simulator runs all of it: TestSimProbeSM86):\n%v", e)
 				}
 				chosen(t, e, err, "ptx.matmul.mma")
 			}
 			c0, counting := r.DeviceCounters()
 			err := ops.MatMul(ctx, r, dm, am, bm, &opt)
 			if r == rt && mmaSimRefused(err) {
-				t.Skipf("the simulated device refuses the module until the simulator runs all of it: %v", err)
+				t.Fatalf("the simulated device refuses the module (the simulator runs all of it: TestSimProbeSM86): %v", err)
 			}
 			if err != nil {
 				t.Fatalf("%v: %v", c, err)
@@ -210,13 +210,35 @@ func TestGPUAttentionMMASim(t *testing.T) {
 			attnCase{batch: 1, sq: 100, skv: 100, hq: 2, hkv: 2, d: 256, dt: tile.BF16, window: &ops.Window{Left: 5, Right: 3}},
 			attnCase{batch: 3, sq: 0, skv: 0, hq: 4, hkv: 2, d: 128, dt: tile.F16, causal: true, cuQ: []int{0, 5, 5, 21}, cuKV: []int{0, 9, 9, 40}},
 		)
+		// the SASS attention sweep's lengths in mixed pairs, rotating
+		// head dimension, type, GQA group, causal, window and soft-cap
+		lens := []int{1, 17, 64, 127, 128, 129, 1000}
+		k := 0
+		for i, sq := range lens {
+			for j, skv := range lens {
+				if (i+j)%3 != 0 || sq*skv > 200000 {
+					continue
+				}
+				g := []int{1, 4, 8}[k%3]
+				c := attnCase{batch: 1, sq: sq, skv: skv, hq: 8, hkv: 8 / g, d: []int{64, 128, 256}[k%3],
+					dt: []tile.DType{tile.F16, tile.BF16}[k%2], causal: k%2 == 0}
+				if k%4 == 1 {
+					c.window = &ops.Window{Left: 37, Right: 11}
+				}
+				if k%5 == 2 {
+					c.softcap = 7.5
+				}
+				cases = append(cases, c)
+				k++
+			}
+		}
 	}
 	for _, c := range cases {
 		if c.cuQ != nil {
 			c.batch, c.sq, c.skv = 1, c.cuQ[len(c.cuQ)-1], c.cuKV[len(c.cuKV)-1]
 		}
 		if err := mmaAttnProbe(rt); mmaSimRefused(err) {
-			t.Skipf("the simulated device refuses the module until the simulator runs all of it: %v", err)
+			t.Fatalf("the simulated device refuses the module (the simulator runs all of it: TestSimProbeSM86): %v", err)
 		}
 		runAttnCase(t, rt, rng, c)
 	}
@@ -228,7 +250,7 @@ func TestGPUAttentionMMASim(t *testing.T) {
 func TestGPUAttentionKVCacheMMASim(t *testing.T) {
 	rt := openMMASim(t, "ptx.attention.mma")
 	if err := mmaAttnProbe(rt); mmaSimRefused(err) {
-		t.Skipf("the simulated device refuses the module until the simulator runs all of it: %v", err)
+		t.Fatalf("the simulated device refuses the module (the simulator runs all of it: TestSimProbeSM86): %v", err)
 	}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 18))
 	ctx := context.Background()
