@@ -447,8 +447,10 @@ func def(spec string) {
 			}
 			if which == 0 && p == "R@64" {
 				// the reuse flag follows the operand's place in the text:
-				// a second source held in the C field reuses through B
-				flags += "r1"
+				// a second source held in the C field reuses through B;
+				// its negate and absolute-value bits are the C field's
+				// (ptxas's FFMA R3, R0, -R33, 1: bit 75, not 63)
+				flags = strings.NewReplacer("-63", "-75", "|62", "|74").Replace(flags) + "r1"
 			}
 			ops = append(ops, p+flags)
 		}

@@ -131,7 +131,7 @@ var tables = []string{
 	// float arithmetic
 	`FADD x221 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/123-63|62r2`,
 	`FMUL x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72, $B/145-63`,
-	`FFMA x223 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/12345, $C/12345-75|74`,
+	`FFMA x223 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/12345-63, $C/12345-75|74`,
 	`FMNMX x209 80:1{_,FTZ} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
 	// binary64 on register pairs (variable latency). Negation and absolute
 	// value bits follow the field (A 72/73, B at 32: 63/62, at 64: 75/74);
@@ -177,7 +177,7 @@ var tables = []string{
 	`F2I 311 75:2+72:1{2=U32,6=,3=U64,7=S64} 84:2{?,?,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
 	`F2F 310 75:2+84:2{14=F32.F64,11=F64.F32,13=F16.F64,7=F64.F16} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 	`F2F 304 77:1+75:2+84:2{17=BF16.F32,18=F16.F32} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
-	`HADD2 x230 ur=7 | >R@16, R@24, $B/1r2`,
+	`HADD2 x230 ur=7 | >R@16, R@24, $B/1-63r2`,
 	// (nvdisasm refuses HADD2.F32 with a reuse flag: no reuse slots)
 	`HADD2 230 78:1{?,F32} =60:2:3 | >R@16, R@24-72^, R@32^.H1_H1`,
 	`HADD2 230 78:1{?,F32} =60:2:2 | >R@16, R@24-72^, R@32^.H0_H0`,
