@@ -245,6 +245,7 @@ var depTable = []depRule{
 	{op: "HFMA2", class: ClassHalf},
 	{op: "HADD2", class: ClassHalf},
 	{op: "HMUL2", class: ClassHalf},
+	{op: "HMNMX2", class: ClassHalf},
 	{op: "F2FP", class: ClassConv},
 	{op: "I2FP", class: ClassConv},
 

@@ -115,7 +115,7 @@ type form struct {
 
 // noReuseOps are opcodes whose registers nvdisasm never prints with
 // .reuse (measured); the model gives their operands no reuse slot.
-var noReuseOps = map[Op]bool{"RET": true, "BRX": true, "BMOV": true, "LDL": true, "STL": true, "ATOMS": true, "FRND": true, "LDC": true, "REDUX": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
+var noReuseOps = map[Op]bool{"RET": true, "MATCH": true, "BRX": true, "BMOV": true, "LDL": true, "STL": true, "ATOMS": true, "FRND": true, "LDC": true, "REDUX": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
 	"STG": true, "STS": true, "LDG": true, "LDS": true, "LDSM": true, "LDGSTS": true, "S2R": true, "MUFU": true, "SHFL": true}
 
 var (

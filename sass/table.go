@@ -182,6 +182,9 @@ var tables = []string{
 	`HADD2 230 78:1{?,F32} =60:2:3 | >R@16, R@24-72^, R@32^.H1_H1`,
 	`HADD2 230 78:1{?,F32} =60:2:2 | >R@16, R@24-72^, R@32^.H0_H0`,
 	`HMUL2 x232 | >R@16, R@24, $B/1`,
+	// HMNMX2: min where the predicate holds, max where not, as IMNMX;
+	// .BF16_V2 at 85 as HFMA2's, .NAN at 81 (half.ptx, one field varied)
+	`HMNMX2 x240 85:1{_,BF16_V2} 81:1{_,NAN} | >R@16, R@24, $B/1, P@87~90`,
 	`HFMA2 x231 85:1{_,BF16_V2} | >R@16, R@24, $B/1, $C/1`,
 	`HMMA 23c 75:1{1688,16816} 76:1{?,F32} 82:1{_,BF16} | >R@16, R@24, R@32, R@64`,
 
