@@ -1,7 +1,6 @@
 package mma
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,46 +14,13 @@ import (
 // share of it, next to the hand-scheduled SASS kernels' figures (their
 // packages' TestCycleModel; README and docs/ptx-mma.md quote both).
 
-// standIn returns word w as the decoder reads it, or, for a word outside
-// the model (the uniform datapath's today), a stand-in with the word's
-// control bits: S2R (variable latency) when it sets a scoreboard, NOP
-// otherwise. The cycle model reads only control bits and latency classes,
-// so the stand-ins keep the loop's schedule.
-func standIn(w []byte) (sass.Inst, bool) {
-	if i, err := sass.DecodeWord(w); err == nil {
-		return i, false
-	}
-	ctl := binary.LittleEndian.Uint64(w[8:]) >> 41 // bits 105..127
-	ctl &^= 15 << 17                               // the reuse flags (no operands to reuse)
-	sb := ctl >> 5 & 63                            // write (3 bits) and read (3 bits) scoreboards; 7 is none
-	si := sass.New("NOP", "")
-	if sb&7 != 7 || sb>>3 != 7 {
-		si = sass.New("S2R", "", sass.R(0), sass.SR(sass.SRTidX))
-	}
-	b, err := sass.Encode(sass.Program{si})
-	if err != nil {
-		panic(err)
-	}
-	hi := binary.LittleEndian.Uint64(b[8:])&(1<<41-1) | ctl<<41
-	binary.LittleEndian.PutUint64(b[8:], hi)
-	i, err := sass.DecodeWord(b)
-	if err != nil {
-		panic(err)
-	}
-	return i, true
-}
-
-// mainLoop decodes a kernel (with stand-ins) and returns its loop with the
-// most HMMA (the smallest on a tie), where it starts and how many
-// stand-ins it holds.
-func mainLoop(t *testing.T, code []byte) (sass.Program, int, int) {
+// mainLoop decodes a kernel and returns its loop with the most HMMA (the
+// smallest on a tie) and where it starts.
+func mainLoop(t *testing.T, code []byte) (sass.Program, int) {
 	t.Helper()
-	var p sass.Program
-	var sub []bool
-	for k := 0; k+16 <= len(code); k += 16 {
-		i, s := standIn(code[k : k+16])
-		p = append(p, i)
-		sub = append(sub, s)
+	p, err := sass.Decode(code)
+	if err != nil {
+		t.Fatal(err) // TestSimProbeSM86: every word decodes
 	}
 	best, bestN, at := sass.Program(nil), 0, -1
 	for k, i := range p {
@@ -78,13 +44,7 @@ func mainLoop(t *testing.T, code []byte) (sass.Program, int, int) {
 	if best == nil {
 		t.Fatal("no loop with HMMA")
 	}
-	subs := 0
-	for k := at; k < at+len(best); k++ {
-		if sub[k] {
-			subs++
-		}
-	}
-	return best, at, subs
+	return best, at
 }
 
 // TestCycleModelPTXAS reports the tensor share of every matmul and
@@ -105,7 +65,7 @@ func TestCycleModelPTXAS(t *testing.T) {
 		if strings.Contains(name, "combine") {
 			continue // no MMA
 		}
-		body, at, subs := mainLoop(t, ki.Kernel.Code)
+		body, at := mainLoop(t, ki.Kernel.Code)
 		cy, err := sass.CycleModel(body, sass.CycleOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -117,8 +77,8 @@ func TestCycleModelPTXAS(t *testing.T) {
 				t.Errorf("%s: main loop has %g HMMA, want a multiple of %d", name, cy.HMMA, per)
 			}
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %#x | %d | %d | %.1f | %g | %.1f%% |", name, 16*at, len(body), subs, cy.Period, cy.HMMA, 100*cy.TensorShare))
+		rows = append(rows, fmt.Sprintf("| %s | %#x | %d | %.1f | %g | %.1f%% |", name, 16*at, len(body), cy.Period, cy.HMMA, 100*cy.TensorShare))
 	}
 	sort.Strings(rows)
-	t.Logf("\n| kernel (ptxas 11.8, sm_86) | loop at | loop body | stand-ins | cycles/iteration | HMMA/iteration | tensor-pipe share |\n|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+	t.Logf("\n| kernel (ptxas 11.8, sm_86) | loop at | loop body | cycles/iteration | HMMA/iteration | tensor-pipe share |\n|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
 }
