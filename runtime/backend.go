@@ -24,25 +24,36 @@ func DevicePtr(b *Buffer) (uint64, error) {
 type GPULaunch = backend.Launch
 
 // LaunchGPUAfter enqueues on s one host task that runs, after the stream's
-// earlier work has finished, pre, then (when pre succeeds) issues g in its
-// place in stream order, then post. So a kernel can depend on a check of
-// device data (scale values) made on the host: when pre fails, g is not
-// launched and pre's error is the one the stream's next Synchronize
-// reports. g is checked as LaunchGPU checks it, before anything is
-// enqueued; pre and post may be nil. It costs a round trip to the host.
-func LaunchGPUAfter(s *Stream, g *GPULaunch, pre, post func() error) error {
-	gl, gs, err := prepareGPULaunch(s, g)
-	if err != nil {
-		return err
+// earlier work has finished, pre, then (when pre succeeds) issues the
+// launches gs in order in its place in stream order, then post. So kernels
+// can depend on a check of device data (scale values) made on the host:
+// when pre fails, nothing is launched and pre's error is the one the
+// stream's next Synchronize reports. Each launch is checked as LaunchGPU
+// checks it, before anything is enqueued; pre and post may be nil. It
+// costs a round trip to the host.
+func LaunchGPUAfter(s *Stream, gs []*GPULaunch, pre, post func() error) error {
+	if len(gs) == 0 {
+		return fmt.Errorf("tcrt: launch gpu kernel: argument launches: none given: %w", ErrArgument)
 	}
-	return gs.Enqueue(func() error {
+	ls := make([]GPULaunch, len(gs))
+	var st backend.GPUStream
+	for i, g := range gs {
+		gl, gst, err := prepareGPULaunch(s, g)
+		if err != nil {
+			return err
+		}
+		ls[i], st = gl, gst
+	}
+	return st.Enqueue(func() error {
 		if pre != nil {
 			if err := pre(); err != nil {
 				return err
 			}
 		}
-		if err := gs.IssueGPU(gl); err != nil {
-			return err
+		for _, gl := range ls {
+			if err := st.IssueGPU(gl); err != nil {
+				return err
+			}
 		}
 		if post != nil {
 			return post()

@@ -248,7 +248,7 @@ func cudaQuantizeLaunch(_ context.Context, l *Launch) error {
 	if inv := a.ScaleInv; inv != nil {
 		post = func() error { return f8WriteInv(inv, scales) }
 	}
-	return LaunchGPUAfter(l.Stream, f8GPULaunch(rt, ptx.F8Quantize, p[0], p[1], ps, a.Rows, a.Cols, flags), pre, post)
+	return LaunchGPUAfter(l.Stream, []*GPULaunch{f8GPULaunch(rt, ptx.F8Quantize, p[0], p[1], ps, a.Rows, a.Cols, flags)}, pre, post)
 }
 
 func cudaDequantizeLaunch(_ context.Context, l *Launch) error {
@@ -273,7 +273,7 @@ func cudaDequantizeLaunch(_ context.Context, l *Launch) error {
 		_, err := f8ReadScales(a.ScaleInv, OpDequantize, "ScaleInv")
 		return err
 	}
-	return LaunchGPUAfter(l.Stream, f8GPULaunch(rt, ptx.F8Dequantize, p[0], p[1], ps, a.Rows, a.Cols, flags), pre, nil)
+	return LaunchGPUAfter(l.Stream, []*GPULaunch{f8GPULaunch(rt, ptx.F8Dequantize, p[0], p[1], ps, a.Rows, a.Cols, flags)}, pre, nil)
 }
 
 // f8ConstCount is the number of distinct scale constants a runtime keeps
@@ -315,7 +315,7 @@ func (c f8Const) run(s *Stream, g *GPULaunch) error {
 
 // runAfter is LaunchGPUAfter, then releases a one-call constant.
 func (c f8Const) runAfter(s *Stream, g *GPULaunch, pre, post func() error) error {
-	if err := LaunchGPUAfter(s, g, pre, post); err != nil {
+	if err := LaunchGPUAfter(s, []*GPULaunch{g}, pre, post); err != nil {
 		if c.free != nil {
 			_ = c.free.Free()
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
-	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -315,36 +314,6 @@ func sm86BlocksArgs(a *QuantizeArgs) sm86.SGQuantizeBlocks {
 	return x
 }
 
-// sm86F8After enqueues on s one host task that runs pre (the check of the
-// given scales), then, when it succeeds, issues gs in stream order, then
-// post (the ScaleInv output): LaunchGPUAfter for a sequence of launches,
-// so that a rejected call launches none of them.
-func sm86F8After(s *Stream, gs []*GPULaunch, pre, post func() error) error {
-	ls := make([]GPULaunch, len(gs))
-	var st backend.GPUStream
-	for i, g := range gs {
-		gl, gst, err := prepareGPULaunch(s, g)
-		if err != nil {
-			return err
-		}
-		ls[i], st = gl, gst
-	}
-	return st.Enqueue(func() error {
-		if err := pre(); err != nil {
-			return err
-		}
-		for _, gl := range ls {
-			if err := st.IssueGPU(gl); err != nil {
-				return err
-			}
-		}
-		if post != nil {
-			return post()
-		}
-		return nil
-	})
-}
-
 // sm86GivenLaunch quantises with a given scales tensor: a host task reads
 // and checks the scales (the CPU's error, nothing written, on a bad one),
 // then issues the widening wl (if any) and the encoding, which reads them from device memory, and the
@@ -374,7 +343,7 @@ func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks, wl []sm86.SGL
 	if inv := a.ScaleInv; inv != nil {
 		post = func() error { return f8WriteInv(inv, scales) }
 	}
-	return sm86F8After(l.Stream, sgGPULaunches(sm86.ModuleFor(arch), ls), pre, post)
+	return LaunchGPUAfter(l.Stream, sgGPULaunches(sm86.ModuleFor(arch), ls), pre, post)
 }
 
 func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
