@@ -158,240 +158,19 @@ type Deps struct {
 	Queue Queue
 }
 
-// depRule is one row of depTable.
-type depRule struct {
-	op Op
-	// mods: every token must be among the instruction's modifiers.
-	mods  string
-	class Class
-	// widths gives, per operand index, the number of consecutive
-	// registers the operand names (0 or absent: 1). A memory operand's
-	// base register is a pair when the address is .64, whatever widths
-	// says.
-	widths []uint8
-	// late: the instruction's register sources are read after issue.
-	late  bool
-	queue Queue
-	// nargs, when not 0, is the operand count the row needs (a form
-	// with a carry-out predicate has one more operand).
-	nargs int
-}
-
-// depTable is the register dependence table: the first row whose opcode
-// matches and whose modifier tokens are all present describes the
-// instruction. Which operands are destinations comes from the encoding
-// form (form.go); the table adds what the form does not say: how many
-// registers each operand spans, the latency class, late reads and
-// completion order.
-//
-// Widths: HMMA.16816.F32 D and C are four registers (a 16x8 f32 tile per
-// warp), A four (16x16 f16), B two (16x8 f16); with f16 accumulators D and C
-// are two. HMMA.1688: A two, B one. IMAD.WIDE writes a pair and reads its
-// C operand as a pair. LDSM.x2/.x4 write two/four registers. .64/.128
-// loads and stores move two/four. CS2R writes a pair unless .32. ULDC.64
-// writes a uniform pair.
-//
-// Late reads: memory instructions read their registers after issue.
-// testdata/sched/var.ptx load_war shows it for a load's address: ptxas gives
-// LDG.E R2, [R2.64] read scoreboard SB0 and makes the IMAD.X that
-// overwrites R3 wait on it. Shared-memory loads are assumed to behave the
-// same (same memory pipe); stores, RED, ATOMG and LDGSTS read their data
-// late as well; HMMA reads its fragments late (mma_loop.ptx: the four HMMAs
-// set read scoreboard SB5 and the LDSM that overwrites their A fragment
-// waits on it).
-var depTable = []depRule{
-	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
-	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true, queue: QueueHMMA},
-	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true, queue: QueueHMMA},
-	{op: "HMMA", mods: "1688", class: ClassHMMA, widths: []uint8{2, 2, 1, 2}, late: true, queue: QueueHMMA},
-
-	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 0, 1, 1, 2}, nargs: 5},
-	{op: "IMAD", mods: "WIDE", class: ClassFMA, widths: []uint8{2, 1, 1, 2}},
-	// IMAD.HI adds a register pair to the 64-bit product (ptxas's
-	// division sets R6 = 0 before IMAD.HI.U32 R4, R7, R3, R6 with R7 the
-	// estimate: testdata/ptxas/golden/intmath.sm_86.txt)
-	{op: "IMAD", mods: "HI", class: ClassFMA, widths: []uint8{1, 1, 1, 2}, nargs: 4},
-	{op: "IMAD", class: ClassFMA},
-	{op: "FFMA", class: ClassFMA},
-	{op: "FADD", class: ClassFMA},
-	{op: "FMUL", class: ClassFMA},
-
-	{op: "MOV", class: ClassALU},
-	{op: "IADD3", class: ClassALU},
-	{op: "LOP3", class: ClassALU},
-	{op: "SHF", class: ClassALU},
-	{op: "LEA", class: ClassALU},
-	{op: "IMNMX", class: ClassALU},
-	{op: "PRMT", class: ClassALU},
-	{op: "SEL", class: ClassALU},
-	{op: "FSEL", class: ClassALU},
-	{op: "ISETP", class: ClassALU},
-	{op: "PLOP3", class: ClassALU},
-	{op: "IABS", class: ClassALU},
-	// P2R and SGXT (the mma.sync kernels): fixed latency, no scoreboard in
-	// ptxas's code; ALU timing assumed, not measured
-	{op: "P2R", class: ClassALU},
-	{op: "SGXT", class: ClassALU},
-	{op: "VOTEU", class: ClassUniform},
-	{op: "MEMBAR", class: ClassBranch},
-	{op: "FRND", mods: "F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
-	{op: "FRND", class: ClassSFU, queue: QueueSFU},
-	{op: "FSETP", class: ClassALU},
-	{op: "FMNMX", class: ClassALU},
-	{op: "VOTE", class: ClassALU}, // fixed latency (ptxas gives it no scoreboard); ALU timing assumed, not measured
-	{op: "CS2R", mods: "32", class: ClassALU},
-	{op: "CS2R", class: ClassALU, widths: []uint8{2}},
-
-	{op: "HFMA2", class: ClassHalf},
-	{op: "HADD2", class: ClassHalf},
-	{op: "HMUL2", class: ClassHalf},
-	{op: "HMNMX2", class: ClassHalf},
-	{op: "F2FP", class: ClassConv},
-	{op: "I2FP", class: ClassConv},
-
-	{op: "ULDC", mods: "64", class: ClassUniform, widths: []uint8{2}},
-	{op: "ULDC", class: ClassUniform},
-	{op: "UMOV", class: ClassUniform},
-	{op: "UIADD3", class: ClassUniform},
-	{op: "ULOP3", class: ClassUniform},
-	{op: "USHF", class: ClassUniform},
-	{op: "UIMAD", mods: "WIDE", class: ClassUniform, widths: []uint8{2, 1, 1, 2}},
-	{op: "USEL", class: ClassUniform},
-	{op: "UISETP", class: ClassUniform},
-	{op: "UFLO", class: ClassUniform},
-	{op: "ULEA", class: ClassUniform},
-	// R2UR crosses from the vector to the uniform datapath with variable
-	// latency: ptxas gives R2UR UR5, R8 a write scoreboard (kernels/mma).
-	{op: "R2UR", class: ClassS2R},
-	// POPC, BREV, FLO and MATCH are variable-latency: ptxas gives each a
-	// write scoreboard (testdata/ptxas/golden/reduce.sm_86.txt); the class
-	// (SFU for the bit counts, SHARED, SHFL's, for MATCH) is assumed.
-	{op: "POPC", class: ClassSFU, queue: QueueSFU},
-	{op: "BREV", class: ClassSFU, queue: QueueSFU},
-	{op: "FLO", class: ClassSFU, queue: QueueSFU},
-	// MATCH: variable latency; its sources are timed as an SFU op's (ptxas
-	// gives them the ALU->SFU distance: reduce.ptx warp_match LOP3.LUT
-	// R8->MATCH.ANY.U64 R6, R8 at 4 cycles).
-	{op: "MATCH", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}},
-	{op: "MATCH", class: ClassSFU},
-	{op: "ERRBAR", class: ClassBranch},
-
-	{op: "BRA", class: ClassBranch},
-	{op: "EXIT", class: ClassBranch},
-	{op: "NOP", class: ClassBranch},
-	{op: "BSSY", class: ClassBranch},
-	{op: "BSYNC", class: ClassBranch},
-	{op: "BREAK", class: ClassBranch},
-	{op: "YIELD", class: ClassBranch},
-	{op: "WARPSYNC", class: ClassBranch},
-	{op: "CALL", class: ClassBranch},
-	// RET and BRX read a 64-bit address pair (ptxas sets R21 with MOV
-	// 32@hi(...) before RET R20, and sign-extends BRX R4's index into R5:
-	// testdata/ptxas/golden/control.sm_86.txt).
-	{op: "RET", class: ClassBranch, widths: []uint8{2}},
-	{op: "BRX", class: ClassBranch, widths: []uint8{2}},
-	{op: "BRXU", class: ClassBranch, widths: []uint8{2}},
-	// BMOV is variable-latency: ptxas gives BMOV.32.CLEAR R2, B6 a write
-	// scoreboard and BMOV.32 B6, R2 a read scoreboard (control.sm_86.txt).
-	{op: "BMOV", class: ClassS2R, late: true},
-
-	{op: "LDG", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
-	{op: "LDG", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
-	{op: "LDG", class: ClassGlobal, late: true},
-	{op: "STG", mods: "128", class: ClassGlobal, widths: []uint8{0, 4}, late: true},
-	{op: "STG", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
-	{op: "STG", class: ClassGlobal, late: true},
-	{op: "RED", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
-	{op: "RED", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
-	{op: "RED", class: ClassGlobal, late: true},
-	{op: "ATOMG", mods: "CAS 64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2, 2}, late: true},
-	{op: "ATOMG", mods: "64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
-	{op: "ATOMG", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
-	{op: "ATOMG", class: ClassGlobal, late: true},
-	{op: "LDGSTS", class: ClassGlobal, late: true},
-	// LDC sets a write scoreboard (control.sm_86.txt: LDC R4, c[0x2][R8])
-	{op: "LDC", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
-	{op: "LDC", class: ClassGlobal, late: true},
-	// local memory goes through L1 like global memory; ptxas waits on
-	// LDL through a write scoreboard (testdata/ptxas/golden/control.sm_86.txt)
-	{op: "LDL", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
-	{op: "LDL", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
-	{op: "LDL", class: ClassGlobal, late: true},
-	{op: "STL", mods: "128", class: ClassGlobal, widths: []uint8{0, 4}, late: true},
-	{op: "STL", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
-	{op: "STL", class: ClassGlobal, late: true},
-
-	{op: "LDS", mods: "128", class: ClassShared, widths: []uint8{4}, late: true, queue: QueueLDS},
-	{op: "LDS", mods: "64", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDS},
-	{op: "LDS", class: ClassShared, late: true, queue: QueueLDS},
-	{op: "STS", mods: "128", class: ClassShared, widths: []uint8{0, 4}, late: true},
-	{op: "STS", mods: "64", class: ClassShared, widths: []uint8{0, 2}, late: true},
-	{op: "STS", class: ClassShared, late: true},
-	{op: "LDSM", mods: "4", class: ClassShared, widths: []uint8{4}, late: true, queue: QueueLDSM},
-	{op: "LDSM", mods: "2", class: ClassShared, widths: []uint8{2}, late: true, queue: QueueLDSM},
-	{op: "LDSM", class: ClassShared, late: true, queue: QueueLDSM},
-	{op: "SHFL", class: ClassShared, queue: QueueSHFL},
-	// ATOMS and REDUX set write scoreboards (atomics.sm_86.txt, reduce.sm_86.txt)
-	{op: "ATOMS", mods: "64", class: ClassShared, widths: []uint8{2, 0, 2, 2}, late: true},
-	{op: "ATOMS", class: ClassShared, late: true},
-	{op: "REDUX", class: ClassShared},
-
-	{op: "MUFU", class: ClassSFU, queue: QueueSFU},
-	{op: "I2F", mods: "F64 U64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
-	{op: "I2F", mods: "F64 S64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
-	{op: "I2F", mods: "F64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
-	{op: "I2F", mods: "U64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
-	{op: "I2F", mods: "S64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
-	{op: "I2F", class: ClassSFU, queue: QueueSFU},
-	{op: "F2I", mods: "U64 F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
-	{op: "F2I", mods: "S64 F64", class: ClassSFU, widths: []uint8{2, 2}, queue: QueueSFU},
-	{op: "F2I", mods: "F64", class: ClassSFU, widths: []uint8{1, 2}, queue: QueueSFU},
-	{op: "F2I", mods: "U64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
-	{op: "F2I", mods: "S64", class: ClassSFU, widths: []uint8{2, 1}, queue: QueueSFU},
-	{op: "F2I", class: ClassSFU, queue: QueueSFU},
-	// F2F reads its sources late (the seed's model: "late sources and
-	// late result"); ptxas's corpus has no F2F overwritten sooner.
-	{op: "F2F", mods: "F64 F32", class: ClassSFU, widths: []uint8{2, 1}, late: true, queue: QueueSFU},
-	{op: "F2F", mods: "F32 F64", class: ClassSFU, widths: []uint8{1, 2}, late: true, queue: QueueSFU},
-	{op: "F2F", mods: "F64 F16", class: ClassSFU, widths: []uint8{2, 1}, late: true, queue: QueueSFU},
-	{op: "F2F", mods: "F16 F64", class: ClassSFU, widths: []uint8{1, 2}, late: true, queue: QueueSFU},
-	{op: "F2F", class: ClassSFU, late: true, queue: QueueSFU},
-
-	// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
-	// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it,
-	// and they read their sources late, as the seed also says: in
-	// fp64.ptx dmath DFMA.RZ R2, R2, R6, R4 sets read scoreboard SB0 and
-	// MUFU.RCP64H R7 waits on it before overwriting R7.
-	{op: "DADD", class: ClassDouble, widths: []uint8{2, 2, 2}, late: true, queue: QueueDouble},
-	{op: "DMUL", class: ClassDouble, widths: []uint8{2, 2, 2}, late: true, queue: QueueDouble},
-	{op: "DFMA", class: ClassDouble, widths: []uint8{2, 2, 2, 2}, late: true, queue: QueueDouble},
-	{op: "DSETP", class: ClassDouble, widths: []uint8{0, 0, 2, 2}, late: true, queue: QueueDouble},
-
-	{op: "S2R", class: ClassS2R},
-	{op: "S2UR", class: ClassS2R},
-
-	{op: "BAR", class: ClassSync},
-	{op: "LDGDEPBAR", class: ClassSync, queue: QueueAsync},
-	{op: "DEPBAR", class: ClassSync},
-}
-
-var depByOp = func() map[Op][]*depRule {
-	m := map[Op][]*depRule{}
-	for k := range depTable {
-		r := &depTable[k]
-		m[r.op] = append(m[r.op], r)
+// facts returns i's opcode table row and the register counts of its
+// operands (nil: one register each), or a nil row outside the model.
+func (i Inst) facts() (*opcode, []uint8) {
+	o := lookupOp(i.Op)
+	if o == nil {
+		return nil, nil
 	}
-	return m
-}()
-
-// rule returns the depTable row for i, or nil.
-func (i Inst) depRule() *depRule {
-	for _, r := range depByOp[i.Op] {
+	for _, r := range o.regs {
 		if hasMods(i.Mods, r.mods) && (r.nargs == 0 || r.nargs == len(i.Args)) {
-			return r
+			return o, r.regs
 		}
 	}
-	return nil
+	return o, nil
 }
 
 // hasMods reports whether every token of want (space separated) is in
@@ -416,8 +195,8 @@ func hasMods(mods []string, want string) bool {
 
 // InstClass returns the latency class of i (ClassNone outside the model).
 func InstClass(i Inst) Class {
-	if r := i.depRule(); r != nil {
-		return r.class
+	if o, _ := i.facts(); o != nil {
+		return o.class
 	}
 	return ClassNone
 }
@@ -430,9 +209,9 @@ func DepsOf(i Inst) (Deps, error) {
 	if err != nil {
 		return Deps{}, err
 	}
-	r := i.depRule()
-	if r == nil {
-		return Deps{}, fmt.Errorf("%w: %s has no row in the dependence table", ErrUnmodeled, i.Op)
+	r, widths := i.facts()
+	if r == nil || r.class == ClassNone {
+		return Deps{}, fmt.Errorf("%w: %s has no latency class in the opcode table", ErrUnmodeled, i.Op)
 	}
 	d := Deps{Class: r.class, Queue: r.queue}
 	if i.Guard.Set && i.Guard.P != PT {
@@ -470,8 +249,8 @@ func DepsOf(i Inst) (Deps, error) {
 	for k, o := range f.ops {
 		a := i.Args[k]
 		var n uint8
-		if k < len(r.widths) {
-			n = r.widths[k]
+		if k < len(widths) {
+			n = widths[k]
 		}
 		out := read
 		if o.dst {

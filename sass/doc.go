@@ -27,8 +27,10 @@
 //
 // # Tables
 //
-// The encodings are the strings of table.go, one opcode form per line
-// (notation: def in form.go): the opcode bits, fixed bits, modifier fields
+// Every opcode is one row of the opcode table (opcodes.go): its encoding
+// forms, its latency class and operand register counts (DepsOf), its
+// simulator operation and its no-reuse rule, stated once. A form is one
+// string (notation: def in form.go): the opcode bits, fixed bits, modifier fields
 // (value -> token) and operand fields. A form is chosen by operand kinds and
 // modifiers; alias forms (IMAD.MOV, IMAD.SHL, IMAD.IADD) come first because
 // nvdisasm prints them whenever their operands fit. Anything a form does not

@@ -113,11 +113,6 @@ type form struct {
 	uniformGuard bool
 }
 
-// noReuseOps are opcodes whose registers nvdisasm never prints with
-// .reuse (measured); the model gives their operands no reuse slot.
-var noReuseOps = map[Op]bool{"RET": true, "MATCH": true, "BRX": true, "BMOV": true, "LDL": true, "STL": true, "ATOMS": true, "FRND": true, "LDC": true, "REDUX": true, "ATOMG": true, "BAR": true, "F2F": true, "F2I": true, "I2F": true, "RED": true,
-	"STG": true, "STS": true, "LDG": true, "LDS": true, "LDSM": true, "LDGSTS": true, "S2R": true, "MUFU": true, "SHFL": true}
-
 var (
 	formsByOp   = map[Op][]*form{}
 	formsByCode = map[uint64][]*form{}
@@ -277,9 +272,9 @@ var aluB = map[uint64][2]string{
 	7: {"R@64", "UR@32"},
 }
 
-// def declares forms. spec is
+// def declares the forms of one opcode table row. spec is
 //
-//	NAME CODE [=POS:W:V ...] [SLOT ...] | OPERAND, OPERAND, ...
+//	CODE [=POS:W:V ...] [SLOT ...] | OPERAND, OPERAND, ...
 //
 // CODE is the 12-bit opcode in hex; a leading 'x' expands the ALU forms:
 // x223 with operands $B (and $C) gives the forms 1..7 of aluB that the
@@ -287,12 +282,12 @@ var aluB = map[uint64][2]string{
 // an expansion becomes the immediate kind given by the form's imm option
 // (":F" float, ":U" unsigned, default signed). Slots are listed in print
 // order.
-func def(spec string) {
+func def(opc *opcode, spec string) {
 	bar := strings.IndexByte(spec, '|')
 	if bar < 0 {
 		panic("sass: bad form " + spec)
 	}
-	head := strings.Fields(spec[:bar])
+	head := append([]string{string(opc.op)}, strings.Fields(spec[:bar])...)
 	var opnds []string
 	if t := strings.TrimSpace(spec[bar+1:]); t != "" {
 		for _, o := range strings.Split(t, ",") {
@@ -337,7 +332,7 @@ func def(spec string) {
 		if err != nil {
 			panic("sass: bad code " + spec)
 		}
-		addForm(arch, Op(name), c, fixed, slots, opnds)
+		addForm(opc, arch, c, fixed, slots, opnds)
 		return
 	}
 	c, err := strconv.ParseUint(code[1:], 16, 12)
@@ -459,7 +454,7 @@ func def(spec string) {
 			// the uniform-register forms set opcode bit 91
 			fx = append(append([]string(nil), fixed...), "91:1:1")
 		}
-		addForm(arch, Op(name), c&0x1ff|sel<<9, fx, slots, ops)
+		addForm(opc, arch, c&0x1ff|sel<<9, fx, slots, ops)
 	}
 }
 
@@ -479,7 +474,8 @@ func (f *form) uniformize() {
 	}
 }
 
-func addForm(arch int, op Op, code uint64, fixed, slots, opnds []string) {
+func addForm(opc *opcode, arch int, code uint64, fixed, slots, opnds []string) {
+	op := opc.op
 	f := &form{op: op, arch: arch}
 	f.mask.set(0, 12, 0xfff)
 	f.val.set(0, 12, code)
@@ -497,7 +493,7 @@ func addForm(arch int, op Op, code uint64, fixed, slots, opnds []string) {
 	}
 	for _, o := range opnds {
 		sp := parseOspec(o)
-		if noReuseOps[op] {
+		if opc.noReuse {
 			sp.reuse = -1
 		}
 		f.ops = append(f.ops, sp)

@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// Operands of the mma.sync kernels' forms (table_mma.go): the predicate
+// Operands of the mma.sync kernels' forms (opcodes.go: P2R, HMUL2, DEPBAR): the predicate
 // file (P2R R3, PR, RZ, 0x8), binary16 immediates (HMUL2 R37, R17, 256,
 // 256) and scoreboard sets (DEPBAR.LE SB1, 0x0, {3,2}).
 
-// Operand field kinds of table_mma.go, numbered apart from form.go's.
+// Operand field kinds of those forms, numbered apart from form.go's.
 const (
 	fPR  fkind = 64 + iota // the predicate file as one operand, printed PR (P2R); no bits
 	fH                     // binary16 immediate, width 16 (one half of HMUL2's f16x2 pair)

@@ -218,16 +218,7 @@ func TestSchedCorpusPairs(t *testing.T) {
 			}
 		}
 	}
-	class := func(op string) Class {
-		if op == "@" {
-			return ClassGuard
-		}
-		rs := depByOp[Op(op)]
-		if len(rs) == 0 {
-			return ClassNone
-		}
-		return rs[len(rs)-1].class
-	}
+	class := pairClass
 	var ks []string
 	for k, v := range min {
 		from, to := class(k[0]), class(k[1])

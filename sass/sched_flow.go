@@ -275,7 +275,7 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 		return s
 	}
 	// DEPBAR.LE SBn, count, {set}: the set's scoreboards are waited for
-	// as a wait mask waits (table_mma.go).
+	// as a wait mask waits (DEPBAR in opcodes.go).
 	if i.Op == "DEPBAR" && len(i.Args) == 3 && i.Args[2].Kind == KSBSet {
 		for n := 0; n < 6 && n < len(s.sb); n++ {
 			if i.Args[2].Imm>>n&1 != 0 {

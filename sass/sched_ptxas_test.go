@@ -247,12 +247,7 @@ func TestLatencyEvidence(t *testing.T) {
 		}
 	}
 	shown := map[[2]Class]bool{}
-	class := func(op string) Class {
-		if op == "@" {
-			return ClassGuard
-		}
-		return depByOp[Op(op)][len(depByOp[Op(op)])-1].class
-	}
+	class := pairClass
 	for _, e := range latencyEvidence {
 		if !strings.HasSuffix(e.file, ".cubin") && !withPtxas {
 			continue

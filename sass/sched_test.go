@@ -399,12 +399,43 @@ func locs(ls []Loc) string {
 	return strings.Join(s, " ")
 }
 
-// TestDepTableCoversModel: every opcode the encoder knows has a row.
-func TestDepTableCoversModel(t *testing.T) {
+// TestOpcodeTable: every opcode of the table has encoding forms and a
+// latency class, appears once, and every simulator operation serves some
+// opcode.
+func TestOpcodeTable(t *testing.T) {
 	ensureTables()
-	for op := range formsByOp {
-		if len(depByOp[op]) == 0 {
-			t.Errorf("%s: no row in depTable", op)
+	used := map[SimOp]bool{}
+	for k := range opcodes {
+		o := &opcodes[k]
+		if len(o.forms) == 0 {
+			t.Errorf("%s: no encoding form", o.op)
+		}
+		if o.class == ClassNone {
+			t.Errorf("%s: no latency class", o.op)
+		}
+		if o.general != "" && lookupOp(o.general) == nil {
+			t.Errorf("%s: general opcode %s not in the table", o.op, o.general)
+		}
+		if len(formsByOp[o.op]) == 0 {
+			t.Errorf("%s: no form built", o.op)
+		}
+		used[o.sim] = true
+	}
+	for s := SimOp(1); s < NumSimOps; s++ {
+		if !used[s] {
+			t.Errorf("simulator operation %d serves no opcode", s)
 		}
 	}
+}
+
+// pairClass is the latency class of one end of a producer-consumer pair
+// the latency tests print: an opcode, or "@" for a guard read.
+func pairClass(op string) Class {
+	if op == "@" {
+		return ClassGuard
+	}
+	if o := lookupOp(Op(op)); o != nil {
+		return o.class
+	}
+	return ClassNone
 }

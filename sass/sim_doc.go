@@ -38,7 +38,7 @@ package sass
 //     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step
 //     count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of SR_CTAID.* ;
 //     ULDC(.64, and indexed by a uniform register), UMOV.
-//   - The uniform datapath (sim_decode.go uniformOps): UIADD3 (carries in
+//   - The uniform datapath (the opcode table's general opcode, opcodes.go): UIADD3 (carries in
 //     and out, negated sources), UIMAD(.WIDE(.U32)), USHF, ULOP3 (with a
 //     uniform predicate output), ULEA(.HI.X), UISETP(.EX), USEL, UFLO,
 //     UPOPC, UBREV, UPRMT compute what their general opcodes compute, once

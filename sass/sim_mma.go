@@ -1,7 +1,7 @@
 package sass
 
 // Simulation of the instructions the mma.sync kernels (kernels/mma,
-// table_mma.go) add: P2R, SGXT, HMUL2 by an f16x2 immediate (decoded as
+// opcodes.go) add: P2R, SGXT, HMUL2 by an f16x2 immediate (decoded as
 // an immediate source), DEPBAR with a scoreboard set and the predicated
 // (zero-filling) LDGSTS forms.
 

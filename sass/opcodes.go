@@ -1,0 +1,932 @@
+package sass
+
+import "sync"
+
+// The opcode table: everything the package knows of each opcode, stated
+// once. The encoder, decoder, printer and parser read its encoding forms;
+// DepsOf, the schedule checker and the cycle model read its dependence
+// facts (latency class, operand register counts, late reads, completion
+// queue); the simulator reads its operation (SimOp) and, for the uniform
+// datapath, the general opcode it computes as; kernels are built against
+// it with New (which Encode checks against the forms).
+//
+// Encoding forms are in the notation of def (form.go): the opcode bits
+// (an 'x' code: the ALU forms of one opcode), fixed bits, modifier fields
+// (value -> token) and operand fields. Bit positions are those of the
+// 128-bit word (bit 64 is bit 0 of the high half). Each was learnt by
+// assembling PTX with ptxas -arch=sm_86 (and sm_89) and varying one field
+// of the word it printed under nvdisasm -b SM86 (-b SM89 for the sm_89
+// forms); the golden words are in testdata (golden_*.txt, ptxas/golden).
+// Within an opcode the alias forms (IMAD.MOV, ...) come first, because
+// nvdisasm prints them whenever their operands match.
+//
+// The uniform datapath's ALU forms (form option "uniform") are the general
+// ones with UR and UP in the same fields, sources B and C in UR or an
+// immediate (selectors 1 and 4), and bit 91 set (testdata/ptxas/golden);
+// only the source placements ptxas was seen to emit are listed.
+//
+// Register counts (regs): the first rule whose modifier tokens are all
+// present (and whose operand count matches, when nargs is set) gives, per
+// operand index, the number of consecutive registers the operand names (0
+// or absent: 1). A memory operand's base register is a pair when the
+// address is .64, whatever the rule says. HMMA.16816.F32 D and C are four
+// registers (a 16x8 f32 tile per warp), A four (16x16 f16), B two (16x8
+// f16); with f16 accumulators D and C are two. HMMA.1688: A two, B one.
+// IMAD.WIDE writes a pair and reads its C operand as a pair. LDSM.x2/.x4
+// write two/four registers. .64/.128 loads and stores move two/four. CS2R
+// writes a pair unless .32. ULDC.64 writes a uniform pair.
+//
+// Late reads (late): the instruction's register sources are read after
+// issue. Memory instructions read their registers late:
+// testdata/sched/var.ptx load_war shows it for a load's address (ptxas
+// gives LDG.E R2, [R2.64] read scoreboard SB0 and makes the IMAD.X that
+// overwrites R3 wait on it). Shared-memory loads are assumed to behave
+// the same (same memory pipe); stores, RED, ATOMG and LDGSTS read their
+// data late as well; HMMA reads its fragments late (mma_loop.ptx: the four
+// HMMAs set read scoreboard SB5 and the LDSM that overwrites their A
+// fragment waits on it).
+var opcodes = []opcode{
+	{op: "MOV", class: ClassALU, sim: SimMove,
+		forms: []string{
+			// moves, special registers, uniform data path
+			`x002 =72:4:15 :U | >R@16, $B/1456`,
+		},
+	},
+	{op: "S2R", class: ClassS2R, sim: SimS2R, noReuse: true,
+		forms: []string{
+			`919 | >R@16, SR@72`,
+		},
+	},
+	{op: "CS2R", class: ClassALU, sim: SimS2R,
+		forms: []string{
+			`805 80:1{32,_} | >R@16, SR@72`,
+		},
+		regs: []regRule{
+			{mods: "32", regs: nil},
+			{regs: []uint8{2}},
+		},
+	},
+	{op: "S2UR", class: ClassS2R, sim: SimS2UR,
+		forms: []string{
+			`9c3 | >UR@16, SR@72`,
+		},
+	},
+	{op: "ULDC", class: ClassUniform, sim: SimULDC,
+		forms: []string{
+			`ab9 73:3{?,?,?,?,_,64} | >UR@16, C@40`,
+			// indexed by a uniform register: LDC's fields with bit 91 set
+			// (ptxas's ULDC UR4, c[0x2][UR4+0x30] in the project's sg kernels)
+			`abb =91:1:1 73:3{?,?,?,?,_,64} | >UR@16, CXU@24`,
+		},
+		regs: []regRule{
+			{mods: "64", regs: []uint8{2}},
+		},
+	},
+	{op: "UMOV", class: ClassUniform, sim: SimULDC,
+		forms: []string{
+			// The uniform datapath's ALU forms are the general ones with UR and
+			// UP in the same fields ("uniform"), sources B and C in UR or an
+			// immediate (selectors 1 and 4), and bit 91 set (testdata/ptxas/golden).
+			// Only the source placements ptxas was seen to emit are listed.
+			`x082 :U | >UR@16, $B/46`,
+		},
+	},
+	{op: "UIADD3", class: ClassUniform, general: "IADD3", sim: SimIADD3,
+		forms: []string{
+			`x290 uniform =91:1:1 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/14-63, $C-75`,
+			`x290 uniform =91:1:1 =74:1:0 =87:4:15 =77:4:15 =84:3:7 | >R@16, >P@81, R@24-72, $B/14-63, $C-75`,
+			`x290 uniform =91:1:1 74:1{?,X} =81:3:7 =84:3:7 | >R@16, R@24~72, $B/14~63, $C~75, P@87~90, P@77~80`,
+		},
+	},
+	{op: "ULOP3", class: ClassUniform, general: "LOP3", sim: SimLOP3,
+		forms: []string{
+			`x292 uniform =91:1:1 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B/14, $C, U@72:8, P@87~90`,
+			`x292 uniform =91:1:1 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/14, $C, U@72:8, P@87~90`,
+		},
+	},
+	{op: "USHF", class: ClassUniform, general: "SHF", sim: SimSHF,
+		forms: []string{
+			`x299 uniform =91:1:1 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/14, $C/14`,
+		},
+	},
+	{op: "UIMAD", class: ClassUniform, general: "IMAD", sim: SimIMAD,
+		forms: []string{
+			`x2a5 uniform =91:1:1 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
+			`x2a4 uniform =91:1:1 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
+		},
+		regs: []regRule{
+			{mods: "WIDE", regs: []uint8{2, 1, 1, 2}},
+		},
+	},
+	{op: "ULEA", class: ClassUniform, general: "LEA", sim: SimLEA,
+		forms: []string{
+			// ULEA: LEA's forms on the uniform datapath (URZ, 63, in the unused C field)
+			`x291 uniform =91:1:1 =80:1:0 =81:3:7 =87:4:15 =64:8:63 :U | >R@16, R@24-72, $B/14, U@75:5`,
+			`x291 uniform =91:1:1 =80:1:0 =87:4:15 =64:8:63 :U | >R@16, >P@81, R@24-72, $B/14, U@75:5`,
+			`x291 uniform =91:1:1 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 :U | >R@16, R@24, $B/14, $C/14, U@75:5`,
+			`x291 uniform =91:1:1 80:1{?,HI} 74:1{?,X} =81:3:7 :U | >R@16, R@24~72, $B/14, $C/14, U@75:5, P@87~90`,
+		},
+	},
+	// R2UR crosses from the vector to the uniform datapath with variable
+	// latency: ptxas gives R2UR UR5, R8 a write scoreboard (kernels/mma).
+	{op: "R2UR", class: ClassS2R, general: "MOV", sim: SimMove,
+		forms: []string{
+			// R2UR: a register's value in the first active lane into a uniform register
+			`3c2 =81:3:7 | >UR@16, R@24`,
+		},
+	},
+	{op: "USEL", class: ClassUniform, general: "SEL", sim: SimSelect,
+		forms: []string{
+			`x287 uniform =91:1:1 :U | >R@16, R@24, $B/14, P@87~90`,
+		},
+	},
+	{op: "UISETP", class: ClassUniform, general: "ISETP", sim: SimSetP,
+		forms: []string{
+			`x28c uniform =91:1:1 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B/14, P@87~90`,
+			`x28c uniform =91:1:1 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} 72:1{?,EX} | >P@81, >P@84, R@24, $B/14, P@87~90, P@68~71`,
+		},
+	},
+	{op: "UFLO", class: ClassUniform, general: "FLO", sim: SimBitUnary,
+		forms: []string{
+			`2bd =91:1:1 =81:3:7 73:1{U32,_} | >UR@16, UR@32`,
+		},
+	},
+	{op: "NOP", class: ClassBranch, sim: SimNop,
+		forms: []string{
+			`918 |`,
+		},
+	},
+	{op: "MEMBAR", class: ClassBranch, sim: SimNop,
+		forms: []string{
+			// MEMBAR: 78:2 and 76:2 as seen in ptxas's fences (.ALL.GPU, .ALL.SYS)
+			`992 78:2{SC,?,ALL} 76:2{CTA,?,GPU,SYS} |`,
+		},
+	},
+	{op: "ERRBAR", class: ClassBranch, sim: SimNop,
+		forms: []string{
+			`9ab |`,
+		},
+	},
+	{op: "VOTEU", class: ClassUniform, general: "VOTE", sim: SimVOTE,
+		forms: []string{
+			// VOTEU: the VOTE mode at 72 into a uniform register and predicate
+			`886 72:2{ALL,ANY,EQ} | >UR@16, >UP@81, P@87~90`,
+		},
+	},
+	{op: "EXIT", class: ClassBranch, sim: SimBranch,
+		forms: []string{
+			`94d =87:3:7 |`,
+			`94d | P@87~90`,
+		},
+	},
+	{op: "BRA", class: ClassBranch, sim: SimBranch,
+		forms: []string{
+			`947 =87:3:7 | T@32:50`,
+			// predicated branches and exits, convergence barriers, calls and
+			// indirect branches (ptxas's divergent code; testdata/ptxas/golden).
+			// B<n> is 4 bits at 16 (BMOV: at 24); bit 86 selects .NOINC/.NODEC,
+			// bit 85 RET.ABS (not modeled); the guard-like predicate at 87 (not at
+			// 90) prints first when it is not PT.
+			`947 | P@87~90, T@32:50`,
+		},
+	},
+	{op: "BSSY", class: ClassBranch, sim: SimConvBarrier,
+		forms: []string{
+			`945 =87:3:7 | B@16, T@32:50`,
+		},
+	},
+	{op: "BSYNC", class: ClassBranch, sim: SimConvBarrier,
+		forms: []string{
+			`941 =87:3:7 | B@16`,
+		},
+	},
+	{op: "BREAK", class: ClassBranch, sim: SimConvBarrier,
+		forms: []string{
+			`942 =87:3:7 | B@16`,
+		},
+	},
+	{op: "YIELD", class: ClassBranch, sim: SimNop,
+		forms: []string{
+			`946 =87:3:7 |`,
+		},
+	},
+	{op: "WARPSYNC", class: ClassBranch, sim: SimWarpSync,
+		forms: []string{
+			`948 =87:3:7 | U@32:32`,
+		},
+	},
+	{op: "CALL", class: ClassBranch, sim: SimCall,
+		forms: []string{
+			`944 =87:3:7 0:0{REL} 86:1{_,NOINC} | T@32:50`,
+		},
+	},
+	{op: "RET", class: ClassBranch, sim: SimIndirect, noReuse: true,
+		forms: []string{
+			`950 =87:3:7 =85:1:0 0:0{REL} 86:1{_,NODEC} | R@24, T@32:50s`,
+		},
+		regs: []regRule{
+			// RET and BRX read a 64-bit address pair (ptxas sets R21 with MOV
+			// 32@hi(...) before RET R20, and sign-extends BRX R4's index into R5:
+			// testdata/ptxas/golden/control.sm_86.txt).
+			{regs: []uint8{2}},
+		},
+	},
+	{op: "BRX", class: ClassBranch, sim: SimIndirect, noReuse: true,
+		forms: []string{
+			`949 =87:3:7 | R@24, I@32:50s`,
+		},
+		regs: []regRule{
+			{regs: []uint8{2}},
+		},
+	},
+	{op: "BRXU", class: ClassBranch, sim: SimIndirect,
+		forms: []string{
+			`958 =87:3:7 =91:1:1 | UR@24, I@32:50s`,
+		},
+		regs: []regRule{
+			{regs: []uint8{2}},
+		},
+	},
+	// BMOV is variable-latency: ptxas gives BMOV.32.CLEAR R2, B6 a write
+	// scoreboard and BMOV.32 B6, R2 a read scoreboard (control.sm_86.txt).
+	{op: "BMOV", class: ClassS2R, late: true, sim: SimBMOV, noReuse: true,
+		forms: []string{
+			`356 0:0{32} | >B@24, R@32`,
+			`355 0:0{32} 84:1{_,CLEAR} | >R@16, B@24`,
+		},
+	},
+	{op: "IMAD", class: ClassFMA, sim: SimIMAD,
+		forms: []string{
+			// integer multiply-add: aliases first. Immediates print signed
+			// (IMAD R0, R3, -0x800000, R4) and the carry-in form's inverted addend
+			// as ~R (nvdisasm 11.8 on ptxas's words, testdata/ptxas/golden).
+			`x224 73:1{MOV.U32,MOV} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24=255, $B/123=255, $C-75`,
+			`x224 73:1{SHL.U32,?} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4p, $C=255`,
+			`x224 73:1{IADD.U32,IADD} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4=1, $C-75`,
+			`x224 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B, $C-75`,
+			`x224 73:1{?,_} 74:1{?,X} =81:3:7 | >R@16, R@24, $B, $C~75, P@87~90`,
+			`x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C-75`,
+			`x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C`,
+			// with a carry-out predicate at 81, printed after the destination
+			// (ptxas's 64-bit division: IMAD.HI.U32 R10, P1, R9, R13, R10)
+			`x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C-75`,
+			`x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C`,
+		},
+		regs: []regRule{
+			{mods: "WIDE", nargs: 5, regs: []uint8{2, 0, 1, 1, 2}},
+			{mods: "WIDE", regs: []uint8{2, 1, 1, 2}},
+			// IMAD.HI adds a register pair to the 64-bit product (ptxas's
+			// division sets R6 = 0 before IMAD.HI.U32 R4, R7, R3, R6 with R7 the
+			// estimate: testdata/ptxas/golden/intmath.sm_86.txt)
+			{mods: "HI", nargs: 4, regs: []uint8{1, 1, 1, 2}},
+		},
+	},
+	{op: "IADD3", class: ClassALU, sim: SimIADD3,
+		forms: []string{
+			// integer add, logic, shifts
+			`x210 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/1456-63, $C-75`,
+			`x210 =74:1:0 =87:4:15 =77:4:15 =84:3:7 | >R@16, >P@81, R@24-72, $B/1456-63, $C-75`,
+			`x210 =74:1:0 =87:4:15 =77:4:15 | >R@16, >P@81, >P@84, R@24-72, $B/1456-63, $C-75`,
+			`x210 74:1{?,X} =81:3:7 =84:3:7 | >R@16, R@24~72, $B/1456~63, $C~75, P@87~90, P@77~80`,
+			// .X with a carry out (ptxas's 96-bit add: IADD3.X R2, P0, R5, R7, RZ, P0, !PT)
+			`x210 =74:1:1 0:0{X} =84:3:7 | >R@16, >P@81, R@24~72, $B/1456~63, $C~75, P@87~90, P@77~80`,
+		},
+	},
+	{op: "LOP3", class: ClassALU, sim: SimLOP3,
+		forms: []string{
+			`x212 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B/1456, $C, U@72:8, P@87~90`,
+			// with a predicate output (P = the result is nonzero), printed first
+			`x212 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/146, $C, U@72:8, P@87~90`,
+		},
+	},
+	{op: "SHF", class: ClassALU, sim: SimSHF,
+		forms: []string{
+			`x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/1245, $C/1245`,
+		},
+	},
+	{op: "LEA", class: ClassALU, sim: SimLEA,
+		forms: []string{
+			`x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145, U@75:5`,
+			`x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
+			`x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
+			`x211 80:1{?,HI} 74:1{?,X} =81:3:7 ur=6 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
+		},
+	},
+	{op: "IMNMX", class: ClassALU, sim: SimSelect,
+		forms: []string{
+			`x217 73:1{U32,_} | >R@16, R@24, $B, P@87~90`,
+		},
+	},
+	{op: "PRMT", class: ClassALU, sim: SimPRMT,
+		forms: []string{
+			`x216 :U | >R@16, R@24, $B, $C`,
+		},
+	},
+	{op: "IABS", class: ClassALU, sim: SimBitUnary,
+		forms: []string{
+			// SEL prints its immediate unsigned (SEL R6, RZ, 0xffffffff, !P0).
+			`213 | >R@16, R@32`,
+		},
+	},
+	// POPC, BREV, FLO and MATCH are variable-latency: ptxas gives each a
+	// write scoreboard (testdata/ptxas/golden/reduce.sm_86.txt); the class
+	// (SFU for the bit counts, SHARED, SHFL's, for MATCH) is assumed.
+	{op: "POPC", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
+		forms: []string{
+			// bit counts and reversal (variable latency; testdata/ptxas/golden/reduce.*):
+			// FLO bit 73 signed (bare), bit 74 .SH (the shift amount, 31 - position)
+			`309 | >R@16, R@32`,
+		},
+	},
+	{op: "BREV", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
+		forms: []string{
+			`301 | >R@16, R@32`,
+		},
+	},
+	{op: "FLO", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
+		forms: []string{
+			`300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32`,
+		},
+	},
+	{op: "MATCH", class: ClassSFU, sim: SimMATCH, noReuse: true,
+		forms: []string{
+			// MATCH.ANY: the lanes holding the same 32-bit (.U64: pair) value
+			`3a1 =81:3:7 =79:1:1 0:0{ANY} 73:1{_,U64} | >R@16, R@24`,
+		},
+		regs: []regRule{
+			// MATCH: variable latency; its sources are timed as an SFU op's (ptxas
+			// gives them the ALU->SFU distance: reduce.ptx warp_match LOP3.LUT
+			// R8->MATCH.ANY.U64 R6, R8 at 4 cycles).
+			{mods: "U64", regs: []uint8{1, 2}},
+		},
+	},
+	{op: "FRND", class: ClassSFU, queue: QueueSFU, sim: SimFRND, noReuse: true,
+		forms: []string{
+			// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
+			`307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+			`313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+		},
+		regs: []regRule{
+			{mods: "F64", regs: []uint8{2, 2}},
+		},
+	},
+	{op: "SEL", class: ClassALU, sim: SimSelect,
+		forms: []string{
+			`x207 :U | >R@16, R@24, $B, P@87~90`,
+		},
+	},
+	{op: "FSEL", class: ClassALU, sim: SimSelect,
+		forms: []string{
+			`x208 :F | >R@16, R@24, $B, P@87~90`,
+		},
+	},
+	{op: "PLOP3", class: ClassALU, sim: SimPLOP3,
+		forms: []string{
+			// comparisons
+			// PLOP3.LUT Pd, Pe, Pa, Pb, Pc, lut, imm: sources at 87, 77, 68 (each
+			// with its not bit above it; bit 67 makes the third a uniform
+			// predicate), the truth table split over 64:3 and 72:5, a second
+			// immediate at 16 (0x0 in ptxas's code). Learnt by flipping each bit.
+			`81c 0:0{LUT} =67:1:0 | >P@81, >P@84, P@87~90, P@77~80, P@68~71, U@64:3h72:5, U@16:8`,
+			`81c 0:0{LUT} =67:1:1 | >P@81, >P@84, P@87~90, P@77~80, UP@68~71, U@64:3h72:5, U@16:8`,
+		},
+	},
+	{op: "ISETP", class: ClassALU, sim: SimSetP,
+		forms: []string{
+			`x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} =72:1:0 =68:4:7 | >P@81, >P@84, R@24, $B, P@87~90`,
+			`x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} 72:1{?,EX} | >P@81, >P@84, R@24, $B, P@87~90, P@68~71`,
+		},
+	},
+	{op: "FSETP", class: ClassALU, sim: SimSetP,
+		forms: []string{
+			`x20b 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} :F | >P@81, >P@84, R@24-72|73, $B/145-63|62, P@87~90`,
+		},
+	},
+	{op: "FADD", class: ClassFMA, sim: SimFloat,
+		forms: []string{
+			// float arithmetic
+			`x221 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/123-63|62r2`,
+		},
+	},
+	{op: "FMUL", class: ClassFMA, sim: SimFloat,
+		forms: []string{
+			`x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72, $B/145-63`,
+		},
+	},
+	{op: "FFMA", class: ClassFMA, sim: SimFloat,
+		forms: []string{
+			`x223 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/12345-63, $C/12345-75|74`,
+		},
+	},
+	{op: "FMNMX", class: ClassALU, sim: SimSelect,
+		forms: []string{
+			`x209 80:1{_,FTZ} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
+		},
+	},
+	{op: "DADD", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
+		forms: []string{
+			// binary64 on register pairs (variable latency). Negation and absolute
+			// value bits follow the field (A 72/73, B at 32: 63/62, at 64: 75/74);
+			// DADD's second source sits in the C field; a double immediate is the
+			// value's high 32 bits; DSETP's F and T codes print MIN and MAX (the
+			// DMNMX idiom). Learnt on ptxas's words and by flipping each bit.
+			`229 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74`,
+		},
+		regs: []regRule{
+			// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
+			// (testdata/ptxas/golden/fp64.sm_86.txt), as the seed's model has it,
+			// and they read their sources late, as the seed also says: in
+			// fp64.ptx dmath DFMA.RZ R2, R2, R6, R4 sets read scoreboard SB0 and
+			// MUFU.RCP64H R7 waits on it before overwriting R7.
+			{regs: []uint8{2, 2, 2}},
+		},
+	},
+	{op: "DMUL", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
+		forms: []string{
+			`x228 78:2{_,RM,RP,RZ} :D | >R@16, R@24-72|73, $B/14-63|62`,
+		},
+		regs: []regRule{
+			{regs: []uint8{2, 2, 2}},
+		},
+	},
+	{op: "DFMA", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
+		forms: []string{
+			`22b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@32-63|62, R@64-75|74`,
+			`42b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74r1, D@32:32`,
+			`a2b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40, R@64-75|74`,
+		},
+		regs: []regRule{
+			{regs: []uint8{2, 2, 2, 2}},
+		},
+	},
+	{op: "DSETP", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDSETP,
+		forms: []string{
+			// (nvdisasm refuses DSETP with a reuse flag on the second source)
+			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62^, P@87~90`,
+		},
+		regs: []regRule{
+			{regs: []uint8{0, 0, 2, 2}},
+		},
+	},
+	{op: "MUFU", class: ClassSFU, queue: QueueSFU, sim: SimMUFU, noReuse: true,
+		forms: []string{
+			// MUFU: codes 6 and 7 are RCP64H and RSQ64H (the high word of a
+			// binary64 seed); bit 73 .F16, with bit 60 reading the high half (.H1);
+			// an immediate source at 32 (selector 4). Learnt from ptxas's fp64 and
+			// f16 code (testdata/ptxas/golden).
+			// (nvdisasm prints RCP64H/RSQ64H with .F16 as INVALID6/7).
+			`308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} =73:1:0 | >R@16, R@32-63|62`,
+			`308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} | >R@16, R@32-63|62`,
+			`308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} =60:1:1 | >R@16, R@32.H1`,
+			`908 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, F@32:32`,
+		},
+	},
+	{op: "F2FP", class: ClassConv, sim: SimF2FP,
+		forms: []string{
+			// conversions and packs
+			`x23e 75:1{_,RELU} 76:1{_,BF16} 64:8{255=PACK_AB} | >R@16, R@24, $B/1`,
+			// sm_89 float8 packs (nvdisasm -b SM89 text; ptxas 11.8 does not emit them):
+			// bits 76+87 the format, 77 SATFINITE, 78+90 PACK_AB_MERGE_C, 72 the
+			// half of the merge register kept (.H1 when set).
+			`23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:0 | >R@16, R@24, R@32, R@64`,
+			`23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
+		},
+	},
+	{op: "I2FP", class: ClassConv, sim: SimI2F,
+		forms: []string{
+			`x245 75:2{?,?,F32,?} 84:2+74:1{2=U32,6=S32} 78:2{0=,3=RZ} | >R@16, $B/1`,
+		},
+	},
+	{op: "I2F", class: ClassSFU, queue: QueueSFU, sim: SimI2F, noReuse: true,
+		forms: []string{
+			// conversions: 75:2 1 is an F16 result, 84:2 1 an F16 (F2I, F2F) or
+			// 16-bit integer (I2F) source; F2I bit 80 .FTZ; immediate (906) and
+			// constant (b06, b12) sources of I2F (ptxas's division idiom
+			// I2F.U32.RP R0, 0xb); F2F.F16.F64 / F64.F16 (310) and F2F 304 for
+			// 32-bit to 16-bit (bit 77 BF16).
+			`306 75:2{?,F16,_,?} 84:2+74:1{1=U16,2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+			`906 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, U@32:32`,
+			`b06 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
+			`b12 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
+			`312 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+		},
+		regs: []regRule{
+			{mods: "F64 U64", regs: []uint8{2, 2}},
+			{mods: "F64 S64", regs: []uint8{2, 2}},
+			{mods: "F64", regs: []uint8{2, 1}},
+			{mods: "U64", regs: []uint8{1, 2}},
+			{mods: "S64", regs: []uint8{1, 2}},
+		},
+	},
+	{op: "F2I", class: ClassSFU, queue: QueueSFU, sim: SimF2I, noReuse: true,
+		forms: []string{
+			`305 80:1{_,FTZ} 75:2+72:1{1=U16,2=U32,6=} 84:2{?,F16,_,?} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
+			`311 75:2+72:1{2=U32,6=,3=U64,7=S64} 84:2{?,?,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
+		},
+		regs: []regRule{
+			{mods: "U64 F64", regs: []uint8{2, 2}},
+			{mods: "S64 F64", regs: []uint8{2, 2}},
+			{mods: "F64", regs: []uint8{1, 2}},
+			{mods: "U64", regs: []uint8{2, 1}},
+			{mods: "S64", regs: []uint8{2, 1}},
+		},
+	},
+	{op: "F2F", class: ClassSFU, late: true, queue: QueueSFU, sim: SimF2F, noReuse: true,
+		forms: []string{
+			`310 75:2+84:2{14=F32.F64,11=F64.F32,13=F16.F64,7=F64.F16} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+			`304 77:1+75:2+84:2{17=BF16.F32,18=F16.F32} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+		},
+		regs: []regRule{
+			// F2F reads its sources late (the seed's model: "late sources and
+			// late result"); ptxas's corpus has no F2F overwritten sooner.
+			{mods: "F64 F32", regs: []uint8{2, 1}},
+			{mods: "F32 F64", regs: []uint8{1, 2}},
+			{mods: "F64 F16", regs: []uint8{2, 1}},
+			{mods: "F16 F64", regs: []uint8{1, 2}},
+		},
+	},
+	{op: "HADD2", class: ClassHalf, sim: SimHalf,
+		forms: []string{
+			`x230 ur=7 | >R@16, R@24, $B/1-63r2`,
+			// (nvdisasm refuses HADD2.F32 with a reuse flag: no reuse slots)
+			`230 78:1{?,F32} =60:2:3 | >R@16, R@24-72^, R@32^.H1_H1`,
+			`230 78:1{?,F32} =60:2:2 | >R@16, R@24-72^, R@32^.H0_H0`,
+		},
+	},
+	{op: "HMUL2", class: ClassHalf, sim: SimHalf,
+		forms: []string{
+			`x232 | >R@16, R@24, $B/1`,
+			// HMUL2 by an f16x2 immediate: bits 32..63 hold the pair, H0 low;
+			// nvdisasm prints H1 first (ptxas's mul.f16x2 by 0x40003C00 prints
+			// HMUL2 R5, R0, 2, 1).
+			`832 | >R@16, R@24, H@48:16, H@32:16`,
+		},
+	},
+	{op: "HMNMX2", class: ClassHalf, sim: SimNone,
+		forms: []string{
+			// HMNMX2: min where the predicate holds, max where not, as IMNMX;
+			// .BF16_V2 at 85 as HFMA2's, .NAN at 81 (half.ptx, one field varied)
+			`x240 85:1{_,BF16_V2} 81:1{_,NAN} | >R@16, R@24, $B/1, P@87~90`,
+		},
+	},
+	{op: "HFMA2", class: ClassHalf, sim: SimHalf,
+		forms: []string{
+			`x231 85:1{_,BF16_V2} | >R@16, R@24, $B/1, $C/1`,
+		},
+	},
+	{op: "HMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimHMMA,
+		forms: []string{
+			`23c 75:1{1688,16816} 76:1{?,F32} 82:1{_,BF16} | >R@16, R@24, R@32, R@64`,
+		},
+		regs: []regRule{
+			{mods: "16816 F32", regs: []uint8{4, 4, 2, 4}},
+			{mods: "16816", regs: []uint8{2, 4, 2, 2}},
+			{mods: "1688 F32", regs: []uint8{4, 2, 1, 4}},
+			{mods: "1688", regs: []uint8{2, 2, 1, 2}},
+		},
+	},
+	{op: "LDG", class: ClassGlobal, late: true, sim: SimLoad, noReuse: true,
+		forms: []string{
+			// memory
+			`981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MG@24`,
+		},
+		regs: []regRule{
+			{mods: "128", regs: []uint8{4}},
+			{mods: "64", regs: []uint8{2}},
+		},
+	},
+	{op: "STG", class: ClassGlobal, late: true, sim: SimStore, noReuse: true,
+		forms: []string{
+			`986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
+		},
+		regs: []regRule{
+			{mods: "128", regs: []uint8{0, 4}},
+			{mods: "64", regs: []uint8{0, 2}},
+		},
+	},
+	{op: "LDL", class: ClassGlobal, late: true, sim: SimLoad, noReuse: true,
+		forms: []string{
+			// local memory: addresses as shared ones without a scale field
+			`983 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
+		},
+		regs: []regRule{
+			// local memory goes through L1 like global memory; ptxas waits on
+			// LDL through a write scoreboard (testdata/ptxas/golden/control.sm_86.txt)
+			{mods: "128", regs: []uint8{4}},
+			{mods: "64", regs: []uint8{2}},
+		},
+	},
+	{op: "STL", class: ClassGlobal, late: true, sim: SimStore, noReuse: true,
+		forms: []string{
+			`387 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
+		},
+		regs: []regRule{
+			{mods: "128", regs: []uint8{0, 4}},
+			{mods: "64", regs: []uint8{0, 2}},
+		},
+	},
+	{op: "LDC", class: ClassGlobal, late: true, sim: SimLDC, noReuse: true,
+		forms: []string{
+			// LDC: a constant indexed by a register, byte offset 16 bits at 38,
+			// bank at 54 (learnt by flipping each bit); the size field as LDS's
+			`b82 73:3{U8,S8,U16,S16,_,64} | >R@16, CX@24`,
+		},
+		regs: []regRule{
+			// LDC sets a write scoreboard (control.sm_86.txt: LDC R4, c[0x2][R8])
+			{mods: "64", regs: []uint8{2}},
+		},
+	},
+	{op: "LDS", class: ClassShared, late: true, queue: QueueLDS, sim: SimLoad, noReuse: true,
+		forms: []string{
+			`984 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MS@24`,
+		},
+		regs: []regRule{
+			{mods: "128", regs: []uint8{4}},
+			{mods: "64", regs: []uint8{2}},
+		},
+	},
+	{op: "STS", class: ClassShared, late: true, sim: SimStore, noReuse: true,
+		forms: []string{
+			`388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
+		},
+		regs: []regRule{
+			{mods: "128", regs: []uint8{0, 4}},
+			{mods: "64", regs: []uint8{0, 2}},
+		},
+	},
+	{op: "LDSM", class: ClassShared, late: true, queue: QueueLDSM, sim: SimLDSM, noReuse: true,
+		forms: []string{
+			`83b 78:2{16.M88,16.MT88} 72:2{_,2,4} | >R@16, MX@24`,
+		},
+		regs: []regRule{
+			{mods: "4", regs: []uint8{4}},
+			{mods: "2", regs: []uint8{2}},
+		},
+	},
+	{op: "LDGSTS", class: ClassGlobal, late: true, sim: SimLDGSTS, noReuse: true,
+		forms: []string{
+			`fae 0:0{E} =70:1:1 =76:1:1 =87:5:23 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64`,
+			// with a zero-fill predicate at 87 (not at 90), printed last
+			// (cp.async with a source size: testdata/ptxas/golden/kptx_sg.*)
+			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			// LDGSTS .ZFILL (bit 82): cp.async with a register source size. The
+			// predicate at 87 (false: all 16 bytes zero) and the source address's
+			// low 4 bits the number of trailing bytes zero-filled; ptxas builds the
+			// address as src + (16-size)&15 and the predicate as size != 0.
+			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 82:1{?,ZFILL} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+		},
+	},
+	{op: "LDGDEPBAR", class: ClassSync, queue: QueueAsync, sim: SimLDGDEPBAR,
+		forms: []string{
+			`9af |`,
+		},
+	},
+	{op: "DEPBAR", class: ClassSync, sim: SimDEPBAR,
+		forms: []string{
+			`91a 47:1{?,LE} | SB@44, U@38:6`,
+			// DEPBAR.LE SBn, count, {set}: also waits for the scoreboards of the
+			// 6-bit set at 32 (bit n: SBn), printed highest first.
+			`91a 47:1{?,LE} | SB@44, U@38:6, SBS@32:6`,
+		},
+	},
+	{op: "BAR", class: ClassSync, sim: SimBAR, noReuse: true,
+		forms: []string{
+			`b1d 77:2{SYNC} =42:12:0 | U@54:4`,
+			`b1d 77:2{SYNC} | U@54:4, U@42:12n`,
+			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
+			`51d 77:2{SYNC,ARV} | R@32, U@42:12`,
+			`91d 77:2{SYNC,ARV} | U@54:4, R@32`,
+		},
+	},
+	{op: "REDUX", class: ClassShared, sim: SimREDUX, noReuse: true,
+		forms: []string{
+			// warp reduction into a uniform register: 78:3 the operation (0 AND,
+			// printed bare), 73 signed min/max (testdata/ptxas/golden/reduce.*)
+			`3c4 78:3{_,OR,XOR,SUM,MIN,MAX} 73:1{_,S32} | >UR@16, R@24`,
+		},
+	},
+	{op: "ATOMS", class: ClassShared, late: true, sim: SimATOMS, noReuse: true,
+		forms: []string{
+			// shared-memory atomics: the ATOMG operation field at 87, S32 / 64 at
+			// 73, a shared address without a scale field; CAS and CAST.SPIN in
+			// 38d (testdata/ptxas/golden/atomics.*)
+			`38c 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32} | >R@16, MX@24, R@32`,
+			`38d 87:2{CAS,?,?,CAST.SPIN} 73:3{_,?,64} | >R@16, MX@24, R@32, R@64`,
+		},
+		regs: []regRule{
+			// ATOMS and REDUX set write scoreboards (atomics.sm_86.txt, reduce.sm_86.txt)
+			{mods: "64", regs: []uint8{2, 0, 2, 2}},
+		},
+	},
+	{op: "SHFL", class: ClassShared, queue: QueueSHFL, sim: SimSHFL, noReuse: true,
+		forms: []string{
+			`f89 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, U@53:5, U@40:13`,
+			`589 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, U@40:13`,
+			`389 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, R@32, R@64`,
+			`989 58:2{IDX,UP,DOWN,BFLY} | >P@81, >R@16, R@24, U@53:5, R@64`,
+		},
+	},
+	{op: "RED", class: ClassGlobal, late: true, sim: SimGlobalAtomic, noReuse: true,
+		forms: []string{
+			`98e 72:1{?,E} =71:1:1 =90:2:3 87:3{ADD,MIN,MAX,INC,DEC,AND,OR,XOR} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,?,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
+		},
+		regs: []regRule{
+			{mods: "64", regs: []uint8{0, 2}},
+			{mods: "F64", regs: []uint8{0, 2}},
+		},
+	},
+	{op: "ATOMG", class: ClassGlobal, late: true, sim: SimGlobalAtomic, noReuse: true,
+		forms: []string{
+			`9a8 72:1{?,E} =70:2:3 =91:1:1 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,S64,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MG@24/64, R@32`,
+			`3a9 72:1{?,E} 0:0{CAS} 73:3{_,?,64} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MA@24/0, R@32, R@64`,
+		},
+		regs: []regRule{
+			{mods: "CAS 64", regs: []uint8{0, 2, 0, 2, 2}},
+			{mods: "64", regs: []uint8{0, 2, 0, 2}},
+			{mods: "F64", regs: []uint8{0, 2, 0, 2}},
+		},
+	},
+	// fixed latency (ptxas gives it no scoreboard); ALU timing assumed, not measured
+	{op: "VOTE", class: ClassALU, sim: SimVOTE,
+		forms: []string{
+			// vote.sync.{any,all,uni}.pred and .ballot: ptxas 11.8 prints VOTE.ANY
+			// R, PT, P; the mode (72:2, ALL 0, ANY 1, EQ 2) and the predicate
+			// result (81:3) from nvdisasm -b SM86 on those words with one field
+			// changed.
+			`806 72:2{ALL,ANY,EQ} | >R@16, >P@81, P@87~90`,
+		},
+	},
+	// P2R and SGXT (the mma.sync kernels): fixed latency, no scoreboard in
+	// ptxas's code; ALU timing assumed, not measured
+	{op: "P2R", class: ClassALU, sim: SimP2R,
+		forms: []string{
+			// P2R Rd, PR, Ra, mask: the predicate file ANDed with a 32-bit mask
+			// (32, printed signed) into byte 76:2 of Rd; Ra at 24 (ptxas: RZ).
+			`803 76:2{_,B1,B2,B3} | >R@16, PR@0, R@24, I@32:32`,
+		},
+	},
+	{op: "SGXT", class: ClassALU, sim: SimSGXT,
+		forms: []string{
+			// SGXT Rd, Ra, width: zero (.U32, bit 73 clear) or sign extension
+			// from the low width bits; 75 .W (wrap the width); width at 32:32.
+			`81a 75:1{_,W} 73:1{U32,_} | >R@16, R@24, U@32:32`,
+		},
+	},
+}
+
+// opcode is one row of the opcode table.
+type opcode struct {
+	op Op
+	// class is the latency class (the schedule checker's and the cycle
+	// model's), late that register sources are read after issue, queue
+	// the in-order completion group of a variable-latency class.
+	class Class
+	late  bool
+	queue Queue
+	// general is, for a uniform-datapath opcode, the general opcode whose
+	// operation it performs on uniform registers and predicates once for
+	// the warp (R2UR: MOV from the first executing lane; VOTEU: VOTE).
+	general Op
+	// sim is the simulator's operation for the opcode (SimNone: decoded
+	// and printed, not simulated).
+	sim SimOp
+	// noReuse: nvdisasm never prints the opcode's registers with .reuse
+	// (measured); its operands get no reuse slot.
+	noReuse bool
+	// forms are the encodings, in def's notation without the opcode name.
+	forms []string
+	// regs are the register-count rules, first match wins.
+	regs []regRule
+}
+
+// regRule is one register-count rule of an opcode.
+type regRule struct {
+	// mods: every token must be among the instruction's modifiers
+	// (hasMods); nargs, when not 0, is the operand count the rule needs (a
+	// form with a carry-out predicate has one more operand).
+	mods  string
+	nargs int
+	regs  []uint8
+}
+
+// SimOp names the operation the simulator performs for an opcode: its
+// decoder table is indexed by it. Several opcodes may share one (FADD,
+// FMUL and FFMA are SimFloat; a uniform opcode shares its general one's).
+type SimOp uint8
+
+// The simulator's operations.
+const (
+	SimNone         SimOp = iota // not simulated
+	SimNop                       // no architectural effect (NOP, MEMBAR, YIELD, ...)
+	SimConvBarrier               // BSSY, BSYNC, BREAK
+	SimWarpSync                  // WARPSYNC
+	SimCall                      // CALL.REL.NOINC
+	SimIndirect                  // RET.REL.NODEC, BRX, BRXU
+	SimBranch                    // BRA, EXIT (predicated or not)
+	SimMove                      // MOV (R2UR)
+	SimS2R                       // S2R, CS2R
+	SimS2UR                      // S2UR
+	SimULDC                      // ULDC, UMOV
+	SimIMAD                      // IMAD (.HI, .WIDE, .X)
+	SimIADD3                     // IADD3
+	SimLOP3                      // LOP3
+	SimSHF                       // SHF
+	SimLEA                       // LEA
+	SimSelect                    // IMNMX, SEL, FSEL, FMNMX
+	SimPRMT                      // PRMT
+	SimSetP                      // ISETP, FSETP
+	SimDouble                    // DADD, DMUL, DFMA
+	SimREDUX                     // REDUX
+	SimDSETP                     // DSETP
+	SimFloat                     // FADD, FMUL, FFMA
+	SimMUFU                      // MUFU
+	SimF2FP                      // F2FP
+	SimI2F                       // I2F, I2FP
+	SimF2I                       // F2I
+	SimF2F                       // F2F
+	SimHalf                      // HADD2, HMUL2, HFMA2
+	SimHMMA                      // HMMA
+	SimBMOV                      // BMOV
+	SimLoad                      // LDG, LDS, LDL
+	SimStore                     // STG, STS, STL
+	SimLDSM                      // LDSM
+	SimLDGSTS                    // LDGSTS
+	SimLDGDEPBAR                 // LDGDEPBAR
+	SimDEPBAR                    // DEPBAR
+	SimBAR                       // BAR
+	SimSHFL                      // SHFL
+	SimGlobalAtomic              // RED, ATOMG
+	SimATOMS                     // ATOMS
+	SimFRND                      // FRND
+	SimBitUnary                  // POPC, IABS, BREV, FLO
+	SimMATCH                     // MATCH
+	SimVOTE                      // VOTE (VOTEU)
+	SimP2R                       // P2R
+	SimSGXT                      // SGXT
+	SimPLOP3                     // PLOP3
+	SimLDC                       // LDC
+	NumSimOps
+)
+
+// OpInfo is the opcode table's row for an opcode, as the tools outside
+// the package read it.
+type OpInfo struct {
+	// Class is the latency class; Late, that register sources are read
+	// after issue; Queue, the completion queue.
+	Class Class
+	Late  bool
+	Queue Queue
+	// General is the general opcode a uniform-datapath opcode computes as
+	// ("" for others).
+	General Op
+	// Sim is the simulator's operation.
+	Sim SimOp
+}
+
+// LookupOp returns the opcode table's row for op, or false when op is not
+// in the model.
+func LookupOp(op Op) (OpInfo, bool) {
+	o := lookupOp(op)
+	if o == nil {
+		return OpInfo{}, false
+	}
+	return OpInfo{Class: o.class, Late: o.late, Queue: o.queue, General: o.general, Sim: o.sim}, true
+}
+
+// Ops returns the opcodes of the table, in table order.
+func Ops() []Op {
+	out := make([]Op, len(opcodes))
+	for k := range opcodes {
+		out[k] = opcodes[k].op
+	}
+	return out
+}
+
+var opIndex map[Op]*opcode
+
+func lookupOp(op Op) *opcode {
+	ensureTables()
+	return opIndex[op]
+}
+
+// The forms are built on first use, not at init: a program that imports
+// the package (through the runtime) but never touches SASS pays nothing.
+var tablesOnce sync.Once
+
+// ensureTables builds the forms and the opcode index; every entry point
+// reading formsByOp, formsByCode or opIndex calls it first.
+func ensureTables() {
+	tablesOnce.Do(func() {
+		opIndex = make(map[Op]*opcode, len(opcodes))
+		for k := range opcodes {
+			o := &opcodes[k]
+			if opIndex[o.op] != nil {
+				panic("sass: opcode " + string(o.op) + " twice in the table")
+			}
+			opIndex[o.op] = o
+			for _, f := range o.forms {
+				def(o, f)
+			}
+		}
+	})
+}
