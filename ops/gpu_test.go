@@ -16,6 +16,7 @@ import (
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -435,8 +436,8 @@ BRA 0xb0 ;
 	}
 	var cubins = map[int][]byte{}
 	for _, arch := range []int{86, 89} {
-		c, err := sass.WriteCubin(arch, sass.Kernel{Name: "tcrt_test_oob", Code: code, Registers: 16,
-			Params: []sass.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 4, Align: 4}}})
+		c, err := cubin.Write(arch, cubin.Kernel{Name: "tcrt_test_oob", Code: code, Registers: 16,
+			Params: []cubin.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 4, Align: 4}}})
 		if err != nil {
 			t.Fatal(err)
 		}

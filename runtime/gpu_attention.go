@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -179,8 +179,8 @@ func int32Bytes[T int | int32](vs []T) []byte {
 
 // attnParamSlots unpacks a plan's parameter bytes into the 8-byte slots a
 // GPULaunch carries, by the kernel's parameter layout.
-func attnParamSlots(ps []sass.Param, b []byte) ([]uint64, error) {
-	offs, size, err := sass.ParamLayout(ps)
+func attnParamSlots(ps []cubin.Param, b []byte) ([]uint64, error) {
+	offs, size, err := cubin.ParamLayout(ps)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package sass
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -227,4 +228,14 @@ func ParseControl(s string) (Control, error) {
 		}
 	}
 	return c, nil
+}
+
+// ControlOfWord returns the control field of a 16-byte instruction word
+// (bits 105..127), whether or not the instruction decodes; a slice
+// shorter than 16 bytes gives the zero Control.
+func ControlOfWord(b []byte) Control {
+	if len(b) < 16 {
+		return Control{}
+	}
+	return controlFrom(binary.LittleEndian.Uint64(b[8:16]) >> 41)
 }

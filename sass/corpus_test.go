@@ -3,7 +3,6 @@ package sass
 import (
 	"bufio"
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"flag"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
+
+	"github.com/tcrt-go/tcrt/sass/internal/corpus"
 )
 
 // The ptxas corpus (testdata/ptxas): PTX kernels written to cover what
@@ -36,10 +37,10 @@ var updateCorpus = flag.Bool("update-corpus", false,
 // print as nvdisasm prints it, instead of holding the baseline.
 var corpusStrict = flag.Bool("sass.corpus-strict", false, "TestCorpusCoverage: require 100% decode and print coverage")
 
-const corpusDir = "testdata/ptxas"
-
-// corpusArchs are the targets every corpus source is compiled for.
-var corpusArchs = []int{86, 89}
+var (
+	corpusDir   = corpus.Dir
+	corpusArchs = corpus.Archs
+)
 
 // corpusSource is one PTX input and the base name of its cubins.
 type corpusSource struct{ ptx, name string }
@@ -68,53 +69,6 @@ func corpusSources(t testing.TB) []corpusSource {
 	return out
 }
 
-// corpusCubin is a ptxas-built cubin and the golden text file of its words.
-type corpusCubin struct{ path, golden string }
-
-// corpusCubins lists every ptxas-built cubin of the repository that the
-// coverage test reads: the corpus's and those kernels/ptx embeds.
-func corpusCubins(t testing.TB) []corpusCubin {
-	var out []corpusCubin
-	for _, g := range []struct{ glob, prefix string }{
-		{corpusDir + "/cubin/*.cubin", ""},
-		{"../kernels/ptx/cubin/*.cubin", "kptx_"},
-	} {
-		fs, err := filepath.Glob(g.glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fs {
-			base := g.prefix + strings.TrimSuffix(filepath.Base(f), ".cubin")
-			out = append(out, corpusCubin{f, filepath.Join(corpusDir, "golden", base+".txt")})
-		}
-	}
-	return out
-}
-
-// cubinArch returns the SASS architecture of a cubin (86 or 89).
-func cubinArch(t testing.TB, b []byte) int {
-	c, err := ReadCubin(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.Arch
-}
-
-// textSections returns the code sections of a cubin in file order.
-func textSections(t testing.TB, b []byte) []CubinSection {
-	c, err := ReadCubin(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []CubinSection
-	for _, s := range c.Sections {
-		if strings.HasPrefix(s.Name, ".text.") && s.Type == elf.SHT_PROGBITS {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 var corpusLineRE = regexp.MustCompile(`^\s*/\*([0-9a-f]+)\*/\s*(.*?)\s*/\* 0x([0-9a-f]{16}) \*/\s*$`)
 var corpusHiRE = regexp.MustCompile(`^\s*/\* 0x([0-9a-f]{16}) \*/\s*$`)
 
@@ -126,12 +80,12 @@ func goldenText(t *testing.T, nvdisasm, cubin string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arch := cubinArch(t, b)
+	arch := corpus.Arch(t, b)
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "# %s: every code word, with the text of nvdisasm -b SM%d -hex (CUDA 11.8). DO NOT EDIT: regenerate with sass/testdata/ptxas/gen.sh.\n", filepath.Base(cubin), arch)
 	fmt.Fprintln(&out, "# ADDR LO HI TEXT (ADDR: the word's offset in its section)")
 	dir := t.TempDir()
-	for _, s := range textSections(t, b) {
+	for _, s := range corpus.TextSections(t, b) {
 		fmt.Fprintf(&out, "# section %s\n", s.Name)
 		raw := filepath.Join(dir, "words.bin")
 		if err := os.WriteFile(raw, s.Data, 0o644); err != nil {
@@ -219,20 +173,20 @@ func TestCorpusCurrent(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range corpusCubins(t) {
-		got := goldenText(t, nvdisasm, c.path)
+	for _, c := range corpus.Cubins(t) {
+		got := goldenText(t, nvdisasm, c.Path)
 		if *updateCorpus {
-			if err := os.WriteFile(c.golden, got, 0o644); err != nil {
+			if err := os.WriteFile(c.Golden, got, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		want, err := os.ReadFile(c.golden)
+		want, err := os.ReadFile(c.Golden)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run sass/testdata/ptxas/gen.sh", c.golden)
+			t.Errorf("%s is stale: run sass/testdata/ptxas/gen.sh", c.Golden)
 		}
 	}
 }
@@ -246,7 +200,7 @@ func (c coverage) String() string {
 	return fmt.Sprintf("%d %d %d", c.words, c.undecoded, c.misprinted)
 }
 
-const gapsFile = corpusDir + "/gaps.txt"
+var gapsFile = corpusDir + "/gaps.txt"
 
 // readGaps reads the coverage baseline: golden file, words, undecoded,
 // misprinted.
@@ -279,7 +233,7 @@ func readGaps(t *testing.T) map[string]coverage {
 // opcodes); -sass.corpus-strict requires none. When the counts fall,
 // -update-corpus rewrites the baseline.
 func TestCorpusCoverage(t *testing.T) {
-	cubins := corpusCubins(t)
+	cubins := corpus.Cubins(t)
 	if len(cubins) < 38 {
 		t.Fatalf("%d corpus cubins, want >= 38", len(cubins))
 	}
@@ -292,13 +246,13 @@ func TestCorpusCoverage(t *testing.T) {
 	misprint := map[string]string{}
 	var total coverage
 	for _, cb := range cubins {
-		name := filepath.Base(cb.golden)
+		name := filepath.Base(cb.Golden)
 		arch := 86
 		if strings.Contains(name, ".sm_89.") {
 			arch = 89
 		}
 		var c coverage
-		for _, g := range readGolden(t, cb.golden) {
+		for _, g := range readGolden(t, cb.Golden) {
 			c.words++
 			i, err := DecodeWord(g.w[:])
 			if err != nil {
@@ -308,7 +262,7 @@ func TestCorpusCoverage(t *testing.T) {
 				continue
 			}
 			if b, err := i.Word(); err != nil || b != g.w {
-				t.Errorf("%s:%d: %s: re-encodes to %x (%v)", cb.golden, g.line, g.text, b, err)
+				t.Errorf("%s:%d: %s: re-encodes to %x (%v)", cb.Golden, g.line, g.text, b, err)
 			}
 			if got := i.TextArch(arch, g.addr); got != g.text {
 				c.misprinted++

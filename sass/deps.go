@@ -69,15 +69,15 @@ const (
 	ClassHMMA                 // variable: HMMA
 	ClassSync                 // variable: BAR, LDGDEPBAR, DEPBAR
 	ClassGuard                // consumer only: a guard predicate read
-	numClasses
+	NumClasses                // the number of classes (array bounds)
 )
 
-var classNames = [numClasses]string{"none", "ALU", "FMA", "HALF", "CONV", "UNIFORM", "BRANCH", "GLOBAL", "SHARED",
+var classNames = [NumClasses]string{"none", "ALU", "FMA", "HALF", "CONV", "UNIFORM", "BRANCH", "GLOBAL", "SHARED",
 	"SFU", "DOUBLE", "S2R", "HMMA", "SYNC", "GUARD"}
 
 // String names the class.
 func (c Class) String() string {
-	if c < numClasses {
+	if c < NumClasses {
 		return classNames[c]
 	}
 	return fmt.Sprintf("class(%d)", uint8(c))
@@ -134,7 +134,7 @@ const (
 	// IMAD.IADD.U32 R30, R30, 0x1, R23 reads both after a wait on the
 	// next SHFL.IDX's SB0.
 	QueueSHFL
-	numQueues
+	NumQueues // the number of queues (array bounds)
 )
 
 // Deps is what one instruction reads and writes, and how it schedules.

@@ -1,17 +1,21 @@
-// Package sass is the SM86/SM89 (Ampere GA10x, Ada) toolchain of tcrt: a
-// typed model of the SASS instructions hand-scheduled kernels need, each with
-// its control word (stall, yield, scoreboards, wait mask, operand reuse); an
-// encoder and decoder for the 128-bit instruction words; a printer whose text
-// matches nvdisasm's and a parser for that text; a cubin (ELF) writer; a
-// functional simulator and a schedule checker; and the kernels written
-// against the model.
+// Package sass is the SM86/SM89 (Ampere GA10x, Ada) instruction model of
+// tcrt: a typed model of the SASS instructions, each with its control word
+// (stall, yield, scoreboards, wait mask, operand reuse); an encoder and
+// decoder for the 128-bit instruction words; a printer whose text matches
+// nvdisasm's and a parser for that text; and the opcode table every tool
+// reads. The tools built on it live beside it, one package per job:
+//
+//   - sass/cubin: the cubin (ELF) writer and reader;
+//   - sass/sim: the functional simulator;
+//   - sass/sched: the schedule checker, the latency table and the cycle
+//     model.
+//
+// No kernels live here: they are in kernels/... and build their
+// instructions with New (and the chaining methods), the one way to build
+// them; Encode checks each against the opcode table's forms.
 //
 // Encodings are learnt from outside NVIDIA's binaries: PTX assembled with
 // ptxas and read back with nvdisasm, one field varied at a time.
-//
-// WriteCubin's output is checked only against ptxas, cuobjdump and nvdisasm;
-// that the CUDA driver loads and runs a cubin written from scratch has not been
-// verified on an sm_86/89 GPU (none is available to this project).
 //
 // # Model
 //
@@ -20,10 +24,9 @@
 // (Args: Operand values of a Kind: register, predicate, uniform register,
 // immediate, float immediate, constant bank, memory address, special
 // register, branch target, scoreboard) and a Control word. Build them with
-// the constructors (FFMA, LDG, HMMA16816F32, ...), with New and the chaining
-// methods (With, When, Stall, Yield, WriteSB, ReadSB, Wait, Reuse), or by
-// parsing text. Inspect them with Class, VariableLatency, Reads, Writes and
-// Arch.
+// New and the chaining methods (With, When, Stall, Yield, WriteSB, ReadSB,
+// Wait, Reuse), or by parsing text (Parse, for tests and tools). Inspect
+// them with Class, VariableLatency, Reads, Writes, DepsOf and Arch.
 //
 // # Tables
 //

@@ -403,3 +403,13 @@ func (p Program) Listing() string {
 	}
 	return b.String()
 }
+
+// HasMod reports whether tok is one of i's modifier tokens.
+func (i Inst) HasMod(tok string) bool {
+	for _, m := range i.Mods {
+		if m == tok {
+			return true
+		}
+	}
+	return false
+}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Reg is a general register R0..R254; RZ (255) reads as zero and discards writes.
@@ -340,7 +342,7 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		s = "PR"
 	case KHalf:
 		s = formatFloat16(uint16(o.Imm))
-		if listing && math.IsNaN(h16(uint16(o.Imm))) {
+		if listing && math.IsNaN(float64(tile.F16ToF32(uint16(o.Imm)))) {
 			s = fmt.Sprintf("0h%04X", uint16(o.Imm))
 		}
 	case KSBSet:

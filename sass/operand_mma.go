@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Operands of the mma.sync kernels' forms (opcodes.go: P2R, HMUL2, DEPBAR): the predicate
@@ -32,7 +34,7 @@ var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "SBS": fSBS}
 // value: 1, 0.333251953125, 5.9604644775390625e-08, 65504, -0.0 , +INF ,
 // +QNAN for every NaN).
 func formatFloat16(b uint16) string {
-	v := h16(b)
+	v := float64(tile.F16ToF32(b))
 	if math.IsNaN(v) {
 		if b&0x8000 != 0 {
 			return "-QNAN "
@@ -62,7 +64,7 @@ func parseFloat16(s string) (uint16, bool) {
 	v := float64(math.Float32frombits(f))
 	for b := 0; b < 1<<16; b++ {
 		// 65536 candidates at most, and only on parsing text
-		if x := h16(uint16(b)); x == v && math.Signbit(x) == math.Signbit(v) {
+		if x := float64(tile.F16ToF32(uint16(b))); x == v && math.Signbit(x) == math.Signbit(v) {
 			return uint16(b), true
 		}
 	}

@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
-// The cycle model (sass.CycleModel) of ptxas's sm_86 main loops: the loop
+// The cycle model (sched.CycleModel) of ptxas's sm_86 main loops: the loop
 // of each kernel with the most HMMAs, its period and the tensor pipe's
 // share of it, next to the hand-scheduled SASS kernels' figures (their
 // packages' TestCycleModel; README and docs/ptx-mma.md quote both).
@@ -51,7 +53,7 @@ func mainLoop(t *testing.T, code []byte) (sass.Program, int) {
 // attention kernel's main loop and checks each matmul loop holds one
 // BK-deep step of the warp tile's m16n8k16 MMAs (or an unrolled multiple).
 func TestCycleModelPTXAS(t *testing.T) {
-	c, err := sass.ReadCubin(cubinSM86)
+	c, err := cubin.Read(cubinSM86)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestCycleModelPTXAS(t *testing.T) {
 			continue // no MMA
 		}
 		body, at := mainLoop(t, ki.Kernel.Code)
-		cy, err := sass.CycleModel(body, sass.CycleOptions{})
+		cy, err := sched.CycleModel(body, sched.CycleOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sim"
 )
 
 // probe lists, per kernel of the embedded sm_86 cubin, the words the sass
@@ -21,7 +23,7 @@ type probe struct {
 
 func probeCubin(t *testing.T, b []byte) probe {
 	t.Helper()
-	c, err := sass.ReadCubin(b)
+	c, err := cubin.Read(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func probeCubin(t *testing.T, b []byte) probe {
 		if !ok {
 			continue
 		}
-		s, err := sass.NewSim(p)
+		s, err := sim.New(p)
 		if err != nil {
 			t.Fatalf("%s: %v", ki.Kernel.Name, err)
 		}

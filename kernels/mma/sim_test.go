@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -24,13 +26,13 @@ import (
 const simMinKernels = 64
 
 type simKernel struct {
-	sim  *sass.Sim
-	info sass.KernelInfo
+	sim  *sim.Simulator
+	info cubin.KernelInfo
 	err  error
 }
 
 var simKernels = sync.OnceValues(func() (map[string]*simKernel, error) {
-	c, err := sass.ReadCubin(cubinSM86)
+	c, err := cubin.Read(cubinSM86)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +45,7 @@ var simKernels = sync.OnceValues(func() (map[string]*simKernel, error) {
 			k.err = err
 			continue
 		}
-		if k.sim, k.err = sass.NewSim(p); k.err != nil {
+		if k.sim, k.err = sim.New(p); k.err != nil {
 			continue
 		}
 		if u := k.sim.Unsupported(); len(u) > 0 {
@@ -54,7 +56,7 @@ var simKernels = sync.OnceValues(func() (map[string]*simKernel, error) {
 })
 
 // simLaunch runs one launch of a plan in m.
-func simLaunch(k *simKernel, l Launch, m *sass.Memory) error {
+func simLaunch(k *simKernel, l Launch, m *sim.Memory) error {
 	size := 0
 	for i, p := range k.info.Kernel.Params {
 		size = max(size, k.info.ParamOffsets[i]+p.Size)
@@ -65,7 +67,7 @@ func simLaunch(k *simKernel, l Launch, m *sass.Memory) error {
 			params[k.info.ParamOffsets[i]+j] = byte(l.Params[i] >> (8 * j))
 		}
 	}
-	_, err := k.sim.Launch(sass.SimConfig{Grid: l.Grid, Block: l.Block, SharedBytes: k.info.Kernel.SharedStatic + l.SharedBytes,
+	_, err := k.sim.Launch(sim.Config{Grid: l.Grid, Block: l.Block, SharedBytes: k.info.Kernel.SharedStatic + l.SharedBytes,
 		Params: params, Memory: m, Poison: true})
 	return err
 }
@@ -169,7 +171,7 @@ func runSimCase(t *testing.T, r *rand.Rand, c simCase) bool {
 	}
 	ab, av := encodeIn(c.in, rnd(ar*ald))
 	bb, bv := encodeIn(c.in, rnd(br*bld))
-	mem := sass.NewMemory()
+	mem := sim.NewMemory()
 	put := func(name string, b []byte) uint64 {
 		a, err := mem.Alloc(name, max(len(b), 1))
 		if err != nil {

@@ -7,14 +7,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
 // f8Sim is simKernel for the F8 module; the f8 tests launch without the
 // kernel's own constant banks, which these kernels do not read (a read
 // would fault in the simulator).
-func f8Sim(t *testing.T, name string, sm int) *sass.Sim {
+func f8Sim(t *testing.T, name string, sm int) *sim.Simulator {
 	t.Helper()
 	sim, _ := simKernel(t, F8(), name, sm)
 	return sim
@@ -43,7 +43,7 @@ func TestF8SimQuantize(t *testing.T) {
 	}
 }
 
-func f8SimQuantize(t *testing.T, q *sass.Sim) {
+func f8SimQuantize(t *testing.T, q *sim.Simulator) {
 	r := rand.New(rand.NewPCG(30, 31))
 	for _, sh := range f8SimShapes {
 		rows, cols := sh[0], sh[1]
@@ -66,7 +66,7 @@ func f8SimQuantize(t *testing.T, q *sass.Sim) {
 			for i := range scales {
 				scales[i] = float32(math.Pow(2, float64(r.IntN(9)-4)) * (0.5 + r.Float64()))
 			}
-			m := sass.NewMemory()
+			m := sim.NewMemory()
 			ad, _ := m.Alloc("dst", n+16)
 			as, _ := m.Alloc("src", 4*n)
 			ak, _ := m.Alloc("scales", 4*rows)
@@ -82,7 +82,7 @@ func f8SimQuantize(t *testing.T, q *sass.Sim) {
 			}
 			perRow := flags&F8PerRow != 0
 			grid := F8Grid(int64(rows), int64(cols), perRow, 2)
-			if _, err := q.Launch(sass.SimConfig{Grid: [3]int{grid}, Block: [3]int{F8Block}, Memory: m,
+			if _, err := q.Launch(sim.Config{Grid: [3]int{grid}, Block: [3]int{F8Block}, Memory: m,
 				Params: f8Params(ad, as, ak, uint64(rows), uint64(cols), flags), Poison: true}); err != nil {
 				t.Fatalf("%dx%d flags %d: %v", rows, cols, flags, err)
 			}
@@ -118,7 +118,7 @@ func TestF8SimDequantize(t *testing.T) {
 	}
 }
 
-func f8SimDequantize(t *testing.T, dq *sass.Sim) {
+func f8SimDequantize(t *testing.T, dq *sim.Simulator) {
 	r := rand.New(rand.NewPCG(32, 33))
 	for _, sh := range f8SimShapes {
 		rows, cols := sh[0], sh[1]
@@ -132,7 +132,7 @@ func f8SimDequantize(t *testing.T, dq *sass.Sim) {
 			for i := range scales {
 				scales[i] = float32(math.Pow(2, float64(r.IntN(9)-4)) * (0.5 + r.Float64()))
 			}
-			m := sass.NewMemory()
+			m := sim.NewMemory()
 			ad, _ := m.Alloc("dst", 4*n+64)
 			as, _ := m.Alloc("src", n)
 			ak, _ := m.Alloc("scales", 4*rows)
@@ -146,7 +146,7 @@ func f8SimDequantize(t *testing.T, dq *sass.Sim) {
 			}
 			perRow := flags&F8PerRow != 0
 			grid := F8Grid(int64(rows), int64(cols), perRow, 2)
-			if _, err := dq.Launch(sass.SimConfig{Grid: [3]int{grid}, Block: [3]int{F8Block}, Memory: m,
+			if _, err := dq.Launch(sim.Config{Grid: [3]int{grid}, Block: [3]int{F8Block}, Memory: m,
 				Params: f8Params(ad, as, ak, uint64(rows), uint64(cols), flags), Poison: true}); err != nil {
 				t.Fatalf("%dx%d flags %d: %v", rows, cols, flags, err)
 			}

@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	sasssim "github.com/tcrt-go/tcrt/sass/sim"
 )
 
 // simKernel decodes kernel name of module m's embedded sm_86 or sm_89
 // cubin for the simulator, which must be able to run every instruction of
 // it, and returns it with the kernel's own constant banks (ptxas's bank 2).
-func simKernel(t *testing.T, m *Module, name string, sm int) (*sass.Sim, map[uint8][]byte) {
+func simKernel(t *testing.T, m *Module, name string, sm int) (*sasssim.Simulator, map[uint8][]byte) {
 	t.Helper()
-	c, err := sass.ReadCubin(m.Cubins[sm])
+	c, err := cubin.Read(m.Cubins[sm])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func simKernel(t *testing.T, m *Module, name string, sm int) (*sass.Sim, map[uin
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := sass.NewSim(p)
+	sim, err := sasssim.New(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +111,13 @@ func TestSGSimCheckIndex(t *testing.T) {
 						first = l
 					}
 				}
-				m := sass.NewMemory()
+				m := sasssim.NewMemory()
 				as, _ := m.Alloc("slot", 8)
 				ai, _ := m.Alloc("idx", len(raw))
 				copy(m.Bytes("idx"), raw)
 				lg := SGLog2Threads(int64(cols))
 				gx, gy := SGGrid(int64(rows), int64(cols), lg, 2)
-				_, err := sim.Launch(sass.SimConfig{Grid: [3]int{gx, gy}, Block: [3]int{SGBlock}, Memory: m, Banks: banks,
+				_, err := sim.Launch(sasssim.Config{Grid: [3]int{gx, gy}, Block: [3]int{SGBlock}, Memory: m, Banks: banks,
 					Params: sgParams(as, ai, it, isr, isc, uint64(rows), uint64(cols), lg, n)})
 				if err != nil {
 					t.Fatalf("sm_%d %dx%d itype %d: %v", sm, rows, cols, it, err)
@@ -148,7 +150,7 @@ func TestSGSimFillPad(t *testing.T) {
 					dsc := uint64(es)
 					dsr := uint64(es * (pcols + r.IntN(3)))
 					pat := r.Uint64()
-					m := sass.NewMemory()
+					m := sasssim.NewMemory()
 					as, _ := m.Alloc("slot", 8)
 					ad, _ := m.Alloc("dst", int(dsr)*prows)
 					dst := m.Bytes("dst")
@@ -160,7 +162,7 @@ func TestSGSimFillPad(t *testing.T) {
 					}
 					lg := SGLog2Threads(int64(pcols))
 					gx, gy := SGGrid(int64(prows), int64(pcols), lg, 2)
-					_, err := sim.Launch(sass.SimConfig{Grid: [3]int{gx, gy}, Block: [3]int{SGBlock}, Memory: m, Banks: banks,
+					_, err := sim.Launch(sasssim.Config{Grid: [3]int{gx, gy}, Block: [3]int{SGBlock}, Memory: m, Banks: banks,
 						Params: sgParams(as, ad, uint64(prows), uint64(pcols), uint64(vrows), uint64(vcols), lg, elog, dsr, dsc, pat)})
 					if err != nil {
 						t.Fatalf("sm_%d %v elog %d: %v", sm, sh, elog, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 // Shorthands for the operands the generators use.
@@ -18,12 +19,12 @@ var (
 )
 
 // c0 is the constant-bank-0 operand c[0x0][off] (kernel parameters start
-// at sass.ParamBase).
+// at cubin.ParamBase).
 func c0(off int64) sass.Operand { return sass.CB(0, off) }
 
 // param is the constant-bank operand of the parameter at byte offset off
 // of the parameter window.
-func param(off int64) sass.Operand { return c0(sass.ParamBase + off) }
+func param(off int64) sass.Operand { return c0(cubin.ParamBase + off) }
 
 // prog accumulates a program; each instruction is given with its control
 // word in the listing form ("[B01----:R-:W2:Y:S04]", see sass.Control).

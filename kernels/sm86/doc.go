@@ -4,7 +4,7 @@
 // yield, scoreboards, waits) is chosen here, by hand, not by ptxas.
 //
 // Each kernel is a generator function returning a sass.Program. Cubin
-// assembles the kernels of one architecture with sass.WriteCubin; the
+// assembles the kernels of one architecture with cubin.Write; the
 // results for sm_86 and sm_89 are embedded (cubin/), go generate rebuilds
 // them, and TestCubinsCurrent fails when an embedded cubin differs from what
 // the generators produce now. Module wraps them as a kernels/ptx Module for
@@ -70,7 +70,7 @@
 // What is checked without a GPU: every instruction word of every kernel
 // disassembles under nvdisasm -b SM86 / -b SM89 to the text the model
 // prints; the cubins are read by cuobjdump -elf and nvdisasm; the schedule
-// checker (sass.CheckSchedule) finds no hazard; and, where the functional
+// checker (sched.Check) finds no hazard; and, where the functional
 // simulator is available, the kernels run in it on random inputs and match
 // the CPU reference bit for bit. NOT VERIFIED: that the CUDA driver loads
 // these cubins and that they compute the same on an sm_86/sm_89 GPU — none

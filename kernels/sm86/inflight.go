@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // Bytes in flight (Little's law). To keep DRAM busy a device needs
@@ -33,7 +34,7 @@ type MemoryEstimate struct {
 	StreamBytes  int     // DRAM bytes a thread loads (cache-resident scales and the fault slot not counted)
 	RoundTrips   int     // dependent load levels of a thread
 	InFlight     float64 // ThreadsPerSM · StreamBytes / RoundTrips
-	Period       float64 // cycle-model cycles of one warp's pass (sass.CycleModel, one warp alone)
+	Period       float64 // cycle-model cycles of one warp's pass (sched.CycleModel, one warp alone)
 	GlobalOps    int     // global-memory instructions of the pass
 	IssueRate    float64 // GlobalOps / Period: memory instructions a cycle per warp
 	// IssueNeed is the global-memory instructions a cycle an SM must
@@ -94,7 +95,7 @@ func MemoryEstimates(arch int) ([]MemoryEstimate, error) {
 				last = i
 			}
 		}
-		c, err := sass.CycleModel(p[:last+1], sass.CycleOptions{Iterations: 4})
+		c, err := sched.CycleModel(p[:last+1], sched.CycleOptions{Iterations: 4})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.name, err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -74,14 +75,14 @@ func Programs(arch int) (map[string]sass.Program, error) {
 
 // Kernels returns the cubin descriptions of the sm_<arch> module's
 // kernels, in a fixed order.
-func Kernels(arch int) ([]sass.Kernel, error) {
+func Kernels(arch int) ([]cubin.Kernel, error) {
 	progs, err := Programs(arch)
 	if err != nil {
 		return nil, err
 	}
-	var out []sass.Kernel
+	var out []cubin.Kernel
 	names := []string{QuantizeE4M3, QuantizeE5M2, ScatterAddF32}
-	shapes := map[string][]sass.Param{QuantizeE4M3: quantParams, QuantizeE5M2: quantParams, ScatterAddF32: scatterParams}
+	shapes := map[string][]cubin.Param{QuantizeE4M3: quantParams, QuantizeE5M2: quantParams, ScatterAddF32: scatterParams}
 	ks, err := familyKernels(arch)
 	if err != nil {
 		return nil, err
@@ -100,7 +101,7 @@ func Kernels(arch int) ([]sass.Kernel, error) {
 			return nil, fmt.Errorf("sm86: %s for sm_%d: %w", name, arch, err)
 		}
 		params, block := shapes[name], SGBlock // every kernel's block is 256 threads (QuantBlock too)
-		out = append(out, sass.Kernel{Name: name, Code: code, Params: params, Registers: registers(p),
+		out = append(out, cubin.Kernel{Name: name, Code: code, Params: params, Registers: registers(p),
 			ReqThreads: [3]int{block, 1, 1}, ExitOffsets: exitOffsets(p)})
 	}
 	return out, nil
@@ -114,7 +115,7 @@ func Cubin(arch int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sass.WriteCubin(arch, ks...)
+	return cubin.Write(arch, ks...)
 }
 
 // ErrNotEncodable marks an architecture whose kernels use instruction

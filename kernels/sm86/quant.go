@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -18,7 +19,7 @@ func QuantGrid(n int) int {
 	return max(1, (groups+QuantBlock-1)/QuantBlock)
 }
 
-// Parameter offsets of the quantisation kernels (from sass.ParamBase).
+// Parameter offsets of the quantisation kernels (from cubin.ParamBase).
 const (
 	qDst   = 0x0
 	qSrc   = 0x8
@@ -27,7 +28,7 @@ const (
 )
 
 // quantParams is the quantisation kernels' parameter list.
-var quantParams = []sass.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 4, Align: 4}, {Size: 4, Align: 4}}
+var quantParams = []cubin.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 4, Align: 4}, {Size: 4, Align: 4}}
 
 // f8Format holds the constants of a float8 format the integer encoder
 // needs.
@@ -73,7 +74,7 @@ func encResult(j int) sass.Operand { return r(sass.Reg(rEnc + encStride*j + encT
 // group's LDG.E.128, then — after a wait on SB2, so the two never write R4
 // at once — the tail's first element), SB3 and SB4 (the tail's second and
 // third); every other result is fixed-latency and covered by stalls from
-// sass.DefaultLatencies (ALU→ALU 4, ALU↔FMA 5, a predicate tested by a
+// sched.DefaultLatencies (ALU→ALU 4, ALU↔FMA 5, a predicate tested by a
 // guard 13). The integer encoder runs the four elements' 21-step chains
 // interleaved, one instruction a cycle, so each step reads results four
 // cycles old.

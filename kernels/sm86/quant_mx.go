@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -30,7 +31,7 @@ const (
 	qbSC      = 0x40
 )
 
-var quantBlockParams = append(append([]sass.Param{}, quantParams...), sgParamsOf(1, 9)...)
+var quantBlockParams = append(append([]cubin.Param{}, quantParams...), sgParamsOf(1, 9)...)
 
 // Registers of the block-scale code (outside the encoder's).
 const (

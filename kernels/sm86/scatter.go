@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 // ScatterBlock is the thread-block size of the scatter kernel (lane =
@@ -13,7 +14,7 @@ const ScatterBlock = 256
 // ScatterGrid returns the number of blocks for n lanes, one thread each.
 func ScatterGrid(n int) int { return max(1, (n+ScatterBlock-1)/ScatterBlock) }
 
-// Parameter offsets of the scatter kernel (from sass.ParamBase).
+// Parameter offsets of the scatter kernel (from cubin.ParamBase).
 const (
 	sMem     = 0x00
 	sIdx     = 0x08
@@ -31,10 +32,10 @@ const (
 
 // scatterParams is the scatter kernel's parameter list: three pointers,
 // then nine u32.
-var scatterParams = func() []sass.Param {
-	ps := []sass.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}
+var scatterParams = func() []cubin.Param {
+	ps := []cubin.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}
 	for range 9 {
-		ps = append(ps, sass.Param{Size: 4, Align: 4})
+		ps = append(ps, cubin.Param{Size: 4, Align: 4})
 	}
 	return ps
 }()
@@ -80,7 +81,7 @@ func ScatterParams(mem, idx, src uint64, n, cols, memRows uint32, signed, skip b
 //
 // Schedule: S2R on SB0/SB1, the source value's load on SB2 (issued first,
 // so it overlaps the index arithmetic and the index load), the index load
-// on SB3; the rest is fixed-latency under sass.DefaultLatencies. The RED
+// on SB3; the rest is fixed-latency under sched.DefaultLatencies. The RED
 // is the last instruction before EXIT, so nothing can overwrite its
 // sources and it needs no read scoreboard.
 func ScatterAdd() sass.Program {

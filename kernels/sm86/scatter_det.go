@@ -2,6 +2,7 @@ package sm86
 
 import (
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 // Deterministic plain scatter (fallback.ScatterArgs.Deterministic: the
@@ -49,7 +50,7 @@ func claimKernel() sass.Program {
 // The deterministic store's parameters: the effect kernels', then win.
 const dsWin = 0x50
 
-var detStoreParams = append(sgParamsOf(4, 11), sass.Param{Size: 8, Align: 8})
+var detStoreParams = append(sgParamsOf(4, 11), cubin.Param{Size: 8, Align: 8})
 
 // detStoreKernel is pass 2 for elements of b bytes (1, 2, 4, 8): the store
 // kernel, writing only the winning lane's value.

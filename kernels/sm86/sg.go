@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // The scatter-gather family on hand-scheduled SASS. Every op is a launch
@@ -39,13 +41,13 @@ const SGDropped = 0xffffffff
 const SGBlock = 256
 
 // sgParamsOf is n parameters: p pointers, then u32s.
-func sgParamsOf(ptrs, words int) []sass.Param {
-	var ps []sass.Param
+func sgParamsOf(ptrs, words int) []cubin.Param {
+	var ps []cubin.Param
 	for range ptrs {
-		ps = append(ps, sass.Param{Size: 8, Align: 8})
+		ps = append(ps, cubin.Param{Size: 8, Align: 8})
 	}
 	for range words {
-		ps = append(ps, sass.Param{Size: 4, Align: 4})
+		ps = append(ps, cubin.Param{Size: 4, Align: 4})
 	}
 	return ps
 }
@@ -149,11 +151,11 @@ func faultExit(g *prog) {
 }
 
 // settle sets every stall count to the fewest cycles that meet the
-// fixed-latency needs (sass.DefaultLatencies) of the instructions after it,
+// fixed-latency needs (sched.DefaultLatencies) of the instructions after it,
 // never less than the one given. Variable-latency results are waited for
 // with the scoreboards the generator chose.
 func settle(p sass.Program) sass.Program {
-	lat := sass.DefaultLatencies()
+	lat := sched.DefaultLatencies()
 	type prod struct {
 		at    int
 		class sass.Class
@@ -408,7 +410,7 @@ func padKernel(b int) sass.Program {
 type sgKernel struct {
 	name   string
 	prog   func() sass.Program
-	params []sass.Param
+	params []cubin.Param
 }
 
 // Index types of the resolve kernels: name suffix, bytes, signed.

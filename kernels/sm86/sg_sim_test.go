@@ -12,15 +12,17 @@ import (
 
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
 // sgSims holds one simulator per scatter-gather kernel (sm_86 programs;
 // the sm_89 module carries the same code).
-var sgSims = sync.OnceValues(func() (map[string]*sass.Sim, error) {
-	out := map[string]*sass.Sim{}
+var sgSims = sync.OnceValues(func() (map[string]*sim.Simulator, error) {
+	out := map[string]*sim.Simulator{}
 	for _, k := range sgKernels {
-		s, err := sass.NewSim(k.prog())
+		s, err := sim.New(k.prog())
 		if err != nil {
 			return nil, err
 		}
@@ -35,11 +37,11 @@ var sgSims = sync.OnceValues(func() (map[string]*sass.Sim, error) {
 // sgDev is a simulated device memory for one test case.
 type sgDev struct {
 	t   *testing.T
-	mem *sass.Memory
+	mem *sim.Memory
 	n   int
 }
 
-func newSGDev(t *testing.T) *sgDev { return &sgDev{t: t, mem: sass.NewMemory()} }
+func newSGDev(t *testing.T) *sgDev { return &sgDev{t: t, mem: sim.NewMemory()} }
 
 // put allocates a region holding a copy of b and returns its address and
 // its bytes (the simulator's, read and written in place).
@@ -62,16 +64,16 @@ func (d *sgDev) runArch(ls []SGLaunch, progs map[string]sass.Program, arch int) 
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	params := map[string][]sass.Param{}
+	params := map[string][]cubin.Param{}
 	for _, k := range ks {
 		params[k.name] = k.params
 	}
 	for _, l := range ls {
-		s, err := sass.NewSim(progs[l.Kernel])
+		s, err := sim.New(progs[l.Kernel])
 		if err != nil {
 			d.t.Fatalf("%s: %v", l.Kernel, err)
 		}
-		if _, err := s.Launch(sass.SimConfig{Grid: [3]int{l.Grid}, Block: [3]int{l.Block},
+		if _, err := s.Launch(sim.Config{Grid: [3]int{l.Grid}, Block: [3]int{l.Block},
 			Params: paramBytes(d.t, params[l.Kernel], l.Params), Memory: d.mem, Poison: true}); err != nil {
 			d.t.Fatalf("sm_%d %s: %v", arch, l.Kernel, err)
 		}
@@ -85,7 +87,7 @@ func (d *sgDev) run(ls []SGLaunch) {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	params := map[string][]sass.Param{}
+	params := map[string][]cubin.Param{}
 	for _, k := range sgKernels {
 		params[k.name] = k.params
 	}
@@ -94,7 +96,7 @@ func (d *sgDev) run(ls []SGLaunch) {
 		if !ok {
 			d.t.Fatalf("plan names an unknown kernel %q", l.Kernel)
 		}
-		if _, err := s.Launch(sass.SimConfig{Grid: [3]int{l.Grid}, Block: [3]int{l.Block},
+		if _, err := s.Launch(sim.Config{Grid: [3]int{l.Grid}, Block: [3]int{l.Block},
 			Params: paramBytes(d.t, params[l.Kernel], l.Params), Memory: d.mem, Poison: true}); err != nil {
 			d.t.Fatalf("%s: %v", l.Kernel, err)
 		}

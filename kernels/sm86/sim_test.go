@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	sasssim "github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
 // paramBytes lays the slots out as the cubin's parameter list says.
-func paramBytes(t *testing.T, ps []sass.Param, slots []uint64) []byte {
+func paramBytes(t *testing.T, ps []cubin.Param, slots []uint64) []byte {
 	t.Helper()
-	offs, size, err := sass.ParamLayout(ps)
+	offs, size, err := cubin.ParamLayout(ps)
 	if err != nil || len(slots) != len(ps) {
 		t.Fatalf("parameters: %v (%d slots for %d)", err, len(slots), len(ps))
 	}
@@ -78,7 +79,7 @@ func TestSimQuantize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sim, err := sass.NewSim(p)
+			sim, err := sasssim.New(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +89,7 @@ func TestSimQuantize(t *testing.T) {
 			for si, n := range simSizes() {
 				scale := scales[si%len(scales)]
 				x := f8Inputs(rng, n)
-				mem := sass.NewMemory()
+				mem := sasssim.NewMemory()
 				src := make([]byte, 4*n)
 				for i, v := range x {
 					binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(v))
@@ -107,7 +108,7 @@ func TestSimQuantize(t *testing.T) {
 					t.Fatal(err)
 				}
 				slots := []uint64{dstBase, srcBase, uint64(n), uint64(math.Float32bits(scale))}
-				st, err := sim.Launch(sass.SimConfig{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
+				st, err := sim.Launch(sasssim.Config{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
 					Params: paramBytes(t, quantParams, slots), Memory: mem, Poison: true})
 				if err != nil {
 					t.Fatalf("sm_%d %v n=%d: %v", arch, d, n, err)
@@ -158,7 +159,7 @@ func TestSimQuantizeExhaustive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem := sass.NewMemory()
+		mem := sasssim.NewMemory()
 		src := make([]byte, 4*n)
 		for i, v := range xs {
 			binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(v))
@@ -171,7 +172,7 @@ func TestSimQuantizeExhaustive(t *testing.T) {
 			t.Fatal(err)
 		}
 		slots := []uint64{0x9000000, 0x1000000, uint64(n), uint64(math.Float32bits(1))}
-		if _, err := sass.Launch(p, sass.SimConfig{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
+		if _, err := sasssim.Launch(p, sasssim.Config{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
 			Params: paramBytes(t, quantParams, slots), Memory: mem, Poison: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +220,7 @@ func (c scatterCase) String() string {
 // floats.
 func TestSimScatterAdd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 5))
-	sim, err := sass.NewSim(ScatterAdd())
+	sim, err := sasssim.New(ScatterAdd())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestSimScatterAdd(t *testing.T) {
 	}
 }
 
-func runScatterCase(t *testing.T, sim *sass.Sim, rng *rand.Rand, c scatterCase) {
+func runScatterCase(t *testing.T, sim *sasssim.Simulator, rng *rand.Rand, c scatterCase) {
 	t.Helper()
 	lanes := c.rows * c.cols
 	nIdx := lanes
@@ -304,7 +305,7 @@ func runScatterCase(t *testing.T, sim *sass.Sim, rng *rand.Rand, c scatterCase) 
 	}
 	// the kernel
 	got := append([]byte(nil), memInit...)
-	mem := sass.NewMemory()
+	mem := sasssim.NewMemory()
 	const memBase, idxBase, srcBase = 0x10000000, 0x30000000, 0x50000000
 	for _, m := range []struct {
 		name string
@@ -320,7 +321,7 @@ func runScatterCase(t *testing.T, sim *sass.Sim, rng *rand.Rand, c scatterCase) 
 		cols = 1
 	}
 	slots := ScatterParams(memBase, idxBase, srcBase, uint32(lanes), uint32(cols), uint32(c.memRows), c.signed, c.skip)
-	if _, err := sim.Launch(sass.SimConfig{StrictScoreboards: true, Grid: [3]int{ScatterGrid(lanes)}, Block: [3]int{ScatterBlock},
+	if _, err := sim.Launch(sasssim.Config{StrictScoreboards: true, Grid: [3]int{ScatterGrid(lanes)}, Block: [3]int{ScatterBlock},
 		Params: paramBytes(t, scatterParams, slots), Memory: mem, Poison: true}); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 func programs(t *testing.T, arch int) map[string]sass.Program {
@@ -56,7 +57,7 @@ func TestSchedule(t *testing.T) {
 				t.Logf("%s sm_%d: not encodable by the model yet, not checked: %v", name, arch, err)
 				continue
 			}
-			for _, f := range sass.CheckSchedule(p, sass.CheckOptions{}) {
+			for _, f := range sched.Check(p, sched.Options{}) {
 				t.Errorf("%s sm_%d: %s", name, arch, f)
 			}
 		}

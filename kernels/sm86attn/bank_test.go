@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sim"
 )
 
 // laneAddresses runs the kernel of c built with the dump (generate's
@@ -19,7 +19,7 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := sass.NewMemory()
+	mem := sim.NewMemory()
 	n := 64 * c.HeadDim
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i, name := range []string{"Q", "K", "V", "O"} {
@@ -41,7 +41,7 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sass.Launch(p.Insts, sass.SimConfig{Grid: [3]int{1, 1, 1}, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem}); err != nil {
+	if _, err := sim.Launch(p.Insts, sim.Config{Grid: [3]int{1, 1, 1}, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem}); err != nil {
 		t.Fatalf("%s: %v", c.Name(), err)
 	}
 	got := mem.Bytes("out")

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // CombineConfig selects a split-KV combine kernel: it merges the splits'
@@ -23,21 +25,21 @@ func (c CombineConfig) Name() string {
 
 // Combine parameter offsets.
 const (
-	cPartO  = sass.ParamBase + 0x00 // u64 f32 [split][batch][nq][headsQ][d]
-	cPartL  = sass.ParamBase + 0x08 // u64 f32 [split][batch][headsQ][nq]
-	cO      = sass.ParamBase + 0x10
-	cLSE    = sass.ParamBase + 0x18 // u64, 0: not stored
-	cSplits = sass.ParamBase + 0x20
-	cOSplit = sass.ParamBase + 0x24 // bytes between splits' partial O
-	cLSplit = sass.ParamBase + 0x28 // bytes between splits' partial LSE
-	cOS     = sass.ParamBase + 0x2c // O byte strides: seq, head, batch
-	cOH     = sass.ParamBase + 0x30
-	cOB     = sass.ParamBase + 0x34
-	cLH     = sass.ParamBase + 0x38 // LSE byte strides: head, batch
-	cLB     = sass.ParamBase + 0x3c
-	cNQ     = sass.ParamBase + 0x40 // rows a batch (varlen: all rows, TotalQ)
-	cHQ     = sass.ParamBase + 0x44
-	cCuQ    = sass.ParamBase + 0x48 // u64: CuSeqQ (int32), or 0
+	cPartO  = cubin.ParamBase + 0x00 // u64 f32 [split][batch][nq][headsQ][d]
+	cPartL  = cubin.ParamBase + 0x08 // u64 f32 [split][batch][headsQ][nq]
+	cO      = cubin.ParamBase + 0x10
+	cLSE    = cubin.ParamBase + 0x18 // u64, 0: not stored
+	cSplits = cubin.ParamBase + 0x20
+	cOSplit = cubin.ParamBase + 0x24 // bytes between splits' partial O
+	cLSplit = cubin.ParamBase + 0x28 // bytes between splits' partial LSE
+	cOS     = cubin.ParamBase + 0x2c // O byte strides: seq, head, batch
+	cOH     = cubin.ParamBase + 0x30
+	cOB     = cubin.ParamBase + 0x34
+	cLH     = cubin.ParamBase + 0x38 // LSE byte strides: head, batch
+	cLB     = cubin.ParamBase + 0x3c
+	cNQ     = cubin.ParamBase + 0x40 // rows a batch (varlen: all rows, TotalQ)
+	cHQ     = cubin.ParamBase + 0x44
+	cCuQ    = cubin.ParamBase + 0x48 // u64: CuSeqQ (int32), or 0
 	cEnd    = 0x50
 )
 
@@ -51,15 +53,15 @@ const CombineThreads = 32
 // CuSeqQ (u64, 0 for fixed-length queries). With CuSeqQ, CTA (i, h, b)
 // is row CuSeqQ[b] + i of batch 0 (exiting when i is past the sequence)
 // and nq is the batch's total rows, the workspace's row count.
-func CombineParams() []sass.Param {
-	var p []sass.Param
+func CombineParams() []cubin.Param {
+	var p []cubin.Param
 	for k := 0; k < 4; k++ {
-		p = append(p, sass.Param{Size: 8, Align: 8})
+		p = append(p, cubin.Param{Size: 8, Align: 8})
 	}
 	for k := 0; k < (0x48-0x20)/4; k++ {
-		p = append(p, sass.Param{Size: 4, Align: 4})
+		p = append(p, cubin.Param{Size: 4, Align: 4})
 	}
-	return append(p, sass.Param{Size: 8, Align: 8})
+	return append(p, cubin.Param{Size: 8, Align: 8})
 }
 
 // combine registers: the thread's d/32 accumulators and partials, then
@@ -253,7 +255,7 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 			loops = append(loops, [2]int{k + 1 + int(i.Args[0].Imm/16), k})
 		}
 	}
-	if err := fixStalls(b.p, loops, sass.DefaultLatencies()); err != nil {
+	if err := fixStalls(b.p, loops, sched.DefaultLatencies()); err != nil {
 		return nil, err
 	}
 	p := &CombineProgram{Config: c, Insts: b.p}
@@ -264,12 +266,12 @@ func GenerateCombine(c CombineConfig) (*CombineProgram, error) {
 }
 
 // Kernel returns the cubin description of the combine program.
-func (p *CombineProgram) Kernel() (sass.Kernel, error) {
+func (p *CombineProgram) Kernel() (cubin.Kernel, error) {
 	code, err := sass.Encode(p.Insts)
 	if err != nil {
-		return sass.Kernel{}, err
+		return cubin.Kernel{}, err
 	}
-	return sass.Kernel{
+	return cubin.Kernel{
 		Name:        p.Config.Name(),
 		Code:        code,
 		Params:      CombineParams(),

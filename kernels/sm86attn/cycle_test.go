@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // mixTable prints an instruction mix, most frequent first.
@@ -28,13 +29,13 @@ func mixTable(m map[sass.Op]int) string {
 }
 
 // loopCycles runs the cycle model on the loop [first, BRA] of p.
-func loopCycles(t *testing.T, p *Program, l [2]int) *sass.Cycles {
+func loopCycles(t *testing.T, p *Program, l [2]int) *sched.Cycles {
 	t.Helper()
 	body := p.Insts[l[0] : l[1]+1]
 	if body[len(body)-1].Op != "BRA" {
 		t.Fatalf("loop %v does not end in a BRA", l)
 	}
-	cy, err := sass.CycleModel(body, sass.CycleOptions{})
+	cy, err := sched.CycleModel(body, sched.CycleOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,8 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // Input is the element type of Q, K and V.
@@ -215,49 +217,49 @@ func (c Config) SharedBytes() int {
 
 // Parameter offsets in constant bank 0 (see Params).
 const (
-	pQ       = sass.ParamBase + 0x00
-	pK       = sass.ParamBase + 0x08
-	pV       = sass.ParamBase + 0x10
-	pO       = sass.ParamBase + 0x18
-	pLSE     = sass.ParamBase + 0x20
-	pCuQ     = sass.ParamBase + 0x28
-	pCuKV    = sass.ParamBase + 0x30
-	pQS      = sass.ParamBase + 0x38
-	pQH      = sass.ParamBase + 0x3c
-	pQB      = sass.ParamBase + 0x40
-	pKS      = sass.ParamBase + 0x44
-	pKH      = sass.ParamBase + 0x48
-	pKB      = sass.ParamBase + 0x4c
-	pVS      = sass.ParamBase + 0x50
-	pVH      = sass.ParamBase + 0x54
-	pVB      = sass.ParamBase + 0x58
-	pOS      = sass.ParamBase + 0x5c
-	pOH      = sass.ParamBase + 0x60
-	pOB      = sass.ParamBase + 0x64
-	pLH      = sass.ParamBase + 0x68
-	pLB      = sass.ParamBase + 0x6c
-	pSeqQ    = sass.ParamBase + 0x70
-	pSeqKV   = sass.ParamBase + 0x74
-	pGroup   = sass.ParamBase + 0x78
-	pMagic   = sass.ParamBase + 0x7c
-	pC       = sass.ParamBase + 0x80
-	pCapIn   = sass.ParamBase + 0x84
-	pWinL    = sass.ParamBase + 0x88
-	pWinR    = sass.ParamBase + 0x8c
-	pSeqLens = sass.ParamBase + 0x90 // u64: per-sequence key counts (a KV cache), or 0
-	pSplits  = sass.ParamBase + 0x98
-	pSMagic  = sass.ParamBase + 0x9c
-	pBPS     = sass.ParamBase + 0xa0 // key blocks a split
-	pOSplit  = sass.ParamBase + 0xa4 // bytes between splits' O
-	pLSplit  = sass.ParamBase + 0xa8 // bytes between splits' LSE
-	pBT      = sass.ParamBase + 0xb0 // u64: block table (int32), paged variants
-	pBPSeq   = sass.ParamBase + 0xb8 // block-table entries a sequence
-	pPShift  = sass.ParamBase + 0xbc // log2(page size)
-	pPMask   = sass.ParamBase + 0xc0 // page size - 1
-	pRowG    = sass.ParamBase + 0xc4 // query heads packed a CTA row set (G'): group, or 1
-	pRowMag  = sass.ParamBase + 0xc8 // ceil(2^32/G'), or 0 for G' 1
-	pRowLow  = sass.ParamBase + 0xcc // 1 for G' 1, else 0
-	pRowNegG = sass.ParamBase + 0xd0 // -G'
+	pQ       = cubin.ParamBase + 0x00
+	pK       = cubin.ParamBase + 0x08
+	pV       = cubin.ParamBase + 0x10
+	pO       = cubin.ParamBase + 0x18
+	pLSE     = cubin.ParamBase + 0x20
+	pCuQ     = cubin.ParamBase + 0x28
+	pCuKV    = cubin.ParamBase + 0x30
+	pQS      = cubin.ParamBase + 0x38
+	pQH      = cubin.ParamBase + 0x3c
+	pQB      = cubin.ParamBase + 0x40
+	pKS      = cubin.ParamBase + 0x44
+	pKH      = cubin.ParamBase + 0x48
+	pKB      = cubin.ParamBase + 0x4c
+	pVS      = cubin.ParamBase + 0x50
+	pVH      = cubin.ParamBase + 0x54
+	pVB      = cubin.ParamBase + 0x58
+	pOS      = cubin.ParamBase + 0x5c
+	pOH      = cubin.ParamBase + 0x60
+	pOB      = cubin.ParamBase + 0x64
+	pLH      = cubin.ParamBase + 0x68
+	pLB      = cubin.ParamBase + 0x6c
+	pSeqQ    = cubin.ParamBase + 0x70
+	pSeqKV   = cubin.ParamBase + 0x74
+	pGroup   = cubin.ParamBase + 0x78
+	pMagic   = cubin.ParamBase + 0x7c
+	pC       = cubin.ParamBase + 0x80
+	pCapIn   = cubin.ParamBase + 0x84
+	pWinL    = cubin.ParamBase + 0x88
+	pWinR    = cubin.ParamBase + 0x8c
+	pSeqLens = cubin.ParamBase + 0x90 // u64: per-sequence key counts (a KV cache), or 0
+	pSplits  = cubin.ParamBase + 0x98
+	pSMagic  = cubin.ParamBase + 0x9c
+	pBPS     = cubin.ParamBase + 0xa0 // key blocks a split
+	pOSplit  = cubin.ParamBase + 0xa4 // bytes between splits' O
+	pLSplit  = cubin.ParamBase + 0xa8 // bytes between splits' LSE
+	pBT      = cubin.ParamBase + 0xb0 // u64: block table (int32), paged variants
+	pBPSeq   = cubin.ParamBase + 0xb8 // block-table entries a sequence
+	pPShift  = cubin.ParamBase + 0xbc // log2(page size)
+	pPMask   = cubin.ParamBase + 0xc0 // page size - 1
+	pRowG    = cubin.ParamBase + 0xc4 // query heads packed a CTA row set (G'): group, or 1
+	pRowMag  = cubin.ParamBase + 0xc8 // ceil(2^32/G'), or 0 for G' 1
+	pRowLow  = cubin.ParamBase + 0xcc // 1 for G' 1, else 0
+	pRowNegG = cubin.ParamBase + 0xd0 // -G'
 	paramEnd = 0xd4
 )
 
@@ -277,21 +279,21 @@ const (
 // of CTA (x, y) is query r/G' of query head y*G' + r%G' (G' = group packs
 // a KV head's query heads into one CTA, y being the KV head; G' = 1 is
 // one query head a CTA, y the query head).
-func Params() []sass.Param {
-	var p []sass.Param
+func Params() []cubin.Param {
+	var p []cubin.Param
 	for k := 0; k < 7; k++ {
-		p = append(p, sass.Param{Size: 8, Align: 8})
+		p = append(p, cubin.Param{Size: 8, Align: 8})
 	}
 	for k := 0; k < (0x90-0x38)/4; k++ {
-		p = append(p, sass.Param{Size: 4, Align: 4})
+		p = append(p, cubin.Param{Size: 4, Align: 4})
 	}
-	p = append(p, sass.Param{Size: 8, Align: 8})
+	p = append(p, cubin.Param{Size: 8, Align: 8})
 	for k := 0; k < (0xb0-0x98)/4; k++ { // (0xac is padding)
-		p = append(p, sass.Param{Size: 4, Align: 4})
+		p = append(p, cubin.Param{Size: 4, Align: 4})
 	}
-	p = append(p, sass.Param{Size: 8, Align: 8})
+	p = append(p, cubin.Param{Size: 8, Align: 8})
 	for k := 0; k < (paramEnd-0xb8)/4; k++ {
-		p = append(p, sass.Param{Size: 4, Align: 4})
+		p = append(p, cubin.Param{Size: 4, Align: 4})
 	}
 	return p
 }
@@ -538,7 +540,7 @@ func generate(c Config, dumpAt uint64) (*Program, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	if err := fixStalls(b.p, b.loops, sass.DefaultLatencies()); err != nil {
+	if err := fixStalls(b.p, b.loops, sched.DefaultLatencies()); err != nil {
 		return nil, err
 	}
 	p := &Program{Config: c, Insts: b.p, Loop: b.loops[1], MaskLoop: b.loops[0]}
@@ -1527,7 +1529,7 @@ func (b *builder) epilogue() {
 // result is ready for its consumer (the sass latency table), over the
 // program with each loop body repeated once more for back-edge
 // dependences.
-func fixStalls(p sass.Program, loops [][2]int, lat *sass.LatencyTable) error {
+func fixStalls(p sass.Program, loops [][2]int, lat *sched.LatencyTable) error {
 	deps := make([]sass.Deps, len(p))
 	for k, i := range p {
 		d, err := sass.DepsOf(i)
@@ -1594,12 +1596,12 @@ func fixStalls(p sass.Program, loops [][2]int, lat *sass.LatencyTable) error {
 func (p *Program) Code() ([]byte, error) { return sass.Encode(p.Insts) }
 
 // Kernel returns the cubin description of the program.
-func (p *Program) Kernel() (sass.Kernel, error) {
+func (p *Program) Kernel() (cubin.Kernel, error) {
 	code, err := p.Code()
 	if err != nil {
-		return sass.Kernel{}, err
+		return cubin.Kernel{}, err
 	}
-	return sass.Kernel{
+	return cubin.Kernel{
 		Name:          p.Config.Name(),
 		Code:          code,
 		Params:        Params(),

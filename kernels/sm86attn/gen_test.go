@@ -3,7 +3,7 @@ package sm86attn
 import (
 	"testing"
 
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // TestGenerate: every variant generates, encodes, fits the register file
@@ -20,7 +20,7 @@ func TestGenerate(t *testing.T) {
 		if n := c.Registers(); n > 255 {
 			t.Errorf("%s: %d registers", c.Name(), n)
 		}
-		if f := sass.CheckSchedule(p.Insts, sass.CheckOptions{}); len(f) > 0 {
+		if f := sched.Check(p.Insts, sched.Options{}); len(f) > 0 {
 			for k, x := range f {
 				if k < 10 {
 					t.Errorf("%s: %v", c.Name(), x)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 func basePlanArgs() PrefillArgs {
@@ -50,7 +50,7 @@ func TestPlanPrefill(t *testing.T) {
 	if ls, err := PlanSplitKV(a); err != nil || ls[0].Grid != [3]int{3, 2, 2} || ls[0].Kernel != dec.Name() || ls[0].Block != [3]int{64, 1, 1} ||
 		ls[0].SharedBytes != 2*2*16*512+2*xchgBytes || ls[1].Kernel != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
 		t.Errorf("d256 split launches %v, %v", ls, err)
-	} else if got := binary.LittleEndian.Uint32(ls[0].Params[pBPS-sass.ParamBase:]); got != 7 {
+	} else if got := binary.LittleEndian.Uint32(ls[0].Params[pBPS-cubin.ParamBase:]); got != 7 {
 		t.Errorf("d256 split: %d blocks a split, want 7 (20 blocks of 16 keys over 3)", got)
 	}
 	// the rule's edge: 16 rows decode, 17 the 64-row kernel

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -23,11 +23,11 @@ const (
 )
 
 var (
-	sims  = map[Config]*sass.Sim{}
-	csims = map[CombineConfig]*sass.Sim{}
+	sims  = map[Config]*sim.Simulator{}
+	csims = map[CombineConfig]*sim.Simulator{}
 )
 
-func combineSim(t *testing.T, c CombineConfig) *sass.Sim {
+func combineSim(t *testing.T, c CombineConfig) *sim.Simulator {
 	t.Helper()
 	if s := csims[c]; s != nil {
 		return s
@@ -36,7 +36,7 @@ func combineSim(t *testing.T, c CombineConfig) *sass.Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sass.NewSim(p.Insts)
+	s, err := sim.New(p.Insts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func combineSim(t *testing.T, c CombineConfig) *sass.Sim {
 	return s
 }
 
-func simFor(t *testing.T, c Config) *sass.Sim {
+func simFor(t *testing.T, c Config) *sim.Simulator {
 	t.Helper()
 	if s := sims[c]; s != nil {
 		return s
@@ -56,7 +56,7 @@ func simFor(t *testing.T, c Config) *sass.Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sass.NewSim(p.Insts)
+	s, err := sim.New(p.Insts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		}
 		return out
 	}
-	mem := sass.NewMemory()
+	mem := sim.NewMemory()
 	const qB, kB, vB, oB, lB, cqB, ckB, slB, wsB, tbB = 0x10000000000, 0x20000000000, 0x30000000000, 0x40000000000, 0x50000000000, 0x60000000000, 0x70000000000, 0x80000000000, 0x90000000000, 0xa0000000000
 	i32s32 := func(xs []int32) []byte {
 		out := []byte{0, 0, 0, 0} // never empty
@@ -328,12 +328,12 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := simFor(t, ls[0].Config).Launch(sass.SimConfig{
+		if _, err := simFor(t, ls[0].Config).Launch(sim.Config{
 			Grid: ls[0].Grid, Block: ls[0].Block, SharedBytes: ls[0].SharedBytes, Params: ls[0].Params, Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: split kernel: %v", pc, err)
 		}
-		if _, err := combineSim(t, CombineConfig{HeadDim: D, Out: pc.out}).Launch(sass.SimConfig{
+		if _, err := combineSim(t, CombineConfig{HeadDim: D, Out: pc.out}).Launch(sim.Config{
 			Grid: ls[1].Grid, Block: ls[1].Block, Params: ls[1].Params, Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: combine: %v", pc, err)
@@ -343,7 +343,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := simFor(t, l.Config).Launch(sass.SimConfig{
+		if _, err := simFor(t, l.Config).Launch(sim.Config{
 			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: %v", pc, err)

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // TestNvdisasmOracle: every word of every variant decodes under nvdisasm
@@ -42,7 +43,7 @@ func TestSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range sass.CheckSchedule(p.Insts, sass.CheckOptions{}) {
+		for _, f := range sched.Check(p.Insts, sched.Options{}) {
 			t.Errorf("%s: %s", c.Name(), f)
 		}
 	}
@@ -51,7 +52,7 @@ func TestSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range sass.CheckSchedule(p.Insts, sass.CheckOptions{}) {
+		for _, f := range sched.Check(p.Insts, sched.Options{}) {
 			t.Errorf("%s: %s", c.Name(), f)
 		}
 	}
@@ -70,7 +71,7 @@ func TestEmbeddedCubinsCurrent(t *testing.T) {
 		if !bytes.Equal(b, m.Cubins[arch]) {
 			t.Errorf("cubin/%s.sm_%d.cubin is stale: run go generate ./kernels/sm86attn", ModuleName, arch)
 		}
-		cu, err := sass.ReadCubin(m.Cubins[arch])
+		cu, err := cubin.Read(m.Cubins[arch])
 		if err != nil {
 			t.Fatal(err)
 		}

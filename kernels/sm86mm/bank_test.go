@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/sass/sim"
 )
 
 // laneAddresses runs the generated set-up of c (everything before the
@@ -37,16 +39,16 @@ func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
 		b.add(sass.New("STG", "E", sass.G64(sass.Reg(rPD), int64(4*j)), r(rg)))
 	}
 	b.add(sass.New("EXIT", "").Yield())
-	if err := b.fixStalls(sass.DefaultLatencies()); err != nil {
+	if err := b.fixStalls(sched.DefaultLatencies()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := sass.NewSim(b.p)
+	s, err := sim.New(b.p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := c.Geometry()
 	T := g.Threads()
-	mem := sass.NewMemory()
+	mem := sim.NewMemory()
 	const out = 0x30000000000
 	buf := make([]byte, 32*T)
 	if err := mem.Map("out", out, buf); err != nil {
@@ -57,7 +59,7 @@ func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Launch(sass.SimConfig{StrictScoreboards: true, Grid: [3]int{1, 1, 1}, Block: [3]int{T, 1, 1}, SharedBytes: g.SharedBytes(), Params: par, Memory: mem}); err != nil {
+	if _, err := s.Launch(sim.Config{StrictScoreboards: true, Grid: [3]int{1, 1, 1}, Block: [3]int{T, 1, 1}, SharedBytes: g.SharedBytes(), Params: par, Memory: mem}); err != nil {
 		t.Fatalf("%s: %v", c.Name(), err)
 	}
 	got := mem.Bytes("out")

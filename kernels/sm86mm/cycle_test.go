@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // mixTable prints an instruction mix, most frequent first.
@@ -46,13 +47,13 @@ func TestCycleModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// the main loop (sass.LoopBody finds the last loop: the
+		// the main loop (sched.LoopBody finds the last loop: the
 		// epilogue's); check it is a loop whose BRA closes on its start
 		body := p.Insts[p.Loop[0] : p.Loop[1]+1]
-		if _, at, err := sass.LoopBody(body); err != nil || at != 0 {
+		if _, at, err := sched.LoopBody(body); err != nil || at != 0 {
 			t.Fatalf("main loop %d..%d is not a loop body: %v (at %d)", p.Loop[0], p.Loop[1], err, at)
 		}
-		cy, err := sass.CycleModel(body, sass.CycleOptions{})
+		cy, err := sched.CycleModel(body, sched.CycleOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

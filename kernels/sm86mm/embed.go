@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 //go:generate go run ./internal/gencubin
@@ -31,7 +31,7 @@ func Module() *ptx.Module {
 // generator as it is now; go generate writes it to cubin/, and
 // TestEmbeddedCubinsCurrent fails when the embedded files differ.
 func ModuleCubin(arch int) ([]byte, error) {
-	var ks []sass.Kernel
+	var ks []cubin.Kernel
 	for _, c := range Variants() {
 		p, err := Generate(c)
 		if err != nil {
@@ -43,5 +43,5 @@ func ModuleCubin(arch int) ([]byte, error) {
 		}
 		ks = append(ks, k)
 	}
-	return sass.WriteCubin(arch, ks...)
+	return cubin.Write(arch, ks...)
 }

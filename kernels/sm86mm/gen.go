@@ -10,7 +10,7 @@
 // mainLoop); the scoreboards and wait masks are chosen by hand; the stall
 // counts are the hand-given minimums (HMMA to HMMA 8 cycles, ptxas's
 // spacing) raised where a fixed-latency producer needs more, using the
-// sass latency table (fixStalls). CheckSchedule verifies the result.
+// sass latency table (fixStalls). sched.Check verifies the result.
 //
 // Variants (Config): CTA tiles 128x128 (8 warps, 2 x 4), 128x64 (4
 // warps, 2 x 2) and 64x128 (4 warps, 1 x 4: the small-M tile), every warp
@@ -41,6 +41,8 @@ import (
 	"math/bits"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -215,23 +217,23 @@ var _ = [1]struct{}{}[(ActNone-int(tile.ActNone))|(ActReLU-int(tile.ActReLU))|(A
 
 // Parameter offsets in constant bank 0.
 const (
-	pD     = sass.ParamBase + 0x00
-	pA     = sass.ParamBase + 0x08
-	pB     = sass.ParamBase + 0x10
-	pM     = sass.ParamBase + 0x18
-	pN     = sass.ParamBase + 0x1c
-	pK     = sass.ParamBase + 0x20
-	pLDA   = sass.ParamBase + 0x24
-	pLDB   = sass.ParamBase + 0x28
-	pLDD   = sass.ParamBase + 0x2c
-	pAlpha = sass.ParamBase + 0x30
-	pBeta  = sass.ParamBase + 0x34
-	pLDC   = sass.ParamBase + 0x38
-	pAct   = sass.ParamBase + 0x3c
-	pC     = sass.ParamBase + 0x40
-	pBias  = sass.ParamBase + 0x48
-	pKC    = sass.ParamBase + 0x50
-	pKOff  = sass.ParamBase + 0x54
+	pD     = cubin.ParamBase + 0x00
+	pA     = cubin.ParamBase + 0x08
+	pB     = cubin.ParamBase + 0x10
+	pM     = cubin.ParamBase + 0x18
+	pN     = cubin.ParamBase + 0x1c
+	pK     = cubin.ParamBase + 0x20
+	pLDA   = cubin.ParamBase + 0x24
+	pLDB   = cubin.ParamBase + 0x28
+	pLDD   = cubin.ParamBase + 0x2c
+	pAlpha = cubin.ParamBase + 0x30
+	pBeta  = cubin.ParamBase + 0x34
+	pLDC   = cubin.ParamBase + 0x38
+	pAct   = cubin.ParamBase + 0x3c
+	pC     = cubin.ParamBase + 0x40
+	pBias  = cubin.ParamBase + 0x48
+	pKC    = cubin.ParamBase + 0x50
+	pKOff  = cubin.ParamBase + 0x54
 )
 
 // Params is the kernel's parameter list, the same for every variant: D, A,
@@ -239,13 +241,13 @@ const (
 // (u32), C, bias (pointers; bias is N f32 values), kc, koff (u32: the
 // split-K kernel's CTA z does K range [koff + z*kc, min(K, koff+(z+1)*kc));
 // the other kernels ignore them).
-func Params() []sass.Param {
-	p := []sass.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}
+func Params() []cubin.Param {
+	p := []cubin.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}
 	for k := 0; k < 10; k++ {
-		p = append(p, sass.Param{Size: 4, Align: 4})
+		p = append(p, cubin.Param{Size: 4, Align: 4})
 	}
-	p = append(p, sass.Param{Size: 8, Align: 8}, sass.Param{Size: 8, Align: 8})
-	return append(p, sass.Param{Size: 4, Align: 4}, sass.Param{Size: 4, Align: 4})
+	p = append(p, cubin.Param{Size: 8, Align: 8}, cubin.Param{Size: 8, Align: 8})
+	return append(p, cubin.Param{Size: 4, Align: 4}, cubin.Param{Size: 4, Align: 4})
 }
 
 // Name returns the kernel's symbol name.
@@ -619,7 +621,7 @@ func Generate(c Config) (*Program, error) {
 	}
 	g := c.Geometry()
 	b := &builder{c: c, g: g}
-	lat := sass.DefaultLatencies()
+	lat := sched.DefaultLatencies()
 	T := g.Threads()
 
 	// --- setup ---------------------------------------------------------
@@ -1283,7 +1285,7 @@ func (b *builder) epilogue() {
 // (or its guard tested) only after the latency table's cycles, along the
 // straight line and around each loop's back edge. It never lowers a
 // hand-given stall. Stalls above 11 get the yield flag.
-func (b *builder) fixStalls(lat *sass.LatencyTable) error {
+func (b *builder) fixStalls(lat *sched.LatencyTable) error {
 	p := b.p
 	deps := make([]sass.Deps, len(p))
 	for k, i := range p {
@@ -1358,12 +1360,12 @@ func (b *builder) fixStalls(lat *sass.LatencyTable) error {
 func (p *Program) Code() ([]byte, error) { return sass.Encode(p.Insts) }
 
 // Kernel returns the cubin description of the program.
-func (p *Program) Kernel() (sass.Kernel, error) {
+func (p *Program) Kernel() (cubin.Kernel, error) {
 	code, err := p.Code()
 	if err != nil {
-		return sass.Kernel{}, err
+		return cubin.Kernel{}, err
 	}
-	return sass.Kernel{
+	return cubin.Kernel{
 		Name:          p.Config.Name(),
 		Code:          code,
 		Params:        Params(),
@@ -1381,7 +1383,7 @@ func (p *Program) Cubin(arch int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sass.WriteCubin(arch, k)
+	return cubin.Write(arch, k)
 }
 
 // Variants lists every kernel the package ships: each tile, input and

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 // The device-level operator: how one matmul call runs on these kernels
@@ -143,7 +143,7 @@ func PackParams(slots []uint64) ([]byte, error) {
 	if len(slots) != len(ps) {
 		return nil, fmt.Errorf("sm86mm: %d parameter slots, the kernels take %d", len(slots), len(ps))
 	}
-	offs, size, err := sass.ParamLayout(ps)
+	offs, size, err := cubin.ParamLayout(ps)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // TestPtxasComparison compiles the equivalent mma.sync PTX kernel with
@@ -21,7 +23,7 @@ func TestPtxasComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cu, err := sass.ReadCubin(b)
+	cu, err := cubin.Read(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +35,11 @@ func TestPtxasComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err) // every word ptxas emits here is in the model
 	}
-	body, at, err := sass.LoopBody(prog)
+	body, at, err := sched.LoopBody(prog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := sass.CycleModel(body, sass.CycleOptions{})
+	ref, err := sched.CycleModel(body, sched.CycleOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestPtxasComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := p.Insts[p.Loop[0] : p.Loop[1]+1]
-	cy, err := sass.CycleModel(ours, sass.CycleOptions{})
+	cy, err := sched.CycleModel(ours, sched.CycleOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -58,9 +58,9 @@ func outPoison(o Output) uint32 {
 }
 
 // sims caches one simulator per variant.
-var sims = map[Config]*sass.Sim{}
+var sims = map[Config]*sim.Simulator{}
 
-func simFor(t *testing.T, c Config) *sass.Sim {
+func simFor(t *testing.T, c Config) *sim.Simulator {
 	t.Helper()
 	if s := sims[c]; s != nil {
 		return s
@@ -69,7 +69,7 @@ func simFor(t *testing.T, c Config) *sass.Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sass.NewSim(p.Insts)
+	s, err := sim.New(p.Insts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 	for k := 0; k < M*ldd; k++ {
 		putOut(d, k, outPoison(c.Out))
 	}
-	mem := sass.NewMemory()
+	mem := sim.NewMemory()
 	const aBase, bBase, cBase, biasBase, dBase = 0x10000000000, 0x20000000000, 0x40000000000, 0x50000000000, 0x30000000000
 	var cAddr, biasAddr uint64
 	for _, r := range []struct {
@@ -196,7 +196,7 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = simFor(t, l.Config).Launch(sass.SimConfig{StrictScoreboards: true,
+		_, err = simFor(t, l.Config).Launch(sim.Config{StrictScoreboards: true,
 			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: par, Memory: mem, Poison: true,
 		})
 		if err != nil {

@@ -10,7 +10,8 @@ import (
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // variants is the f32-output 128x128 pair the main-loop figures are
@@ -37,7 +38,7 @@ func TestNvdisasmOracle(t *testing.T) {
 }
 
 // TestCubinTools: the cubins pass cuobjdump -elf and nvdisasm, and
-// ReadCubin reads back the description.
+// cubin.Read reads back the description.
 func TestCubinTools(t *testing.T) {
 	cuobj := cudatools.Require(t, "cuobjdump")
 	nv := cudatools.Require(t, "nvdisasm")
@@ -63,12 +64,12 @@ func TestCubinTools(t *testing.T) {
 			if n := strings.Count(dis, "HMMA.16816.F32"); n != 32 {
 				t.Errorf("sm_%d: nvdisasm shows %d HMMA, want 32", arch, n)
 			}
-			cu, err := sass.ReadCubin(b)
+			cu, err := cubin.Read(b)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(cu.Kernels) != 1 || cu.Kernels[0].Kernel.Registers != Registers || !cu.Kernels[0].Kernel.DynamicShared {
-				t.Errorf("ReadCubin: %+v", cu.Kernels)
+				t.Errorf("cubin.Read: %+v", cu.Kernels)
 			}
 		}
 	}
@@ -81,7 +82,7 @@ func TestSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range sass.CheckSchedule(p.Insts, sass.CheckOptions{}) {
+		for _, f := range sched.Check(p.Insts, sched.Options{}) {
 			t.Errorf("%s: %s", c.Name(), f)
 		}
 	}
@@ -99,7 +100,7 @@ func TestEmbeddedCubinsCurrent(t *testing.T) {
 		if !bytes.Equal(b, m.Cubins[arch]) {
 			t.Errorf("cubin/%s.sm_%d.cubin is stale: run go generate ./kernels/sm86mm", ModuleName, arch)
 		}
-		cu, err := sass.ReadCubin(m.Cubins[arch])
+		cu, err := cubin.Read(m.Cubins[arch])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,6 +60,8 @@ import (
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	sasssim "github.com/tcrt-go/tcrt/sass/sim"
 )
 
 // MemoryBytes is the simulated device memory.
@@ -101,7 +103,7 @@ func device(arch int) backend.Device {
 	d.Vendor = "tcrt"
 	d.MemoryBytes = MemoryBytes
 	d.SharedPerBlock = 48 << 10
-	d.SharedPerBlockOptin = sass.MaxSharedBytes
+	d.SharedPerBlockOptin = cubin.MaxSharedBytes
 	d.SharedPerSM = 100 << 10
 	d.RegistersPerSM = 65536
 	d.RegistersPerBlock = 65536
@@ -113,7 +115,7 @@ func device(arch int) backend.Device {
 // Backend is an opened simulated device.
 type Backend struct {
 	dev  backend.Device
-	mem  *sass.Memory
+	mem  *sasssim.Memory
 	pool *backend.Pool
 
 	// mu serialises launches against each other and against allocation
@@ -137,7 +139,7 @@ func Open(opts backend.Options) (backend.Backend, error) {
 	if _, ok := parts[arch]; !ok {
 		return nil, fmt.Errorf("tcrt: open: backend sim: architecture %d is not modelled (want %v): %w", arch, Archs(), backend.ErrNoDevice)
 	}
-	b := &Backend{dev: device(arch), mem: sass.NewMemory()}
+	b := &Backend{dev: device(arch), mem: sasssim.NewMemory()}
 	limit := int64(MemoryBytes)
 	if opts.MemoryLimit > 0 {
 		limit = min(limit, opts.MemoryLimit)
@@ -303,8 +305,8 @@ type module struct {
 
 type kernel struct {
 	name    string
-	info    sass.KernelInfo
-	sim     *sass.Sim
+	info    cubin.KernelInfo
+	sim     *sasssim.Simulator
 	banks   map[uint8][]byte
 	paramSz int
 }
@@ -357,7 +359,7 @@ var modules struct {
 // loadCubin reads a cubin and decodes every kernel for the simulator.
 func loadCubin(name string, img ptx.Image) *module {
 	mod := &module{arch: img.SM, kernels: map[string]*kernel{}}
-	c, err := sass.ReadCubin(img.Data)
+	c, err := cubin.Read(img.Data)
 	if err != nil {
 		mod.err = fmt.Errorf("module %s: sm_%d cubin: %v: %w", name, img.SM, err, backend.ErrUnsupported)
 		return mod
@@ -402,7 +404,7 @@ func loadCubin(name string, img ptx.Image) *module {
 			bad = append(bad, fmt.Sprintf("%s: %v", ki.Kernel.Name, err))
 			continue
 		}
-		s, err := sass.NewSim(p)
+		s, err := sasssim.New(p)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", ki.Kernel.Name, err))
 			continue
@@ -459,7 +461,7 @@ func (b *Backend) launch(g backend.Launch) error {
 			params[off+j] = byte(v >> (8 * j))
 		}
 	}
-	cfg := sass.SimConfig{Grid: g.Grid, Block: g.Block, SharedBytes: k.info.Kernel.SharedStatic + g.SharedBytes,
+	cfg := sasssim.Config{Grid: g.Grid, Block: g.Block, SharedBytes: k.info.Kernel.SharedStatic + g.SharedBytes,
 		Params: params, Banks: k.banks, Memory: b.mem}
 	b.mu.Lock()
 	st, err := k.sim.Launch(cfg)
@@ -476,7 +478,7 @@ func (b *Backend) launch(g backend.Launch) error {
 // fault turns a simulator error into a device error naming the kernel and
 // the place, and the address's buffer offset when it falls in one.
 func (b *Backend) fault(k *kernel, g backend.Launch, err error) error {
-	var f *sass.SimFault
+	var f *sasssim.Fault
 	if errors.As(err, &f) {
 		return fmt.Errorf("tcrt: sim: kernel %s (module %s) faulted in CTA (%d,%d,%d), warp %d, lane %d, instruction %d `%s`: %v: %w",
 			k.name, g.Module.Name, f.CTA[0], f.CTA[1], f.CTA[2], f.Warp, f.Lane, f.Index, f.Text, simDetail(f), backend.ErrDevice)
@@ -484,7 +486,7 @@ func (b *Backend) fault(k *kernel, g backend.Launch, err error) error {
 	return fmt.Errorf("tcrt: sim: kernel %s (module %s): %v: %w", k.name, g.Module.Name, err, backend.ErrDevice)
 }
 
-func simDetail(f *sass.SimFault) string {
+func simDetail(f *sasssim.Fault) string {
 	if f.Detail == "" {
 		return f.Kind.Error()
 	}

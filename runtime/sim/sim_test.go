@@ -11,6 +11,7 @@ import (
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/sim"
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -45,8 +46,8 @@ BRA 0x60 ;
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := sass.WriteCubin(86, sass.Kernel{Name: "k", Code: code, Registers: regs, ReqThreads: req,
-		Params: []sass.Param{{Size: 8, Align: 8}}})
+	c, err := cubin.Write(86, cubin.Kernel{Name: "k", Code: code, Registers: regs, ReqThreads: req,
+		Params: []cubin.Param{{Size: 8, Align: 8}}})
 	if err != nil {
 		t.Fatal(err)
 	}

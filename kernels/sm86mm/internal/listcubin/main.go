@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 func main() {
@@ -17,7 +18,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	c, err := sass.ReadCubin(b)
+	c, err := cubin.Read(b)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,0 +1,522 @@
+package sim
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+	"math/rand"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
+)
+
+// intRun runs ops once per CTA (one thread each) on in's quadruples (a, b,
+// c, d in R2..R5) and returns the pairs the ops leave in R10, R11.
+func intRun(t *testing.T, ops string, in []uint32) []uint32 {
+	t.Helper()
+	src := `
+[B------:R-:W0:-:S01] S2R R0, SR_CTAID.X ;
+[B------:R-:W-:-:S02] MOV R7, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R12, [R8.64] ;
+[B-1----:R-:W-:-:S04] MOV R2, R12 ;
+[B------:R-:W-:-:S04] MOV R3, R13 ;
+[B------:R-:W-:-:S04] MOV R4, R14 ;
+[B------:R-:W-:-:S04] MOV R5, R15 ;
+[B------:R-:W-:-:S02] MOV R7, 0x8 ;
+` + ops + ` ;
+[B------:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x168] ;
+[B------:R-:W-:-:S04] STG.E.64 [R8.64], R10 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	n := len(in) / 4
+	m := NewMemory()
+	ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 2*n)
+	if _, err := Launch(asm(t, src), Config{StrictScoreboards: true, Grid: [3]int{n}, Block: [3]int{1}, Memory: m,
+		Params: params(ai, ao), Poison: true}); err != nil {
+		t.Fatalf("%s: %v", ops, err)
+	}
+	return simWords(m.Bytes("out"))
+}
+
+func intInputs(r *rand.Rand, n int) []uint32 {
+	in := make([]uint32, 4*n)
+	for i := range in {
+		switch r.Intn(4) {
+		case 0:
+			in[i] = uint32(r.Intn(70))
+		case 1:
+			in[i] = 0xffffffff - uint32(r.Intn(3))
+		default:
+			in[i] = r.Uint32()
+		}
+	}
+	for i := 0; i < 8; i++ { // equal operands for the comparisons
+		in[4*i+1], in[4*i+3] = in[4*i], in[4*i+2]
+	}
+	return in
+}
+
+func checkInt(t *testing.T, name string, in, out []uint32, ref func(a, b, c, d uint32) (uint32, uint32)) {
+	t.Helper()
+	for i := 0; i < len(in)/4; i++ {
+		a, b, c, d := in[4*i], in[4*i+1], in[4*i+2], in[4*i+3]
+		x, y := ref(a, b, c, d)
+		if out[2*i] != x || out[2*i+1] != y {
+			t.Fatalf("%q (%#x %#x %#x %#x) = %#x %#x, want %#x %#x", name, a, b, c, d, out[2*i], out[2*i+1], x, y)
+		}
+	}
+}
+
+var (
+	uniRegRE  = regexp.MustCompile(`\bR(\d+|Z)\b`)
+	uniPredRE = regexp.MustCompile(`\bP(\d|T)\b`)
+	uniOpRE   = regexp.MustCompile(`(?m)^(\S+)`)
+)
+
+// uniformOf rewrites general ops into the uniform datapath's: R2..R5 come
+// from UR8..UR11 (R2UR), the results go to UR16, UR17 and back (MOV), Pn
+// become UPn and each opcode its U form.
+func uniformOf(ops string) string {
+	u := uniOpRE.ReplaceAllString(ops, "U$1")
+	u = uniRegRE.ReplaceAllStringFunc(u, func(s string) string {
+		if s == "RZ" {
+			return "URZ"
+		}
+		n, _ := strconv.Atoi(s[1:])
+		return "UR" + strconv.Itoa(n+6)
+	})
+	u = uniPredRE.ReplaceAllString(u, "UP$1")
+	return uniformIn + u + uniformOut
+}
+
+const (
+	uniformIn  = "R2UR UR8, R2 ;\nR2UR UR9, R3 ;\nR2UR UR10, R4 ;\nR2UR UR11, R5 ;\n"
+	uniformOut = " ;\nMOV R10, UR16 ;\nMOV R11, UR17"
+)
+
+// TestSimUniformOps runs every integer case the uniform datapath has a
+// form for (UIADD3 with carries, UIMAD(.WIDE), USHF, ULOP3, ULEA(.HI.X),
+// UISETP(.EX) and USEL, ...) on uniform registers and predicates and checks
+// it against the same Go reference as the general ops (TestSimIntegerOps).
+func TestSimUniformOps(t *testing.T) {
+	r := rand.New(rand.NewSource(19))
+	in := intInputs(r, 64)
+	ran := 0
+	for _, tc := range append(intCases, uniformCases...) {
+		u := uniformOf(tc.ops)
+		if strings.HasPrefix(tc.ops, "U") {
+			u = uniformIn + tc.ops + uniformOut
+		}
+		if _, err := sass.Parse(u); err != nil {
+			t.Logf("no uniform form: %s (%v)", strings.ReplaceAll(u, "\n", " "), err)
+			continue
+		}
+		ran++
+		checkInt(t, u, in, intRun(t, u, in), tc.ref)
+	}
+	if ran < 10 {
+		t.Fatalf("only %d uniform cases ran", ran)
+	}
+}
+
+// uniformCases are uniform-datapath forms the general cases do not cover.
+var uniformCases = []intCase{
+	{"UIMAD UR16, UR8, UR9, UR10 ;\nUIMAD UR17, UR8, 0x7, URZ", func(a, b, c, d uint32) (uint32, uint32) { return a*b + c, a * 7 }},
+	{"UFLO.U32 UR16, UR8 ;\nUFLO UR17, UR8", func(a, b, c, d uint32) (uint32, uint32) {
+		s := uint32(31 - bits.LeadingZeros32(uint32(int32(a)^int32(a)>>31)))
+		return uint32(31 - bits.LeadingZeros32(a)), s
+	}},
+	{"UISETP.LT.U32.AND UP0, UPT, UR8, UR9, UPT ;\nPLOP3.LUT P1, PT, PT, PT, UP0, 0x80, 0x0 ;\nSEL R10, R4, R5, P1 ;\nR2UR UR16, R10 ;\nUSEL UR17, UR10, UR11, !UP0",
+		func(a, b, c, d uint32) (uint32, uint32) {
+			if a < b {
+				return c, d
+			}
+			return d, c
+		}},
+	{"ULOP3.LUT UP0, URZ, UR8, UR9, URZ, 0xc0, !UPT ;\nUSEL UR16, UR10, UR11, UP0 ;\nUMOV UR17, UR16",
+		func(a, b, c, d uint32) (uint32, uint32) {
+			if a&b != 0 {
+				return c, c
+			}
+			return d, d
+		}},
+}
+
+// genCases are general-datapath forms ptxas emits: LOP3 with a predicate
+// input and output, PLOP3 over predicates, and UR sources in ALU forms.
+var genCases = []intCase{
+	{"LOP3.LUT P0, RZ, R2, R3, RZ, 0xc0, !PT ;\nLOP3.LUT P0, RZ, R4, R5, RZ, 0xc0, P0 ;\nSEL R10, R2, R3, P0 ;\nPLOP3.LUT P1, PT, P0, PT, PT, 0x33, 0x0 ;\nSEL R11, R4, R5, P1",
+		func(a, b, c, d uint32) (uint32, uint32) {
+			if a&b != 0 || c&d != 0 {
+				return a, d
+			}
+			return b, c
+		}},
+	{"ISETP.LT.U32.AND P0, PT, R2, R3, PT ;\nISETP.LT.U32.AND P1, PT, R4, R5, PT ;\nISETP.EQ.AND P2, PT, R2, R4, PT ;\nPLOP3.LUT P3, PT, P0, P1, P2, 0xe8, 0x0 ;\nPLOP3.LUT P4, PT, P0, P1, !P2, 0x96, 0x0 ;\nSEL R10, R2, R3, P3 ;\nSEL R11, R4, R5, P4",
+		func(a, b, c, d uint32) (uint32, uint32) {
+			p0, p1, p2 := a < b, c < d, a == c
+			x, y := b, d
+			if p0 && p1 || p0 && p2 || p1 && p2 {
+				x = a
+			}
+			if p0 != p1 != !p2 {
+				y = c
+			}
+			return x, y
+		}},
+	{"R2UR UR8, R2 ;\nR2UR UR9, R3 ;\nLEA R10, P0, R4, UR8, 0x3 ;\nLEA.HI.X R11, R4, R3, R5, 0x3, P0", func(a, b, c, d uint32) (uint32, uint32) {
+		s := (uint64(b)<<32 | uint64(a)) + (uint64(d)<<32|uint64(c))<<3
+		return uint32(s), uint32(s >> 32)
+	}},
+	{"R2UR UR8, R3 ;\nIADD3 R10, R2, UR8, R4 ;\nIMAD R11, R2, UR8, R5", func(a, b, c, d uint32) (uint32, uint32) { return a + b + c, a*b + d }},
+}
+
+// TestSimPredicateOps checks LOP3's predicate input and output, PLOP3 and
+// ALU forms with a uniform-register source against Go.
+func TestSimPredicateOps(t *testing.T) {
+	r := rand.New(rand.NewSource(20))
+	in := intInputs(r, 64)
+	for _, tc := range genCases {
+		checkInt(t, tc.ops, in, intRun(t, tc.ops, in), tc.ref)
+	}
+}
+
+// TestSimLDC loads constants indexed by a register (each lane its own
+// address, every width, sign extension) and by a uniform register (ULDC)
+// from bank 2, and checks an out-of-bank index faults.
+func TestSimLDC(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	bank := make([]byte, 256)
+	for i := range bank {
+		bank[i] = byte(r.Uint32())
+	}
+	w32 := func(a int) uint32 {
+		return uint32(bank[a]) | uint32(bank[a+1])<<8 | uint32(bank[a+2])<<16 | uint32(bank[a+3])<<24
+	}
+	run := func(ops string, idx []uint32) ([]uint32, error) {
+		src := `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R7, 0x4 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E R2, [R8.64] ;
+[B-1----:R-:W-:-:S02] MOV R7, 0x8 ;
+` + ops + ` ;
+[B------:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x168] ;
+[B------:R-:W-:-:S04] STG.E.64 [R8.64], R10 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+		m := NewMemory()
+		ai, ao := alloc(t, m, "in", idx, 0), alloc(t, m, "out", nil, 2*len(idx))
+		_, err := Launch(asm(t, src), Config{StrictScoreboards: true, Block: [3]int{len(idx)}, Memory: m,
+			Params: params(ai, ao), Banks: map[uint8][]byte{2: bank}, Poison: true})
+		return simWords(m.Bytes("out")), err
+	}
+	idx := make([]uint32, 64)
+	for i := range idx {
+		idx[i] = uint32(r.Intn(28)) * 8
+	}
+	cases := []struct {
+		ops string
+		ref func(x uint32) (uint32, uint32)
+	}{
+		{"LDC.64 R10, c[0x2][R2+0x10]", func(x uint32) (uint32, uint32) { return w32(int(x) + 16), w32(int(x) + 20) }},
+		{"LDC R10, c[0x2][R2] ;\nLDC.S8 R11, c[0x2][R2+0x3]", func(x uint32) (uint32, uint32) {
+			return w32(int(x)), uint32(int32(int8(bank[x+3])))
+		}},
+		{"LDC.U16 R10, c[0x2][R2+0x6] ;\nLDC.S16 R11, c[0x2][R2+0x2]", func(x uint32) (uint32, uint32) {
+			return uint32(bank[x+6]) | uint32(bank[x+7])<<8, uint32(int32(int16(uint16(bank[x+2]) | uint16(bank[x+3])<<8)))
+		}},
+	}
+	lane := 0
+	cases = append(cases, struct {
+		ops string
+		ref func(x uint32) (uint32, uint32)
+	}{"LDC.U8 R10, c[0x2][0xf] ;\nR2UR UR8, R2 ;\nULDC UR9, c[0x2][UR8+0x30] ;\nMOV R11, UR9", func(x uint32) (uint32, uint32) {
+		return uint32(bank[15]), w32(int(idx[lane&^31]) + 0x30) // R2UR: the warp's first lane's index
+	}})
+	for _, c := range cases {
+		out, err := run(c.ops, idx)
+		if err != nil {
+			t.Fatalf("%s: %v", c.ops, err)
+		}
+		for i, x := range idx {
+			lane = i
+			a, b := c.ref(x)
+			if out[2*i] != a || out[2*i+1] != b {
+				t.Fatalf("%q lane %d (index %#x) = %#x %#x, want %#x %#x", c.ops, i, x, out[2*i], out[2*i+1], a, b)
+			}
+		}
+	}
+	idx[5] = 0xfc
+	if _, err := run("LDC.64 R10, c[0x2][R2]", idx); !errors.Is(err, ErrOutOfBounds) {
+		t.Fatalf("index past the bank: %v", err)
+	}
+}
+
+// TestSimPredicatedBranch runs BRA P, target and EXIT P under a guard: the
+// lanes where the guard and the predicate hold branch (exit); the others
+// fall through, so the warp diverges and reconverges.
+func TestSimPredicatedBranch(t *testing.T) {
+	src := `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R7, 0x4 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S02] MOV R10, 0x1 ;
+[B------:R-:W-:-:S02] LOP3.LUT P0, RZ, R0, 0x1, RZ, 0xc0, !PT ;
+[B------:R-:W-:-:S02] LOP3.LUT P1, RZ, R0, 0x2, RZ, 0xc0, !PT ;
+[B------:R-:W-:-:S02] LOP3.LUT P2, RZ, R0, 0x4, RZ, 0xc0, !PT ;
+[B------:R-:W-:-:S05] @!P0 BRA P1, T ;
+[B------:R-:W-:-:S02] IADD3 R10, R10, 0x10, RZ ;
+[B------:R-:W-:-:S05] BRA J ;
+T:
+[B------:R-:W-:-:S02] IADD3 R10, R10, 0x100, RZ ;
+[B------:R-:W-:-:S05] BRA J ;
+J:
+[B------:R-:W-:-:S04] STG.E [R8.64], R10 ;
+[B------:R-:W-:-:S05] @P0 EXIT !P2 ;
+[B------:R-:W-:-:S02] IADD3 R10, R10, 0x1000, RZ ;
+[B------:R-:W-:-:S04] STG.E [R8.64], R10 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	m := NewMemory()
+	ao := alloc(t, m, "out", nil, 64)
+	if _, err := Launch(asm(t, src), Config{Block: [3]int{64}, Memory: m, Params: params(ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	for l, v := range simWords(m.Bytes("out")) {
+		want := uint32(0x11)
+		if l&1 == 0 && l&2 != 0 {
+			want = 0x101
+		}
+		if !(l&1 != 0 && l&4 == 0) {
+			want += 0x1000
+		}
+		if v != want {
+			t.Errorf("lane %d: %#x, want %#x", l, v, want)
+		}
+	}
+}
+
+// TestSimCallDepth: a lane that recurses without end faults at
+// MaxCallDepth with the depth named; a RET without a CALL faults too.
+func TestSimCallDepth(t *testing.T) {
+	p := asm(t, `
+[B------:R-:W-:-:S02] MOV R0, 0x0 ;
+[B------:R-:W-:-:S02] IADD3 R0, R0, 0x1, RZ ;
+[B------:R-:W-:-:S05] CALL.REL.NOINC 0x10 ;
+[B------:R-:W-:-:S05] EXIT ;
+`)
+	_, err := Launch(p, Config{Block: [3]int{32}, Poison: true})
+	if !errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), "MaxCallDepth") {
+		t.Fatalf("runaway recursion: %v", err)
+	}
+	p = asm(t, `
+[B------:R-:W-:-:S02] MOV R2, 0x10 ;
+[B------:R-:W-:-:S02] MOV R3, 0x0 ;
+[B------:R-:W-:-:S05] RET.REL.NODEC R2 0x0 ;
+[B------:R-:W-:-:S05] EXIT ;
+`)
+	if _, err := Launch(p, Config{Block: [3]int{32}, Poison: true}); !errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), "RET without") {
+		t.Fatalf("RET without CALL: %v", err)
+	}
+}
+
+// TestSimSharedAtomics runs ATOMS ADD, MAX, MIN.S32, AND and EXCH from 96
+// threads (three warps) and a CAS loop on ATOMS.CAST.SPIN (ptxas's shared
+// compare-and-swap loop: it retries until the instruction returns 1), and
+// compares the words with Go; ATOMS.CAS returns the old value.
+func TestSimSharedAtomics(t *testing.T) {
+	src := `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R7, 0x4 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E R2, [R8.64] ;
+[B------:R-:W-:-:S02] ISETP.NE.AND P0, PT, R0, RZ, PT ;
+[B------:R-:W-:-:S02] MOV R3, 0x7fffffff ;
+[B------:R-:W-:-:S02] MOV R4, 0xffffffff ;
+[B------:R-:W-:-:S02] @!P0 STS [0x0], RZ ;
+[B------:R-:W-:-:S02] @!P0 STS [0x4], RZ ;
+[B------:R-:W-:-:S02] @!P0 STS [0x8], R3 ;
+[B------:R-:W-:-:S02] @!P0 STS [0xc], R4 ;
+[B------:R-:W-:-:S02] @!P0 STS [0x10], RZ ;
+[B------:R-:W-:-:S02] @!P0 STS [0x14], RZ ;
+[B------:R-:W-:-:S02] @!P0 STS [0x18], R4 ;
+[B------:R-:W-:-:S02] BAR.SYNC 0x0 ;
+[B-1----:R-:W-:-:S02] ATOMS.ADD RZ, [0x0], R2 ;
+[B------:R-:W-:-:S02] ATOMS.MAX RZ, [0x4], R2 ;
+[B------:R-:W-:-:S02] ATOMS.MIN.S32 RZ, [0x8], R2 ;
+[B------:R-:W-:-:S02] ATOMS.AND RZ, [0xc], R2 ;
+[B------:R-:W-:-:S02] ATOMS.EXCH RZ, [0x14], R0 ;
+[B------:R-:W-:-:S02] ATOMS.CAS R20, [0x18], R4, R0 ;
+L:
+[B------:R-:W-:-:S02] LDS R6, [0x10] ;
+[B------:R-:W-:-:S02] IADD3 R7, R6, R2, RZ ;
+[B------:R-:W-:-:S02] ATOMS.CAST.SPIN R7, [0x10], R6, R7 ;
+[B------:R-:W-:-:S02] ISETP.EQ.U32.AND P1, PT, R7, 0x1, PT ;
+[B------:R-:W-:-:S05] @!P1 BRA L ;
+[B------:R-:W-:-:S02] BAR.SYNC 0x0 ;
+[B------:R-:W-:-:S02] MOV R7, 0x4 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x168] ;
+[B------:R-:W-:-:S04] STG.E [R8.64], R20 ;
+[B------:R-:W-:-:S05] @P0 EXIT ;
+[B------:R-:W-:-:S02] LDS.128 R12, [0x0] ;
+[B------:R-:W-:-:S02] LDS.64 R16, [0x10] ;
+[B------:R-:W-:-:S04] STG.E.128 [R8.64+0x200], R12 ;
+[B------:R-:W-:-:S04] STG.E.64 [R8.64+0x210], R16 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	r := rand.New(rand.NewSource(22))
+	const n = 96
+	x := make([]uint32, n)
+	for i := range x {
+		x[i] = r.Uint32() >> r.Intn(32)
+	}
+	m := NewMemory()
+	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", nil, 0x200/4+6)
+	if _, err := Launch(asm(t, src), Config{Block: [3]int{n}, SharedBytes: 64, Memory: m, Params: params(ax, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	var sum, mx, and uint32 = 0, 0, 0xffffffff
+	mn := int32(math.MaxInt32)
+	for _, v := range x {
+		sum += v
+		mx = max(mx, v)
+		mn = min(mn, int32(v))
+		and &= v
+	}
+	want := []uint32{sum, mx, uint32(mn), and, sum}
+	if got := out[0x200/4 : 0x200/4+5]; !slices.Equal(got, want) {
+		t.Fatalf("shared words %#x, want %#x", got, want)
+	}
+	if last := out[0x200/4+5]; last >= n {
+		t.Fatalf("EXCH left %d, not a thread id", last)
+	}
+	// CAS [0x18] from 0xffffffff: exactly one thread swaps (it sees the
+	// initial value), every later one sees that thread's id
+	swapped := -1
+	for i := 0; i < n; i++ {
+		if out[i] == 0xffffffff {
+			if swapped >= 0 {
+				t.Fatalf("threads %d and %d both saw the initial value", swapped, i)
+			}
+			swapped = i
+		}
+	}
+	for i := 0; i < n; i++ {
+		if i != swapped && out[i] != uint32(swapped) {
+			t.Fatalf("thread %d's CAS saw %#x, want %d", i, out[i], swapped)
+		}
+	}
+}
+
+// TestSimFRND rounds random binary32 and binary64 values (halfway cases,
+// ±0, infinities, NaN, subnormals, values past 2^52) in every mode and
+// compares with Go's math.
+func TestSimFRND(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	specials := []float64{0.5, -0.5, 1.5, 2.5, -2.5, 0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 4.9e-324, -1e300, 1 << 53, 0.49999999999999994}
+	const n = 128
+	x := make([]uint32, 4*n)
+	for i := 0; i < n; i++ {
+		v := specials[i%len(specials)]
+		if i >= len(specials) {
+			v = r.NormFloat64() * math.Pow(2, float64(r.Intn(60)-20))
+		}
+		b := math.Float64bits(v)
+		x[4*i], x[4*i+1] = uint32(b), uint32(b>>32)
+		x[4*i+2] = math.Float32bits(float32(v))
+	}
+	for k, mode := range []string{"", ".FLOOR", ".CEIL", ".TRUNC"} {
+		src := `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R7, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R12, [R8.64] ;
+[B-1----:R-:W2:-:S04] FRND.F64` + mode + ` R4, R12 ;
+[B------:R-:W3:-:S04] FRND` + mode + ` R6, R14 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x168] ;
+[B--23--:R-:W-:-:S04] STG.E.128 [R8.64], R4 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", nil, 4*n)
+		if _, err := Launch(asm(t, src), Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao)}); err != nil {
+			t.Fatalf("FRND%s: %v", mode, err)
+		}
+		out := simWords(m.Bytes("out"))
+		f := frndOps[k]
+		for i := 0; i < n; i++ {
+			d := math.Float64frombits(uint64(x[4*i+1])<<32 | uint64(x[4*i]))
+			want := math.Float64bits(f(d))
+			if d != d {
+				want = nanF64
+			}
+			if got := uint64(out[4*i+1])<<32 | uint64(out[4*i]); got != want {
+				t.Fatalf("FRND.F64%s(%v) = %#x, want %#x", mode, d, got, want)
+			}
+			s := math.Float32frombits(x[4*i+2])
+			w32 := math.Float32bits(float32(f(float64(s))))
+			if s != s {
+				w32 = nanF32
+			}
+			if out[4*i+2] != w32 {
+				t.Fatalf("FRND%s(%v) = %#x, want %#x", mode, s, out[4*i+2], w32)
+			}
+		}
+	}
+}
+
+// TestSimRCP64H checks the binary64 seeds: the high word of 1/x (and
+// 1/sqrt(x)) for the high word of x, within 2^-19 relative error of the
+// exact value (the low word dropped), with 0, infinities and NaN special.
+func TestSimRCP64H(t *testing.T) {
+	r := rand.New(rand.NewSource(24))
+	const n = 64
+	x := make([]uint32, n)
+	for i := range x {
+		x[i] = uint32(math.Float64bits(math.Abs(r.NormFloat64())*math.Pow(2, float64(r.Intn(200)-100))) >> 32)
+	}
+	x[0], x[1], x[2] = 0, 0x7ff00000, 0x7ff80000 // 0, +inf, NaN
+	src := `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R7, 0x4 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E R2, [R8.64] ;
+[B-1----:R-:W2:-:S04] MUFU.RCP64H R4, R2 ;
+[B------:R-:W3:-:S04] MUFU.RSQ64H R5, R2 ;
+[B------:R-:W-:-:S02] MOV R7, 0x8 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R8, R0, R7, c[0x0][0x168] ;
+[B--23--:R-:W-:-:S04] STG.E.64 [R8.64], R4 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	m := NewMemory()
+	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", nil, 2*n)
+	if _, err := Launch(asm(t, src), Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	hi := func(v uint32) float64 { return math.Float64frombits(uint64(v) << 32) }
+	if out[0] != 0x7ff00000 || out[2] != 0 || out[4]&0x7ff80000 != 0x7ff80000 {
+		t.Fatalf("RCP64H of 0, inf, NaN: %#x %#x %#x", out[0], out[2], out[4])
+	}
+	for i := 3; i < n; i++ {
+		v := hi(x[i])
+		for k, want := range []float64{1 / v, 1 / math.Sqrt(v)} {
+			if got := hi(out[2*i+k]); math.Abs(got-want) > want*0x1p-19 {
+				t.Fatalf("seed %d of %v: %v, want %v", k, v, got, want)
+			}
+		}
+	}
+}
