@@ -666,6 +666,9 @@ func (c *cta) runWarp(w *warp) error {
 }
 
 func (c *cta) checkReads(w *warp, d *dinst, exec uint32) error {
+	if d.op == xSEL {
+		return c.checkSelReads(w, d, exec)
+	}
 	for _, s := range d.reads {
 		switch s.kind {
 		case 0:
