@@ -3,6 +3,7 @@ package sass
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -82,40 +83,12 @@ func TestSerialOrder(t *testing.T) {
 }
 
 // f16RN rounds x to the nearest binary16 (ties to even, overflow to
-// infinity), directly from binary64 and including subnormals, by binary
-// search over the finite binary16 values.
+// infinity), directly from binary64 and including subnormals.
 func f16RN(x float64) uint16 {
 	if math.IsNaN(x) {
 		return 0x7e00
 	}
-	sign := uint16(0)
-	if math.Signbit(x) {
-		sign, x = 0x8000, -x
-	}
-	if x >= 65520 {
-		return sign | 0x7c00
-	}
-	val := func(b uint16) float64 { return float64(float16.Frombits(b).Float32()) }
-	lo, hi := uint16(0), uint16(0x7bff) // largest b with val(b) <= x
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if val(mid) <= x {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	b := lo
-	if b < 0x7bff || x > 65504 {
-		d0, d1 := x-val(b), val(b+1)-x
-		if b == 0x7bff {
-			d1 = 65536 - x
-		}
-		if d1 < d0 || d1 == d0 && b&1 == 1 {
-			b++
-		}
-	}
-	return sign | b
+	return f16Round(big.NewFloat(x), rndNearest)
 }
 
 // f16Add is binary16 addition, rounded once to nearest even (the sum of
