@@ -32,7 +32,9 @@ func serialOrder(init, final uint64, edges [][2]uint64) error {
 		}
 		return nil
 	}
-	bal := map[uint64]int{init: 1, final: -1}
+	bal := map[uint64]int{}
+	bal[init]++
+	bal[final]-- // init == final: a cycle, balanced everywhere
 	parent := map[uint64]uint64{}
 	var find func(v uint64) uint64
 	find = func(v uint64) uint64 {
@@ -65,6 +67,10 @@ func serialOrder(init, final uint64, edges [][2]uint64) error {
 func TestSerialOrder(t *testing.T) {
 	add := [][2]uint64{{5, 6}, {6, 8}, {8, 9}}
 	if err := serialOrder(5, 9, add); err != nil {
+		t.Fatal(err)
+	}
+	// exch 7 then exch 5 back; a min that changes nothing
+	if err := serialOrder(5, 5, [][2]uint64{{7, 5}, {5, 7}, {5, 5}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
