@@ -8,7 +8,7 @@ import (
 
 // The data-flow engine of Check: the state of the scoreboards and
 // of the fixed-latency results in flight before each instruction, joined
-// over every control-flow path that reaches it (successors, sched_cfg.go)
+// over every control-flow path that reaches it (successors, cfg.go)
 // until nothing changes.
 
 // fixedWrite is a fixed-latency result in flight: its producer, the stall

@@ -79,7 +79,7 @@ type Options struct {
 // Check checks the control words of p against its register
 // dependences and reports every hazard it finds, sorted by index.
 //
-// The analysis runs on the control-flow graph (sched_cfg.go): both sides
+// The analysis runs on the control-flow graph (cfg.go): both sides
 // of every conditional branch, calls into their subroutines and returns
 // to their callers, BRX into the switch cases after it, and loops until
 // the state before every instruction stops changing, so dependences

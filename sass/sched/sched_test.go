@@ -204,8 +204,8 @@ var hazardCases = []struct {
 
 // ptxasPatterns are schedules ptxas 11.8 writes that the calibration
 // accepts, each reduced to a few instructions; the comment names where
-// ptxas does it (the rule's evidence is in deps.go, sched_flow.go,
-// sched_cfg.go and latency.go).
+// ptxas does it (the rule's evidence is in deps.go, flow.go,
+// cfg.go and latency.go).
 var ptxasPatterns = []struct{ name, text string }{
 	// kernels/mma tcrt_mma_attn_d64_f16: HMMAs without scoreboards, the
 	// chain's results read after a wait on a later HMMA's scoreboard, a

@@ -6,13 +6,17 @@ import (
 	"testing"
 
 	"github.com/x448/float16"
+
+	"github.com/tcrt-go/tcrt/sass/internal/corpus"
 )
 
 // TestSimPtxasDivision runs ptxas's 32-bit division and modulo code
 // (I2F.U32.RP, MUFU.RCP, F2I.FTZ.U32.TRUNC.NTZ, IMAD.HI and the correction
 // steps) from the corpus on random operands, divisors from 1 to 2^32-1,
 // and compares bit for bit with Go's integer division.
-func TestSimPtxasDivision(t *testing.T) {
+func TestSimPtxasDivision(t *testing.T) { corpus.ForSMs(t, simPtxasDivision) }
+
+func simPtxasDivision(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(10, 11))
 	const n = 256
 	x, d := make([]uint32, n), make([]uint32, n)
@@ -25,7 +29,7 @@ func TestSimPtxasDivision(t *testing.T) {
 	}
 	m := NewMemory()
 	ax, ad, ao := alloc(t, m, "x", x, 0), alloc(t, m, "d", d, 0), alloc(t, m, "out", nil, 4*n)
-	if _, err := Launch(corpusKernel(t, "intmath", "divmod32", 86), Config{Block: [3]int{n}, Memory: m,
+	if _, err := Launch(corpusKernel(t, "intmath", "divmod32", sm), Config{Block: [3]int{n}, Memory: m,
 		Params: params(ax, ad, ao), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +45,7 @@ func TestSimPtxasDivision(t *testing.T) {
 	for _, dv := range []uint32{1, 2, 7, 1000, 0x7fffffff, 0x80000001, 0xffffffff} {
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", nil, n)
-		if _, err := Launch(corpusKernel(t, "intmath", "div_uniform", 86), Config{Block: [3]int{n}, Memory: m,
+		if _, err := Launch(corpusKernel(t, "intmath", "div_uniform", sm), Config{Block: [3]int{n}, Memory: m,
 			Params: params(ax, ao, dv), Poison: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +64,9 @@ func TestSimPtxasDivision(t *testing.T) {
 
 // TestSimPtxasDaxpy runs ptxas's grid-stride DFMA loop on random binary64
 // data (two trips per thread) and compares bit for bit with math.FMA.
-func TestSimPtxasDaxpy(t *testing.T) {
+func TestSimPtxasDaxpy(t *testing.T) { corpus.ForSMs(t, simPtxasDaxpy) }
+
+func simPtxasDaxpy(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(12, 13))
 	const n = 2048
 	x, y := make([]uint32, 2*n), make([]uint32, 2*n)
@@ -72,7 +78,7 @@ func TestSimPtxasDaxpy(t *testing.T) {
 	a := -1.0 / 3
 	m := NewMemory()
 	ax, ay := alloc(t, m, "x", x, 0), alloc(t, m, "y", y, 0)
-	if _, err := Launch(corpusKernel(t, "fp64", "daxpy", 86), Config{Grid: [3]int{4}, Block: [3]int{256}, Memory: m,
+	if _, err := Launch(corpusKernel(t, "fp64", "daxpy", sm), Config{Grid: [3]int{4}, Block: [3]int{256}, Memory: m,
 		Params: params(ax, ay, math.Float64bits(a), uint32(n)), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +93,9 @@ func TestSimPtxasDaxpy(t *testing.T) {
 }
 
 // TestSimPtxasRedux runs ptxas's REDUX kernel (one warp) against Go.
-func TestSimPtxasRedux(t *testing.T) {
+func TestSimPtxasRedux(t *testing.T) { corpus.ForSMs(t, simPtxasRedux) }
+
+func simPtxasRedux(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(14, 15))
 	x := make([]uint32, 32)
 	for i := range x {
@@ -95,7 +103,7 @@ func TestSimPtxasRedux(t *testing.T) {
 	}
 	m := NewMemory()
 	ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", nil, 8*32)
-	if _, err := Launch(corpusKernel(t, "reduce", "warp_redux", 86), Config{Block: [3]int{32}, Memory: m,
+	if _, err := Launch(corpusKernel(t, "reduce", "warp_redux", sm), Config{Block: [3]int{32}, Memory: m,
 		Params: params(ax, ao), Poison: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +132,9 @@ func TestSimPtxasRedux(t *testing.T) {
 // three shared-memory stages) on random f16 values of the form m/8, |m| <=
 // 8, whose products and sums are exact in binary32, so the result does not
 // depend on the order the tensor core adds in.
-func TestSimPtxasGEMM(t *testing.T) {
+func TestSimPtxasGEMM(t *testing.T) { corpus.ForSMs(t, simPtxasGEMM) }
+
+func simPtxasGEMM(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(16, 17))
 	const K = 80
 	af, bf := make([]float32, 16*K), make([]float32, K*8)
@@ -143,7 +153,7 @@ func TestSimPtxasGEMM(t *testing.T) {
 	}
 	m := NewMemory()
 	aa, ab, ad := alloc(t, m, "a", h(af), 0), alloc(t, m, "b", h(bf), 0), alloc(t, m, "d", nil, 16*8)
-	_, err := Launch(corpusKernel(t, "gemm", "gemm_mma_f16", 86), Config{Block: [3]int{32}, SharedBytes: 2304,
+	_, err := Launch(corpusKernel(t, "gemm", "gemm_mma_f16", sm), Config{Block: [3]int{32}, SharedBytes: 2304,
 		Memory: m, Params: params(aa, ab, ad, uint32(K)), Poison: true})
 	if err != nil {
 		t.Fatal(err)

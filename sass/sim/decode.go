@@ -82,8 +82,8 @@ const (
 	xSTL
 	xBMOVW // BMOV.32 Bb, Ra: the barrier from a register (uniform)
 	xBMOVR // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
-	xP2R   // P2R Rd, PR, RZ, mask (sim_mma.go)
-	xSGXT  // SGXT Rd, Ra, width (sim_mma.go)
+	xP2R   // P2R Rd, PR, RZ, mask (mma.go)
+	xSGXT  // SGXT Rd, Ra, width (mma.go)
 	xPLOP3 // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
 	xLDC   // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
 	xMATCH // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
@@ -184,7 +184,7 @@ type dinst struct {
 	wait     uint8
 	wsb, rsb int8 // scoreboard index, -1 none
 
-	pred, zfill bool  // LDGSTS with a predicate (ps[0]), .ZFILL (sim_mma.go)
+	pred, zfill bool  // LDGSTS with a predicate (ps[0]), .ZFILL (mma.go)
 	sbset       uint8 // DEPBAR's scoreboard set
 
 	reads  []span
@@ -1299,7 +1299,7 @@ func (c *decoder) decF2F() error {
 func (c *decoder) decHalf() error {
 	d, in, mods := c.d, c.in, c.mods
 	if len(c.a) == 4 && in.Op == "HMUL2" && c.a[2].Kind == sass.KHalf && c.a[3].Kind == sass.KHalf {
-		// an f16x2 immediate (sim_mma.go)
+		// an f16x2 immediate (mma.go)
 		c.a = append(c.a[:2:2], halfPair(c.a[2], c.a[3]))
 	}
 	if in.Op == "HADD2" && has(mods, "F32") {
@@ -1454,7 +1454,7 @@ func (c *decoder) decLDSM() error {
 func (c *decoder) decLDGSTS() error {
 	d, mods := c.d, c.mods
 	if len(c.a) == 3 {
-		// c.a predicated copy (sim_mma.go ldgstsSpan)
+		// c.a predicated copy (mma.go ldgstsSpan)
 		if err := c.psrcOf(c.a[2], 0); err != nil {
 			return err
 		}

@@ -11,7 +11,11 @@ package sim
 //     target: the byte offset Ra + next instruction + the encoded offset;
 //     outside the program is ErrOutOfBounds), NOP, YIELD, MEMBAR, ERRBAR,
 //     CCTL, NANOSLEEP (no effect). Running off the end of the program faults.
-//   - Divergence (sim_diverge.go): a branch whose guard or indirect target
+//   - Poison (Config.Poison): a read of a register, predicate or
+//     uniform register never written in the lane faults, except the source
+//     of SEL and FSEL that the lane's predicate does not select (ptxas
+//     selects between a guarded load's result and RZ: poison.go).
+//   - Divergence (diverge.go): a branch whose guard or indirect target
 //     differs across the running lanes splits the warp into (pc, mask)
 //     groups; the warp runs the lowest-pc group that can run and merges
 //     groups that reach the same pc. BSSY Bb records the executing lanes in

@@ -14,7 +14,7 @@ import (
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
-// TestSimMMAOps runs SGXT, HMUL2 by an f16x2 immediate and P2R (sim_mma.go)
+// TestSimMMAOps runs SGXT, HMUL2 by an f16x2 immediate and P2R (mma.go)
 // on random words against references written from the PTX definitions
 // (szext, mul.rn.f16x2, the predicate bits).
 func TestSimMMAOps(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 // lock.
 //
 // What is modelled is what the SM86 kernels of this module use: see the
-// simulator documentation in sim_doc.go for the list, the
+// simulator documentation in doc.go for the list, the
 // semantics chosen where the hardware's are not public, and what is not
 // modelled. Timing is not: every result is ready at once, so a missing
 // wait is the schedule checker's to find, not the simulator's; but a read
@@ -668,6 +668,9 @@ func (c *cta) runWarp(w *warp) error {
 }
 
 func (c *cta) checkReads(w *warp, d *dinst, exec uint32) error {
+	if d.op == xSEL {
+		return c.checkSelReads(w, d, exec)
+	}
 	for _, s := range d.reads {
 		switch s.kind {
 		case 0:
