@@ -46,9 +46,9 @@ import "sync"
 // HMMAs set read scoreboard SB5 and the LDSM that overwrites their A
 // fragment waits on it).
 var opcodes = []opcode{
+	// Moves, special registers, the uniform datapath.
 	{op: "MOV", class: ClassALU, sim: SimMove,
 		forms: []string{
-			// moves, special registers, uniform data path
 			`x002 =72:4:15 :U | >R@16, $B/1456`,
 		},
 	},
@@ -84,10 +84,6 @@ var opcodes = []opcode{
 	},
 	{op: "UMOV", class: ClassUniform, sim: SimULDC,
 		forms: []string{
-			// The uniform datapath's ALU forms are the general ones with UR and
-			// UP in the same fields ("uniform"), sources B and C in UR or an
-			// immediate (selectors 1 and 4), and bit 91 set (testdata/ptxas/golden).
-			// Only the source placements ptxas was seen to emit are listed.
 			`x082 :U | >UR@16, $B/46`,
 		},
 	},
@@ -255,11 +251,11 @@ var opcodes = []opcode{
 			`355 0:0{32} 84:1{_,CLEAR} | >R@16, B@24`,
 		},
 	},
+	// integer multiply-add: aliases first. Immediates print signed
+	// (IMAD R0, R3, -0x800000, R4) and the carry-in form's inverted addend
+	// as ~R (nvdisasm 11.8 on ptxas's words, testdata/ptxas/golden).
 	{op: "IMAD", class: ClassFMA, sim: SimIMAD,
 		forms: []string{
-			// integer multiply-add: aliases first. Immediates print signed
-			// (IMAD R0, R3, -0x800000, R4) and the carry-in form's inverted addend
-			// as ~R (nvdisasm 11.8 on ptxas's words, testdata/ptxas/golden).
 			`x224 73:1{MOV.U32,MOV} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24=255, $B/123=255, $C-75`,
 			`x224 73:1{SHL.U32,?} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4p, $C=255`,
 			`x224 73:1{IADD.U32,IADD} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4=1, $C-75`,
@@ -281,9 +277,9 @@ var opcodes = []opcode{
 			{mods: "HI", nargs: 4, regs: []uint8{1, 1, 1, 2}},
 		},
 	},
+	// Integer add, logic, shifts.
 	{op: "IADD3", class: ClassALU, sim: SimIADD3,
 		forms: []string{
-			// integer add, logic, shifts
 			`x210 =74:1:0 =87:4:15 =77:4:15 =81:3:7 =84:3:7 | >R@16, R@24-72, $B/1456-63, $C-75`,
 			`x210 =74:1:0 =87:4:15 =77:4:15 =84:3:7 | >R@16, >P@81, R@24-72, $B/1456-63, $C-75`,
 			`x210 =74:1:0 =87:4:15 =77:4:15 | >R@16, >P@81, >P@84, R@24-72, $B/1456-63, $C-75`,
@@ -380,9 +376,9 @@ var opcodes = []opcode{
 			`x208 :F | >R@16, R@24, $B, P@87~90`,
 		},
 	},
+	// Comparisons.
 	{op: "PLOP3", class: ClassALU, sim: SimPLOP3,
 		forms: []string{
-			// comparisons
 			// PLOP3.LUT Pd, Pe, Pa, Pb, Pc, lut, imm: sources at 87, 77, 68 (each
 			// with its not bit above it; bit 67 makes the third a uniform
 			// predicate), the truth table split over 64:3 and 72:5, a second
@@ -402,9 +398,9 @@ var opcodes = []opcode{
 			`x20b 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} :F | >P@81, >P@84, R@24-72|73, $B/145-63|62, P@87~90`,
 		},
 	},
+	// Float arithmetic.
 	{op: "FADD", class: ClassFMA, sim: SimFloat,
 		forms: []string{
-			// float arithmetic
 			`x221 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/123-63|62r2`,
 		},
 	},
@@ -481,9 +477,9 @@ var opcodes = []opcode{
 			`908 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, F@32:32`,
 		},
 	},
+	// Conversions and packs.
 	{op: "F2FP", class: ClassConv, sim: SimF2FP,
 		forms: []string{
-			// conversions and packs
 			`x23e 75:1{_,RELU} 76:1{_,BF16} 64:8{255=PACK_AB} | >R@16, R@24, $B/1`,
 			// sm_89 float8 packs (nvdisasm -b SM89 text; ptxas 11.8 does not emit them):
 			// bits 76+87 the format, 77 SATFINITE, 78+90 PACK_AB_MERGE_C, 72 the
@@ -585,9 +581,9 @@ var opcodes = []opcode{
 			{mods: "1688", regs: []uint8{2, 2, 1, 2}},
 		},
 	},
+	// Memory.
 	{op: "LDG", class: ClassGlobal, late: true, sim: SimLoad, noReuse: true,
 		forms: []string{
-			// memory
 			`981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MG@24`,
 		},
 		regs: []regRule{

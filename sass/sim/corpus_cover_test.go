@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass/internal/corpus"
-
 )
 
 // TestSimCorpusCovered fails when a kernel of the ptxas corpus
