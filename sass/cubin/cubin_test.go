@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -741,21 +742,21 @@ func TestWriteCubinErrors(t *testing.T) {
 	for _, n := range names {
 		k := good
 		cases[n](&k)
-		if _, err := Write(86, k); err == nil {
-			t.Errorf("%s: no error", n)
+		if _, err := Write(86, k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: error %v, want ErrInvalid", n, err)
 		}
 	}
-	if _, err := Write(80, good); err == nil {
-		t.Error("sm_80: no error")
+	if _, err := Write(80, good); !errors.Is(err, ErrInvalid) {
+		t.Errorf("sm_80: error %v, want ErrInvalid", err)
 	}
-	if _, err := Write(86); err == nil {
-		t.Error("no kernels: no error")
+	if _, err := Write(86); !errors.Is(err, ErrInvalid) {
+		t.Errorf("no kernels: error %v, want ErrInvalid", err)
 	}
-	if _, err := Write(86, good, good); err == nil {
-		t.Error("duplicate kernel: no error")
+	if _, err := Write(86, good, good); !errors.Is(err, ErrInvalid) {
+		t.Errorf("duplicate kernel: error %v, want ErrInvalid", err)
 	}
-	if _, err := Read([]byte("not an ELF file")); err == nil {
-		t.Error("Read(garbage): no error")
+	if _, err := Read([]byte("not an ELF file")); !errors.Is(err, ErrFormat) {
+		t.Errorf("Read(garbage): error %v, want ErrFormat", err)
 	}
 }
 
@@ -788,11 +789,15 @@ func TestReadCubinCorrupt(t *testing.T) {
 	// Truncations and single-byte changes must give errors or cubins, never
 	// panics.
 	for n := 0; n < len(b); n += 7 {
-		Read(b[:n])
+		if _, err := Read(b[:n]); err != nil && !errors.Is(err, ErrFormat) {
+			t.Fatalf("truncated to %d bytes: error %v does not wrap ErrFormat", n, err)
+		}
 	}
 	for i := 0; i < len(b); i += 5 {
 		c := append([]byte(nil), b...)
 		c[i] ^= 0xa5
-		Read(c)
+		if _, err := Read(c); err != nil && !errors.Is(err, ErrFormat) {
+			t.Fatalf("byte %d changed: error %v does not wrap ErrFormat", i, err)
+		}
 	}
 }

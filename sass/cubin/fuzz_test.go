@@ -1,6 +1,7 @@
 package cubin
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,6 +29,9 @@ func FuzzReadCubin(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Read(b)
 		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("Read error %v does not wrap ErrFormat", err)
+			}
 			if c != nil {
 				t.Fatalf("Read returned both a cubin and the error %v", err)
 			}

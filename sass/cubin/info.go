@@ -162,7 +162,7 @@ func ParseInfo(b []byte) ([]InfoRecord, error) {
 	var recs []InfoRecord
 	for off := 0; off < len(b); {
 		if len(b)-off < 4 {
-			return nil, fmt.Errorf("cubin: .nv.info: %d trailing bytes at %#x", len(b)-off, off)
+			return nil, fmt.Errorf("%w: .nv.info: %d trailing bytes at %#x", ErrFormat, len(b)-off, off)
 		}
 		r := InfoRecord{Format: InfoFormat(b[off]), Attr: InfoAttr(b[off+1])}
 		v := binary.LittleEndian.Uint16(b[off+2:])
@@ -172,13 +172,13 @@ func ParseInfo(b []byte) ([]InfoRecord, error) {
 			r.Value = v
 		case FormatSVal:
 			if int(v) > len(b)-off {
-				return nil, fmt.Errorf("cubin: .nv.info: %v record at %#x runs past the section", r.Attr, off-4)
+				return nil, fmt.Errorf("%w: .nv.info: %v record at %#x runs past the section", ErrFormat, r.Attr, off-4)
 			}
 			r.Data = append([]byte{}, b[off:off+int(v)]...)
 			off += int(v)
 			off = alignUp(off, 4)
 		default:
-			return nil, fmt.Errorf("cubin: .nv.info: unknown record format %#x at %#x", uint8(r.Format), off-4)
+			return nil, fmt.Errorf("%w: .nv.info: unknown record format %#x at %#x", ErrFormat, uint8(r.Format), off-4)
 		}
 		recs = append(recs, r)
 	}
@@ -218,12 +218,12 @@ func (p KParamInfo) record() InfoRecord {
 // ParseKParamInfo decodes an EIATTR_KPARAM_INFO record.
 func ParseKParamInfo(r InfoRecord) (KParamInfo, error) {
 	if r.Attr != AttrKParamInfo || r.Format != FormatSVal || len(r.Data) != 12 {
-		return KParamInfo{}, fmt.Errorf("cubin: not a 12-byte EIATTR_KPARAM_INFO record: %v", r)
+		return KParamInfo{}, fmt.Errorf("%w: not a 12-byte EIATTR_KPARAM_INFO record: %v", ErrFormat, r)
 	}
 	le := binary.LittleEndian
 	f := le.Uint32(r.Data[8:])
 	if bank := (f & kparamCBankMask) >> kparamCBankShift; bank != kparamCBank {
-		return KParamInfo{}, fmt.Errorf("cubin: EIATTR_KPARAM_INFO: constant bank %#x, want %#x", bank, kparamCBank)
+		return KParamInfo{}, fmt.Errorf("%w: EIATTR_KPARAM_INFO: constant bank %#x, want %#x", ErrFormat, bank, kparamCBank)
 	}
 	return KParamInfo{
 		Index:   int(le.Uint32(r.Data)),

@@ -113,7 +113,7 @@ func (c *File) SymbolName(i int) string {
 func Read(b []byte) (*File, error) {
 	f, err := openCubinELF(b)
 	if err != nil {
-		return nil, fmt.Errorf("cubin: Read: %v", err)
+		return nil, fmt.Errorf("%w: Read: %v", ErrFormat, err)
 	}
 	defer f.Close()
 	c := &File{
@@ -133,14 +133,14 @@ func Read(b []byte) (*File, error) {
 			Link: s.Link, Info: s.Info, Align: s.Addralign, EntSize: s.Entsize}
 		if s.Type != elf.SHT_NOBITS {
 			if cs.Data, err = s.Data(); err != nil {
-				return nil, fmt.Errorf("cubin: Read: section %s: %v", s.Name, err)
+				return nil, fmt.Errorf("%w: Read: section %s: %v", ErrFormat, s.Name, err)
 			}
 		}
 		c.Sections = append(c.Sections, cs)
 	}
 	syms, err := f.Symbols()
 	if err != nil {
-		return nil, fmt.Errorf("cubin: Read: %v", err)
+		return nil, fmt.Errorf("%w: Read: %v", ErrFormat, err)
 	}
 	c.Symbols = append(c.Symbols, Symbol{})
 	for _, s := range syms {
@@ -195,12 +195,12 @@ func (c *File) globalValue(a InfoAttr, sym int) (uint32, bool) {
 
 func (c *File) readKernel(sym int) (KernelInfo, error) {
 	if sym <= 0 || sym >= len(c.Symbols) {
-		return KernelInfo{}, fmt.Errorf("cubin: Read: EIATTR_REGCOUNT names symbol %d of %d", sym, len(c.Symbols))
+		return KernelInfo{}, fmt.Errorf("%w: Read: EIATTR_REGCOUNT names symbol %d of %d", ErrFormat, sym, len(c.Symbols))
 	}
 	s := c.Symbols[sym]
 	name := s.Name
 	fail := func(format string, a ...any) (KernelInfo, error) {
-		return KernelInfo{}, fmt.Errorf("cubin: Read: kernel %q: %s", name, fmt.Sprintf(format, a...))
+		return KernelInfo{}, fmt.Errorf("%w: Read: kernel %q: %s", ErrFormat, name, fmt.Sprintf(format, a...))
 	}
 	if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Other&stoCUDAEnty == 0 {
 		return fail("symbol is not a kernel entry (info %#x, other %#x)", s.Info, s.Other)

@@ -180,19 +180,19 @@ func ParamLayout(params []Param) (offsets []int, size int, err error) {
 	offsets = make([]int, len(params))
 	for i, p := range params {
 		if p.Size < 1 {
-			return nil, 0, fmt.Errorf("cubin: parameter %d: size %d is not positive", i, p.Size)
+			return nil, 0, fmt.Errorf("%w: parameter %d: size %d is not positive", ErrInvalid, i, p.Size)
 		}
 		if p.Align < 1 || p.Align&(p.Align-1) != 0 {
-			return nil, 0, fmt.Errorf("cubin: parameter %d: alignment %d is not a power of two", i, p.Align)
+			return nil, 0, fmt.Errorf("%w: parameter %d: alignment %d is not a power of two", ErrInvalid, i, p.Align)
 		}
 		if p.Align > 256 {
-			return nil, 0, fmt.Errorf("cubin: parameter %d: alignment %d exceeds 256", i, p.Align)
+			return nil, 0, fmt.Errorf("%w: parameter %d: alignment %d exceeds 256", ErrInvalid, i, p.Align)
 		}
 		size = alignUp(size, p.Align)
 		offsets[i] = size
 		size += p.Size
 		if size > MaxParamBytes {
-			return nil, 0, fmt.Errorf("cubin: parameters take more than %d bytes", MaxParamBytes)
+			return nil, 0, fmt.Errorf("%w: parameters take more than %d bytes", ErrInvalid, MaxParamBytes)
 		}
 	}
 	return offsets, size, nil
@@ -204,7 +204,7 @@ func supportedArch(arch int) bool { return arch == 86 || arch == 89 }
 // validate checks a kernel description and returns its parameter layout.
 func (k *Kernel) validate() (offsets []int, paramSize int, err error) {
 	fail := func(format string, a ...any) ([]int, int, error) {
-		return nil, 0, fmt.Errorf("cubin: kernel %q: %s", k.Name, fmt.Sprintf(format, a...))
+		return nil, 0, fmt.Errorf("%w: kernel %q: %s", ErrInvalid, k.Name, fmt.Sprintf(format, a...))
 	}
 	if k.Name == "" {
 		return fail("empty name")
@@ -309,10 +309,10 @@ func (k *Kernel) sharedLayout() (size, align int, present bool) {
 // read it as they read ptxas's cubin for the same kernels, nothing more.
 func Write(arch int, kernels ...Kernel) ([]byte, error) {
 	if !supportedArch(arch) {
-		return nil, fmt.Errorf("cubin: Write: unsupported architecture sm_%d (want 86 or 89)", arch)
+		return nil, fmt.Errorf("%w: Write: unsupported architecture sm_%d (want 86 or 89)", ErrInvalid, arch)
 	}
 	if len(kernels) == 0 {
-		return nil, fmt.Errorf("cubin: Write: no kernels")
+		return nil, fmt.Errorf("%w: Write: no kernels", ErrInvalid)
 	}
 	type kinfo struct {
 		k          *Kernel
@@ -340,7 +340,7 @@ func Write(arch int, kernels ...Kernel) ([]byte, error) {
 			return nil, err
 		}
 		if seen[k.Name] {
-			return nil, fmt.Errorf("cubin: Write: kernel %q given twice", k.Name)
+			return nil, fmt.Errorf("%w: Write: kernel %q given twice", ErrInvalid, k.Name)
 		}
 		seen[k.Name] = true
 		ks[i] = kinfo{k: k, offsets: offs, paramSize: psize}
@@ -409,7 +409,7 @@ func Write(arch int, kernels ...Kernel) ([]byte, error) {
 			shndx: uint16(ki.secText), size: uint64(len(ki.k.Code))})
 	}
 	if numSections > 0xff00 || len(syms) > 1<<24-1 {
-		return nil, fmt.Errorf("cubin: Write: too many kernels (%d)", len(kernels))
+		return nil, fmt.Errorf("%w: Write: too many kernels (%d)", ErrInvalid, len(kernels))
 	}
 	le := binary.LittleEndian
 	symtab := make([]byte, 0, len(syms)*symSize)
