@@ -186,13 +186,12 @@ func simPtxasSoftmaxRow(t *testing.T, sm int) {
 }
 
 // TestSimPtxasTranscendental runs ptxas's transcendental kernel: sin, cos,
-// lg2, rsqrt, tanh, approximate and IEEE sqrt, IEEE rcp and ex2 summed
-// into s, then min(s, -|x|) with x's sign, the four integer roundings of
-// that (FRND), an RZ add and a finiteness test. For every x the sum s is
-// NaN or above -|x| by a wide margin (checked here in binary64), so the
-// minimum is -|x| and the output is an exact function of x, compared bit
-// for bit: a simulator whose MUFU strays far (a wrong sign, a NaN where a
-// number belongs, a wrong scaling) changes it.
+// lg2, rsqrt, tanh, approximate and IEEE sqrt, IEEE rcp and ex2, each
+// stored (checkTranscendentals) and summed into s, then min(s, -|x|) with
+// x's sign, the four integer roundings of that (FRND), an RZ add and a
+// finiteness test. For every x the sum s is NaN or above -|x| by a wide
+// margin (checked here in binary64), so the minimum is -|x| and that
+// output is an exact function of x, compared bit for bit.
 func TestSimPtxasTranscendental(t *testing.T) { corpus.ForSMs(t, simPtxasTranscendental) }
 
 func simPtxasTranscendental(t *testing.T, sm int) {
@@ -211,9 +210,10 @@ func simPtxasTranscendental(t *testing.T, sm int) {
 	}
 	x[0], x[1], x[2], x[3] = 0, 0x80000000, 0x7f800000, 0xff800000
 	m := NewMemory()
-	ax, ay := alloc(t, m, "x", x, 0), alloc(t, m, "y", poisonWords(n), 0)
-	launchCorpus(t, "attn", "transcendental", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ay), Poison: true})
+	ax, ay, az := alloc(t, m, "x", x, 0), alloc(t, m, "y", poisonWords(n), 0), alloc(t, m, "z", poisonWords(9*n+4), 0)
+	launchCorpus(t, "attn", "transcendental", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ay, az), Poison: true})
 	out := simWords(m.Bytes("y"))
+	checkTranscendentals(t, x, simWords(m.Bytes("z")))
 	for i, b := range x {
 		f := math.Float32frombits(b)
 		v := float64(f)
@@ -301,4 +301,60 @@ func simPtxasMMABF16(t *testing.T, sm int) {
 			}
 		}
 	}
+}
+
+// checkTranscendentals compares the transcendental kernel's nine results
+// per input (z: sin, cos, lg2, rsqrt, tanh, sqrt.approx, sqrt.rn, rcp.rn,
+// ex2) with Go's binary64 functions: sqrt.rn and rcp.rn bit for bit (a
+// binary64 result rounded to binary32 is correctly rounded for both), the
+// approximations within 2^-20 relative (the simulator's MUFU is binary64
+// math rounded once, and ptxas's range scaling around it must not lose
+// more; sin and cos within 2^-20 + |x| 2^-22 absolute for |x| < 1000:
+// ptxas's FMUL.RZ x * (1/2pi) truncates the argument in revolutions by up
+// to one binary32 ulp (|x| 2^-23 radians) and the binary32 constant moves
+// it by up to |x| 2^-24 more; beyond, only their range [-1, 1]). Specials follow IEEE: NaN for NaN,
+// infinities and zeros signed as the functions give them.
+func checkTranscendentals(t *testing.T, x, z []uint32) {
+	t.Helper()
+	const rel = 0x1p-20
+	names := []string{"sin", "cos", "lg2", "rsqrt", "tanh", "sqrt.approx", "sqrt.rn", "rcp.rn", "ex2"}
+	for i, b := range x {
+		v := float64(math.Float32frombits(b))
+		ref := []float64{math.Sin(v), math.Cos(v), math.Log2(v), 1 / math.Sqrt(v), math.Tanh(v), math.Sqrt(v), math.Sqrt(v), 1 / v, math.Exp2(v)}
+		for k, w := range ref {
+			gb := z[9*i+k]
+			got := float64(math.Float32frombits(gb))
+			bad := false
+			switch {
+			case k == 6 || k == 7: // IEEE: correctly rounded
+				want := math.Float32bits(float32(w))
+				if math.IsNaN(w) {
+					bad = !math.IsNaN(got)
+				} else {
+					bad = gb != want
+				}
+			case math.IsNaN(w) || math.IsInf(w, 0) || w == 0:
+				// NaN, infinities and zeros: the same class (a zero or an
+				// infinity with w's sign)
+				bad = math.IsNaN(w) != math.IsNaN(got) ||
+					!math.IsNaN(w) && (got != float64(float32(w)) || math.Signbit(got) != math.Signbit(w))
+			case k <= 1 && math.Abs(v) >= 1000:
+				bad = !(got >= -1 && got <= 1)
+			case k <= 1:
+				bad = !(math.Abs(got-w) <= rel+math.Abs(v)*0x1p-22)
+			case math.Abs(w) > math.MaxFloat32 || math.Abs(w) < 0x1p-126:
+				// outside the normal binary32 range: overflow to Inf or
+				// flush/underflow to a tiny value of w's sign
+				bad = math.Signbit(got) != math.Signbit(w) ||
+					math.Abs(w) > math.MaxFloat32 && !math.IsInf(got, 0) && got < math.MaxFloat32*(1-rel) ||
+					math.Abs(w) < 0x1p-126 && math.Abs(got) > 0x1p-126
+			default:
+				bad = !(math.Abs(got-w) <= rel*math.Abs(w))
+			}
+			if bad {
+				t.Fatalf("%s(%g = %#x) = %g (%#x), want %g", names[k], v, b, got, gb, w)
+			}
+		}
+	}
+	checkPoison(t, "transcendental z", z, 9*len(x))
 }
