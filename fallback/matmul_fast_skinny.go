@@ -17,8 +17,8 @@ import (
 // and multiplies groups of up to 6 rows of A with 64 columns of B at a
 // time, read where they lie, row after row (skinnyFunc): every element of
 // B is loaded from memory once. K is cut in blocks of skinnyKC rows, each
-// taken across up to skinnySB column blocks in turn, so that B is read in
-// runs of 512 or more contiguous bytes of a row. When M is more than 6,
+// taken across the column blocks of a run of skinnyRun bytes of a row in
+// turn, so that B is read in runs of up to 2 KiB contiguous bytes of a row. When M is more than 6,
 // the first group of rows also stores the block of B as it multiplied it
 // (widened or paired) to a 32 KiB buffer, contiguous, so in L1 whatever
 // B's row stride, and the further groups read that (without pairing
@@ -52,7 +52,14 @@ const (
 	skinnyMaxM = 16  // the most rows of op(A) the skinny path takes
 	skinnyNB   = 64  // columns per kernel call
 	skinnyKC   = 128 // K block
-	skinnySB   = 8   // column blocks that take a K block in turn
+	// skinnyRun is the bytes of a row of B that a K block takes in turn,
+	// in column blocks of skinnyNB: 8 blocks of f32, 16 of bf16. With 1
+	// KiB runs (8 blocks of bf16) the bf16 products read B at 15–16
+	// bytes per CPU second against 18–19 with 2 KiB, the f32 ones' run
+	// (BenchmarkMatMulCPUTime, B-GB/cpu-s, 1×4096×4096 bf16, busy).
+	skinnyRun = 2048
+	// skinnySB is the most column blocks of a run (bf16).
+	skinnySB = skinnyRun / (2 * skinnyNB)
 )
 
 // skinnyPF is how many rows of B ahead the skinny kernels prefetch.
@@ -80,13 +87,15 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 }
 
 // skinnySplit shares the column blocks of every batch out as work items,
-// about four per thread so that a worker slowed by other load leaves its
-// share to the others, and sets the K block.
+// up to four per thread so that a worker slowed by other load leaves its
+// share to the others, but no narrower than a run (skinnyRun) when there
+// are columns enough for every thread to get one, and sets the K block.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
 	blocks := ceilDiv(a.N, skinnyNB)
+	j.sb = skinnyRun / (skinnyNB * a.B.DType.Size())
 	j.mItems = 1
-	j.nItems = max(1, min(blocks, ceilDiv(4*threads, a.Batch)))
+	j.nItems = max(1, min(blocks, max(ceilDiv(threads, a.Batch), min(ceilDiv(4*threads, a.Batch), blocks/j.sb))))
 	j.items = a.Batch * j.nItems
 	j.kc = skinnyKC
 	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
@@ -131,13 +140,13 @@ func (j *job) skinnyWork(w *workspace) {
 			packed = b
 		}
 		n0, n1 := itemRange(part, j.nItems, a.N, skinnyNB)
-		for jj := n0; jj < n1; jj += skinnySB * skinnyNB {
-			j.skinnyBlock(w, b, jj, min(skinnySB*skinnyNB, n1-jj))
+		for jj := n0; jj < n1; jj += j.sb * skinnyNB {
+			j.skinnyBlock(w, b, jj, min(j.sb*skinnyNB, n1-jj))
 		}
 	}
 }
 
-// skinnyBlock computes columns [j0, j0+n) of D[b], n ≤ skinnySB·skinnyNB:
+// skinnyBlock computes columns [j0, j0+n) of D[b], n ≤ j.sb·skinnyNB:
 // for each K block, the column blocks in turn, so that B is read a few
 // hundred contiguous bytes of a row at a time (a page of B serves all of
 // them while its TLB entry is warm) rather than 64 columns down the whole
