@@ -100,6 +100,9 @@ func main() {
 	for r := 1; r <= skinnyRows; r++ {
 		skinnyAVX512(r, skinnyPairsBuf, false)
 	}
+	for r := 1; r <= skinnyRows; r++ {
+		skinnyAVX512(r, skinnyF32Rest, false)
+	}
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -779,11 +782,12 @@ const (
 	skinnyBF16                    // bf16 B widened exactly to f32, VFMADD231PS
 	skinnyPairs                   // bf16 B, two rows paired in registers, VDPBF16PS
 	skinnyPairsBuf                // B already paired, 64 pairs a step (a buffer that skinnyPairs stored), VDPBF16PS
+	skinnyF32Rest                 // f32 B from a buffer that a Store kernel wrote, VFMADD231PS
 )
 
 // skinnyName names the skinny kernel of r rows.
 func skinnyName(r int, b skinnyB, store bool) string {
-	n := fmt.Sprintf("skinny%dx64%sAVX512", r, [...]string{"", "BF16", "DPBF16", "DPBF16Buf"}[b])
+	n := fmt.Sprintf("skinny%dx64%sAVX512", r, [...]string{"", "BF16", "DPBF16", "DPBF16Buf", "Rest"}[b])
 	if store {
 		n += "Store"
 	}
@@ -815,6 +819,14 @@ func skinnyName(r int, b skinnyB, store bool) string {
 // paired rows from b as they are, ⌈kc/2⌉ steps of 64 words ldb bytes
 // apart.
 //
+// skinnyPairsBuf and skinnyF32Rest read a buffer a Store kernel wrote (the
+// further groups of rows of a block), which leaves the memory idle while
+// they run: they prefetch instead the block of B that the next Store
+// kernel reads, at buf, one row of it (skinnyF32Rest, 256 bytes) or two
+// (skinnyPairsBuf, 128 bytes each, pf bytes apart) a step, advancing buf
+// by pf bytes a row. With pf zero they prefetch the same bytes over and
+// over: a buf with nothing to prefetch may point anywhere readable.
+//
 // With store, the kernel also writes each step of B as it multiplied it
 // (f32, widened bf16 or paired bf16, zero in the columns outside mask) to
 // buf, 256 bytes a step: the further groups of rows of the same block then
@@ -836,8 +848,12 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 	p("\tMOVQ ldc+48(FP), R8")
 	p("\tMOVQ mask+64(FP), AX")
 	p("\tMOVQ pf+72(FP), R10")
-	if store {
+	rest := bt == skinnyPairsBuf || bt == skinnyF32Rest
+	if store || rest {
 		p("\tMOVQ buf+80(FP), R14")
+	}
+	if bt == skinnyPairsBuf {
+		p("\tLEAQ (R10)(R10*1), R12") // two rows of B to prefetch a step
 	}
 	p("\tKMOVQ AX, K1")
 	for v := 1; v < 4; v++ {
@@ -853,7 +869,7 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 	step := func(pair bool) {
 		for v := 0; v < 4; v++ {
 			switch {
-			case bt == skinnyF32:
+			case bt == skinnyF32 || bt == skinnyF32Rest:
 				p("\tVMOVUPS.Z %d(DI), K%d, %s", 64*v, v+1, breg(v))
 			case bt == skinnyBF16:
 				p("\tVPMOVZXWD.Z %d(DI), K%d, %s", 32*v, v+1, breg(v))
@@ -880,10 +896,22 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 		if bt == skinnyBF16 || bt == skinnyPairs {
 			lines = 2
 		}
-		for l := 0; l < lines; l++ {
-			p("\tPREFETCHT0 %d(DI)(R10*1)", 64*l)
-			if pair {
-				p("\tPREFETCHT0 %d(DI)(R12*1)", 64*l)
+		switch bt {
+		case skinnyF32Rest:
+			for l := 0; l < 4; l++ {
+				p("\tPREFETCHT0 %d(R14)", 64*l)
+			}
+		case skinnyPairsBuf:
+			for l := 0; l < 2; l++ {
+				p("\tPREFETCHT0 %d(R14)", 64*l)
+				p("\tPREFETCHT0 %d(R14)(R10*1)", 64*l)
+			}
+		default:
+			for l := 0; l < lines; l++ {
+				p("\tPREFETCHT0 %d(DI)(R10*1)", 64*l)
+				if pair {
+					p("\tPREFETCHT0 %d(DI)(R12*1)", 64*l)
+				}
 			}
 		}
 		for i := 0; i < r; i++ {
@@ -925,6 +953,12 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 		step(false)
 		p("\tADDQ R9, DI")
 		p("\tADDQ R11, SI")
+		switch bt {
+		case skinnyF32Rest:
+			p("\tADDQ R10, R14")
+		case skinnyPairsBuf:
+			p("\tADDQ R12, R14")
+		}
 		p("\tDECQ CX")
 		p("\tJNZ %s_loop", name)
 	}
