@@ -17,6 +17,13 @@ import (
 //go:noescape
 func sgemmKernelAVX512(kc int, a, b, c *float32, ldc, accum int)
 
+// sgemmKernelPackBAVX512 is sgemmKernelAVX512 reading each k step of B
+// from f32 rows lds bytes apart, from src on, and storing it to the panel
+// at b as it goes (see fuseB in sgemm_gen.go).
+//
+//go:noescape
+func sgemmKernelPackBAVX512(kc int, a, b, c *float32, ldc, accum int, src unsafe.Pointer, lds int)
+
 // sbgemmKernelAVX512BF16 is the 14×32 kernel on bf16 pairs: kc counts pair
 // steps, each 32-bit panel value holds the bf16 values of k = 2s (low half)
 // and 2s+1 (high half), and VDPBF16PS accumulates both products.
@@ -343,10 +350,11 @@ func asmVariants() []*variant {
 				Features: []cpuid.FeatureID{cpuid.AVX512F},
 				MR:       avx512MR, NR: avx512NR,
 			},
-			kernel:    sgemmKernelAVX512,
-			transPack: transPackAVX512,
-			skinny:    skinnyAVX512,
-			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
+			kernel:      sgemmKernelAVX512,
+			kernelPackB: sgemmKernelPackBAVX512,
+			transPack:   transPackAVX512,
+			skinny:      skinnyAVX512,
+			cvt:         wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
 		},
 		{
 			MatMulVariant: MatMulVariant{

@@ -82,6 +82,9 @@ func main() {
 		return
 	}
 	kernelAVX512("sgemmKernelAVX512", 14, 2, 4, false)
+	fuseB = true
+	kernelAVX512("sgemmKernelPackBAVX512", 14, 2, 4, false)
+	fuseB = false
 	dotBF16 = true
 	kernelAVX512("sbgemmKernelAVX512BF16", 14, 2, 4, false)
 	dotBF16 = false
@@ -120,15 +123,44 @@ func main() {
 // into CX (kc), SI (a), DI (b), DX (c) and R8 (ldc in bytes).
 func kernelHeader(name string) {
 	p("")
-	p("// func %s(kc int, a, b, c *float32, ldc, accum int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	if fuseB {
+		p("// func %s(kc int, a, b, c *float32, ldc, accum int, src unsafe.Pointer, lds int)", name)
+		p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	} else {
+		p("// func %s(kc int, a, b, c *float32, ldc, accum int)", name)
+		p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	}
 	p("\tMOVQ kc+0(FP), CX")
 	p("\tMOVQ a+8(FP), SI")
 	p("\tMOVQ b+16(FP), DI")
 	p("\tMOVQ c+24(FP), DX")
 	p("\tMOVQ ldc+32(FP), R8")
 	p("\tSHLQ $2, R8")
+	if fuseB {
+		p("\tMOVQ src+48(FP), R10")
+		p("\tMOVQ lds+56(FP), R11")
+		p("\tMOVQ R11, R12")
+		p("\tSHLQ $%d, R12", log2(fuseBPrefetchRows))
+	}
 }
+
+// fuseB makes kernelAVX512 write the kernel that packs its B panel as it
+// goes,
+//
+//	func name(kc int, a, b, c *float32, ldc, accum int, src unsafe.Pointer, lds int)
+//
+// which reads each k step of B from the stored rows of f32 B instead (the
+// row of step k at src + k·lds bytes, nr floats), stores it to the panel
+// at b, where the plain kernel would have read it, and multiplies it. The
+// first tile of a panel packs it so: its loads from memory overlap the
+// FMAs rather than stall a separate copying pass. It prefetches the
+// rows fuseBPrefetchRows ahead, a stream the hardware prefetchers do not
+// follow across pages.
+var fuseB bool
+
+// fuseBPrefetchRows is how many rows of B ahead the fused kernel
+// prefetches (a power of two).
+const fuseBPrefetchRows = 16
 
 // kernelAVX512 writes an mr×(16·nv) kernel: mr·nv zmm accumulators, nv zmm
 // for the row of B and two zmm that take turns holding broadcast elements of
@@ -167,7 +199,18 @@ func kernelAVX512(name string, mr, nv, u int, bcst bool) {
 	p("%s_late:", name)
 	step := func(k int) {
 		for v := 0; v < nv; v++ {
+			if fuseB {
+				p("\tVMOVUPS %d(R10), %s", 64*v, breg(v))
+				p("\tVMOVUPS %s, %d(DI)", breg(v), 4*(k*nr+16*v))
+				continue
+			}
 			p("\tVMOVUPS %d(DI), %s", 4*(k*nr+16*v), breg(v))
+		}
+		if fuseB {
+			for l := 0; l < nr*4; l += 64 {
+				p("\tPREFETCHT0 %d(R10)(R12*1)", l)
+			}
+			p("\tADDQ R11, R10")
 		}
 		if prefetchB > 0 {
 			for l := 0; l < nr*4; l += 64 {
