@@ -20,7 +20,7 @@ import (
 // taken across the column blocks of a run of skinnyRun bytes of a row in
 // turn, so that B is read in runs of up to 2 KiB contiguous bytes of a
 // row. When M is more than 6, the first group of rows also stores the
-// block of B as it multiplied it (widened or paired) to a 32 KiB buffer,
+// block of B as it multiplied it (widened or paired) to a 16 KiB buffer,
 // contiguous, so in L1 whatever B's row stride, and the further groups
 // read that (without pairing again), prefetching meanwhile the next block
 // of B, which keeps the memory busy while they compute from L1 (about 8%
@@ -51,13 +51,18 @@ type skinnyKernels struct {
 }
 
 const (
-	skinnyMaxM = 16  // the most rows of op(A) the skinny path takes
-	skinnyNB   = 64  // columns per kernel call
-	skinnyKC   = 128 // K block
+	skinnyMaxM = 16 // the most rows of op(A) the skinny path takes
+	skinnyNB   = 64 // columns per kernel call
+	// skinnyKC is the K block. 64 rows rather than 128 halve the L1
+	// copy of a block (16 KiB of f32), which then stays in L1 beside the
+	// block of B streaming in and the next one prefetched: one-thread B
+	// bytes per CPU second at M = 16 rose 3–4% (f32) and 9% (bf16),
+	// M = 1 and 4 unchanged (medians of 3, busy machine).
+	skinnyKC = 64
 	// skinnyRun is the bytes of a row of B that a K block takes in turn,
 	// in column blocks of skinnyNB: 8 blocks of f32, 16 of bf16. With 1
-	// KiB runs (8 blocks of bf16) the bf16 products read B at 15–16
-	// bytes per CPU second against 18–19 with 2 KiB, the f32 ones' run
+	// KiB runs (8 blocks of bf16) the bf16 products read B at 15–16 GB
+	// per CPU second against 18–19 with 2 KiB, the f32 ones' run
 	// (BenchmarkMatMulCPUTime, B-GB/cpu-s, 1×4096×4096 bf16, busy).
 	skinnyRun = 2048
 	// skinnySB is the most column blocks of a run (bf16).
