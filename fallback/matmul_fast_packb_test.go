@@ -67,6 +67,10 @@ func TestKernelPackB(t *testing.T) {
 // there are columns enough for each thread to get one, and at least one
 // per thread when there are blocks enough.
 func TestSkinnySplit(t *testing.T) {
+	v, vp := variantByName("avx512"), variantByName("avx512bf16")
+	if v == nil || v.skinny == nil || vp == nil || vp.skinny == nil {
+		t.Skip("no skinny kernels")
+	}
 	for _, tc := range []struct {
 		dt            tile.DType
 		n, threads    int
@@ -80,11 +84,42 @@ func TestSkinnySplit(t *testing.T) {
 	} {
 		a := MatMulArgs{M: 3, N: tc.n, K: 10, Batch: 1}
 		a.B.DType = tc.dt
-		j := job{a: &a}
+		j := job{a: &a, v: v}
 		j.skinnySplit(tc.threads)
 		if j.nItems != tc.items || ceilDiv(ceilDiv(tc.n, skinnyNB), j.nItems) != tc.blocks {
 			t.Errorf("%v N=%d threads %d: %d items of %d blocks, want %d of %d",
 				tc.dt, tc.n, tc.threads, j.nItems, ceilDiv(ceilDiv(tc.n, skinnyNB), j.nItems), tc.items, tc.blocks)
+		}
+	}
+}
+
+// TestSkinnyKC checks the skinny K blocks: 64 rows, 16 for the pair
+// kernels with one or two rows of A.
+func TestSkinnyKC(t *testing.T) {
+	v, vp := variantByName("avx512"), variantByName("avx512bf16")
+	if v == nil || v.skinny == nil || vp == nil || vp.skinny == nil {
+		t.Skip("no skinny kernels")
+	}
+	for _, tc := range []struct {
+		v     *variant
+		m, kc int
+	}{{v, 1, skinnyKC}, {v, 16, skinnyKC}, {vp, 1, skinnyKCPairs}, {vp, 2, skinnyKCPairs}, {vp, 3, skinnyKC}, {vp, 16, skinnyKC}} {
+		a := MatMulArgs{M: tc.m, N: 300, K: 1000, Batch: 1}
+		a.B.DType = tile.BF16
+		j := job{a: &a, v: tc.v}
+		j.skinnySplit(2)
+		if j.kc != tc.kc || j.numKBlk != ceilDiv(1000, tc.kc) {
+			t.Errorf("%s M=%d: K block %d (%d blocks), want %d", tc.v.Name, tc.m, j.kc, j.numKBlk, tc.kc)
+		}
+	}
+	// The short K blocks against the reference: odd K over many blocks,
+	// a masked last column block, A transposed or not.
+	r := newRand(t)
+	for _, m := range []int{1, 2} {
+		for _, trans := range []bool{false, true} {
+			c := f32Case(m, 130, 301)
+			c.A.dt, c.B.dt, c.A.trans, c.Threads, c.Bias = tile.BF16, tile.BF16, trans, 2, true
+			check(t, r, c)
 		}
 	}
 }

@@ -59,6 +59,12 @@ const (
 	// bytes per CPU second at M = 16 rose 3–4% (f32) and 9% (bf16),
 	// M = 1 and 4 unchanged (medians of 3, busy machine).
 	skinnyKC = 64
+	// skinnyKCPairs is the K block of the pair kernels for one or two
+	// rows of A: one-thread B bytes per CPU second with 16 rows against
+	// 64, 1×4096×4096 bf16: 23–25 GB against 19–21, 2 rows 23.4 against
+	// 20.2; 3 rows even, 4 and 6 rows lower (16.4 against 17.5–21,
+	// 14 against 15.8), f32 lower too (busy machine, medians of 2–4).
+	skinnyKCPairs, skinnyKCPairsRows = 16, 2
 	// skinnyRun is the bytes of a row of B that a K block takes in turn,
 	// in column blocks of skinnyNB: 8 blocks of f32, 16 of bf16. With 1
 	// KiB runs (8 blocks of bf16) the bf16 products read B at 15–16 GB
@@ -105,6 +111,9 @@ func (j *job) skinnySplit(threads int) {
 	j.nItems = max(1, min(blocks, max(ceilDiv(threads, a.Batch), min(ceilDiv(4*threads, a.Batch), blocks/j.sb))))
 	j.items = a.Batch * j.nItems
 	j.kc = skinnyKC
+	if j.v.skinny.pairs && a.M <= skinnyKCPairsRows {
+		j.kc = skinnyKCPairs
+	}
 	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
 }
 
