@@ -25,8 +25,9 @@ import (
 // read that (without pairing again), prefetching meanwhile the next block
 // of B, which keeps the memory busy while they compute from L1 (about 8%
 // more bytes of B per CPU second at M = 16, busy machine). The f32
-// variant multiplies f32 B, or bf16 B widened exactly, with one FMA per k, as its blocked kernel does; the pair variant multiplies
-// bf16 pairs with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
+// variant multiplies f32 B, or bf16 B widened exactly, with one FMA per
+// k, as its blocked kernel does; the pair variant multiplies bf16 pairs
+// with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
 // numerics, subnormal flushes included). Only the order of the K blocks'
 // partial sums differs, within f32 rounding.
 
