@@ -94,7 +94,12 @@ type converters struct {
 type variant struct {
 	MatMulVariant
 	kernel kernelFunc
-	cvt    converters
+	// kernelPackB, when not nil, is kernel reading each k step of B from
+	// f32 rows lds bytes apart (from src on) and storing it to the
+	// panel b as it multiplies it: the first tile of each panel packs it
+	// so, when the panels are not shared (see item).
+	kernelPackB func(kc int, a, b, c *float32, ldc, accum int, src unsafe.Pointer, lds int)
+	cvt         converters
 	// transPack, when not nil, transposes w rows of kc floats (row i at
 	// src + i·ld, kc a multiple of 16) into kc panel steps of w floats; it
 	// reports false for a w it does not handle. It may write up to
@@ -166,6 +171,7 @@ type job struct {
 	// skinny, when not nil, are the kernels of the skinny path, which the
 	// items take instead of the blocked one.
 	skinny, skinnyStore []skinnyFunc
+	sb                  int // column blocks of a run (skinnyRun)
 	// sharedB, when not nil, holds the whole of op(B) packed (see
 	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
 	// block jb and K block kb. The items then pack only A.
@@ -365,12 +371,25 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 				ks = ceilDiv(kc, 2)
 			}
 			bBuf := w.b
+			// fuse: the first tile of each full panel packs it (see
+			// kernelPackB), from f32 rows of B at bSrc, bLD bytes apart.
+			fuse := false
+			var bSrc unsafe.Pointer
+			bLD := 4 * a.B.LD
 			switch {
 			case j.sharedB != nil:
 				slot := (jc/nc0*j.numKBlk + kb) * j.bSlot
 				bBuf = j.sharedB[slot : slot+j.bSlot]
 			case v.BF16Pairs:
 				v.packPairsB(w.b, &a.B, b, pc, kc, jc, nc, w.h)
+			case v.kernelPackB != nil && a.B.DType == tile.F32 && !a.B.Trans && kc > 0:
+				fuse = true
+				off := b*a.B.BatchStride + pc*a.B.LD + jc
+				bSrc = unsafe.Pointer(f32At(a.B.Data, off))
+				if full := nc / NR * NR; full < nc {
+					// The last panel is not full: packed here.
+					v.packRows(w.b[full*kc:], &a.B, off+full, a.B.LD, kc, nc-full, NR, 1, w.buf)
+				}
 			default:
 				v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
 			}
@@ -388,13 +407,17 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 						mr := min(MR, mc-ir)
 						ap := &w.a[ir*ks]
 						i, jj := ic+ir, jc+jr
+						var src unsafe.Pointer // B's rows, when this tile packs the panel
+						if fuse && ic == m0 && ir == 0 && nr == NR {
+							src = unsafe.Add(bSrc, 4*jr)
+						}
 						switch j.mode {
 						case destD:
 							d := f32At(a.D.Data, dBase+i*a.D.LD+jj)
 							if mr == MR && nr == NR {
-								v.kernel(ks, ap, bp, d, a.D.LD, accum)
+								v.runKernel(ks, ap, bp, d, a.D.LD, accum, src, bLD)
 							} else {
-								v.kernel(ks, ap, bp, tileP, NR, 0)
+								v.runKernel(ks, ap, bp, tileP, NR, 0, src, bLD)
 								mergeTile(d, a.D.LD, w.tile, NR, mr, nr, first)
 							}
 							if last && j.epi {
@@ -402,12 +425,12 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 							}
 						case destScratch:
 							s := &w.scratch[(i-m0)*ldS+jr]
-							v.kernel(ks, ap, bp, s, ldS, accum)
+							v.runKernel(ks, ap, bp, s, ldS, accum, src, bLD)
 							if last {
 								j.epilogue(w, b, i, jj, mr, nr, s, ldS)
 							}
 						default:
-							v.kernel(ks, ap, bp, tileP, NR, 0)
+							v.runKernel(ks, ap, bp, tileP, NR, 0, src, bLD)
 							j.epilogue(w, b, i, jj, mr, nr, tileP, NR)
 						}
 					}
@@ -415,6 +438,17 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 			}
 		}
 	}
+}
+
+// runKernel runs the micro-kernel on the tile, or kernelPackB when src
+// is not nil: then it also packs the B panel bp from the f32 rows at src,
+// lds bytes apart.
+func (v *variant) runKernel(ks int, ap, bp, c *float32, ldc, accum int, src unsafe.Pointer, lds int) {
+	if src != nil {
+		v.kernelPackB(ks, ap, bp, c, ldc, accum, src, lds)
+		return
+	}
+	v.kernel(ks, ap, bp, c, ldc, accum)
 }
 
 // mergeTile stores (first) or adds the mr×nr corner of an NR-wide tile to d.

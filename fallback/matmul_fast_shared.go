@@ -19,6 +19,21 @@ import (
 // the per-item packing.
 const maxSharedB = 64 << 20
 
+// minSharedB is the smallest packed op(B), in bytes, that the workers
+// share: a packed B that fits in one core's L2 (512³ f32: 1 MiB) is
+// cheaper packed by each worker for itself, in its own L2, than packed
+// once into lines the other cores then pull over, behind a barrier and a
+// second hand-off to the workers. Measured by process CPU time on 2 Zen 5
+// cores (BenchmarkMatMulCPUTime, of-peak-cpu, 2 runs each): 512³ 0.79–0.88
+// shared against 0.98–1.03 not; 1024³ (4 MiB) 0.86–0.87 against 0.86–0.91,
+// even; 2048³ keeps sharing.
+var minSharedB = func() int { _, l2, _ := cacheSizes(); return l2 }()
+
+// testShareSmallB, set by tests, lets products whose packed B is under
+// minSharedB share it too, so that small shapes run through the shared
+// path.
+var testShareSmallB bool
+
 // sharedBRuns counts the products that shared B, for the tests.
 var sharedBRuns atomic.Int64
 
@@ -42,7 +57,7 @@ func (j *job) shareB(threads int) bool {
 	}
 	j.bSlot = nc0*ks0 + panelSlack
 	tasks := nBlk * j.numKBlk
-	if 4*tasks*j.bSlot > maxSharedB {
+	if packed := 4 * tasks * (j.bSlot - panelSlack); packed > maxSharedB || packed <= minSharedB && !testShareSmallB {
 		return false
 	}
 	var buf []float32

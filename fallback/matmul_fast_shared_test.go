@@ -13,7 +13,8 @@ import (
 // packing did run.
 func TestMatMulFastSharedB(t *testing.T) {
 	r := newRand(t)
-	defer func() { testBlocking = nil }()
+	defer func() { testBlocking, testShareSmallB = nil, false }()
+	testShareSmallB = true
 	before := sharedBRuns.Load()
 	for _, blk := range []*blocking{nil, {kc: 16, mc: 28, nc: 64}, {kc: 24, mc: 42, nc: 96}} {
 		testBlocking = blk
@@ -32,5 +33,34 @@ func TestMatMulFastSharedB(t *testing.T) {
 	}
 	if sharedBRuns.Load() == before && variantByName("avx512") != nil && variantByName("avx512").Available() {
 		t.Error("no product shared its packed B")
+	}
+}
+
+// TestMatMulFastSharedBMin checks the size rule: a product whose packed B
+// fits in minSharedB packs it per worker, a larger one shares it.
+func TestMatMulFastSharedBMin(t *testing.T) {
+	v := variantByName("avx512")
+	if v == nil || !v.Available() {
+		t.Skip("no AVX-512")
+	}
+	r := newRand(t)
+	for _, tc := range []struct {
+		n     int
+		share bool
+	}{{64, false}, {512, false}, {1024, true}} {
+		if !tc.share && 4*tc.n*tc.n > minSharedB || tc.share && 4*tc.n*tc.n <= minSharedB {
+			continue // another L2 size
+		}
+		a := &MatMulArgs{M: tc.n, N: tc.n, K: tc.n, Batch: 1, Alpha: 1, Threads: 2}
+		a.A = newMatrix(r, mat{dt: tile.F32}, 1, tc.n, tc.n)
+		a.B = newMatrix(r, mat{dt: tile.F32}, 1, tc.n, tc.n)
+		a.D = newMatrix(r, mat{dt: tile.F32}, 1, tc.n, tc.n)
+		before := sharedBRuns.Load()
+		if err := MatMulFast("avx512", a); err != nil {
+			t.Fatal(err)
+		}
+		if got := sharedBRuns.Load() != before; got != tc.share {
+			t.Errorf("%d³: shared B %v, want %v (minSharedB %d)", tc.n, got, tc.share, minSharedB)
+		}
 	}
 }

@@ -17,14 +17,17 @@ import (
 // and multiplies groups of up to 6 rows of A with 64 columns of B at a
 // time, read where they lie, row after row (skinnyFunc): every element of
 // B is loaded from memory once. K is cut in blocks of skinnyKC rows, each
-// taken across up to skinnySB column blocks in turn, so that B is read in
-// runs of 512 or more contiguous bytes of a row. When M is more than 6,
-// the first group of rows also stores the block of B as it multiplied it
-// (widened or paired) to a 32 KiB buffer, contiguous, so in L1 whatever
-// B's row stride, and the further groups read that (without pairing
-// again). The f32 variant multiplies f32 B, or bf16 B widened exactly, with
-// one FMA per k, as its blocked kernel does; the pair variant multiplies
-// bf16 pairs with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
+// taken across the column blocks of a run of skinnyRun bytes of a row in
+// turn, so that B is read in runs of up to 2 KiB contiguous bytes of a
+// row. When M is more than 6, the first group of rows also stores the
+// block of B as it multiplied it (widened or paired) to a 16 KiB buffer,
+// contiguous, so in L1 whatever B's row stride, and the further groups
+// read that (without pairing again), prefetching meanwhile the next block
+// of B, which keeps the memory busy while they compute from L1 (about 8%
+// more bytes of B per CPU second at M = 16, busy machine). The f32
+// variant multiplies f32 B, or bf16 B widened exactly, with one FMA per
+// k, as its blocked kernel does; the pair variant multiplies bf16 pairs
+// with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
 // numerics, subnormal flushes included). Only the order of the K blocks'
 // partial sums differs, within f32 rounding.
 
@@ -49,10 +52,28 @@ type skinnyKernels struct {
 }
 
 const (
-	skinnyMaxM = 16  // the most rows of op(A) the skinny path takes
-	skinnyNB   = 64  // columns per kernel call
-	skinnyKC   = 128 // K block
-	skinnySB   = 8   // column blocks that take a K block in turn
+	skinnyMaxM = 16 // the most rows of op(A) the skinny path takes
+	skinnyNB   = 64 // columns per kernel call
+	// skinnyKC is the K block. 64 rows rather than 128 halve the L1
+	// copy of a block (16 KiB of f32), which then stays in L1 beside the
+	// block of B streaming in and the next one prefetched: one-thread B
+	// bytes per CPU second at M = 16 rose 3–4% (f32) and 9% (bf16),
+	// M = 1 and 4 unchanged (medians of 3, busy machine).
+	skinnyKC = 64
+	// skinnyKCPairs is the K block of the pair kernels for one or two
+	// rows of A: one-thread B bytes per CPU second with 16 rows against
+	// 64, 1×4096×4096 bf16: 23–25 GB against 19–21, 2 rows 23.4 against
+	// 20.2; 3 rows even, 4 and 6 rows lower (16.4 against 17.5–21,
+	// 14 against 15.8), f32 lower too (busy machine, medians of 2–4).
+	skinnyKCPairs, skinnyKCPairsRows = 16, 2
+	// skinnyRun is the bytes of a row of B that a K block takes in turn,
+	// in column blocks of skinnyNB: 8 blocks of f32, 16 of bf16. With 1
+	// KiB runs (8 blocks of bf16) the bf16 products read B at 15–16 GB
+	// per CPU second against 18–19 with 2 KiB, the f32 ones' run
+	// (BenchmarkMatMulCPUTime, B-GB/cpu-s, 1×4096×4096 bf16, busy).
+	skinnyRun = 2048
+	// skinnySB is the most column blocks of a run (bf16).
+	skinnySB = skinnyRun / (2 * skinnyNB)
 )
 
 // skinnyPF is how many rows of B ahead the skinny kernels prefetch.
@@ -80,15 +101,20 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 }
 
 // skinnySplit shares the column blocks of every batch out as work items,
-// about four per thread so that a worker slowed by other load leaves its
-// share to the others, and sets the K block.
+// up to four per thread so that a worker slowed by other load leaves its
+// share to the others, but no narrower than a run (skinnyRun) when there
+// are columns enough for every thread to get one, and sets the K block.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
 	blocks := ceilDiv(a.N, skinnyNB)
+	j.sb = skinnyRun / (skinnyNB * a.B.DType.Size())
 	j.mItems = 1
-	j.nItems = max(1, min(blocks, ceilDiv(4*threads, a.Batch)))
+	j.nItems = max(1, min(blocks, max(ceilDiv(threads, a.Batch), min(ceilDiv(4*threads, a.Batch), blocks/j.sb))))
 	j.items = a.Batch * j.nItems
 	j.kc = skinnyKC
+	if j.v.skinny.pairs && a.M <= skinnyKCPairsRows {
+		j.kc = skinnyKCPairs
+	}
 	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
 }
 
@@ -131,13 +157,13 @@ func (j *job) skinnyWork(w *workspace) {
 			packed = b
 		}
 		n0, n1 := itemRange(part, j.nItems, a.N, skinnyNB)
-		for jj := n0; jj < n1; jj += skinnySB * skinnyNB {
-			j.skinnyBlock(w, b, jj, min(skinnySB*skinnyNB, n1-jj))
+		for jj := n0; jj < n1; jj += j.sb * skinnyNB {
+			j.skinnyBlock(w, b, jj, min(j.sb*skinnyNB, n1-jj))
 		}
 	}
 }
 
-// skinnyBlock computes columns [j0, j0+n) of D[b], n ≤ skinnySB·skinnyNB:
+// skinnyBlock computes columns [j0, j0+n) of D[b], n ≤ j.sb·skinnyNB:
 // for each K block, the column blocks in turn, so that B is read a few
 // hundred contiguous bytes of a row at a time (a page of B serves all of
 // them while its TLB entry is warm) rather than 64 columns down the whole
@@ -169,6 +195,17 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 				bp = unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0+jb)*sz])
 			}
 			cb := unsafe.Add(unsafe.Pointer(c), 4*jb)
+			// next is the block of B after this one, which the rest
+			// kernels prefetch: the next column block, or the first
+			// of the next K block; nil after the last.
+			var next unsafe.Pointer
+			switch {
+			case kc == 0:
+			case jb+skinnyNB < n:
+				next = unsafe.Add(bp, skinnyNB*sz)
+			case pc+j.kc < K:
+				next = unsafe.Pointer(&B.Data[(b*B.BatchStride+(pc+j.kc)*B.LD+j0)*sz])
+			}
 			for g := 0; g < M; g += rows {
 				r := min(rows, M-g)
 				cg := (*float32)(unsafe.Add(cb, 4*g*ldc))
@@ -179,8 +216,11 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 				case g == 0:
 					// The first rows keep a copy of the block of B.
 					j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
+				case g == rows && next != nil:
+					// The first further rows prefetch the next block.
+					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, ldb, (*float32)(next))
 				default:
-					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, nil)
+					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, &w.sk[0])
 				}
 			}
 		}

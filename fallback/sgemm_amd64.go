@@ -17,6 +17,13 @@ import (
 //go:noescape
 func sgemmKernelAVX512(kc int, a, b, c *float32, ldc, accum int)
 
+// sgemmKernelPackBAVX512 is sgemmKernelAVX512 reading each k step of B
+// from f32 rows lds bytes apart, from src on, and storing it to the panel
+// at b as it goes (see fuseB in sgemm_gen.go).
+//
+//go:noescape
+func sgemmKernelPackBAVX512(kc int, a, b, c *float32, ldc, accum int, src unsafe.Pointer, lds int)
+
 // sbgemmKernelAVX512BF16 is the 14×32 kernel on bf16 pairs: kc counts pair
 // steps, each 32-bit panel value holds the bf16 values of k = 2s (low half)
 // and 2s+1 (high half), and VDPBF16PS accumulates both products.
@@ -44,8 +51,8 @@ func pairRowsAVX512(dst []float32, lo, hi []uint16, W, kp int) int {
 // Skinny kernels in sgemm_amd64.s (see skinnyFunc and skinnyAVX512 in
 // sgemm_gen.go): r rows of packed A by 64 columns of B read in place, f32,
 // bf16 widened to f32, or bf16 in pairs for VDPBF16PS; the Store forms
-// also copy what they read of B to a buffer, which the DPBF16Buf forms
-// (and the f32 ones) read back for the further rows.
+// also copy what they read of B to a buffer, which the DPBF16Buf and Rest
+// forms read back for the further rows, prefetching the next block of B.
 
 //go:noescape
 func skinny1x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
@@ -173,6 +180,24 @@ func skinny5x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ld
 //go:noescape
 func skinny6x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
 
+//go:noescape
+func skinny1x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny2x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny3x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny4x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny5x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
+//go:noescape
+func skinny6x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+
 // skinnyAVX512 holds the skinny kernels of the f32 AVX-512 variant, and
 // skinnyDPBF16 those of the bf16 pair variant. Their masks take AVX512BW's
 // 64-bit mask moves, and the bf16 loads its VPMOVZXWD on zmm.
@@ -187,8 +212,8 @@ var (
 			skinny4x64AVX512Store, skinny5x64AVX512Store, skinny6x64AVX512Store},
 		bf16Store: []skinnyFunc{skinny1x64BF16AVX512Store, skinny2x64BF16AVX512Store, skinny3x64BF16AVX512Store,
 			skinny4x64BF16AVX512Store, skinny5x64BF16AVX512Store, skinny6x64BF16AVX512Store},
-		rest: []skinnyFunc{skinny1x64AVX512, skinny2x64AVX512, skinny3x64AVX512,
-			skinny4x64AVX512, skinny5x64AVX512, skinny6x64AVX512},
+		rest: []skinnyFunc{skinny1x64RestAVX512, skinny2x64RestAVX512, skinny3x64RestAVX512,
+			skinny4x64RestAVX512, skinny5x64RestAVX512, skinny6x64RestAVX512},
 	}
 	skinnyDPBF16 = &skinnyKernels{
 		features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512BF16},
@@ -325,10 +350,11 @@ func asmVariants() []*variant {
 				Features: []cpuid.FeatureID{cpuid.AVX512F},
 				MR:       avx512MR, NR: avx512NR,
 			},
-			kernel:    sgemmKernelAVX512,
-			transPack: transPackAVX512,
-			skinny:    skinnyAVX512,
-			cvt:       wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
+			kernel:      sgemmKernelAVX512,
+			kernelPackB: sgemmKernelPackBAVX512,
+			transPack:   transPackAVX512,
+			skinny:      skinnyAVX512,
+			cvt:         wideConverters(16, cvtF16ToF32AVX512, cvtBF16ToF32AVX512, cvtF32ToF16AVX512, cvtF32ToBF16AVX512),
 		},
 		{
 			MatMulVariant: MatMulVariant{

@@ -82,6 +82,9 @@ func main() {
 		return
 	}
 	kernelAVX512("sgemmKernelAVX512", 14, 2, 4, false)
+	fuseB = true
+	kernelAVX512("sgemmKernelPackBAVX512", 14, 2, 4, false)
+	fuseB = false
 	dotBF16 = true
 	kernelAVX512("sbgemmKernelAVX512BF16", 14, 2, 4, false)
 	dotBF16 = false
@@ -100,6 +103,9 @@ func main() {
 	for r := 1; r <= skinnyRows; r++ {
 		skinnyAVX512(r, skinnyPairsBuf, false)
 	}
+	for r := 1; r <= skinnyRows; r++ {
+		skinnyAVX512(r, skinnyF32Rest, false)
+	}
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -117,15 +123,44 @@ func main() {
 // into CX (kc), SI (a), DI (b), DX (c) and R8 (ldc in bytes).
 func kernelHeader(name string) {
 	p("")
-	p("// func %s(kc int, a, b, c *float32, ldc, accum int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	if fuseB {
+		p("// func %s(kc int, a, b, c *float32, ldc, accum int, src unsafe.Pointer, lds int)", name)
+		p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	} else {
+		p("// func %s(kc int, a, b, c *float32, ldc, accum int)", name)
+		p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	}
 	p("\tMOVQ kc+0(FP), CX")
 	p("\tMOVQ a+8(FP), SI")
 	p("\tMOVQ b+16(FP), DI")
 	p("\tMOVQ c+24(FP), DX")
 	p("\tMOVQ ldc+32(FP), R8")
 	p("\tSHLQ $2, R8")
+	if fuseB {
+		p("\tMOVQ src+48(FP), R10")
+		p("\tMOVQ lds+56(FP), R11")
+		p("\tMOVQ R11, R12")
+		p("\tSHLQ $%d, R12", log2(fuseBPrefetchRows))
+	}
 }
+
+// fuseB makes kernelAVX512 write the kernel that packs its B panel as it
+// goes,
+//
+//	func name(kc int, a, b, c *float32, ldc, accum int, src unsafe.Pointer, lds int)
+//
+// which reads each k step of B from the stored rows of f32 B instead (the
+// row of step k at src + k·lds bytes, nr floats), stores it to the panel
+// at b, where the plain kernel would have read it, and multiplies it. The
+// first tile of a panel packs it so: its loads from memory overlap the
+// FMAs rather than stall a separate copying pass. It prefetches the
+// rows fuseBPrefetchRows ahead, a stream the hardware prefetchers do not
+// follow across pages.
+var fuseB bool
+
+// fuseBPrefetchRows is how many rows of B ahead the fused kernel
+// prefetches (a power of two).
+const fuseBPrefetchRows = 16
 
 // kernelAVX512 writes an mr×(16·nv) kernel: mr·nv zmm accumulators, nv zmm
 // for the row of B and two zmm that take turns holding broadcast elements of
@@ -164,7 +199,18 @@ func kernelAVX512(name string, mr, nv, u int, bcst bool) {
 	p("%s_late:", name)
 	step := func(k int) {
 		for v := 0; v < nv; v++ {
+			if fuseB {
+				p("\tVMOVUPS %d(R10), %s", 64*v, breg(v))
+				p("\tVMOVUPS %s, %d(DI)", breg(v), 4*(k*nr+16*v))
+				continue
+			}
 			p("\tVMOVUPS %d(DI), %s", 4*(k*nr+16*v), breg(v))
+		}
+		if fuseB {
+			for l := 0; l < nr*4; l += 64 {
+				p("\tPREFETCHT0 %d(R10)(R12*1)", l)
+			}
+			p("\tADDQ R11, R10")
 		}
 		if prefetchB > 0 {
 			for l := 0; l < nr*4; l += 64 {
@@ -779,11 +825,12 @@ const (
 	skinnyBF16                    // bf16 B widened exactly to f32, VFMADD231PS
 	skinnyPairs                   // bf16 B, two rows paired in registers, VDPBF16PS
 	skinnyPairsBuf                // B already paired, 64 pairs a step (a buffer that skinnyPairs stored), VDPBF16PS
+	skinnyF32Rest                 // f32 B from a buffer that a Store kernel wrote, VFMADD231PS
 )
 
 // skinnyName names the skinny kernel of r rows.
 func skinnyName(r int, b skinnyB, store bool) string {
-	n := fmt.Sprintf("skinny%dx64%sAVX512", r, [...]string{"", "BF16", "DPBF16", "DPBF16Buf"}[b])
+	n := fmt.Sprintf("skinny%dx64%sAVX512", r, [...]string{"", "BF16", "DPBF16", "DPBF16Buf", "Rest"}[b])
 	if store {
 		n += "Store"
 	}
@@ -815,6 +862,14 @@ func skinnyName(r int, b skinnyB, store bool) string {
 // paired rows from b as they are, ⌈kc/2⌉ steps of 64 words ldb bytes
 // apart.
 //
+// skinnyPairsBuf and skinnyF32Rest read a buffer a Store kernel wrote (the
+// further groups of rows of a block), which leaves the memory idle while
+// they run: they prefetch instead the block of B that the next Store
+// kernel reads, at buf, one row of it (skinnyF32Rest, 256 bytes) or two
+// (skinnyPairsBuf, 128 bytes each, pf bytes apart) a step, advancing buf
+// by pf bytes a row. With pf zero they prefetch the same bytes over and
+// over: a buf with nothing to prefetch may point anywhere readable.
+//
 // With store, the kernel also writes each step of B as it multiplied it
 // (f32, widened bf16 or paired bf16, zero in the columns outside mask) to
 // buf, 256 bytes a step: the further groups of rows of the same block then
@@ -836,8 +891,12 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 	p("\tMOVQ ldc+48(FP), R8")
 	p("\tMOVQ mask+64(FP), AX")
 	p("\tMOVQ pf+72(FP), R10")
-	if store {
+	rest := bt == skinnyPairsBuf || bt == skinnyF32Rest
+	if store || rest {
 		p("\tMOVQ buf+80(FP), R14")
+	}
+	if bt == skinnyPairsBuf {
+		p("\tLEAQ (R10)(R10*1), R12") // two rows of B to prefetch a step
 	}
 	p("\tKMOVQ AX, K1")
 	for v := 1; v < 4; v++ {
@@ -853,7 +912,7 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 	step := func(pair bool) {
 		for v := 0; v < 4; v++ {
 			switch {
-			case bt == skinnyF32:
+			case bt == skinnyF32 || bt == skinnyF32Rest:
 				p("\tVMOVUPS.Z %d(DI), K%d, %s", 64*v, v+1, breg(v))
 			case bt == skinnyBF16:
 				p("\tVPMOVZXWD.Z %d(DI), K%d, %s", 32*v, v+1, breg(v))
@@ -880,10 +939,22 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 		if bt == skinnyBF16 || bt == skinnyPairs {
 			lines = 2
 		}
-		for l := 0; l < lines; l++ {
-			p("\tPREFETCHT0 %d(DI)(R10*1)", 64*l)
-			if pair {
-				p("\tPREFETCHT0 %d(DI)(R12*1)", 64*l)
+		switch bt {
+		case skinnyF32Rest:
+			for l := 0; l < 4; l++ {
+				p("\tPREFETCHT0 %d(R14)", 64*l)
+			}
+		case skinnyPairsBuf:
+			for l := 0; l < 2; l++ {
+				p("\tPREFETCHT0 %d(R14)", 64*l)
+				p("\tPREFETCHT0 %d(R14)(R10*1)", 64*l)
+			}
+		default:
+			for l := 0; l < lines; l++ {
+				p("\tPREFETCHT0 %d(DI)(R10*1)", 64*l)
+				if pair {
+					p("\tPREFETCHT0 %d(DI)(R12*1)", 64*l)
+				}
 			}
 		}
 		for i := 0; i < r; i++ {
@@ -925,6 +996,12 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 		step(false)
 		p("\tADDQ R9, DI")
 		p("\tADDQ R11, SI")
+		switch bt {
+		case skinnyF32Rest:
+			p("\tADDQ R10, R14")
+		case skinnyPairsBuf:
+			p("\tADDQ R12, R14")
+		}
 		p("\tDECQ CX")
 		p("\tJNZ %s_loop", name)
 	}

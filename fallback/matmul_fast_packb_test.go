@@ -1,0 +1,125 @@
+package fallback
+
+import (
+	"math"
+	"testing"
+	"unsafe"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// TestKernelPackB checks the kernel that packs its B panel as it goes
+// against packB followed by the plain kernel, on random data, bit for bit:
+// the panel it writes and the tile it stores or adds (the same FMAs in the
+// same order), for K step counts around the unrolled loop and its C
+// prefetch, and a padded row stride of B.
+func TestKernelPackB(t *testing.T) {
+	v := variantByName("avx512")
+	if v == nil || !v.Available() || v.kernelPackB == nil {
+		t.Skip("no AVX-512 kernel that packs B")
+	}
+	r := newRand(t)
+	MR, NR := v.MR, v.NR
+	// From 132 steps (33 unrolled trips) the kernels prefetch C inside
+	// the k loop rather than before it (prefetchCTrips in sgemm_gen.go).
+	for _, kc := range []int{0, 1, 3, 4, 5, 17, 131, 132, 135, 600} {
+		for _, accum := range []int{0, 1} {
+			const n = 45 // columns of B: the panel is columns 7 to 38
+			A := newMatrix(r, mat{dt: tile.F32}, 1, MR, max(kc, 1))
+			B := newMatrix(r, mat{dt: tile.F32, ldPad: 3}, 1, max(kc, 1), n)
+			ap := growAligned(nil, MR*max(kc, 1)+panelSlack)
+			buf := make([]float32, 2*max(kc, MR, NR)*NR)
+			v.packA(ap, &A, 0, 0, MR, 0, kc, 1, buf)
+			want := growAligned(nil, NR*max(kc, 1)+panelSlack)
+			v.packB(want, &B, 0, 0, kc, 7, NR, buf)
+
+			const ldc = 40
+			c0 := make([]float32, MR*ldc)
+			for i := range c0 {
+				c0[i] = randUnit(r)
+			}
+			wantC, gotC := append([]float32(nil), c0...), append([]float32(nil), c0...)
+			v.kernel(kc, &ap[0], &want[0], &wantC[0], ldc, accum)
+
+			got := growAligned(nil, NR*max(kc, 1)+panelSlack)
+			for i := range got {
+				got[i] = float32(math.NaN()) // poison: every step must be written
+			}
+			src := unsafe.Pointer(f32At(B.Data, 7))
+			v.kernelPackB(kc, &ap[0], &got[0], &gotC[0], ldc, accum, src, 4*B.LD)
+
+			for i := range kc * NR {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("kc %d: panel[%d] = %v, want %v", kc, i, got[i], want[i])
+				}
+			}
+			for i := range gotC {
+				if math.Float32bits(gotC[i]) != math.Float32bits(wantC[i]) {
+					t.Fatalf("kc %d accum %d: c[%d] = %v, want %v", kc, accum, i, gotC[i], wantC[i])
+				}
+			}
+		}
+	}
+}
+
+// TestSkinnySplit checks the skinny path's work items: up to four per
+// thread, none narrower than a run of skinnyRun bytes of a row of B when
+// there are columns enough for each thread to get one, and at least one
+// per thread when there are blocks enough.
+func TestSkinnySplit(t *testing.T) {
+	v, vp := variantByName("avx512"), variantByName("avx512bf16")
+	if v == nil || v.skinny == nil || vp == nil || vp.skinny == nil {
+		t.Skip("no skinny kernels")
+	}
+	for _, tc := range []struct {
+		dt            tile.DType
+		n, threads    int
+		items, blocks int
+	}{
+		{tile.F32, 4096, 2, 8, 8},   // 64 blocks, runs of 8
+		{tile.BF16, 4096, 2, 4, 16}, // runs of 16
+		{tile.BF16, 1024, 2, 2, 8},  // one run: still one item per thread
+		{tile.F32, 100, 4, 2, 1},    // two blocks
+		{tile.BF16, 64 * 200, 1, 4, 50},
+	} {
+		a := MatMulArgs{M: 3, N: tc.n, K: 10, Batch: 1}
+		a.B.DType = tc.dt
+		j := job{a: &a, v: v}
+		j.skinnySplit(tc.threads)
+		if j.nItems != tc.items || ceilDiv(ceilDiv(tc.n, skinnyNB), j.nItems) != tc.blocks {
+			t.Errorf("%v N=%d threads %d: %d items of %d blocks, want %d of %d",
+				tc.dt, tc.n, tc.threads, j.nItems, ceilDiv(ceilDiv(tc.n, skinnyNB), j.nItems), tc.items, tc.blocks)
+		}
+	}
+}
+
+// TestSkinnyKC checks the skinny K blocks: 64 rows, 16 for the pair
+// kernels with one or two rows of A.
+func TestSkinnyKC(t *testing.T) {
+	v, vp := variantByName("avx512"), variantByName("avx512bf16")
+	if v == nil || v.skinny == nil || vp == nil || vp.skinny == nil {
+		t.Skip("no skinny kernels")
+	}
+	for _, tc := range []struct {
+		v     *variant
+		m, kc int
+	}{{v, 1, skinnyKC}, {v, 16, skinnyKC}, {vp, 1, skinnyKCPairs}, {vp, 2, skinnyKCPairs}, {vp, 3, skinnyKC}, {vp, 16, skinnyKC}} {
+		a := MatMulArgs{M: tc.m, N: 300, K: 1000, Batch: 1}
+		a.B.DType = tile.BF16
+		j := job{a: &a, v: tc.v}
+		j.skinnySplit(2)
+		if j.kc != tc.kc || j.numKBlk != ceilDiv(1000, tc.kc) {
+			t.Errorf("%s M=%d: K block %d (%d blocks), want %d", tc.v.Name, tc.m, j.kc, j.numKBlk, tc.kc)
+		}
+	}
+	// The short K blocks against the reference: odd K over many blocks,
+	// a masked last column block, A transposed or not.
+	r := newRand(t)
+	for _, m := range []int{1, 2} {
+		for _, trans := range []bool{false, true} {
+			c := f32Case(m, 130, 301)
+			c.A.dt, c.B.dt, c.A.trans, c.Threads, c.Bias = tile.BF16, tile.BF16, trans, 2, true
+			check(t, r, c)
+		}
+	}
+}
