@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/big"
 	"math/bits"
 	"math/rand/v2"
 	"testing"
@@ -244,11 +245,15 @@ func simPtxasMemForms(t *testing.T, sm int) {
 }
 
 // TestSimPtxasDmath runs ptxas's dmath kernel: binary64 add, sub, mul and
-// fma in all four roundings, min, max, abs, neg, IEEE division, rcp and
-// sqrt, an approximate rcp, two compares and two selects. The selects
-// make the output fd1 when either input is NaN and fd2 otherwise (the
-// arithmetic is reachable only through a combination that cannot hold),
-// so the reference is exact; NaN inputs keep their payloads.
+// fma in each rounding direction (DADD.RZ, DMUL.RM, DMUL.RP, DFMA.RZ),
+// min and max (DSETP.MIN/MAX with FSEL/SEL), |x| and -x, IEEE division,
+// reciprocal and square root (Newton iterations on MUFU.RCP64H/RSQ64H with
+// their slow-path calls), compares and selects, on random binary64 inputs
+// (subnormals, NaNs with payloads, signalling NaNs). out[2t] is the exact
+// chain, compared bit for bit (a NaN result by NaN-ness: the payload of a
+// NaN an operation makes is not specified), against a reference with
+// math/big for the directed roundings; out[2t+1] is rcp.approx.ftz, within
+// 2^-20 relative.
 func TestSimPtxasDmath(t *testing.T) { corpus.ForSMs(t, simPtxasDmath) }
 
 func simPtxasDmath(t *testing.T, sm int) {
@@ -262,19 +267,179 @@ func simPtxasDmath(t *testing.T, sm int) {
 			a[i] = 0x7ff8000000000000 | r.Uint64()>>13 // quiet NaN with a payload
 		case 1:
 			b[i] = 0x7ff0000000000001 | r.Uint64()>>13 // signalling NaN
+		case 2:
+			b[i] = math.Float64bits(math.Float64frombits(a[i]) * (1 + r.Float64()/16)) // close values
 		}
 	}
 	m := NewMemory()
-	aa, ab, ao := alloc(t, m, "a", words64(a), 0), alloc(t, m, "b", words64(b), 0), alloc(t, m, "out", poisonWords(2*n), 0)
+	aa, ab, ao := alloc(t, m, "a", words64(a), 0), alloc(t, m, "b", words64(b), 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
 	launchCorpus(t, "fp64", "dmath", sm, Config{Block: [3]int{n}, Memory: m, Params: params(aa, ab, ao), Poison: true})
 	out := simWords(m.Bytes("out"))
 	for i := range a {
-		want := b[i]
-		if math.IsNaN(math.Float64frombits(a[i])) || math.IsNaN(math.Float64frombits(b[i])) {
-			want = a[i]
+		want := dmathRef(math.Float64frombits(a[i]), math.Float64frombits(b[i]))
+		got := uint64(out[4*i+1])<<32 | uint64(out[4*i])
+		if math.IsNaN(want) && !math.IsNaN(math.Float64frombits(b[i])) {
+			if !math.IsNaN(math.Float64frombits(got)) {
+				t.Fatalf("dmath(%#x, %#x) = %#x, want a NaN", a[i], b[i], got)
+			}
+		} else if w := math.Float64bits(want); got != w && !zeroTie(got, w) {
+			t.Fatalf("dmath(%#x, %#x) = %#x (%g), want %#x (%g)", a[i], b[i], got, math.Float64frombits(got), w, want)
 		}
-		if got := uint64(out[2*i+1])<<32 | uint64(out[2*i]); got != want {
-			t.Fatalf("dmath(%#x, %#x) = %#x, want %#x", a[i], b[i], got, want)
+		rc := math.Float64frombits(uint64(out[4*i+3])<<32 | uint64(out[4*i+2]))
+		bv := math.Float64frombits(b[i])
+		wr := 1 / bv
+		switch {
+		case math.IsNaN(bv):
+			if !math.IsNaN(rc) {
+				t.Fatalf("rcp.approx(%g) = %g, want NaN", bv, rc)
+			}
+		case math.Abs(bv) < 0x1p-1022 || math.IsInf(wr, 0) || math.Abs(wr) < 0x1p-1022:
+			// flushed subnormal sources and results: an infinity or zero
+			// (or a neighbour of the range's end) of the right sign
+			if math.Signbit(rc) != math.Signbit(wr) {
+				t.Fatalf("rcp.approx(%g) = %g, want the sign of %g", bv, rc, wr)
+			}
+		default:
+			if !(math.Abs(rc-wr) <= 0x1p-20*math.Abs(wr)) {
+				t.Fatalf("rcp.approx(%g) = %g, want %g within 2^-20", bv, rc, wr)
+			}
 		}
 	}
+	checkPoison(t, "dmath", out, 4*n)
+}
+
+// zeroTie accepts the two zeros for each other: the order of -0 and +0 in
+// min and max is an assumption of the simulator, not a measured fact.
+func zeroTie(x, y uint64) bool { return x<<1 == 0 && y<<1 == 0 }
+
+// dmathRef is the dmath kernel in Go: the directed roundings through
+// round64, the rest in Go's binary64 (IEEE round to nearest even).
+func dmathRef(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return b
+	}
+	fd3 := a + b
+	fd4 := op64(big.ToZero, a, b, 0, '-')
+	fd5 := op64(big.ToNegativeInf, fd3, fd4, 0, '*')
+	fd6 := op64(big.ToPositiveInf, a, fd4, 0, '*')
+	fd7 := op64(big.ToZero, fd5, fd6, a, 'f')
+	fd8 := minNum(fd7, b)
+	fd9 := maxNum(fd8, a)
+	fd10 := math.Abs(fd9)
+	fd12 := -fd10 + fd3
+	if !(a < b) {
+		return fd12
+	}
+	fd13 := fd12 / b
+	fd14 := 1 / a
+	fd15 := math.Sqrt(fd10)
+	return fd13 + fd14 + fd15
+}
+
+// minNum and maxNum: a NaN gives the other operand; -0 is below +0.
+func minNum(x, y float64) float64 {
+	switch {
+	case x != x:
+		return y
+	case y != y, x < y, x == y && math.Signbit(x):
+		return x
+	}
+	return y
+}
+
+func maxNum(x, y float64) float64 {
+	switch {
+	case x != x:
+		return y
+	case y != y, x > y, x == y && !math.Signbit(x):
+		return x
+	}
+	return y
+}
+
+// op64 is x-y ('-'), x*y ('*') or x*y+z ('f') in binary64 rounded in
+// direction mode, with subnormal results and overflow as IEEE has them.
+// Infinite or NaN operands give Go's result (exact in every direction).
+func op64(mode big.RoundingMode, x, y, z float64, op byte) float64 {
+	if math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsInf(z, 0) || x != x || y != y || z != z {
+		switch op {
+		case '-':
+			return x - y
+		case '*':
+			return x * y
+		}
+		return math.FMA(x, y, z)
+	}
+	const prec = 2200 // holds every exact sum and product of finite binary64 values
+	bx, by := new(big.Float).SetPrec(prec).SetFloat64(x), new(big.Float).SetPrec(prec).SetFloat64(y)
+	e := new(big.Float).SetPrec(prec)
+	switch op {
+	case '-':
+		e.Sub(bx, by)
+	case '*':
+		e.Mul(bx, by)
+	default:
+		e.Mul(bx, by)
+		e.Add(e, new(big.Float).SetPrec(prec).SetFloat64(z))
+	}
+	if e.Sign() == 0 {
+		// an exact zero: -0 only from -0 - +0 or a product or sum of
+		// negative zeros, and +0 - +0 rounding down gives -0
+		switch op {
+		case '-':
+			if x == 0 && y == 0 {
+				return x - y
+			}
+		case '*':
+			return x * y
+		default:
+			if p := x * y; p == 0 && z == 0 {
+				return p + z
+			}
+		}
+		if mode == big.ToNegativeInf {
+			return math.Copysign(0, -1)
+		}
+		return 0
+	}
+	return round64(e, mode)
+}
+
+// round64 rounds the nonzero exact value e to binary64 in direction mode:
+// normal results by big.Float at 53 bits, subnormal ones as a multiple of
+// 2^-1074, overflow to the largest finite value or infinity as the
+// direction says.
+func round64(e *big.Float, mode big.RoundingMode) float64 {
+	neg := e.Signbit()
+	exp := e.MantExp(nil) // 2^(exp-1) <= |e| < 2^exp
+	if exp-1 >= -1022 {
+		r := new(big.Float).SetPrec(53).SetMode(mode).Set(e)
+		if r.MantExp(nil)-1 > 1023 {
+			up := mode == big.ToPositiveInf && !neg || mode == big.ToNegativeInf && neg || mode == big.ToNearestEven
+			if up {
+				return math.Inf(map[bool]int{true: -1, false: 1}[neg])
+			}
+			return math.Copysign(math.MaxFloat64, map[bool]float64{true: -1, false: 1}[neg])
+		}
+		f, _ := r.Float64()
+		return f
+	}
+	// subnormal: round e * 2^1074 to an integer in direction mode
+	s := new(big.Float).SetPrec(e.Prec()).SetMantExp(e, 1074)
+	bits := exp + 1074 // significant bits before the binary point
+	if bits <= 0 {
+		// |s| < 1/2 (or < 1): 0 or one unit, by direction
+		away := mode == big.ToPositiveInf && !neg || mode == big.ToNegativeInf && neg
+		if bits == 0 && mode == big.ToNearestEven {
+			// 1/2 <= |s| < 1: nearest is one unit unless exactly 1/2 (tie to 0)
+			away = new(big.Float).Abs(s).Cmp(big.NewFloat(0.5)) > 0
+		}
+		if away {
+			return math.Copysign(math.SmallestNonzeroFloat64, map[bool]float64{true: -1, false: 1}[neg])
+		}
+		return math.Copysign(0, map[bool]float64{true: -1, false: 1}[neg])
+	}
+	ri := new(big.Float).SetPrec(uint(bits)).SetMode(mode).Set(s)
+	f, _ := new(big.Float).SetMantExp(ri, -1074).Float64()
+	return f
 }

@@ -1097,7 +1097,12 @@ func (c *decoder) decREDUX() error {
 func (c *decoder) decDSETP() error {
 	d, mods := c.d, c.mods
 	cmp, ok := cmpOf(mods, true)
-	if !ok {
+	switch {
+	case has(mods, "MIN"):
+		d.sub = dsetpMin
+	case has(mods, "MAX"):
+		d.sub = dsetpMax
+	case !ok:
 		return bad("DSETP: comparison %v not modelled", mods)
 	}
 	d.cmp, d.logic, d.op = cmp, logicOf(mods), xDSETP

@@ -598,12 +598,19 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if !lanes(exec, l) {
 				continue
 			}
-			r := dcmp(d.cmp, w.f64(&d.s[0], 0, l), w.f64(&d.s[1], 1, l))
+			x, y := w.f64(&d.s[0], 0, l), w.f64(&d.s[1], 1, l)
+			r, r2 := false, false
+			if d.sub != 0 {
+				r, r2 = dminmax(d.sub, x, y)
+			} else {
+				r = dcmp(d.cmp, x, y)
+				r2 = !r
+			}
 			q := pc>>l&1 != 0
 			if logic(d.logic, r, q) {
 				m1 |= 1 << l
 			}
-			if logic(d.logic, !r, q) {
+			if logic(d.logic, r2, q) {
 				m2 |= 1 << l
 			}
 		}

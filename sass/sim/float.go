@@ -549,6 +549,41 @@ func (c *cta) darith(w *warp, d *dinst, exec uint32) {
 }
 
 // dcmp is fcmp on binary64 values.
+// DSETP.MIN and DSETP.MAX (dinst.sub): ptxas's min.f64/max.f64 idiom
+// selects the first source's words where the first predicate holds and
+// quiets the second source where the second holds
+// (testdata/ptxas/golden/fp64: DSETP.MIN.AND P0, P1, R8, R2; FSEL/SEL by
+// P0; @P1 LOP3 R3 = R14 | 0x80000).
+const (
+	dsetpMin = 1
+	dsetpMax = 2
+)
+
+// dminmax returns DSETP.MIN/MAX's two predicates for sources x, y: the
+// first source is the result (x is not NaN and y is NaN, or x is below y
+// for MIN, above for MAX, -0 below +0), and both are NaN. That the second
+// predicate is "both NaN" follows from ptxas's use of it (a NaN x with a
+// number y must give y, which only "both NaN" leaves alone); the order of
+// signed zeros is assumed (IEEE 754-2019 minimumNumber/maximumNumber),
+// not measured.
+func dminmax(op uint8, x, y float64) (first, bothNaN bool) {
+	xn, yn := x != x, y != y
+	switch {
+	case xn:
+		return false, yn
+	case yn:
+		return true, false
+	case x == y && x == 0:
+		if op == dsetpMin {
+			return math.Signbit(x) && !math.Signbit(y), false
+		}
+		return !math.Signbit(x) && math.Signbit(y), false
+	case op == dsetpMin:
+		return x < y, false
+	}
+	return x > y, false
+}
+
 func dcmp(code uint8, x, y float64) bool {
 	nan := x != x || y != y
 	var r bool
