@@ -472,8 +472,8 @@ func simPtxasAtomWide(t *testing.T, sm int) {
 // histogram with shared atomics in a grid-stride loop (ptxas aggregates
 // them per warp with REDUX and VOTEU, and turns the f32 and 64-bit adds
 // into CAS loops), merged into global memory with RED per bin by each of
-// two CTAs; the shared max, min, f32 sum, inc and and words stored after
-// the bins. n of 1, 7, 129 and 1000 bytes. Bit for bit against Go; the
+// two CTAs; the shared max, min, f32 sum, inc and and words and the 64-bit
+// sum of the indices stored after the bins. n of 1, 7, 129 and 1000 bytes. Bit for bit against Go; the
 // exch and CAS words must hold a byte of the input or zero.
 func TestSimPtxasSharedHist(t *testing.T) { corpus.ForSMs(t, simPtxasSharedHist) }
 
@@ -502,7 +502,8 @@ func simPtxasSharedHist(t *testing.T, sm int) {
 			inc = (inc + 1) % 256
 			bytes = append(bytes, b)
 		}
-		copy(want[64:72], []uint32{mx, 0, 0, 0, math.Float32bits(fsum), inc, 0, 0})
+		isum := uint64(n) * uint64(n-1) / 2 // the 64-bit add of the indices
+		copy(want[64:74], []uint32{mx, 0, 0, 0, math.Float32bits(fsum), inc, 0, 0, uint32(isum), uint32(isum >> 32)})
 		m := NewMemory()
 		ax, ah := alloc(t, m, "x", x, 0), alloc(t, m, "h", h, 0)
 		launchCorpus(t, "atomics", "shared_hist", sm, Config{Grid: [3]int{grid}, Block: [3]int{256}, SharedBytes: 512,
