@@ -265,6 +265,19 @@ func decodeProgram(p sass.Program) ([]dinst, int) {
 				maxReg = int(s.n) + int(s.cnt)
 			}
 		}
+		// registers some decoders leave out of reads because the operation
+		// checks them itself (LDSM's row addresses, SHFL's source read in
+		// other lanes): the register file must still hold them
+		for _, m := range [...]maddr{d.mem, d.mem2} {
+			if m.base != 255 && int(m.base)+2 > maxReg {
+				maxReg = int(m.base) + 2
+			}
+		}
+		for _, s := range d.s {
+			if s.k == oReg && int(s.r)+1 > maxReg {
+				maxReg = int(s.r) + 1
+			}
+		}
 	}
 	return ds, maxReg
 }
