@@ -294,6 +294,12 @@ func FuzzCheckSchedule(f *testing.F) {
 				t.Fatalf("finding out of the program: %v", fd)
 			}
 		}
+		// the cycle model and the loop finder take any program too:
+		// a result or an error, never a panic
+		if body, _, err := LoopBody(p); err == nil {
+			_, _ = CycleModel(body, CycleOptions{})
+		}
+		_, _ = CycleModel(p, CycleOptions{})
 	})
 }
 
