@@ -273,7 +273,8 @@ func TestSchedCorpusLateWindow(t *testing.T) {
 }
 
 // FuzzCheckSchedule: any code section (words in or outside the model,
-// branches anywhere) is analysed without a panic or a hang, and every
+// branches anywhere) is analysed by Check, LoopBody and CycleModel
+// without a panic or a hang, and every
 // finding names an instruction of the program.
 func FuzzCheckSchedule(f *testing.F) {
 	b, err := os.ReadFile(corpusDir + "/cubin/control.sm_86.cubin")
