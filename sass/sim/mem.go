@@ -57,17 +57,23 @@ func (m *Memory) Map(name string, base uint64, data []byte) error {
 	return nil
 }
 
+// maxAlloc bounds one Alloc (64 GiB): beyond it make would fail.
+const maxAlloc = 1 << 36
+
 // Alloc allocates a zeroed region of size bytes, 256-byte aligned, after
 // every region mapped so far, and returns its address. A gap of 256
 // bytes separates regions, so a small overrun faults.
 func (m *Memory) Alloc(name string, size int) (uint64, error) {
-	if size <= 0 {
-		return 0, fmt.Errorf("%w: region %q of %d bytes", ErrConfig, name, size)
+	if size <= 0 || size > maxAlloc {
+		return 0, fmt.Errorf("%w: region %q of %d bytes (1 to %d)", ErrConfig, name, size, maxAlloc)
 	}
 	m.mu.Lock()
 	base := (m.next + 256 + 255) &^ 255
 	m.mu.Unlock()
-	return base, m.Map(name, base, make([]byte, size))
+	// a capacity rounded up to 16 bytes gives a 16-byte aligned host
+	// slice (Go aligns a block to its size class; a block under 16 bytes
+	// may otherwise sit at any byte), so word accesses take the atomic path
+	return base, m.Map(name, base, make([]byte, size, (size+15)&^15))
 }
 
 // Bytes returns the bytes of the region name (nil if there is none).
@@ -159,8 +165,12 @@ func (m *Memory) Unmap(base uint64) ([]byte, error) {
 // (the current-value read of a compare-and-swap loop, legal on hardware,
 // where aligned words are single-copy atomic) is not a data race in Go. On
 // amd64 and arm64 these compile to plain moves. A big-endian host, or a
-// mapped slice whose host address is not aligned, takes the byte path.
+// mapped slice whose host address is not aligned (Map takes any slice),
+// takes the byte path under unalignedMu, which keeps that path race-free
+// too.
 var littleHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+var unalignedMu sync.Mutex
 
 func aligned(b []byte, n uintptr) bool {
 	return littleHost && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%n == 0
@@ -170,6 +180,8 @@ func loadWord(b []byte) uint32 {
 	if aligned(b, 4) {
 		return atomic.LoadUint32((*uint32)(unsafe.Pointer(unsafe.SliceData(b))))
 	}
+	unalignedMu.Lock()
+	defer unalignedMu.Unlock()
 	return binary.LittleEndian.Uint32(b)
 }
 
@@ -178,13 +190,17 @@ func storeWord(b []byte, v uint32) {
 		atomic.StoreUint32((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), v)
 		return
 	}
+	unalignedMu.Lock()
 	binary.LittleEndian.PutUint32(b, v)
+	unalignedMu.Unlock()
 }
 
 func loadDword(b []byte) uint64 {
 	if aligned(b, 8) {
 		return atomic.LoadUint64((*uint64)(unsafe.Pointer(unsafe.SliceData(b))))
 	}
+	unalignedMu.Lock()
+	defer unalignedMu.Unlock()
 	return binary.LittleEndian.Uint64(b)
 }
 
@@ -193,5 +209,7 @@ func storeDword(b []byte, v uint64) {
 		atomic.StoreUint64((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), v)
 		return
 	}
+	unalignedMu.Lock()
 	binary.LittleEndian.PutUint64(b, v)
+	unalignedMu.Unlock()
 }
