@@ -200,6 +200,53 @@ type depRule struct {
 // set read scoreboard SB5 and the LDSM that overwrites their A fragment
 // waits on it).
 var depTable = []depRule{
+	// The forms of table_tail.go (issue #14's remaining ptxas forms). Their
+	// classes follow the nearest measured opcode's and are assumed, not
+	// measured: the half-precision compares as HFMA2, the video and
+	// dot-product ops on the integer pipes. The IMAD.WIDE.X rows come first:
+	// the carry in at the end makes C a pair at index 3 (4 with a carry out).
+	{op: "IMAD", mods: "WIDE X", class: ClassFMA, widths: []uint8{2, 1, 1, 2}, nargs: 5},
+	{op: "IMAD", mods: "WIDE X", class: ClassFMA, widths: []uint8{2, 0, 1, 1, 2}, nargs: 6},
+	{op: "HSET2", class: ClassHalf},
+	{op: "HSETP2", class: ClassHalf},
+	{op: "VABSDIFF", class: ClassALU},
+	{op: "VABSDIFF4", class: ClassALU},
+	{op: "BMSK", class: ClassALU},
+	{op: "IDP", class: ClassFMA},
+	// generic memory as global (LD/ST/ATOM as LDG/STG/ATOMG); QSPC in the
+	// shared-memory queue: tail_mem.ptx gen's LDS R27 sets no scoreboard
+	// and ptxas reads R27 after waiting only for a later QSPC.E.G's SB1.
+	{op: "LD", mods: "128", class: ClassGlobal, widths: []uint8{4}, late: true},
+	{op: "LD", mods: "64", class: ClassGlobal, widths: []uint8{2}, late: true},
+	{op: "LD", class: ClassGlobal, late: true},
+	{op: "ST", mods: "128", class: ClassGlobal, widths: []uint8{0, 4}, late: true},
+	{op: "ST", mods: "64", class: ClassGlobal, widths: []uint8{0, 2}, late: true},
+	{op: "ST", class: ClassGlobal, late: true},
+	{op: "ATOM", mods: "CAS 64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2, 2}, late: true},
+	{op: "ATOM", mods: "64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
+	{op: "ATOM", mods: "F64", class: ClassGlobal, widths: []uint8{0, 2, 0, 2}, late: true},
+	{op: "ATOM", class: ClassGlobal, late: true},
+	{op: "CCTL", class: ClassGlobal, late: true},
+	{op: "QSPC", class: ClassShared, late: true, queue: QueueLDS},
+	{op: "B2R", class: ClassS2R},
+	{op: "NANOSLEEP", class: ClassBranch},
+	{op: "BPT", class: ClassBranch},
+	{op: "FCHK", class: ClassSFU},
+	{op: "I2I", class: ClassConv},
+	{op: "F2IP", class: ClassConv},
+	// mma.sync fragments per lane: tf32 m16n8k8 A 4, B 2; m16n8k4 A 2,
+	// B 1 (C and D 4 f32); IMMA/BMMA C and D 4 s32 (m8n8: 2) and A/B the
+	// fragment bytes over 4; DMMA.884 A and B one f64, C and D two.
+	{op: "HMMA", mods: "1688 F32 TF32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "1684", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true, queue: QueueHMMA},
+	{op: "IMMA", mods: "16832", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "IMMA", mods: "16864", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "IMMA", mods: "16816", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true, queue: QueueHMMA},
+	{op: "IMMA", class: ClassHMMA, widths: []uint8{2, 1, 1, 2}, late: true, queue: QueueHMMA},
+	{op: "BMMA", mods: "168256", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "BMMA", class: ClassHMMA, widths: []uint8{2, 1, 1, 2}, late: true, queue: QueueHMMA},
+	{op: "DMMA", class: ClassHMMA, widths: []uint8{4, 2, 2, 4}, late: true, queue: QueueHMMA},
+
 	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
 	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true, queue: QueueHMMA},
 	{op: "HMMA", mods: "1688 F32", class: ClassHMMA, widths: []uint8{4, 2, 1, 4}, late: true, queue: QueueHMMA},

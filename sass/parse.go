@@ -392,6 +392,17 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 	}
 	switch o.kind {
 	case fR:
+		for _, sel := range o.selTab {
+			if sel != "" && strings.HasSuffix(t, sel) {
+				t = strings.TrimSuffix(t, sel)
+				if strings.HasSuffix(t, ".reuse") {
+					reuse = true
+					t = strings.TrimSuffix(t, ".reuse")
+				}
+				a.Sel = sel
+				break
+			}
+		}
 		if o.sel != "" && strings.HasSuffix(t, ".reuse"+o.sel) {
 			reuse = true
 			t = strings.TrimSuffix(t, ".reuse"+o.sel) + o.sel

@@ -84,6 +84,7 @@ const (
 	xLDC   // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
 	xMATCH // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
 	xFRND  // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
+	xLANE3 // table_tail.go's integer forms: Rd = dinst.lane3(a, b, c) per lane (sim_tail.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -193,6 +194,8 @@ type dinst struct {
 
 	reads  []span
 	writes []span
+
+	lane3 func(a, b, c uint32) uint32 // xLANE3's operation (sim_tail.go)
 }
 
 func (d *dinst) text() string { return d.in.Text(int64(16 * d.idx)) }
@@ -498,6 +501,23 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		return w / 4
 	}
 
+	if tailLane3(in) {
+		// table_tail.go's integer forms, lane by lane (sim_tail.go)
+		fn, n, err := lane3Of(in)
+		if err != nil {
+			return err
+		}
+		if len(a) != n+1 {
+			return bad("%s: %d operands", in.Op, len(a))
+		}
+		d.op, d.lane3, d.n = xLANE3, fn, n
+		for k := 0; k < n; k++ {
+			if err := src(a[k+1], k, 1); err != nil {
+				return err
+			}
+		}
+		return dst(a[0], 1)
+	}
 	switch in.Op {
 	case "NOP", "MEMBAR", "ERRBAR", "CCTL", "NANOSLEEP":
 		d.op = xNOP
@@ -896,11 +916,10 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		return nil
 	case "DADD", "DMUL", "DFMA":
-		// binary64 on register pairs, round to nearest only: Go's float64
-		// arithmetic (and math.FMA) is IEEE's, subnormals included.
-		if rndOf(mods) != rnEven {
-			return bad("%s: rounding %v not modelled", in.Op, mods)
-		}
+		// binary64 on register pairs: Go's float64 arithmetic (and
+		// math.FMA) is IEEE's, subnormals included; .RM/.RP/.RZ adjust it
+		// (dDirected, sim_tail.go).
+		d.rnd = rndOf(mods)
 		n := 3
 		d.op = map[Op]xop{"DADD": xDADD, "DMUL": xDMUL, "DFMA": xDFMA}[in.Op]
 		if in.Op == "DFMA" {

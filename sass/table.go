@@ -106,9 +106,9 @@ var tables = []string{
 	`IABS 213 | >R@16, R@32`,
 	// bit counts and reversal (variable latency; testdata/ptxas/golden/reduce.*):
 	// FLO bit 73 signed (bare), bit 74 .SH (the shift amount, 31 - position)
-	`POPC 309 | >R@16, R@32`,
+	`POPC 309 | >R@16, R@32~63`,
 	`BREV 301 | >R@16, R@32`,
-	`FLO 300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32`,
+	`FLO 300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32~63`,
 	// MATCH.ANY: the lanes holding the same 32-bit (.U64: pair) value
 	`MATCH 3a1 =81:3:7 =79:1:1 0:0{ANY} 73:1{_,U64} | >R@16, R@24`,
 	// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
@@ -243,6 +243,9 @@ func ensureTables() {
 			def(t)
 		}
 		for _, t := range tablesMMA {
+			def(t)
+		}
+		for _, t := range tablesTail {
 			def(t)
 		}
 	})

@@ -1,0 +1,247 @@
+package sass
+
+import (
+	"math"
+	"math/big"
+)
+
+// The simulator's cases for table_tail.go's integer forms (issue #14):
+// each runs lane by lane as a function of up to three 32-bit sources
+// (xLANE3, dinst.lane3). The semantics are PTX's for the instruction ptxas
+// compiles to the form (vabsdiff, sad, dp4a, dp2a, bmsk, szext, cvt.sat,
+// prmt's modes); TestSimTail checks each against a Go reference of the PTX
+// definition on random inputs.
+
+// tailLane3 reports whether in is one of the forms lane3Of decodes.
+func tailLane3(in Inst) bool {
+	switch in.Op {
+	case "VABSDIFF", "VABSDIFF4", "IDP", "BMSK", "I2I":
+		return true
+	case "PRMT":
+		return len(in.Mods) != 0
+	case "SGXT":
+		return len(in.Args) == 3 && in.Args[2].Kind != KImm
+	}
+	return false
+}
+
+// lane3Of returns the lane function of in and the number of its sources, or
+// an error naming what is not modelled.
+func lane3Of(in Inst) (func(a, b, c uint32) uint32, int, error) {
+	m, a := in.Mods, in.Args
+	switch in.Op {
+	case "VABSDIFF":
+		if len(a) != 4 {
+			return nil, 0, bad("VABSDIFF with a predicate result")
+		}
+		if has(m, "U32") {
+			return func(x, y, c uint32) uint32 {
+				if x < y {
+					return y - x + c
+				}
+				return x - y + c
+			}, 3, nil
+		}
+		return func(x, y, c uint32) uint32 {
+			d := int64(int32(x)) - int64(int32(y))
+			if d < 0 {
+				d = -d
+			}
+			return uint32(d) + c
+		}, 3, nil
+	case "VABSDIFF4":
+		if len(a) != 4 || !has(m, "ACC") {
+			return nil, 0, bad("VABSDIFF4 without .ACC or with a predicate result")
+		}
+		signed := !has(m, "U8")
+		return func(x, y, c uint32) uint32 {
+			s := c
+			for i := 0; i < 32; i += 8 {
+				p, q := int32(x>>i&0xff), int32(y>>i&0xff)
+				if signed {
+					p, q = int32(int8(p)), int32(int8(q))
+				}
+				if p < q {
+					p, q = q, p
+				}
+				s += uint32(p - q)
+			}
+			return s
+		}, 3, nil
+	case "IDP":
+		if len(a) != 4 || a[3].Neg {
+			return nil, 0, bad("IDP with a negated addend")
+		}
+		if len(m) < 3 {
+			return nil, 0, bad("IDP %v", m)
+		}
+		if m[0] == "4A" {
+			sa, sb := m[1][0] == 'S', m[2][0] == 'S'
+			return func(x, y, c uint32) uint32 {
+				s := c
+				for i := 0; i < 32; i += 8 {
+					s += uint32(ext(x>>i&0xff, 8, sa) * ext(y>>i&0xff, 8, sb))
+				}
+				return s
+			}, 3, nil
+		}
+		if len(m) < 4 {
+			return nil, 0, bad("IDP %v", m)
+		}
+		sa, sb := m[2][0] == 'S', m[3][0] == 'S'
+		sh := 0
+		if m[1] == "HI" {
+			sh = 16
+		}
+		return func(x, y, c uint32) uint32 {
+			return c + uint32(ext(x&0xffff, 16, sa)*ext(y>>sh&0xff, 8, sb)+ext(x>>16, 16, sa)*ext(y>>(sh+8)&0xff, 8, sb))
+		}, 3, nil
+	case "BMSK":
+		wrap := has(m, "W")
+		return func(pos, width, _ uint32) uint32 {
+			if wrap {
+				pos, width = pos&31, width&31
+			} else {
+				pos, width = min(pos, 32), min(width, 32)
+			}
+			return uint32((uint64(1)<<width - 1) << pos)
+		}, 2, nil
+	case "SGXT":
+		signed, wrap := !has(m, "U32"), has(m, "W")
+		return func(x, n, _ uint32) uint32 {
+			if wrap {
+				n &= 31
+			}
+			return sgxt32(x, int(min(n, 32)), signed)
+		}, 2, nil
+	case "I2I":
+		lo, hi := map[string][2]int64{"U8": {0, 255}, "S8": {-128, 127}, "U16": {0, 65535}, "S16": {-32768, 32767}}[m[0]][0],
+			map[string][2]int64{"U8": {0, 255}, "S8": {-128, 127}, "U16": {0, 65535}, "S16": {-32768, 32767}}[m[0]][1]
+		return func(x, _, _ uint32) uint32 {
+			return uint32(max(lo, min(hi, int64(int32(x)))))
+		}, 1, nil
+	case "PRMT":
+		if len(m) != 1 {
+			return nil, 0, bad("PRMT mode %v", m)
+		}
+		mode := m[0]
+		return func(x, sel, y uint32) uint32 { return prmtMode(mode, x, sel, y) }, 3, nil
+	}
+	return nil, 0, bad("%s not modelled", in.Op)
+}
+
+// ext widens the low n bits of v, signed or not.
+func ext(v uint32, n int, signed bool) int32 {
+	if signed {
+		return int32(v<<(32-n)) >> (32 - n)
+	}
+	return int32(v & (1<<n - 1))
+}
+
+// prmtMode is PTX's prmt.b32.{f4e,b4e,rc8,ecl,ecr,rc16}: the eight bytes
+// {b, a} (a bytes 0-3) picked by the low two bits s of sel.
+func prmtMode(mode string, a, sel, b uint32) uint32 {
+	v := uint64(b)<<32 | uint64(a)
+	by := func(i int) uint32 { return uint32(v >> (8 * (i & 7)) & 0xff) }
+	s := int(sel & 3)
+	var d uint32
+	for i := 0; i < 4; i++ {
+		var k int
+		switch mode {
+		case "F4E":
+			k = s + i
+		case "B4E":
+			k = s - i + 8
+		case "RC8":
+			k = s
+		case "ECL":
+			k = max(i, s)
+		case "ECR":
+			k = min(i, s)
+		default: // RC16
+			k = 2*(s&1) + i&1
+		}
+		d |= by(k) << (8 * i)
+	}
+	return d
+}
+
+// lane3 executes xLANE3.
+func (c *cta) lane3(w *warp, d *dinst, exec uint32) {
+	var a, b, cc *[32]uint32
+	a = w.src(&d.s[0], 0)
+	b, cc = a, a
+	if d.n > 1 {
+		b = w.src(&d.s[1], 1)
+	}
+	if d.n > 2 {
+		cc = w.src(&d.s[2], 2)
+	}
+	dr := w.dst(d.d)
+	for l := 0; l < 32; l++ {
+		if lanes(exec, l) {
+			dr[l] = d.lane3(a[l], b[l], cc[l])
+		}
+	}
+}
+
+// dDirected is DADD, DMUL or DFMA (op) of x, y (and z) rounded toward zero,
+// -infinity or +infinity (m): the round-to-nearest result f of Go's
+// arithmetic moved by at most one step toward the exact value, found with
+// math/big. An exact zero takes IEEE's sign (-0 when rounding down, unless
+// every term is +0).
+func dDirected(op xop, x, y, z float64, m rmode) float64 {
+	var f float64
+	switch op {
+	case xDADD:
+		f = x + y
+	case xDMUL:
+		f = x * y
+	default:
+		f = math.FMA(x, y, z)
+	}
+	fin := func(v float64) bool { return !math.IsInf(v, 0) && v == v }
+	if m == rnEven || f != f || !fin(x) || !fin(y) || op == xDFMA && !fin(z) {
+		return f
+	}
+	bx, by := new(big.Float).SetFloat64(x), new(big.Float).SetFloat64(y)
+	var exact *big.Float
+	switch op {
+	case xDADD:
+		exact = new(big.Float).SetPrec(4400).Add(bx, by)
+	case xDMUL:
+		exact = new(big.Float).SetPrec(128).Mul(bx, by)
+	default:
+		p := new(big.Float).SetPrec(128).Mul(bx, by)
+		exact = new(big.Float).SetPrec(4400).Add(p, new(big.Float).SetFloat64(z))
+	}
+	if exact.Sign() == 0 {
+		if f != 0 || m != rnDown || op == xDMUL {
+			return f
+		}
+		// an exact zero sum: -0 rounding down unless every term is +0
+		pz := x*y == 0 && math.Signbit(x) == math.Signbit(y)
+		if op == xDADD && x == 0 && y == 0 && !math.Signbit(x) && !math.Signbit(y) || op == xDFMA && pz && z == 0 && !math.Signbit(z) {
+			return f
+		}
+		return math.Copysign(0, -1)
+	}
+	if math.IsInf(f, 0) {
+		// overflow: toward zero and away from the infinity's side stop
+		// at the largest finite value
+		if m == rnZero || m == rnDown && f > 0 || m == rnUp && f < 0 {
+			return math.Copysign(math.MaxFloat64, f)
+		}
+		return f
+	}
+	c := new(big.Float).SetFloat64(f).Cmp(exact)
+	switch {
+	case m == rnZero && (c > 0 && exact.Sign() > 0 || c < 0 && exact.Sign() < 0):
+		return math.Nextafter(f, 0)
+	case m == rnDown && c > 0:
+		return math.Nextafter(f, math.Inf(-1))
+	case m == rnUp && c < 0:
+		return math.Nextafter(f, math.Inf(1))
+	}
+	return f
+}

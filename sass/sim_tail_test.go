@@ -1,0 +1,325 @@
+package sass
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// tailRefs are Go references of the PTX instructions ptxas compiles to
+// table_tail.go's integer forms, written from the PTX ISA's definitions
+// (independently of sim_tail.go's lane functions).
+var tailRefs = []struct {
+	op  string // the instruction, sources R8, R9, R10
+	ref func(a, b, c uint32) uint32
+}{
+	{"VABSDIFF.U32 R12, R8, R9, R10", func(a, b, c uint32) uint32 { // sad.u32
+		if a > b {
+			return c + (a - b)
+		}
+		return c + (b - a)
+	}},
+	{"VABSDIFF R12, R8, R9, R10", func(a, b, c uint32) uint32 { // vabsdiff.s32.s32.s32.add
+		d := int64(int32(a)) - int64(int32(b))
+		if d < 0 {
+			d = -d
+		}
+		return uint32(int64(c) + d)
+	}},
+	{"VABSDIFF4.U8.ACC R12, R8, R9, R10", func(a, b, c uint32) uint32 { return vabsdiff4Ref(a, b, c, false) }},
+	{"VABSDIFF4.ACC R12, R8, R9, R10", func(a, b, c uint32) uint32 { return vabsdiff4Ref(a, b, c, true) }},
+	{"IDP.4A.U8.U8 R12, R8, R9, R10", func(a, b, c uint32) uint32 { return dp4aRef(a, b, c, false, false) }},
+	{"IDP.4A.S8.S8 R12, R8, R9, R10", func(a, b, c uint32) uint32 { return dp4aRef(a, b, c, true, true) }},
+	{"IDP.4A.S8.U8 R12, R8, R9, R10", func(a, b, c uint32) uint32 { return dp4aRef(a, b, c, true, false) }},
+	{"IDP.4A.U8.S8 R12, R8, R9, R10", func(a, b, c uint32) uint32 { return dp4aRef(a, b, c, false, true) }},
+	{"IDP.2A.LO.U16.U8 R12, R8, R9, R10", func(a, b, c uint32) uint32 { return dp2aRef(a, b, c, false, false, false) }},
+	{"IDP.2A.HI.S16.S8 R12, R8, R9, R10", func(a, b, c uint32) uint32 { return dp2aRef(a, b, c, true, true, true) }},
+	{"IDP.2A.HI.U16.S8 R12, R8, R9, R10", func(a, b, c uint32) uint32 { return dp2aRef(a, b, c, true, false, true) }},
+	{"BMSK R12, R8, R9", func(a, b, _ uint32) uint32 { return bmskRef(min(a, 32), min(b, 32)) }}, // bmsk.clamp
+	{"BMSK.W R12, R8, R9", func(a, b, _ uint32) uint32 { return bmskRef(a&31, b&31) }},           // bmsk.wrap
+	{"SGXT R12, R8, R9", func(a, b, _ uint32) uint32 { return szextRef(a, min(b, 32), true) }},   // szext.clamp.s32
+	{"SGXT.U32 R12, R8, R9", func(a, b, _ uint32) uint32 { return szextRef(a, min(b, 32), false) }},
+	{"SGXT.W.U32 R12, R8, R9", func(a, b, _ uint32) uint32 { return szextRef(a, b&31, false) }}, // szext.wrap.u32
+	{"I2I.S8.S32.SAT R12, R8", func(a, _, _ uint32) uint32 { return uint32(clampRef(int32(a), -128, 127)) }},
+	{"I2I.U8.S32.SAT R12, R8", func(a, _, _ uint32) uint32 { return uint32(clampRef(int32(a), 0, 255)) }},
+	{"I2I.S16.S32.SAT R12, R8", func(a, _, _ uint32) uint32 { return uint32(clampRef(int32(a), -32768, 32767)) }},
+	{"I2I.U16.S32.SAT R12, R8", func(a, _, _ uint32) uint32 { return uint32(clampRef(int32(a), 0, 65535)) }},
+	{"PRMT.F4E R12, R8, R9, R10", func(a, s, b uint32) uint32 {
+		return prmtRef(a, b, [4][4]int{{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}}[s&3])
+	}},
+	{"PRMT.B4E R12, R8, R9, R10", func(a, s, b uint32) uint32 {
+		return prmtRef(a, b, [4][4]int{{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}}[s&3])
+	}},
+	{"PRMT.RC8 R12, R8, R9, R10", func(a, s, b uint32) uint32 {
+		return prmtRef(a, b, [4][4]int{{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}[s&3])
+	}},
+	{"PRMT.ECL R12, R8, R9, R10", func(a, s, b uint32) uint32 {
+		return prmtRef(a, b, [4][4]int{{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}}[s&3])
+	}},
+	{"PRMT.ECR R12, R8, R9, R10", func(a, s, b uint32) uint32 {
+		return prmtRef(a, b, [4][4]int{{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}}[s&3])
+	}},
+	{"PRMT.RC16 R12, R8, R9, R10", func(a, s, b uint32) uint32 {
+		return prmtRef(a, b, [4][4]int{{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}}[s&3])
+	}},
+}
+
+func vabsdiff4Ref(a, b, c uint32, signed bool) uint32 {
+	s := int64(c)
+	for i := 0; i < 4; i++ {
+		x, y := int64(uint8(a>>(8*i))), int64(uint8(b>>(8*i)))
+		if signed {
+			x, y = int64(int8(a>>(8*i))), int64(int8(b>>(8*i)))
+		}
+		if x > y {
+			s += x - y
+		} else {
+			s += y - x
+		}
+	}
+	return uint32(s)
+}
+
+func byteOf(v uint32, i int, signed bool) int64 {
+	if signed {
+		return int64(int8(v >> (8 * i)))
+	}
+	return int64(uint8(v >> (8 * i)))
+}
+
+func dp4aRef(a, b, c uint32, sa, sb bool) uint32 {
+	s := int64(c)
+	for i := 0; i < 4; i++ {
+		s += byteOf(a, i, sa) * byteOf(b, i, sb)
+	}
+	return uint32(s)
+}
+
+func dp2aRef(a, b, c uint32, hi, sa, sb bool) uint32 {
+	h := func(i int) int64 {
+		if sa {
+			return int64(int16(a >> (16 * i)))
+		}
+		return int64(uint16(a >> (16 * i)))
+	}
+	k := 0
+	if hi {
+		k = 2
+	}
+	return uint32(int64(c) + h(0)*byteOf(b, k, sb) + h(1)*byteOf(b, k+1, sb))
+}
+
+func bmskRef(pos, width uint32) uint32 {
+	var m uint32
+	for i := pos; i < pos+width && i < 32; i++ {
+		m |= 1 << i
+	}
+	return m
+}
+
+func szextRef(a, n uint32, signed bool) uint32 {
+	if n == 0 {
+		return 0
+	}
+	var v uint32
+	for i := uint32(0); i < 32; i++ {
+		src := min(i, n-1)
+		if !signed && i >= n {
+			continue
+		}
+		v |= (a >> src & 1) << i
+	}
+	return v
+}
+
+func clampRef(x, lo, hi int32) int32 {
+	if x < lo {
+		return lo
+	}
+	if x > hi {
+		return hi
+	}
+	return x
+}
+
+// prmtRef picks the bytes idx (d.b0 first) of {b, a}.
+func prmtRef(a, b uint32, idx [4]int) uint32 {
+	src := [8]uint32{a & 0xff, a >> 8 & 0xff, a >> 16 & 0xff, a >> 24, b & 0xff, b >> 8 & 0xff, b >> 16 & 0xff, b >> 24}
+	return src[idx[0]] | src[idx[1]]<<8 | src[idx[2]]<<16 | src[idx[3]]<<24
+}
+
+// TestSimTail runs each of table_tail.go's integer forms the simulator
+// executes lane by lane (sim_tail.go) on 64 threads of random inputs (small
+// values for the widths and positions among them) and compares every lane
+// with the reference, after poisoning the output.
+func TestSimTail(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 1))
+	for _, tc := range tailRefs {
+		src := `
+[B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R1, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R8, [R2.64] ;
+[B------:R-:W-:-:S02] MOV R5, 0x4 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
+[B-1----:R-:W-:-:S06] ` + tc.op + ` ;
+[B------:R-:W-:-:S04] STG.E [R6.64], R12 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+		p := asm(t, src)
+		in := make([]uint32, 4*64)
+		for i := range in {
+			switch r.IntN(3) {
+			case 0:
+				in[i] = r.Uint32N(40)
+			default:
+				in[i] = r.Uint32()
+			}
+		}
+		m := NewMemory()
+		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 64)
+		if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+			t.Fatalf("%s: %v", tc.op, err)
+		}
+		out := simWords(m.Bytes("out"))
+		for l := 0; l < 64; l++ {
+			a, b, c := in[4*l], in[4*l+1], in[4*l+2]
+			if want := tc.ref(a, b, c); out[l] != want {
+				t.Fatalf("%s lane %d (%#x, %#x, %#x): %#x, want %#x", tc.op, l, a, b, c, out[l], want)
+			}
+		}
+	}
+}
+
+// TestSimDoubleDirected runs DADD, DMUL and DFMA with each directed
+// rounding on 64 lanes: edge cases first (exact zero sums, overflow,
+// underflow to the smallest subnormal), then random normal-range operands
+// (near-cancelling sums among them), against math/big rounding the exact
+// value to 53 bits in the same direction. Results compare bit for bit.
+func TestSimDoubleDirected(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 2))
+	modes := map[string]big.RoundingMode{"RZ": big.ToZero, "RM": big.ToNegativeInf, "RP": big.ToPositiveInf}
+	tiny := math.SmallestNonzeroFloat64
+	edges := map[string][][3]float64{
+		"DADD": {{1.5, -1.5, 0}, {math.MaxFloat64, math.MaxFloat64, 0}, {-math.MaxFloat64, -math.MaxFloat64, 0}, {tiny, tiny, 0}, {-0.0, 0, 0}},
+		"DMUL": {{1e-200, 1e-200, 0}, {-1e-200, 1e-200, 0}, {1e200, 1e200, 0}, {-1e200, 1e200, 0}, {3, 0, 0}},
+		"DFMA": {{2, 3, -6}, {1e-200, 1e-200, tiny}, {1e200, 1e200, -1}, {-1e300, 1e300, 1}, {0, 5, -0.0}},
+	}
+	for _, op := range []string{"DADD", "DMUL", "DFMA"} {
+		for mode, bm := range modes {
+			args := "R14, R8, R10"
+			if op == "DFMA" {
+				args += ", R12"
+			}
+			src := `
+[B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x20 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R1, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R8, [R2.64] ;
+[B------:R-:W1:-:S04] LDG.E.64 R12, [R2.64+0x10] ;
+[B------:R-:W-:-:S02] MOV R5, 0x8 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
+[B-1----:R-:W2:-:S04] ` + op + `.` + mode + ` ` + args + ` ;
+[B--2---:R-:W-:-:S04] STG.E.64 [R6.64], R14 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+			p := asm(t, src)
+			vals := make([][3]float64, 64)
+			for l := range vals {
+				if l < len(edges[op]) {
+					vals[l] = edges[op][l]
+					continue
+				}
+				for k := range vals[l] {
+					vals[l][k] = math.Ldexp(1+r.Float64(), r.IntN(41)-20)
+					if r.IntN(2) == 0 {
+						vals[l][k] = -vals[l][k]
+					}
+				}
+				if l%4 == 0 { // a near-cancelling sum
+					vals[l][1] = -vals[l][0] * (1 + math.Ldexp(r.Float64(), -40))
+					vals[l][2] = -vals[l][0] * vals[l][1] * (1 + math.Ldexp(r.Float64(), -45))
+				}
+			}
+			in := make([]uint32, 8*64)
+			for l, v := range vals {
+				for k, x := range v {
+					b := math.Float64bits(x)
+					in[8*l+2*k], in[8*l+2*k+1] = uint32(b), uint32(b>>32)
+				}
+			}
+			m := NewMemory()
+			ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 128)
+			if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+				t.Fatalf("%s.%s: %v", op, mode, err)
+			}
+			out := simWords(m.Bytes("out"))
+			for l, v := range vals {
+				got := math.Float64frombits(uint64(out[2*l]) | uint64(out[2*l+1])<<32)
+				want := dRoundRef(op, v, bm)
+				if math.Float64bits(got) != math.Float64bits(want) {
+					t.Errorf("%s.%s lane %d %v: %v (%#x), want %v (%#x)", op, mode, l, v, got, math.Float64bits(got), want, math.Float64bits(want))
+				}
+			}
+		}
+	}
+}
+
+// dRoundRef rounds the exact result of op on v to binary64 in direction bm:
+// math/big to 53 bits for normal results; the edge cases of
+// TestSimDoubleDirected by IEEE 754's rules.
+func dRoundRef(op string, v [3]float64, bm big.RoundingMode) float64 {
+	x, y, z := new(big.Float).SetFloat64(v[0]), new(big.Float).SetFloat64(v[1]), new(big.Float).SetFloat64(v[2])
+	e := new(big.Float).SetPrec(4400)
+	switch op {
+	case "DADD":
+		e.Add(x, y)
+	case "DMUL":
+		e.Mul(x, y)
+	default:
+		e.Add(new(big.Float).SetPrec(200).Mul(x, y), z)
+	}
+	if e.Sign() == 0 {
+		// exact zero: the sign of the product; sums -0 rounding down
+		// unless every term is +0
+		neg := math.Signbit(v[0]) != math.Signbit(v[1])
+		switch op {
+		case "DADD":
+			neg = bm == big.ToNegativeInf && !(v[0] == 0 && v[1] == 0 && !math.Signbit(v[0]) && !math.Signbit(v[1])) ||
+				math.Signbit(v[0]) && math.Signbit(v[1])
+		case "DFMA":
+			pneg := neg
+			neg = bm == big.ToNegativeInf && !(v[0]*v[1] == 0 && !pneg && v[2] == 0 && !math.Signbit(v[2])) || pneg && math.Signbit(v[2])
+		}
+		return math.Copysign(0, map[bool]float64{true: -1, false: 1}[neg])
+	}
+	a := new(big.Float).Abs(e)
+	if a.Cmp(new(big.Float).SetFloat64(math.MaxFloat64)) > 0 {
+		if bm == big.ToZero || bm == big.ToNegativeInf && e.Sign() > 0 || bm == big.ToPositiveInf && e.Sign() < 0 {
+			return math.Copysign(math.MaxFloat64, float64(e.Sign()))
+		}
+		return math.Inf(e.Sign())
+	}
+	if a.Cmp(new(big.Float).SetFloat64(0x1p-1022)) < 0 {
+		// subnormal range: a whole number of 2^-1074, rounded in direction
+		q := new(big.Float).SetMantExp(e, 1074)
+		n, _ := q.Int(nil) // toward zero
+		if new(big.Float).SetInt(n).Cmp(q) != 0 {
+			if bm == big.ToNegativeInf && e.Sign() < 0 {
+				n.Sub(n, big.NewInt(1))
+			} else if bm == big.ToPositiveInf && e.Sign() > 0 {
+				n.Add(n, big.NewInt(1))
+			}
+		}
+		f := math.Ldexp(float64(n.Int64()), -1074)
+		if f == 0 {
+			return math.Copysign(0, float64(e.Sign()))
+		}
+		return f
+	}
+	f, _ := new(big.Float).SetPrec(53).SetMode(bm).Set(e).Float64()
+	return f
+}
