@@ -246,6 +246,13 @@ var depTable = []depRule{
 	{op: "BMMA", mods: "168256", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
 	{op: "BMMA", class: ClassHMMA, widths: []uint8{2, 1, 1, 2}, late: true, queue: QueueHMMA},
 	{op: "DMMA", class: ClassHMMA, widths: []uint8{4, 2, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "SP 16832 F32", class: ClassHMMA, widths: []uint8{4, 4, 4, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "SP 16832", class: ClassHMMA, widths: []uint8{2, 4, 4, 2}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "SP 16816 F32", class: ClassHMMA, widths: []uint8{4, 2, 2, 4}, late: true, queue: QueueHMMA},
+	{op: "HMMA", mods: "SP 16816", class: ClassHMMA, widths: []uint8{2, 2, 2, 2}, late: true, queue: QueueHMMA},
+	{op: "MOVM", class: ClassShared, late: true, queue: QueueLDSM},
+	{op: "ARRIVES", class: ClassShared, late: true},
+	{op: "PMTRIG", class: ClassBranch},
 
 	{op: "HMMA", mods: "16816 F32", class: ClassHMMA, widths: []uint8{4, 4, 2, 4}, late: true, queue: QueueHMMA},
 	{op: "HMMA", mods: "16816", class: ClassHMMA, widths: []uint8{2, 4, 2, 2}, late: true, queue: QueueHMMA},
@@ -545,6 +552,9 @@ func DepsOf(i Inst) (Deps, error) {
 					read(LocP + p)
 				}
 			}
+		case fMU:
+			span(LocR+Loc(a.N), 1, uint8(RZ), read)
+			span(LocUR+Loc(a.Desc), 1, uint8(URZ), read)
 		case fMG, fMA, fMS, fMX:
 			w := uint8(1)
 			if a.W64 {

@@ -708,6 +708,8 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		w.set(o.pos, 8, uint64(a.N))
 		w.set(38, 16, uint64(a.Imm))
 		w.set(54, 5, uint64(a.Bank))
+	case fMU:
+		return encodeMU(w, o, a)
 	case fMG, fMA, fMS, fMX:
 		if a.Imm < -(1<<(o.offW-1)) || a.Imm >= 1<<(o.offW-1) {
 			return bad("memory offset out of range")
@@ -795,6 +797,8 @@ func decodeOperand(w word, o ospec) Operand {
 		a.Not = w.get(o.not, 1) == 1
 	}
 	switch o.kind {
+	case fMU:
+		return decodeMU(w, o)
 	case fR, fSR, fUR:
 		a.N = uint8(w.get(o.pos, 8))
 	case fP, fUP, fSB:

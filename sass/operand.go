@@ -268,7 +268,9 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 			s += ".reuse"
 			reuse = false
 		}
-		s += o.Sel
+		if !o.Abs {
+			s += o.Sel
+		}
 	case KPred:
 		s = Pred(o.N).String()
 	case KUReg:
@@ -301,6 +303,10 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 			s = fmt.Sprintf("c[0x%x][%s]", o.Bank, x)
 		}
 	case KMem:
+		if o.UIndex {
+			s = formatMU(o)
+			break
+		}
 		var b strings.Builder
 		b.WriteByte('[')
 		// nvdisasm prints a shared address on RZ with an offset as the bare
@@ -353,6 +359,10 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 	}
 	if reuse {
 		s += ".reuse"
+	}
+	if o.Abs && o.Kind == KReg {
+		// the selector follows the bars (HFMA2 R16, ..., |R16|.H0_H0)
+		s += o.Sel
 	}
 	if o.Neg {
 		s = "-" + s

@@ -299,6 +299,12 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.N = uint8(n)
 		return a, false, nil
+	case fMU:
+		m, ok := parseMU(t)
+		if !ok {
+			return bad()
+		}
+		return m, false, nil
 	case fMG, fMA, fMS, fMX:
 		desc := -1
 		if strings.HasPrefix(t, "desc[UR") {
@@ -374,6 +380,12 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		t = t[1:]
 	}
 	reuse := false
+	if strings.HasPrefix(t, "|") {
+		// |R16|.H0_H0: a selector follows the bars; read it as |R16.H0_H0|
+		if j := strings.LastIndexByte(t, '|'); j > 0 && j < len(t)-1 && t[j+1:] != ".reuse" {
+			t = t[:j] + t[j+1:] + "|"
+		}
+	}
 	if strings.HasPrefix(t, "|") && strings.HasSuffix(t, "|.reuse") {
 		// |R0|.reuse: the flag follows the bars
 		reuse = true

@@ -1,5 +1,11 @@
 package sass
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // Encoding forms of the rest of what ptxas 11.8 emits for sm_86 and sm_89
 // (issue #14), in table.go's notation (see def). Each was learnt by
 // assembling PTX with ptxas and flipping one bit of a word it printed at a
@@ -139,6 +145,39 @@ var tablesTail = []string{
 	// fields without the 64-bit address (87:5 0).
 	`LDG 381 72:1{?,E} =81:3:7 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MA@24/0`,
 	`STG 386 72:1{?,E} =81:3:7 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MA@24/0, R@32`,
+	// LDG and STG with every cache-eviction (84:3) and scope (77:4) value
+	// nvdisasm names and the 256-byte L2 prefetch (68:2 3): ld.global
+	// .L1::evict_last, .L2::256B, st.global.L1::no_allocate (tail_misc.ptx)
+	`LDG 981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B,LTC256B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MG@24`,
+	`STG 986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
+	// FRND.F16 (cvt.rni.f16.f16): the type 5 in 75:2+84:2, bit 60 reads
+	// the high half (.H1) as MUFU.F16's
+	`FRND 307 75:2+84:2{5=F16} 78:2{_,FLOOR,CEIL,TRUNC} =60:1:0 | >R@16, R@32`,
+	`FRND 307 75:2+84:2{5=F16} 78:2{_,FLOOR,CEIL,TRUNC} =60:1:1 | >R@16, R@32.H1`,
+	// HMNMX2 with HFMA2's swizzles and negate/abs bits, 78 .F32, 80 .FTZ,
+	// 82 .XORSIGN (min.xorsign.abs)
+	`HMNMX2 240 85:1{_,BF16_V2} 78:1{_,F32} 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} | >R@16, R@24-72|73zh74, R@32-63|62zh60, P@87~90`,
+	// DADD with an immediate (the value's high 32 bits, its sign bit 63)
+	// or a constant second source
+	`DADD 429 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, D@32:32`,
+	`DADD 629 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40`,
+	// CALL through a register (call through a function pointer): the
+	// target printed relative to the instruction after a blank, as RET's
+	`CALL 344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24, T@32:50s`,
+	// sparse HMMA (mma.sp): 73 .SP, 75+78 the shape, the metadata register
+	// at 40 and its selector at 48:2 after C
+	`HMMA 23c =73:1:1 0:0{SP} 75:1+78:1{1=16816,3=16832} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64, R@40, U@48:2`,
+	// MOVM (movmatrix): 78:2 the shape
+	`MOVM 23a 78:2{16.MT88,16.M832,16.M864} | >R@16, R@24`,
+	// shared atomics and arrivals addressed through a uniform register
+	// (MU: [Ra+URb+off]): the warp-aggregated increment ptxas emits for
+	// atom.shared.inc (87:5 26), mbarrier.arrive (87:5 25, .64 at 73:3)
+	// and cp.async.mbarrier.arrive (ARRIVES.LDGSTSBAR.64)
+	`ATOMS f8c =87:5:26 0:0{POPC.INC.32} =73:3:0 | >R@16, MU@24`,
+	`ATOMS f8c =87:5:25 0:0{ARRIVE.64} =73:3:2 | >R@16, MU@24`,
+	`ARRIVES 9b0 =72:1:0 =73:3:5 =91:1:1 0:0{LDGSTSBAR.64} | MU@24`,
+	// PMTRIG (pmevent): the event mask
+	`PMTRIG 801 =87:4:7 | U@32:32`,
 }
 
 // srNamesTail are the special registers nvdisasm -b SM86 names beyond
@@ -168,4 +207,90 @@ func init() {
 		srNames[0x74+2*k] = "SR_SNAP_PM" + string(rune('0'+k))
 		srNames[0x75+2*k] = "SR_SNAP_PM_HI" + string(rune('0'+k))
 	}
+}
+
+// fMU is a shared address with a uniform register, [Ra(.Xn)+URb+off]
+// (ATOMS.POPC.INC.32 RZ, [R0+URZ]; ATOMS.ARRIVE.64 R2, [URZ]): Ra at the
+// field's position, URb at 64:6, the byte offset at 40:24, the scale at
+// 78:2. Its Operand is a KMem with UIndex set and URb in Desc; nvdisasm
+// leaves out Ra when it is RZ without a scale, and a zero offset.
+const fMU fkind = 96
+
+func init() { kindsMMA["MU"] = fMU }
+
+func encodeMU(w *word, o ospec, a Operand) error {
+	sc := map[uint8]uint64{0: 0, 4: 1, 8: 2, 16: 3}
+	v, ok := sc[a.Scale]
+	if !a.UIndex || a.W64 || a.Desc > 63 || !ok || a.Imm < -(1<<23) || a.Imm >= 1<<23 {
+		return fmt.Errorf("%w: operand %v: not a shared address with a uniform register", ErrInvalid, a)
+	}
+	w.set(o.pos, 8, uint64(a.N))
+	w.set(64, 6, uint64(a.Desc))
+	w.set(40, 24, uint64(a.Imm))
+	w.set(78, 2, v)
+	return nil
+}
+
+func decodeMU(w word, o ospec) Operand {
+	return Operand{Kind: KMem, UIndex: true, N: uint8(w.get(o.pos, 8)), Desc: uint8(w.get(64, 6)),
+		Imm: signExtend(w.get(40, 24), 24), Scale: [4]uint8{0, 4, 8, 16}[w.get(78, 2)]}
+}
+
+func formatMU(o Operand) string {
+	var parts []string
+	if o.N != 255 || o.Scale != 0 {
+		r := regName(o.N)
+		if o.Scale != 0 {
+			r += ".X" + strconv.Itoa(int(o.Scale))
+		}
+		parts = append(parts, r)
+	}
+	parts = append(parts, UReg(o.Desc).String())
+	if o.Imm != 0 {
+		parts = append(parts, hexs(o.Imm))
+	}
+	return "[" + strings.Join(parts, "+") + "]"
+}
+
+// parseMU reads formatMU's text.
+func parseMU(t string) (Operand, bool) {
+	a := Operand{Kind: KMem, UIndex: true, N: 255}
+	if len(t) < 2 || t[0] != '[' || t[len(t)-1] != ']' {
+		return a, false
+	}
+	seenUR := false
+	for _, p := range strings.Split(t[1:len(t)-1], "+") {
+		switch {
+		case strings.HasPrefix(p, "UR"):
+			if p == "URZ" {
+				a.Desc = 63
+			} else {
+				n, err := strconv.Atoi(p[2:])
+				if err != nil || n < 0 || n > 62 {
+					return a, false
+				}
+				a.Desc = uint8(n)
+			}
+			seenUR = true
+		case strings.HasPrefix(p, "R"):
+			for _, sc := range []uint8{16, 8, 4} {
+				if s := ".X" + strconv.Itoa(int(sc)); strings.HasSuffix(p, s) {
+					a.Scale, p = sc, strings.TrimSuffix(p, s)
+					break
+				}
+			}
+			n, ok := parseRegName(p)
+			if !ok {
+				return a, false
+			}
+			a.N = n
+		default:
+			v, ok := parseInt(p)
+			if !ok {
+				return a, false
+			}
+			a.Imm = v
+		}
+	}
+	return a, seenUR
 }
