@@ -21,8 +21,44 @@ func tailLane3(in Inst) bool {
 		return len(in.Mods) != 0
 	case "SGXT":
 		return len(in.Args) == 3 && in.Args[2].Kind != KImm
+	case "HADD2", "HMUL2", "HFMA2":
+		// the packed-half forms with source modifiers (table.go's
+		// plain forms keep their own case)
+		if len(in.Mods) > 1 || len(in.Mods) == 1 && in.Mods[0] != "BF16_V2" {
+			return false
+		}
+		mod := false
+		for _, o := range in.Args[1:] {
+			if o.Kind != KReg || o.Sel == ".F32" {
+				return false
+			}
+			mod = mod || o.Neg || o.Abs || o.Sel != ""
+		}
+		return mod
 	}
 	return false
+}
+
+// halfSrc applies a packed-half source's selector (.H0_H0 / .H1_H1: one
+// half in both), absolute value and negation to its 32 bits (both halves'
+// sign bits: binary16 and bfloat16 alike).
+func halfSrc(o Operand) func(uint32) uint32 {
+	sel, neg, abs := o.Sel, o.Neg, o.Abs
+	return func(v uint32) uint32 {
+		switch sel {
+		case ".H0_H0":
+			v = v&0xffff | v<<16
+		case ".H1_H1":
+			v = v>>16 | v&0xffff0000
+		}
+		if abs {
+			v &= 0x7fff7fff
+		}
+		if neg {
+			v ^= 0x80008000
+		}
+		return v
+	}
 }
 
 // lane3Of returns the lane function of in and the number of its sources, or
@@ -120,6 +156,19 @@ func lane3Of(in Inst) (func(a, b, c uint32) uint32, int, error) {
 		return func(x, _, _ uint32) uint32 {
 			return uint32(max(lo, min(hi, int64(int32(x)))))
 		}, 1, nil
+	case "HADD2", "HMUL2", "HFMA2":
+		op := map[Op]int{"HADD2": 0, "HMUL2": 1, "HFMA2": 2}[in.Op]
+		bf := has(m, "BF16_V2")
+		n := len(a) - 1
+		if n != 2 && n != 3 || op == 2 && n != 3 || op != 2 && n != 2 {
+			return nil, 0, bad("%s: %d operands", in.Op, len(a))
+		}
+		t0, t1 := halfSrc(a[1]), halfSrc(a[2])
+		t2 := func(uint32) uint32 { return 0 }
+		if n == 3 {
+			t2 = halfSrc(a[3])
+		}
+		return func(x, y, z uint32) uint32 { return hop2(op, t0(x), t1(y), t2(z), bf) }, n, nil
 	case "PRMT":
 		if len(m) != 1 {
 			return nil, 0, bad("PRMT mode %v", m)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -322,4 +323,90 @@ func dRoundRef(op string, v [3]float64, bm big.RoundingMode) float64 {
 	}
 	f, _ := new(big.Float).SetPrec(53).SetMode(bm).Set(e).Float64()
 	return f
+}
+
+// TestSimHalfModifiers runs HADD2, HMUL2 and HFMA2 (binary16 and
+// bfloat16) with source selectors, negation and absolute value on 64 lanes
+// of random pairs, against the plain operation (hop2, checked by the
+// simulator's own tests) on inputs transformed by halfModRef.
+func TestSimHalfModifiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 3))
+	type srcMod struct {
+		text     string
+		sel      int // 0 none, 1 .H0_H0, 2 .H1_H1
+		neg, abs bool
+	}
+	mods := []srcMod{{"R8", 0, false, false}, {"-R8", 0, true, false}, {"|R8|", 0, false, true}, {"-|R8|", 0, true, true},
+		{"R8.H0_H0", 1, false, false}, {"R8.H1_H1", 2, false, false}, {"-R8.H1_H1", 2, true, false}, {"|R8|.H0_H0", 1, false, true}}
+	for _, op := range []string{"HADD2", "HMUL2", "HFMA2", "HFMA2.BF16_V2"} {
+		for trial := 0; trial < 6; trial++ {
+			ms := [3]srcMod{mods[r.IntN(len(mods))], mods[r.IntN(len(mods))], mods[r.IntN(len(mods))]}
+			regs := []string{"R8", "R9", "R10"}
+			var args []string
+			n := 2
+			if op[:5] == "HFMA2" {
+				n = 3
+			}
+			for k := 0; k < n; k++ {
+				args = append(args, strings.Replace(ms[k].text, "R8", regs[k], 1))
+			}
+			if strings.Join(args, "") == strings.Join(regs[:n], "") {
+				continue // the plain form is TestSimHalf's
+			}
+			src := `
+[B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R1, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R8, [R2.64] ;
+[B------:R-:W-:-:S02] MOV R5, 0x4 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
+[B-1----:R-:W-:-:S06] ` + op + ` R12, ` + strings.Join(args, ", ") + ` ;
+[B------:R-:W-:-:S04] STG.E [R6.64], R12 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+			p := asm(t, src)
+			in := make([]uint32, 4*64)
+			for i := range in {
+				in[i] = r.Uint32()
+			}
+			m := NewMemory()
+			ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 64)
+			if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+				t.Fatalf("%s %v: %v", op, args, err)
+			}
+			out := simWords(m.Bytes("out"))
+			hop := map[string]int{"HADD2": 0, "HMUL2": 1, "HFMA2": 2, "HFMA2.BF16_V2": 2}[op]
+			for l := 0; l < 64; l++ {
+				var v [3]uint32
+				for k := 0; k < n; k++ {
+					v[k] = halfModRef(in[4*l+k], ms[k].sel, ms[k].neg, ms[k].abs)
+				}
+				if want := hop2(hop, v[0], v[1], v[2], op == "HFMA2.BF16_V2"); out[l] != want {
+					t.Fatalf("%s %v lane %d: %#x, want %#x", op, args, l, out[l], want)
+				}
+			}
+		}
+	}
+}
+
+// halfModRef transforms the two halves one by one: the selected half
+// (0 as is), then |h| and -h on each.
+func halfModRef(v uint32, sel int, neg, abs bool) uint32 {
+	h := [2]uint16{uint16(v), uint16(v >> 16)}
+	switch sel {
+	case 1:
+		h[1] = h[0]
+	case 2:
+		h[0] = h[1]
+	}
+	for k := range h {
+		if abs {
+			h[k] &^= 1 << 15
+		}
+		if neg {
+			h[k] ^= 1 << 15
+		}
+	}
+	return uint32(h[0]) | uint32(h[1])<<16
 }
