@@ -76,15 +76,16 @@ const (
 	xBRX      // BRX/RET.REL.NODEC Ra: per-lane target Ra + next + offset
 	xLDL
 	xSTL
-	xBMOVW // BMOV.32 Bb, Ra: the barrier from a register (uniform)
-	xBMOVR // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
-	xP2R   // P2R Rd, PR, RZ, mask (sim_mma.go)
-	xSGXT  // SGXT Rd, Ra, width (sim_mma.go)
-	xPLOP3 // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
-	xLDC   // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
-	xMATCH // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
-	xFRND  // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
-	xLANE3 // table_tail.go's integer forms: Rd = dinst.lane3(a, b, c) per lane (sim_tail.go)
+	xBMOVW  // BMOV.32 Bb, Ra: the barrier from a register (uniform)
+	xBMOVR  // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
+	xP2R    // P2R Rd, PR, RZ, mask (sim_mma.go)
+	xSGXT   // SGXT Rd, Ra, width (sim_mma.go)
+	xPLOP3  // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
+	xLDC    // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
+	xMATCH  // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
+	xFRND   // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
+	xLANE3  // table_tail.go's integer forms: Rd = dinst.lane3(a, b, c) per lane (sim_tail.go)
+	xHSETP2 // HSETP2: dinst.lane3 compares the halves (sim_tail.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -507,7 +508,7 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		if err != nil {
 			return err
 		}
-		if len(a) != n+1 {
+		if len(a) < n+1 {
 			return bad("%s: %d operands", in.Op, len(a))
 		}
 		d.op, d.lane3, d.n = xLANE3, fn, n
@@ -875,6 +876,26 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 			}
 		}
 		return dst(a[0], 1)
+	case "HSETP2":
+		cmp, ok := hcmpOf(in)
+		if !ok || len(a) != 5 {
+			return bad("HSETP2.%v", mods)
+		}
+		d.op, d.logic = xHSETP2, logicOf(mods)
+		d.lane3 = func(x, y, _ uint32) uint32 { return cmp(x, y) }
+		if err := pdst(a[0]); err != nil {
+			return err
+		}
+		if err := pdst(a[1]); err != nil {
+			return err
+		}
+		if err := src(a[2], 0, 1); err != nil {
+			return err
+		}
+		if err := src(a[3], 1, 1); err != nil {
+			return err
+		}
+		return psrcOf(a[4], 0)
 	case "ISETP", "FSETP":
 		float := in.Op == "FSETP"
 		c, ok := cmpOf(mods, float)

@@ -758,6 +758,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		c.sgxt(w, d, exec)
 	case xLANE3:
 		c.lane3(w, d, exec)
+	case xHSETP2:
+		c.hsetp2(w, d, exec)
 	case xDEPBAR:
 		if err := c.waitSet(w, d, exec); err != nil {
 			return err

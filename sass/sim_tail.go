@@ -21,6 +21,10 @@ func tailLane3(in Inst) bool {
 		return len(in.Mods) != 0
 	case "SGXT":
 		return len(in.Args) == 3 && in.Args[2].Kind != KImm
+	case "HSET2":
+		// with the predicate PT only (ptxas's set.*.f16x2)
+		p := in.Args[len(in.Args)-1]
+		return p.Kind == KPred && p.N == uint8(PT) && !p.Not
 	case "HADD2", "HMUL2", "HFMA2":
 		// the packed-half forms with source modifiers (table.go's
 		// plain forms keep their own case)
@@ -169,6 +173,25 @@ func lane3Of(in Inst) (func(a, b, c uint32) uint32, int, error) {
 			t2 = halfSrc(a[3])
 		}
 		return func(x, y, z uint32) uint32 { return hop2(op, t0(x), t1(y), t2(z), bf) }, n, nil
+	case "HSET2":
+		cmp, ok := hcmpOf(in)
+		if !ok || len(a) != 4 {
+			return nil, 0, bad("HSET2.%v", m)
+		}
+		lg, one := logicOf(m), uint32(0xffff)
+		if has(m, "BF") {
+			one = 0x3c00 // 1.0
+		}
+		return func(x, y, _ uint32) uint32 {
+			r := cmp(x, y)
+			var d uint32
+			for k := 0; k < 2; k++ {
+				if logic(lg, r>>k&1 != 0, true) {
+					d |= one << (16 * k)
+				}
+			}
+			return d
+		}, 2, nil
 	case "PRMT":
 		if len(m) != 1 {
 			return nil, 0, bad("PRMT mode %v", m)
@@ -293,4 +316,62 @@ func dDirected(op xop, x, y, z float64, m rmode) float64 {
 		return math.Nextafter(f, math.Inf(1))
 	}
 	return f
+}
+
+// hcmpOf returns HSETP2's or HSET2's comparison of two packed-half sources
+// (with their selectors, negation and absolute value): bit 0 the low
+// halves' result, bit 1 the high halves', FSETP's codes on the binary32
+// values of the halves (binary16; .FTZ flushes subnormal halves to zero
+// first). .H_AND and .BF16_V2 are refused (not modelled).
+func hcmpOf(in Inst) (func(a, b uint32) uint32, bool) {
+	code, ok := cmpOf(in.Mods, true)
+	if !ok || has(in.Mods, "H_AND") || has(in.Mods, "BF16_V2") {
+		return nil, false
+	}
+	for _, o := range in.Args[len(in.Args)-3 : len(in.Args)-1] {
+		if o.Kind != KReg || o.Sel == ".F32" {
+			return nil, false
+		}
+	}
+	ftz := has(in.Mods, "FTZ")
+	ta, tb := halfSrc(in.Args[len(in.Args)-3]), halfSrc(in.Args[len(in.Args)-2])
+	f := func(h uint16) uint32 {
+		if ftz && h&0x7c00 == 0 {
+			h &= 0x8000
+		}
+		return math.Float32bits(float32(h16(h)))
+	}
+	return func(a, b uint32) uint32 {
+		a, b = ta(a), tb(b)
+		var r uint32
+		for k := 0; k < 2; k++ {
+			if fcmp(code, f(uint16(a>>(16*k))), f(uint16(b>>(16*k))), false) {
+				r |= 1 << k
+			}
+		}
+		return r
+	}, true
+}
+
+// hsetp2 executes xHSETP2: the first predicate takes the low halves'
+// comparison, the second the high halves', each combined with the
+// predicate source by the boolean operation.
+func (c *cta) hsetp2(w *warp, d *dinst, exec uint32) {
+	a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
+	pc := w.pred(d.ps[0])
+	var m1, m2 uint32
+	for l := 0; l < 32; l++ {
+		if !lanes(exec, l) {
+			continue
+		}
+		r, q := d.lane3(a[l], b[l], 0), pc>>l&1 != 0
+		if logic(d.logic, r&1 != 0, q) {
+			m1 |= 1 << l
+		}
+		if logic(d.logic, r&2 != 0, q) {
+			m2 |= 1 << l
+		}
+	}
+	w.setPred(d.pd[0], m1, exec)
+	w.setPred(d.pd[1], m2, exec)
 }

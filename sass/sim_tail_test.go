@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/x448/float16"
 )
 
 // tailRefs are Go references of the PTX instructions ptxas compiles to
@@ -409,4 +411,143 @@ func halfModRef(v uint32, sel int, neg, abs bool) uint32 {
 		}
 	}
 	return uint32(h[0]) | uint32(h[1])<<16
+}
+
+// halfCmpRef is setp's comparison on two binary16 values (x448/float16):
+// ordered codes false on NaN, unordered ones (U) true.
+func halfCmpRef(code string, a, b uint16, ftz bool) bool {
+	if ftz {
+		for _, h := range []*uint16{&a, &b} {
+			if *h&0x7c00 == 0 {
+				*h &= 0x8000
+			}
+		}
+	}
+	x, y := float16.Frombits(a).Float32(), float16.Frombits(b).Float32()
+	nan := x != x || y != y
+	base := strings.TrimSuffix(code, "U")
+	var r bool
+	switch base {
+	case "LT":
+		r = x < y
+	case "EQ":
+		r = x == y
+	case "LE":
+		r = x <= y
+	case "GT":
+		r = x > y
+	case "NE":
+		r = x != y
+	case "GE":
+		r = x >= y
+	case "NUM":
+		return !nan
+	case "NAN":
+		return nan
+	}
+	if code != base {
+		return r || nan
+	}
+	return r && !nan
+}
+
+// TestSimHalfCompare runs HSETP2 and HSET2 (.BF, .FTZ, AND/OR/XOR with
+// PT, swizzled and negated sources) on 64 lanes of random halves, NaN,
+// infinities, zeros and subnormals among them.
+func TestSimHalfCompare(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 4))
+	special := []uint16{0x7e00, 0xfc00, 0x7c00, 0x0000, 0x8000, 0x0001, 0x83ff, 0x3c00, 0xbc00}
+	randHalf := func() uint32 {
+		if r.IntN(3) == 0 {
+			return uint32(special[r.IntN(len(special))])
+		}
+		return r.Uint32N(1 << 16)
+	}
+	for _, tc := range []struct {
+		op, code string
+		ftz, bf  bool
+		logic    string
+		bSrc     string
+	}{
+		{"HSETP2", "LT", false, false, "AND", "R9"}, {"HSETP2", "GTU", false, false, "AND", "R9"},
+		{"HSETP2", "NE", true, false, "AND", "R9"}, {"HSETP2", "EQ", false, false, "XOR", "-R9.H1_H1"},
+		{"HSETP2", "NAN", false, false, "OR", "R9"}, {"HSETP2", "GE", false, false, "AND", "|R9|.H0_H0"},
+		{"HSET2", "LE", false, true, "AND", "R9"}, {"HSET2", "LTU", true, false, "AND", "R9"},
+		{"HSET2", "NUM", false, true, "AND", "R9"}, {"HSET2", "NEU", false, false, "XOR", "R9.H0_H0"},
+	} {
+		name := tc.op
+		if tc.bf {
+			name += ".BF"
+		}
+		name += "." + tc.code
+		if tc.ftz {
+			name += ".FTZ"
+		}
+		name += "." + tc.logic
+		body := `[B-1----:R-:W-:-:S06] ` + name + ` P0, P1, R8, ` + tc.bSrc + `, PT ;
+[B------:R-:W-:-:S02] SEL R12, RZ, 0x1, !P0 ;
+[B------:R-:W-:-:S04] SEL R13, RZ, 0x2, !P1 ;
+[B------:R-:W-:-:S04] IADD3 R12, R12, R13, RZ ;`
+		if tc.op == "HSET2" {
+			body = `[B-1----:R-:W-:-:S06] ` + name + ` R12, R8, ` + tc.bSrc + `, PT ;`
+		}
+		src := `
+[B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R1, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R8, [R2.64] ;
+[B------:R-:W-:-:S02] MOV R5, 0x4 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
+` + body + `
+[B------:R-:W-:-:S04] STG.E [R6.64], R12 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+		p := asm(t, src)
+		in := make([]uint32, 4*64)
+		for i := range in {
+			in[i] = randHalf() | randHalf()<<16
+		}
+		m := NewMemory()
+		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 64)
+		if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := simWords(m.Bytes("out"))
+		for l := 0; l < 64; l++ {
+			a, b := in[4*l], in[4*l+1]
+			switch tc.bSrc {
+			case "-R9.H1_H1":
+				b = (b>>16 | b&0xffff0000) ^ 0x80008000
+			case "|R9|.H0_H0":
+				b = (b&0xffff | b<<16) & 0x7fff7fff
+			case "R9.H0_H0":
+				b = b&0xffff | b<<16
+			}
+			var want uint32
+			for k := 0; k < 2; k++ {
+				res := halfCmpRef(tc.code, uint16(a>>(16*k)), uint16(b>>(16*k)), tc.ftz)
+				switch tc.logic {
+				case "OR":
+					res = true
+				case "XOR":
+					res = !res
+				}
+				if !res {
+					continue
+				}
+				switch {
+				case tc.op == "HSETP2":
+					want |= 1 << k
+				case tc.bf:
+					want |= 0x3c00 << (16 * k)
+				default:
+					want |= 0xffff << (16 * k)
+				}
+			}
+			if out[l] != want {
+				t.Fatalf("%s lane %d (%#x, %#x): %#x, want %#x", name, l, a, b, out[l], want)
+			}
+		}
+	}
 }
