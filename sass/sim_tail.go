@@ -21,6 +21,10 @@ func tailLane3(in Inst) bool {
 		return len(in.Mods) != 0
 	case "SGXT":
 		return len(in.Args) == 3 && in.Args[2].Kind != KImm
+	case "HMNMX2":
+		// with a constant predicate (PT: min, !PT: max)
+		p := in.Args[len(in.Args)-1]
+		return p.Kind == KPred && p.N == uint8(PT)
 	case "HSET2":
 		// with the predicate PT only (ptxas's set.*.f16x2)
 		p := in.Args[len(in.Args)-1]
@@ -173,6 +177,25 @@ func lane3Of(in Inst) (func(a, b, c uint32) uint32, int, error) {
 			t2 = halfSrc(a[3])
 		}
 		return func(x, y, z uint32) uint32 { return hop2(op, t0(x), t1(y), t2(z), bf) }, n, nil
+	case "HMNMX2":
+		for _, x := range m {
+			if x != "BF16_V2" && x != "NAN" {
+				return nil, 0, bad("HMNMX2.%v", m)
+			}
+		}
+		if len(a) != 4 || a[1].Kind != KReg || a[2].Kind != KReg || a[1].Sel == ".F32" || a[2].Sel == ".F32" {
+			return nil, 0, bad("HMNMX2 operands")
+		}
+		bf, nan, isMin := has(m, "BF16_V2"), has(m, "NAN"), !a[3].Not
+		ta, tb := halfSrc(a[1]), halfSrc(a[2])
+		return func(x, y, _ uint32) uint32 {
+			x, y = ta(x), tb(y)
+			var d uint32
+			for k := 0; k < 32; k += 16 {
+				d |= uint32(hmnmx(uint16(x>>k), uint16(y>>k), bf, nan, isMin)) << k
+			}
+			return d
+		}, 2, nil
 	case "HSET2":
 		cmp, ok := hcmpOf(in)
 		if !ok || len(a) != 4 {
@@ -374,4 +397,25 @@ func (c *cta) hsetp2(w *warp, d *dinst, exec uint32) {
 	}
 	w.setPred(d.pd[0], m1, exec)
 	w.setPred(d.pd[1], m2, exec)
+}
+
+// hmnmx is one half of HMNMX2: the smaller (isMin) or larger of two
+// binary16 or bfloat16 values, -0 below +0; one NaN gives the other value
+// unless nan (.NAN), which, like two NaNs, gives the canonical NaN.
+func hmnmx(a, b uint16, bf, nan, isMin bool) uint16 {
+	x, y := half(a, bf), half(b, bf)
+	na, nb := x != x, y != y
+	switch {
+	case na && nb || nan && (na || nb):
+		return nanF16
+	case na:
+		return b
+	case nb:
+		return a
+	}
+	less := x < y || x == y && a&0x8000 != 0 && b&0x8000 == 0
+	if less == isMin {
+		return a
+	}
+	return b
 }
