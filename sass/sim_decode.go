@@ -86,6 +86,7 @@ const (
 	xFRND   // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
 	xLANE3  // table_tail.go's integer forms: Rd = dinst.lane3(a, b, c) per lane (sim_tail.go)
 	xHSETP2 // HSETP2: dinst.lane3 compares the halves (sim_tail.go)
+	xPLOP3S // PLOP3.LUT over three registers' sign bits (sim_tail.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -1591,6 +1592,17 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 		}
 		if err := pdst(a[0]); err != nil {
 			return err
+		}
+		if a[2].Kind == KReg {
+			// PLOP3.LUT Pd, PT, Ra.SIGN, Rb.SIGN, Rc.SIGN, lut: the table
+			// over the registers' sign bits (sim_tail.go)
+			for k := 0; k < 3; k++ {
+				if err := src(a[k+2], k, 1); err != nil {
+					return err
+				}
+			}
+			d.op, d.sub = xPLOP3S, uint8(a[5].Imm)
+			return nil
 		}
 		for k := 0; k < 3; k++ {
 			if err := psrcOf(a[k+2], k); err != nil {

@@ -760,6 +760,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		c.lane3(w, d, exec)
 	case xHSETP2:
 		c.hsetp2(w, d, exec)
+	case xPLOP3S:
+		c.plop3Sign(w, d, exec)
 	case xDEPBAR:
 		if err := c.waitSet(w, d, exec); err != nil {
 			return err

@@ -419,3 +419,16 @@ func hmnmx(a, b uint16, bf, nan, isMin bool) uint16 {
 	}
 	return b
 }
+
+// plop3Sign executes xPLOP3S: Pd is bit 4a+2b+c of the truth table, a, b
+// and c the sign bits of the three registers (LOP3's order).
+func (c *cta) plop3Sign(w *warp, d *dinst, exec uint32) {
+	a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
+	var m uint32
+	for l := 0; l < 32; l++ {
+		if lanes(exec, l) && d.sub>>(a[l]>>31<<2|b[l]>>31<<1|cc[l]>>31)&1 != 0 {
+			m |= 1 << l
+		}
+	}
+	w.setPred(d.pd[0], m, exec)
+}

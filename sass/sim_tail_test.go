@@ -1,6 +1,7 @@
 package sass
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -637,6 +638,51 @@ func TestSimHalfMinMax(t *testing.T) {
 			}
 			if out[l] != want {
 				t.Fatalf("%s %s lane %d (%#x, %#x): %#x, want %#x", name, tc.pred, l, a, b, out[l], want)
+			}
+		}
+	}
+}
+
+// TestSimPLOP3Sign runs PLOP3.LUT over three registers' sign bits (ptxas's
+// 64-bit sign tests) with random truth tables on random words.
+func TestSimPLOP3Sign(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 6))
+	for trial := 0; trial < 8; trial++ {
+		lut := r.IntN(256)
+		src := `
+[B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R1, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R8, [R2.64] ;
+[B------:R-:W-:-:S02] MOV R5, 0x4 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
+[B-1----:R-:W-:-:S06] PLOP3.LUT P2, PT, R8.SIGN, R9.SIGN, R10.SIGN, ` + fmt.Sprintf("%#x", lut) + `, 0x0 ;
+[B------:R-:W-:-:S13] SEL R12, RZ, 0x1, !P2 ;
+[B------:R-:W-:-:S04] STG.E [R6.64], R12 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+		p := asm(t, src)
+		in := make([]uint32, 4*64)
+		for i := range in {
+			in[i] = r.Uint32()
+		}
+		m := NewMemory()
+		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 64)
+		if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+			t.Fatalf("lut %#x: %v", lut, err)
+		}
+		out := simWords(m.Bytes("out"))
+		for l := 0; l < 64; l++ {
+			neg := func(v uint32) int {
+				if int32(v) < 0 {
+					return 1
+				}
+				return 0
+			}
+			idx := 4*neg(in[4*l]) + 2*neg(in[4*l+1]) + neg(in[4*l+2])
+			if want := uint32(lut >> idx & 1); out[l] != want {
+				t.Fatalf("lut %#x lane %d (%#x %#x %#x): %d, want %d", lut, l, in[4*l], in[4*l+1], in[4*l+2], out[l], want)
 			}
 		}
 	}
