@@ -708,7 +708,7 @@ func decodeInst(d *dinst, in Inst, plen int) (err error) {
 	case "IADD3":
 		d.op = xIADD3
 		d.x = has(mods, "X")
-		if len(a) < 4 || len(a) > 6 {
+		if len(a) < 4 || len(a) > 7 || len(a) == 7 && !d.x {
 			return bad("IADD3: %d operands", len(a))
 		}
 		var srcs []Operand

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -685,5 +686,55 @@ func TestSimPLOP3Sign(t *testing.T) {
 				t.Fatalf("lut %#x lane %d (%#x %#x %#x): %d, want %d", lut, l, in[4*l], in[4*l+1], in[4*l+2], out[l], want)
 			}
 		}
+	}
+}
+
+// TestSimIADD3XCarryOut runs a 64-bit add as ptxas writes a 96-bit one:
+// IADD3 with a carry out, then IADD3.X with a carry in and a carry out
+// (IADD3.X Rd, Pc, a, b, RZ, P0, !PT), against Go's 64-bit sum and its
+// overflow.
+func TestSimIADD3XCarryOut(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 7))
+	src := `
+[B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R1, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.128 R8, [R2.64] ;
+[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
+[B-1----:R-:W-:-:S04] IADD3 R12, P0, R8, R10, RZ ;
+[B------:R-:W-:-:S13] IADD3.X R13, P1, R9, R11, RZ, P0, !PT ;
+[B------:R-:W-:-:S13] SEL R14, RZ, 0x1, !P1 ;
+[B------:R-:W-:-:S02] MOV R15, RZ ;
+[B------:R-:W-:-:S04] STG.E.128 [R6.64], R12 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	p := asm(t, src)
+	in := make([]uint32, 4*64)
+	for i := range in {
+		in[i] = r.Uint32()
+		if i%4 == 1 && i < 64 {
+			in[i] |= 0xffff0000 // high words near the top: carries out
+		}
+	}
+	m := NewMemory()
+	ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 4*64)
+	if _, err := Launch(p, SimConfig{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	carries := 0
+	for l := 0; l < 64; l++ {
+		x := uint64(in[4*l]) | uint64(in[4*l+1])<<32
+		y := uint64(in[4*l+2]) | uint64(in[4*l+3])<<32
+		s, c := bits.Add64(x, y, 0)
+		carries += int(c)
+		if got := uint64(out[4*l]) | uint64(out[4*l+1])<<32; got != s || uint64(out[4*l+2]) != c {
+			t.Fatalf("lane %d: %#x + %#x = %#x carry %d, want %#x carry %d", l, x, y, got, out[4*l+2], s, c)
+		}
+	}
+	if carries == 0 || carries == 64 {
+		t.Fatalf("%d of 64 lanes carry out: the inputs test one case only", carries)
 	}
 }
