@@ -22,7 +22,9 @@ var tablesTail = []string{
 	// HADD2's B reuses through slot 2 (bit 124), as table.go's.
 	`HFMA2 231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
 	`HFMA2 231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
-	`HADD2 230 78:1{_,F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2`,
+	`HADD2 230 =78:1:0 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2`,
+	// (nvdisasm refuses HADD2.F32 with a reuse flag on A, prints it on B)
+	`HADD2 230 =78:1:1 0:0{F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, R@32-63|62zh60r2`,
 	`HMUL2 232 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60`,
 	// HSETP2 / HSET2: the FSETP comparison at 76:4, 71 .H_AND (HSETP2: both
 	// halves into the first predicate) or .BF (HSET2: a 1.0 pair instead
@@ -75,9 +77,9 @@ var tablesTail = []string{
 	`ST 985 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
 	// CCTL (prefetch.* and the cache invalidations around fences): 87:4
 	// the operation, [Ra+off] with a 32-bit offset at 32; the IVALL forms
-	// name no address (Ra RZ).
+	// name no address (Ra RZ) and print no .E (bit 72 clear).
 	`CCTL 98f 72:1{_,E} 78:2{_,U,C} 87:4{0=PF1,1=PF2,2=WB,3=IV,5=RS,9=PML2,10=DML2,11=RML2} | MA@24+32:32/0`,
-	`CCTL 98f 72:1{_,E} 78:2{_,U,C} 87:4{4=IVALL,6=IVALLP} =24:8:255 |`,
+	`CCTL 98f =72:1:0 78:2{_,U,C} 87:4{4=IVALL,6=IVALLP} =24:8:255 |`,
 	// shared atomics with a scaled address ([R3.X4+0x40], scale at 78:2)
 	// and the 64-bit exchange (73:3 2)
 	`ATOMS 38c 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64} | >R@16, MS@24, R@32`,
@@ -100,9 +102,10 @@ var tablesTail = []string{
 	`NANOSLEEP 95d 85:2{_,WARP,RAND} =87:4:7 | U@32:32`,
 	`NANOSLEEP 35d 85:2{_,WARP,RAND} | P@87~90, R@32`,
 	`NANOSLEEP 95d 85:2{_,WARP,RAND} | P@87~90, U@32:32`,
-	// BPT (trap, brkpt): 84:3 the kind, the code at 34 (0 not printed)
-	`BPT 95c 84:3{3=TRAP,4=INT} =34:20:0 |`,
-	`BPT 95c 84:3{3=TRAP,4=INT} | U@34:20n`,
+	// BPT (trap, brkpt): 84:3 the kind, the code at 34:3 (0 not printed;
+	// nvdisasm ignores bits 37 up)
+	`BPT 95c 84:3{3=TRAP,4=INT} =34:3:0 |`,
+	`BPT 95c 84:3{3=TRAP,4=INT} | U@34:3n`,
 	// FCHK: the IEEE division's range check (P = the fast path is not
 	// exact), negate/abs as FFMA's A and B
 	`FCHK 302 | >P@81, R@24-72|73, R@32-63|62`,
@@ -197,7 +200,16 @@ var srNamesTail = map[SpecialReg]string{
 	0x63: "SR_CIRCULARQUEUEENTRYADDRESSHIGH", 0x84: "SR_VARIABLE_RATE", 0x85: "SR_TTU_TICKET_INFO",
 }
 
+// noReuseTail are table_tail.go's opcodes whose registers nvdisasm never
+// prints with .reuse (TestLiveOracle on the examples: R2UR, ATOM, FLO) or whose
+// words with a reuse flag it refuses (DMMA, IMMA); the memory and
+// conversion ones as table.go's LDG, STG, F2I.
+var noReuseTail = []Op{"R2UR", "ATOM", "FLO", "DMMA", "IMMA", "BMMA", "LD", "ST", "CCTL", "QSPC", "I2I", "F2IP", "MOVM", "B2R", "ARRIVES"}
+
 func init() {
+	for _, op := range noReuseTail {
+		noReuseOps[op] = true
+	}
 	for n, s := range srNamesTail {
 		srNames[n] = s
 	}
