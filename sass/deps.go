@@ -277,6 +277,9 @@ func DepsOf(i Inst) (Deps, error) {
 					read(LocP + p)
 				}
 			}
+		case fMU:
+			span(LocR+Loc(a.N), 1, uint8(RZ), read)
+			span(LocUR+Loc(a.Desc), 1, uint8(URZ), read)
 		case fMG, fMA, fMS, fMX:
 			w := uint8(1)
 			if a.W64 {

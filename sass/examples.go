@@ -50,6 +50,8 @@ func exampleOperand(o ospec, k int) Operand {
 		a.Imm = 0x3c00 + int64(k) // 1.0, 1.0009765625, ...
 	case fSBS:
 		a.Imm = 0xc // {3,2}
+	case fMU:
+		a.N, a.UIndex, a.Desc, a.Imm = 2, true, 4, 0x10
 	case fMG, fMA, fMS, fMX:
 		a.N = 2
 		a.Imm = 0x10

@@ -71,6 +71,18 @@ type ospec struct {
 	// an immediate split over two fields: the bits above width sit at
 	// splitPos (PLOP3's truth table: bits 0-2 at 64, 3-7 at 72)
 	splitPos, splitW uint
+	// a selector read from the word (HFMA2's swizzles): selTab[v] for the
+	// value v of the selPos:selW field ("" prints nothing); nil: the fixed
+	// sel above
+	selPos, selW uint
+	selTab       []string
+}
+
+// selTables are the variable selectors of table_tail.go's forms, by the
+// letter after 'z' in an operand spec (zhPOS: halves at POS:2).
+var selTables = map[byte][]string{
+	// half-precision operand swizzle (HFMA2 A 74, B 60, C 81; HSETP2 ...)
+	'h': {"", ".F32", ".H0_H0", ".H1_H1"},
 }
 
 // slot is a modifier field: value -> printed token ("" prints nothing).
@@ -230,6 +242,14 @@ func parseOspec(s string) ospec {
 			}
 			rest = rest[1:]
 			o.splitW = num()
+		case 'z':
+			if len(rest) == 0 || selTables[rest[0]] == nil {
+				panic("sass: bad operand spec " + s)
+			}
+			o.selTab = selTables[rest[0]]
+			rest = rest[1:]
+			o.selPos = num()
+			o.selW = 2
 		case 'p':
 			o.pow2 = true
 		case 'n':
@@ -589,7 +609,18 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 	if err := flag(a.Not, o.not, "logical not"); err != nil {
 		return err
 	}
-	if a.Sel != o.sel {
+	if o.selTab != nil {
+		v := -1
+		for k, t := range o.selTab {
+			if t == a.Sel {
+				v = k
+			}
+		}
+		if v < 0 {
+			return bad("selector " + a.Sel)
+		}
+		w.set(o.selPos, o.selW, uint64(v))
+	} else if a.Sel != o.sel {
 		return bad("selector " + a.Sel)
 	}
 	if !o.fixOK(a) {
@@ -673,6 +704,8 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		w.set(o.pos, 8, uint64(a.N))
 		w.set(38, 16, uint64(a.Imm))
 		w.set(54, 5, uint64(a.Bank))
+	case fMU:
+		return encodeMU(w, o, a)
 	case fMG, fMA, fMS, fMX:
 		if a.Imm < -(1<<(o.offW-1)) || a.Imm >= 1<<(o.offW-1) {
 			return bad("memory offset out of range")
@@ -747,6 +780,9 @@ func (o ospec) operandKind() Kind {
 // decodeOperand reads operand o from w.
 func decodeOperand(w word, o ospec) Operand {
 	a := Operand{Kind: o.operandKind(), Sel: o.sel}
+	if o.selTab != nil {
+		a.Sel = o.selTab[w.get(o.selPos, o.selW)]
+	}
 	if o.neg != 0 {
 		a.Neg = w.get(o.neg, 1) == 1
 	}
@@ -757,6 +793,8 @@ func decodeOperand(w word, o ospec) Operand {
 		a.Not = w.get(o.not, 1) == 1
 	}
 	switch o.kind {
+	case fMU:
+		return decodeMU(w, o)
 	case fR, fSR, fUR:
 		a.N = uint8(w.get(o.pos, 8))
 	case fP, fUP, fSB:

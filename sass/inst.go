@@ -142,6 +142,14 @@ func (i Inst) findForm() (*form, []uint64, error) {
 		if !ok {
 			continue
 		}
+		// a form whose register slots cannot carry the reuse flags is
+		// not a match (HADD2.F32 with and without B's reuse slot)
+		if err := f.reuseOK(i); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
 		var w word
 		for k, o := range f.ops {
 			if err := encodeOperand(&w, o, i.Args[k]); err != nil {
@@ -187,16 +195,8 @@ func (i Inst) encode() (word, error) {
 	if err != nil {
 		return w, err
 	}
-	// nvdisasm refuses reuse flags on operand slots that hold no register
-	// (measured): the model refuses them too.
-	allowed := uint8(8)
-	for k, o := range f.ops {
-		if o.reuse >= 0 && i.Args[k].Kind == KReg {
-			allowed |= 1 << o.reuse
-		}
-	}
-	if i.Ctrl.Reuse&^allowed != 0 {
-		return w, fmt.Errorf("%w: reuse flags %#x on operand slots without a register", ErrControl, i.Ctrl.Reuse)
+	if err := f.reuseOK(i); err != nil {
+		return w, err
 	}
 	// Two more rules nvdisasm 11.8 enforces (measured): no reuse of both B
 	// and C on a yielding instruction, and no reuse of HMMA's C without yield.
@@ -355,6 +355,12 @@ var sm89Mods = []struct {
 }{
 	{"F2FP", "BF16.PACK_AB", "BF16.F32.PACK_AB"},
 	{"F2FP", "PACK_AB", "F16.F32.PACK_AB"},
+	{"F2FP", "BF16.PACK_AB.RZ", "BF16.F32.PACK_AB.RZ"},
+	{"F2FP", "PACK_AB.RZ", "F16.F32.PACK_AB.RZ"},
+	{"F2FP", "BF16.MERGE_C", "BF16.F32.MERGE_C"},
+	{"F2FP", "MERGE_C", "F16.F32.MERGE_C"},
+	{"F2FP", "BF16.MERGE_C.RZ", "BF16.F32.MERGE_C.RZ"},
+	{"F2FP", "MERGE_C.RZ", "F16.F32.MERGE_C.RZ"},
 }
 
 // TextArch is Text as nvdisasm -b SM<arch> prints it: for arch 89 a few
@@ -412,4 +418,20 @@ func (i Inst) HasMod(tok string) bool {
 		}
 	}
 	return false
+}
+
+// reuseOK checks the instruction's reuse flags against the form's operand
+// slots: nvdisasm refuses reuse flags on operand slots that hold no register
+// (measured): the model refuses them too.
+func (f *form) reuseOK(i Inst) error {
+	allowed := uint8(8)
+	for k, o := range f.ops {
+		if o.reuse >= 0 && i.Args[k].Kind == KReg {
+			allowed |= 1 << o.reuse
+		}
+	}
+	if i.Ctrl.Reuse&^allowed != 0 {
+		return fmt.Errorf("%w: reuse flags %#x on operand slots without a register", ErrControl, i.Ctrl.Reuse)
+	}
+	return nil
 }

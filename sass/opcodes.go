@@ -125,7 +125,7 @@ var opcodes = []opcode{
 	},
 	// R2UR crosses from the vector to the uniform datapath with variable
 	// latency: ptxas gives R2UR UR5, R8 a write scoreboard (kernels/mma).
-	{op: "R2UR", class: ClassS2R, general: "MOV", sim: SimMove,
+	{op: "R2UR", class: ClassS2R, general: "MOV", sim: SimMove, noReuse: true,
 		forms: []string{
 			// R2UR: a register's value in the first active lane into a uniform register
 			`3c2 =81:3:7 | >UR@16, R@24`,
@@ -214,6 +214,10 @@ var opcodes = []opcode{
 	{op: "CALL", class: ClassBranch, sim: SimCall,
 		forms: []string{
 			`944 =87:3:7 0:0{REL} 86:1{_,NOINC} | T@32:50`,
+			// table_tail forms
+			// CALL through a register (call through a function pointer): the
+			// target printed relative to the instruction after a blank, as RET's
+			`344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24, T@32:50s`,
 		},
 	},
 	{op: "RET", class: ClassBranch, sim: SimIndirect, noReuse: true,
@@ -267,8 +271,20 @@ var opcodes = []opcode{
 			// (ptxas's 64-bit division: IMAD.HI.U32 R10, P1, R9, R13, R10)
 			`x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C-75`,
 			`x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C`,
+			// table_tail forms
+			// IMAD.WIDE(.U32).X: the carry in at 87 (the high word of a 64-bit
+			// product-sum), with or without a carry out at 81.
+			`x225 73:1{WIDE.U32,WIDE} =74:1:1 0:0{X} =81:3:7 | >R@16, R@24, $B/134567, $C~75, P@87~90`,
+			`x225 73:1{WIDE.U32,WIDE} =74:1:1 0:0{X} | >R@16, >P@81, R@24, $B/134567, $C~75, P@87~90`,
 		},
 		regs: []regRule{
+			// The forms of table_tail.go (issue #14's remaining ptxas forms). Their
+			// classes follow the nearest measured opcode's and are assumed, not
+			// measured: the half-precision compares as HFMA2, the video and
+			// dot-product ops on the integer pipes. The IMAD.WIDE.X rows come first:
+			// the carry in at the end makes C a pair at index 3 (4 with a carry out).
+			{mods: "WIDE X", nargs: 5, regs: []uint8{2, 1, 1, 2}},
+			{mods: "WIDE X", nargs: 6, regs: []uint8{2, 0, 1, 1, 2}},
 			{mods: "WIDE", nargs: 5, regs: []uint8{2, 0, 1, 1, 2}},
 			{mods: "WIDE", regs: []uint8{2, 1, 1, 2}},
 			// IMAD.HI adds a register pair to the 64-bit product (ptxas's
@@ -306,6 +322,14 @@ var opcodes = []opcode{
 			`x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
 			`x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
 			`x211 80:1{?,HI} 74:1{?,X} =81:3:7 ur=6 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
+			// table_tail forms
+			// LEA.HI(.X).SX32: 73 sign-extends the 32-bit A to the high word; the
+			// C field holds RZ and is not printed. Without .X the sources take
+			// negate bits, with it not bits and the carry in at 87.
+			`x211 0:0{HI} =80:1:1 =74:1:0 0:0{SX32} =73:1:1 =64:8:255 =81:3:7 =87:4:7 :U | >R@16, R@24-72, $B/145-63, U@75:5`,
+			`x211 0:0{HI} =80:1:1 =74:1:0 0:0{SX32} =73:1:1 =64:8:255 =87:4:7 :U | >R@16, >P@81, R@24-72, $B/145-63, U@75:5`,
+			`x211 0:0{HI} =80:1:1 =74:1:1 0:0{X} 0:0{SX32} =73:1:1 =64:8:255 =81:3:7 :U | >R@16, R@24~72, $B/145~63, U@75:5, P@87~90`,
+			`x211 0:0{HI} =80:1:1 =74:1:1 0:0{X} 0:0{SX32} =73:1:1 =64:8:255 :U | >R@16, >P@81, R@24~72, $B/145~63, U@75:5, P@87~90`,
 		},
 	},
 	{op: "IMNMX", class: ClassALU, sim: SimSelect,
@@ -316,6 +340,9 @@ var opcodes = []opcode{
 	{op: "PRMT", class: ClassALU, sim: SimPRMT,
 		forms: []string{
 			`x216 :U | >R@16, R@24, $B, $C`,
+			// table_tail forms
+			// PRMT's mode at 72:3 (0 the byte selector of B, printed bare)
+			`x216 72:3{_,F4E,B4E,RC8,ECL,ECR,RC16} :U | >R@16, R@24, $B, $C`,
 		},
 	},
 	{op: "IABS", class: ClassALU, sim: SimBitUnary,
@@ -331,17 +358,25 @@ var opcodes = []opcode{
 		forms: []string{
 			// bit counts and reversal (variable latency; testdata/ptxas/golden/reduce.*):
 			// FLO bit 73 signed (bare), bit 74 .SH (the shift amount, 31 - position)
-			`309 | >R@16, R@32`,
+			`309 | >R@16, R@32~63`,
+			// table_tail forms
+			`d09 =91:1:1 | >R@16, UR@32~63`,
 		},
 	},
 	{op: "BREV", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
 		forms: []string{
 			`301 | >R@16, R@32`,
+			// table_tail forms
+			`d01 =91:1:1 | >R@16, UR@32`,
 		},
 	},
-	{op: "FLO", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
+	{op: "FLO", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary, noReuse: true,
 		forms: []string{
-			`300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32`,
+			`300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32~63`,
+			// table_tail forms
+			// bit counts of a uniform register (bit 91, selector 6; table.go's
+			// POPC and FLO take ~R, the not bit at 63)
+			`d00 =91:1:1 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, UR@32~63`,
 		},
 	},
 	{op: "MATCH", class: ClassSFU, sim: SimMATCH, noReuse: true,
@@ -361,6 +396,11 @@ var opcodes = []opcode{
 			// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
 			`307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 			`313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+			// table_tail forms
+			// FRND.F16 (cvt.rni.f16.f16): the type 5 in 75:2+84:2, bit 60 reads
+			// the high half (.H1) as MUFU.F16's
+			`307 75:2+84:2{5=F16} 78:2{_,FLOOR,CEIL,TRUNC} =60:1:0 | >R@16, R@32`,
+			`307 75:2+84:2{5=F16} 78:2{_,FLOOR,CEIL,TRUNC} =60:1:1 | >R@16, R@32.H1`,
 		},
 		regs: []regRule{
 			{mods: "F64", regs: []uint8{2, 2}},
@@ -385,6 +425,11 @@ var opcodes = []opcode{
 			// immediate at 16 (0x0 in ptxas's code). Learnt by flipping each bit.
 			`81c 0:0{LUT} =67:1:0 | >P@81, >P@84, P@87~90, P@77~80, P@68~71, U@64:3h72:5, U@16:8`,
 			`81c 0:0{LUT} =67:1:1 | >P@81, >P@84, P@87~90, P@77~80, UP@68~71, U@64:3h72:5, U@16:8`,
+			// table_tail forms
+			// PLOP3 on the sign bits of three registers (ptxas's 64-bit sign
+			// tests): Ra at 24, Rb 32, Rc 64 printed with .SIGN, the truth table at
+			// 72:8, the second immediate at 16.
+			`21f 0:0{LUT} | >P@81, >P@84, R@24.SIGN, R@32.SIGN, R@64.SIGN, U@72:8, U@16:8`,
 		},
 	},
 	{op: "ISETP", class: ClassALU, sim: SimSetP,
@@ -427,6 +472,11 @@ var opcodes = []opcode{
 			// value's high 32 bits; DSETP's F and T codes print MIN and MAX (the
 			// DMNMX idiom). Learnt on ptxas's words and by flipping each bit.
 			`229 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74`,
+			// table_tail forms
+			// DADD with an immediate (the value's high 32 bits, its sign bit 63)
+			// or a constant second source
+			`429 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, D@32:32`,
+			`629 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40`,
 		},
 		regs: []regRule{
 			// binary64: ptxas gives DADD, DMUL, DFMA and DSETP write scoreboards
@@ -459,6 +509,10 @@ var opcodes = []opcode{
 		forms: []string{
 			// (nvdisasm refuses DSETP with a reuse flag on the second source)
 			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62^, P@87~90`,
+			// table_tail forms
+			// DSETP with a reuse flag on the second source, slot 2 (nvdisasm prints it
+			// when the stall count allows: tail_float.ptx cmp)
+			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} ur=0 :D | >P@81, >P@84, R@24-72|73, $B/1-63|62r2, P@87~90`,
 		},
 		regs: []regRule{
 			{regs: []uint8{0, 0, 2, 2}},
@@ -486,6 +540,13 @@ var opcodes = []opcode{
 			// half of the merge register kept (.H1 when set).
 			`23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:0 | >R@16, R@24, R@32, R@64`,
 			`23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
+			// table_tail forms
+			// F2FP: 79:2 3 rounds toward zero (.RZ, cvt.rz); 78 selects MERGE_C:
+			// one result into the half of Rc 72 does not name (.H1: the high half
+			// kept), the sources at 32 and 64, RZ at 24 not printed.
+			`x23e 75:1{_,RELU} 76:1{_,BF16} 64:8{255=PACK_AB} =78:1:0 79:2{0=,3=RZ} | >R@16, R@24, $B/1`,
+			`23e 75:1{_,RELU} 76:1{_,BF16} 0:0{MERGE_C} =78:1:1 79:2{0=,3=RZ} =24:8:255 =72:1:0 | >R@16, R@32, R@64`,
+			`23e 75:1{_,RELU} 76:1{_,BF16} 0:0{MERGE_C} =78:1:1 79:2{0=,3=RZ} =24:8:255 =72:1:1 | >R@16, R@32, R@64.H1`,
 		},
 	},
 	{op: "I2FP", class: ClassConv, sim: SimI2F,
@@ -505,6 +566,9 @@ var opcodes = []opcode{
 			`b06 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
 			`b12 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
 			`312 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+			// table_tail forms
+			`306 75:2{?,F16,_,?} 84:2+74:1{0=U8,4=S8,5=S16} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+			`312 75:2{?,F16,_,F64} 84:2+74:1{0=U8,4=S8,1=U16,5=S16,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 		},
 		regs: []regRule{
 			{mods: "F64 U64", regs: []uint8{2, 2}},
@@ -518,6 +582,13 @@ var opcodes = []opcode{
 		forms: []string{
 			`305 80:1{_,FTZ} 75:2+72:1{1=U16,2=U32,6=} 84:2{?,F16,_,?} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
 			`311 75:2+72:1{2=U32,6=,3=U64,7=S64} 84:2{?,?,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
+			// table_tail forms
+			// conversions to and from 8- and 16-bit integers: the integer type
+			// is 75:2+72:1 (F2I) or 84:2+74:1 (I2F) as size | signed<<2 (U8 0,
+			// U16 1, U32 2, U64 3, S8 4, ... S32 6 printed bare); 311/312 are the
+			// forms with a 64-bit operand, 305/306 the 32-bit ones.
+			`305 80:1{_,FTZ} 75:2+72:1{0=U8,4=S8,5=S16} 84:2{?,F16,_,?} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
+			`311 75:2+72:1{0=U8,4=S8,1=U16,5=S16,3=U64,7=S64} 84:2{?,F16,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
 		},
 		regs: []regRule{
 			{mods: "U64 F64", regs: []uint8{2, 2}},
@@ -547,6 +618,10 @@ var opcodes = []opcode{
 			// (nvdisasm refuses HADD2.F32 with a reuse flag: no reuse slots)
 			`230 78:1{?,F32} =60:2:3 | >R@16, R@24-72^, R@32^.H1_H1`,
 			`230 78:1{?,F32} =60:2:2 | >R@16, R@24-72^, R@32^.H0_H0`,
+			// table_tail forms
+			`230 =78:1:0 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2`,
+			// (nvdisasm refuses HADD2.F32 with a reuse flag on A, prints it on B)
+			`230 =78:1:1 0:0{F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, R@32-63|62zh60r2`,
 		},
 	},
 	{op: "HMUL2", class: ClassHalf, sim: SimHalf,
@@ -556,25 +631,62 @@ var opcodes = []opcode{
 			// nvdisasm prints H1 first (ptxas's mul.f16x2 by 0x40003C00 prints
 			// HMUL2 R5, R0, 2, 1).
 			`832 | >R@16, R@24, H@48:16, H@32:16`,
+			// table_tail forms
+			`232 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60`,
 		},
 	},
-	{op: "HMNMX2", class: ClassHalf, sim: SimNone,
+	{op: "HMNMX2", class: ClassHalf, sim: SimLane3,
 		forms: []string{
 			// HMNMX2: min where the predicate holds, max where not, as IMNMX;
 			// .BF16_V2 at 85 as HFMA2's, .NAN at 81 (half.ptx, one field varied)
 			`x240 85:1{_,BF16_V2} 81:1{_,NAN} | >R@16, R@24, $B/1, P@87~90`,
+			// table_tail forms
+			// HMNMX2 with HFMA2's swizzles and negate/abs bits, 78 .F32, 80 .FTZ,
+			// 82 .XORSIGN (min.xorsign.abs)
+			`240 85:1{_,BF16_V2} 78:1{_,F32} 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} | >R@16, R@24-72|73zh74, R@32-63|62zh60, P@87~90`,
 		},
 	},
 	{op: "HFMA2", class: ClassHalf, sim: SimHalf,
 		forms: []string{
 			`x231 85:1{_,BF16_V2} | >R@16, R@24, $B/1, $C/1`,
+			// table_tail forms
+			// Half-precision pairs with swizzled operands: zhPOS is the 2-bit
+			// selector at POS (0 none, 1 .F32, 2 .H0_H0, 3 .H1_H1): A at 74, B at
+			// 60, C at 81. Negate/abs: A 72/73, B 63/62, C 84/83. 76 .FMZ and 80
+			// .FTZ (both: INVALID3), 77 .SAT, 78 .F32 (the result in binary32), 85
+			// .BF16_V2. HFMA2.RELU (79) prints the predicate at 87 unless it is PT
+			// (ptxas writes PT); without .RELU the field is 0 and never printed.
+			// HADD2's B reuses through slot 2 (bit 124), as table.go's.
+			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
+			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
 		},
 	},
 	{op: "HMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimHMMA,
 		forms: []string{
 			`23c 75:1{1688,16816} 76:1{?,F32} 82:1{_,BF16} | >R@16, R@24, R@32, R@64`,
+			// table_tail forms
+			// Tensor-core shapes beyond table.go's HMMA: 75+78 the HMMA shape
+			// (1684: m16n8k4 tf32), 76 an F32 (set) or F16 accumulator, 82:2 .BF16
+			// or .TF32 inputs. IMMA: 75+85:2 the shape, 76+83 and 78+84 the types
+			// of A and B (signed, 4-bit), 82 .SAT; A is .ROW (73 clear) and B .COL
+			// (74 set). BMMA: 75:2 the shape, 77:2 AND/XOR, 80 .POPC. DMMA.884:
+			// negate/abs on A (72/73) and C (75/74), 78:2 the rounding. The
+			// uniform predicate at 87 (UPT written as 0) is not modelled.
+			`23c 75:1+78:1{1688,16816,1684} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64`,
+			// sparse HMMA (mma.sp): 73 .SP, 75+78 the shape, the metadata register
+			// at 40 and its selector at 48:2 after C
+			`23c =73:1:1 0:0{SP} 75:1+78:1{1=16816,3=16832} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64, R@40, U@48:2`,
 		},
 		regs: []regRule{
+			// mma.sync fragments per lane: tf32 m16n8k8 A 4, B 2; m16n8k4 A 2,
+			// B 1 (C and D 4 f32); IMMA/BMMA C and D 4 s32 (m8n8: 2) and A/B the
+			// fragment bytes over 4; DMMA.884 A and B one f64, C and D two.
+			{mods: "1688 F32 TF32", regs: []uint8{4, 4, 2, 4}},
+			{mods: "1684", regs: []uint8{4, 2, 1, 4}},
+			{mods: "SP 16832 F32", regs: []uint8{4, 4, 4, 4}},
+			{mods: "SP 16832", regs: []uint8{2, 4, 4, 2}},
+			{mods: "SP 16816 F32", regs: []uint8{4, 2, 2, 4}},
+			{mods: "SP 16816", regs: []uint8{2, 2, 2, 2}},
 			{mods: "16816 F32", regs: []uint8{4, 4, 2, 4}},
 			{mods: "16816", regs: []uint8{2, 4, 2, 2}},
 			{mods: "1688 F32", regs: []uint8{4, 2, 1, 4}},
@@ -585,6 +697,15 @@ var opcodes = []opcode{
 	{op: "LDG", class: ClassGlobal, late: true, sim: SimLoad, noReuse: true,
 		forms: []string{
 			`981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MG@24`,
+			// table_tail forms
+			// LDG and STG with a 32-bit register address [Ra+off] (codes 381 and
+			// 386; ptxas's generic atomics fall back to it): LDG's and STG's
+			// fields without the 64-bit address (87:5 0).
+			`381 72:1{?,E} =81:3:7 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MA@24/0`,
+			// LDG and STG with every cache-eviction (84:3) and scope (77:4) value
+			// nvdisasm names and the 256-byte L2 prefetch (68:2 3): ld.global
+			// .L1::evict_last, .L2::256B, st.global.L1::no_allocate (tail_misc.ptx)
+			`981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B,LTC256B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MG@24`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{4}},
@@ -594,6 +715,9 @@ var opcodes = []opcode{
 	{op: "STG", class: ClassGlobal, late: true, sim: SimStore, noReuse: true,
 		forms: []string{
 			`986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
+			// table_tail forms
+			`386 72:1{?,E} =81:3:7 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MA@24/0, R@32`,
+			`986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -692,6 +816,12 @@ var opcodes = []opcode{
 			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
 			`51d 77:2{SYNC,ARV} | R@32, U@42:12`,
 			`91d 77:2{SYNC,ARV} | U@54:4, R@32`,
+			// table_tail forms
+			// bar.red: 77:2 2 (RED), 74:2 the reduction, 80 .DEFER_BLOCKING, the
+			// voting predicate at 87; B2R.RESULT reads the result (78 1), into a
+			// register or (81) a predicate
+			`b1d 77:2{2=RED} 74:2{POPC,AND,OR} 80:1{_,DEFER_BLOCKING} =42:12:0 | U@54:4, P@87~90`,
+			`b1d 77:2{2=RED} 74:2{POPC,AND,OR} 80:1{_,DEFER_BLOCKING} | U@54:4, U@42:12n, P@87~90`,
 		},
 	},
 	{op: "REDUX", class: ClassShared, sim: SimREDUX, noReuse: true,
@@ -708,6 +838,17 @@ var opcodes = []opcode{
 			// 38d (testdata/ptxas/golden/atomics.*)
 			`38c 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32} | >R@16, MX@24, R@32`,
 			`38d 87:2{CAS,?,?,CAST.SPIN} 73:3{_,?,64} | >R@16, MX@24, R@32, R@64`,
+			// table_tail forms
+			// shared atomics with a scaled address ([R3.X4+0x40], scale at 78:2)
+			// and the 64-bit exchange (73:3 2)
+			`38c 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64} | >R@16, MS@24, R@32`,
+			`38d 87:2{CAS,?,?,CAST.SPIN} 73:3{_,?,64} | >R@16, MS@24, R@32, R@64`,
+			// shared atomics and arrivals addressed through a uniform register
+			// (MU: [Ra+URb+off]): the warp-aggregated increment ptxas emits for
+			// atom.shared.inc (87:5 26), mbarrier.arrive (87:5 25, .64 at 73:3)
+			// and cp.async.mbarrier.arrive (ARRIVES.LDGSTSBAR.64)
+			`f8c =87:5:26 0:0{POPC.INC.32} =73:3:0 | >R@16, MU@24`,
+			`f8c =87:5:25 0:0{ARRIVE.64} =73:3:2 | >R@16, MU@24`,
 		},
 		regs: []regRule{
 			// ATOMS and REDUX set write scoreboards (atomics.sm_86.txt, reduce.sm_86.txt)
@@ -766,6 +907,194 @@ var opcodes = []opcode{
 			// SGXT Rd, Ra, width: zero (.U32, bit 73 clear) or sign extension
 			// from the low width bits; 75 .W (wrap the width); width at 32:32.
 			`81a 75:1{_,W} 73:1{U32,_} | >R@16, R@24, U@32:32`,
+			// table_tail forms
+			// SGXT and BMSK with a register width (table_mma.go has SGXT's
+			// immediate); 75 .W, SGXT 73 signed; BMSK's immediate prints unsigned.
+			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/1`,
+		},
+	},
+	// The rest of what ptxas 11.8 emits (issue #14: testdata/ptxas/tail_*.ptx).
+	{op: "HSETP2", class: ClassHalf, sim: SimHSETP2,
+		forms: []string{
+			// HSETP2 / HSET2: the FSETP comparison at 76:4, 71 .H_AND (HSETP2: both
+			// halves into the first predicate) or .BF (HSET2: a 1.0 pair instead
+			// of all ones), 80 .FTZ, 69:2 the boolean with the predicate at 87.
+			`234 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 71:1{_,H_AND} 80:1{_,FTZ} 69:2{AND,OR,XOR} | >P@81, >P@84, R@24-72|73zh74, R@32-63|62zh60r2, P@87~90`,
+		},
+	},
+	{op: "HSET2", class: ClassHalf, sim: SimLane3,
+		forms: []string{
+			`233 71:1{_,BF} 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 69:2{AND,OR,XOR} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2, P@87~90`,
+		},
+	},
+	{op: "BMSK", class: ClassALU, sim: SimLane3,
+		forms: []string{
+			`x21b 75:1{_,W} :U | >R@16, R@24, $B/14`,
+		},
+	},
+	{op: "VABSDIFF", class: ClassALU, sim: SimLane3,
+		forms: []string{
+			// VABSDIFF |a-b| + c (73 signed, 32-bit lanes), VABSDIFF4 per byte (73
+			// signed, 75 .ACC: the four sums added to c); a predicate result at 81,
+			// printed when it is not PT.
+			`x214 73:1{U32,_} =81:3:7 :U | >R@16, R@24, $B/14, $C/1`,
+			`x214 73:1{U32,_} :U | >R@16, >P@81, R@24, $B/14, $C/1`,
+		},
+	},
+	{op: "VABSDIFF4", class: ClassALU, sim: SimLane3,
+		forms: []string{
+			`x215 73:1{U8,_} 75:1{_,ACC} =81:3:7 :U | >R@16, R@24, $B/14, $C/1`,
+			`x215 73:1{U8,_} 75:1{_,ACC} :U | >R@16, >P@81, R@24, $B/14, $C/1`,
+		},
+	},
+	{op: "IDP", class: ClassFMA, sim: SimLane3,
+		forms: []string{
+			// IDP (dp4a / dp2a): 76 .2A (with 77 .LO/.HI: the half of b taken),
+			// 73 and 74 a's and b's signedness, 75 negates c; B a register or a
+			// constant only (ur=0: nvdisasm refuses a uniform register).
+			`x226 =76:1:0 =77:1:0 0:0{4A} 73:1{U8,S8} 74:1{U8,S8} ur=0 | >R@16, R@24, $B/15, $C/15-75`,
+			`x226 =76:1:1 0:0{2A} 77:1{LO,HI} 73:1{U16,S16} 74:1{U8,S8} ur=0 | >R@16, R@24, $B/15, $C/15-75`,
+		},
+	},
+	{op: "LD", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+		forms: []string{
+			// Generic-space loads and stores: LDG's and STG's fields (the
+			// predicate at 64 is PT written as 0, not modelled) with codes 980 and
+			// 985; 77:4 and 84:3 every value nvdisasm names.
+			`980 72:1{?,E} =76:1:1 =64:4:0 =81:3:0 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MG@24`,
+		},
+		regs: []regRule{
+			// generic memory as global (LD/ST/ATOM as LDG/STG/ATOMG); QSPC in the
+			// shared-memory queue: tail_mem.ptx gen's LDS R27 sets no scoreboard
+			// and ptxas reads R27 after waiting only for a later QSPC.E.G's SB1.
+			{mods: "128", regs: []uint8{4}},
+			{mods: "64", regs: []uint8{2}},
+		},
+	},
+	{op: "ST", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+		forms: []string{
+			`985 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
+		},
+		regs: []regRule{
+			{mods: "128", regs: []uint8{0, 4}},
+			{mods: "64", regs: []uint8{0, 2}},
+		},
+	},
+	{op: "CCTL", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+		forms: []string{
+			// CCTL (prefetch.* and the cache invalidations around fences): 87:4
+			// the operation, [Ra+off] with a 32-bit offset at 32; the IVALL forms
+			// name no address (Ra RZ) and print no .E (bit 72 clear).
+			`98f 72:1{_,E} 78:2{_,U,C} 87:4{0=PF1,1=PF2,2=WB,3=IV,5=RS,9=PML2,10=DML2,11=RML2} | MA@24+32:32/0`,
+			`98f =72:1:0 78:2{_,U,C} 87:4{4=IVALL,6=IVALLP} =24:8:255 |`,
+		},
+	},
+	{op: "ATOM", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+		forms: []string{
+			// generic-space atomics: ATOMG's fields with codes 98a and 38b
+			`98a 72:1{?,E} =70:2:3 =91:1:1 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,S64,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MG@24/64, R@32`,
+			`38b 72:1{?,E} 0:0{CAS} 73:3{_,?,64} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MA@24/0, R@32, R@64`,
+		},
+		regs: []regRule{
+			{mods: "CAS 64", regs: []uint8{0, 2, 0, 2, 2}},
+			{mods: "64", regs: []uint8{0, 2, 0, 2}},
+			{mods: "F64", regs: []uint8{0, 2, 0, 2}},
+		},
+	},
+	{op: "QSPC", class: ClassShared, late: true, queue: QueueLDS, sim: SimNone, noReuse: true,
+		forms: []string{
+			// QSPC (isspacep): 73:2 the space, the result in the predicate at 81
+			`3aa 72:1{_,E} 73:2{G,L,S} | >P@81, >R@16, MA@24/0`,
+		},
+	},
+	{op: "B2R", class: ClassS2R, sim: SimNone, noReuse: true,
+		forms: []string{
+			`31c =78:2:1 0:0{RESULT} =81:3:7 | >R@16`,
+			`31c =78:2:1 0:0{RESULT} | >R@16, >P@81`,
+		},
+	},
+	{op: "NANOSLEEP", class: ClassBranch, sim: SimNone,
+		forms: []string{
+			// NANOSLEEP: a register (35d) or immediate (95d) duration, 85:2 .WARP
+			// or .RAND, a predicate at 87 printed when it is not PT
+			`35d 85:2{_,WARP,RAND} =87:4:7 | R@32`,
+			`95d 85:2{_,WARP,RAND} =87:4:7 | U@32:32`,
+			`35d 85:2{_,WARP,RAND} | P@87~90, R@32`,
+			`95d 85:2{_,WARP,RAND} | P@87~90, U@32:32`,
+		},
+	},
+	{op: "BPT", class: ClassBranch, sim: SimNone,
+		forms: []string{
+			// BPT (trap, brkpt): 84:3 the kind, the code at 34:3 (0 not printed;
+			// nvdisasm ignores bits 37 up)
+			`95c 84:3{3=TRAP,4=INT} =34:3:0 |`,
+			`95c 84:3{3=TRAP,4=INT} | U@34:3n`,
+		},
+	},
+	{op: "FCHK", class: ClassSFU, sim: SimNone,
+		forms: []string{
+			// FCHK: the IEEE division's range check (P = the fast path is not
+			// exact), negate/abs as FFMA's A and B
+			`302 | >P@81, R@24-72|73, R@32-63|62`,
+		},
+	},
+	{op: "I2I", class: ClassConv, sim: SimLane3, noReuse: true,
+		forms: []string{
+			// I2I: a saturating narrowing of a signed 32-bit value (76:2 the
+			// result type); F2IP: two floats to bytes packed into Rd, merged into
+			// the half of Rc 72 does not name (cvt.rzi.sat.u8.f32), 74 .NTZ, 75 .RELU
+			`238 76:2{U8,S8,U16,S16} 0:0{S32.SAT} | >R@16, R@32`,
+		},
+	},
+	{op: "F2IP", class: ClassConv, sim: SimNone, noReuse: true,
+		forms: []string{
+			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:0 | >R@16, R@24, R@32, R@64`,
+			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
+		},
+	},
+	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimNone, noReuse: true,
+		forms: []string{
+			`237 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
+		},
+		regs: []regRule{
+			{mods: "16832", regs: []uint8{4, 4, 2, 4}},
+			{mods: "16864", regs: []uint8{4, 4, 2, 4}},
+			{mods: "16816", regs: []uint8{4, 2, 1, 4}},
+			{regs: []uint8{2, 1, 1, 2}},
+		},
+	},
+	{op: "BMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimNone, noReuse: true,
+		forms: []string{
+			`23d 75:2{0=88128,2=168256} 77:2{0=XOR,2=AND} 80:1{?,POPC} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
+		},
+		regs: []regRule{
+			{mods: "168256", regs: []uint8{4, 4, 2, 4}},
+			{regs: []uint8{2, 1, 1, 2}},
+		},
+	},
+	{op: "DMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimNone, noReuse: true,
+		forms: []string{
+			`23f 0:0{884} =76:1:0 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@32, R@64-75|74`,
+		},
+		regs: []regRule{
+			{regs: []uint8{4, 2, 2, 4}},
+		},
+	},
+	{op: "MOVM", class: ClassShared, late: true, queue: QueueLDSM, sim: SimNone, noReuse: true,
+		forms: []string{
+			// MOVM (movmatrix): 78:2 the shape
+			`23a 78:2{16.MT88,16.M832,16.M864} | >R@16, R@24`,
+		},
+	},
+	{op: "ARRIVES", class: ClassShared, late: true, sim: SimNone, noReuse: true,
+		forms: []string{
+			`9b0 =72:1:0 =73:3:5 =91:1:1 0:0{LDGSTSBAR.64} | MU@24`,
+		},
+	},
+	{op: "PMTRIG", class: ClassBranch, sim: SimNone,
+		forms: []string{
+			// PMTRIG (pmevent): the event mask
+			`801 =87:4:7 | U@32:32`,
 		},
 	},
 }
@@ -861,6 +1190,8 @@ const (
 	SimSGXT                      // SGXT
 	SimPLOP3                     // PLOP3
 	SimLDC                       // LDC
+	SimLane3                     // one result from up to three sources, lane by lane (VABSDIFF, IDP, BMSK, I2I, HSET2, HMNMX2; PRMT modes, SGXT by register, packed halves with source modifiers)
+	SimHSETP2                    // HSETP2
 	NumSimOps
 )
 

@@ -27,7 +27,7 @@ const (
 )
 
 // kindsMMA names the field kinds in the forms' notation.
-var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "SBS": fSBS}
+var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "SBS": fSBS, "MU": fMU}
 
 // formatFloat16 prints a binary16 immediate as nvdisasm 11.8 does: as the
 // binary32 of the same value (measured on HMUL2 words with every class of

@@ -299,6 +299,12 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.N = uint8(n)
 		return a, false, nil
+	case fMU:
+		m, ok := parseMU(t)
+		if !ok {
+			return bad()
+		}
+		return m, false, nil
 	case fMG, fMA, fMS, fMX:
 		desc := -1
 		if strings.HasPrefix(t, "desc[UR") {
@@ -374,6 +380,12 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		t = t[1:]
 	}
 	reuse := false
+	if strings.HasPrefix(t, "|") {
+		// |R16|.H0_H0: a selector follows the bars; read it as |R16.H0_H0|
+		if j := strings.LastIndexByte(t, '|'); j > 0 && j < len(t)-1 && t[j+1:] != ".reuse" {
+			t = t[:j] + t[j+1:] + "|"
+		}
+	}
 	if strings.HasPrefix(t, "|") && strings.HasSuffix(t, "|.reuse") {
 		// |R0|.reuse: the flag follows the bars
 		reuse = true
@@ -392,6 +404,17 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 	}
 	switch o.kind {
 	case fR:
+		for _, sel := range o.selTab {
+			if sel != "" && strings.HasSuffix(t, sel) {
+				t = strings.TrimSuffix(t, sel)
+				if strings.HasSuffix(t, ".reuse") {
+					reuse = true
+					t = strings.TrimSuffix(t, ".reuse")
+				}
+				a.Sel = sel
+				break
+			}
+		}
 		if o.sel != "" && strings.HasSuffix(t, ".reuse"+o.sel) {
 			reuse = true
 			t = strings.TrimSuffix(t, ".reuse"+o.sel) + o.sel

@@ -81,6 +81,7 @@ func DefaultLatencies() *LatencyTable {
 			{sass.ClassUniform, sass.ClassUniform, 2, "sm86mm mma_ref.ptx: ULDC->USHF; attn.ptx flash_attn ULDC->UIADD3; atomics.ptx shared_hist VOTEU->UFLO; kernels/mma tcrt_mma_attn_d256_bf16 UMOV->UIMAD"},
 			{sass.ClassFMA, sass.ClassS2R, 4, "kernels/mma mma.ptx tcrt_mma_attn_d256_bf16: FMUL R9->R2UR UR9, R9"},
 			{sass.ClassUniform, sass.ClassALU, 2, "kernels/ptx sg.ptx tcrt_sg_scatter: ULDC UR4->ISETP.NE.U32.AND P1, PT, RZ, UR4"},
+			{sass.ClassUniform, sass.ClassSFU, 2, "tail_mem.ptx atom: VOTEU.ANY UR6->FLO.U32 R37, UR6 (ptxas's warp-aggregated atomic)"},
 		},
 		SameClass:  4,
 		CrossClass: 5,

@@ -80,14 +80,17 @@ const (
 	xBRX      // BRX/RET.REL.NODEC Ra: per-lane target Ra + next + offset
 	xLDL
 	xSTL
-	xBMOVW // BMOV.32 Bb, Ra: the barrier from a register (uniform)
-	xBMOVR // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
-	xP2R   // P2R Rd, PR, RZ, mask (mma.go)
-	xSGXT  // SGXT Rd, Ra, width (mma.go)
-	xPLOP3 // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
-	xLDC   // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
-	xMATCH // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
-	xFRND  // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
+	xBMOVW  // BMOV.32 Bb, Ra: the barrier from a register (uniform)
+	xBMOVR  // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
+	xP2R    // P2R Rd, PR, RZ, mask (mma.go)
+	xSGXT   // SGXT Rd, Ra, width (mma.go)
+	xPLOP3  // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
+	xLDC    // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
+	xMATCH  // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
+	xFRND   // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
+	xLANE3  // Rd = dinst.lane3(a, b, c) per lane (tail.go)
+	xHSETP2 // HSETP2: dinst.lane3 compares the halves (tail.go)
+	xPLOP3S // PLOP3.LUT over three registers' sign bits (tail.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -189,6 +192,8 @@ type dinst struct {
 
 	reads  []span
 	writes []span
+
+	lane3 func(a, b, c uint32) uint32 // xLANE3's and xHSETP2's operation (tail.go)
 }
 
 func (d *dinst) text() string { return d.in.Text(int64(16 * d.idx)) }
@@ -380,6 +385,57 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimSGXT:         (*decoder).decSGXT,
 	sass.SimPLOP3:        (*decoder).decPLOP3,
 	sass.SimLDC:          (*decoder).decLDC,
+	sass.SimLane3:        (*decoder).decLane3,
+	sass.SimHSETP2:       (*decoder).decHSETP2,
+}
+
+// decLane3 decodes the forms that compute one register from up to three
+// sources lane by lane (lane3Of, tail.go): VABSDIFF(4), IDP, BMSK, I2I,
+// HSET2 and HMNMX2 with a constant predicate, PRMT's modes, SGXT by a
+// register, packed halves with source modifiers.
+func (c *decoder) decLane3() error {
+	d := c.d
+	if !tailLane3(c.in) {
+		return bad("%s: form not modelled", c.in.Op)
+	}
+	fn, n, err := lane3Of(c.in)
+	if err != nil {
+		return err
+	}
+	if len(c.a) < n+1 {
+		return bad("%s: %d operands", c.in.Op, len(c.a))
+	}
+	d.op, d.lane3, d.n = xLANE3, fn, n
+	for k := 0; k < n; k++ {
+		if err := c.src(c.a[k+1], k, 1); err != nil {
+			return err
+		}
+	}
+	return c.dst(c.a[0], 1)
+}
+
+// decHSETP2 decodes HSETP2: both predicates from the halves' comparison.
+func (c *decoder) decHSETP2() error {
+	d, mods := c.d, c.mods
+	cmp, ok := hcmpOf(c.in)
+	if !ok || len(c.a) != 5 {
+		return bad("HSETP2.%v", mods)
+	}
+	d.op, d.logic = xHSETP2, logicOf(mods)
+	d.lane3 = func(x, y, _ uint32) uint32 { return cmp(x, y) }
+	if err := c.pdst(c.a[0]); err != nil {
+		return err
+	}
+	if err := c.pdst(c.a[1]); err != nil {
+		return err
+	}
+	if err := c.src(c.a[2], 0, 1); err != nil {
+		return err
+	}
+	if err := c.src(c.a[3], 1, 1); err != nil {
+		return err
+	}
+	return c.psrcOf(c.a[4], 0)
 }
 
 // decoder holds one instruction being decoded: the dinst it fills, the
@@ -825,7 +881,7 @@ func (c *decoder) decIADD3() error {
 	d, mods := c.d, c.mods
 	d.op = xIADD3
 	d.x = has(mods, "X")
-	if len(c.a) < 4 || len(c.a) > 6 {
+	if len(c.a) < 4 || len(c.a) > 7 || len(c.a) == 7 && !d.x {
 		return bad("IADD3: %d operands", len(c.a))
 	}
 	var srcs []sass.Operand
@@ -1000,6 +1056,9 @@ func (c *decoder) decSelect() error {
 
 // decPRMT decodes PRMT.
 func (c *decoder) decPRMT() error {
+	if tailLane3(c.in) {
+		return c.decLane3()
+	}
 	d, mods := c.d, c.mods
 	if len(mods) != 0 {
 		return bad("PRMT mode %v", mods)
@@ -1063,11 +1122,10 @@ func (c *decoder) decSetP() error {
 // decDouble decodes DADD, DMUL, DFMA.
 func (c *decoder) decDouble() error {
 	d, in, mods := c.d, c.in, c.mods
-	// binary64 on register pairs, round to nearest only: Go's float64
-	// arithmetic (and math.FMA) is IEEE's, subnormals included.
-	if rndOf(mods) != rnEven {
-		return bad("%s: rounding %v not modelled", in.Op, mods)
-	}
+	// binary64 on register pairs: Go's float64 arithmetic (and
+	// math.FMA) is IEEE's, subnormals included; .RM/.RP/.RZ adjust it
+	// (dDirected, tail.go).
+	d.rnd = rndOf(mods)
 	n := 3
 	d.op = map[sass.Op]xop{"DADD": xDADD, "DMUL": xDMUL, "DFMA": xDFMA}[in.Op]
 	if in.Op == "DFMA" {
@@ -1315,6 +1373,9 @@ func (c *decoder) decF2F() error {
 
 // decHalf decodes HADD2, HMUL2, HFMA2.
 func (c *decoder) decHalf() error {
+	if tailLane3(c.in) {
+		return c.decLane3()
+	}
 	d, in, mods := c.d, c.in, c.mods
 	if len(c.a) == 4 && in.Op == "HMUL2" && c.a[2].Kind == sass.KHalf && c.a[3].Kind == sass.KHalf {
 		// an f16x2 immediate (mma.go)
@@ -1367,6 +1428,11 @@ func (c *decoder) decHMMA() error {
 	}
 	if !has(mods, "F32") {
 		return bad("HMMA without .F32 accumulate")
+	}
+	for _, m := range mods {
+		if m != "16816" && m != "1688" && m != "F32" && m != "BF16" {
+			return bad("HMMA.%s not modelled", m) // TF32, sparse (SP), other shapes
+		}
 	}
 	d.op, d.bf = xHMMA, has(mods, "BF16")
 	na, nb := 4, 2
@@ -1810,6 +1876,9 @@ func (c *decoder) decP2R() error {
 
 // decSGXT decodes SGXT.
 func (c *decoder) decSGXT() error {
+	if tailLane3(c.in) {
+		return c.decLane3()
+	}
 	d, in := c.d, c.in
 	if err := decodeSGXT(d, in); err != nil {
 		return err
@@ -1835,6 +1904,17 @@ func (c *decoder) decPLOP3() error {
 	}
 	if err := c.pdst(c.a[0]); err != nil {
 		return err
+	}
+	if c.a[2].Kind == sass.KReg {
+		// PLOP3.LUT Pd, PT, Ra.SIGN, Rb.SIGN, Rc.SIGN, lut: the table
+		// over the registers' sign bits (tail.go)
+		for k := 0; k < 3; k++ {
+			if err := c.src(c.a[k+2], k, 1); err != nil {
+				return err
+			}
+		}
+		d.op, d.sub = xPLOP3S, uint8(c.a[5].Imm)
+		return nil
 	}
 	for k := 0; k < 3; k++ {
 		if err := c.psrcOf(c.a[k+2], k); err != nil {

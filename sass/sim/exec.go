@@ -765,6 +765,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		c.p2r(w, d, exec)
 	case xSGXT:
 		c.sgxt(w, d, exec)
+	case xLANE3:
+		c.lane3(w, d, exec)
+	case xHSETP2:
+		c.hsetp2(w, d, exec)
+	case xPLOP3S:
+		c.plop3Sign(w, d, exec)
 	case xDEPBAR:
 		if err := c.waitSet(w, d, exec); err != nil {
 			return err

@@ -540,6 +540,13 @@ func (c *cta) darith(w *warp, d *dinst, exec uint32) {
 		default:
 			r = math.FMA(x, y, w.f64(&d.s[2], 2, l))
 		}
+		if d.rnd != rnEven {
+			var z float64
+			if d.op == xDFMA {
+				z = w.f64(&d.s[2], 2, l)
+			}
+			r = dDirected(d.op, x, y, z, d.rnd)
+		}
 		b := math.Float64bits(r)
 		if r != r {
 			b = nanF64
