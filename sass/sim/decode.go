@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/tcrt-go/tcrt/sass"
 )
@@ -328,10 +330,104 @@ func decodeInst(d *dinst, in sass.Inst, plen int) (err error) {
 	if !ok || decoders[o.Sim] == nil {
 		return bad("%s", in.Op)
 	}
+	if err := checkModelled(o.Sim, in); err != nil {
+		return err
+	}
 	if o.General != "" {
 		c.in.Op, d.uni, d.uniAll = o.General, true, o.General == "VOTE"
 	}
 	return decoders[o.Sim](c)
+}
+
+// Modifier token groups of the modelled lists below.
+const (
+	tokCmp   = "F LT EQ LE GT NE GE NUM NAN LTU EQU LEU GTU NEU GEU T "
+	tokLogic = "AND OR XOR "
+	tokRnd   = "RM RP RZ "
+	tokWidth = "U8 S8 U16 S16 32 64 128 "
+	// cache eviction and L2 prefetch hints, memory ordering and scope:
+	// nothing the functional model computes depends on them (STRONG is
+	// read: such accesses run under the memory's lock)
+	tokCache = "E EF EL EU LU NA VC LTC64B LTC128B LTC256B CONSTANT PRIVATE MMIO STRONG CTA SM GPU SYS "
+	tokAtom  = "ADD MIN MAX INC DEC AND OR XOR EXCH CAS "
+)
+
+// modelled lists, for each simulator operation, the modifier tokens its
+// decoder reads or that do not change what the instruction computes. An
+// instruction carrying any other token is refused (ErrUnsupported) instead
+// of running as if the token were absent: a form the opcode table learnt
+// to encode and print (HFMA2.SAT, F2FP.RZ, BAR.RED, LEA.HI.SX32, ...) is
+// not simulated until its decoder reads the token and this list names it.
+var modelled = [sass.NumSimOps]string{
+	sass.SimNop:          "SC ALL CTA GPU SYS", // MEMBAR's ordering and scope
+	sass.SimWarpSync:     "ALL",
+	sass.SimCall:         "REL NOINC",
+	sass.SimIndirect:     "REL NODEC",
+	sass.SimS2R:          "32",
+	sass.SimULDC:         "64",
+	sass.SimIMAD:         "MOV U32 SHL IADD HI WIDE X",
+	sass.SimIADD3:        "X",
+	sass.SimLOP3:         "LUT",
+	sass.SimSHF:          "L R HI W S32 S64 U32 U64",
+	sass.SimLEA:          "HI X",
+	sass.SimSelect:       "FTZ U32",
+	sass.SimPRMT:         "F4E B4E RC8 ECL ECR RC16",
+	sass.SimSetP:         tokCmp + tokLogic + "EX FTZ U32",
+	sass.SimDouble:       tokRnd,
+	sass.SimREDUX:        "OR XOR SUM MIN MAX S32",
+	sass.SimDSETP:        tokCmp + tokLogic + "MIN MAX",
+	sass.SimFloat:        tokRnd + "FTZ SAT",
+	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH",
+	sass.SimF2FP:         "BF16 PACK_AB RELU F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
+	sass.SimI2F:          tokRnd + "F16 F32 F64 S32 U32 S64 U64",
+	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U16 U32 S64 U64",
+	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
+	sass.SimHalf:         "BF16_V2 F32",
+	sass.SimHMMA:         "16816 1688 F32 BF16",
+	sass.SimBMOV:         "32 CLEAR",
+	sass.SimLoad:         tokWidth + tokCache,
+	sass.SimStore:        tokWidth + tokCache,
+	sass.SimLDSM:         "16 M88 MT88 2 4",
+	sass.SimLDGSTS:       "E BYPASS 32 64 128 LTC64B LTC128B ZFILL",
+	sass.SimDEPBAR:       "LE",
+	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING",
+	sass.SimSHFL:         "IDX UP DOWN BFLY",
+	sass.SimGlobalAtomic: tokAtom + tokCache + "64 S32 S64 F32 FTZ RN F16x2 BF16x2 F64",
+	sass.SimATOMS:        tokAtom + "CAST SPIN POPC 32 64 S32",
+	sass.SimFRND:         "F64 FLOOR CEIL TRUNC",
+	sass.SimBitUnary:     "SH U32",
+	sass.SimMATCH:        "ANY U64",
+	sass.SimVOTE:         "ALL ANY EQ",
+	sass.SimP2R:          "B1 B2 B3",
+	sass.SimSGXT:         "U32 W",
+	sass.SimPLOP3:        "LUT",
+	sass.SimLDC:          tokWidth,
+	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ",
+	sass.SimHSETP2:       tokCmp + tokLogic + "H_AND FTZ",
+}
+
+var (
+	modelledOnce sync.Once
+	modelledSet  [sass.NumSimOps]map[string]bool
+)
+
+// checkModelled refuses an instruction with a modifier token outside its
+// operation's modelled list.
+func checkModelled(op sass.SimOp, in sass.Inst) error {
+	modelledOnce.Do(func() {
+		for k, l := range modelled {
+			modelledSet[k] = map[string]bool{}
+			for _, t := range strings.Fields(l) {
+				modelledSet[k][t] = true
+			}
+		}
+	})
+	for _, m := range in.Mods {
+		if !modelledSet[op][m] {
+			return bad("%s: modifier .%s not modelled", in.Op, m)
+		}
+	}
+	return nil
 }
 
 // decoders is the simulator's decoder for each operation of the opcode
