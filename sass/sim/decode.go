@@ -379,7 +379,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimFloat:        tokRnd + "FTZ SAT",
 	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH",
 	sass.SimF2FP:         "BF16 PACK_AB RELU F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
-	sass.SimI2F:          tokRnd + "F16 F32 F64 S32 U32 S64 U64",
+	sass.SimI2F:          tokRnd + "F16 F32 F64 S8 U8 S16 U16 S32 U32 S64 U64",
 	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U16 U32 S64 U64",
 	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
 	sass.SimHalf:         "BF16_V2 F32",
@@ -1378,8 +1378,15 @@ func (c *decoder) decI2F() error {
 		return err
 	}
 	d.op, d.rnd = xI2F, rndOf(mods)
-	d.signed = !has(mods, "U32") && !has(mods, "U64")
+	d.signed = !has(mods, "U32") && !has(mods, "U64") && !has(mods, "U16") && !has(mods, "U8")
 	d.wide = has(mods, "S64") || has(mods, "U64")
+	// an 8- or 16-bit source: the register's low bits, extended (d.n)
+	switch {
+	case has(mods, "U8"), has(mods, "S8"):
+		d.n = 8
+	case has(mods, "U16"), has(mods, "S16"):
+		d.n = 16
+	}
 	d.x = has(mods, "F64") // binary64 result
 	cnt, dcnt := 1, 1
 	if d.wide {

@@ -648,6 +648,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if d.wide {
 				v |= uint64(a1[l]) << 32
 			}
+			if d.n != 0 { // an 8- or 16-bit source, extended to 32 bits
+				v = uint64(uint32(ext(uint32(v), d.n, d.signed)))
+			}
 			if d.x {
 				var f float64
 				switch {

@@ -520,3 +520,44 @@ func TestSimRCP64H(t *testing.T) {
 		}
 	}
 }
+
+// TestSimI2FNarrow: I2F from an 8- or 16-bit source reads the register's
+// low bits, zero- or sign-extended, then converts as from 32 bits (to f32
+// nearest even, and to f64 exactly); the high bits of the register are
+// random and must not matter.
+func TestSimI2FNarrow(t *testing.T) {
+	r := rand.New(rand.NewSource(44))
+	in := intInputs(r, 64)
+	for _, c := range []struct {
+		mods   string
+		bits   int
+		signed bool
+		f64    bool
+	}{{"S8", 8, true, false}, {"U8", 8, false, false}, {"S16", 16, true, false}, {"U16", 16, false, false},
+		{"F64.S16", 16, true, true}, {"F64.U16", 16, false, true}, {"F64.S8", 8, true, true}, {"F64.U8", 8, false, true}} {
+		op := "[B------:R-:W2:-:S02] I2F." + c.mods + " R10, R2 ;\n[B--2---:R-:W-:-:S04] MOV R11, RZ"
+		if c.f64 {
+			op = "[B------:R-:W2:-:S02] I2F." + c.mods + " R10, R2 ;\n[B--2---:R-:W-:-:S04] NOP"
+		}
+		if _, err := sass.Parse(strings.SplitN(op, "] ", 2)[1]); err != nil {
+			t.Fatalf("I2F.%s does not encode: %v", c.mods, err)
+		}
+		out := intRun(t, op, in)
+		for i := 0; i < 64; i++ {
+			v := ext(in[4*i], c.bits, c.signed)
+			if !c.signed {
+				v = int32(uint32(v))
+			}
+			if c.f64 {
+				want := math.Float64bits(float64(v))
+				if got := uint64(out[2*i+1])<<32 | uint64(out[2*i]); got != want {
+					t.Fatalf("I2F.%s(%#x) = %#x, want %#x", c.mods, in[4*i], got, want)
+				}
+				continue
+			}
+			if want := math.Float32bits(float32(v)); out[2*i] != want {
+				t.Fatalf("I2F.%s(%#x) = %#x, want %#x", c.mods, in[4*i], out[2*i], want)
+			}
+		}
+	}
+}
