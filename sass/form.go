@@ -71,6 +71,9 @@ type ospec struct {
 	// an immediate split over two fields: the bits above width sit at
 	// splitPos (PLOP3's truth table: bits 0-2 at 64, 3-7 at 72)
 	splitPos, splitW uint
+	// descShown: a global address whose word sets bit 101, so that
+	// nvdisasm prints its descriptor (MGD: LDG.E R11, desc[UR4][R6.64])
+	descShown bool
 	// a selector read from the word (HFMA2's swizzles): selTab[v] for the
 	// value v of the selPos:selW field ("" prints nothing); nil: the fixed
 	// sel above
@@ -183,6 +186,9 @@ func parseOspec(s string) ospec {
 	k, ok := kinds[s[:at]]
 	if !ok {
 		k, ok = kindsMMA[s[:at]]
+	}
+	if s[:at] == "MGD" {
+		k, ok, o.descShown = fMG, true, true
 	}
 	if !ok {
 		panic("sass: bad operand kind " + s)
@@ -717,7 +723,7 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		}
 		switch o.kind {
 		case fMG, fMA:
-			if a.Desc > 63 || a.Scale != 0 {
+			if a.Desc > 63 || a.Scale != 0 || a.DescShown != o.descShown {
 				return bad("descriptor")
 			}
 			if o.desc != 0 {
@@ -827,6 +833,7 @@ func decodeOperand(w word, o ospec) Operand {
 		switch o.kind {
 		case fMG, fMA:
 			a.W64 = o.kind == fMG
+			a.DescShown = o.descShown
 			if o.desc != 0 {
 				a.Desc = uint8(w.get(o.desc, 6))
 			}

@@ -214,7 +214,6 @@ var opcodes = []opcode{
 	{op: "CALL", class: ClassBranch, sim: SimCall,
 		forms: []string{
 			`944 =87:3:7 0:0{REL} 86:1{_,NOINC} | T@32:50`,
-			// table_tail forms
 			// CALL through a register (call through a function pointer): the
 			// target printed relative to the instruction after a blank, as RET's
 			`344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24, T@32:50s`,
@@ -271,7 +270,6 @@ var opcodes = []opcode{
 			// (ptxas's 64-bit division: IMAD.HI.U32 R10, P1, R9, R13, R10)
 			`x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C-75`,
 			`x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C`,
-			// table_tail forms
 			// IMAD.WIDE(.U32).X: the carry in at 87 (the high word of a 64-bit
 			// product-sum), with or without a carry out at 81.
 			`x225 73:1{WIDE.U32,WIDE} =74:1:1 0:0{X} =81:3:7 | >R@16, R@24, $B/134567, $C~75, P@87~90`,
@@ -322,7 +320,6 @@ var opcodes = []opcode{
 			`x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
 			`x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
 			`x211 80:1{?,HI} 74:1{?,X} =81:3:7 ur=6 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
-			// table_tail forms
 			// LEA.HI(.X).SX32: 73 sign-extends the 32-bit A to the high word; the
 			// C field holds RZ and is not printed. Without .X the sources take
 			// negate bits, with it not bits and the carry in at 87.
@@ -340,7 +337,6 @@ var opcodes = []opcode{
 	{op: "PRMT", class: ClassALU, sim: SimPRMT,
 		forms: []string{
 			`x216 :U | >R@16, R@24, $B, $C`,
-			// table_tail forms
 			// PRMT's mode at 72:3 (0 the byte selector of B, printed bare)
 			`x216 72:3{_,F4E,B4E,RC8,ECL,ECR,RC16} :U | >R@16, R@24, $B, $C`,
 		},
@@ -359,21 +355,18 @@ var opcodes = []opcode{
 			// bit counts and reversal (variable latency; testdata/ptxas/golden/reduce.*):
 			// FLO bit 73 signed (bare), bit 74 .SH (the shift amount, 31 - position)
 			`309 | >R@16, R@32~63`,
-			// table_tail forms
 			`d09 =91:1:1 | >R@16, UR@32~63`,
 		},
 	},
 	{op: "BREV", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
 		forms: []string{
 			`301 | >R@16, R@32`,
-			// table_tail forms
 			`d01 =91:1:1 | >R@16, UR@32`,
 		},
 	},
 	{op: "FLO", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary, noReuse: true,
 		forms: []string{
 			`300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32~63`,
-			// table_tail forms
 			// bit counts of a uniform register (bit 91, selector 6; table.go's
 			// POPC and FLO take ~R, the not bit at 63)
 			`d00 =91:1:1 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, UR@32~63`,
@@ -396,7 +389,6 @@ var opcodes = []opcode{
 			// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
 			`307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 			`313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
-			// table_tail forms
 			// FRND.F16 (cvt.rni.f16.f16): the type 5 in 75:2+84:2, bit 60 reads
 			// the high half (.H1) as MUFU.F16's
 			`307 75:2+84:2{5=F16} 78:2{_,FLOOR,CEIL,TRUNC} =60:1:0 | >R@16, R@32`,
@@ -425,7 +417,6 @@ var opcodes = []opcode{
 			// immediate at 16 (0x0 in ptxas's code). Learnt by flipping each bit.
 			`81c 0:0{LUT} =67:1:0 | >P@81, >P@84, P@87~90, P@77~80, P@68~71, U@64:3h72:5, U@16:8`,
 			`81c 0:0{LUT} =67:1:1 | >P@81, >P@84, P@87~90, P@77~80, UP@68~71, U@64:3h72:5, U@16:8`,
-			// table_tail forms
 			// PLOP3 on the sign bits of three registers (ptxas's 64-bit sign
 			// tests): Ra at 24, Rb 32, Rc 64 printed with .SIGN, the truth table at
 			// 72:8, the second immediate at 16.
@@ -472,7 +463,6 @@ var opcodes = []opcode{
 			// value's high 32 bits; DSETP's F and T codes print MIN and MAX (the
 			// DMNMX idiom). Learnt on ptxas's words and by flipping each bit.
 			`229 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74`,
-			// table_tail forms
 			// DADD with an immediate (the value's high 32 bits, its sign bit 63)
 			// or a constant second source
 			`429 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, D@32:32`,
@@ -509,7 +499,6 @@ var opcodes = []opcode{
 		forms: []string{
 			// (nvdisasm refuses DSETP with a reuse flag on the second source)
 			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62^, P@87~90`,
-			// table_tail forms
 			// DSETP with a reuse flag on the second source, slot 2 (nvdisasm prints it
 			// when the stall count allows: tail_float.ptx cmp)
 			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} ur=0 :D | >P@81, >P@84, R@24-72|73, $B/1-63|62r2, P@87~90`,
@@ -540,7 +529,6 @@ var opcodes = []opcode{
 			// half of the merge register kept (.H1 when set).
 			`23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:0 | >R@16, R@24, R@32, R@64`,
 			`23e sm89 77:1{_,SATFINITE} 75:1{_,RELU} 76:1+87:1{?,?,E5M2,E4M3} 0:0{F32} 78:1+90:1{?,?,?,PACK_AB_MERGE_C} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
-			// table_tail forms
 			// F2FP: 79:2 3 rounds toward zero (.RZ, cvt.rz); 78 selects MERGE_C:
 			// one result into the half of Rc 72 does not name (.H1: the high half
 			// kept), the sources at 32 and 64, RZ at 24 not printed.
@@ -566,7 +554,6 @@ var opcodes = []opcode{
 			`b06 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
 			`b12 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
 			`312 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
-			// table_tail forms
 			`306 75:2{?,F16,_,?} 84:2+74:1{0=U8,4=S8,5=S16} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 			`312 75:2{?,F16,_,F64} 84:2+74:1{0=U8,4=S8,1=U16,5=S16,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 		},
@@ -582,7 +569,6 @@ var opcodes = []opcode{
 		forms: []string{
 			`305 80:1{_,FTZ} 75:2+72:1{1=U16,2=U32,6=} 84:2{?,F16,_,?} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
 			`311 75:2+72:1{2=U32,6=,3=U64,7=S64} 84:2{?,?,_,F64} 78:2{_,FLOOR,CEIL,TRUNC} 77:1{_,NTZ} | >R@16, R@32`,
-			// table_tail forms
 			// conversions to and from 8- and 16-bit integers: the integer type
 			// is 75:2+72:1 (F2I) or 84:2+74:1 (I2F) as size | signed<<2 (U8 0,
 			// U16 1, U32 2, U64 3, S8 4, ... S32 6 printed bare); 311/312 are the
@@ -618,7 +604,6 @@ var opcodes = []opcode{
 			// (nvdisasm refuses HADD2.F32 with a reuse flag: no reuse slots)
 			`230 78:1{?,F32} =60:2:3 | >R@16, R@24-72^, R@32^.H1_H1`,
 			`230 78:1{?,F32} =60:2:2 | >R@16, R@24-72^, R@32^.H0_H0`,
-			// table_tail forms
 			`230 =78:1:0 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2`,
 			// (nvdisasm refuses HADD2.F32 with a reuse flag on A, prints it on B)
 			`230 =78:1:1 0:0{F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, R@32-63|62zh60r2`,
@@ -631,7 +616,6 @@ var opcodes = []opcode{
 			// nvdisasm prints H1 first (ptxas's mul.f16x2 by 0x40003C00 prints
 			// HMUL2 R5, R0, 2, 1).
 			`832 | >R@16, R@24, H@48:16, H@32:16`,
-			// table_tail forms
 			`232 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60`,
 		},
 	},
@@ -640,7 +624,6 @@ var opcodes = []opcode{
 			// HMNMX2: min where the predicate holds, max where not, as IMNMX;
 			// .BF16_V2 at 85 as HFMA2's, .NAN at 81 (half.ptx, one field varied)
 			`x240 85:1{_,BF16_V2} 81:1{_,NAN} | >R@16, R@24, $B/1, P@87~90`,
-			// table_tail forms
 			// HMNMX2 with HFMA2's swizzles and negate/abs bits, 78 .F32, 80 .FTZ,
 			// 82 .XORSIGN (min.xorsign.abs)
 			`240 85:1{_,BF16_V2} 78:1{_,F32} 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} | >R@16, R@24-72|73zh74, R@32-63|62zh60, P@87~90`,
@@ -649,7 +632,6 @@ var opcodes = []opcode{
 	{op: "HFMA2", class: ClassHalf, sim: SimHalf,
 		forms: []string{
 			`x231 85:1{_,BF16_V2} | >R@16, R@24, $B/1, $C/1`,
-			// table_tail forms
 			// Half-precision pairs with swizzled operands: zhPOS is the 2-bit
 			// selector at POS (0 none, 1 .F32, 2 .H0_H0, 3 .H1_H1): A at 74, B at
 			// 60, C at 81. Negate/abs: A 72/73, B 63/62, C 84/83. 76 .FMZ and 80
@@ -664,7 +646,6 @@ var opcodes = []opcode{
 	{op: "HMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimHMMA,
 		forms: []string{
 			`23c 75:1{1688,16816} 76:1{?,F32} 82:1{_,BF16} | >R@16, R@24, R@32, R@64`,
-			// table_tail forms
 			// Tensor-core shapes beyond table.go's HMMA: 75+78 the HMMA shape
 			// (1684: m16n8k4 tf32), 76 an F32 (set) or F16 accumulator, 82:2 .BF16
 			// or .TF32 inputs. IMMA: 75+85:2 the shape, 76+83 and 78+84 the types
@@ -697,7 +678,6 @@ var opcodes = []opcode{
 	{op: "LDG", class: ClassGlobal, late: true, sim: SimLoad, noReuse: true,
 		forms: []string{
 			`981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,3=LU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,4=CONSTANT,5=STRONG.SM,7=STRONG.GPU,8=MMIO.GPU,10=STRONG.SYS} | >R@16, MG@24`,
-			// table_tail forms
 			// LDG and STG with a 32-bit register address [Ra+off] (codes 381 and
 			// 386; ptxas's generic atomics fall back to it): LDG's and STG's
 			// fields without the 64-bit address (87:5 0).
@@ -706,6 +686,9 @@ var opcodes = []opcode{
 			// nvdisasm names and the 256-byte L2 prefetch (68:2 3): ld.global
 			// .L1::evict_last, .L2::256B, st.global.L1::no_allocate (tail_misc.ptx)
 			`981 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B,LTC256B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MG@24`,
+			// with bit 101 set, nvdisasm prints the descriptor: desc[UR4][R6.64]
+			// (ld.global.L2::cache_hint, tail_misc.ptx mem2; the operand MGD)
+			`981 =101:1:1 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B,LTC256B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MGD@24`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{4}},
@@ -715,9 +698,9 @@ var opcodes = []opcode{
 	{op: "STG", class: ClassGlobal, late: true, sim: SimStore, noReuse: true,
 		forms: []string{
 			`986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MG@24/64, R@32`,
-			// table_tail forms
 			`386 72:1{?,E} =81:3:7 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MA@24/0, R@32`,
 			`986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
+			`986 =101:1:1 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MGD@24/64, R@32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -816,7 +799,6 @@ var opcodes = []opcode{
 			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
 			`51d 77:2{SYNC,ARV} | R@32, U@42:12`,
 			`91d 77:2{SYNC,ARV} | U@54:4, R@32`,
-			// table_tail forms
 			// bar.red: 77:2 2 (RED), 74:2 the reduction, 80 .DEFER_BLOCKING, the
 			// voting predicate at 87; B2R.RESULT reads the result (78 1), into a
 			// register or (81) a predicate
@@ -838,7 +820,6 @@ var opcodes = []opcode{
 			// 38d (testdata/ptxas/golden/atomics.*)
 			`38c 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32} | >R@16, MX@24, R@32`,
 			`38d 87:2{CAS,?,?,CAST.SPIN} 73:3{_,?,64} | >R@16, MX@24, R@32, R@64`,
-			// table_tail forms
 			// shared atomics with a scaled address ([R3.X4+0x40], scale at 78:2)
 			// and the 64-bit exchange (73:3 2)
 			`38c 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64} | >R@16, MS@24, R@32`,
@@ -907,7 +888,6 @@ var opcodes = []opcode{
 			// SGXT Rd, Ra, width: zero (.U32, bit 73 clear) or sign extension
 			// from the low width bits; 75 .W (wrap the width); width at 32:32.
 			`81a 75:1{_,W} 73:1{U32,_} | >R@16, R@24, U@32:32`,
-			// table_tail forms
 			// SGXT and BMSK with a register width (table_mma.go has SGXT's
 			// immediate); 75 .W, SGXT 73 signed; BMSK's immediate prints unsigned.
 			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/1`,

@@ -186,8 +186,12 @@ type Operand struct {
 	Scale uint8
 	// Desc is the uniform register pair that holds the memory descriptor of
 	// a global access (UR4 as ptxas writes it). CUDA 11.8's nvdisasm does not
-	// print it (see the package documentation).
+	// print it (see the package documentation) unless DescShown.
 	Desc uint8
+	// DescShown marks a global access whose word sets bit 101 (an explicit
+	// descriptor: ptxas's cache-hint loads and stores); nvdisasm then
+	// prints desc[URn] before the address.
+	DescShown bool
 	// Indexed marks a KCBank indexed by register N: c[Bank][RN+Imm]
 	// (LDC; with N = RZ it prints as c[Bank][Imm]).
 	Indexed bool
@@ -279,8 +283,9 @@ func (o Operand) format(pc int64, reuse bool) string {
 
 // formatX is format; in a listing a NaN immediate prints as its bits
 // (0fXXXXXXXX, nvdisasm prints every NaN as QNAN) and, with desc, a global
-// access shows its descriptor when it is not UR4, as desc[URn][...] (the
-// syntax newer nvdisasm versions use).
+// access shows a descriptor nvdisasm hides when it is not UR4, as
+// hdesc[URn][...]. A descriptor the word shows (DescShown) prints as
+// nvdisasm prints it, desc[URn][...].
 func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 	var s string
 	switch o.Kind {
@@ -354,8 +359,12 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		}
 		b.WriteByte(']')
 		s = b.String()
-		if desc && o.Desc != 4 {
+		switch {
+		case o.DescShown:
 			s = "desc[" + UReg(o.Desc).String() + "]" + s
+		case desc && o.Desc != 4:
+			// the listing's note of a descriptor nvdisasm does not show
+			s = "hdesc[" + UReg(o.Desc).String() + "]" + s
 		}
 	case KSpecial:
 		s = SpecialReg(o.N).String()

@@ -306,8 +306,12 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		return m, false, nil
 	case fMG, fMA, fMS, fMX:
-		desc := -1
-		if strings.HasPrefix(t, "desc[UR") {
+		desc, shown := -1, false
+		if strings.HasPrefix(t, "desc[UR") || strings.HasPrefix(t, "hdesc[UR") {
+			shown = t[0] == 'd'
+			if !shown {
+				t = t[1:]
+			}
 			j := strings.IndexByte(t, ']')
 			if j < 0 {
 				return bad()
@@ -329,7 +333,7 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		in := t[1 : len(t)-1]
 		base, off, hasOff := strings.Cut(in, "+")
 		if (o.kind == fMA || o.kind == fMG) && o.desc != 0 {
-			a.Desc = 4
+			a.Desc, a.DescShown = 4, shown
 			if desc >= 0 {
 				a.Desc = uint8(desc)
 			}
