@@ -61,7 +61,7 @@
 // mask over SB0..SB5, read and write scoreboard, yield, stall; ":U<m>" for
 // reuse flags that no printed register shows; ":X<n>" for bits 126..127), and
 // shows what nvdisasm's text loses: every reuse flag, a global access's
-// descriptor when it is not UR4 (desc[URn][...]), a NaN immediate as its bits
+// hidden descriptor when it is not UR4 (hdesc[URn][...]), a NaN immediate as its bits
 // (0fXXXXXXXX), and the scale of a shared address on RZ. Parse and ParseInst
 // read both forms; ParseInst(i.Listing(pc), pc) == i for every encodable i,
 // and parsing nvdisasm's own text gives back the word except for what that
@@ -71,7 +71,9 @@
 //
 //   - nvdisasm 11.8 does not print the memory descriptor of LDG/STG/RED/ATOMG/
 //     LDGSTS (desc[UR4]); it lives in bits 32..37 (LDG) or 64..69 (STG, RED,
-//     ATOMG, LDGSTS) and is printed only when bit 101 is set (not modeled).
+//     ATOMG, LDGSTS) and is printed, desc[URn][...], only when bit 101 is set
+//     (modelled for LDG and STG, where ptxas sets it for cache-hint accesses:
+//     Operand.DescShown).
 //   - F2FP prints as F2FP.PACK_AB / F2FP.BF16.PACK_AB under -b SM86, but as
 //     F2FP.F16.F32.PACK_AB / F2FP.BF16.F32.PACK_AB under -b SM89 for the same
 //     word. The sm_89 float8 pack F2FP.SATFINITE.{E4M3,E5M2}.F32.PACK_AB_MERGE_C
