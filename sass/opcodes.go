@@ -960,7 +960,7 @@ var opcodes = []opcode{
 			{mods: "64", regs: []uint8{0, 2}},
 		},
 	},
-	{op: "CCTL", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+	{op: "CCTL", class: ClassGlobal, late: true, sim: SimNop, noReuse: true,
 		forms: []string{
 			// CCTL (prefetch.* and the cache invalidations around fences): 87:4
 			// the operation, [Ra+off] with a 32-bit offset at 32; the IVALL forms
@@ -993,7 +993,7 @@ var opcodes = []opcode{
 			`31c =78:2:1 0:0{RESULT} | >R@16, >P@81`,
 		},
 	},
-	{op: "NANOSLEEP", class: ClassBranch, sim: SimNone,
+	{op: "NANOSLEEP", class: ClassBranch, sim: SimNop,
 		forms: []string{
 			// NANOSLEEP: a register (35d) or immediate (95d) duration, 85:2 .WARP
 			// or .RAND, a predicate at 87 printed when it is not PT
@@ -1122,7 +1122,7 @@ type SimOp uint8
 // The simulator's operations.
 const (
 	SimNone         SimOp = iota // not simulated
-	SimNop                       // no architectural effect (NOP, MEMBAR, YIELD, ...)
+	SimNop                       // no effect the functional model sees (NOP, MEMBAR, YIELD, CCTL cache control, NANOSLEEP, ...)
 	SimConvBarrier               // BSSY, BSYNC, BREAK
 	SimWarpSync                  // WARPSYNC
 	SimCall                      // CALL.REL.NOINC

@@ -359,7 +359,7 @@ const (
 // to encode and print (HFMA2.SAT, F2FP.RZ, BAR.RED, LEA.HI.SX32, ...) is
 // not simulated until its decoder reads the token and this list names it.
 var modelled = [sass.NumSimOps]string{
-	sass.SimNop:          "SC ALL CTA GPU SYS", // MEMBAR's ordering and scope
+	sass.SimNop:          "SC ALL CTA GPU SYS " + /* MEMBAR */ "E U C PF1 PF2 WB IV RS PML2 DML2 RML2 IVALL IVALLP " + /* CCTL */ "WARP RAND", // NANOSLEEP
 	sass.SimWarpSync:     "ALL",
 	sass.SimCall:         "REL NOINC",
 	sass.SimIndirect:     "REL NODEC",
