@@ -784,7 +784,7 @@ func (c *decoder) decWarpSync() error {
 func (c *decoder) decCall() error {
 	d, mods, plen := c.d, c.mods, c.plen
 	// CALL.REL.NOINC pushes nothing (the caller passes the return
-	// address in registers): c.a relative branch.
+	// address in registers): a relative branch.
 	if !has(mods, "REL") || !has(mods, "NOINC") {
 		return bad("CALL: only CALL.REL.NOINC is modelled")
 	}
@@ -804,7 +804,7 @@ func (c *decoder) decIndirect() error {
 	d, in, mods := c.d, c.in, c.mods
 	// RET.REL.NODEC Ra and BRX Ra: the target is the byte offset
 	// Ra + (next instruction + offset) in every lane, as nvdisasm
-	// prints it (ptxas sets Ra to c.a function-relative address and
+	// prints it (ptxas sets Ra to a function-relative address and
 	// the offset to minus the next instruction's).
 	if in.Op == "RET" && (!has(mods, "REL") || !has(mods, "NODEC")) {
 		return bad("RET: only RET.REL.NODEC is modelled")
@@ -933,7 +933,7 @@ func (c *decoder) decIMAD() error {
 	cnt := 1
 	switch {
 	case has(mods, "HI"):
-		// the addend is c.a register pair added to the 64-bit product
+		// the addend is a register pair added to the 64-bit product
 		// (ptxas's division: IMAD.HI.U32 R4, R7, R3, R6 with R6 = 0
 		// and R7 the estimate; testdata/ptxas intmath divmod32)
 		d.op, cnt = xIMADHI, 2
@@ -948,7 +948,7 @@ func (c *decoder) decIMAD() error {
 			return err
 		}
 	} else if d.op != xIMAD && len(c.a) == 5 && c.a[1].Kind == sass.KPred {
-		// IMAD.HI/IMAD.WIDE Rd, Pc, c.a, b, c: Pc is the carry out of
+		// IMAD.HI/IMAD.WIDE Rd, Pc, a, b, c: Pc is the carry out of
 		// the 64-bit sum (ptxas's 64-bit division and mul.hi.u64)
 		if err := c.pdst(c.a[1]); err != nil {
 			return err
@@ -983,7 +983,7 @@ func (c *decoder) decIADD3() error {
 	var srcs []sass.Operand
 	if d.x {
 		if len(c.a) == 7 {
-			// IADD3.X Rd, Pc, c.a, b, c, Px, Py: Pc the carry out
+			// IADD3.X Rd, Pc, a, b, c, Px, Py: Pc the carry out
 			if err := c.pdst(c.a[1]); err != nil {
 				return err
 			}
@@ -1021,7 +1021,7 @@ func (c *decoder) decLOP3() error {
 	if len(c.a) == 7 {
 		// LOP3.LUT P, R, A, B, C, lut, Q: P is set where the result is
 		// not zero or Q is true. The OR is inferred from ptxas's test
-		// of c.a 64-bit (x & m) != 0 in the project's sg kernels
+		// of a 64-bit (x & m) != 0 in the project's sg kernels
 		// (LOP3.LUT P0, RZ, R10, UR8, RZ, 0xc0, !PT, then LOP3.LUT P0,
 		// RZ, R15, UR9, RZ, 0xc0, P0); with !PT, ptxas's usual input,
 		// P is just result != 0.
@@ -1241,7 +1241,7 @@ func (c *decoder) decDouble() error {
 // decREDUX decodes REDUX.
 func (c *decoder) decREDUX() error {
 	d, mods := c.d, c.mods
-	// c.a reduction over the lanes that execute it, into c.a uniform
+	// a reduction over the lanes that execute it, into a uniform
 	// register: AND (no modifier), OR, XOR, SUM, MIN, MAX; .S32
 	// compares signed
 	if err := c.want(sass.KUReg, sass.KReg); err != nil {
@@ -1414,8 +1414,8 @@ func (c *decoder) decF2I() error {
 	if has(mods, "F16") || has(mods, "U16") {
 		return bad("F2I.%v: 16-bit conversions not modelled", mods)
 	}
-	// .FTZ flushes c.a subnormal source to zero first: only FLOOR and
-	// CEIL can tell (c.a tiny negative floors to -1, c.a flushed one to 0)
+	// .FTZ flushes a subnormal source to zero first: only FLOOR and
+	// CEIL can tell (a tiny negative floors to -1, a flushed one to 0)
 	if has(mods, "FTZ") && (has(mods, "FLOOR") || has(mods, "CEIL")) {
 		return bad("F2I.%v not modelled", mods)
 	}
@@ -1641,7 +1641,7 @@ func (c *decoder) decLDSM() error {
 func (c *decoder) decLDGSTS() error {
 	d, mods := c.d, c.mods
 	if len(c.a) == 3 {
-		// c.a predicated copy (mma.go ldgstsSpan)
+		// a predicated copy (mma.go ldgstsSpan)
 		if err := c.psrcOf(c.a[2], 0); err != nil {
 			return err
 		}
@@ -2033,7 +2033,7 @@ func (c *decoder) decLDC() error {
 	d, mods := c.d, c.mods
 	// LDC Rd, c[bank][Ra+off]: each lane's constant at its own byte
 	// address (Ra = RZ: one address), zero- or sign-extended from 8 or
-	// 16 bits, or c.a pair (.64); an address outside the bank faults.
+	// 16 bits, or a pair (.64); an address outside the bank faults.
 	if err := c.want(sass.KReg, sass.KCBank); err != nil {
 		return err
 	}
@@ -2044,7 +2044,7 @@ func (c *decoder) decLDC() error {
 	}
 	o := c.a[1]
 	d.sub, d.mem = o.Bank, maddr{off: o.Imm}
-	// the index: s[0], c.a register, c.a uniform register or none
+	// the index: s[0], a register, a uniform register or none
 	x := sass.Operand{Kind: sass.KReg, N: 255}
 	if o.Indexed && o.UIndex {
 		x = sass.Operand{Kind: sass.KUReg, N: o.N}

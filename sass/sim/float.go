@@ -268,37 +268,8 @@ func fcmp(code uint8, a, b uint32, ftz bool) bool {
 	if ftz {
 		a, b = ftz32(a), ftz32(b)
 	}
-	x, y := f32(a), f32(b)
-	nan := x != x || y != y
-	var r bool
-	switch code & 7 {
-	case 0:
-		r = false
-	case 1:
-		r = x < y
-	case 2:
-		r = x == y
-	case 3:
-		r = x <= y
-	case 4:
-		r = x > y
-	case 5:
-		r = x != y && !nan
-	case 6:
-		r = x >= y
-	case 7:
-		if code == 7 {
-			return !nan // NUM
-		}
-		return true // T
-	}
-	if code == 8 {
-		return nan // NAN
-	}
-	if code > 8 {
-		return r || nan // unordered forms
-	}
-	return r && !nan
+	// binary32 values compare as their (exact) binary64 widenings
+	return dcmp(code, f32(a), f32(b))
 }
 
 // mufu computes MUFU: the operation in binary64 rounded to nearest
@@ -591,6 +562,8 @@ func dminmax(op uint8, x, y float64) (first, bothNaN bool) {
 	return x > y, false
 }
 
+// dcmp evaluates a comparison code (FSETP's and DSETP's, as fcmp lists
+// them) on two binary64 values.
 func dcmp(code uint8, x, y float64) bool {
 	nan := x != x || y != y
 	var r bool
