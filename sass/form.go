@@ -81,7 +81,7 @@ type ospec struct {
 	selTab       []string
 }
 
-// selTables are the variable selectors of table_tail.go's forms, by the
+// selTables are the variable selectors of the half-precision forms (opcodes.go), by the
 // letter after 'z' in an operand spec (zhPOS: halves at POS:2).
 var selTables = map[byte][]string{
 	// half-precision operand swizzle (HFMA2 A 74, B 60, C 81; HSETP2 ...)

@@ -276,11 +276,8 @@ var opcodes = []opcode{
 			`x225 73:1{WIDE.U32,WIDE} =74:1:1 0:0{X} | >R@16, >P@81, R@24, $B/134567, $C~75, P@87~90`,
 		},
 		regs: []regRule{
-			// The forms of table_tail.go (issue #14's remaining ptxas forms). Their
-			// classes follow the nearest measured opcode's and are assumed, not
-			// measured: the half-precision compares as HFMA2, the video and
-			// dot-product ops on the integer pipes. The IMAD.WIDE.X rows come first:
-			// the carry in at the end makes C a pair at index 3 (4 with a carry out).
+			// IMAD.WIDE.X first: the carry in at the end makes C a pair at
+			// index 3 (4 with a carry out).
 			{mods: "WIDE X", nargs: 5, regs: []uint8{2, 1, 1, 2}},
 			{mods: "WIDE X", nargs: 6, regs: []uint8{2, 0, 1, 1, 2}},
 			{mods: "WIDE", nargs: 5, regs: []uint8{2, 0, 1, 1, 2}},
@@ -367,7 +364,7 @@ var opcodes = []opcode{
 	{op: "FLO", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary, noReuse: true,
 		forms: []string{
 			`300 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, R@32~63`,
-			// bit counts of a uniform register (bit 91, selector 6; table.go's
+			// bit counts of a uniform register (bit 91, selector 6; the row's
 			// POPC and FLO take ~R, the not bit at 63)
 			`d00 =91:1:1 =81:3:7 73:1{U32,_} 74:1{_,SH} | >R@16, UR@32~63`,
 		},
@@ -638,7 +635,7 @@ var opcodes = []opcode{
 			// .FTZ (both: INVALID3), 77 .SAT, 78 .F32 (the result in binary32), 85
 			// .BF16_V2. HFMA2.RELU (79) prints the predicate at 87 unless it is PT
 			// (ptxas writes PT); without .RELU the field is 0 and never printed.
-			// HADD2's B reuses through slot 2 (bit 124), as table.go's.
+			// HADD2's B reuses through slot 2 (bit 124), as its first form.
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
 		},
@@ -646,7 +643,7 @@ var opcodes = []opcode{
 	{op: "HMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimHMMA,
 		forms: []string{
 			`23c 75:1{1688,16816} 76:1{?,F32} 82:1{_,BF16} | >R@16, R@24, R@32, R@64`,
-			// Tensor-core shapes beyond table.go's HMMA: 75+78 the HMMA shape
+			// Tensor-core shapes beyond the first HMMA form: 75+78 the HMMA shape
 			// (1684: m16n8k4 tf32), 76 an F32 (set) or F16 accumulator, 82:2 .BF16
 			// or .TF32 inputs. IMMA: 75+85:2 the shape, 76+83 and 78+84 the types
 			// of A and B (signed, 4-bit), 82 .SAT; A is .ROW (73 clear) and B .COL
@@ -893,7 +890,10 @@ var opcodes = []opcode{
 			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/1`,
 		},
 	},
-	// The rest of what ptxas 11.8 emits (issue #14: testdata/ptxas/tail_*.ptx).
+	// The rest of what ptxas 11.8 emits (testdata/ptxas/tail_*.ptx). The
+	// latency classes of these rows follow the nearest measured opcode's
+	// and are assumed, not measured: the half-precision compares as HFMA2,
+	// the video and dot-product ops on the integer pipes.
 	{op: "HSETP2", class: ClassHalf, sim: SimHSETP2,
 		forms: []string{
 			// HSETP2 / HSET2: the FSETP comparison at 76:4, 71 .H_AND (HSETP2: both

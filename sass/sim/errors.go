@@ -47,7 +47,7 @@ var (
 )
 
 // Fault is a fault of a simulated program: what went wrong (Kind, one
-// of the ErrSim sentinels), where (the CTA, the warp within it, the lane,
+// of the Err* sentinels), where (the CTA, the warp within it, the lane,
 // the instruction's index in the program and its nvdisasm text) and a
 // detail such as the address.
 type Fault struct {

@@ -29,7 +29,7 @@ import (
 // wait is the schedule checker's to find, not the simulator's; but a read
 // of in-flight LDGSTS bytes, a wait on a scoreboard nothing set (only with
 // Config.StrictScoreboards; otherwise a no-op, as on hardware) and the
-// other faults of ErrSim* are reported.
+// other faults (the Err* sentinels) are reported.
 
 // Config is one launch.
 type Config struct {

@@ -7,7 +7,7 @@ import (
 	"github.com/tcrt-go/tcrt/sass"
 )
 
-// The simulator's cases for table_tail.go's integer forms (issue #14):
+// The simulator's cases for the tail forms' integer operations (opcodes.go) (issue #14):
 // each runs lane by lane as a function of up to three 32-bit sources
 // (xLANE3, dinst.lane3). The semantics are PTX's for the instruction ptxas
 // compiles to the form (vabsdiff, sad, dp4a, dp2a, bmsk, szext, cvt.sat,
@@ -32,7 +32,7 @@ func tailLane3(in sass.Inst) bool {
 		p := in.Args[len(in.Args)-1]
 		return p.Kind == sass.KPred && p.N == uint8(sass.PT) && !p.Not
 	case "HADD2", "HMUL2", "HFMA2":
-		// the packed-half forms with source modifiers (table.go's
+		// the packed-half forms with source modifiers (the rows' first
 		// plain forms keep their own case)
 		if len(in.Mods) > 1 || len(in.Mods) == 1 && in.Mods[0] != "BF16_V2" {
 			return false

@@ -13,8 +13,8 @@ import (
 )
 
 // tailRefs are Go references of the PTX instructions ptxas compiles to
-// table_tail.go's integer forms, written from the PTX ISA's definitions
-// (independently of sim_tail.go's lane functions).
+// the tail forms' integer operations (opcodes.go), written from the PTX ISA's definitions
+// (independently of tail.go's lane functions).
 var tailRefs = []struct {
 	op  string // the instruction, sources R8, R9, R10
 	ref func(a, b, c uint32) uint32
@@ -154,8 +154,8 @@ func prmtIdxRef(a, b uint32, idx [4]int) uint32 {
 	return src[idx[0]] | src[idx[1]]<<8 | src[idx[2]]<<16 | src[idx[3]]<<24
 }
 
-// TestSimTail runs each of table_tail.go's integer forms the simulator
-// executes lane by lane (sim_tail.go) on 64 threads of random inputs (small
+// TestSimTail runs each of the tail forms' integer operations (opcodes.go) the simulator
+// executes lane by lane (tail.go) on 64 threads of random inputs (small
 // values for the widths and positions among them) and compares every lane
 // with the reference, after poisoning the output.
 func TestSimTail(t *testing.T) {
