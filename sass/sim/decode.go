@@ -1451,14 +1451,15 @@ func (c *decoder) decF2F() error {
 	}
 	var ts []string
 	for _, m := range mods {
-		if m == "F16" || m == "F32" || m == "F64" {
+		if m == "F16" || m == "F32" || m == "F64" || m == "BF16" {
 			ts = append(ts, m)
 		}
 	}
-	if len(ts) != 2 {
+	if len(ts) != 2 || ts[1] == "BF16" {
 		return bad("F2F.%v", mods)
 	}
-	code := map[string]uint8{"F16": 0, "F32": 1, "F64": 2}
+	// destination (d.sub) and source (d.n): 3 is bfloat16 (F2F.BF16.F32)
+	code := map[string]uint8{"F16": 0, "F32": 1, "F64": 2, "BF16": 3}
 	d.op, d.rnd = xF2F, rndOf(mods)
 	d.sub, d.n = code[ts[0]], int(code[ts[1]])
 	cnt, dcnt := 1, 1

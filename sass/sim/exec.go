@@ -717,6 +717,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				}
 			case 1:
 				dl[l] = fround(x, 0, d.rnd)
+			case 3:
+				if x != x {
+					dl[l] = nanF16 // 0x7fff: bfloat16's canonical NaN too
+				} else {
+					dl[l] = uint32(roundFmt(x, 0, d.rnd, &fmtBF16))
+				}
 			default:
 				b := math.Float64bits(x)
 				dl[l], dh[l] = uint32(b), uint32(b>>32)

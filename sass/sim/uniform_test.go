@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // intRun runs ops once per CTA (one thread each) on in's quadruples (a, b,
@@ -557,6 +559,51 @@ func TestSimI2FNarrow(t *testing.T) {
 			}
 			if want := math.Float32bits(float32(v)); out[2*i] != want {
 				t.Fatalf("I2F.%s(%#x) = %#x, want %#x", c.mods, in[4*i], out[2*i], want)
+			}
+		}
+	}
+}
+
+// TestSimF2FBF16: F2F.BF16.F32 rounds binary32 to bfloat16 in each
+// direction (the reference: the high 16 bits, moved one unit away from
+// zero where the direction and the dropped bits say so; nearest even
+// through tile.F32ToBF16), subnormals kept, NaN to a NaN.
+func TestSimF2FBF16(t *testing.T) {
+	r := rand.New(rand.NewSource(46))
+	in := intInputs(r, 64)
+	in[0], in[4], in[8], in[12] = 0x7f7fffff, 0xff7fffff, 0x00000001, 0x7fc00001
+	for _, rnd := range []string{"", ".RM", ".RP", ".RZ"} {
+		op := "[B------:R-:W2:-:S02] F2F.BF16.F32" + rnd + " R10, R2 ;\n[B--2---:R-:W-:-:S04] MOV R11, RZ"
+		out := intRun(t, op, in)
+		for i := 0; i < 64; i++ {
+			b := in[4*i]
+			f := math.Float32frombits(b)
+			got := out[2*i]
+			if f != f {
+				if g := got & 0xffff; g&0x7f80 != 0x7f80 || g&0x7f == 0 {
+					t.Fatalf("F2F.BF16.F32%s(%#x) = %#x, want a NaN", rnd, b, got)
+				}
+				continue
+			}
+			tr, rest, neg := b>>16, b&0xffff, b>>31 != 0
+			want := tr
+			switch rnd {
+			case "":
+				want = uint32(tile.F32ToBF16(f))
+			case ".RP":
+				if rest != 0 && !neg {
+					want++
+				}
+			case ".RM":
+				if rest != 0 && neg {
+					want++
+				}
+			}
+			if tr&0x7f80 == 0x7f80 { // infinities stay
+				want = tr
+			}
+			if got != want {
+				t.Fatalf("F2F.BF16.F32%s(%#x = %g) = %#x, want %#x", rnd, b, f, got, want)
 			}
 		}
 	}
