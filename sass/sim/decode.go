@@ -378,7 +378,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimDSETP:        tokCmp + tokLogic + "MIN MAX",
 	sass.SimFloat:        tokRnd + "FTZ SAT",
 	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH",
-	sass.SimF2FP:         "BF16 PACK_AB RELU F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
+	sass.SimF2FP:         "BF16 PACK_AB RELU RZ F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
 	sass.SimI2F:          tokRnd + "F16 F32 F64 S8 U8 S16 U16 S32 U32 S64 U64",
 	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U16 U32 S64 U64",
 	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
@@ -1357,7 +1357,10 @@ func (c *decoder) decF2FP() error {
 		if !has(mods, "PACK_AB") {
 			return bad("F2FP.%v", mods)
 		}
-		d.op, d.bf, d.relu = xF2FP, has(mods, "BF16"), has(mods, "RELU")
+		d.op, d.bf, d.relu, d.rnd = xF2FP, has(mods, "BF16"), has(mods, "RELU"), rndOf(mods)
+		if d.rnd != rnEven && d.rnd != rnZero {
+			return bad("F2FP.%v", mods)
+		}
 		if len(c.a) != 3 {
 			return bad("F2FP: %d operands", len(c.a))
 		}

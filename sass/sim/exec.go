@@ -632,7 +632,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				continue
 			}
 			if d.op == xF2FP {
-				dr[l] = f2fp(a[l], b[l], d.bf, d.relu)
+				dr[l] = f2fp(a[l], b[l], d.bf, d.relu, d.rnd)
 			} else {
 				dr[l] = f2fp8(a[l], b[l], cc[l], d.wide, d.hiMerge)
 			}

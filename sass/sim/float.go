@@ -384,11 +384,23 @@ func hop2(op int, a, b, c uint32, bf bool) uint32 {
 }
 
 // f2fp packs two binary32 values as F2FP.PACK_AB does: hi to the high
-// half, lo to the low, each rounded to nearest even; relu clamps negative
-// results to +0.
-func f2fp(hi, lo uint32, bf, relu bool) uint32 {
+// half, lo to the low, each rounded to nearest even (or toward zero: .RZ,
+// rnd); relu clamps negative results to +0.
+func f2fp(hi, lo uint32, bf, relu bool, rnd rmode) uint32 {
+	f := &fmtF16
+	if bf {
+		f = &fmtBF16
+	}
 	cv := func(v uint32) uint32 {
-		h := uint32(toHalf(f32(v), 0, bf))
+		var h uint32
+		switch x := f32(v); {
+		case rnd == rnEven:
+			h = uint32(toHalf(x, 0, bf))
+		case x != x:
+			h = nanF16
+		default:
+			h = uint32(roundFmt(x, 0, rnd, f))
+		}
 		if relu && h&0x8000 != 0 && h != nanF16 {
 			h = 0
 		}

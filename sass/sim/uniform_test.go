@@ -14,6 +14,8 @@ import (
 	"github.com/tcrt-go/tcrt/sass"
 
 	"github.com/tcrt-go/tcrt/tile"
+
+	"github.com/x448/float16"
 )
 
 // intRun runs ops once per CTA (one thread each) on in's quadruples (a, b,
@@ -604,6 +606,59 @@ func TestSimF2FBF16(t *testing.T) {
 			}
 			if got != want {
 				t.Fatalf("F2F.BF16.F32%s(%#x = %g) = %#x, want %#x", rnd, b, f, got, want)
+			}
+		}
+	}
+}
+
+// TestSimF2FPRZ: F2FP.PACK_AB.RZ and F2FP.BF16.PACK_AB.RZ pack two binary32
+// values rounded toward zero (cvt.rz.f16x2.f32): a finite value too large
+// for binary16 gives 65504, not infinity; bfloat16 toward zero is the
+// high half of the bits. The binary16 reference truncates |x| to a multiple
+// of its binary16 ulp in binary64, exactly.
+func TestSimF2FPRZ(t *testing.T) {
+	r := rand.New(rand.NewSource(47))
+	in := intInputs(r, 64)
+	for i := 0; i < 64; i += 3 { // values in binary16's range, and its subnormals
+		in[4*i] = math.Float32bits(float32(r.NormFloat64() * math.Pow(2, float64(r.Intn(40)-26))))
+	}
+	rzF16 := func(b uint32) uint32 {
+		x := float64(math.Float32frombits(b))
+		if x != x {
+			return 0x7fff
+		}
+		a := math.Abs(x)
+		if !math.IsInf(a, 0) {
+			e := math.Floor(math.Log2(a))
+			if math.Ldexp(1, int(e)) > a { // Log2 rounding at a power of two
+				e--
+			}
+			e = max(e, -14) // subnormals: the least normal exponent's ulp
+			ulp := math.Ldexp(1, int(e)-10)
+			a = math.Min(math.Trunc(a/ulp)*ulp, 65504)
+		}
+		h := uint32(float16.Fromfloat32(float32(a)).Bits())
+		if math.Signbit(x) {
+			h |= 0x8000
+		}
+		return h
+	}
+	rzBF16 := func(b uint32) uint32 {
+		if math.IsNaN(float64(math.Float32frombits(b))) {
+			return 0x7fff
+		}
+		return b >> 16
+	}
+	for _, c := range []struct {
+		mods string
+		ref  func(uint32) uint32
+	}{{"PACK_AB.RZ", rzF16}, {"BF16.PACK_AB.RZ", rzBF16}} {
+		op := "[B------:R-:W-:-:S04] F2FP." + c.mods + " R10, R2, R3 ;\n[B------:R-:W-:-:S04] MOV R11, RZ"
+		out := intRun(t, op, in)
+		for i := 0; i < 64; i++ {
+			want := c.ref(in[4*i])<<16 | c.ref(in[4*i+1])
+			if got := out[2*i]; got != want {
+				t.Fatalf("F2FP.%s(%#x, %#x) = %#x, want %#x", c.mods, in[4*i], in[4*i+1], got, want)
 			}
 		}
 	}
