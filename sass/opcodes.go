@@ -1011,7 +1011,7 @@ var opcodes = []opcode{
 			`95c 84:3{3=TRAP,4=INT} | U@34:3n`,
 		},
 	},
-	{op: "FCHK", class: ClassSFU, sim: SimNone,
+	{op: "FCHK", class: ClassSFU, sim: SimFCHK,
 		forms: []string{
 			// FCHK: the IEEE division's range check (P = the fast path is not
 			// exact), negate/abs as FFMA's A and B
@@ -1172,6 +1172,7 @@ const (
 	SimLDC                       // LDC
 	SimLane3                     // one result from up to three sources, lane by lane (VABSDIFF, IDP, BMSK, I2I, HSET2, HMNMX2; PRMT modes, SGXT by register, packed halves with source modifiers)
 	SimHSETP2                    // HSETP2
+	SimFCHK                      // FCHK
 	NumSimOps
 )
 

@@ -93,6 +93,7 @@ const (
 	xLANE3  // Rd = dinst.lane3(a, b, c) per lane (tail.go)
 	xHSETP2 // HSETP2: dinst.lane3 compares the halves (tail.go)
 	xPLOP3S // PLOP3.LUT over three registers' sign bits (tail.go)
+	xFCHK   // FCHK Pd, Ra, Rb: set in every executing lane (the slow path)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -404,6 +405,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimLDC:          tokWidth,
 	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ",
 	sass.SimHSETP2:       tokCmp + tokLogic + "H_AND FTZ",
+	sass.SimFCHK:         "DIVIDE",
 }
 
 var (
@@ -483,6 +485,7 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimLDC:          (*decoder).decLDC,
 	sass.SimLane3:        (*decoder).decLane3,
 	sass.SimHSETP2:       (*decoder).decHSETP2,
+	sass.SimFCHK:         (*decoder).decFCHK,
 }
 
 // decLane3 decodes the forms that compute one register from up to three
@@ -532,6 +535,26 @@ func (c *decoder) decHSETP2() error {
 		return err
 	}
 	return c.psrcOf(c.a[4], 0)
+}
+
+// decFCHK decodes FCHK Pd, Ra, Rb, the range check of ptxas's IEEE
+// division (div.rn.f32, rcp.rn): Pd set sends the lane to the full-range
+// software path, clear keeps the fast one. The model sets it in every lane:
+// the slow path computes the correctly rounded quotient for every input,
+// so only the instruction count differs from hardware (documented).
+func (c *decoder) decFCHK() error {
+	d := c.d
+	if err := c.want(sass.KPred, sass.KReg, sass.KReg); err != nil {
+		return err
+	}
+	d.op = xFCHK
+	if err := c.pdst(c.a[0]); err != nil {
+		return err
+	}
+	if err := c.src(c.a[1], 0, 1); err != nil {
+		return err
+	}
+	return c.src(c.a[2], 1, 1)
 }
 
 // decoder holds one instruction being decoded: the dinst it fills, the

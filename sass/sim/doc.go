@@ -10,7 +10,10 @@ package sim
 //     address in registers), RET.REL.NODEC Ra and BRX/BRXU Ra (per-lane
 //     target: the byte offset Ra + next instruction + the encoded offset;
 //     outside the program is ErrOutOfBounds), NOP, YIELD, MEMBAR, ERRBAR,
-//     CCTL, NANOSLEEP (no effect). Running off the end of the program faults.
+//     CCTL, NANOSLEEP (no effect). FCHK sets its predicate in every lane
+//     (ptxas then takes the full-range division path, exact for every
+//     input: only the instruction count differs). Running off the end of
+//     the program faults.
 //   - Poison (Config.Poison): a read of a register, predicate or
 //     uniform register never written in the lane faults, except the source
 //     of SEL and FSEL that the lane's predicate does not select (ptxas

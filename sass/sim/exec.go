@@ -858,6 +858,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			}
 			dr[l] = x
 		}
+	case xFCHK:
+		w.setPred(d.pd[0], exec, exec)
 	case xVOTE:
 		ballot := w.pred(d.ps[0]) & exec
 		var r bool
