@@ -1003,7 +1003,7 @@ var opcodes = []opcode{
 			`95d 85:2{_,WARP,RAND} | P@87~90, U@32:32`,
 		},
 	},
-	{op: "BPT", class: ClassBranch, sim: SimNone,
+	{op: "BPT", class: ClassBranch, sim: SimTrap,
 		forms: []string{
 			// BPT (trap, brkpt): 84:3 the kind, the code at 34:3 (0 not printed;
 			// nvdisasm ignores bits 37 up)
@@ -1173,6 +1173,7 @@ const (
 	SimLane3                     // one result from up to three sources, lane by lane (VABSDIFF, IDP, BMSK, I2I, HSET2, HMNMX2; PRMT modes, SGXT by register, packed halves with source modifiers)
 	SimHSETP2                    // HSETP2
 	SimFCHK                      // FCHK
+	SimTrap                      // BPT.TRAP, BPT.INT: the launch stops with a fault
 	NumSimOps
 )
 

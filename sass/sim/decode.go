@@ -94,6 +94,7 @@ const (
 	xHSETP2 // HSETP2: dinst.lane3 compares the halves (tail.go)
 	xPLOP3S // PLOP3.LUT over three registers' sign bits (tail.go)
 	xFCHK   // FCHK Pd, Ra, Rb: set in every executing lane (the slow path)
+	xTRAP   // BPT.TRAP/INT: fault ErrTrap
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -406,6 +407,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ",
 	sass.SimHSETP2:       tokCmp + tokLogic + "H_AND FTZ",
 	sass.SimFCHK:         "DIVIDE",
+	sass.SimTrap:         "TRAP INT",
 }
 
 var (
@@ -486,6 +488,7 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimLane3:        (*decoder).decLane3,
 	sass.SimHSETP2:       (*decoder).decHSETP2,
 	sass.SimFCHK:         (*decoder).decFCHK,
+	sass.SimTrap:         (*decoder).decTrap,
 }
 
 // decLane3 decodes the forms that compute one register from up to three
@@ -555,6 +558,12 @@ func (c *decoder) decFCHK() error {
 		return err
 	}
 	return c.src(c.a[2], 1, 1)
+}
+
+// decTrap decodes BPT.TRAP and BPT.INT: executing either faults.
+func (c *decoder) decTrap() error {
+	c.d.op = xTRAP
+	return nil
 }
 
 // decoder holds one instruction being decoded: the dinst it fills, the

@@ -44,6 +44,9 @@ var (
 	// ErrConfig: a launch configuration the simulator refuses (no
 	// program, bad dimensions, no memory).
 	ErrConfig = errors.New("sass sim: bad launch configuration")
+	// ErrTrap: the program executed BPT.TRAP or BPT.INT (PTX trap, brkpt):
+	// on hardware the launch ends with an error.
+	ErrTrap = errors.New("sass sim: trap")
 )
 
 // Fault is a fault of a simulated program: what went wrong (Kind, one

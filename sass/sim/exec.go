@@ -860,6 +860,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		}
 	case xFCHK:
 		w.setPred(d.pd[0], exec, exec)
+	case xTRAP:
+		return c.fault(w, d, firstLane(exec), ErrTrap, "%s", d.in.Mods)
 	case xVOTE:
 		ballot := w.pred(d.ps[0]) & exec
 		var r bool

@@ -187,3 +187,25 @@ func TestSimIdleWaitNoop(t *testing.T) {
 		}
 	}
 }
+
+// TestSimTrap: BPT.TRAP (PTX trap) in some lanes stops the launch with
+// ErrTrap naming the instruction; lanes that branch around it do not trap.
+func TestSimTrap(t *testing.T) {
+	src := `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B0-----:R-:W-:-:S13] ISETP.GE.U32.AND P0, PT, R0, 0x10, PT ;
+[B------:R-:W-:-:S05] @!P0 EXIT ;
+[B------:R-:W-:-:S05] BPT.TRAP 0x1 ;
+[B------:R-:W-:-:S05] EXIT ;
+`
+	p := asm(t, src)
+	_, err := Launch(p, Config{Block: [3]int{16}})
+	if err != nil {
+		t.Fatalf("no lane reaches the trap: %v", err)
+	}
+	_, err = Launch(p, Config{Block: [3]int{32}})
+	var f *Fault
+	if !errors.Is(err, ErrTrap) || !errors.As(err, &f) || !strings.Contains(f.Error(), "BPT.TRAP") {
+		t.Fatalf("got %v, want ErrTrap at BPT.TRAP", err)
+	}
+}

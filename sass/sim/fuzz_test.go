@@ -62,7 +62,7 @@ func FuzzSimProgram(f *testing.F) {
 		}
 		if _, err := s.Launch(cfg); err != nil {
 			for _, e := range []error{ErrOutOfBounds, ErrMisaligned, ErrUninitialized, ErrDeadlock, ErrScoreboard,
-				ErrInFlight, ErrDivergent, ErrUnsupported, ErrStepLimit, ErrConfig} {
+				ErrInFlight, ErrDivergent, ErrUnsupported, ErrStepLimit, ErrConfig, ErrTrap} {
 				if errors.Is(err, e) {
 					return
 				}
