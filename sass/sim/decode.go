@@ -384,7 +384,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimI2F:          tokRnd + "F16 F32 F64 S8 U8 S16 U16 S32 U32 S64 U64",
 	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U16 U32 S64 U64",
 	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
-	sass.SimHalf:         "BF16_V2 F32",
+	sass.SimHalf:         "BF16_V2 F32 FTZ SAT RELU",
 	sass.SimHMMA:         "16816 1688 F32 BF16",
 	sass.SimBMOV:         "32 CLEAR",
 	sass.SimLoad:         tokWidth + tokCache,
@@ -1524,12 +1524,13 @@ func (c *decoder) decHalf() error {
 		if err := c.want(sass.KReg, sass.KReg, sass.KReg); err != nil {
 			return err
 		}
+		if len(mods) != 1 {
+			return bad("HADD2.%v", mods)
+		}
 		d.op = xHADD2F32
 	} else {
-		if len(mods) > 1 || (len(mods) == 1 && mods[0] != "BF16_V2") {
-			return bad("%s.%v", in.Op, mods)
-		}
 		d.op, d.bf = xHOP2, has(mods, "BF16_V2")
+		d.ftz, d.sat, d.relu = has(mods, "FTZ"), has(mods, "SAT"), has(mods, "RELU")
 		n := 3
 		switch in.Op {
 		case "HMUL2":

@@ -753,7 +753,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		dr := w.dst(d.d)
 		for l := 0; l < 32; l++ {
 			if lanes(exec, l) {
-				dr[l] = hop2(int(d.sub), a[l], b[l], cc[l], d.bf)
+				dr[l] = hop2m(int(d.sub), a[l], b[l], cc[l], d.bf, halfMods{d.ftz, d.sat, d.relu})
 			}
 		}
 	case xHMMA:

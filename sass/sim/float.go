@@ -383,6 +383,54 @@ func hop2(op int, a, b, c uint32, bf bool) uint32 {
 	return out
 }
 
+// halfMods are HADD2/HMUL2/HFMA2's result modifiers: .FTZ flushes
+// subnormal sources and results to zero of their sign, .SAT clamps the
+// result to [+0, 1] (NaN to +0, as FADD.SAT), .RELU clamps a negative
+// result to +0 (the canonical NaN stays; -0 becomes +0, as F2FP.RELU).
+type halfMods struct{ ftz, sat, relu bool }
+
+// ftzHalf flushes a subnormal binary16 (bfloat16) to zero of its sign.
+func ftzHalf(h uint16, bf bool) uint16 {
+	exp, man := uint16(0x7c00), uint16(0x03ff)
+	if bf {
+		exp, man = 0x7f80, 0x007f
+	}
+	if h&exp == 0 && h&man != 0 {
+		return h & 0x8000
+	}
+	return h
+}
+
+// hop2m is hop2 with result modifiers.
+func hop2m(op int, a, b, c uint32, bf bool, m halfMods) uint32 {
+	pair := func(v uint32, f func(uint16) uint16) uint32 {
+		return uint32(f(uint16(v>>16)))<<16 | uint32(f(uint16(v)))
+	}
+	flush := func(h uint16) uint16 { return ftzHalf(h, bf) }
+	if m.ftz {
+		a, b, c = pair(a, flush), pair(b, flush), pair(c, flush)
+	}
+	one := uint16(0x3c00)
+	if bf {
+		one = 0x3f80
+	}
+	post := func(h uint16) uint16 {
+		if m.ftz {
+			h = flush(h)
+		}
+		switch {
+		case m.sat && (h&0x8000 != 0 || h == nanF16):
+			h = 0
+		case m.sat && h > one:
+			h = one
+		case m.relu && h&0x8000 != 0:
+			h = 0
+		}
+		return h
+	}
+	return pair(hop2(op, a, b, c, bf), post)
+}
+
 // f2fp packs two binary32 values as F2FP.PACK_AB does: hi to the high
 // half, lo to the low, each rounded to nearest even (or toward zero: .RZ,
 // rnd); relu clamps negative results to +0.

@@ -34,8 +34,10 @@ func tailLane3(in sass.Inst) bool {
 	case "HADD2", "HMUL2", "HFMA2":
 		// the packed-half forms with source modifiers (the rows' first
 		// plain forms keep their own case)
-		if len(in.Mods) > 1 || len(in.Mods) == 1 && in.Mods[0] != "BF16_V2" {
-			return false
+		for _, m := range in.Mods {
+			if m != "BF16_V2" && m != "FTZ" && m != "SAT" && m != "RELU" {
+				return false
+			}
 		}
 		mod := false
 		for _, o := range in.Args[1:] {
@@ -178,7 +180,8 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 		if n == 3 {
 			t2 = halfSrc(a[3])
 		}
-		return func(x, y, z uint32) uint32 { return hop2(op, t0(x), t1(y), t2(z), bf) }, n, nil
+		hm := halfMods{has(m, "FTZ"), has(m, "SAT"), has(m, "RELU")}
+		return func(x, y, z uint32) uint32 { return hop2m(op, t0(x), t1(y), t2(z), bf, hm) }, n, nil
 	case "HMNMX2":
 		for _, x := range m {
 			if x != "BF16_V2" && x != "NAN" {

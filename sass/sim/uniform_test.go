@@ -663,3 +663,83 @@ func TestSimF2FPRZ(t *testing.T) {
 		}
 	}
 }
+
+// TestSimHalfResultModifiers: HADD2/HMUL2/HFMA2 with .FTZ, .SAT and .RELU
+// (binary16, and bfloat16 for .RELU) on random halves with subnormals,
+// infinities and NaNs. The reference applies the modifiers, written on the
+// halves' values, around the plain operation (hop2, tested on its own).
+func TestSimHalfResultModifiers(t *testing.T) {
+	r := rand.New(rand.NewSource(48))
+	in := intInputs(r, 64)
+	for i := range in {
+		switch r.Intn(4) {
+		case 0: // a subnormal half in each half
+			in[i] = uint32(r.Intn(0x400)) | uint32(r.Intn(0x400))<<16 | uint32(r.Intn(2))<<15
+		case 1: // values around [0, 1]
+			in[i] = uint32(0x3800+r.Intn(0x800)) | uint32(0xb800+r.Intn(0x800))<<16
+		}
+	}
+	for _, c := range []struct {
+		op       string
+		kind     int
+		bf       bool
+		ftz, sat bool
+		relu     bool
+	}{
+		{"HADD2.FTZ R10, R2, R3", 0, false, true, false, false},
+		{"HADD2.SAT R10, R2, R3", 0, false, false, true, false},
+		{"HMUL2.FTZ.SAT R10, R2, R3", 1, false, true, true, false},
+		{"HFMA2.FTZ.SAT R10, R2, R3, R4", 2, false, true, true, false},
+		{"HFMA2.RELU R10, R2, R3, R4", 2, false, false, false, true},
+		{"HFMA2.BF16_V2.RELU R10, R2, R3, R4", 2, true, false, false, true},
+	} {
+		if _, err := sass.Parse(c.op); err != nil {
+			t.Fatalf("%s does not encode: %v", c.op, err)
+		}
+		out := intRun(t, "[B------:R-:W-:-:S04] "+c.op+" ;\n[B------:R-:W-:-:S04] MOV R11, RZ", in)
+		value := func(h uint16) float64 {
+			if c.bf {
+				return float64(math.Float32frombits(uint32(h) << 16))
+			}
+			return float64(float16.Frombits(h).Float32())
+		}
+		sub := func(h uint16) bool { v := math.Abs(value(h)); return v != 0 && v < 0x1p-14 && !c.bf }
+		for i := 0; i < 64; i++ {
+			a, b, cc := in[4*i], in[4*i+1], in[4*i+2]
+			if c.ftz {
+				flush := func(v uint32) uint32 {
+					for k := 0; k < 32; k += 16 {
+						if sub(uint16(v >> k)) {
+							v &^= 0x7fff << k
+						}
+					}
+					return v
+				}
+				a, b, cc = flush(a), flush(b), flush(cc)
+			}
+			raw := hop2(c.kind, a, b, cc, c.bf)
+			var want uint32
+			for k := 0; k < 32; k += 16 {
+				h := uint16(raw >> k)
+				v := value(h)
+				switch {
+				case c.ftz && sub(h):
+					h &= 0x8000
+				}
+				v = value(h)
+				switch {
+				case c.sat && (v != v || v < 0 || v == 0):
+					h = 0
+				case c.sat && v > 1:
+					h = 0x3c00
+				case c.relu && (v < 0 || v == 0 && math.Signbit(v)):
+					h = 0
+				}
+				want |= uint32(h) << k
+			}
+			if got := out[2*i]; got != want {
+				t.Fatalf("%s (%#x, %#x, %#x) = %#x, want %#x", c.op, in[4*i], in[4*i+1], in[4*i+2], got, want)
+			}
+		}
+	}
+}
