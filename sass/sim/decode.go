@@ -198,6 +198,7 @@ type dinst struct {
 	writes []span
 
 	lane3 func(a, b, c uint32) uint32 // xLANE3's and xHSETP2's operation (tail.go)
+	h16   bool                        // F2I: a binary16 source; I2F: a binary16 result
 }
 
 func (d *dinst) text() string { return d.in.Text(int64(16 * d.idx)) }
@@ -382,7 +383,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH",
 	sass.SimF2FP:         "BF16 PACK_AB RELU RZ F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
 	sass.SimI2F:          tokRnd + "F16 F32 F64 S8 U8 S16 U16 S32 U32 S64 U64",
-	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U16 U32 S64 U64",
+	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U8 S8 U16 S16 U32 S64 U64",
 	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
 	sass.SimHalf:         "BF16_V2 F32 FTZ SAT RELU",
 	sass.SimHMMA:         "16816 1688 F32 BF16",
@@ -1430,8 +1431,10 @@ func (c *decoder) decI2F() error {
 	if d.x {
 		dcnt = 2
 	}
-	if has(mods, "F16") {
-		return bad("I2F.F16")
+	// a binary16 result in the low half, the high half zero (assumed)
+	d.h16 = has(mods, "F16")
+	if d.x && d.wide && d.rnd != rnEven {
+		return bad("I2F.%v: a directed rounding of a 64-bit integer to binary64", mods)
 	}
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
@@ -1446,15 +1449,22 @@ func (c *decoder) decF2I() error {
 		return err
 	}
 	d.op = xF2I
-	if has(mods, "F16") || has(mods, "U16") {
-		return bad("F2I.%v: 16-bit conversions not modelled", mods)
+	// a binary16 source (the register's low half) and an 8- or 16-bit
+	// destination (saturated to its range, sign- or zero-extended to 32
+	// bits: assumed, as PTX defines the narrow value only)
+	d.h16 = has(mods, "F16")
+	switch {
+	case has(mods, "U8"), has(mods, "S8"):
+		d.n = 8
+	case has(mods, "U16"), has(mods, "S16"):
+		d.n = 16
 	}
 	// .FTZ flushes a subnormal source to zero first: only FLOOR and
 	// CEIL can tell (a tiny negative floors to -1, a flushed one to 0)
 	if has(mods, "FTZ") && (has(mods, "FLOOR") || has(mods, "CEIL")) {
 		return bad("F2I.%v not modelled", mods)
 	}
-	d.signed = !has(mods, "U32") && !has(mods, "U64")
+	d.signed = !has(mods, "U32") && !has(mods, "U64") && !has(mods, "U16") && !has(mods, "U8")
 	d.wide = has(mods, "S64") || has(mods, "U64")
 	d.x = has(mods, "F64")
 	switch {

@@ -651,7 +651,11 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if d.n != 0 { // an 8- or 16-bit source, extended to 32 bits
 				v = uint64(uint32(ext(uint32(v), d.n, d.signed)))
 			}
-			if d.x {
+			if d.h16 || d.x {
+				// the integer's value in binary64: exact up to 2^53; past
+				// it a binary16 result overflows anyway, and a binary64
+				// one rounds to nearest (the decoder refuses other
+				// directions for 64-bit sources)
 				var f float64
 				switch {
 				case d.wide && d.signed:
@@ -662,6 +666,10 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 					f = float64(int32(uint32(v)))
 				default:
 					f = float64(uint32(v))
+				}
+				if d.h16 {
+					dl[l] = uint32(roundFmt(f, 0, d.rnd, &fmtF16))
+					continue
 				}
 				b := math.Float64bits(f)
 				dl[l], dh[l] = uint32(b), uint32(b>>32)
@@ -681,10 +689,18 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				continue
 			}
 			var x float64
-			if d.x {
+			switch {
+			case d.x:
 				x = math.Float64frombits(uint64(a1[l])<<32 | uint64(a0[l]))
-			} else {
+			case d.h16:
+				x = h16(uint16(a0[l]))
+			default:
 				x = f32(a0[l])
+			}
+			if d.n != 0 { // an 8- or 16-bit destination, extended to 32 bits
+				r := f2i(x, d.sub, d.signed, uint(d.n))
+				dl[l] = uint32(ext(uint32(r), d.n, d.signed))
+				continue
 			}
 			r := f2i(x, d.sub, d.signed, width)
 			dl[l] = uint32(r)

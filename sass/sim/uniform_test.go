@@ -743,3 +743,87 @@ func TestSimHalfResultModifiers(t *testing.T) {
 		}
 	}
 }
+
+// TestSimNarrowConversions: F2I to 8- and 16-bit integers (saturated,
+// then sign- or zero-extended to the register), F2I from binary16 (the
+// register's low half) and I2F to binary16 (the low half, high half zero),
+// on random registers, against Go.
+func TestSimNarrowConversions(t *testing.T) {
+	r := rand.New(rand.NewSource(49))
+	in := intInputs(r, 64)
+	for i := 0; i < 64; i += 2 {
+		in[4*i] = math.Float32bits(float32(r.NormFloat64() * math.Pow(2, float64(r.Intn(20)))))
+		in[4*i+1] = uint32(float16.Fromfloat32(float32(r.NormFloat64() * 300)).Bits())
+	}
+	sat := func(x float64, bits int, signed bool) int64 {
+		if x != x {
+			return 0
+		}
+		lo, hi := 0.0, math.Ldexp(1, bits)-1
+		if signed {
+			lo, hi = -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)-1
+		}
+		return int64(math.Max(lo, math.Min(hi, x)))
+	}
+	for _, c := range []struct {
+		mods   string
+		src    int // register: 2 an f32, 3 an f16 (or an integer for I2F)
+		bits   int
+		signed bool
+		i2f    bool
+	}{
+		{"S8.TRUNC.NTZ", 2, 8, true, false}, {"U8.TRUNC.NTZ", 2, 8, false, false}, {"S16.TRUNC.NTZ", 2, 16, true, false},
+		{"U16.F16.TRUNC.NTZ", 3, 16, false, false}, {"F16.TRUNC.NTZ", 3, 32, true, false}, {"U32.F16.TRUNC.NTZ", 3, 32, false, false},
+		{"F16", 2, 32, true, true}, {"F16.U32.RZ", 2, 32, false, true}, {"F16.S16", 2, 16, true, true},
+	} {
+		op := "F2I." + c.mods
+		if c.i2f {
+			op = "I2F." + c.mods
+		}
+		text := op + " R10, R" + strconv.Itoa(c.src)
+		if _, err := sass.Parse(text + " ;"); err != nil {
+			t.Fatalf("%s does not encode: %v", text, err)
+		}
+		out := intRun(t, "[B------:R-:W2:-:S02] "+text+" ;\n[B--2---:R-:W-:-:S04] MOV R11, RZ", in)
+		for i := 0; i < 64; i++ {
+			v := in[4*i+c.src-2]
+			var want uint32
+			if c.i2f {
+				var x float64
+				switch {
+				case c.bits == 16:
+					x = float64(int16(v))
+				case c.signed:
+					x = float64(int32(v))
+				default:
+					x = float64(v)
+				}
+				// float32(x) is exact for these 16- and 32-bit values up to
+				// 2^24, and beyond binary16's range either way
+				h := float16.Fromfloat32(float32(x))
+				if strings.HasSuffix(c.mods, ".RZ") {
+					// toward zero: the largest binary16 not above x (x >= 0 here)
+					for float64(h.Float32()) > x {
+						h = float16.Frombits(h.Bits() - 1)
+					}
+				}
+				want = uint32(h.Bits())
+			} else {
+				var x float64
+				if c.src == 3 {
+					x = float64(float16.Frombits(uint16(v)).Float32())
+				} else {
+					x = float64(math.Float32frombits(v))
+				}
+				n := sat(math.Trunc(x), c.bits, c.signed)
+				want = uint32(n)
+				if c.bits < 32 && !c.signed {
+					want = uint32(n) & (1<<c.bits - 1)
+				}
+			}
+			if got := out[2*i]; got != want {
+				t.Fatalf("%s(%#x) = %#x, want %#x", text, v, got, want)
+			}
+		}
+	}
+}
