@@ -1433,9 +1433,7 @@ func (c *decoder) decI2F() error {
 	}
 	// a binary16 result in the low half, the high half zero (assumed)
 	d.h16 = has(mods, "F16")
-	if d.x && d.wide && d.rnd != rnEven {
-		return bad("I2F.%v: a directed rounding of a 64-bit integer to binary64", mods)
-	}
+
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
 	}

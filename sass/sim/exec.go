@@ -654,8 +654,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if d.h16 || d.x {
 				// the integer's value in binary64: exact up to 2^53; past
 				// it a binary16 result overflows anyway, and a binary64
-				// one rounds to nearest (the decoder refuses other
-				// directions for 64-bit sources)
+				// one rounds to nearest here or by i64ToF64 in the other
+				// directions
 				var f float64
 				switch {
 				case d.wide && d.signed:
@@ -670,6 +670,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				if d.h16 {
 					dl[l] = uint32(roundFmt(f, 0, d.rnd, &fmtF16))
 					continue
+				}
+				if d.wide && d.rnd != rnEven {
+					f = i64ToF64(v, d.signed, d.rnd)
 				}
 				b := math.Float64bits(f)
 				dl[l], dh[l] = uint32(b), uint32(b>>32)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/big"
 	"math/bits"
 
 	"github.com/tcrt-go/tcrt/tile"
@@ -707,4 +708,29 @@ func mufu64h(op uint8, a uint32) uint32 {
 		return nanF64 >> 32
 	}
 	return uint32(math.Float64bits(r) >> 32)
+}
+
+// i64ToF64 converts a 64-bit integer to binary64 rounded in direction m:
+// Go's conversion (to nearest) moved one step where the exact value says
+// so, as dDirected does.
+func i64ToF64(v uint64, signed bool, m rmode) float64 {
+	exact := new(big.Float)
+	var f float64
+	if signed {
+		f = float64(int64(v))
+		exact.SetInt64(int64(v))
+	} else {
+		f = float64(v)
+		exact.SetUint64(v)
+	}
+	c := new(big.Float).SetFloat64(f).Cmp(exact)
+	switch {
+	case m == rnZero && (c > 0 && exact.Sign() > 0 || c < 0 && exact.Sign() < 0):
+		return math.Nextafter(f, 0)
+	case m == rnDown && c > 0:
+		return math.Nextafter(f, math.Inf(-1))
+	case m == rnUp && c < 0:
+		return math.Nextafter(f, math.Inf(1))
+	}
+	return f
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"math/big"
 	"math/bits"
 	"math/rand"
 	"regexp"
@@ -823,6 +824,36 @@ func TestSimNarrowConversions(t *testing.T) {
 			}
 			if got := out[2*i]; got != want {
 				t.Fatalf("%s(%#x) = %#x, want %#x", text, v, got, want)
+			}
+		}
+	}
+}
+
+// TestSimI2F64Directed: I2F.F64.S64/U64 in every rounding direction
+// against math/big, on integers past 2^53 where the directions differ.
+func TestSimI2F64Directed(t *testing.T) {
+	r := rand.New(rand.NewSource(50))
+	in := intInputs(r, 64)
+	for _, c := range []struct {
+		mods string
+		mode big.RoundingMode
+	}{{"F64.S64.RZ", big.ToZero}, {"F64.S64.RM", big.ToNegativeInf}, {"F64.U64.RP", big.ToPositiveInf}, {"F64.U64.RZ", big.ToZero}, {"F64.S64", big.ToNearestEven}} {
+		text := "I2F." + c.mods + " R10, R2"
+		if _, err := sass.Parse(text + " ;"); err != nil {
+			t.Fatalf("%s does not encode: %v", text, err)
+		}
+		out := intRun(t, "[B------:R-:W2:-:S02] "+text+" ;\n[B--2---:R-:W-:-:S04] NOP", in)
+		for i := 0; i < 64; i++ {
+			v := uint64(in[4*i+1])<<32 | uint64(in[4*i])
+			b := new(big.Float).SetPrec(53).SetMode(c.mode)
+			if strings.Contains(c.mods, "S64") {
+				b.SetInt64(int64(v))
+			} else {
+				b.SetUint64(v)
+			}
+			f, _ := b.Float64()
+			if got := uint64(out[2*i+1])<<32 | uint64(out[2*i]); got != math.Float64bits(f) {
+				t.Fatalf("%s(%#x) = %#x, want %#x", text, v, got, math.Float64bits(f))
 			}
 		}
 	}
