@@ -254,15 +254,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 	case xIMADHI:
 		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
+		carry := w.pred(d.ps[0])
 		dr := w.dst(d.d)
 		var cy uint32
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
-			}
-			cv := uint64(c1[l])<<32 | uint64(c0[l])
-			if d.s[2].neg {
-				cv = -cv
 			}
 			var p uint64
 			if d.u32 {
@@ -270,10 +267,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			} else {
 				p = uint64(int64(int32(a[l])) * int64(int32(b[l])))
 			}
-			dr[l] = uint32((p + cv) >> 32)
-			if p+cv < p {
-				cy |= 1 << l
-			}
+			r, co := wideAdd(p, uint64(c1[l])<<32|uint64(c0[l]), d.s[2].neg, d.x, carry>>l&1)
+			dr[l] = uint32(r >> 32)
+			cy |= co << l
 		}
 		if d.npd > 0 {
 			w.setPred(d.pd[0], cy, exec)
@@ -312,6 +308,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
 		neg := d.s[2].neg
+		carry := w.pred(d.ps[0])
 		dl, dh := w.dst(d.d), w.dstK(d.d, 1)
 		var cy uint32
 		for l := 0; l < 32; l++ {
@@ -324,15 +321,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			} else {
 				p = uint64(int64(int32(a[l])) * int64(int32(b[l])))
 			}
-			cv := uint64(c1[l])<<32 | uint64(c0[l])
-			if neg {
-				cv = -cv
-			}
-			r := p + cv
+			r, co := wideAdd(p, uint64(c1[l])<<32|uint64(c0[l]), neg, d.x, carry>>l&1)
 			dl[l], dh[l] = uint32(r), uint32(r>>32)
-			if r < p {
-				cy |= 1 << l
-			}
+			cy |= co << l
 		}
 		if d.npd > 0 {
 			w.setPred(d.pd[0], cy, exec)
@@ -1534,4 +1525,22 @@ func (c *cta) callDepth(w *warp, d *dinst, exec uint32) error {
 		w.depth[l] = n
 	}
 	return nil
+}
+
+// wideAdd adds the 64-bit addend c of IMAD.HI/IMAD.WIDE to the product p
+// and returns the sum and its carry out (0 or 1). A negated addend is -c,
+// except under .X, where it is ~c and the carry in cin is added (the
+// high half of a multi-word product: IMAD.WIDE.U32.X R2, R5, R7, R10, P0
+// in ptxas's mul.hi.u64).
+func wideAdd(p, c uint64, neg, x bool, cin uint32) (uint64, uint32) {
+	if !x {
+		cin = 0
+		if neg {
+			c = -c
+		}
+	} else if neg {
+		c = ^c
+	}
+	r, co := bits.Add64(p, c, uint64(cin))
+	return r, uint32(co)
 }
