@@ -39,8 +39,9 @@ package sim
 //     ErrScoreboard under Config.StrictScoreboards. Results are ready
 //     at once: timing hazards are the schedule checker's.
 //   - Special and uniform registers: S2R/CS2R of SR_TID.X/Y/Z, SR_CTAID.*,
-//     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step
-//     count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of SR_CTAID.* ;
+//     SR_LANEID, SR_EQMASK..SR_GEMASK, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI
+//     (the CTA's step count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of
+//     SR_CTAID.*, SR_CLOCKLO, SR_VIRTID/SR_VIRTUALSMID ;
 //     ULDC(.64, and indexed by a uniform register), UMOV.
 //   - The uniform datapath (the opcode table's general opcode, opcodes.go): UIADD3 (carries in
 //     and out, negated sources), UIMAD(.WIDE(.U32)), USHF, ULOP3 (with a

@@ -223,6 +223,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				v = uint64(c.steps) >> 32
 			case sass.SRZero, 0x03, 0x43:
 				v = 0
+			case 0x38, 0x39, 0x3a, 0x3b, 0x3c: // SR_EQMASK, LTMASK, LEMASK, GTMASK, GEMASK
+				v = uint64(laneMask(d.sub, l))
 			default:
 				return c.fault(w, d, l, ErrUnsupported, "special register %v", sass.SpecialReg(d.sub))
 			}
@@ -236,7 +238,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		switch sass.SpecialReg(d.sub) {
 		case sass.SRCtaidX, sass.SRCtaidY, sass.SRCtaidZ:
 			v = uint32(c.id[d.sub-uint8(sass.SRCtaidX)])
-		case sass.SRZero:
+		case sass.SRZero, 0x03, 0x43: // SR_VIRTID, SR_VIRTUALSMID: 0, as S2R reads them
 		case sass.SRClock, sass.SRGlobalTimerLo:
 			v = uint32(c.steps)
 		default:
@@ -1525,6 +1527,14 @@ func (c *cta) callDepth(w *warp, d *dinst, exec uint32) error {
 		w.depth[l] = n
 	}
 	return nil
+}
+
+// laneMask is the value of lane mask register SR_EQMASK..SR_GEMASK
+// (0x38..0x3c) in lane l: the lanes equal to, below, at or below, above,
+// or at or above l.
+func laneMask(sr uint8, l int) uint32 {
+	lt := uint32(1)<<l - 1
+	return [5]uint32{1 << l, lt, lt | 1<<l, ^(lt | 1<<l), ^lt}[sr-0x38]
 }
 
 // wideAdd adds the 64-bit addend c of IMAD.HI/IMAD.WIDE to the product p
