@@ -1,0 +1,270 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass/internal/corpus"
+)
+
+// The corpus kernels of tail_float.ptx, tail_int.ptx, tail_mem.ptx and
+// tail_misc.ptx run in the simulator on random inputs against plainly
+// written Go references of their PTX (issue #14), on the sm_86 and the
+// sm_89 cubin. A kernel whose SASS holds a form the decoder or the
+// simulator does not model yet skips through launchCorpus, naming the
+// word; its reference is written from the PTX semantics and has not been
+// run: when the form lands, a failure may be the reference's.
+
+// randTailWord is a random word biased to the edges of the integer
+// ranges: zero, one, the extreme signed and unsigned values, and random
+// magnitudes of every width.
+func randTailWord(r *rand.Rand) uint32 {
+	if r.IntN(5) == 0 {
+		return []uint32{0, 1, 0x7fffffff, 0x80000000, 0xffffffff}[r.IntN(5)]
+	}
+	v := r.Uint32() >> r.IntN(32)
+	if r.IntN(2) == 0 {
+		v = -v
+	}
+	return v
+}
+
+// tailBfe is PTX bfe on a width-bit value a: the field of length ln at pos
+// (both taken mod 256), zero-extended, or sign-extended from the field's
+// top bit (from a's top bit when the field runs past it); a zero length
+// gives zero.
+func tailBfe(a uint64, pos, ln uint32, width int, signed bool) uint64 {
+	pos, ln = pos&0xff, ln&0xff
+	msb := uint32(width - 1)
+	if ln == 0 {
+		return 0
+	}
+	var sbit uint64
+	if signed {
+		sbit = a >> min(pos+ln-1, msb) & 1
+	}
+	var d uint64
+	for i := uint32(0); i <= msb; i++ {
+		b := sbit
+		if i < ln && pos+i <= msb {
+			b = a >> (pos + i) & 1
+		}
+		d |= b << i
+	}
+	return d
+}
+
+// tailBfi is PTX bfi: b with the low ln bits of a inserted at pos (both
+// mod 256), bits past the width dropped.
+func tailBfi(a, b uint64, pos, ln uint32, width int) uint64 {
+	pos, ln = pos&0xff, ln&0xff
+	for i := uint32(0); i < ln && pos+i < uint32(width); i++ {
+		b = b&^(1<<(pos+i)) | (a>>i&1)<<(pos+i)
+	}
+	return b
+}
+
+// tailPrmt is PTX prmt: mode "" takes four selector nibbles of c (bit 3
+// replicates the chosen byte's sign), the named modes take c's low two
+// bits; bytes 0..3 come from a, 4..7 from b.
+func tailPrmt(mode string, a, b, c uint32) uint32 {
+	src := uint64(b)<<32 | uint64(a)
+	byt := func(k uint32) uint32 { return uint32(src >> (8 * (k & 7)) & 0xff) }
+	s := c & 3
+	var sel [4]uint32 // byte k of the result takes source byte sel[k]
+	switch mode {
+	case "":
+		var d uint32
+		for k := 0; k < 4; k++ {
+			nib := c >> (4 * k) & 0xf
+			v := byt(nib)
+			if nib&8 != 0 {
+				v = 0
+				if byt(nib&7)&0x80 != 0 {
+					v = 0xff
+				}
+			}
+			d |= v << (8 * k)
+		}
+		return d
+	case "f4e":
+		sel = [4]uint32{s, s + 1, s + 2, s + 3}
+	case "b4e":
+		sel = [4]uint32{s, s - 1, s - 2, s - 3}
+	case "rc8":
+		sel = [4]uint32{s, s, s, s}
+	case "ecl":
+		sel = [4]uint32{s, max(s, 1), max(s, 2), 3}
+	case "ecr":
+		sel = [4]uint32{0, min(s, 1), min(s, 2), s}
+	case "rc16":
+		lo := 2 * (s & 1)
+		sel = [4]uint32{lo, lo + 1, lo, lo + 1}
+	default:
+		panic(mode)
+	}
+	var d uint32
+	for k, v := range sel {
+		d |= byt(v) << (8 * k)
+	}
+	return d
+}
+
+// tailBfind is PTX bfind on a width-bit value: the position of the most
+// significant bit that differs from the sign (signed) or is set
+// (unsigned), or with shiftamt the left shift that brings it to the top;
+// 0xffffffff when there is none.
+func tailBfind(a uint64, width int, signed, shiftamt bool) uint32 {
+	if signed && a>>(width-1)&1 != 0 {
+		a = ^a
+	}
+	if width == 32 {
+		a &= 0xffffffff
+	}
+	if a == 0 {
+		return 0xffffffff
+	}
+	pos := uint32(63 - bits.LeadingZeros64(a))
+	if shiftamt {
+		return uint32(width-1) - pos
+	}
+	return pos
+}
+
+// TestSimPtxasTailBits runs ptxas's bits kernel: bfe/bfi with register and
+// immediate fields, every prmt mode, clz/bfind/popc/brev and bfe/bfi on 64
+// bits; blocks of 1, 7, 129 and 1000 threads. Bit for bit against Go.
+func TestSimPtxasTailBits(t *testing.T) { corpus.ForSMs(t, simPtxasTailBits) }
+
+func simPtxasTailBits(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(140, 141))
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, 4*n)
+		for i := range x {
+			x[i] = randTailWord(r)
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(6*n+6), 0)
+		launchCorpus(t, "tail_int", "bits", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			r2, r3, r4, r5 := x[4*i], x[4*i+1], x[4*i+2], x[4*i+3]
+			r6, r7 := r4&31, r5&15
+			r21 := uint32(tailBfe(uint64(r2), r6, r7, 32, false)) + uint32(tailBfe(uint64(r3), r6, r7, 32, true))
+			r21 += uint32(tailBfe(uint64(r2), 5, 9, 32, false))
+			r21 ^= uint32(tailBfe(uint64(r3), 3, 13, 32, true))
+			r21 += uint32(tailBfi(uint64(r2), uint64(r3), r6, r7, 32))
+			r21 ^= uint32(tailBfi(uint64(r4), uint64(r5), 8, 8, 32))
+			r22 := tailPrmt("f4e", r2, r3, r4) + tailPrmt("b4e", r2, r3, r5)
+			r22 ^= tailPrmt("rc8", r2, r3, r4)
+			r22 += tailPrmt("ecl", r2, r3, r5)
+			r22 ^= tailPrmt("ecr", r2, r3, r4)
+			r22 += tailPrmt("rc16", r2, r3, r5)
+			r22 ^= tailPrmt("", r2, r3, 0x3201)
+			rd5, rd6 := uint64(r3)<<32|uint64(r2), uint64(r5)<<32|uint64(r4)
+			r30 := uint32(bits.LeadingZeros64(rd5)) + tailBfind(rd5, 64, false, false) + tailBfind(rd6, 64, true, false)
+			r30 += tailBfind(rd6, 64, false, true) + uint32(bits.OnesCount64(rd5))
+			r30 += uint32(bits.LeadingZeros32(r2)) + tailBfind(uint64(r3), 32, true, true)
+			rd11 := bits.Reverse64(rd6) ^ tailBfe(rd5, r6, r7, 64, false) ^ tailBfe(rd6, r6, r7, 64, true) ^ tailBfi(rd5, rd6, r6, r7, 64)
+			want := [6]uint32{r21, r22, r30, 0x7fc0dead, uint32(rd11), uint32(rd11 >> 32)}
+			if got := [6]uint32(out[6*i:]); got != want {
+				t.Fatalf("n=%d thread %d, x=%#x: %#x, want %#x", n, i, x[4*i:4*i+4], got, want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("bits n=", n), out, 6*n)
+	}
+}
+
+// TestSimPtxasTailWide runs ptxas's wide kernel: 64-bit min/max/abs/neg,
+// mul.hi.u64/.s64, 64-bit shifts by a register, saturating 32-bit add and
+// subtract, mul.hi.s32/.u32 and the special registers; blocks of 1, 7,
+// 129 and 1000 threads. The integer results are compared bit for bit. The
+// clock and timer reads are the simulator's step count (doc.go), not a
+// value Go can predict: the lane masks, %laneid, %warpid, %smid, %nsmid
+// and %dynamic_smem_size (0 in the simulator: one virtual SM, no dynamic
+// shared memory) are taken out of the combined word exactly, and the
+// %clock that remains must be one value for the warp (ptxas reads it with
+// S2UR), as must %clock64 + %globaltimer.
+func TestSimPtxasTailWide(t *testing.T) { corpus.ForSMs(t, simPtxasTailWide) }
+
+func simPtxasTailWide(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(142, 143))
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint64, 2*n)
+		for i := range x {
+			x[i] = uint64(randTailWord(r))<<32 | uint64(randTailWord(r))
+			if r.IntN(4) == 0 {
+				x[i] = uint64(int64(int32(randTailWord(r)))) // sign-extended small values
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", words64(x), 0), alloc(t, m, "out", poisonWords(8*n+8), 0)
+		launchCorpus(t, "tail_int", "wide", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		sat := func(v int64) uint32 { return uint32(int32(max(math.MinInt32, min(math.MaxInt32, v)))) }
+		clock, timer := map[int]uint32{}, map[int]uint64{}
+		for i := 0; i < n; i++ {
+			rd5, rd6 := x[2*i], x[2*i+1]
+			rd7 := uint64(min(int64(rd5), int64(rd6)))
+			rd8 := max(rd5, rd6)
+			rd9 := rd5
+			if int64(rd5) < 0 {
+				rd9 = -rd5
+			}
+			rd10 := -rd6
+			rd11, _ := bits.Mul64(rd5, rd6)
+			rd12 := rd11
+			if int64(rd5) < 0 {
+				rd12 -= rd6
+			}
+			if int64(rd6) < 0 {
+				rd12 -= rd5
+			}
+			r2, r4 := uint32(rd6), uint32(rd5)
+			r3 := r2 & 63
+			rd13, rd14, rd15 := rd5<<r3, uint64(int64(rd6)>>r3), rd5>>r3
+			r5 := sat(int64(int32(r4)) + int64(int32(r2)))
+			r6 := sat(int64(int32(r4)) - int64(int32(r2)))
+			r7 := uint32(int64(int32(r4)) * int64(int32(r2)) >> 32)
+			r8, _ := bits.Mul32(r4, r2)
+			r9 := min(r4, r2)
+			r10 := uint32(max(int32(r4), int32(r2)))
+			r11 := r4
+			if int32(r4) < 0 {
+				r11 = -r4
+			}
+			rd18, rd19 := rd8, rd10
+			if int64(rd5) < int64(rd6) {
+				rd18 = rd7
+			}
+			if rd5 >= rd6 {
+				rd19 = rd9
+			}
+			rd20 := ((((rd11 ^ rd12) + rd13) ^ rd14) + rd15 + rd18) ^ rd19
+			r20 := (((((r5 + r6) ^ r7) + r8) ^ r9) + r10) ^ r11
+			want := [5]uint32{uint32(rd20), uint32(rd20 >> 32), 0x7fc0dead, 0x7fc0dead, r20}
+			if got := [5]uint32{out[8*i], out[8*i+1], out[8*i+6], out[8*i+7], out[8*i+4]}; got != want {
+				t.Fatalf("n=%d thread %d, x=%#x: words 0,1,6,7,4 = %#x, want %#x", n, i, x[2*i:2*i+2], got, want)
+			}
+			// r21 = ((((((clock + lt) ^ ge) + warpid) ^ smid) + nsmid) ^ laneid) + dynamic_smem_size
+			lane := uint32(i % 32)
+			lt := uint32(1)<<lane - 1
+			const warpid, smid, nsmid, dyn = 0, 0, 0, 0
+			c := (((((out[8*i+5] - dyn) ^ lane) - nsmid) ^ smid) - warpid) ^ ^lt - lt
+			w := i / 32
+			if v, ok := clock[w]; ok && v != c {
+				t.Fatalf("n=%d thread %d: %%clock %#x differs from its warp's %#x (r21 = %#x)", n, i, c, v, out[8*i+5])
+			}
+			clock[w] = c
+			tt := uint64(out[8*i+3])<<32 | uint64(out[8*i+2])
+			if v, ok := timer[w]; ok && v != tt {
+				t.Fatalf("n=%d thread %d: %%clock64 + %%globaltimer %#x differs from its warp's %#x", n, i, tt, v)
+			}
+			timer[w] = tt
+		}
+		checkPoison(t, fmt.Sprint("wide n=", n), out, 8*n)
+	}
+}
