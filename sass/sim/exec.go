@@ -461,7 +461,11 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			w.setPred(d.pd[0], m, exec)
 		}
 	case xLEAHI:
-		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
+		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
+		var cc *[32]uint32
+		if !d.signed {
+			cc = w.src(&d.s[2], 2)
+		}
 		carry := w.pred(d.ps[0])
 		dr := w.dst(d.d)
 		for l := 0; l < 32; l++ {
@@ -472,8 +476,21 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if d.s[0].not || d.s[0].neg {
 				x = ^x
 			}
-			v := uint64(cc[l])<<32 | uint64(x)
-			r := b[l] + uint32(v<<d.sub>>32)
+			var hi uint32
+			if d.signed {
+				hi = uint32(int32(x) >> 31)
+			} else {
+				hi = cc[l]
+			}
+			y := b[l]
+			switch {
+			case d.s[1].not || d.s[1].neg && d.x:
+				y = ^y
+			case d.s[1].neg:
+				y = -y
+			}
+			v := uint64(hi)<<32 | uint64(x)
+			r := y + uint32(v<<d.sub>>32)
 			if d.x {
 				r += carry >> l & 1
 			}
