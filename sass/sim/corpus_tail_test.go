@@ -268,3 +268,106 @@ func simPtxasTailWide(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("wide n=", n), out, 8*n)
 	}
 }
+
+// TestSimPtxasTailSimd runs ptxas's simd kernel: sad, the video
+// instructions (vabsdiff with .add, vabsdiff4/vabsdiff2 reductions, vmax,
+// vmin.max, vadd.sat, vsub.sat, vshl.clamp, vshr.wrap, vset), dp4a and
+// dp2a of every signedness, mul24/mad24 lo and hi; blocks of 1, 7, 129
+// and 1000 threads. Bit for bit against Go.
+func TestSimPtxasTailSimd(t *testing.T) { corpus.ForSMs(t, simPtxasTailSimd) }
+
+// tailSimdRef is the simd kernel's three output words for inputs r2..r5.
+func tailSimdRef(r2, r3, r4, r5 uint32) [3]uint32 {
+	s, u := func(v uint32) int64 { return int64(int32(v)) }, func(v uint32) int64 { return int64(v) }
+	absd := func(a, b int64) int64 { return max(a-b, b-a) }
+	b8 := func(v uint32, k int, signed bool) int64 {
+		if signed {
+			return int64(int8(v >> (8 * k)))
+		}
+		return int64(uint8(v >> (8 * k)))
+	}
+	h16 := func(v uint32, k int, signed bool) int64 {
+		if signed {
+			return int64(int16(v >> (16 * k)))
+		}
+		return int64(uint16(v >> (16 * k)))
+	}
+	dp4a := func(a, b, c uint32, sa, sb bool) uint32 {
+		sum := int64(c)
+		for k := 0; k < 4; k++ {
+			sum += b8(a, k, sa) * b8(b, k, sb)
+		}
+		return uint32(sum)
+	}
+	dp2a := func(a, b, c uint32, hi, signed bool) uint32 {
+		o := 0
+		if hi {
+			o = 2
+		}
+		return uint32(int64(c) + h16(a, 0, signed)*b8(b, o, signed) + h16(a, 1, signed)*b8(b, o+1, signed))
+	}
+	m24 := func(a, b uint32, signed bool) int64 {
+		if signed {
+			return int64(int32(a<<8)>>8) * int64(int32(b<<8)>>8)
+		}
+		return int64(a&0xffffff) * int64(b&0xffffff)
+	}
+	r6 := uint32(absd(u(r2), u(r3)) + u(r4))
+	r7 := uint32(absd(s(r3), s(r4)) + u(r5))
+	r8 := uint32(absd(u(r2), u(r3))) + r5
+	r9 := uint32(absd(s(r2), s(r3)))
+	r10 := r4
+	for k := 0; k < 4; k++ {
+		r10 += uint32(absd(b8(r2, k, false), b8(r3, k, false)))
+	}
+	r11 := r5
+	for k := 0; k < 2; k++ {
+		r11 += uint32(absd(h16(r2, k, true), h16(r3, k, true)))
+	}
+	r12, r13, r14 := dp4a(r2, r3, r4, false, false), dp4a(r2, r3, r5, true, true), dp4a(r3, r4, r2, true, false)
+	r15, r16 := dp2a(r2, r3, r4, false, false), dp2a(r2, r3, r5, true, true)
+	r17, r18 := uint32(m24(r2, r3, false)), uint32(m24(r3, r4, true))
+	r19, r20 := uint32(m24(r2, r3, false))+r4, uint32(m24(r3, r4, true))+r5
+	r21, r22 := uint32(m24(r2, r5, false)>>16), uint32(m24(r3, r5, true)>>16)
+	r23 := uint32(max(int32(r2), int32(r3)))
+	r24 := max(min(r2, r3), r4)
+	// vadd.u32.u32.u32.sat: ptxas 11.8 clamps the 64-bit sum at 0 only
+	// (SEL R6, RZ, 0xffffffff, !P3 on the sum's high word, then the low
+	// word masked by it), so an unsigned sum past 2^32 wraps
+	r25 := uint32(max(u(r2)+u(r3), 0))
+	r26 := uint32(int32(max(math.MinInt32, min(math.MaxInt32, s(r4)-s(r5)))))
+	r27 := uint32(uint64(r2) << min(r5, 32))
+	r28 := uint32(int32(r3) >> (r4 & 31))
+	var r29 uint32
+	if r2 < r3 {
+		r29 = 1
+	}
+	r30 := (((((((r6 + r7) ^ r8) + r9) ^ r10) + r11) ^ r12) + r13) ^ r14
+	r31 := ((((((r15 + r16) ^ r17) + r18) ^ r19) + r20) ^ r21) + r22
+	r32 := (((((r23 + r24) ^ r25) + r26) ^ r27) + r28) ^ r29
+	return [3]uint32{r30, r31, r32}
+}
+
+func simPtxasTailSimd(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(146, 147))
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, 4*n)
+		for i := range x {
+			x[i] = randTailWord(r)
+			if r.IntN(4) == 0 {
+				x[i] = r.Uint32N(40) // shift counts below and above 32
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(3*n+3), 0)
+		launchCorpus(t, "tail_int", "simd", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			want := tailSimdRef(x[4*i], x[4*i+1], x[4*i+2], x[4*i+3])
+			if got := [3]uint32(out[3*i:]); got != want {
+				t.Fatalf("n=%d thread %d, x=%#x: %#x, want %#x", n, i, x[4*i:4*i+4], got, want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("simd n=", n), out, 3*n)
+	}
+}
