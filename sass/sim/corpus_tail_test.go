@@ -371,3 +371,149 @@ func simPtxasTailSimd(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("simd n=", n), out, 3*n)
 	}
 }
+
+// TestSimPtxasTailWarp runs ptxas's warp kernel: bar.red.popc/.and/.or
+// over the CTA, bar.arrive/bar.sync on a 64-thread named barrier, redux
+// of every operation, shfl idx/down/up/bfly (one with a segment mask),
+// activemask, match.all, match.any.b64, vote.uni and a ballot. Blocks of
+// 64, 128 and 192 threads (whole warps: the 64-thread barrier needs the
+// threads past 63 to come in groups of 64); warps of mixed predicates,
+// one whose lanes hold one value, and a CTA whose predicates are all
+// true. Bit for bit against Go.
+func TestSimPtxasTailWarp(t *testing.T) { corpus.ForSMs(t, simPtxasTailWarp) }
+
+// tailWarpRef is the warp kernel's output for the CTA's inputs x.
+func tailWarpRef(x []uint32) []uint32 {
+	n := len(x)
+	p1 := func(i int) bool { return x[i] > 100 }
+	popc, all, any := uint32(0), true, false
+	for i := range x {
+		if p1(i) {
+			popc++
+			any = true
+		} else {
+			all = false
+		}
+	}
+	b2u := func(b bool, v uint32) uint32 {
+		if b {
+			return v
+		}
+		return 0
+	}
+	out := make([]uint32, n)
+	for w := 0; w < n; w += 32 {
+		v := x[w : w+32]
+		add, umin, smax, and, or, xor := uint32(0), uint32(math.MaxUint32), int32(math.MinInt32), ^uint32(0), uint32(0), uint32(0)
+		ballot, allEq := uint32(0), true
+		for l, e := range v {
+			add += e
+			umin, smax = min(umin, e), max(smax, int32(e))
+			and, or, xor = and&e, or|e, xor^e
+			if p1(w + l) {
+				ballot |= 1 << l
+			}
+			allEq = allEq && e == v[0]
+		}
+		uni := ballot == 0 || ballot == math.MaxUint32
+		for l := 0; l < 32; l++ {
+			r11 := v[l] // idx by tid: lane l
+			r12 := v[l]
+			if l+4 <= 31 {
+				r12 = v[l+4]
+			}
+			r13 := v[l]
+			if l >= 1 {
+				r13 = v[l-1]
+			}
+			r14 := v[l^16]
+			r15 := v[l&8|3] // segment mask 8: lane (l & 8) | 3
+			r16 := b2u(allEq, math.MaxUint32)
+			r17 := uint32(1) << l // match.any on distinct addresses
+			s := popc + math.MaxUint32 + add + umin + uint32(smax) + and + or + xor
+			s += r11 + r12 + r13 + r14 + r15 + r16 + r17 + ballot
+			s += b2u(all, 1) + b2u(any, 2) + 4 + b2u(allEq, 8) + b2u(uni, 16)
+			out[w+l] = s
+		}
+	}
+	return out
+}
+
+func simPtxasTailWarp(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(150, 151))
+	for _, n := range []int{64, 128, 192} {
+		x := make([]uint32, n)
+		same := 90 + r.Uint32N(20)
+		for i := range x {
+			switch {
+			case n == 64:
+				x[i] = 101 + r.Uint32N(1000) // every predicate true
+			case i/32 == 1:
+				x[i] = same // one value: match.all, vote.uni
+			default:
+				x[i] = r.Uint32N(200)
+			}
+			if r.IntN(8) == 0 && n != 64 && i/32 != 1 {
+				x[i] = r.Uint32()
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n+1), 0)
+		launchCorpus(t, "tail_mem", "warp", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		want := tailWarpRef(x)
+		for i := range want {
+			if out[i] != want[i] {
+				t.Fatalf("n=%d thread %d (x %#x): %#x, want %#x", n, i, x[i], out[i], want[i])
+			}
+		}
+		checkPoison(t, fmt.Sprint("warp n=", n), out, n)
+	}
+}
+
+// TestSimPtxasTailGen runs ptxas's gen kernel: generic loads of 8, 16,
+// 32 and 64 bits, volatile/relaxed/acquire and cache-operator loads,
+// prefetches, isspacep on a global address, a shared slot written and
+// read back through a generic (cvta) address and through ld.shared after
+// a barrier, then volatile/release/relaxed/write-through stores, an
+// st.u16 and a generic st.v2 over them; fences and nanosleep. Blocks of
+// 1, 7, 129 and 256 threads (the kernel's shared array has 256 words).
+// The final output words are compared bit for bit; the kernel's sum
+// (its trap and brkpt guards) is kept off their trigger values.
+func TestSimPtxasTailGen(t *testing.T) { corpus.ForSMs(t, simPtxasTailGen) }
+
+func simPtxasTailGen(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(152, 153))
+	for _, n := range []int{1, 7, 129, 256} {
+		x := make([]uint32, 4*n)
+		for i := range x {
+			x[i] = randTailWord(r)
+		}
+		for i := 0; i < n; i++ {
+			w := x[4*i : 4*i+4]
+			for {
+				// r26: every value the thread loaded, its shared
+				// slot twice, isspacep's flags (global: 1)
+				s := w[0] + w[1] + w[2] + w[3]&0xff + uint32(int32(int16(w[3]>>16)))
+				s += w[0] + w[1] + w[2] + w[3] + w[0] + w[1] + w[2] + w[3] + w[1] + w[2] + w[3] + w[0]
+				s += w[0] + w[0] + 1
+				if s != 12345 && s != 54321 {
+					break
+				}
+				w[0]++
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
+		launchCorpus(t, "tail_mem", "gen", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			w := x[4*i : 4*i+4]
+			want := [4]uint32{uint32(int32(int16(w[3] >> 16))), w[0], w[1], w[2]&0xffff0000 | w[3]&0xff}
+			if got := [4]uint32(out[4*i:]); got != want {
+				t.Fatalf("n=%d thread %d (x %#x): %#x, want %#x", n, i, w, got, want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("gen n=", n), out, 4*n)
+	}
+}
