@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/x448/float16"
+
 	"github.com/tcrt-go/tcrt/sass/internal/corpus"
 )
 
@@ -515,5 +517,107 @@ func simPtxasTailGen(t *testing.T, sm int) {
 			}
 		}
 		checkPoison(t, fmt.Sprint("gen n=", n), out, 4*n)
+	}
+}
+
+// TestSimPtxasTailMisc runs tail_misc.ptx's misc kernel: an indirect call
+// through a function pointer chosen per thread (twice or thrice), funnel
+// shifts (wrap and clamp), add/sub/mad carry chains, mad.hi.s32,
+// mad.wide.s32 and 64-bit multiplies on the thread's own address, f16
+// round-to-integer (rni, rzi), min/max.xorsign.abs on f16x2 and bf16x2,
+// bf16 abs, f16 neg and lop3; blocks of 1, 7, 129 and 1000 threads. The
+// half lanes hold no NaN (the canonical NaN these forms return is not
+// pinned down here); infinities, zeros of both signs and subnormals are
+// among them. Bit for bit against Go.
+func TestSimPtxasTailMisc(t *testing.T) { corpus.ForSMs(t, simPtxasTailMisc) }
+
+// tailXorsignAbs is min/max.xorsign.abs on one 16-bit f16 or bf16 lane
+// holding no NaN: the smaller (larger) magnitude, whose bits order as its
+// value, with the sign the two signs' exclusive or.
+func tailXorsignAbs(a, b uint16, isMax bool) uint16 {
+	m, mb := a&0x7fff, b&0x7fff
+	if isMax && mb > m || !isMax && mb < m {
+		m = mb
+	}
+	return m | (a^b)&0x8000
+}
+
+func simPtxasTailMisc(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(154, 155))
+	half := func() uint32 {
+		for {
+			h := uint16(r.Uint32())
+			switch r.IntN(6) {
+			case 0:
+				h = []uint16{0, 0x8000, 0x7c00, 0xfc00, 0x0001, 0x83ff, 0x3800, 0xb800, 0x3e00, 0x4100}[r.IntN(10)]
+			case 1:
+				h = h&0x8000 | uint16(0x3800+r.IntN(0x1000)) // 0.5 .. 4: rounding to integers matters
+			}
+			if h&0x7c00 != 0x7c00 || h&0x3ff == 0 {
+				return uint32(h)
+			}
+		}
+	}
+	hmag := func(h uint16) float64 { return float64(float16.Frombits(h).Float32()) }
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, 4*n)
+		for i := range x {
+			x[i] = half() | half()<<16
+			if r.IntN(3) == 0 {
+				x[i] = randTailWord(r)
+				if x[i]&0x7c00 == 0x7c00 || x[i]&0x7c000000 == 0x7c000000 || x[i]&0x7f80 == 0x7f80 || x[i]&0x7f800000 == 0x7f800000 {
+					x[i] &^= 0x40004000 // no NaN in any half, f16 or bf16
+				}
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
+		launchCorpus(t, "tail_misc", "misc", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			r2, r3, r4, r5 := x[4*i], x[4*i+1], x[4*i+2], x[4*i+3]
+			rd3, rd4 := uint64(16*i), ax+uint64(16*i)
+			r6 := r4 * 2
+			if r2 < r3 {
+				r6 = r4 * 3
+			}
+			funnel := func(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
+			r7 := uint32(funnel(r2, r3) << (r4 & 31) >> 32)
+			r8 := uint32(funnel(r2, r3) >> min(r5, 32))
+			r9 := uint32(funnel(r3, r4) >> (r5 & 31))
+			r10, c := bits.Add32(r2, r3, 0)
+			r11, c := bits.Add32(r4, r5, c)
+			r12 := r2 + c
+			r13, b := bits.Sub32(r2, r3, 0)
+			r14, _ := bits.Sub32(r4, r5, b)
+			hi, lo := bits.Mul32(r2, r3)
+			r15, c := bits.Add32(lo, r4, 0)
+			r16 := hi + r5 + c
+			r17 := uint32(int64(int32(r3))*int64(int32(r4))>>32) + r5
+			rd5 := uint64(int64(int32(r2))*int64(int32(r3))) + rd3
+			rd6 := rd5 * rd4
+			rd7 := rd6*rd5 + rd4
+			h1, h2, h3 := uint16(r2), uint16(r3), uint16(r3>>16)
+			rnd := func(h uint16, f func(float64) float64) uint16 {
+				v := float16.Fromfloat32(float32(f(hmag(h))))
+				return v.Bits()
+			}
+			h4, h5 := rnd(h2, math.RoundToEven), rnd(h3, math.Trunc)
+			var r18, r19 uint32
+			for k := 0; k < 2; k++ {
+				r18 |= uint32(tailXorsignAbs(uint16(r2>>(16*k)), uint16(r3>>(16*k)), false)) << (16 * k)
+				r19 |= uint32(tailXorsignAbs(uint16(r4>>(16*k)), uint16(r5>>(16*k)), true)) << (16 * k)
+			}
+			h6, h7 := h1&0x7fff, h4^0x8000
+			r20, r21 := uint32(h4)|uint32(h5)<<16, uint32(h6)|uint32(h7)<<16
+			r22 := r2 ^ r3 ^ r4
+			r23 := r6 + r7 + r8 + r9 + r10 + r11 + r12 + r13 + r14 + r15 + r16 + r17 + r18 + r19 + r20 + r21 + r22
+			rd8 := rd5 + rd6 + rd7
+			want := [4]uint32{r23, 0x7fc0dead, uint32(rd8), uint32(rd8 >> 32)}
+			if got := [4]uint32(out[4*i:]); got != want {
+				t.Fatalf("n=%d thread %d (x %#x): %#x, want %#x", n, i, x[4*i:4*i+4], got, want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("misc n=", n), out, 4*n)
 	}
 }
