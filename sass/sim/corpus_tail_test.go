@@ -621,3 +621,57 @@ func simPtxasTailMisc(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("misc n=", n), out, 4*n)
 	}
 }
+
+// TestSimPtxasTailMem2 runs tail_misc.ptx's mem2 kernel: cp.async of 4
+// and 8 bytes into shared memory, a shared f32 add, f64 add, 64-bit CAS
+// and max.s64 on the thread's own slots, createpolicy with cache-hinted
+// loads and stores, L1 eviction and no-allocate loads and stores,
+// prefetches with eviction priorities, applypriority and discard (whose
+// lines lie past the input and are not read). The thread's slots are
+// bytes 8t and 1024+8t, past the kernel's 1024-byte array, so the
+// launch gives 1024+8n bytes and n is at most 128 (129 would share a
+// slot). Blocks of 1, 7, 100 and 128; the returned words and the input
+// region (the kernel stores into it) are compared bit for bit. The f64
+// inputs are finite, so the CAS (compare with 16t) never matches and the
+// max sees the sum the add left.
+func TestSimPtxasTailMem2(t *testing.T) { corpus.ForSMs(t, simPtxasTailMem2) }
+
+func simPtxasTailMem2(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(156, 157))
+	for _, n := range []int{1, 7, 100, 128} {
+		const pad = (2048 + 128) / 4 // discard's lines past the last thread's input
+		x := make([]uint32, 4*n+pad)
+		for i := range x {
+			x[i] = r.Uint32()
+		}
+		for i := 0; i < n; i++ {
+			d := math.Float64bits((r.Float64() - 0.5) * math.Exp2(float64(r.IntN(80)-40)))
+			x[4*i+2], x[4*i+3] = uint32(d), uint32(d>>32)
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
+		launchCorpus(t, "tail_misc", "mem2", sm, Config{Block: [3]int{n}, SharedBytes: 1024 + 8*n, Memory: m,
+			Params: params(ax, ao), Poison: true})
+		out, in := simWords(m.Bytes("out")), simWords(m.Bytes("x"))
+		for i := 0; i < n; i++ {
+			w := x[4*i : 4*i+4]
+			d := math.Float64frombits(uint64(w[3])<<32 | uint64(w[2]))
+			sum := math.Float64bits(d + 1) // the add's result, which the CAS returns and leaves
+			r10 := w[0] + w[2] + w[3] + w[0] + w[0] + w[1]
+			rd9 := math.Float64bits(d) + sum + sum
+			want := [4]uint32{r10, 0x7fc0dead, uint32(rd9), uint32(rd9 >> 32)}
+			if got := [4]uint32(out[4*i:]); got != want {
+				t.Fatalf("n=%d thread %d (x %#x): %#x, want %#x", n, i, w, got, want)
+			}
+			if got, want := [4]uint32(in[4*i:]), [4]uint32{w[0], w[0], w[2], w[2]}; got != want {
+				t.Fatalf("n=%d thread %d: input after the kernel %#x, want %#x", n, i, got, want)
+			}
+		}
+		for i := 4 * n; i < len(x); i++ {
+			if in[i] != x[i] {
+				t.Fatalf("n=%d: input word %d past the threads' changed to %#x", n, i, in[i])
+			}
+		}
+		checkPoison(t, fmt.Sprint("mem2 n=", n), out, 4*n)
+	}
+}
