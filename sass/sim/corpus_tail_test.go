@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
 	"math/rand/v2"
 	"testing"
@@ -673,5 +674,63 @@ func simPtxasTailMem2(t *testing.T, sm int) {
 			}
 		}
 		checkPoison(t, fmt.Sprint("mem2 n=", n), out, 4*n)
+	}
+}
+
+// TestSimPtxasTailFdiv runs tail_float.ptx's fdiv kernel: IEEE div.rn,
+// sqrt.rn and rcp.rn in binary32 (FCHK and the slow-path calls), div.full,
+// div.rz, sqrt.rn.ftz, the MUFU approximations rsqrt, lg2, sin and tanh,
+// and rcp.rn/sqrt.rn/div.rn/rsqrt.approx in binary64; blocks of 1, 7, 129
+// and 1000 threads, inputs in [2^-6, 2^6] (positive: sqrt and lg2 stay
+// real). The kernel returns only sums, and each holds approximated terms:
+// the binary32 sum must be within 1e-5 of the sum of its terms'
+// magnitudes (MUFU's few-ulp error, sin's absolute error of about 2^-22
+// per unit of |x| after range reduction, and div.full's 2 ulp all lie far
+// below it), the binary64 sum within 2^-20 of its terms' magnitudes
+// (rsqrt.approx.f64 is MUFU.RSQ64H's high-word estimate). So an exact
+// term off by a few ulp passes: this test checks the slow paths' control
+// flow and gross errors, not the last bits.
+func TestSimPtxasTailFdiv(t *testing.T) { corpus.ForSMs(t, simPtxasTailFdiv) }
+
+func simPtxasTailFdiv(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(158, 159))
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, 4*n)
+		for i := range x {
+			x[i] = math.Float32bits(float32(math.Exp2(12*r.Float64() - 6)))
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
+		launchCorpus(t, "tail_float", "fdiv", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			f := func(k int) float32 { return math.Float32frombits(x[4*i+k]) }
+			f1, f2, f3, f4 := f(0), f(1), f(2), f(3)
+			rz := new(big.Float).SetPrec(24).SetMode(big.ToZero)
+			f9, _ := rz.Quo(big.NewFloat(float64(f2)), big.NewFloat(float64(f4))).Float32()
+			s32 := func(v float64) float32 { return float32(v) }
+			terms := []float32{f1 / f2, s32(math.Sqrt(float64(f3))), 1 / f4, f1 / f3, f9, s32(math.Sqrt(float64(f1))),
+				s32(1 / math.Sqrt(float64(f2))), s32(math.Log2(float64(f3))), s32(math.Sin(float64(f4))), s32(math.Tanh(float64(f1)))}
+			var want32 float32
+			var mag32 float64
+			for _, v := range terms {
+				want32 += v
+				mag32 += math.Abs(float64(v))
+			}
+			d1, d2 := float64(f1), float64(f2)
+			terms64 := []float64{1 / d1, math.Sqrt(d2), d1 / d2, 1 / math.Sqrt(d2)}
+			var want64, mag64 float64
+			for _, v := range terms64 {
+				want64 += v
+				mag64 += math.Abs(v)
+			}
+			got32 := float64(math.Float32frombits(out[4*i]))
+			got64 := math.Float64frombits(uint64(out[4*i+3])<<32 | uint64(out[4*i+2]))
+			if !(math.Abs(got32-float64(want32)) <= 1e-5*mag32) || !(math.Abs(got64-want64) <= 0x1p-20*mag64) || out[4*i+1] != 0x7fc0dead {
+				t.Fatalf("n=%d thread %d (x %v): f32 sum %g (want %g), f64 sum %g (want %g), word 1 %#x", n, i,
+					[4]float32{f1, f2, f3, f4}, got32, want32, got64, want64, out[4*i+1])
+			}
+		}
+		checkPoison(t, fmt.Sprint("fdiv n=", n), out, 4*n)
 	}
 }
