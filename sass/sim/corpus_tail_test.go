@@ -734,3 +734,195 @@ func simPtxasTailFdiv(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("fdiv n=", n), out, 4*n)
 	}
 }
+
+// TestSimPtxasTailCmp runs tail_float.ptx's cmp kernel: f16x2 setp (eq,
+// gtu, ne.ftz) into predicate pairs, set.f16x2 with f16x2 and u32
+// results, min.NaN/max on f16x2 and bf16x2, fma.relu on bf16x2,
+// fma.ftz.sat on f16x2, bf16x2 neg/abs, selects on all of them; testp
+// and copysign on f32; min/max/abs/neg/testp.normal/copysign/setp on f64.
+// Blocks of 1, 7, 129 and 1000 threads. The halves include NaNs,
+// infinities, zeros of both signs and subnormals; the f64 inputs are
+// finite and nonzero (ptxas expands f64 min/max, and their -0/+0 and NaN
+// cases are not pinned down here). Bit for bit against Go (PTX ISA 7.8:
+// canonical NaN 0x7fff for both half formats; .relu takes any result
+// with its sign bit set, -0 included, to +0).
+func TestSimPtxasTailCmp(t *testing.T) { corpus.ForSMs(t, simPtxasTailCmp) }
+
+// tailHalf is one 16-bit lane in f16 (bf false) or bf16 as a float64.
+func tailHalf(h uint16, bf bool) float64 {
+	if bf {
+		return float64(math.Float32frombits(uint32(h) << 16))
+	}
+	return float64(float16.Frombits(h).Float32())
+}
+
+// tailHalfMinMax is PTX min/max on one lane: -0 below +0; one NaN gives
+// the other value, two NaNs (or any NaN with .NaN) the canonical NaN.
+func tailHalfMinMax(a, b uint16, bf, isMax, nan bool) uint16 {
+	x, y := tailHalf(a, bf), tailHalf(b, bf)
+	switch {
+	case x != x && y != y, nan && (x != x || y != y):
+		return 0x7fff
+	case x != x:
+		return b
+	case y != y:
+		return a
+	}
+	less := x < y || x == y && a&0x8000 != 0 && b&0x8000 == 0 // a below b
+	if less != isMax {
+		return a
+	}
+	return b
+}
+
+// tailHalfFMA is a*b+c on one lane rounded once to nearest even, NaN for
+// a NaN operand or an invalid operation (then the caller's NaN rule).
+func tailHalfFMA(a, b, c uint16, bf bool) (uint16, bool) {
+	x, y, z := tailHalf(a, bf), tailHalf(b, bf), tailHalf(c, bf)
+	if v := math.FMA(x, y, z); v != v {
+		return 0, true
+	} else if math.IsInf(v, 0) && (math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsInf(z, 0)) {
+		if bf {
+			return uint16(math.Float32bits(float32(v)) >> 16), false
+		}
+		return float16.Fromfloat32(float32(v)).Bits(), false
+	}
+	if bf {
+		return bfFMA(a, b, c), false
+	}
+	return hFMA(a, b, c), false
+}
+
+func simPtxasTailCmp(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(160, 161))
+	half := func(bfFmt bool) uint32 {
+		switch r.IntN(8) {
+		case 0:
+			if bfFmt {
+				return uint32([]uint16{0, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x0001, 0x3f80, 0xbf80}[r.IntN(9)])
+			}
+			return uint32([]uint16{0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfd01, 0x0001, 0x83ff, 0x3c00, 0xbc00}[r.IntN(10)])
+		case 1, 2:
+			return uint32(r.Uint32N(1 << 16))
+		}
+		if bfFmt {
+			return uint32(r.IntN(2))<<15 | uint32(127-6+r.IntN(12))<<7 | uint32(r.IntN(128))
+		}
+		return uint32(randModerateF16(r))
+	}
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, 8*n)
+		for i := 0; i < n; i++ {
+			w := x[8*i : 8*i+8]
+			for k := 0; k < 4; k++ {
+				bfFmt := r.IntN(2) == 0
+				w[k] = half(bfFmt) | half(bfFmt)<<16
+			}
+			if r.IntN(4) == 0 {
+				w[1] = w[0] // equal halves for eq/le
+			}
+			for k := 4; k < 8; k += 2 {
+				d := math.Float64bits((r.Float64() + 0.25) * math.Exp2(float64(r.IntN(2000)-1000)))
+				if r.IntN(2) == 0 {
+					d |= 1 << 63
+				}
+				w[k], w[k+1] = uint32(d), uint32(d>>32)
+			}
+			if r.IntN(6) == 0 {
+				w[6], w[7] = w[4], w[5]
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
+		launchCorpus(t, "tail_float", "cmp", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			r2, r3, r4, r5 := x[8*i], x[8*i+1], x[8*i+2], x[8*i+3]
+			lane := func(v uint32, k int) uint16 { return uint16(v >> (16 * k)) }
+			cmp2 := func(code string, a, b uint32, ftz bool) [2]bool {
+				return [2]bool{halfCmpRef(code, lane(a, 0), lane(b, 0), ftz), halfCmpRef(code, lane(a, 1), lane(b, 1), ftz)}
+			}
+			per := func(f func(k int) uint16) uint32 { return uint32(f(0)) | uint32(f(1))<<16 }
+			pick := func(b bool, v, w uint16) uint16 {
+				if b {
+					return v
+				}
+				return w
+			}
+			p12, p34, p56 := cmp2("EQ", r2, r3, false), cmp2("GTU", r2, r4, false), cmp2("NE", r3, r4, true)
+			le, ltu, num := cmp2("LE", r2, r3, false), cmp2("LTU", r3, r4, true), cmp2("NUM", r2, r5, false)
+			r6 := per(func(k int) uint16 { return pick(le[k], 0x3c00, 0) })
+			r7 := per(func(k int) uint16 { return pick(ltu[k], 0xffff, 0) })
+			r8 := per(func(k int) uint16 { return pick(num[k], 0x3c00, 0) })
+			r9 := per(func(k int) uint16 { return tailHalfMinMax(lane(r2, k), lane(r3, k), false, false, true) })
+			r10 := per(func(k int) uint16 { return tailHalfMinMax(lane(r3, k), lane(r4, k), false, true, false) })
+			r11 := per(func(k int) uint16 { return tailHalfMinMax(lane(r2, k), lane(r4, k), true, false, false) })
+			r12 := per(func(k int) uint16 { return tailHalfMinMax(lane(r3, k), lane(r5, k), true, true, true) })
+			r13 := per(func(k int) uint16 {
+				v, nan := tailHalfFMA(lane(r2, k), lane(r3, k), lane(r4, k), true)
+				switch {
+				case nan:
+					return 0x7fff
+				case v&0x8000 != 0:
+					return 0
+				}
+				return v
+			})
+			r14 := per(func(k int) uint16 {
+				v, nan := tailHalfFMA(hftz(lane(r3, k)), hftz(lane(r4, k)), hftz(lane(r5, k)), false)
+				if nan {
+					return 0
+				}
+				return hsat(hftz(v))
+			})
+			r15, r16 := r2^0x80008000, r3&0x7fff7fff
+			sel := func(p bool, a, b uint32) uint32 {
+				if p {
+					return a
+				}
+				return b
+			}
+			r17, r18, r19 := sel(p12[0], r6, r7), sel(p12[1], r8, r9), sel(p34[0], r10, r11)
+			r20, r21, r22 := sel(p34[1], r12, r13), sel(p56[0], r14, r15), sel(p56[1], r16, r2)
+			r23 := ((((r17 + r18) ^ r19) + r20) ^ r21) + r22
+			// f32 testp and copysign (copysign.f32 d, a, b: b's magnitude, a's sign)
+			f1, f2 := float64(math.Float32frombits(r2)), float64(math.Float32frombits(r3))
+			p7 := !math.IsInf(f1, 0) && f1 == f1
+			p8 := r3&0x7f800000 == 0 && r3&0x7fffff != 0
+			p9 := math.IsInf(f1, 0)
+			p10 := f2 != f2
+			f3 := r3&0x7fffffff | r2&0x80000000
+			f4 := sel(p7, f3, r2)
+			f5 := sel(p8, f4, r3)
+			f6 := sel(p9, f5, f3)
+			f7 := sel(p10, f6, f4)
+			// f64
+			b1, b2 := uint64(x[8*i+5])<<32|uint64(x[8*i+4]), uint64(x[8*i+7])<<32|uint64(x[8*i+6])
+			d1, d2 := math.Float64frombits(b1), math.Float64frombits(b2)
+			d3, d4 := min(d1, d2), max(d1, d2)
+			d5, d6 := math.Abs(d1), -d2
+			q11 := b1&0x7ff0000000000000 != 0 && b1&0x7ff0000000000000 != 0x7ff0000000000000
+			d7 := math.Float64frombits(b2&^(1<<63) | b1&(1<<63))
+			q12 := !(d1 <= d2)
+			q13 := d1 == d1 && d2 == d2
+			d8 := d4
+			if q11 {
+				d8 = d3
+			}
+			d9 := d6
+			if q12 {
+				d9 = d5
+			}
+			d10 := d8
+			if q13 {
+				d10 = d7
+			}
+			d11 := math.Float64bits(d9 + d10)
+			want := [4]uint32{r23, f7, uint32(d11), uint32(d11 >> 32)}
+			if got := [4]uint32(out[4*i:]); got != want {
+				t.Fatalf("n=%d thread %d (x %#x): %#x, want %#x", n, i, x[8*i:8*i+8], got, want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("cmp n=", n), out, 4*n)
+	}
+}
