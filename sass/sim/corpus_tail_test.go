@@ -926,3 +926,93 @@ func simPtxasTailCmp(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("cmp n=", n), out, 4*n)
 	}
 }
+
+// TestSimPtxasTailAtom runs tail_mem.ptx's atom kernel: shared inc, dec,
+// cas, add.u64, exch.b64, min.s32 and add.f32; global inc, dec, 64-bit
+// max/min/and/or/xor/exch/cas, add.f64, add.noftz.f16x2, acquire,
+// release and relaxed scopes; generic add and cas; cas.b16; red of f32,
+// u64, max.u32, shared add, generic add and f16x2. Every thread of the
+// kernel hits the same words with its own operands, so whatever one
+// thread sees depends on the order: the reference runs one thread (a
+// block of 1), eight times on fresh random memory, with the CAS
+// comparands matching half the time, and checks every returned value
+// (through the kernel's sums, written over its input) and every final
+// word of the output region bit for bit. The kernel reads shared words
+// no thread wrote: the reference takes the simulator's 0xCD fill (Config.
+// Poison), which hardware does not promise.
+func TestSimPtxasTailAtom(t *testing.T) { corpus.ForSMs(t, simPtxasTailAtom) }
+
+func simPtxasTailAtom(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(162, 163))
+	const c32, c64 = 0xcdcdcdcd, 0xcdcdcdcdcdcdcdcd
+	for trial := 0; trial < 8; trial++ {
+		x, y := make([]uint32, 4), make([]uint32, 32)
+		for i := range x {
+			x[i] = r.Uint32()
+		}
+		for i := range y {
+			y[i] = r.Uint32()
+		}
+		m := NewMemory()
+		ax, err := m.Alloc("x", 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ay := alloc(t, m, "y", y, 0)
+		y64 := func(off int) uint64 { return uint64(y[off/4+1])<<32 | uint64(y[off/4]) }
+		set64 := func(v []uint32, off int, u uint64) { v[off/4], v[off/4+1] = uint32(u), uint32(u>>32) }
+		if trial%2 == 0 {
+			set64(y, 56, ax) // the 64-bit CAS matches
+			y[92/4] = y[92/4]&0xffff0000 | 5
+			x[1] = 0
+		}
+		for _, off := range []int{72, 116} { // finite halves for the f16x2 adds
+			y[off/4] &^= 0x40004000
+		}
+		y[96/4] = math.Float32bits(float32(r.NormFloat64() * 1e9))
+		set64(y, 64, math.Float64bits(r.NormFloat64()*1e6))
+		putU32s(m.Bytes("x"), x)
+		putU32s(m.Bytes("y"), y)
+		launchCorpus(t, "tail_mem", "atom", sm, Config{Block: [3]int{1}, SharedBytes: 256, Workers: 1, Memory: m,
+			Params: params(ax, ay), Poison: true})
+		// the output region
+		wy := append([]uint32(nil), y...)
+		wy[0], wy[1] = 0, 0 // inc/dec with bound 0
+		set64(wy, 8, uint64(max(int64(y64(8)), int64(ax))))
+		set64(wy, 16, min(y64(16), ax))
+		set64(wy, 24, y64(24)&ax)
+		set64(wy, 32, y64(32)|ax)
+		set64(wy, 40, y64(40)^ax)
+		set64(wy, 48, ax)
+		if y64(56) == ax {
+			set64(wy, 56, ay)
+		}
+		d1 := y64(64)
+		set64(wy, 64, math.Float64bits(math.Float64frombits(d1)+2.5))
+		wy[72/4] = f16x2Add(y[72/4], 0)
+		wy[80/4]++
+		wy[84/4] = 0
+		if uint16(y[92/4]) == 5 {
+			wy[92/4] = y[92/4]&0xffff0000 | 7
+		}
+		wy[96/4] = math.Float32bits(math.Float32frombits(y[96/4]) + math.Float32frombits(c32))
+		set64(wy, 104, y64(104)+c64)
+		wy[116/4] = f16x2Add(y[116/4], c32)
+		got := simWords(m.Bytes("y"))
+		for i := range wy {
+			if got[i] != wy[i] {
+				t.Fatalf("trial %d: y word %d = %#x, want %#x (was %#x)", trial, i, got[i], wy[i], y[i])
+			}
+		}
+		// the returned values, summed over the input
+		// r6, r7, r8 and f1 return the fill; min.s32 returns the 0 inc left
+		fill, fill64 := uint32(c32), uint64(c64)
+		r20 := 4*fill + y[0] + y[1] + y[72/4] + y[80/4] + y[84/4] + y[88/4] + x[0] + x[1] + uint32(uint16(y[92/4]))
+		rd12 := 2*fill64 + y64(8) + y64(16) + y64(24) + y64(32) + y64(40) + y64(48) + y64(56) + d1
+		x1 := x[1] // cas(x1, 0 -> 0) leaves it
+		want := [4]uint32{r20, x1, uint32(rd12), uint32(rd12 >> 32)}
+		if got := [4]uint32(simWords(m.Bytes("x"))); got != want {
+			t.Fatalf("trial %d: x = %#x, want %#x", trial, got, want)
+		}
+	}
+}
