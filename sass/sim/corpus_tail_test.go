@@ -1016,3 +1016,137 @@ func simPtxasTailAtom(t *testing.T, sm int) {
 		}
 	}
 }
+
+// TestSimPtxasTailCvts runs tail_float.ptx's cvts kernel: cvt between
+// f32, f64, f16, bf16, tf32 and integers of 8 to 64 bits in every
+// rounding mode, with .sat and .relu, packed f16x2/bf16x2 conversions and
+// integer narrowing with and without saturation; blocks of 1, 7, 129 and
+// 1000 threads. Inputs are finite (zeros of both signs, subnormals,
+// halves for the ties, values past every integer range and past f16's);
+// the kernel returns an integer mix (bit for bit), f32 and f64 sums (bit
+// for bit: the reference adds the same terms in the same order) and a
+// 64-bit sum. Float to integer saturates, as PTX's cvt does.
+func TestSimPtxasTailCvts(t *testing.T) { corpus.ForSMs(t, simPtxasTailCvts) }
+
+// tailToInt rounds v with rnd and saturates it to [lo, hi] (float to
+// integer cvt); the result is the integer's two's complement bits.
+func tailToInt(v float64, rnd func(float64) float64, lo int64, hi uint64) uint64 {
+	switch v = rnd(v); {
+	case v <= float64(lo):
+		return uint64(lo)
+	case v >= float64(hi): // float64(hi) is at or above hi: 2^63 for MaxInt64
+		return hi
+	case v < 0:
+		return uint64(int64(v))
+	}
+	return uint64(v)
+}
+
+// tailBig rounds the exact value x to prec bits in mode (binary32: 24,
+// binary64: 53; no value here leaves their exponent ranges).
+func tailBig(x *big.Float, prec uint, mode big.RoundingMode) float64 {
+	v, _ := new(big.Float).SetPrec(prec).SetMode(mode).Set(x).Float64()
+	return v
+}
+
+func simPtxasTailCvts(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(164, 165))
+	val := func() float64 {
+		switch r.IntN(6) {
+		case 0:
+			return []float64{0, math.Copysign(0, -1), 0.5, -0.5, 1.5, -2.5, 255.5, 127.5, -128.5, 65519.99, 65520,
+				0x1p-140, -0x1p-149, 4294967295.0, 0x1p40, -0x1p63, 0x1p64, 3e9}[r.IntN(18)]
+		case 1:
+			return float64(r.IntN(2000)-1000) / 2 // ties
+		}
+		v := (r.Float64() + 0.5) * math.Exp2(float64(r.IntN(170)-100))
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		return v
+	}
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, 4*n)
+		for i := 0; i < n; i++ {
+			x[4*i] = math.Float32bits(float32(val()))
+			x[4*i+1] = math.Float32bits(float32(val()))
+			d := math.Float64bits(val() * (1 + r.Float64()*0x1p-30)) // bits below binary32's
+			x[4*i+2], x[4*i+3] = uint32(d), uint32(d>>32)
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(8*n+8), 0)
+		launchCorpus(t, "tail_float", "cvts", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			f1, f2 := math.Float32frombits(x[4*i]), math.Float32frombits(x[4*i+1])
+			d1 := math.Float64frombits(uint64(x[4*i+3])<<32 | uint64(x[4*i+2]))
+			g1, g2 := float64(f1), float64(f2)
+			b := func(v float64) *big.Float { return new(big.Float).SetFloat64(v) }
+			h16 := func(v float64, mode int) uint16 { return f16Round(b(v), mode) }
+			relu := func(h uint16) uint16 {
+				if h&0x8000 != 0 {
+					return 0
+				}
+				return h
+			}
+			bfz := func(f float32) uint16 { return uint16(math.Float32bits(f) >> 16) }
+			f3 := float32(min(max(g1, 0), 1))
+			f4 := float32(math.Trunc(g2))
+			d2 := math.Floor(d1)
+			h1, h2, h3, h4 := h16(g1, rndNearest), h16(g2, rndZero), h16(g1, rndDown), h16(g2, rndUp)
+			h5, h6, h7, h8 := relu(h16(g1, rndNearest)), bfRN(b(g2)), relu(bfz(f1)), h16(d1, rndNearest)
+			r2 := uint32(bfRN(b(g1)))<<16 | uint32(bfRN(b(g2)))
+			r3 := uint32(h16(g2, rndZero))<<16 | uint32(h16(g1, rndZero))
+			r4 := (x[4*i] + 0x1000) &^ 0x1fff                 // tf32, nearest with ties away
+			const i32lo, i32hi = math.MinInt32, math.MaxInt32 // untyped: int64 and uint64 bounds
+			r5 := uint32(tailToInt(g1, math.RoundToEven, i32lo, i32hi))
+			r6 := uint32(tailToInt(g2, math.Floor, 0, math.MaxUint32))
+			rd5 := tailToInt(g1, math.Ceil, math.MinInt64, math.MaxInt64)
+			rd6 := tailToInt(d1, math.Trunc, 0, math.MaxUint64)
+			r7 := uint32(tailToInt(d1, math.RoundToEven, i32lo, i32hi))
+			r8 := uint32(tailToInt(g1, math.Trunc, 0, 255))
+			r9 := uint32(tailToInt(g2, math.RoundToEven, -128, 127))
+			h9 := uint16(tailToInt(d1, math.Trunc, math.MinInt16, math.MaxInt16))
+			f5 := float32(tailBig(new(big.Float).SetInt64(int64(rd5)), 24, big.ToNearestEven))
+			d3 := tailBig(new(big.Float).SetUint64(rd6), 53, big.ToZero)
+			f6 := float32(tailBig(new(big.Float).SetUint64(uint64(r6)), 24, big.ToNegativeInf))
+			d4 := float64(int32(r5))
+			h10 := f16Round(new(big.Float).SetInt64(int64(int32(r5))), rndNearest)
+			h11 := f16Round(new(big.Float).SetUint64(rd6), rndNearest)
+			s5 := int64(int32(r5))
+			r10 := uint32(int32(max(-128, min(127, s5))))
+			r11 := uint32(max(0, min(65535, s5)))
+			r12 := uint32(int32(int8(r5)))
+			r13 := uint32(max(0, min(math.MaxUint32, int64(rd5))))
+			r14 := uint32(min(rd6, math.MaxInt32))
+			f7 := float16.Frombits(h4).Float32()
+			d5 := float64(float16.Frombits(h3).Float32())
+			f8 := math.Float32frombits(uint32(h6) << 16)
+			r15 := uint32(tailToInt(float64(float16.Frombits(h1).Float32()), math.Trunc, i32lo, i32hi))
+			rd7 := tailToInt(float64(float16.Frombits(h2).Float32()), math.RoundToEven, 0, math.MaxUint64)
+			d6 := float64(int16(h9))
+			r16, r17 := uint32(h1), uint32(int32(int16(h2)))
+			r18, r19, r20 := uint32(h5)|uint32(h7)<<16, uint32(h8)|uint32(h10)<<16, uint32(h11)|uint32(h1)<<16
+			r21 := r2 + r3
+			for k, v := range []uint32{r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15, r16, r17, r18, r19, r20} {
+				if k%2 == 0 {
+					r21 ^= v
+				} else {
+					r21 += v
+				}
+			}
+			f9 := f3 + f4
+			f9 += f5
+			f9 += f6
+			f9 += f7
+			f9 += f8
+			d7 := d2 + d3 + d4 + d5 + d6
+			rd8 := rd5 + rd6 + rd7
+			want := [6]uint32{r21, math.Float32bits(f9), uint32(math.Float64bits(d7)), uint32(math.Float64bits(d7) >> 32), uint32(rd8), uint32(rd8 >> 32)}
+			if got := [6]uint32(out[8*i:]); got != want || out[8*i+6] != 0x7fc0dead || out[8*i+7] != 0x7fc0dead {
+				t.Fatalf("n=%d thread %d (f1 %g f2 %g d1 %g): %#x, want %#x", n, i, f1, f2, d1, out[8*i:8*i+8], want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("cvts n=", n), out, 8*n)
+	}
+}
