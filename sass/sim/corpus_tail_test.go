@@ -1150,3 +1150,232 @@ func simPtxasTailCvts(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("cvts n=", n), out, 8*n)
 	}
 }
+
+// TestSimPtxasTailMmas runs tail_mem.ptx's mmas kernel: mma.sync of tf32
+// (m16n8k8, m16n8k4), f16 with f16 accumulators (m16n8k16, m16n8k8), s8
+// and u8 (m16n8k32, m16n8k16 .satfinite, m8n8k16), s4/u4 (m16n8k64,
+// m8n8k32), b1 and.popc (m16n8k256), f16 m8n8k4 and f64 m8n8k4, then
+// ldmatrix .x4.trans and .x1 of the integer results through shared
+// memory. Blocks of 32 and 128 threads (whole warps; the kernel's shared
+// array holds 128 slots). The fragments follow the PTX ISA's layouts
+// (groupID = lane/4, threadID_in_group = lane%4). The halves of every
+// input word are f16 values k/4, 0 < |k| <= 8, so the f16 products and
+// sums are exact and the integer chain that starts from them is defined;
+// the integer word is compared bit for bit. The binary64 word (C plus
+// four products, the adding order unspecified) must lie within 2^-50 of
+// the sum of its terms' magnitudes. The f32 word is not checked: the
+// m8n8k4 f16 mma reads accumulators f4..f7 that the kernel never sets.
+func TestSimPtxasTailMmas(t *testing.T) { corpus.ForSMs(t, simPtxasTailMmas) }
+
+// tailFrag maps element i of a thread's fragment to its matrix (row,
+// column) for the PTX mma layouts used by the mmas kernel: per is the
+// elements per 32-bit register (2 for 16-bit types, 4 for 8-bit, 8 for
+// 4-bit, 32 for 1-bit); kind 'A' (row-major m16 A, regs of per elements:
+// rows g and g+8 alternate every register, the second K half after two
+// registers), 'a' (m16 A of one K block: two registers), 'B' and 'C'
+// (the accumulator, two elements per row pair), '8' (m8 A or B: one
+// register, row or column g).
+func tailFrag(kind byte, per, i, lane int) (int, int) {
+	g, tg := lane/4, lane%4
+	reg, e := i/per, i%per
+	switch kind {
+	case 'A': // m16 A with 4 registers: g, g+8, g, g+8; K halves
+		return g + 8*(reg&1), per*tg + e + 4*per*(reg>>1)
+	case 'a': // m16 A with 2 registers: g, g+8
+		return g + 8*reg, per*tg + e
+	case 'B': // B, K rows; registers step by 4*per rows
+		return per*tg + e + 4*per*reg, g
+	case '8': // m8 A (row g) or B (column g) in one register
+		return g, per*tg + e
+	case 'C':
+		return g + 8*(i>>1), 2*tg + i&1
+	}
+	panic(kind)
+}
+
+// tailMmaInt is D = A*B + C on one warp's integer fragments: a, b and c
+// give each lane's registers; the element getters read an element of a
+// register (bits wide, signed or not); aKind/bKind are tailFrag kinds,
+// m the row count (8: C has two registers per lane, row g). Sums wrap in
+// 32 bits, or saturate with sat; popc makes it b1 AND/POPC.
+func tailMmaInt(a, b, c [32][]uint32, m, n, k, bitsA int, sa, sb bool, aKind, bKind byte, sat, popc bool) [32][]uint32 {
+	per := 32 / bitsA
+	A, B := make([][]int64, m), make([][]int64, k)
+	for r := range A {
+		A[r] = make([]int64, k)
+	}
+	for r := range B {
+		B[r] = make([]int64, n)
+	}
+	elem := func(v uint32, e, w int, signed bool) int64 {
+		x := v >> (w * e) & (1<<w - 1)
+		if signed && x>>(w-1) != 0 {
+			return int64(x) - 1<<w
+		}
+		return int64(x)
+	}
+	for l := 0; l < 32; l++ {
+		for i := 0; i < len(a[l])*per; i++ {
+			r, col := tailFrag(aKind, per, i, l)
+			A[r][col] = elem(a[l][i/per], i%per, bitsA, sa)
+		}
+		for i := 0; i < len(b[l])*per; i++ {
+			var kk, col int
+			if bKind == '8' {
+				col, kk = tailFrag('8', per, i, l)
+			} else {
+				kk, col = tailFrag('B', per, i, l)
+			}
+			B[kk][col] = elem(b[l][i/per], i%per, bitsA, sb)
+		}
+	}
+	var d [32][]uint32
+	for l := 0; l < 32; l++ {
+		d[l] = make([]uint32, len(c[l]))
+		for i := range c[l] {
+			r, col := tailFrag('C', 1, i, l)
+			s := int64(int32(c[l][i]))
+			for kk := 0; kk < k; kk++ {
+				if popc {
+					s += A[r][kk] & B[kk][col]
+				} else {
+					s += A[r][kk] * B[kk][col]
+				}
+			}
+			if sat {
+				s = max(math.MinInt32, min(math.MaxInt32, s))
+			}
+			d[l][i] = uint32(s)
+		}
+	}
+	return d
+}
+
+// tailMmaF16 is D = A*B + C with f16 operands and f16 accumulators, whose
+// inputs keep every product and sum exact (see the test).
+func tailMmaF16(a, b, c [32][]uint32, k int, aKind byte) [32][]uint32 {
+	A, B := [16][16]float64{}, [16][8]float64{}
+	h := func(v uint32, e int) float64 { return float64(float16.Frombits(uint16(v >> (16 * e))).Float32()) }
+	for l := 0; l < 32; l++ {
+		for i := 0; i < len(a[l])*2; i++ {
+			r, col := tailFrag(aKind, 2, i, l)
+			A[r][col] = h(a[l][i/2], i%2)
+		}
+		for i := 0; i < len(b[l])*2; i++ {
+			kk, col := tailFrag('B', 2, i, l)
+			B[kk][col] = h(b[l][i/2], i%2)
+		}
+	}
+	var d [32][]uint32
+	for l := 0; l < 32; l++ {
+		d[l] = make([]uint32, 2)
+		for i := 0; i < 4; i++ {
+			r, col := tailFrag('C', 1, i, l)
+			s := h(c[l][i/2], i%2)
+			for kk := 0; kk < k; kk++ {
+				s += A[r][kk] * B[kk][col]
+			}
+			d[l][i/2] |= uint32(float16.Fromfloat32(float32(s)).Bits()) << (16 * (i % 2))
+		}
+	}
+	return d
+}
+
+func simPtxasTailMmas(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(166, 167))
+	quarter := func() uint32 {
+		k := 1 + r.IntN(8)
+		v := float16.Fromfloat32(float32(k) / 4).Bits()
+		if r.IntN(2) == 0 {
+			v |= 0x8000
+		}
+		return uint32(v)
+	}
+	for _, n := range []int{32, 128} {
+		x := make([]uint32, 8*n)
+		for i := range x {
+			x[i] = quarter() | quarter()<<16
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(8*n+8), 0)
+		launchCorpus(t, "tail_mem", "mmas", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for w := 0; w < n; w += 32 {
+			var a, cs [32][]uint32
+			reg := func(idx ...int) [32][]uint32 {
+				var v [32][]uint32
+				for l := range v {
+					for _, k := range idx {
+						v[l] = append(v[l], a[l][k])
+					}
+				}
+				return v
+			}
+			for l := 0; l < 32; l++ {
+				a[l] = x[8*(w+l) : 8*(w+l)+8]
+				cs[l] = make([]uint32, 8)
+			}
+			setC := func(d [32][]uint32, from int) {
+				for l := range d {
+					copy(cs[l][from:], d[l])
+				}
+			}
+			cr := func(idx ...int) [32][]uint32 {
+				var v [32][]uint32
+				for l := range v {
+					for _, k := range idx {
+						v[l] = append(v[l], cs[l][k])
+					}
+				}
+				return v
+			}
+			setC(tailMmaF16(reg(0, 1, 2, 3), reg(4, 5), reg(6, 7), 16, 'A'), 0)
+			setC(tailMmaF16(reg(0, 1), reg(4), cr(0, 1), 8, 'a'), 2)
+			setC(tailMmaInt(reg(0, 1, 2, 3), reg(4, 5), cr(0, 1, 2, 3), 16, 8, 32, 8, true, true, 'A', 'B', false, false), 0)
+			setC(tailMmaInt(reg(0, 1), reg(4), cr(0, 1, 2, 3), 16, 8, 16, 8, false, true, 'a', 'B', true, false), 4)
+			setC(tailMmaInt(reg(2), reg(3), cr(4, 5), 8, 8, 16, 8, true, false, '8', '8', false, false), 0)
+			setC(tailMmaInt(reg(0, 1, 2, 3), reg(4, 5), cr(4, 5, 6, 7), 16, 8, 64, 4, true, true, 'A', 'B', false, false), 4)
+			setC(tailMmaInt(reg(6), reg(7), cr(0, 1), 8, 8, 32, 4, false, false, '8', '8', false, false), 2)
+			setC(tailMmaInt(reg(0, 1, 2, 3), reg(4, 5), cr(4, 5, 6, 7), 16, 8, 256, 1, false, false, 'A', 'B', false, true), 4)
+			// ldmatrix of the 16-byte rows c0..c3 the warp's threads stored:
+			// matrix j, row q is thread w+8j+q's; .x4.trans gives lane l
+			// elements (2(l%4), l/4) and (2(l%4)+1, l/4) of matrix j, .x1
+			// elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix 0
+			half := func(row, col int) uint32 { return cs[row][col/2] >> (16 * (col % 2)) & 0xffff }
+			for l := 0; l < 32; l++ {
+				r10 := uint32(0)
+				for j := 0; j < 4; j++ {
+					q, c := 2*(l%4), l/4
+					r10 += half(8*j+q, c) | half(8*j+q+1, c)<<16
+				}
+				r10 += half(l/4, 2*(l%4)) | half(l/4, 2*(l%4)+1)<<16
+				r10 += cs[l][4] + cs[l][5] + cs[l][6] + cs[l][7]
+				if out[8*(w+l)] != r10 {
+					t.Fatalf("n=%d lane %d: integer word %#x, want %#x", n, w+l, out[8*(w+l)], r10)
+				}
+				checkPoison(t, fmt.Sprint("mmas n=", n, " lane ", w+l), out[8*(w+l)+4:8*(w+l)+8], 0)
+			}
+			// f64 m8n8k4: A = (a4,a5) row g col t, B = (a6,a7) row t col g,
+			// C = (a0,a1), (a2,a3) at row g, columns 2t, 2t+1
+			f64 := func(l, k int) float64 { return math.Float64frombits(uint64(a[l][k+1])<<32 | uint64(a[l][k])) }
+			for l := 0; l < 32; l++ {
+				g, tg := l/4, l%4
+				var want, mag float64
+				for i := 0; i < 2; i++ {
+					col := 2*tg + i
+					s, sm := f64(l, 2*i), math.Abs(f64(l, 2*i))
+					for kk := 0; kk < 4; kk++ {
+						p := f64(4*g+kk, 4) * f64(4*col+kk, 6)
+						s, sm = s+p, sm+math.Abs(p)
+					}
+					want, mag = want+s, mag+sm
+				}
+				got := math.Float64frombits(uint64(out[8*(w+l)+3])<<32 | uint64(out[8*(w+l)+2]))
+				if !(math.Abs(got-want) <= 0x1p-50*mag) {
+					t.Fatalf("n=%d lane %d: f64 word %g, want %g", n, w+l, got, want)
+				}
+			}
+		}
+		checkPoison(t, fmt.Sprint("mmas n=", n), out, 8*n)
+	}
+}
