@@ -59,7 +59,7 @@ package sim
 //     carried at least once, the second when twice; .X with ~ sources and two
 //     carry-ins), LOP3.LUT (truth table over a=0xF0, b=0xCC, c=0xAA), SHF
 //     (L/R, U32/S32/U64/S64, HI, W; without W the shift clamps at 32 or 64),
-//     LEA (carry-out), LEA.HI(.X), IMNMX(.U32) (PT min, !PT max), SEL, PRMT
+//     LEA (carry-out), LEA.HI(.X)(.SX32), IMNMX(.U32) (PT min, !PT max), SEL, PRMT
 //     (default mode: A bytes 0..3, C bytes 4..7, bit 3 of a selector nibble
 //     replicates the sign), ISETP (F LT EQ LE GT NE GE T, .U32, AND/OR/XOR
 //     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO(.U32)(.SH),
