@@ -1379,3 +1379,123 @@ func simPtxasTailMmas(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("mmas n=", n), out, 8*n)
 	}
 }
+
+// TestSimPtxasTailMma2 runs tail_misc.ptx's mma2 kernel: a 2:4 sparse
+// mma.sp m16n8k32 on f16 (metadata a0, selector 0), a sparse m16n8k16 on
+// bf16 (metadata a1, selector 1) into the same f32 accumulators, and
+// movmatrix.trans of a6; blocks of 32 and 64 threads. The metadata
+// registers of the lanes that give it hold only valid 2:4 index pairs
+// (nibbles 0x4, 0x8, 0x9, 0xc, 0xd, 0xe); every half the mmas read is a
+// finite f16 and bf16. The compressed A fragments follow the dense
+// layouts of half the K; the metadata layout is written from the PTX
+// ISA as understood here, not yet checked against the simulator or
+// hardware: for m16n8k16 the selected thread of quad g holds rows g
+// (bits 0..15) and g+8 (bits 16..31), two bits per kept element; for
+// m16n8k32 threads 0 and 1 of quad g hold K columns 0..15 and 16..31 of
+// rows g and g+8 in the same way. The kernel returns the f32 sum of the
+// accumulators plus movmatrix's word as an integer: movmatrix's word is
+// exact, and the float sum must be within 1e-5 of its terms' magnitudes.
+func TestSimPtxasTailMma2(t *testing.T) { corpus.ForSMs(t, simPtxasTailMma2) }
+
+func simPtxasTailMma2(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(168, 169))
+	valid := []uint32{0x4, 0x8, 0x9, 0xc, 0xd, 0xe} // index pairs (0,1) (0,2) (1,2) (0,3) (1,3) (2,3)
+	meta := func() uint32 {
+		var v uint32
+		for k := 0; k < 8; k++ {
+			v |= valid[r.IntN(len(valid))] << (4 * k)
+		}
+		return v
+	}
+	// a half finite as f16 and as bf16: bf16 exponent 0x78..0x85
+	half := func() uint32 { return uint32(r.IntN(2))<<15 | uint32(0x78+r.IntN(14))<<7 | uint32(r.IntN(128)) }
+	for _, n := range []int{32, 64} {
+		x := make([]uint32, 8*n)
+		for i := range x {
+			x[i] = half() | half()<<16
+		}
+		for i := 0; i < n; i++ {
+			if i%4 < 2 {
+				x[8*i] = meta()
+			}
+			if i%4 == 1 {
+				x[8*i+1] = meta()
+			}
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(8*n+8), 0)
+		launchCorpus(t, "tail_misc", "mma2", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for w := 0; w < n; w += 32 {
+			a := func(l, k int) uint32 { return x[8*(w+l)+k] }
+			h := func(v uint32, e int) float64 { return float64(float16.Frombits(uint16(v >> (16 * e))).Float32()) }
+			bh := func(v uint32, e int) float64 { return float64(math.Float32frombits(v >> (16 * e) << 16)) }
+			// the f32 accumulators start as a0..a3, row g + 8(i>>1), column 2t + i&1
+			var D [16][8]float64
+			var mag [16][8]float64
+			for l := 0; l < 32; l++ {
+				for i := 0; i < 4; i++ {
+					row, col := tailFrag('C', 1, i, l)
+					D[row][col] = float64(math.Float32frombits(a(l, i)))
+					mag[row][col] = math.Abs(D[row][col])
+				}
+			}
+			sparse := func(k, regs int, val func(uint32, int) float64, metaOf func(row, c int) uint32, bReg int) {
+				var A [16][32]float64
+				var B [32][8]float64
+				kind := byte('A')
+				if regs == 2 {
+					kind = 'a'
+				}
+				for l := 0; l < 32; l++ {
+					for i := 0; i < 2*regs; i++ {
+						row, c := tailFrag(kind, 2, i, l)
+						idx := int(metaOf(row, c) & 3)
+						A[row][4*(c/2)+idx] += val(a(l, i/2), i%2) // two kept values never share an index
+					}
+					for i := 0; i < 2*(k/8); i++ {
+						kk, col := tailFrag('B', 2, i, l)
+						B[kk][col] = val(a(l, bReg+i/2), i%2)
+					}
+				}
+				for row := 0; row < 16; row++ {
+					for col := 0; col < 8; col++ {
+						for kk := 0; kk < k; kk++ {
+							p := A[row][kk] * B[kk][col]
+							D[row][col] += p
+							mag[row][col] += math.Abs(p)
+						}
+					}
+				}
+			}
+			g := func(row int) int { return 4 * (row % 8) }
+			sparse(32, 4, h, func(row, c int) uint32 { // selector 0: threads 0 and 1 of the quad
+				grp := c / 2
+				return a(g(row)+grp/4, 0) >> (16*(row/8) + 4*(grp%4) + 2*(c%2))
+			}, 4)
+			sparse(16, 2, bh, func(row, c int) uint32 { // selector 1: thread 1 of the quad
+				return a(g(row)+1, 1) >> (16*(row/8) + 4*(c/2) + 2*(c%2))
+			}, 4)
+			for l := 0; l < 32; l++ {
+				// movmatrix.trans: lane l gets elements (2(l%4), l/4) and
+				// (2(l%4)+1, l/4) of the matrix whose row q, columns 2c,
+				// 2c+1 lane 4q+c holds
+				el := func(row, col int) uint32 { return a(4*row+col/2, 6) >> (16 * (col % 2)) & 0xffff }
+				r2 := el(2*(l%4), l/4) | el(2*(l%4)+1, l/4)<<16
+				var want float32
+				var m float64
+				for i := 0; i < 4; i++ {
+					row, col := tailFrag('C', 1, i, l)
+					want += float32(D[row][col])
+					m += mag[row][col]
+				}
+				got := float64(math.Float32frombits(out[8*(w+l)] - r2))
+				if !(math.Abs(got-float64(want)) <= 1e-5*m) {
+					t.Fatalf("n=%d lane %d: word %#x - movmatrix %#x = %g, want %g", n, w+l, out[8*(w+l)], r2, got, want)
+				}
+				checkPoison(t, fmt.Sprint("mma2 n=", n, " lane ", w+l), out[8*(w+l)+1:8*(w+l)+8], 0)
+			}
+		}
+		checkPoison(t, fmt.Sprint("mma2 n=", n), out, 8*n)
+	}
+}
