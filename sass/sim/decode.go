@@ -372,7 +372,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimIADD3:        "X",
 	sass.SimLOP3:         "LUT",
 	sass.SimSHF:          "L R HI W S32 S64 U32 U64",
-	sass.SimLEA:          "HI X",
+	sass.SimLEA:          "HI X SX32",
 	sass.SimSelect:       "FTZ U32",
 	sass.SimPRMT:         "F4E B4E RC8 ECL ECR RC16",
 	sass.SimSetP:         tokCmp + tokLogic + "EX FTZ U32",
@@ -1135,25 +1135,34 @@ func (c *decoder) decLEA() error {
 		return c.dst(c.a[0], 1)
 	}
 	d.op = xLEAHI
+	// .SX32 has no high-word source: the high word is a's sign
+	// (LEA.HI.X.SX32 R27, R27, ~R26, 0x1, P2; tail_int.ptx simd)
+	d.signed = has(mods, "SX32")
+	ns := 3
+	if d.signed {
+		ns = 2
+	}
+	want := ns + 2
 	if d.x {
-		if len(c.a) != 6 {
-			return bad("LEA.HI.X: %d operands", len(c.a))
-		}
-		if err := c.psrcOf(c.a[5], 0); err != nil {
-			return err
-		}
-	} else if len(c.a) != 5 {
+		want++
+	}
+	if len(c.a) != want {
 		return bad("LEA.HI: %d operands", len(c.a))
 	}
-	for k := 0; k < 3; k++ {
+	if d.x {
+		if err := c.psrcOf(c.a[want-1], 0); err != nil {
+			return err
+		}
+	}
+	for k := 0; k < ns; k++ {
 		if err := c.src(c.a[k+1], k, 1); err != nil {
 			return err
 		}
 	}
-	if c.a[4].Kind != sass.KImm {
-		return bad("LEA: shift is c.a %v", c.a[4].Kind)
+	if c.a[ns+1].Kind != sass.KImm {
+		return bad("LEA: shift is c.a %v", c.a[ns+1].Kind)
 	}
-	d.sub = uint8(c.a[4].Imm & 31)
+	d.sub = uint8(c.a[ns+1].Imm & 31)
 	return c.dst(c.a[0], 1)
 }
 

@@ -42,8 +42,9 @@ package sim
 //     ErrScoreboard under Config.StrictScoreboards. Results are ready
 //     at once: timing hazards are the schedule checker's.
 //   - Special and uniform registers: S2R/CS2R of SR_TID.X/Y/Z, SR_CTAID.*,
-//     SR_LANEID, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI (the CTA's step
-//     count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of SR_CTAID.* ;
+//     SR_LANEID, SR_EQMASK..SR_GEMASK, SR_CLOCKLO/HI and SR_GLOBALTIMERLO/HI
+//     (the CTA's step count), SRZ, SR_VIRTID/SR_VIRTUALSMID (0); S2UR of
+//     SR_CTAID.*, SR_CLOCKLO, SR_VIRTID/SR_VIRTUALSMID ;
 //     ULDC(.64, and indexed by a uniform register), UMOV.
 //   - The uniform datapath (the opcode table's general opcode, opcodes.go): UIADD3 (carries in
 //     and out, negated sources), UIMAD(.WIDE(.U32)), USHF, ULOP3 (with a
@@ -61,7 +62,7 @@ package sim
 //     carried at least once, the second when twice; .X with ~ sources and two
 //     carry-ins), LOP3.LUT (truth table over a=0xF0, b=0xCC, c=0xAA), SHF
 //     (L/R, U32/S32/U64/S64, HI, W; without W the shift clamps at 32 or 64),
-//     LEA (carry-out), LEA.HI(.X), IMNMX(.U32) (PT min, !PT max), SEL, PRMT
+//     LEA (carry-out), LEA.HI(.X)(.SX32), IMNMX(.U32) (PT min, !PT max), SEL, PRMT
 //     (default mode: A bytes 0..3, C bytes 4..7, bit 3 of a selector nibble
 //     replicates the sign), ISETP (F LT EQ LE GT NE GE T, .U32, AND/OR/XOR
 //     chaining, .EX for 64-bit compares), POPC, IABS, BREV, FLO(.U32)(.SH),

@@ -223,6 +223,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				v = uint64(c.steps) >> 32
 			case sass.SRZero, 0x03, 0x43:
 				v = 0
+			case 0x38, 0x39, 0x3a, 0x3b, 0x3c: // SR_EQMASK, LTMASK, LEMASK, GTMASK, GEMASK
+				v = uint64(laneMask(d.sub, l))
 			default:
 				return c.fault(w, d, l, ErrUnsupported, "special register %v", sass.SpecialReg(d.sub))
 			}
@@ -236,7 +238,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		switch sass.SpecialReg(d.sub) {
 		case sass.SRCtaidX, sass.SRCtaidY, sass.SRCtaidZ:
 			v = uint32(c.id[d.sub-uint8(sass.SRCtaidX)])
-		case sass.SRZero:
+		case sass.SRZero, 0x03, 0x43: // SR_VIRTID, SR_VIRTUALSMID: 0, as S2R reads them
 		case sass.SRClock, sass.SRGlobalTimerLo:
 			v = uint32(c.steps)
 		default:
@@ -254,15 +256,12 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 	case xIMADHI:
 		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
+		carry := w.pred(d.ps[0])
 		dr := w.dst(d.d)
 		var cy uint32
 		for l := 0; l < 32; l++ {
 			if !lanes(exec, l) {
 				continue
-			}
-			cv := uint64(c1[l])<<32 | uint64(c0[l])
-			if d.s[2].neg {
-				cv = -cv
 			}
 			var p uint64
 			if d.u32 {
@@ -270,10 +269,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			} else {
 				p = uint64(int64(int32(a[l])) * int64(int32(b[l])))
 			}
-			dr[l] = uint32((p + cv) >> 32)
-			if p+cv < p {
-				cy |= 1 << l
-			}
+			r, co := wideAdd(p, uint64(c1[l])<<32|uint64(c0[l]), d.s[2].neg, d.x, carry>>l&1)
+			dr[l] = uint32(r >> 32)
+			cy |= co << l
 		}
 		if d.npd > 0 {
 			w.setPred(d.pd[0], cy, exec)
@@ -312,6 +310,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
 		c0, c1 := w.srcK(&d.s[2], 2, 0), w.srcK(&d.s[2], 3, 1)
 		neg := d.s[2].neg
+		carry := w.pred(d.ps[0])
 		dl, dh := w.dst(d.d), w.dstK(d.d, 1)
 		var cy uint32
 		for l := 0; l < 32; l++ {
@@ -324,15 +323,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			} else {
 				p = uint64(int64(int32(a[l])) * int64(int32(b[l])))
 			}
-			cv := uint64(c1[l])<<32 | uint64(c0[l])
-			if neg {
-				cv = -cv
-			}
-			r := p + cv
+			r, co := wideAdd(p, uint64(c1[l])<<32|uint64(c0[l]), neg, d.x, carry>>l&1)
 			dl[l], dh[l] = uint32(r), uint32(r>>32)
-			if r < p {
-				cy |= 1 << l
-			}
+			cy |= co << l
 		}
 		if d.npd > 0 {
 			w.setPred(d.pd[0], cy, exec)
@@ -468,7 +461,11 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			w.setPred(d.pd[0], m, exec)
 		}
 	case xLEAHI:
-		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
+		a, b := w.src(&d.s[0], 0), w.src(&d.s[1], 1)
+		var cc *[32]uint32
+		if !d.signed {
+			cc = w.src(&d.s[2], 2)
+		}
 		carry := w.pred(d.ps[0])
 		dr := w.dst(d.d)
 		for l := 0; l < 32; l++ {
@@ -479,8 +476,21 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if d.s[0].not || d.s[0].neg {
 				x = ^x
 			}
-			v := uint64(cc[l])<<32 | uint64(x)
-			r := b[l] + uint32(v<<d.sub>>32)
+			var hi uint32
+			if d.signed {
+				hi = uint32(int32(x) >> 31)
+			} else {
+				hi = cc[l]
+			}
+			y := b[l]
+			switch {
+			case d.s[1].not || d.s[1].neg && d.x:
+				y = ^y
+			case d.s[1].neg:
+				y = -y
+			}
+			v := uint64(hi)<<32 | uint64(x)
+			r := y + uint32(v<<d.sub>>32)
 			if d.x {
 				r += carry >> l & 1
 			}
@@ -1566,4 +1576,30 @@ func (c *cta) callDepth(w *warp, d *dinst, exec uint32) error {
 		w.depth[l] = n
 	}
 	return nil
+}
+
+// laneMask is the value of lane mask register SR_EQMASK..SR_GEMASK
+// (0x38..0x3c) in lane l: the lanes equal to, below, at or below, above,
+// or at or above l.
+func laneMask(sr uint8, l int) uint32 {
+	lt := uint32(1)<<l - 1
+	return [5]uint32{1 << l, lt, lt | 1<<l, ^(lt | 1<<l), ^lt}[sr-0x38]
+}
+
+// wideAdd adds the 64-bit addend c of IMAD.HI/IMAD.WIDE to the product p
+// and returns the sum and its carry out (0 or 1). A negated addend is -c,
+// except under .X, where it is ~c and the carry in cin is added (the
+// high half of a multi-word product: IMAD.WIDE.U32.X R2, R5, R7, R10, P0
+// in ptxas's mul.hi.u64).
+func wideAdd(p, c uint64, neg, x bool, cin uint32) (uint64, uint32) {
+	if !x {
+		cin = 0
+		if neg {
+			c = -c
+		}
+	} else if neg {
+		c = ^c
+	}
+	r, co := bits.Add64(p, c, uint64(cin))
+	return r, uint32(co)
 }
