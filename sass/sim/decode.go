@@ -198,7 +198,7 @@ type dinst struct {
 	writes []span
 
 	lane3 func(a, b, c uint32) uint32 // xLANE3's and xHSETP2's operation (tail.go)
-	h16   bool                        // F2I: a binary16 source; I2F: a binary16 result
+	h16   bool                        // F2I, MUFU: a binary16 source; I2F, MUFU: a binary16 result
 }
 
 func (d *dinst) text() string { return d.in.Text(int64(16 * d.idx)) }
@@ -380,7 +380,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimREDUX:        "OR XOR SUM MIN MAX S32",
 	sass.SimDSETP:        tokCmp + tokLogic + "MIN MAX",
 	sass.SimFloat:        tokRnd + "FTZ SAT",
-	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH",
+	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH F16",
 	sass.SimF2FP:         "BF16 PACK_AB RELU RZ F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
 	sass.SimI2F:          tokRnd + "F16 F32 F64 S8 U8 S16 U16 S32 U32 S64 U64",
 	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U8 S8 U16 S16 U32 S64 U64",
@@ -1369,7 +1369,10 @@ func (c *decoder) decMUFU() error {
 			d.sub, found = uint8(k), true
 		}
 	}
-	if !found || len(mods) != 1 {
+	// .F16: the source is the low (.H1: high) half, the binary16 result
+	// lands in the low half with the high half zero (assumed)
+	d.h16, d.hiMerge = has(mods, "F16"), c.a[1].Sel == ".H1"
+	if !found || len(mods) != 1 && !(len(mods) == 2 && d.h16) || d.h16 && d.sub > 7 {
 		return bad("MUFU.%v", mods)
 	}
 	d.op = xMUFU

@@ -630,9 +630,19 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		a := w.src(&d.s[0], 0)
 		dr := w.dst(d.d)
 		for l := 0; l < 32; l++ {
-			if lanes(exec, l) {
-				dr[l] = mufu(d.sub, fsrc(&d.s[0], a[l]))
+			if !lanes(exec, l) {
+				continue
 			}
+			if d.h16 {
+				h := uint16(a[l])
+				if d.hiMerge {
+					h = uint16(a[l] >> 16)
+				}
+				r := mufu(d.sub, math.Float32bits(float32(h16(h))))
+				dr[l] = uint32(toHalf(float64(f32(r)), 0, false))
+				continue
+			}
+			dr[l] = mufu(d.sub, fsrc(&d.s[0], a[l]))
 		}
 	case xF2FP, xF2FP8:
 		a, b, cc := w.src(&d.s[0], 0), w.src(&d.s[1], 1), w.src(&d.s[2], 2)
