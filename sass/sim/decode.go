@@ -567,6 +567,26 @@ func (c *decoder) decTrap() error {
 	return nil
 }
 
+// decATOMSPopcInc decodes ATOMS.POPC.INC.32 RZ, [Ra+URZ+off]: ptxas's
+// shared atomic add of 1 whose old value nobody reads (the corpus's
+// shared_hist: atom.shared.add.u32 _, [bin], 1). The hardware adds the
+// count of lanes at each address; the model adds 1 per lane, atomically,
+// which leaves the same memory.
+func (c *decoder) decATOMSPopcInc() error {
+	d := c.d
+	if !has(c.mods, "INC") || len(c.a) != 2 || c.a[0].Kind != sass.KReg || c.a[0].N != 255 ||
+		c.a[1].Kind != sass.KMem || !c.a[1].UIndex || c.a[1].Desc != 63 {
+		return bad("ATOMS.%v: only the form with no result and no uniform index is modelled", c.mods)
+	}
+	m, err := c.memOf(sass.Operand{Kind: sass.KMem, N: c.a[1].N, Scale: c.a[1].Scale, Imm: c.a[1].Imm}, false)
+	if err != nil {
+		return err
+	}
+	d.op, d.shm, d.width, d.n, d.sub, d.mem = xATOM, true, 4, 0, 0, m // ADD
+	d.s[0] = sopnd{k: oImm, v: 1}
+	return c.dst(c.a[0], 1)
+}
+
 // decoder holds one instruction being decoded: the dinst it fills, the
 // instruction (a uniform opcode already renamed to the general one it
 // computes as), its operands (which a decoder may narrow as it consumes a
@@ -1907,7 +1927,10 @@ func (c *decoder) decATOMS() error {
 			d.sub, found = uint8(k), true
 		}
 	}
-	if !found || has(mods, "POPC") || d.sub == 10 && !has(mods, "SPIN") {
+	if has(mods, "POPC") {
+		return c.decATOMSPopcInc()
+	}
+	if !found || d.sub == 10 && !has(mods, "SPIN") {
 		return bad("ATOMS.%v", mods)
 	}
 	d.op, d.shm, d.width, d.n = xATOM, true, 4, 0
