@@ -526,19 +526,7 @@ func (c *decoder) decHSETP2() error {
 	}
 	d.op, d.logic = xHSETP2, logicOf(mods)
 	d.lane3 = func(x, y, _ uint32) uint32 { return cmp(x, y) }
-	if err := c.pdst(c.a[0]); err != nil {
-		return err
-	}
-	if err := c.pdst(c.a[1]); err != nil {
-		return err
-	}
-	if err := c.src(c.a[2], 0, 1); err != nil {
-		return err
-	}
-	if err := c.src(c.a[3], 1, 1); err != nil {
-		return err
-	}
-	return c.psrcOf(c.a[4], 0)
+	return c.setpOperands(1)
 }
 
 // decFCHK decodes FCHK Pd, Ra, Rb, the range check of ptxas's IEEE
@@ -585,6 +573,25 @@ func (c *decoder) decATOMSPopcInc() error {
 	d.op, d.shm, d.width, d.n, d.sub, d.mem = xATOM, true, 4, 0, 0, m // ADD
 	d.s[0] = sopnd{k: oImm, v: 1}
 	return c.dst(c.a[0], 1)
+}
+
+// setpOperands decodes the operands every compare-and-set-predicate
+// instruction (ISETP, FSETP, DSETP, HSETP2) shares: Pd, Pe, a, b (cnt
+// registers each), Pc.
+func (c *decoder) setpOperands(cnt int) error {
+	if err := c.pdst(c.a[0]); err != nil {
+		return err
+	}
+	if err := c.pdst(c.a[1]); err != nil {
+		return err
+	}
+	if err := c.src(c.a[2], 0, cnt); err != nil {
+		return err
+	}
+	if err := c.src(c.a[3], 1, cnt); err != nil {
+		return err
+	}
+	return c.psrcOf(c.a[4], 0)
 }
 
 // decoder holds one instruction being decoded: the dinst it fills, the
@@ -1254,19 +1261,7 @@ func (c *decoder) decSetP() error {
 	if len(c.a) != n {
 		return bad("%s: %d operands", in.Op, len(c.a))
 	}
-	if err := c.pdst(c.a[0]); err != nil {
-		return err
-	}
-	if err := c.pdst(c.a[1]); err != nil {
-		return err
-	}
-	if err := c.src(c.a[2], 0, 1); err != nil {
-		return err
-	}
-	if err := c.src(c.a[3], 1, 1); err != nil {
-		return err
-	}
-	if err := c.psrcOf(c.a[4], 0); err != nil {
+	if err := c.setpOperands(1); err != nil {
 		return err
 	}
 	if d.ex {
@@ -1338,19 +1333,7 @@ func (c *decoder) decDSETP() error {
 	if len(c.a) != 5 {
 		return bad("DSETP: %d operands", len(c.a))
 	}
-	if err := c.pdst(c.a[0]); err != nil {
-		return err
-	}
-	if err := c.pdst(c.a[1]); err != nil {
-		return err
-	}
-	if err := c.src(c.a[2], 0, 2); err != nil {
-		return err
-	}
-	if err := c.src(c.a[3], 1, 2); err != nil {
-		return err
-	}
-	return c.psrcOf(c.a[4], 0)
+	return c.setpOperands(2)
 }
 
 // decFloat decodes FADD, FMUL, FFMA.
