@@ -1,13 +1,13 @@
-//go:build cuda
-
 package runtime_test
 
-// Tests of the float8 PTX kernels as ops reach them through the registry
-// (cuda_f8.go): bit for bit against the CPU reference on fresh random
-// inputs with tails and specials, scale errors identical to the CPU
-// backend's with nothing written, and the host fallback for what the PTX
-// does not cover. They need a GPU (cu's init exits without one); see
-// scripts/gpu-run.sh.
+// Tests of the float8 PTX kernels (kernels/ptx F8, registered in gpu_f8.go)
+// as ops reach them through the registry: bit for bit against the CPU
+// reference on fresh random inputs with tails and specials, scale errors
+// identical to the CPU backend's with nothing written, and the host
+// fallback for what the PTX does not cover. The bodies run on the simulated
+// sm_86 and sm_89 devices (ptxas's cubins of the module, the kernels forced
+// by name) in every build, and on a GPU under -tags cuda
+// (gpu_f8_cuda_test.go; scripts/gpu-run.sh).
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/longtest"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -27,9 +28,15 @@ import (
 
 func openF8(t testing.TB, k runtime.BackendKind) *runtime.Runtime {
 	t.Helper()
-	rt, err := runtime.Open(runtime.Options{Backend: k})
+	return openF8With(t, runtime.Options{Backend: k})
+}
+
+// openF8With opens a runtime with opts, closed when t ends.
+func openF8With(t testing.TB, opts runtime.Options) *runtime.Runtime {
+	t.Helper()
+	rt, err := runtime.Open(opts)
 	if err != nil {
-		t.Fatalf("open %s: %v", k, err)
+		t.Fatalf("open %s: %v", opts.Backend, err)
 	}
 	t.Cleanup(func() { rt.Close() })
 	return rt
@@ -92,9 +99,13 @@ func f8Alloc(t testing.TB, rt *runtime.Runtime, d tile.DType, data []byte, shape
 	b, err := rt.Alloc(d, shape...)
 	f8Must(t, err)
 	t.Cleanup(func() { b.Close() })
-	if data != nil {
-		f8Must(t, b.Write(context.Background(), 0, data))
+	if data == nil { // poison: an output the kernel leaves alone shows
+		data = make([]byte, b.Bytes())
+		for i := range data {
+			data[i] = 0xA5 ^ byte(i*7)
+		}
 	}
+	f8Must(t, b.Write(context.Background(), 0, data))
 	return b
 }
 
@@ -138,15 +149,20 @@ func f8SameF32(t testing.TB, what string, got, want []byte) {
 	}
 }
 
-func TestCUDAF8Ops(t *testing.T) {
+// f8Shapes are testF8Ops's shapes: tails (n mod 4 ≠ 0), rows past one
+// block's threads, more rows than the per-row grid (32 a SM) and more quads
+// than the per-tensor grid. The simulator runs the smaller ones.
+var f8Shapes = [][2]int{{1, 1}, {1, 3}, {3, 5}, {7, 129}, {33, 1000}, {257, 4099}, {4500, 3}, {1024, 2101}}
+
+// testF8Ops quantises random data with every format, overflow mode and
+// scale source on rt (whose quantize and dequantize must choose the PTX
+// kernels) and dequantises the result, each bit for bit against the CPU
+// reference.
+func testF8Ops(t *testing.T, rt *runtime.Runtime, shapes [][2]int) {
 	ctx := context.Background()
-	rt := openF8(t, runtime.BackendCUDA)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0xf8))
-	// Tails (n mod 4 ≠ 0), rows past one block's threads, more rows than
-	// the per-row grid (32 a SM) and more quads than the per-tensor grid.
-	shapes := [][2]int{{1, 1}, {1, 3}, {3, 5}, {7, 129}, {33, 1000}, {257, 4099}, {4500, 3}, {1024, 2101}}
 	for _, sh := range shapes {
 		rows, cols := sh[0], sh[1]
 		n := rows * cols
@@ -223,12 +239,11 @@ func TestCUDAF8Ops(t *testing.T) {
 	}
 }
 
-// TestCUDAF8ScaleErrors: a bad scale in device memory gives the CPU
-// backend's error, from the call or from Synchronize with a stream, and
-// nothing is written; the stream goes on working.
-func TestCUDAF8ScaleErrors(t *testing.T) {
+// testF8ScaleErrors: a bad scale in device memory gives the CPU backend's
+// error on the GPU runtime gpu, from the call or from Synchronize with a
+// stream, and nothing is written; the stream goes on working.
+func testF8ScaleErrors(t *testing.T, gpu *runtime.Runtime) {
 	ctx := context.Background()
-	gpu := openF8(t, runtime.BackendCUDA)
 	cpu := openF8(t, runtime.BackendCPU)
 	const rows, cols = 5, 7
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -279,7 +294,7 @@ func TestCUDAF8ScaleErrors(t *testing.T) {
 					}
 				}
 				if errs[0].Error() != errs[1].Error() {
-					t.Fatalf("cuda error\n%v\ndiffers from cpu error\n%v", errs[1], errs[0])
+					t.Fatalf("%s error\n%v\ndiffers from cpu error\n%v", gpu.Backend(), errs[1], errs[0])
 				}
 			})
 		}
@@ -314,11 +329,11 @@ func TestCUDAF8ScaleErrors(t *testing.T) {
 	})
 }
 
-// TestCUDAF8Fallbacks: what the PTX kernels do not cover is rejected with a
-// reason and runs on the host fallback, bit for bit as on the CPU.
-func TestCUDAF8Fallbacks(t *testing.T) {
+// testF8Fallbacks: what the PTX kernels do not cover is rejected with a
+// reason and runs on the host fallback, bit for bit as on the CPU (rt must
+// rank the PTX kernels above every other GPU kernel of the family).
+func testF8Fallbacks(t *testing.T, rt *runtime.Runtime) {
 	ctx := context.Background()
-	rt := openF8(t, runtime.BackendCUDA)
 	const rows, cols = 9, 300
 	rng := rand.New(rand.NewPCG(3, 4))
 	x := f8OpsInput(rng, rows*cols)
@@ -368,7 +383,7 @@ func TestCUDAF8Fallbacks(t *testing.T) {
 			f8Chosen(t, e, "host.*")
 			for _, cand := range e.Candidates {
 				if cand.Kernel.Name == "ptx.quantize" && !strings.Contains(cand.Reason, c.reason) {
-					t.Errorf("cuda.quantize.ptx rejected with %q; want it to mention %q", cand.Reason, c.reason)
+					t.Errorf("ptx.quantize rejected with %q; want it to mention %q", cand.Reason, c.reason)
 				}
 			}
 			f8Must(t, ops.Quantize(ctx, rt, qb, xb, opt))
@@ -398,4 +413,25 @@ func TestCUDAF8Fallbacks(t *testing.T) {
 			t.Fatal("host fallback's y differs from the reference")
 		}
 	})
+}
+
+// TestSimF8Ops runs the float8 PTX module's kernels (ptxas's sm_86 and
+// sm_89 cubins) on the simulated devices through ops.Quantize and
+// ops.Dequantize, forced by name, bit for bit against the CPU reference;
+// a bad scale gives the CPU's error with nothing written.
+func TestSimF8Ops(t *testing.T) {
+	// The two shapes of a million elements take about 90 s here: they run
+	// in the long tests (TCRT_LONG_TESTS=1, as CI sets it).
+	shapes := [][2]int{{1, 1}, {1, 3}, {3, 5}, {7, 129}, {33, 1000}, {4500, 3}}
+	if longtest.Enabled() {
+		shapes = f8Shapes
+	}
+	for _, arch := range []int{86, 89} {
+		t.Run(fmt.Sprint("sim", arch), func(t *testing.T) {
+			rt := openF8With(t, runtime.Options{Backend: runtime.BackendSim, SimArch: arch,
+				Kernel: "ptx.quantize,ptx.dequantize"})
+			t.Run("ops", func(t *testing.T) { testF8Ops(t, rt, shapes) })
+			t.Run("scale-errors", func(t *testing.T) { testF8ScaleErrors(t, rt) })
+		})
+	}
 }
