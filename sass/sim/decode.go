@@ -95,6 +95,7 @@ const (
 	xPLOP3S // PLOP3.LUT over three registers' sign bits (tail.go)
 	xFCHK   // FCHK Pd, Ra, Rb: set in every executing lane (the slow path)
 	xTRAP   // BPT.TRAP/INT: fault ErrTrap
+	xQSPC   // QSPC.E.{G,S,L} Pd, RZ, [Ra]: the generic address's space (mem_generic.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -176,6 +177,7 @@ type dinst struct {
 	cond                  bool // BRA P / EXIT P: the executing lanes are also those of ps[0]
 	call                  int8 // +1 CALL, -1 RET: the executing lanes' call depth changes (MaxCallDepth)
 	shm                   bool // ATOMS: a shared-memory atomic
+	gen                   bool // LD, ST, ATOM: generic addresses (mem_generic.go)
 	special               bool // uni, cond or call: exec's one test for the rare cases
 	// uni: a uniform-datapath instruction. It runs in the first executing
 	// lane only (in every executing lane when uniAll: VOTEU's ballot) and
@@ -409,6 +411,8 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimHSETP2:       tokCmp + tokLogic + "H_AND FTZ",
 	sass.SimFCHK:         "DIVIDE",
 	sass.SimTrap:         "TRAP INT",
+	sass.SimGeneric:      tokWidth + tokCache + tokAtom + "S32 S64 F32 FTZ RN F16x2 F64",
+	sass.SimQSPC:         "E G S L",
 }
 
 var (
@@ -490,6 +494,8 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimHSETP2:       (*decoder).decHSETP2,
 	sass.SimFCHK:         (*decoder).decFCHK,
 	sass.SimTrap:         (*decoder).decTrap,
+	sass.SimGeneric:      (*decoder).decGeneric,
+	sass.SimQSPC:         (*decoder).decQSPC,
 }
 
 // decLane3 decodes the forms that compute one register from up to three

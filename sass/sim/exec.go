@@ -952,6 +952,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.setPred(d.pd[0], lop3(d.sub, w.pred(d.ps[0]), w.pred(d.ps[1]), w.pred(d.ps[2])), exec)
 	case xLDC:
 		return c.ldc(w, d, exec)
+	case xQSPC:
+		c.qspc(w, d, exec)
 	default:
 		return c.fault(w, d, firstLane(exec), ErrUnsupported, "opcode %d", d.op)
 	}
@@ -1132,7 +1134,9 @@ func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 		}
 		var b []byte
 		var err error
-		if global {
+		if d.gen {
+			b, err = c.genericAt(w, d, l, w.gaddr(&d.mem, l), n, !load)
+		} else if global {
 			b, err = c.globalAt(w, d, l, w.gaddr(&d.mem, l), n)
 		} else if local {
 			b, err = c.localAt(w, d, l, w.saddr(&d.mem, l), n)
@@ -1404,7 +1408,9 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 		}
 		var b []byte
 		var err error
-		if d.shm {
+		if d.gen {
+			b, err = c.genericAtomicAt(w, d, l, w.gaddr(&d.mem, l), n)
+		} else if d.shm {
 			b, err = c.sharedAt(w, d, l, w.saddr(&d.mem, l), n, true)
 		} else {
 			b, err = c.globalAt(w, d, l, w.gaddr(&d.mem, l), n)

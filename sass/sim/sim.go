@@ -41,8 +41,10 @@ type Config struct {
 	SharedBytes int
 	// Params are the kernel's parameter bytes, placed in constant bank 0
 	// from 0x160. Bank 0 also holds the block dimensions at 0x0, 0x4, 0x8,
-	// the grid dimensions at 0xc, 0x10, 0x14, a stack pointer at 0x28 and
-	// the global memory descriptor (64 bits) at 0x118, as ptxas expects.
+	// the grid dimensions at 0xc, 0x10, 0x14, the generic address
+	// space's shared and local window bases (64 bits) at 0x18 and 0x20, a
+	// stack pointer at 0x28 and the global memory descriptor (64 bits) at
+	// 0x118, as ptxas expects.
 	Params []byte
 	// Banks holds constant banks other than 0, if the program reads them.
 	Banks map[uint8][]byte
@@ -175,6 +177,8 @@ func (s *Simulator) Launch(cfg Config) (Stats, error) {
 		binary.LittleEndian.PutUint32(b0[4*i:], uint32(l.block[i]))
 		binary.LittleEndian.PutUint32(b0[0xc+4*i:], uint32(l.grid[i]))
 	}
+	binary.LittleEndian.PutUint64(b0[0x18:], sharedWindow)
+	binary.LittleEndian.PutUint64(b0[0x20:], localWindow)
 	binary.LittleEndian.PutUint32(b0[0x28:], 0xfffc00)
 	binary.LittleEndian.PutUint64(b0[0x118:], 0x000000ff00000000)
 	copy(b0[0x160:], cfg.Params)
