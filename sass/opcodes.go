@@ -987,7 +987,7 @@ var opcodes = []opcode{
 			`3aa 72:1{_,E} 73:2{G,L,S} | >P@81, >R@16, MA@24/0`,
 		},
 	},
-	{op: "B2R", class: ClassS2R, sim: SimNone, noReuse: true,
+	{op: "B2R", class: ClassS2R, sim: SimB2R, noReuse: true,
 		forms: []string{
 			`31c =78:2:1 0:0{RESULT} =81:3:7 | >R@16`,
 			`31c =78:2:1 0:0{RESULT} | >R@16, >P@81`,
@@ -1176,6 +1176,7 @@ const (
 	SimTrap                      // BPT.TRAP, BPT.INT: the launch stops with a fault
 	SimGeneric                   // LD, ST, ATOM: generic-space memory (the address's window picks shared, local or global)
 	SimQSPC                      // QSPC (isspacep)
+	SimB2R                       // B2R.RESULT (BAR.RED's result)
 	NumSimOps
 )
 

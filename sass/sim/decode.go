@@ -96,6 +96,7 @@ const (
 	xFCHK   // FCHK Pd, Ra, Rb: set in every executing lane (the slow path)
 	xTRAP   // BPT.TRAP/INT: fault ErrTrap
 	xQSPC   // QSPC.E.{G,S,L} Pd, RZ, [Ra]: the generic address's space (mem_generic.go)
+	xB2R    // B2R.RESULT Rd [, Pd]: the warp's last BAR.RED result (barred.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -395,7 +396,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimLDSM:         "16 M88 MT88 2 4",
 	sass.SimLDGSTS:       "E BYPASS 32 64 128 LTC64B LTC128B ZFILL",
 	sass.SimDEPBAR:       "LE",
-	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING",
+	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING RED POPC AND OR",
 	sass.SimSHFL:         "IDX UP DOWN BFLY",
 	sass.SimGlobalAtomic: tokAtom + tokCache + "64 S32 S64 F32 FTZ RN F16x2 BF16x2 F64",
 	sass.SimATOMS:        tokAtom + "CAST SPIN POPC 32 64 S32",
@@ -413,6 +414,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimTrap:         "TRAP INT",
 	sass.SimGeneric:      tokWidth + tokCache + tokAtom + "S32 S64 F32 FTZ RN F16x2 F64",
 	sass.SimQSPC:         "E G S L",
+	sass.SimB2R:          "RESULT",
 }
 
 var (
@@ -496,6 +498,7 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimTrap:         (*decoder).decTrap,
 	sass.SimGeneric:      (*decoder).decGeneric,
 	sass.SimQSPC:         (*decoder).decQSPC,
+	sass.SimB2R:          (*decoder).decB2R,
 }
 
 // decLane3 decodes the forms that compute one register from up to three
@@ -1761,7 +1764,11 @@ func (c *decoder) decBAR() error {
 	d, mods := c.d, c.mods
 	d.op = xBAR
 	d.x = has(mods, "ARV")
-	if !d.x && !has(mods, "SYNC") {
+	if has(mods, "RED") {
+		if err := c.decBARRed(); err != nil {
+			return err
+		}
+	} else if !d.x && !has(mods, "SYNC") {
 		return bad("BAR.%v", mods)
 	}
 	d.n = -1 // thread count: all

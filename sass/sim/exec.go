@@ -857,6 +857,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		if d.x && count < 0 {
 			return c.fault(w, d, l0, ErrUnsupported, "BAR.ARV without a thread count")
 		}
+		if err := c.barRedArrive(w, d, id, exec); err != nil {
+			return err
+		}
 		w.barPC = d.idx
 		c.arrive(w, id, count, !d.x)
 	case xSHFL:
@@ -954,6 +957,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		return c.ldc(w, d, exec)
 	case xQSPC:
 		c.qspc(w, d, exec)
+	case xB2R:
+		return c.b2r(w, d, exec)
 	default:
 		return c.fault(w, d, firstLane(exec), ErrUnsupported, "opcode %d", d.op)
 	}

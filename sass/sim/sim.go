@@ -270,11 +270,15 @@ type warp struct {
 	loc    [32][]byte // each lane's local memory window, allocated on first use
 	state  uint8
 	barPC  int
-	sb     [7]int32
-	tid    [3][32]uint32
-	scr    [4][32]uint32
-	mc     memCache
-	unmark uint32
+	// barRes is the result of the warp's last completed BAR.RED
+	// (barResSet: there was one), read by B2R.RESULT.
+	barRes    uint32
+	barResSet bool
+	sb        [7]int32
+	tid       [3][32]uint32
+	scr       [4][32]uint32
+	mc        memCache
+	unmark    uint32
 
 	open    []int32   // LDGSTS copies of the open group
 	groups  [][]int32 // committed groups in flight, oldest first
@@ -293,6 +297,7 @@ type barrier struct {
 	expected int // warps; -1: every live warp
 	waiting  []*warp
 	arrivers []*warp
+	red      barRed // BAR.RED's reduction (barred.go)
 }
 
 type asyncRec struct {
@@ -368,6 +373,7 @@ func (c *cta) run(i int64) error {
 			}
 		}
 		w.sb = [7]int32{}
+		w.barRes, w.barResSet = 0, false
 		w.open, w.groups, w.landed, w.asyncSB = nil, nil, nil, 0
 	}
 	for {
@@ -469,7 +475,8 @@ func (c *cta) checkBarrier(b int) {
 	for _, w := range bb.arrivers {
 		c.publish(w)
 	}
-	bb.arrived, bb.waiting, bb.arrivers = 0, nil, nil
+	c.barRedDone(bb)
+	bb.arrived, bb.waiting, bb.arrivers, bb.red = 0, nil, nil, barRed{}
 }
 
 // publish makes the retired LDGSTS copies of w visible to every thread.
