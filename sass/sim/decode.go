@@ -857,6 +857,9 @@ func (c *decoder) decCall() error {
 	if !has(mods, "REL") || !has(mods, "NOINC") {
 		return bad("CALL: only CALL.REL.NOINC is modelled")
 	}
+	if len(c.a) == 2 {
+		return c.decCallReg()
+	}
 	if err := c.want(sass.KTarget); err != nil {
 		return err
 	}
