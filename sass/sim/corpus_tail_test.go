@@ -524,7 +524,9 @@ func simPtxasTailGen(t *testing.T, sm int) {
 }
 
 // TestSimPtxasTailMisc runs tail_misc.ptx's misc kernel: an indirect call
-// through a function pointer chosen per thread (twice or thrice), funnel
+// through a function pointer chosen per thread (twice or thrice: their
+// offsets in the kernel's section from its constant bank 2, bound as the
+// runtime's loader binds it), funnel
 // shifts (wrap and clamp), add/sub/mad carry chains, mad.hi.s32,
 // mad.wide.s32 and 64-bit multiplies on the thread's own address, f16
 // round-to-integer (rni, rzi), min/max.xorsign.abs on f16x2 and bf16x2,
@@ -575,7 +577,8 @@ func simPtxasTailMisc(t *testing.T, sm int) {
 		}
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
-		launchCorpus(t, "tail_misc", "misc", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		launchCorpus(t, "tail_misc", "misc", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao),
+			Banks: map[uint8][]byte{2: constBank(t, "tail_misc", "misc", sm, 2)}, Poison: true})
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			r2, r3, r4, r5 := x[4*i], x[4*i+1], x[4*i+2], x[4*i+3]

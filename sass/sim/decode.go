@@ -400,7 +400,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimSHFL:         "IDX UP DOWN BFLY",
 	sass.SimGlobalAtomic: tokAtom + tokCache + "64 S32 S64 F32 FTZ RN F16x2 BF16x2 F64",
 	sass.SimATOMS:        tokAtom + "CAST SPIN POPC 32 64 S32",
-	sass.SimFRND:         "F64 FLOOR CEIL TRUNC",
+	sass.SimFRND:         "F64 F16 FLOOR CEIL TRUNC",
 	sass.SimBitUnary:     "SH U32",
 	sass.SimMATCH:        "ANY U64",
 	sass.SimVOTE:         "ALL ANY EQ",
@@ -408,7 +408,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimSGXT:         "U32 W",
 	sass.SimPLOP3:        "LUT",
 	sass.SimLDC:          tokWidth,
-	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ",
+	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ XORSIGN",
 	sass.SimHSETP2:       tokCmp + tokLogic + "H_AND FTZ",
 	sass.SimFCHK:         "DIVIDE",
 	sass.SimTrap:         "TRAP INT",
@@ -1970,6 +1970,12 @@ func (c *decoder) decFRND() error {
 		return err
 	}
 	d.op, d.wide, d.sub = xFRND, has(mods, "F64"), 0
+	// .F16: the source's low (.H1: high) half, the binary16 result in the
+	// low half with the high half zero (assumed, as MUFU.F16's)
+	d.h16, d.hiMerge = has(mods, "F16"), c.a[1].Sel == ".H1"
+	if d.h16 && (d.wide || c.a[1].Neg || c.a[1].Abs) {
+		return bad("FRND.%v with a negated or absolute source", mods)
+	}
 	for k, m := range []string{"FLOOR", "CEIL", "TRUNC"} {
 		if has(mods, m) {
 			d.sub = uint8(k + 1)
