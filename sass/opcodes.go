@@ -1026,7 +1026,7 @@ var opcodes = []opcode{
 			`238 76:2{U8,S8,U16,S16} 0:0{S32.SAT} | >R@16, R@32`,
 		},
 	},
-	{op: "F2IP", class: ClassConv, sim: SimNone, noReuse: true,
+	{op: "F2IP", class: ClassConv, sim: SimLane3, noReuse: true,
 		forms: []string{
 			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:0 | >R@16, R@24, R@32, R@64`,
 			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,

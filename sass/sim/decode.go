@@ -384,7 +384,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimDSETP:        tokCmp + tokLogic + "MIN MAX",
 	sass.SimFloat:        tokRnd + "FTZ SAT",
 	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH F16",
-	sass.SimF2FP:         "BF16 PACK_AB RELU RZ F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
+	sass.SimF2FP:         "BF16 PACK_AB RELU RZ F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C MERGE_C",
 	sass.SimI2F:          tokRnd + "F16 F32 F64 S8 U8 S16 U16 S32 U32 S64 U64",
 	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U8 S8 U16 S16 U32 S64 U64",
 	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
@@ -408,7 +408,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimSGXT:         "U32 W",
 	sass.SimPLOP3:        "LUT",
 	sass.SimLDC:          tokWidth,
-	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ XORSIGN",
+	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ XORSIGN F32 TRUNC NTZ",
 	sass.SimHSETP2:       tokCmp + tokLogic + "H_AND FTZ",
 	sass.SimFCHK:         "DIVIDE",
 	sass.SimTrap:         "TRAP INT",
@@ -1414,9 +1414,14 @@ func (c *decoder) decF2FP() error {
 			d.s[2].k = oZero
 		}
 	} else {
-		if !has(mods, "PACK_AB") {
+		// .MERGE_C Rd, Rb, Rc: one value converted into the low half, the
+		// half of Rc named (.H1) or else its low half in the high half
+		// (as the float8 packs' merge; ptxas's corpus only shows Rc = RZ)
+		d.x = has(mods, "MERGE_C")
+		if !has(mods, "PACK_AB") && !d.x {
 			return bad("F2FP.%v", mods)
 		}
+		d.hiMerge = d.x && len(c.a) == 3 && c.a[2].Sel == ".H1"
 		d.op, d.bf, d.relu, d.rnd = xF2FP, has(mods, "BF16"), has(mods, "RELU"), rndOf(mods)
 		if d.rnd != rnEven && d.rnd != rnZero {
 			return bad("F2FP.%v", mods)

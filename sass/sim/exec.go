@@ -651,7 +651,13 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if !lanes(exec, l) {
 				continue
 			}
-			if d.op == xF2FP {
+			if d.op == xF2FP && d.x { // MERGE_C
+				m := b[l] & 0xffff
+				if d.hiMerge {
+					m = b[l] >> 16
+				}
+				dr[l] = m<<16 | f2fp(a[l], a[l], d.bf, d.relu, d.rnd)&0xffff
+			} else if d.op == xF2FP {
 				dr[l] = f2fp(a[l], b[l], d.bf, d.relu, d.rnd)
 			} else {
 				dr[l] = f2fp8(a[l], b[l], cc[l], d.wide, d.hiMerge)

@@ -17,7 +17,7 @@ import (
 // tailLane3 reports whether in is one of the forms lane3Of decodes.
 func tailLane3(in sass.Inst) bool {
 	switch in.Op {
-	case "VABSDIFF", "VABSDIFF4", "IDP", "BMSK", "I2I":
+	case "VABSDIFF", "VABSDIFF4", "IDP", "BMSK", "I2I", "F2IP":
 		return true
 	case "PRMT":
 		return len(in.Mods) != 0
@@ -78,6 +78,8 @@ func halfSrc(o sass.Operand) func(uint32) uint32 {
 func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 	m, a := in.Mods, in.Args
 	switch in.Op {
+	case "F2IP":
+		return f2ipLane3(in) // f2ip.go
 	case "VABSDIFF":
 		if len(a) != 4 {
 			return nil, 0, bad("VABSDIFF with a predicate result")
