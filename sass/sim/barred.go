@@ -13,9 +13,12 @@ import (
 // arriving warp adds its executing lanes' P (popcount, all, any) to the
 // barrier's reduction. When the barrier completes, every warp that
 // arrived receives the result; B2R.RESULT Rd reads it into each executing
-// lane (POPC: the count; AND, OR: 1 or 0) and B2R.RESULT RZ, Pd sets Pd
-// where it is non-zero (ptxas's bar.red.and/or.pred). The result is the
-// warp's until its next BAR.RED. Warps meeting at one barrier with
+// lane (POPC: the count, ptxas's bar.red.popc) and B2R.RESULT RZ, Pd sets
+// Pd (AND, OR: ptxas's bar.red.and/or.pred). ptxas pairs POPC with the
+// register form and AND/OR with the predicate form only; the crossed
+// uses are assumed: Rd gets 1 or 0 after AND/OR, Pd is set after POPC
+// where the count is non-zero. The result is the warp's until its next
+// BAR.RED. Warps meeting at one barrier with
 // different operations (a BAR.SYNC, or another reduction) fault
 // ErrDivergent; a B2R with no reduction before it faults ErrUnsupported.
 
