@@ -936,7 +936,7 @@ var opcodes = []opcode{
 			`x226 =76:1:1 0:0{2A} 77:1{LO,HI} 73:1{U16,S16} 74:1{U8,S8} ur=0 | >R@16, R@24, $B/15, $C/15-75`,
 		},
 	},
-	{op: "LD", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+	{op: "LD", class: ClassGlobal, late: true, sim: SimGeneric, noReuse: true,
 		forms: []string{
 			// Generic-space loads and stores: LDG's and STG's fields (the
 			// predicate at 64 is PT written as 0, not modelled) with codes 980 and
@@ -951,7 +951,7 @@ var opcodes = []opcode{
 			{mods: "64", regs: []uint8{2}},
 		},
 	},
-	{op: "ST", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+	{op: "ST", class: ClassGlobal, late: true, sim: SimGeneric, noReuse: true,
 		forms: []string{
 			`985 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
 		},
@@ -969,7 +969,7 @@ var opcodes = []opcode{
 			`98f =72:1:0 78:2{_,U,C} 87:4{4=IVALL,6=IVALLP} =24:8:255 |`,
 		},
 	},
-	{op: "ATOM", class: ClassGlobal, late: true, sim: SimNone, noReuse: true,
+	{op: "ATOM", class: ClassGlobal, late: true, sim: SimGeneric, noReuse: true,
 		forms: []string{
 			// generic-space atomics: ATOMG's fields with codes 98a and 38b
 			`98a 72:1{?,E} =70:2:3 =91:1:1 87:4{ADD,MIN,MAX,INC,DEC,AND,OR,XOR,EXCH} 73:3{_,S32,64,F32.FTZ.RN,F16x2.RN,S64,F64.RN} 84:3{1=} 77:4{5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | >P@81, >R@16, MG@24/64, R@32`,
@@ -981,13 +981,13 @@ var opcodes = []opcode{
 			{mods: "F64", regs: []uint8{0, 2, 0, 2}},
 		},
 	},
-	{op: "QSPC", class: ClassShared, late: true, queue: QueueLDS, sim: SimNone, noReuse: true,
+	{op: "QSPC", class: ClassShared, late: true, queue: QueueLDS, sim: SimQSPC, noReuse: true,
 		forms: []string{
 			// QSPC (isspacep): 73:2 the space, the result in the predicate at 81
 			`3aa 72:1{_,E} 73:2{G,L,S} | >P@81, >R@16, MA@24/0`,
 		},
 	},
-	{op: "B2R", class: ClassS2R, sim: SimNone, noReuse: true,
+	{op: "B2R", class: ClassS2R, sim: SimB2R, noReuse: true,
 		forms: []string{
 			`31c =78:2:1 0:0{RESULT} =81:3:7 | >R@16`,
 			`31c =78:2:1 0:0{RESULT} | >R@16, >P@81`,
@@ -1026,7 +1026,7 @@ var opcodes = []opcode{
 			`238 76:2{U8,S8,U16,S16} 0:0{S32.SAT} | >R@16, R@32`,
 		},
 	},
-	{op: "F2IP", class: ClassConv, sim: SimNone, noReuse: true,
+	{op: "F2IP", class: ClassConv, sim: SimLane3, noReuse: true,
 		forms: []string{
 			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:0 | >R@16, R@24, R@32, R@64`,
 			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
@@ -1174,6 +1174,9 @@ const (
 	SimHSETP2                    // HSETP2
 	SimFCHK                      // FCHK
 	SimTrap                      // BPT.TRAP, BPT.INT: the launch stops with a fault
+	SimGeneric                   // LD, ST, ATOM: generic-space memory (the address's window picks shared, local or global)
+	SimQSPC                      // QSPC (isspacep)
+	SimB2R                       // B2R.RESULT (BAR.RED's result)
 	NumSimOps
 )
 

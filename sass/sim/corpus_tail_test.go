@@ -475,7 +475,9 @@ func simPtxasTailWarp(t *testing.T, sm int) {
 }
 
 // TestSimPtxasTailGen runs ptxas's gen kernel: generic loads of 8, 16,
-// 32 and 64 bits, volatile/relaxed/acquire and cache-operator loads,
+// 32 and 64 bits (the v2 load at byte 8 of the thread's 16: the corpus
+// kernel first read it at byte 4, a misaligned address the hardware and
+// the simulator fault on), volatile/relaxed/acquire and cache-operator loads,
 // prefetches, isspacep on a global address, a shared slot written and
 // read back through a generic (cvta) address and through ld.shared after
 // a barrier, then volatile/release/relaxed/write-through stores, an
@@ -497,7 +499,7 @@ func simPtxasTailGen(t *testing.T, sm int) {
 			for {
 				// r26: every value the thread loaded, its shared
 				// slot twice, isspacep's flags (global: 1)
-				s := w[0] + w[1] + w[2] + w[3]&0xff + uint32(int32(int16(w[3]>>16)))
+				s := w[0] + w[2] + w[3] + w[3]&0xff + uint32(int32(int16(w[3]>>16)))
 				s += w[0] + w[1] + w[2] + w[3] + w[0] + w[1] + w[2] + w[3] + w[1] + w[2] + w[3] + w[0]
 				s += w[0] + w[0] + 1
 				if s != 12345 && s != 54321 {
@@ -508,11 +510,11 @@ func simPtxasTailGen(t *testing.T, sm int) {
 		}
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
-		launchCorpus(t, "tail_mem", "gen", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		launchCorpus(t, "tail_mem", "gen", sm, Config{Block: [3]int{n}, SharedBytes: 1024, Memory: m, Params: params(ax, ao), Poison: true})
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			w := x[4*i : 4*i+4]
-			want := [4]uint32{uint32(int32(int16(w[3] >> 16))), w[0], w[1], w[2]&0xffff0000 | w[3]&0xff}
+			want := [4]uint32{uint32(int32(int16(w[3] >> 16))), w[0], w[2], w[3]&0xffff0000 | w[3]&0xff}
 			if got := [4]uint32(out[4*i:]); got != want {
 				t.Fatalf("n=%d thread %d (x %#x): %#x, want %#x", n, i, w, got, want)
 			}
@@ -522,7 +524,9 @@ func simPtxasTailGen(t *testing.T, sm int) {
 }
 
 // TestSimPtxasTailMisc runs tail_misc.ptx's misc kernel: an indirect call
-// through a function pointer chosen per thread (twice or thrice), funnel
+// through a function pointer chosen per thread (twice or thrice: their
+// offsets in the kernel's section from its constant bank 2, bound as the
+// runtime's loader binds it), funnel
 // shifts (wrap and clamp), add/sub/mad carry chains, mad.hi.s32,
 // mad.wide.s32 and 64-bit multiplies on the thread's own address, f16
 // round-to-integer (rni, rzi), min/max.xorsign.abs on f16x2 and bf16x2,
@@ -573,7 +577,8 @@ func simPtxasTailMisc(t *testing.T, sm int) {
 		}
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
-		launchCorpus(t, "tail_misc", "misc", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		launchCorpus(t, "tail_misc", "misc", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao),
+			Banks: map[uint8][]byte{2: constBank(t, "tail_misc", "misc", sm, 2)}, Poison: true})
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			r2, r3, r4, r5 := x[4*i], x[4*i+1], x[4*i+2], x[4*i+3]

@@ -95,6 +95,8 @@ const (
 	xPLOP3S // PLOP3.LUT over three registers' sign bits (tail.go)
 	xFCHK   // FCHK Pd, Ra, Rb: set in every executing lane (the slow path)
 	xTRAP   // BPT.TRAP/INT: fault ErrTrap
+	xQSPC   // QSPC.E.{G,S,L} Pd, RZ, [Ra]: the generic address's space (mem_generic.go)
+	xB2R    // B2R.RESULT Rd [, Pd]: the warp's last BAR.RED result (barred.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -176,6 +178,7 @@ type dinst struct {
 	cond                  bool // BRA P / EXIT P: the executing lanes are also those of ps[0]
 	call                  int8 // +1 CALL, -1 RET: the executing lanes' call depth changes (MaxCallDepth)
 	shm                   bool // ATOMS: a shared-memory atomic
+	gen                   bool // LD, ST, ATOM: generic addresses (mem_generic.go)
 	special               bool // uni, cond or call: exec's one test for the rare cases
 	// uni: a uniform-datapath instruction. It runs in the first executing
 	// lane only (in every executing lane when uniAll: VOTEU's ballot) and
@@ -381,7 +384,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimDSETP:        tokCmp + tokLogic + "MIN MAX",
 	sass.SimFloat:        tokRnd + "FTZ SAT",
 	sass.SimMUFU:         "COS SIN EX2 LG2 RCP RSQ RCP64H RSQ64H SQRT TANH F16",
-	sass.SimF2FP:         "BF16 PACK_AB RELU RZ F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C",
+	sass.SimF2FP:         "BF16 PACK_AB RELU RZ F32 SATFINITE E4M3 E5M2 PACK_AB_MERGE_C MERGE_C",
 	sass.SimI2F:          tokRnd + "F16 F32 F64 S8 U8 S16 U16 S32 U32 S64 U64",
 	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U8 S8 U16 S16 U32 S64 U64",
 	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
@@ -393,11 +396,11 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimLDSM:         "16 M88 MT88 2 4",
 	sass.SimLDGSTS:       "E BYPASS 32 64 128 LTC64B LTC128B ZFILL",
 	sass.SimDEPBAR:       "LE",
-	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING",
+	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING RED POPC AND OR",
 	sass.SimSHFL:         "IDX UP DOWN BFLY",
 	sass.SimGlobalAtomic: tokAtom + tokCache + "64 S32 S64 F32 FTZ RN F16x2 BF16x2 F64",
 	sass.SimATOMS:        tokAtom + "CAST SPIN POPC 32 64 S32",
-	sass.SimFRND:         "F64 FLOOR CEIL TRUNC",
+	sass.SimFRND:         "F64 F16 FLOOR CEIL TRUNC",
 	sass.SimBitUnary:     "SH U32",
 	sass.SimMATCH:        "ANY U64",
 	sass.SimVOTE:         "ALL ANY EQ",
@@ -405,10 +408,13 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimSGXT:         "U32 W",
 	sass.SimPLOP3:        "LUT",
 	sass.SimLDC:          tokWidth,
-	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ",
+	sass.SimLane3:        tokCmp + tokLogic + "U32 ACC U8 S8 U16 S16 S32 4A 2A LO HI W SAT BF16_V2 NAN BF FTZ XORSIGN F32 TRUNC NTZ",
 	sass.SimHSETP2:       tokCmp + tokLogic + "H_AND FTZ",
 	sass.SimFCHK:         "DIVIDE",
 	sass.SimTrap:         "TRAP INT",
+	sass.SimGeneric:      tokWidth + tokCache + tokAtom + "S32 S64 F32 FTZ RN F16x2 F64",
+	sass.SimQSPC:         "E G S L",
+	sass.SimB2R:          "RESULT",
 }
 
 var (
@@ -490,6 +496,9 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimHSETP2:       (*decoder).decHSETP2,
 	sass.SimFCHK:         (*decoder).decFCHK,
 	sass.SimTrap:         (*decoder).decTrap,
+	sass.SimGeneric:      (*decoder).decGeneric,
+	sass.SimQSPC:         (*decoder).decQSPC,
+	sass.SimB2R:          (*decoder).decB2R,
 }
 
 // decLane3 decodes the forms that compute one register from up to three
@@ -847,6 +856,9 @@ func (c *decoder) decCall() error {
 	// address in registers): a relative branch.
 	if !has(mods, "REL") || !has(mods, "NOINC") {
 		return bad("CALL: only CALL.REL.NOINC is modelled")
+	}
+	if len(c.a) == 2 {
+		return c.decCallReg()
 	}
 	if err := c.want(sass.KTarget); err != nil {
 		return err
@@ -1402,9 +1414,14 @@ func (c *decoder) decF2FP() error {
 			d.s[2].k = oZero
 		}
 	} else {
-		if !has(mods, "PACK_AB") {
+		// .MERGE_C Rd, Rb, Rc: one value converted into the low half, the
+		// half of Rc named (.H1) or else its low half in the high half
+		// (as the float8 packs' merge; ptxas's corpus only shows Rc = RZ)
+		d.x = has(mods, "MERGE_C")
+		if !has(mods, "PACK_AB") && !d.x {
 			return bad("F2FP.%v", mods)
 		}
+		d.hiMerge = d.x && len(c.a) == 3 && c.a[2].Sel == ".H1"
 		d.op, d.bf, d.relu, d.rnd = xF2FP, has(mods, "BF16"), has(mods, "RELU"), rndOf(mods)
 		if d.rnd != rnEven && d.rnd != rnZero {
 			return bad("F2FP.%v", mods)
@@ -1755,7 +1772,11 @@ func (c *decoder) decBAR() error {
 	d, mods := c.d, c.mods
 	d.op = xBAR
 	d.x = has(mods, "ARV")
-	if !d.x && !has(mods, "SYNC") {
+	if has(mods, "RED") {
+		if err := c.decBARRed(); err != nil {
+			return err
+		}
+	} else if !d.x && !has(mods, "SYNC") {
 		return bad("BAR.%v", mods)
 	}
 	d.n = -1 // thread count: all
@@ -1954,6 +1975,12 @@ func (c *decoder) decFRND() error {
 		return err
 	}
 	d.op, d.wide, d.sub = xFRND, has(mods, "F64"), 0
+	// .F16: the source's low (.H1: high) half, the binary16 result in the
+	// low half with the high half zero (assumed, as MUFU.F16's)
+	d.h16, d.hiMerge = has(mods, "F16"), c.a[1].Sel == ".H1"
+	if d.h16 && (d.wide || c.a[1].Neg || c.a[1].Abs) {
+		return bad("FRND.%v with a negated or absolute source", mods)
+	}
 	for k, m := range []string{"FLOOR", "CEIL", "TRUNC"} {
 		if has(mods, m) {
 			d.sub = uint8(k + 1)

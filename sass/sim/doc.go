@@ -7,7 +7,10 @@ package sim
 //   - Control: guards (@P, @!P; a never-written guard predicate faults in
 //     poison mode), BRA, EXIT (per lane; a warp ends when all its lanes
 //     have), CALL.REL.NOINC (a relative branch: ptxas passes the return
-//     address in registers), RET.REL.NODEC Ra and BRX/BRXU Ra (per-lane
+//     address in registers), CALL.REL.NOINC Ra (a function pointer: the
+//     per-lane target as RET's, Ra an offset in the kernel's section that
+//     ptxas keeps in the kernel's constant bank 2: call.go), RET.REL.NODEC
+//     Ra and BRX/BRXU Ra (per-lane
 //     target: the byte offset Ra + next instruction + the encoded offset;
 //     outside the program is ErrOutOfBounds), NOP, YIELD, MEMBAR, ERRBAR,
 //     CCTL, NANOSLEEP (no effect). FCHK sets its predicate in every lane
@@ -100,7 +103,14 @@ package sim
 //     0), F2F among F16, F32, F64. F2FP.PACK_AB (.BF16, .RELU) rounds to
 //     nearest even, high source to bits 16..31; F2FP float8 (.E4M3/.E5M2,
 //     satfinite) uses tile.F32ToE4M3/E5M2 with tile.Saturate, the merged
-//     half of the third source in bits 16..31. HADD2.F32, HADD2, HMUL2,
+//     half of the third source in bits 16..31; F2FP.MERGE_C Rd, Rb, Rc
+//     converts Rb into the low half and merges Rc's low (.H1: high) half
+//     into the high half (the merge's placement assumed as the float8
+//     packs'; ptxas only shows Rc = RZ). F2IP.U8.F32 Rd, RZ, Rb, RZ
+//     (cvt.rni/rzi.sat.u8.f32): the saturated byte, NaN 0. FRND (.F16:
+//     either half in, the result in the low half, the high half zero).
+//     HMNMX2.XORSIGN: min/max of |a|, |b| with the sign a^b (a NaN's sign
+//     unverified). HADD2.F32, HADD2, HMUL2,
 //     HFMA2(.BF16_V2) round once to nearest even.
 //   - HMMA.16816.F32 (f16 and .BF16) and HMMA.1688.F32 (f16) with PTX's
 //     mma.m16n8k16/m16n8k8 fragment layouts; all 32 lanes must take part.
@@ -117,9 +127,19 @@ package sim
 //     16 bytes) with LDGDEPBAR groups and DEPBAR.LE retiring them, RED and
 //     ATOMG (ADD MIN MAX INC DEC AND OR XOR EXCH CAS on 32/64 bits, ADD on
 //     F32 (FTZ), F16x2, BF16x2, F64) serialised lane by lane under the
-//     Memory's lock. Accesses must be aligned to their width and inside a
-//     region (global) or the CTA's shared bytes. STG.STRONG.* runs under the
-//     Memory's lock too: single-copy atomic against other CTAs.
+//     Memory's lock; ATOMS likewise on shared memory. Accesses must be
+//     aligned to their width and inside a region (global) or the CTA's
+//     shared bytes. STG.STRONG.* runs under the Memory's lock too:
+//     single-copy atomic against other CTAs.
+//   - Generic memory (mem_generic.go): LD, ST and ATOM (.E: 64-bit
+//     addresses) as LDG, STG and ATOMG, except that an address in the
+//     shared window (base c[0x0][0x18], 0x7ffe00000000) is the CTA's shared
+//     memory and one in the local window (base c[0x0][0x20],
+//     0x7fff00000000) the thread's local memory, each window 16 MiB, as
+//     ptxas's cvta code expects; QSPC.E.{G,S,L} (isspacep) tests the
+//     windows. A generic atomic on shared memory is atomic with ATOMS, on
+//     global with ATOMG; one on the local window faults. RED stays global:
+//     ptxas compiles a generic red to ATOM.E with an RZ result.
 //   - LDGSTS visibility: the copy lands at issue but its bytes are in
 //     flight until a DEPBAR (or a wait mask on the LDGDEPBAR's scoreboard)
 //     retires its group; then they are visible to the copying thread, and
@@ -127,6 +147,8 @@ package sim
 //     other LDS/LDSM/STS/LDGSTS access to them is ErrInFlight.
 //   - Barriers: BAR.SYNC b (every live warp of the CTA; exited warps do not
 //     count), BAR.SYNC b, n and BAR.ARV b, n (n threads, counted per warp);
+//     BAR.RED.{POPC,AND,OR} b, [n,] P reduces the arriving lanes' P and
+//     B2R.RESULT reads the warp's last result (barred.go);
 //     a guard that differs across active lanes, or a warp whose lanes are
 //     diverged (not all at this BAR), is ErrDivergent; a round
 //     in which every live warp waits is ErrDeadlock.
@@ -137,9 +159,10 @@ package sim
 //
 // Not modelled (ErrUnsupported when executed): CALL/RET other than
 // .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV other than
-// .32, texture and surface access, shared atomics
-// (ATOMS), BAR.RED, PRMT modes, MATCH.ALL, PLOP3 with register sources,
-// directed rounding of binary64, DSETP.MIN/MAX, FRND, HMMA with f16
+// .32, texture and surface access, ATOMS.ARRIVE (mbarrier), generic
+// accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
+// (f2ip.go), MATCH.ALL, PLOP3 with register sources,
+// directed rounding of binary64, DSETP.MIN/MAX, HMMA with f16
 // accumulators and integer/TF32 MMAs, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain
 // conflicting global accesses of different CTAs are a program race) and

@@ -651,7 +651,13 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			if !lanes(exec, l) {
 				continue
 			}
-			if d.op == xF2FP {
+			if d.op == xF2FP && d.x { // MERGE_C
+				m := b[l] & 0xffff
+				if d.hiMerge {
+					m = b[l] >> 16
+				}
+				dr[l] = m<<16 | f2fp(a[l], a[l], d.bf, d.relu, d.rnd)&0xffff
+			} else if d.op == xF2FP {
 				dr[l] = f2fp(a[l], b[l], d.bf, d.relu, d.rnd)
 			} else {
 				dr[l] = f2fp8(a[l], b[l], cc[l], d.wide, d.hiMerge)
@@ -857,6 +863,9 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		if d.x && count < 0 {
 			return c.fault(w, d, l0, ErrUnsupported, "BAR.ARV without a thread count")
 		}
+		if err := c.barRedArrive(w, d, id, exec); err != nil {
+			return err
+		}
 		w.barPC = d.idx
 		c.arrive(w, id, count, !d.x)
 	case xSHFL:
@@ -952,6 +961,10 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.setPred(d.pd[0], lop3(d.sub, w.pred(d.ps[0]), w.pred(d.ps[1]), w.pred(d.ps[2])), exec)
 	case xLDC:
 		return c.ldc(w, d, exec)
+	case xQSPC:
+		c.qspc(w, d, exec)
+	case xB2R:
+		return c.b2r(w, d, exec)
 	default:
 		return c.fault(w, d, firstLane(exec), ErrUnsupported, "opcode %d", d.op)
 	}
@@ -1132,7 +1145,9 @@ func (c *cta) ldst(w *warp, d *dinst, exec uint32) error {
 		}
 		var b []byte
 		var err error
-		if global {
+		if d.gen {
+			b, err = c.genericAt(w, d, l, w.gaddr(&d.mem, l), n, !load)
+		} else if global {
 			b, err = c.globalAt(w, d, l, w.gaddr(&d.mem, l), n)
 		} else if local {
 			b, err = c.localAt(w, d, l, w.saddr(&d.mem, l), n)
@@ -1404,7 +1419,9 @@ func (c *cta) atomic(w *warp, d *dinst, exec uint32) error {
 		}
 		var b []byte
 		var err error
-		if d.shm {
+		if d.gen {
+			b, err = c.genericAtomicAt(w, d, l, w.gaddr(&d.mem, l), n)
+		} else if d.shm {
 			b, err = c.sharedAt(w, d, l, w.saddr(&d.mem, l), n, true)
 		} else {
 			b, err = c.globalAt(w, d, l, w.gaddr(&d.mem, l), n)

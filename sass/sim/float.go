@@ -662,8 +662,8 @@ func dcmp(code uint8, x, y float64) bool {
 // CEIL, TRUNC (IEEE roundToIntegral: exact, the sign of zero kept).
 var frndOps = [4]func(float64) float64{math.RoundToEven, math.Floor, math.Ceil, math.Trunc}
 
-// frnd is FRND on binary32 or (wide) binary64 values; a NaN gives the
-// simulator's NaN of the width.
+// frnd is FRND on binary16 (h16), binary32 or (wide) binary64 values; a
+// NaN gives the simulator's NaN of the width.
 func frnd(w *warp, d *dinst, exec uint32) {
 	f := frndOps[d.sub&3]
 	lo := w.dst(d.d)
@@ -682,6 +682,14 @@ func frnd(w *warp, d *dinst, exec uint32) {
 			continue
 		}
 		x := w.src(&d.s[0], 0)[l]
+		if d.h16 {
+			h := uint16(x)
+			if d.hiMerge {
+				h = uint16(x >> 16)
+			}
+			lo[l] = uint32(toHalf(f(h16(h)), 0, false)) // exact: an integral binary16 value, or NaN's 0x7fff
+			continue
+		}
 		b := math.Float32bits(float32(f(float64(math.Float32frombits(x)))))
 		if isNaN32(x) {
 			b = nanF32

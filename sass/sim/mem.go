@@ -32,11 +32,15 @@ type memRegion struct {
 func NewMemory() *Memory { return &Memory{next: 0x7f0000000000} }
 
 // Map makes data the region name at address base (any address but 0; the
-// region may not overlap another). The simulator reads and writes data in
-// place.
+// region may not overlap another, nor the generic address space's shared
+// and local windows at 0x7ffe00000000 and 0x7fff00000000, 16 MiB each).
+// The simulator reads and writes data in place.
 func (m *Memory) Map(name string, base uint64, data []byte) error {
 	if len(data) == 0 || base == 0 || base+uint64(len(data)) < base {
 		return fmt.Errorf("%w: region %q at %#x, %d bytes", ErrConfig, name, base, len(data))
+	}
+	if windowsOverlap(base, base+uint64(len(data))) {
+		return fmt.Errorf("%w: region %q at %#x, %d bytes, overlaps the generic shared or local window", ErrConfig, name, base, len(data))
 	}
 	r := &memRegion{name: name, base: base, end: base + uint64(len(data)), data: data}
 	m.mu.Lock()

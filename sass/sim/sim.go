@@ -41,8 +41,10 @@ type Config struct {
 	SharedBytes int
 	// Params are the kernel's parameter bytes, placed in constant bank 0
 	// from 0x160. Bank 0 also holds the block dimensions at 0x0, 0x4, 0x8,
-	// the grid dimensions at 0xc, 0x10, 0x14, a stack pointer at 0x28 and
-	// the global memory descriptor (64 bits) at 0x118, as ptxas expects.
+	// the grid dimensions at 0xc, 0x10, 0x14, the generic address
+	// space's shared and local window bases (64 bits) at 0x18 and 0x20, a
+	// stack pointer at 0x28 and the global memory descriptor (64 bits) at
+	// 0x118, as ptxas expects.
 	Params []byte
 	// Banks holds constant banks other than 0, if the program reads them.
 	Banks map[uint8][]byte
@@ -175,6 +177,8 @@ func (s *Simulator) Launch(cfg Config) (Stats, error) {
 		binary.LittleEndian.PutUint32(b0[4*i:], uint32(l.block[i]))
 		binary.LittleEndian.PutUint32(b0[0xc+4*i:], uint32(l.grid[i]))
 	}
+	binary.LittleEndian.PutUint64(b0[0x18:], sharedWindow)
+	binary.LittleEndian.PutUint64(b0[0x20:], localWindow)
 	binary.LittleEndian.PutUint32(b0[0x28:], 0xfffc00)
 	binary.LittleEndian.PutUint64(b0[0x118:], 0x000000ff00000000)
 	copy(b0[0x160:], cfg.Params)
@@ -266,11 +270,15 @@ type warp struct {
 	loc    [32][]byte // each lane's local memory window, allocated on first use
 	state  uint8
 	barPC  int
-	sb     [7]int32
-	tid    [3][32]uint32
-	scr    [4][32]uint32
-	mc     memCache
-	unmark uint32
+	// barRes is the result of the warp's last completed BAR.RED
+	// (barResSet: there was one), read by B2R.RESULT.
+	barRes    uint32
+	barResSet bool
+	sb        [7]int32
+	tid       [3][32]uint32
+	scr       [4][32]uint32
+	mc        memCache
+	unmark    uint32
 
 	open    []int32   // LDGSTS copies of the open group
 	groups  [][]int32 // committed groups in flight, oldest first
@@ -289,6 +297,7 @@ type barrier struct {
 	expected int // warps; -1: every live warp
 	waiting  []*warp
 	arrivers []*warp
+	red      barRed // BAR.RED's reduction (barred.go)
 }
 
 type asyncRec struct {
@@ -364,6 +373,7 @@ func (c *cta) run(i int64) error {
 			}
 		}
 		w.sb = [7]int32{}
+		w.barRes, w.barResSet = 0, false
 		w.open, w.groups, w.landed, w.asyncSB = nil, nil, nil, 0
 	}
 	for {
@@ -465,7 +475,8 @@ func (c *cta) checkBarrier(b int) {
 	for _, w := range bb.arrivers {
 		c.publish(w)
 	}
-	bb.arrived, bb.waiting, bb.arrivers = 0, nil, nil
+	c.barRedDone(bb)
+	bb.arrived, bb.waiting, bb.arrivers, bb.red = 0, nil, nil, barRed{}
 }
 
 // publish makes the retired LDGSTS copies of w visible to every thread.

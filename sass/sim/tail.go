@@ -17,7 +17,7 @@ import (
 // tailLane3 reports whether in is one of the forms lane3Of decodes.
 func tailLane3(in sass.Inst) bool {
 	switch in.Op {
-	case "VABSDIFF", "VABSDIFF4", "IDP", "BMSK", "I2I":
+	case "VABSDIFF", "VABSDIFF4", "IDP", "BMSK", "I2I", "F2IP":
 		return true
 	case "PRMT":
 		return len(in.Mods) != 0
@@ -78,6 +78,8 @@ func halfSrc(o sass.Operand) func(uint32) uint32 {
 func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 	m, a := in.Mods, in.Args
 	switch in.Op {
+	case "F2IP":
+		return f2ipLane3(in) // f2ip.go
 	case "VABSDIFF":
 		if len(a) != 4 {
 			return nil, 0, bad("VABSDIFF with a predicate result")
@@ -184,7 +186,7 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 		return func(x, y, z uint32) uint32 { return hop2m(op, t0(x), t1(y), t2(z), bf, hm) }, n, nil
 	case "HMNMX2":
 		for _, x := range m {
-			if x != "BF16_V2" && x != "NAN" {
+			if x != "BF16_V2" && x != "NAN" && x != "XORSIGN" {
 				return nil, 0, bad("HMNMX2.%v", m)
 			}
 		}
@@ -192,12 +194,25 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 			return nil, 0, bad("HMNMX2 operands")
 		}
 		bf, nan, isMin := has(m, "BF16_V2"), has(m, "NAN"), !a[3].Not
+		// .XORSIGN (PTX min/max.xorsign.abs, which ptxas prints with |Ra|,
+		// |Rb|): the min/max of the magnitudes, its sign the exclusive or of
+		// the registers' own signs; a canonical NaN result keeps its sign
+		// (assumed: PTX leaves a NaN's sign unspecified)
+		xorsign := has(m, "XORSIGN")
+		if xorsign && (!a[1].Abs || !a[2].Abs || a[1].Neg || a[2].Neg || a[1].Sel != "" || a[2].Sel != "") {
+			return nil, 0, bad("HMNMX2.XORSIGN without |Ra|, |Rb|")
+		}
 		ta, tb := halfSrc(a[1]), halfSrc(a[2])
 		return func(x, y, _ uint32) uint32 {
+			sign := (x ^ y) & 0x80008000
 			x, y = ta(x), tb(y)
 			var d uint32
 			for k := 0; k < 32; k += 16 {
-				d |= uint32(hmnmx(uint16(x>>k), uint16(y>>k), bf, nan, isMin)) << k
+				h := hmnmx(uint16(x>>k), uint16(y>>k), bf, nan, isMin)
+				if xorsign && h != nanF16 {
+					h |= uint16(sign >> k)
+				}
+				d |= uint32(h) << k
 			}
 			return d
 		}, 2, nil
