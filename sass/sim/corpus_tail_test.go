@@ -1321,7 +1321,7 @@ func simPtxasTailMmas(t *testing.T, sm int) {
 		}
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(8*n+8), 0)
-		launchCorpus(t, "tail_mem", "mmas", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		launchCorpus(t, "tail_mem", "mmas", sm, Config{Block: [3]int{n}, SharedBytes: 4 * 512, Memory: m, Params: params(ax, ao), Poison: true})
 		out := simWords(m.Bytes("out"))
 		for w := 0; w < n; w += 32 {
 			var a, cs [32][]uint32
