@@ -192,8 +192,8 @@ type dinst struct {
 	wait     uint8
 	wsb, rsb int8 // scoreboard index, -1 none
 
-	pred, zfill bool  // LDGSTS with a predicate (ps[0]), .ZFILL (mma.go)
-	sbset       uint8 // DEPBAR's scoreboard set
+	pred, zfill bool     // LDGSTS with a predicate (ps[0]), .ZFILL (mma.go)
+	sbset       uint8    // DEPBAR's scoreboard set
 	mma         *mmaForm // xMMA's shape and types (mma_tc.go)
 
 	reads  []span
