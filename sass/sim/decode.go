@@ -192,9 +192,10 @@ type dinst struct {
 	wait     uint8
 	wsb, rsb int8 // scoreboard index, -1 none
 
-	pred, zfill bool     // LDGSTS with a predicate (ps[0]), .ZFILL (mma.go)
-	sbset       uint8    // DEPBAR's scoreboard set
-	mma         *mmaForm // xMMA's shape and types (mma_tc.go)
+	pred, zfill bool  // LDGSTS with a predicate (ps[0]), .ZFILL (mma.go)
+	sbset       uint8 // DEPBAR's scoreboard set
+
+	mma *mmaForm // xMMA's shape and types (mma_tc.go)
 
 	reads  []span
 	writes []span
