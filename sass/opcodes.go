@@ -1037,6 +1037,10 @@ var opcodes = []opcode{
 			`237 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
 		},
 		regs: []regRule{
+			// m16n8k32 on 4-bit elements (ptxas: IMMA.16832.S4.S4 for
+			// mma.m16n8k32 .s4) has A two registers and B one
+			{mods: "16832 S4", regs: []uint8{4, 2, 1, 4}},
+			{mods: "16832 U4", regs: []uint8{4, 2, 1, 4}},
 			{mods: "16832", regs: []uint8{4, 4, 2, 4}},
 			{mods: "16864", regs: []uint8{4, 4, 2, 4}},
 			{mods: "16816", regs: []uint8{4, 2, 1, 4}},

@@ -6,10 +6,14 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/x448/float16"
+
+	"github.com/tcrt-go/tcrt/sass"
 )
 
 // Tests of the tensor-core instructions (mma_tc.go) against references
@@ -166,6 +170,8 @@ func tcCases() []tcCase {
 		im("IMMA.8816.S8.S8.SAT R16, R4.ROW, R8.COL, R12", 8, 16, "s8", "s8", true),
 		im("IMMA.16864.S4.S4 R16, R4.ROW, R8.COL, R12", 16, 64, "s4", "s4", false),
 		im("IMMA.16864.U4.S4.SAT R16, R4.ROW, R8.COL, R12", 16, 64, "u4", "s4", true),
+		im("IMMA.16832.S4.S4 R16, R4.ROW, R8.COL, R12", 16, 32, "s4", "s4", false),
+		im("IMMA.16832.U4.S4.SAT R16, R4.ROW, R8.COL, R12", 16, 32, "u4", "s4", true),
 		im("IMMA.8832.U4.U4 R16, R4.ROW, R8.COL, R12", 8, 32, "u4", "u4", false),
 		im("IMMA.8832.S4.U4.SAT R16, R4.ROW, R8.COL, R12", 8, 32, "s4", "u4", true),
 		bm("BMMA.168256.AND.POPC R16, R4.ROW, R8.COL, R12", 16, 256, false),
@@ -615,6 +621,48 @@ func TestSimMOVM(t *testing.T) {
 			if out[24*l] != want || out[24*l+1] != in[24*l+13] {
 				t.Fatalf("lane %d: %#x (R17 %#x), want %#x", l, out[24*l], out[24*l+1], want)
 			}
+		}
+	}
+}
+
+// TestSimTensorCoreDeps checks that the registers the simulator reads and
+// writes for each form are those the opcode table's register counts give
+// the schedule tools (sass.DepsOf).
+func TestSimTensorCoreDeps(t *testing.T) {
+	for _, c := range append(tcCases(), tcCase{text: "MOVM.16.MT88 R16, R4"}) {
+		in, err := sass.ParseInst(c.text+" ;", 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		deps, err := sass.DepsOf(in)
+		if err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		var d dinst
+		if err := decodeInst(&d, in, 1); err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		regs := func(sp []span) map[sass.Loc]bool {
+			m := map[sass.Loc]bool{}
+			for _, s := range sp {
+				for k := 0; s.kind == 0 && k < int(s.cnt); k++ {
+					m[sass.RegLoc(sass.Reg(int(s.n)+k))] = true
+				}
+			}
+			return m
+		}
+		locs := func(l []sass.Loc) map[sass.Loc]bool {
+			m := map[sass.Loc]bool{}
+			for _, x := range l {
+				m[x] = true
+			}
+			return m
+		}
+		if got, want := regs(d.reads), locs(deps.Reads); !maps.Equal(got, want) {
+			t.Errorf("%s: simulator reads %v, DepsOf %v", c.text, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+		}
+		if got, want := regs(d.writes), locs(deps.Writes); !maps.Equal(got, want) {
+			t.Errorf("%s: simulator writes %v, DepsOf %v", c.text, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		}
 	}
 }
