@@ -3,10 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"math/bits"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
