@@ -108,7 +108,13 @@ func (c *tcCase) nA() int {
 func (c *tcCase) nB() int { return 8 * c.k / 32 }
 func (c *tcCase) nC() int { return c.m * 8 / 32 }
 func (c *tcCase) accBits() int {
-	return map[string]int{"f32": 32, "s32": 32, "f16": 16, "f64": 64}[c.acc]
+	switch c.acc {
+	case "f16":
+		return 16
+	case "f64":
+		return 64
+	}
+	return 32
 }
 
 // tcCases are every form the corpus has and the other PTX shapes of each
@@ -255,9 +261,20 @@ func randElem(r *rand.Rand, ty string, exact bool) uint64 {
 		}
 		return uint64(r.Uint32())
 	}
-	bitsOf := map[string]int{"s8": 8, "u8": 8, "s4": 4, "u4": 4, "b1": 1}[ty]
-	return r.Uint64() & (1<<bitsOf - 1)
+	w := 1 // b1
+	switch ty {
+	case "s8", "u8":
+		w = 8
+	case "s4", "u4":
+		w = 4
+	}
+	return r.Uint64() & (1<<w - 1)
 }
+
+// tcOne is the bits of 1 in each element type (tf32 with low bits the
+// tensor core drops).
+var tcOne = map[string]uint64{"f16": 0x3c00, "bf16": 0x3f80, "tf32": 0x3f800000 | 0x1abc, "f64": math.Float64bits(1),
+	"s8": 1, "u8": 1, "s4": 1, "u4": 1, "b1": 1}
 
 // tcSparseNibbles are the valid 2:4 index pairs (i0 < i1).
 var tcSparseNibbles = []uint32{0x4, 0x8, 0xc, 0x9, 0xd, 0xe}
@@ -268,7 +285,7 @@ var tcSparseNibbles = []uint32{0x4, 0x8, 0xc, 0x9, 0xd, 0xe}
 // random): p = 0..k-1 puts a 1 at every position.
 func (c *tcCase) fill(r *rand.Rand, exact bool, onehotA, onehotB int) *tcMats {
 	x := &tcMats{}
-	one := map[string]uint64{"f16": 0x3c00, "bf16": 0x3f80, "tf32": 0x3f800000 | 0x1abc, "f64": math.Float64bits(1)}
+	one := tcOne[c.ta]
 	set := func(ty string, bitsv uint64) (uint64, float64) { return bitsv, elemVal(bitsv, ty) }
 	for i := 0; i < c.m; i++ {
 		// sparse rows: two kept columns in each chunk of four
@@ -291,10 +308,7 @@ func (c *tcCase) fill(r *rand.Rand, exact bool, onehotA, onehotB int) *tcMats {
 			if onehotA >= 0 || onehotB >= 0 {
 				b = 0
 				if onehotA >= 0 && c.oneCol(onehotA, i) == k {
-					b = 1
-					if o, ok := one[c.ta]; ok {
-						b = o
-					}
+					b = one
 				} else if onehotB >= 0 {
 					b = randElem(r, c.ta, exact)
 				}
@@ -308,10 +322,7 @@ func (c *tcCase) fill(r *rand.Rand, exact bool, onehotA, onehotB int) *tcMats {
 			if onehotB >= 0 {
 				b = 0
 				if c.oneCol(onehotB, j) == k {
-					b = 1
-					if o, ok := one[c.tb]; ok {
-						b = o
-					}
+					b = one
 				}
 			}
 			x.Bb[k][j], x.B[k][j] = set(c.tb, b)
@@ -477,6 +488,9 @@ func (c *tcCase) want(x *tcMats, row, col int) uint64 {
 	return uint64(math.Float32bits(float32(bigRoundFmt(s, 23, -126))))
 }
 
+// tcProgs caches the harness programs by instruction text.
+var tcProgs = map[string]sass.Program{}
+
 // run launches the case on x and checks every D element and the untouched
 // D registers.
 func (c *tcCase) run(t *testing.T, x *tcMats, what string) {
@@ -484,7 +498,12 @@ func (c *tcCase) run(t *testing.T, x *tcMats, what string) {
 	in := c.pack(x)
 	m := NewMemory()
 	ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", poisonWords(24*32), 0)
-	if _, err := Launch(asm(t, fmt.Sprintf(tcHarness, c.text)), Config{StrictScoreboards: true, Block: [3]int{32}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+	p, ok := tcProgs[c.text]
+	if !ok {
+		p = asm(t, fmt.Sprintf(tcHarness, c.text))
+		tcProgs[c.text] = p
+	}
+	if _, err := Launch(p, Config{StrictScoreboards: true, Block: [3]int{32}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
 		t.Fatalf("%s %s: %v", c.text, what, err)
 	}
 	out := simWords(m.Bytes("out"))
