@@ -1032,18 +1032,22 @@ var opcodes = []opcode{
 			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
 		},
 	},
-	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimNone, noReuse: true,
+	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimIMMA, noReuse: true,
 		forms: []string{
 			`237 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
 		},
 		regs: []regRule{
+			// m16n8k32 on 4-bit elements (ptxas: IMMA.16832.S4.S4 for
+			// mma.m16n8k32 .s4) has A two registers and B one
+			{mods: "16832 S4", regs: []uint8{4, 2, 1, 4}},
+			{mods: "16832 U4", regs: []uint8{4, 2, 1, 4}},
 			{mods: "16832", regs: []uint8{4, 4, 2, 4}},
 			{mods: "16864", regs: []uint8{4, 4, 2, 4}},
 			{mods: "16816", regs: []uint8{4, 2, 1, 4}},
 			{regs: []uint8{2, 1, 1, 2}},
 		},
 	},
-	{op: "BMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimNone, noReuse: true,
+	{op: "BMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimBMMA, noReuse: true,
 		forms: []string{
 			`23d 75:2{0=88128,2=168256} 77:2{0=XOR,2=AND} 80:1{?,POPC} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
 		},
@@ -1052,7 +1056,7 @@ var opcodes = []opcode{
 			{regs: []uint8{2, 1, 1, 2}},
 		},
 	},
-	{op: "DMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimNone, noReuse: true,
+	{op: "DMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimDMMA, noReuse: true,
 		forms: []string{
 			`23f 0:0{884} =76:1:0 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@32, R@64-75|74`,
 		},
@@ -1060,7 +1064,7 @@ var opcodes = []opcode{
 			{regs: []uint8{4, 2, 2, 4}},
 		},
 	},
-	{op: "MOVM", class: ClassShared, late: true, queue: QueueLDSM, sim: SimNone, noReuse: true,
+	{op: "MOVM", class: ClassShared, late: true, queue: QueueLDSM, sim: SimMOVM, noReuse: true,
 		forms: []string{
 			// MOVM (movmatrix): 78:2 the shape
 			`23a 78:2{16.MT88,16.M832,16.M864} | >R@16, R@24`,
@@ -1151,6 +1155,10 @@ const (
 	SimF2F                       // F2F
 	SimHalf                      // HADD2, HMUL2, HFMA2
 	SimHMMA                      // HMMA
+	SimIMMA                      // IMMA
+	SimBMMA                      // BMMA
+	SimDMMA                      // DMMA
+	SimMOVM                      // MOVM
 	SimBMOV                      // BMOV
 	SimLoad                      // LDG, LDS, LDL
 	SimStore                     // STG, STS, STL

@@ -11,10 +11,10 @@ import (
 	"github.com/tcrt-go/tcrt/sass/internal/corpus"
 )
 
-// Corpus kernels whose MMA or loop forms the decoder does not model yet
-// (mma_tf32, mma_f16acc, mma_s8, flash_attn): they skip at the first such
-// word, naming it. Their Go references follow the PTX ISA's fragment
-// layouts and have not been run against the simulator or hardware.
+// The gemm corpus's tensor-core kernels (mma_tf32, mma_f16acc, mma_s8)
+// and flash_attn, against Go references that follow the PTX ISA's
+// fragment layouts; they agree with the simulator (mma_tc.go), not yet
+// checked on hardware.
 
 // exactVal is a random k/8, |k| <= 8: binary16, bf16 and tf32 hold it,
 // and products and short sums of such values are exact in binary32 (and

@@ -1326,7 +1326,7 @@ func simPtxasTailMmas(t *testing.T, sm int) {
 		}
 		m := NewMemory()
 		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(8*n+8), 0)
-		launchCorpus(t, "tail_mem", "mmas", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao), Poison: true})
+		launchCorpus(t, "tail_mem", "mmas", sm, Config{Block: [3]int{n}, SharedBytes: 4 * 512, Memory: m, Params: params(ax, ao), Poison: true})
 		out := simWords(m.Bytes("out"))
 		for w := 0; w < n; w += 32 {
 			var a, cs [32][]uint32
@@ -1416,8 +1416,8 @@ func simPtxasTailMmas(t *testing.T, sm int) {
 // (nibbles 0x4, 0x8, 0x9, 0xc, 0xd, 0xe); every half the mmas read is a
 // finite f16 and bf16. The compressed A fragments follow the dense
 // layouts of half the K; the metadata layout is written from the PTX
-// ISA as understood here, not yet checked against the simulator or
-// hardware: for m16n8k16 the selected thread of quad g holds rows g
+// ISA as understood here (the simulator, mma_tc.go sparseCol, reads it
+// the same way; neither is checked on hardware): for m16n8k16 the selected thread of quad g holds rows g
 // (bits 0..15) and g+8 (bits 16..31), two bits per kept element; for
 // m16n8k32 threads 0 and 1 of quad g hold K columns 0..15 and 16..31 of
 // rows g and g+8 in the same way. The kernel returns the f32 sum of the

@@ -51,7 +51,8 @@ const (
 	xF2F
 	xHADD2F32
 	xHOP2
-	xHMMA
+	xMMA  // HMMA, IMMA, BMMA, DMMA (mma_tc.go)
+	xMOVM // MOVM (mma_tc.go)
 	xLDG
 	xSTG
 	xLDS
@@ -196,6 +197,8 @@ type dinst struct {
 
 	pred, zfill bool  // LDGSTS with a predicate (ps[0]), .ZFILL (mma.go)
 	sbset       uint8 // DEPBAR's scoreboard set
+
+	mma *mmaForm // xMMA's shape and types (mma_tc.go)
 
 	reads  []span
 	writes []span
@@ -389,7 +392,11 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimF2I:          "FLOOR CEIL TRUNC FTZ NTZ F16 F64 U8 S8 U16 S16 U32 S64 U64",
 	sass.SimF2F:          tokRnd + "F16 BF16 F32 F64",
 	sass.SimHalf:         "BF16_V2 F32 FTZ SAT RELU",
-	sass.SimHMMA:         "16816 1688 F32 BF16",
+	sass.SimHMMA:         "16816 1688 1684 16832 F32 F16 BF16 TF32 SP",
+	sass.SimIMMA:         "8816 8832 16816 16832 16864 U8 S8 U4 S4 SAT",
+	sass.SimBMMA:         "88128 168256 AND XOR POPC",
+	sass.SimDMMA:         "884 " + tokRnd,
+	sass.SimMOVM:         "16 MT88",
 	sass.SimBMOV:         "32 CLEAR",
 	sass.SimLoad:         tokWidth + tokCache,
 	sass.SimStore:        tokWidth + tokCache,
@@ -473,6 +480,10 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimF2F:          (*decoder).decF2F,
 	sass.SimHalf:         (*decoder).decHalf,
 	sass.SimHMMA:         (*decoder).decHMMA,
+	sass.SimIMMA:         (*decoder).decIMMA,
+	sass.SimBMMA:         (*decoder).decBMMA,
+	sass.SimDMMA:         (*decoder).decDMMA,
+	sass.SimMOVM:         (*decoder).decMOVM,
 	sass.SimBMOV:         (*decoder).decBMOV,
 	sass.SimLoad:         (*decoder).decLoad,
 	sass.SimStore:        (*decoder).decStore,
@@ -1598,43 +1609,6 @@ func (c *decoder) decHalf() error {
 		}
 	}
 	return c.dst(c.a[0], 1)
-}
-
-// decHMMA decodes HMMA.
-func (c *decoder) decHMMA() error {
-	d, mods := c.d, c.mods
-	if err := c.want(sass.KReg, sass.KReg, sass.KReg, sass.KReg); err != nil {
-		return err
-	}
-	if !has(mods, "F32") {
-		return bad("HMMA without .F32 accumulate")
-	}
-	for _, m := range mods {
-		if m != "16816" && m != "1688" && m != "F32" && m != "BF16" {
-			return bad("HMMA.%s not modelled", m) // TF32, sparse (SP), other shapes
-		}
-	}
-	d.op, d.bf = xHMMA, has(mods, "BF16")
-	na, nb := 4, 2
-	d.n = 16
-	if has(mods, "1688") {
-		na, nb, d.n = 2, 1, 8
-		if d.bf {
-			return bad("HMMA.1688.F32.BF16")
-		}
-	} else if !has(mods, "16816") {
-		return bad("HMMA shape %v", mods)
-	}
-	for k, cnt := range []int{na, nb, 4} {
-		if c.a[k+1].N == 255 {
-			d.s[k].k = oZero
-			continue
-		}
-		if err := c.src(c.a[k+1], k, cnt); err != nil {
-			return err
-		}
-	}
-	return c.dst(c.a[0], 4)
 }
 
 // decBMOV decodes BMOV.

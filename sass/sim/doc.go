@@ -112,11 +112,20 @@ package sim
 //     HMNMX2.XORSIGN: min/max of |a|, |b| with the sign a^b (a NaN's sign
 //     unverified). HADD2.F32, HADD2, HMUL2,
 //     HFMA2(.BF16_V2) round once to nearest even.
-//   - HMMA.16816.F32 (f16 and .BF16) and HMMA.1688.F32 (f16) with PTX's
-//     mma.m16n8k16/m16n8k8 fragment layouts; all 32 lanes must take part.
-//     Each output is the binary64 sum, in k order, of C and the products,
-//     rounded once to binary32 -- the tensor core's internal rounding may
-//     differ in the last bits (documented approximation).
+//   - Tensor cores (mma_tc.go), all 32 lanes taking part, with one
+//     description of PTX's mma fragment layouts for every shape: HMMA
+//     .16816/.1688 (f16, .BF16; .F32 or .F16 accumulators), .1688/.1684
+//     .TF32 (the top 19 bits of each f32 register: truncation), HMMA.SP
+//     .16816/.16832 (2:4 sparse A, metadata register and selector;
+//     metadata nibbles that repeat an index fault ErrUnsupported); each
+//     HMMA output is the binary64 sum, in k order, of C and the products,
+//     rounded once to binary32 or binary16 -- the tensor core's aligned
+//     fixed-width adder may differ in the last bits (documented
+//     approximation). IMMA (8816, 8832, 16816, 16832, 16864; S8/U8/S4/U4,
+//     .SAT) and BMMA (88128, 168256; AND/XOR.POPC) exactly, wrapping or
+//     clamping to int32. DMMA.884: an IEEE binary64 fma chain in k order
+//     from C, in the instruction's rounding direction. MOVM.16.MT88
+//     (movmatrix.trans).
 //   - Memory: LDG/STG (U8, S8, U16, S16, 32, 64, 128 bits; addresses are
 //     64-bit register pairs, the descriptor ignored), LDL/STL (a 16 KiB
 //     window per thread below 0x1000000, the stack pointer c[0x0][0x28]
@@ -161,9 +170,8 @@ package sim
 // .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV other than
 // .32, texture and surface access, ATOMS.ARRIVE (mbarrier), generic
 // accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
-// (f2ip.go), MATCH.ALL, PLOP3 with register sources,
-// directed rounding of binary64, DSETP.MIN/MAX, HMMA with f16
-// accumulators and integer/TF32 MMAs, instruction timing, memory
+// (f2ip.go), MATCH.ALL, PLOP3 with register sources, MOVM shapes other
+// than .16.MT88, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain
 // conflicting global accesses of different CTAs are a program race) and
 // shared-memory races between warps (warps run one at a time between

@@ -801,8 +801,10 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 				dr[l] = hop2m(int(d.sub), a[l], b[l], cc[l], d.bf, halfMods{d.ftz, d.sat, d.relu})
 			}
 		}
-	case xHMMA:
-		return c.hmma(w, d, exec)
+	case xMMA:
+		return c.mma(w, d, exec)
+	case xMOVM:
+		return c.movm(w, d, exec)
 	case xLDG, xSTG, xLDS, xSTS, xLDL, xSTL:
 		return c.ldst(w, d, exec)
 	case xLDSM:
@@ -1334,58 +1336,6 @@ func (c *cta) shfl(w *warp, d *dinst, exec uint32) {
 	if c.l.cfg.Poison && d.d != 255 {
 		w.unmark = undef
 	}
-}
-
-// hmma is HMMA.16816.F32 (and .1688.F32) with PTX mma.m16n8k16 (m16n8k8)
-// fragment layouts: with g = lane/4 and t = lane%4, A's register i holds
-// row g (i even) or g+8 (i odd), columns 2t, 2t+1 (+8 for i >= 2); B's
-// register i holds rows 2t, 2t+1 (+8 for i = 1), column g; C and D hold
-// rows g (registers 0, 1) and g+8 (2, 3), columns 2t + (i&1).  Each
-// output is the binary64 sum of C and the products in k order, rounded
-// once to binary32 -- the hardware's internal rounding differs in the
-// last bits for some inputs (documented approximation).
-func (c *cta) hmma(w *warp, d *dinst, exec uint32) error {
-	if exec != 0xffffffff {
-		return c.fault(w, d, firstLane(^exec), ErrDivergent, "HMMA needs all 32 lanes (active %#08x)", exec)
-	}
-	K := d.n
-	var A [16][16]float64
-	var B [16][8]float64
-	var C [16][8]float64
-	for l := 0; l < 32; l++ {
-		g, t := l/4, l%4
-		for i := 0; i < K/4; i++ {
-			v := w.srcK(&d.s[0], 0, i)[l]
-			row := g + 8*(i&1)
-			col := 2*t + 8*(i>>1)
-			A[row][col] = half(uint16(v), d.bf)
-			A[row][col+1] = half(uint16(v>>16), d.bf)
-		}
-		for i := 0; i < K/8; i++ {
-			v := w.srcK(&d.s[1], 1, i)[l]
-			B[2*t+8*i][g] = half(uint16(v), d.bf)
-			B[2*t+8*i+1][g] = half(uint16(v>>16), d.bf)
-		}
-		for i := 0; i < 4; i++ {
-			C[g+8*(i>>1)][2*t+i&1] = f32(w.srcK(&d.s[2], 2, i)[l])
-		}
-	}
-	var out [4][32]uint32
-	for l := 0; l < 32; l++ {
-		g, t := l/4, l%4
-		for i := 0; i < 4; i++ {
-			row, col := g+8*(i>>1), 2*t+i&1
-			acc := C[row][col]
-			for k := 0; k < K; k++ {
-				acc += A[row][k] * B[k][col]
-			}
-			out[i][l] = fround(acc, 0, rnEven)
-		}
-	}
-	for i := 0; i < 4; i++ {
-		*w.dstK(d.d, i) = out[i]
-	}
-	return nil
 }
 
 // atomic is RED and ATOMG, lane by lane in lane order under the memory's
