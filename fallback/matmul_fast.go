@@ -94,6 +94,10 @@ type converters struct {
 type variant struct {
 	MatMulVariant
 	kernel kernelFunc
+	// edge, when not nil, holds at edge[mr] (0 < mr < MR) the kernel for
+	// the first mr rows of the A panels: the last rows of a block cost
+	// FMAs in proportion to their number, and are stored straight to D.
+	edge []kernelFunc
 	// kernelPackB, when not nil, is kernel reading each k step of B from
 	// f32 rows lds bytes apart (from src on) and storing it to the
 	// panel b as it multiplies it: the first tile of each panel packs it
@@ -160,6 +164,7 @@ type job struct {
 	beta    bool // beta·C is added
 	mItems  int  // work items per batch along M (see itemRange)
 	nItems  int  // and along N
+	mUnit   int  // the unit of rows of the M split (see rowUnit)
 	items   int
 	next    atomic.Int64
 	numKBlk int // K blocks
@@ -183,7 +188,7 @@ func (v *variant) matMul(a *MatMulArgs) {
 	if a.M <= 0 || a.N <= 0 || a.Batch <= 0 {
 		return
 	}
-	j := &job{a: a, v: v, blk: v.blocking()}
+	j := &job{a: a, v: v, blk: v.blocking(), mUnit: v.rowUnit()}
 	j.beta = a.Beta != 0 && a.C != nil
 	j.alpha = 1
 	if v.BF16Pairs {
@@ -292,6 +297,23 @@ func (j *job) split(threads int) {
 	j.items = a.Batch * j.mItems * j.nItems
 }
 
+// edgeRows is the unit of the M split of a variant with edge kernels:
+// rows cut finer than MR let the workers' shares differ by a few rows
+// rather than by a tile of MR (512 rows in two: 256 each, rather than 252
+// and 260 computed as 266), and from 4 rows up an edge kernel keeps both
+// FMA pipes busy (4·2 accumulators cover the FMA latency), so the edge
+// tile each share then has costs about its rows' share of a full tile.
+const edgeRows = 4
+
+// rowUnit returns the unit of the M split: MR, or edgeRows for a variant
+// with edge kernels.
+func (v *variant) rowUnit() int {
+	if v.edge != nil && v.MR > edgeRows {
+		return edgeRows
+	}
+	return v.MR
+}
+
 // itemRange returns the range [lo, hi) of item i of parts covering n in
 // steps of unit: the units are shared out as evenly as they go.
 func itemRange(i, parts, n, unit int) (lo, hi int) {
@@ -321,7 +343,7 @@ func (j *job) work() {
 			return
 		}
 		b, r := t/per, t%per
-		m0, m1 := itemRange(r/j.nItems, j.mItems, j.a.M, j.v.MR)
+		m0, m1 := itemRange(r/j.nItems, j.mItems, j.a.M, j.mUnit)
 		n0, n1 := itemRange(r%j.nItems, j.nItems, j.a.N, j.v.NR)
 		j.item(w, b, m0, m1, n0, n1)
 	}
@@ -414,10 +436,10 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 						switch j.mode {
 						case destD:
 							d := f32At(a.D.Data, dBase+i*a.D.LD+jj)
-							if mr == MR && nr == NR {
-								v.runKernel(ks, ap, bp, d, a.D.LD, accum, src, bLD)
+							if nr == NR && (mr == MR || v.edge != nil && src == nil) {
+								v.runKernel(ks, mr, ap, bp, d, a.D.LD, accum, src, bLD)
 							} else {
-								v.runKernel(ks, ap, bp, tileP, NR, 0, src, bLD)
+								v.runKernel(ks, mr, ap, bp, tileP, NR, 0, src, bLD)
 								mergeTile(d, a.D.LD, w.tile, NR, mr, nr, first)
 							}
 							if last && j.epi {
@@ -425,12 +447,12 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 							}
 						case destScratch:
 							s := &w.scratch[(i-m0)*ldS+jr]
-							v.runKernel(ks, ap, bp, s, ldS, accum, src, bLD)
+							v.runKernel(ks, mr, ap, bp, s, ldS, accum, src, bLD)
 							if last {
 								j.epilogue(w, b, i, jj, mr, nr, s, ldS)
 							}
 						default:
-							v.runKernel(ks, ap, bp, tileP, NR, 0, src, bLD)
+							v.runKernel(ks, mr, ap, bp, tileP, NR, 0, src, bLD)
 							j.epilogue(w, b, i, jj, mr, nr, tileP, NR)
 						}
 					}
@@ -440,15 +462,20 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 	}
 }
 
-// runKernel runs the micro-kernel on the tile, or kernelPackB when src
-// is not nil: then it also packs the B panel bp from the f32 rows at src,
-// lds bytes apart.
-func (v *variant) runKernel(ks int, ap, bp, c *float32, ldc, accum int, src unsafe.Pointer, lds int) {
-	if src != nil {
+// runKernel runs the micro-kernel on the tile, of which only the first mr
+// rows are wanted: an edge kernel when there is one for mr, which then
+// stores mr rows only. When src is not nil it runs kernelPackB instead,
+// which also packs the B panel bp from the f32 rows at src, lds bytes
+// apart, and stores all MR rows.
+func (v *variant) runKernel(ks, mr int, ap, bp, c *float32, ldc, accum int, src unsafe.Pointer, lds int) {
+	switch {
+	case src != nil:
 		v.kernelPackB(ks, ap, bp, c, ldc, accum, src, lds)
-		return
+	case mr < v.MR && v.edge != nil:
+		v.edge[mr](ks, ap, bp, c, ldc, accum)
+	default:
+		v.kernel(ks, ap, bp, c, ldc, accum)
 	}
-	v.kernel(ks, ap, bp, c, ldc, accum)
 }
 
 // mergeTile stores (first) or adds the mr×nr corner of an NR-wide tile to d.

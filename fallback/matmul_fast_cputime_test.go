@@ -80,7 +80,7 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 // its FLOPs per second of process CPU time.
 func peakPerCPUSecond(threads int) float64 {
 	l := PeakLoops()[0]
-	const trips = 1 << 21
+	const trips = 1 << 23
 	t0 := processCPU()
 	var wg sync.WaitGroup
 	for range threads {
@@ -102,3 +102,4 @@ func processCPU() float64 {
 	}
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
+
