@@ -179,9 +179,13 @@ type job struct {
 	sb                  int // column blocks of a run (skinnyRun)
 	// sharedB, when not nil, holds the whole of op(B) packed (see
 	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
-	// block jb and K block kb. The items then pack only A.
+	// block jb and K block kb, bPanels panels of NR columns. bState holds
+	// the state of each panel (panelEmpty, ...), slot by slot: the items
+	// pack the panels on first use (sharedPanel).
 	sharedB []float32
 	bSlot   int
+	bPanels int
+	bState  []atomic.Int32
 }
 
 func (v *variant) matMul(a *MatMulArgs) {
@@ -398,19 +402,18 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 			fuse := false
 			var bSrc unsafe.Pointer
 			bLD := 4 * a.B.LD
+			bOff := b*a.B.BatchStride + pc*a.B.LD + jc // B's element at (pc, jc)
 			switch {
 			case j.sharedB != nil:
-				slot := (jc/nc0*j.numKBlk + kb) * j.bSlot
-				bBuf = j.sharedB[slot : slot+j.bSlot]
+				// Each panel is taken in the jr loop (sharedPanel).
 			case v.BF16Pairs:
 				v.packPairsB(w.b, &a.B, b, pc, kc, jc, nc, w.h)
 			case v.kernelPackB != nil && a.B.DType == tile.F32 && !a.B.Trans && kc > 0:
 				fuse = true
-				off := b*a.B.BatchStride + pc*a.B.LD + jc
-				bSrc = unsafe.Pointer(f32At(a.B.Data, off))
+				bSrc = unsafe.Pointer(f32At(a.B.Data, bOff))
 				if full := nc / NR * NR; full < nc {
 					// The last panel is not full: packed here.
-					v.packRows(w.b[full*kc:], &a.B, off+full, a.B.LD, kc, nc-full, NR, 1, w.buf)
+					v.packRows(w.b[full*kc:], &a.B, bOff+full, a.B.LD, kc, nc-full, NR, 1, w.buf)
 				}
 			default:
 				v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
@@ -424,14 +427,25 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 				}
 				for jr := 0; jr < nc; jr += NR {
 					nr := min(NR, nc-jr)
-					bp := &bBuf[jr*ks]
+					var bp *float32
+					var srcB unsafe.Pointer // B's rows, when the first tile packs the panel
+					var publish *atomic.Int32
+					switch {
+					case j.sharedB != nil:
+						bp, srcB, publish = j.sharedPanel(w, jc, jr, kb, pc, kc, ks, nr, bOff)
+					default:
+						bp = &bBuf[jr*ks]
+						if fuse && ic == m0 && nr == NR {
+							srcB = unsafe.Add(bSrc, 4*jr)
+						}
+					}
 					for ir := 0; ir < mc; ir += MR {
 						mr := min(MR, mc-ir)
 						ap := &w.a[ir*ks]
 						i, jj := ic+ir, jc+jr
 						var src unsafe.Pointer // B's rows, when this tile packs the panel
-						if fuse && ic == m0 && ir == 0 && nr == NR {
-							src = unsafe.Add(bSrc, 4*jr)
+						if ir == 0 {
+							src = srcB
 						}
 						switch j.mode {
 						case destD:
@@ -454,6 +468,10 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 						default:
 							v.runKernel(ks, mr, ap, bp, tileP, NR, 0, src, bLD)
 							j.epilogue(w, b, i, jj, mr, nr, tileP, NR)
+						}
+						if publish != nil {
+							publish.Store(panelReady) // packed by the first tile
+							publish = nil
 						}
 					}
 				}
