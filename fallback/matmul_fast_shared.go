@@ -41,11 +41,14 @@ const maxSharedB = 64 << 20
 // minSharedB is the smallest packed op(B), in bytes, that the workers
 // share: a packed B that fits in one core's L2 (512³ f32: 1 MiB) is
 // cheaper packed by each worker for itself, in its own L2, than packed
-// once into lines the other cores then pull over, behind a barrier and a
-// second hand-off to the workers. Measured by process CPU time on 2 Zen 5
-// cores (BenchmarkMatMulCPUTime, of-peak-cpu, 2 runs each): 512³ 0.79–0.88
+// once into lines the other cores then pull over. Measured by process CPU
+// time on 2 Zen 5 cores, when a packing phase and a barrier came first
+// (BenchmarkMatMulCPUTime, of-peak-cpu, 2 runs each): 512³ 0.79–0.88
 // shared against 0.98–1.03 not; 1024³ (4 MiB) 0.86–0.87 against 0.86–0.91,
-// even; 2048³ keeps sharing.
+// even; 2048³ keeps sharing. With the panels packed on first use, 512³
+// shared still took 4% more CPU time (two configurations alternated
+// product by product in one process, 2×1500 products, load 6: median
+// ratio of 150 blocks 1.04).
 var minSharedB = func() int { _, l2, _ := cacheSizes(); return l2 }()
 
 // testShareSmallB, set by tests, lets products whose packed B is under
