@@ -112,14 +112,14 @@ func (j *job) shareB(threads int) bool {
 	return true
 }
 
-// sharedPanel returns the packed B panel for the tile at column jr of the
-// column block at jc and K block kb of an item that shares B, and src,
-// not nil when the caller's first tile of the panel must pack it as it
-// runs (kernelPackB, from the f32 rows of B at src, bLD bytes apart), with
-// done, to call after that tile: it publishes the panel. The panel is the
-// shared one when it is ready or this worker claims it, else a copy in
-// w.b. nr is the panel's width (NR but for the last), ks its steps, off
-// the element of B at row pc, column jc.
+// sharedPanel returns the packed B panel bp for the tiles at column jr of
+// the column block at jc and K block kb (from row pc, kc rows) of an item
+// that shares B: the shared panel when it is ready or this worker claims
+// it, else a copy in w.b. src, when not nil, says that the panel is not
+// packed yet: the caller's first tile must pack it as it runs
+// (kernelPackB, from the f32 rows of B at src), and then, when done is
+// not nil, publish it (done.Store(panelReady)). nr is the panel's width
+// (NR but for the last), ks its steps, off B's element at (pc, jc).
 func (j *job) sharedPanel(w *workspace, jc, jr, kb, pc, kc, ks, nr, off int) (bp *float32, src unsafe.Pointer, done *atomic.Int32) {
 	a, v := j.a, j.v
 	t := jc/(j.bPanels*v.NR)*j.numKBlk + kb
