@@ -80,7 +80,7 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 // its FLOPs per second of process CPU time.
 func peakPerCPUSecond(threads int) float64 {
 	l := PeakLoops()[0]
-	const trips = 1 << 23
+	const trips = 1 << 21
 	t0 := processCPU()
 	var wg sync.WaitGroup
 	for range threads {
