@@ -94,6 +94,10 @@ type converters struct {
 type variant struct {
 	MatMulVariant
 	kernel kernelFunc
+	// edge, when not nil, holds at edge[mr] (0 < mr < MR) the kernel for
+	// the first mr rows of the A panels: the last rows of a block cost
+	// FMAs in proportion to their number, and are stored straight to D.
+	edge []kernelFunc
 	// kernelPackB, when not nil, is kernel reading each k step of B from
 	// f32 rows lds bytes apart (from src on) and storing it to the
 	// panel b as it multiplies it: the first tile of each panel packs it
@@ -160,6 +164,7 @@ type job struct {
 	beta    bool // beta·C is added
 	mItems  int  // work items per batch along M (see itemRange)
 	nItems  int  // and along N
+	mUnit   int  // the unit of rows of the M split (see rowUnit)
 	items   int
 	next    atomic.Int64
 	numKBlk int // K blocks
@@ -174,16 +179,20 @@ type job struct {
 	sb                  int // column blocks of a run (skinnyRun)
 	// sharedB, when not nil, holds the whole of op(B) packed (see
 	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
-	// block jb and K block kb. The items then pack only A.
+	// block jb and K block kb, bPanels panels of NR columns. bState holds
+	// the state of each panel (panelEmpty, ...), slot by slot: the items
+	// pack the panels on first use (sharedPanel).
 	sharedB []float32
 	bSlot   int
+	bPanels int
+	bState  []atomic.Int32
 }
 
 func (v *variant) matMul(a *MatMulArgs) {
 	if a.M <= 0 || a.N <= 0 || a.Batch <= 0 {
 		return
 	}
-	j := &job{a: a, v: v, blk: v.blocking()}
+	j := &job{a: a, v: v, blk: v.blocking(), mUnit: v.rowUnit()}
 	j.beta = a.Beta != 0 && a.C != nil
 	j.alpha = 1
 	if v.BF16Pairs {
@@ -292,6 +301,23 @@ func (j *job) split(threads int) {
 	j.items = a.Batch * j.mItems * j.nItems
 }
 
+// edgeRows is the unit of the M split of a variant with edge kernels:
+// rows cut finer than MR let the workers' shares differ by a few rows
+// rather than by a tile of MR (512 rows in two: 256 each, rather than 252
+// and 260 computed as 266), and from 4 rows up an edge kernel keeps both
+// FMA pipes busy (4·2 accumulators cover the FMA latency), so the edge
+// tile each share then has costs about its rows' share of a full tile.
+const edgeRows = 4
+
+// rowUnit returns the unit of the M split: MR, or edgeRows for a variant
+// with edge kernels.
+func (v *variant) rowUnit() int {
+	if v.edge != nil && v.MR > edgeRows {
+		return edgeRows
+	}
+	return v.MR
+}
+
 // itemRange returns the range [lo, hi) of item i of parts covering n in
 // steps of unit: the units are shared out as evenly as they go.
 func itemRange(i, parts, n, unit int) (lo, hi int) {
@@ -321,7 +347,7 @@ func (j *job) work() {
 			return
 		}
 		b, r := t/per, t%per
-		m0, m1 := itemRange(r/j.nItems, j.mItems, j.a.M, j.v.MR)
+		m0, m1 := itemRange(r/j.nItems, j.mItems, j.a.M, j.mUnit)
 		n0, n1 := itemRange(r%j.nItems, j.nItems, j.a.N, j.v.NR)
 		j.item(w, b, m0, m1, n0, n1)
 	}
@@ -376,19 +402,18 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 			fuse := false
 			var bSrc unsafe.Pointer
 			bLD := 4 * a.B.LD
+			bOff := b*a.B.BatchStride + pc*a.B.LD + jc // B's element at (pc, jc)
 			switch {
 			case j.sharedB != nil:
-				slot := (jc/nc0*j.numKBlk + kb) * j.bSlot
-				bBuf = j.sharedB[slot : slot+j.bSlot]
+				// Each panel is taken in the jr loop (sharedPanel).
 			case v.BF16Pairs:
 				v.packPairsB(w.b, &a.B, b, pc, kc, jc, nc, w.h)
 			case v.kernelPackB != nil && a.B.DType == tile.F32 && !a.B.Trans && kc > 0:
 				fuse = true
-				off := b*a.B.BatchStride + pc*a.B.LD + jc
-				bSrc = unsafe.Pointer(f32At(a.B.Data, off))
+				bSrc = unsafe.Pointer(f32At(a.B.Data, bOff))
 				if full := nc / NR * NR; full < nc {
 					// The last panel is not full: packed here.
-					v.packRows(w.b[full*kc:], &a.B, off+full, a.B.LD, kc, nc-full, NR, 1, w.buf)
+					v.packRows(w.b[full*kc:], &a.B, bOff+full, a.B.LD, kc, nc-full, NR, 1, w.buf)
 				}
 			default:
 				v.packB(w.b, &a.B, b, pc, kc, jc, nc, w.buf)
@@ -402,22 +427,33 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 				}
 				for jr := 0; jr < nc; jr += NR {
 					nr := min(NR, nc-jr)
-					bp := &bBuf[jr*ks]
+					var bp *float32
+					var srcB unsafe.Pointer // B's rows, when the first tile packs the panel
+					var publish *atomic.Int32
+					switch {
+					case j.sharedB != nil:
+						bp, srcB, publish = j.sharedPanel(w, jc, jr, kb, pc, kc, ks, nr, bOff)
+					default:
+						bp = &bBuf[jr*ks]
+						if fuse && ic == m0 && nr == NR {
+							srcB = unsafe.Add(bSrc, 4*jr)
+						}
+					}
 					for ir := 0; ir < mc; ir += MR {
 						mr := min(MR, mc-ir)
 						ap := &w.a[ir*ks]
 						i, jj := ic+ir, jc+jr
 						var src unsafe.Pointer // B's rows, when this tile packs the panel
-						if fuse && ic == m0 && ir == 0 && nr == NR {
-							src = unsafe.Add(bSrc, 4*jr)
+						if ir == 0 {
+							src = srcB
 						}
 						switch j.mode {
 						case destD:
 							d := f32At(a.D.Data, dBase+i*a.D.LD+jj)
-							if mr == MR && nr == NR {
-								v.runKernel(ks, ap, bp, d, a.D.LD, accum, src, bLD)
+							if nr == NR && (mr == MR || v.edge != nil && src == nil) {
+								v.runKernel(ks, mr, ap, bp, d, a.D.LD, accum, src, bLD)
 							} else {
-								v.runKernel(ks, ap, bp, tileP, NR, 0, src, bLD)
+								v.runKernel(ks, mr, ap, bp, tileP, NR, 0, src, bLD)
 								mergeTile(d, a.D.LD, w.tile, NR, mr, nr, first)
 							}
 							if last && j.epi {
@@ -425,13 +461,17 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 							}
 						case destScratch:
 							s := &w.scratch[(i-m0)*ldS+jr]
-							v.runKernel(ks, ap, bp, s, ldS, accum, src, bLD)
+							v.runKernel(ks, mr, ap, bp, s, ldS, accum, src, bLD)
 							if last {
 								j.epilogue(w, b, i, jj, mr, nr, s, ldS)
 							}
 						default:
-							v.runKernel(ks, ap, bp, tileP, NR, 0, src, bLD)
+							v.runKernel(ks, mr, ap, bp, tileP, NR, 0, src, bLD)
 							j.epilogue(w, b, i, jj, mr, nr, tileP, NR)
+						}
+						if publish != nil {
+							publish.Store(panelReady) // packed by the first tile
+							publish = nil
 						}
 					}
 				}
@@ -440,15 +480,20 @@ func (j *job) item(w *workspace, b, m0, m1, n0, n1 int) {
 	}
 }
 
-// runKernel runs the micro-kernel on the tile, or kernelPackB when src
-// is not nil: then it also packs the B panel bp from the f32 rows at src,
-// lds bytes apart.
-func (v *variant) runKernel(ks int, ap, bp, c *float32, ldc, accum int, src unsafe.Pointer, lds int) {
-	if src != nil {
+// runKernel runs the micro-kernel on the tile, of which only the first mr
+// rows are wanted: an edge kernel when there is one for mr, which then
+// stores mr rows only. When src is not nil it runs kernelPackB instead,
+// which also packs the B panel bp from the f32 rows at src, lds bytes
+// apart, and stores all MR rows.
+func (v *variant) runKernel(ks, mr int, ap, bp, c *float32, ldc, accum int, src unsafe.Pointer, lds int) {
+	switch {
+	case src != nil:
 		v.kernelPackB(ks, ap, bp, c, ldc, accum, src, lds)
-		return
+	case mr < v.MR && v.edge != nil:
+		v.edge[mr](ks, ap, bp, c, ldc, accum)
+	default:
+		v.kernel(ks, ap, bp, c, ldc, accum)
 	}
-	v.kernel(ks, ap, bp, c, ldc, accum)
 }
 
 // mergeTile stores (first) or adds the mr×nr corner of an NR-wide tile to d.

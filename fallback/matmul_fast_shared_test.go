@@ -1,6 +1,8 @@
 package fallback
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/tile"
@@ -61,6 +63,70 @@ func TestMatMulFastSharedBMin(t *testing.T) {
 		}
 		if got := sharedBRuns.Load() != before; got != tc.share {
 			t.Errorf("%d³: shared B %v, want %v (minSharedB %d)", tc.n, got, tc.share, minSharedB)
+		}
+	}
+}
+
+// TestMatMulFastSharedBLazy checks the panels packed on first use bit for
+// bit against the same products packed per item: every variant, f32 and
+// bf16 B by rows (packed by the first tile's kernel where the variant has
+// one) and transposed (packed, then copied), several column and K blocks,
+// and with every panel found busy, so that each item packs its own copies.
+// Sharing changes who packs a panel and which rows an item takes, not the
+// order of any sum.
+func TestMatMulFastSharedBLazy(t *testing.T) {
+	r := newRand(t)
+	defer func() { testBlocking, testShareSmallB, testPanelsBusy = nil, false, false }()
+	for _, v := range variants {
+		if !v.Available() {
+			continue
+		}
+		shares := 0
+		for _, blk := range []*blocking{nil, {kc: 32, mc: 56, nc: 96}} {
+			testBlocking = blk
+			for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+				if !v.Accepts(dt, dt) {
+					continue
+				}
+				for _, trans := range []bool{false, true} {
+					for _, s := range [][3]int{{300, 97, 131}, {1000, 129, 7}, {129, 70, 300}} {
+						m, n, k := s[0], s[1], s[2]
+						a := MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1, Threads: 3}
+						a.A = newMatrix(r, mat{dt: dt}, 1, m, k)
+						a.B = newMatrix(r, mat{dt: dt, trans: trans, ldPad: 5}, 1, k, n)
+						a.D = newMatrix(r, mat{dt: tile.F32, ldPad: 2}, 1, m, n)
+						var want []byte
+						for _, mode := range []string{"per item", "shared", "busy"} {
+							testShareSmallB, testPanelsBusy = mode != "per item", mode == "busy"
+							poison(a.D.Data)
+							before := sharedBRuns.Load()
+							if err := MatMulFast(v.Name, &a); err != nil {
+								t.Fatal(err)
+							}
+							name := fmt.Sprintf("%s blk %v %v·%v B trans %v %v, %s", v.Name, blk, dt, dt, trans, s, mode)
+							shared := sharedBRuns.Load() != before
+							if shared && !testShareSmallB {
+								t.Fatalf("%s: shared B", name)
+							}
+							if shared {
+								shares++
+							}
+							if i, j, ok := allWritten(&a.D, m, n); !ok {
+								t.Fatalf("%s: D[%d][%d] not written", name, i, j)
+							}
+							if want == nil {
+								want = slices.Clone(a.D.Data)
+							} else if i := firstDiff(a.D.Data, want); i >= 0 {
+								t.Fatalf("%s: D byte %d differs from the per-item packing", name, i)
+							}
+						}
+					}
+				}
+			}
+		}
+		// Products of 1000 rows by 129 columns may cut N instead.
+		if shares < 12 {
+			t.Errorf("%s: %d products shared B, want at least 12", v.Name, shares)
 		}
 	}
 }

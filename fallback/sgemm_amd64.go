@@ -17,6 +17,49 @@ import (
 //go:noescape
 func sgemmKernelAVX512(kc int, a, b, c *float32, ldc, accum int)
 
+// sgemmKernelAVX512Rows1 to sgemmKernelAVX512Rows13 are sgemmKernelAVX512
+// for the first 1 to 13 rows of its 14-row A panels: the edge kernels
+// (see variant.edge).
+//
+//go:noescape
+func sgemmKernelAVX512Rows1(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows2(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows3(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows4(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows5(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows6(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows7(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows8(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows9(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows10(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows11(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows12(kc int, a, b, c *float32, ldc, accum int)
+
+//go:noescape
+func sgemmKernelAVX512Rows13(kc int, a, b, c *float32, ldc, accum int)
+
 // sgemmKernelPackBAVX512 is sgemmKernelAVX512 reading each k step of B
 // from f32 rows lds bytes apart, from src on, and storing it to the panel
 // at b as it goes (see fuseB in sgemm_gen.go).
@@ -350,7 +393,11 @@ func asmVariants() []*variant {
 				Features: []cpuid.FeatureID{cpuid.AVX512F},
 				MR:       avx512MR, NR: avx512NR,
 			},
-			kernel:      sgemmKernelAVX512,
+			kernel: sgemmKernelAVX512,
+			edge: []kernelFunc{nil, sgemmKernelAVX512Rows1, sgemmKernelAVX512Rows2, sgemmKernelAVX512Rows3,
+				sgemmKernelAVX512Rows4, sgemmKernelAVX512Rows5, sgemmKernelAVX512Rows6, sgemmKernelAVX512Rows7,
+				sgemmKernelAVX512Rows8, sgemmKernelAVX512Rows9, sgemmKernelAVX512Rows10, sgemmKernelAVX512Rows11,
+				sgemmKernelAVX512Rows12, sgemmKernelAVX512Rows13},
 			kernelPackB: sgemmKernelPackBAVX512,
 			transPack:   transPackAVX512,
 			skinny:      skinnyAVX512,
