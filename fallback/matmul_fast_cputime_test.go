@@ -30,8 +30,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 		dt      tile.DType
 		m, n, k int
 	}
-	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 16, 4096, 4096},
-		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 16, 4096, 4096}}
+	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 4, 4096, 4096}, {tile.F32, 16, 4096, 4096},
+		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 4, 4096, 4096}, {tile.BF16, 16, 4096, 4096}}
 	for _, s := range shapes {
 		vn := "avx512"
 		if s.dt == tile.BF16 {
@@ -74,6 +74,45 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkMemReadCPUTime reads a 64 MiB buffer with MemRead on as many
+// goroutines as GOMAXPROCS, each a disjoint slice, and reports the bytes
+// per second of process CPU time (GB/cpu-s): the ceiling of
+// BenchmarkMatMulCPUTime's B-GB/cpu-s for a kernel that only reads B.
+func BenchmarkMemReadCPUTime(b *testing.B) {
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	p := runtime.GOMAXPROCS(0)
+	chunk := len(buf) / p
+	var sink uint64
+	var mu sync.Mutex
+	read := func() {
+		var wg sync.WaitGroup
+		for w := range p {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				x := MemRead(buf[w*chunk : (w+1)*chunk])
+				mu.Lock()
+				sink ^= x
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	read()
+	iters := 0
+	t0 := processCPU()
+	for b.Loop() {
+		read()
+		iters++
+	}
+	sec := processCPU() - t0
+	b.ReportMetric(float64(p*chunk)*float64(iters)/sec/1e9, "GB/cpu-s")
+	_ = sink
 }
 
 // peakPerCPUSecond runs the f32 peak loop on threads goroutines and returns

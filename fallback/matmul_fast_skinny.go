@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"os"
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
@@ -48,8 +49,18 @@ type skinnyKernels struct {
 	f32, bf16           []skinnyFunc
 	f32Store, bf16Store []skinnyFunc
 	rest                []skinnyFunc
-	pairs               bool
+	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
+	// rows of A, m ≤ len: see skinnyRowFunc.
+	rowsF32, rowsBF16 []skinnyRowFunc
+	pairs             bool
 }
+
+// skinnyRowFunc adds the product of m rows of packed A (m values or bf16
+// pairs a k or pair step) and rows rows of B (ldb bytes apart, n columns
+// from b on) to the m×n f32 tile at c (rows ldc bytes apart, 64-byte
+// aligned), walking B a few rows at a time along all n columns: see
+// skinnyRowsAVX512 in sgemm_gen.go. mask is 2^(n mod 16) − 1.
+type skinnyRowFunc func(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
 
 const (
 	skinnyMaxM = 16 // the most rows of op(A) the skinny path takes
@@ -76,8 +87,21 @@ const (
 	skinnySB = skinnyRun / (2 * skinnyNB)
 )
 
+// skinnyRowRun is the bytes of a row of B that the row-streaming kernels
+// take in one walk down K: the tile of sums is M times as many floats.
+var skinnyRowRun = 4096
+
+// skinnyRowTile bounds the bytes of the row-streaming kernels' tile of
+// sums, which has to stay in L1 beside the rows of B streaming through.
+var skinnyRowTile = 16 << 10
+
+// skinnyRowsOff, set by benchmarks, keeps M ≤ 4 on the 64-column kernels.
+var skinnyRowsOff = os.Getenv("TCRT_SKROWS") == "off"
+
 // skinnyPF is how many rows of B ahead the skinny kernels prefetch.
 var skinnyPF = 32
+
+var skinnyPFNext = os.Getenv("TCRT_SKPF") == "next"
 
 // skinnyOff, set by benchmarks, sends the skinny shapes down the blocked
 // path, to compare the two.
@@ -106,6 +130,15 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 // are columns enough for every thread to get one, and sets the K block.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
+	if j.rowsK = j.skinnyRowKernel(); j.rowsK != nil {
+		j.sb = max(16, min(skinnyRowRun/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
+		j.mItems = 1
+		j.nItems = max(1, ceilDiv(a.N, j.sb), min(threads, ceilDiv(a.N, skinnyNB)))
+		j.items = a.Batch * j.nItems
+		j.kc = max(a.K, 1)
+		j.numKBlk = 1
+		return
+	}
 	blocks := ceilDiv(a.N, skinnyNB)
 	j.sb = skinnyRun / (skinnyNB * a.B.DType.Size())
 	j.mItems = 1
@@ -118,6 +151,25 @@ func (j *job) skinnySplit(threads int) {
 	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
 }
 
+// skinnyRowKernel returns the row-streaming kernel for j's product, or nil
+// when it has too many rows for one or its variant none.
+func (j *job) skinnyRowKernel() skinnyRowFunc {
+	s, M := j.v.skinny, j.a.M
+	if skinnyRowsOff {
+		return nil
+	}
+	switch k := s.rowsF32; {
+	case j.a.B.DType == tile.BF16:
+		k = s.rowsBF16
+		fallthrough
+	default:
+		if M <= len(k) {
+			return k[M-1]
+		}
+	}
+	return nil
+}
+
 // skinnyWork runs skinny items until none are left.
 func (j *job) skinnyWork(w *workspace) {
 	a, v := j.a, j.v
@@ -127,9 +179,10 @@ func (j *job) skinnyWork(w *workspace) {
 	if v.skinny.pairs {
 		w.h = grow16(w.h, max(M, K))
 	}
-	w.row = grow(w.row, skinnySB*skinnyNB)
-	w.buf = grow(w.buf, max(len(w.buf), skinnySB*skinnyNB))
-	w.tile = growAligned(w.tile, M*skinnySB*skinnyNB)
+	cols := max(skinnySB*skinnyNB, j.sb) // the most columns of an epilogue
+	w.row = grow(w.row, cols)
+	w.buf = grow(w.buf, max(len(w.buf), cols))
+	w.tile = growAligned(w.tile, max(M*skinnySB*skinnyNB, M*(roundUp(j.sb, 16)+16)))
 	if M > len(j.skinny) {
 		w.sk = growAligned(w.sk, j.kc*skinnyNB)
 	}
@@ -155,6 +208,13 @@ func (j *job) skinnyWork(w *workspace) {
 				v.packCols(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
 			}
 			packed = b
+		}
+		if j.rowsK != nil {
+			n0, n1 := itemRange(part, j.nItems, a.N, 16)
+			for jj := n0; jj < n1; jj += j.sb {
+				j.skinnyRows(w, b, jj, min(j.sb, n1-jj))
+			}
+			continue
 		}
 		n0, n1 := itemRange(part, j.nItems, a.N, skinnyNB)
 		for jj := n0; jj < n1; jj += j.sb * skinnyNB {
@@ -212,7 +272,11 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 				ag := &w.a[pc/kStep*M+g]
 				switch {
 				case M <= rows:
-					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, nil)
+					pf := skinnyPF * ldb
+					if skinnyPFNext && next != nil {
+						pf = int(uintptr(next) - uintptr(bp))
+					}
+					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, pf, nil)
 				case g == 0:
 					// The first rows keep a copy of the block of B.
 					j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
@@ -228,6 +292,33 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 	if j.mode != destD || j.epi {
 		j.epilogue(w, b, 0, j0, M, n, c, ldc)
 	}
+}
+
+// skinnyRows computes columns [j0, j0+n) of D[b], n ≤ j.sb, with the
+// row-streaming kernel: the sums of all of K in a tile of M rows of n
+// floats (the rows padded by a cache line, so that they and the rows of B
+// do not all fall in the same L1 sets), then the epilogue.
+func (j *job) skinnyRows(w *workspace, b, j0, n int) {
+	a := j.a
+	M, K, B := a.M, a.K, &a.B
+	sz := B.DType.Size()
+	ldt := roundUp(n, 16) + 16
+	t := w.tile[:M*ldt]
+	clear(t)
+	if K > 0 {
+		bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+j0)*sz])
+		j.rowsK(K, &w.a[0], bp, B.LD*sz, &t[0], 4*ldt, n, uint64(1)<<(n%16)-1)
+	}
+	if j.mode == destD {
+		for i := range M {
+			copy(unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+i*a.D.LD+j0), n), t[i*ldt:i*ldt+n])
+		}
+		if !j.epi {
+			return
+		}
+		t, ldt = unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+j0), 1), a.D.LD
+	}
+	j.epilogue(w, b, 0, j0, M, n, &t[0], ldt)
 }
 
 // skinnyPackPairs packs the M rows of op(A) (the first element at base) in
