@@ -1,7 +1,6 @@
 package fallback
 
 import (
-	"os"
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
@@ -96,12 +95,10 @@ var skinnyRowRun = 4096
 var skinnyRowTile = 16 << 10
 
 // skinnyRowsOff, set by benchmarks, keeps M ≤ 4 on the 64-column kernels.
-var skinnyRowsOff = os.Getenv("TCRT_SKROWS") == "off"
+var skinnyRowsOff bool
 
 // skinnyPF is how many rows of B ahead the skinny kernels prefetch.
 var skinnyPF = 32
-
-var skinnyPFNext = os.Getenv("TCRT_SKPF") == "next"
 
 // skinnyOff, set by benchmarks, sends the skinny shapes down the blocked
 // path, to compare the two.
@@ -272,8 +269,15 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 				ag := &w.a[pc/kStep*M+g]
 				switch {
 				case M <= rows:
+					// One group of rows prefetches the next block
+					// of B (its rows as it reads them), which the
+					// next call reads from its first row: 32 rows
+					// ahead in the same columns left each call's
+					// first rows unprefetched (one thread, 1 row by
+					// 4096×4096 f32 before the row kernels: 21–22
+					// against 25 B-GB/cpu-s).
 					pf := skinnyPF * ldb
-					if skinnyPFNext && next != nil {
+					if next != nil {
 						pf = int(uintptr(next) - uintptr(bp))
 					}
 					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, pf, nil)
