@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/longtest"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -83,13 +84,13 @@ var skinnyDims = []int{1, 7, 129, 1000, 4097}
 // TestMatMulFastSkinnyRagged runs every row count of the skinny path
 // (M 1 to 16: the row-streaming kernels up to 4, the 64-column kernels
 // above) against the float64 reference, within the tolerances of check,
-// on N and K from skinnyDims (products of at most 4M multiply-adds, 1M
+// on N and K from skinnyDims (products of at most 4M multiply-adds, 512K
 // with -short), f32 and bf16, poisoned outputs.
 func TestMatMulFastSkinnyRagged(t *testing.T) {
 	r := newRand(t)
 	limit := 4 << 20
 	if testing.Short() {
-		limit = 1 << 20
+		limit = 1 << 19
 	}
 	for m := 1; m <= skinnyMaxM; m++ {
 		for _, n := range skinnyDims {
@@ -113,9 +114,17 @@ func TestMatMulFastSkinnyRagged(t *testing.T) {
 // value exactly, and a wrong element, row, column or mask shows. Ragged
 // M (1–4), N and K (skinnyDims, up to 4097 both), f32 and bf16 B, each
 // variant with row kernels, padded strides, a batch of 2, D poisoned;
-// it first checks that the row kernel is the one chosen.
+// it first checks that the row kernel is the one chosen. N·K is at most
+// 2^17 with -short, 2^20 by default, every pair with TCRT_LONG_TESTS=1.
 func TestSkinnyRowsExact(t *testing.T) {
 	r := newRand(t)
+	limit := 1 << 20 // 4097×4097 with TCRT_LONG_TESTS=1
+	switch {
+	case longtest.Enabled():
+		limit = 1 << 25
+	case testing.Short():
+		limit = 1 << 17
+	}
 	for _, name := range []string{"avx512", "avx512bf16"} {
 		v := variantByName(name)
 		if v == nil || !v.Available() || v.skinny == nil || v.skinny.rowsF32 == nil && v.skinny.rowsBF16 == nil {
@@ -124,7 +133,7 @@ func TestSkinnyRowsExact(t *testing.T) {
 		for m := 1; m <= len(v.skinny.rowsBF16); m++ {
 			for _, n := range skinnyDims {
 				for _, k := range skinnyDims {
-					if testing.Short() && n*k > 1<<20 {
+					if n*k > limit {
 						continue
 					}
 					for _, dt := range []tile.DType{tile.F32, tile.BF16} {
