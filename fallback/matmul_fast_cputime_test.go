@@ -14,7 +14,9 @@ import (
 )
 
 // BenchmarkMatMulCPUTime states f32 products (2048³, 512³, and the decode
-// shapes, f32 and bf16, on the skinny and the blocked path) as fractions of the peak loop
+// shapes, f32 and bf16, on the skinny and the blocked path, and for M ≤ 4
+// on the skinny path's 64-column kernels, "cols", rather than its
+// row-streaming ones) as fractions of the peak loop
 // by CPU time rather than wall time: of-peak-cpu is the product's FLOPs
 // per second of process CPU time (getrusage, all threads) over the peak
 // loop's, run on as many goroutines right before it, and B-GB/cpu-s the
@@ -40,8 +42,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 				continue
 			}
 		}
-		for _, path := range []string{"", "blocked"} {
-			if path != "" && s.m > skinnyMaxM {
+		for _, path := range []string{"", "blocked", "cols"} {
+			if path != "" && s.m > skinnyMaxM || path == "cols" && (v.skinny == nil || s.m > len(v.skinny.rowsF32)) {
 				continue
 			}
 			name := fmt.Sprintf("%v/%dx%dx%d", s.dt, s.m, s.n, s.k)
@@ -49,8 +51,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 				name += "/" + path
 			}
 			b.Run(name, func(b *testing.B) {
-				skinnyOff = path == "blocked"
-				defer func() { skinnyOff = false }()
+				skinnyOff, skinnyRowsOff = path == "blocked", path == "cols"
+				defer func() { skinnyOff, skinnyRowsOff = false, false }()
 				m, n, k := s.m, s.n, s.k
 				r := rand.New(rand.NewPCG(1, 2))
 				f := mat{dt: s.dt}

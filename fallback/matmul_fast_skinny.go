@@ -70,12 +70,6 @@ const (
 	// bytes per CPU second at M = 16 rose 3–4% (f32) and 9% (bf16),
 	// M = 1 and 4 unchanged (medians of 3, busy machine).
 	skinnyKC = 64
-	// skinnyKCPairs is the K block of the pair kernels for one or two
-	// rows of A: one-thread B bytes per CPU second with 16 rows against
-	// 64, 1×4096×4096 bf16: 23–25 GB against 19–21, 2 rows 23.4 against
-	// 20.2; 3 rows even, 4 and 6 rows lower (16.4 against 17.5–21,
-	// 14 against 15.8), f32 lower too (busy machine, medians of 2–4).
-	skinnyKCPairs, skinnyKCPairsRows = 16, 2
 	// skinnyRun is the bytes of a row of B that a K block takes in turn,
 	// in column blocks of skinnyNB: 8 blocks of f32, 16 of bf16. With 1
 	// KiB runs (8 blocks of bf16) the bf16 products read B at 15–16 GB
@@ -94,7 +88,8 @@ var skinnyRowRun = 4096
 // sums, which has to stay in L1 beside the rows of B streaming through.
 var skinnyRowTile = 16 << 10
 
-// skinnyRowsOff, set by benchmarks, keeps M ≤ 4 on the 64-column kernels.
+// skinnyRowsOff, set by benchmarks, keeps M ≤ 4 on the 64-column kernels,
+// to compare the two.
 var skinnyRowsOff bool
 
 // skinnyPF is how many rows of B ahead the skinny kernels prefetch.
@@ -125,12 +120,18 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 // up to four per thread so that a worker slowed by other load leaves its
 // share to the others, but no narrower than a run (skinnyRun) when there
 // are columns enough for every thread to get one, and sets the K block.
+// With a row-streaming kernel (M ≤ 4) K is one block, and an item's
+// columns are walked in tiles of j.sb columns: at most skinnyRowRun bytes
+// of a row of B, and a tile of sums of at most skinnyRowTile bytes.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
 	if j.rowsK = j.skinnyRowKernel(); j.rowsK != nil {
 		j.sb = max(16, min(skinnyRowRun/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
 		j.mItems = 1
-		j.nItems = max(1, ceilDiv(a.N, j.sb), min(threads, ceilDiv(a.N, skinnyNB)))
+		// An item a thread, up to four of at least skinnyRun bytes of a
+		// row, as below; none wider than a tile.
+		j.nItems = max(1, ceilDiv(a.N, j.sb), min(threads, ceilDiv(a.N, skinnyNB)),
+			min(4*threads, ceilDiv(a.N*a.B.DType.Size(), skinnyRun)))
 		j.items = a.Batch * j.nItems
 		j.kc = max(a.K, 1)
 		j.numKBlk = 1
@@ -142,9 +143,6 @@ func (j *job) skinnySplit(threads int) {
 	j.nItems = max(1, min(blocks, max(ceilDiv(threads, a.Batch), min(ceilDiv(4*threads, a.Batch), blocks/j.sb))))
 	j.items = a.Batch * j.nItems
 	j.kc = skinnyKC
-	if j.v.skinny.pairs && a.M <= skinnyKCPairsRows {
-		j.kc = skinnyKCPairs
-	}
 	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
 }
 
