@@ -30,6 +30,19 @@ import (
 // with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
 // numerics, subnormal flushes included). Only the order of the K blocks'
 // partial sums differs, within f32 rounding.
+//
+// Up to 4 rows of A take the row-streaming kernels instead (skinnyRowFunc):
+// a tile of the sums of up to 1024 columns (2048 for one row of bf16 B)
+// stays in L1 while B is walked two rows (two pairs of rows) at a time
+// along all of the tile's columns and down all of K, each sweep
+// prefetching the next one's rows. B is then read as a few sequential
+// streams, which the memory system serves best: the 64-column kernels
+// take 256 bytes from each of 64 rows in turn, and one thread read B at
+// about 0.7–0.8 of the rate of the row kernels (BenchmarkMatMulCPUTime's
+// cols path). Loading and storing the tile costs an L1 access per
+// vector and row of A per sweep, which with more rows of A outweighs the
+// gain. Every column's sum is then one chain in the order of k (or pair
+// steps), over all of K: the reference's order, rounded in f32.
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
