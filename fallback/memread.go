@@ -11,13 +11,14 @@ import (
 // words (the last partial word zero-padded), so that no load can be left
 // out: the read-only yardstick of memory-bound kernels (bench's
 // BenchmarkMemRead runs it on every core). With AVX-512 (the CPU feature
-// mask applies) it reads 256 bytes a step with four 64-byte loads, as the
-// skinny matmul kernels read B, and nothing else: no prefetch, no store.
+// mask applies) it reads the quarters of p as four streams, a 64-byte load
+// from each a step (a few sequential streams, as the skinny matmul kernels
+// read B), and nothing else: no prefetch, no store.
 func MemRead(p []byte) uint64 {
 	var x uint64
 	n := 0
-	if memReadFast != nil && len(p) >= 256 && cpufeat.Supports(cpuid.AVX512F) {
-		n = len(p) &^ 255
+	if memReadFast != nil && len(p) >= 1024 && cpufeat.Supports(cpuid.AVX512F) {
+		n = len(p) &^ 1023
 		x = memReadFast(p[:n])
 	}
 	for ; n+8 <= len(p); n += 8 {
@@ -32,5 +33,5 @@ func MemRead(p []byte) uint64 {
 }
 
 // memReadFast, when not nil, is MemRead's vector loop over p, len(p) a
-// non-zero multiple of 256.
+// non-zero multiple of 1024.
 var memReadFast func(p []byte) uint64

@@ -3,7 +3,7 @@
 package fallback
 
 // memReadAVX512 returns the XOR of the 64-bit words of n bytes at p, n a
-// non-zero multiple of 256 (memread_amd64.s).
+// non-zero multiple of 1024, read as four streams (memread_amd64.s).
 //
 //go:noescape
 func memReadAVX512(p *byte, n int) uint64

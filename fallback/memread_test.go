@@ -14,7 +14,7 @@ func TestMemRead(t *testing.T) {
 	for i := range buf {
 		buf[i] = byte(r.Uint32())
 	}
-	for _, n := range []int{0, 1, 7, 8, 129, 255, 256, 257, 1000, 4097, 1 << 16} {
+	for _, n := range []int{0, 1, 7, 8, 129, 1000, 1023, 1024, 1025, 2048 + 8, 4097, 1 << 16} {
 		for _, off := range []int{0, 1, 8, 63} {
 			p := buf[off : off+n]
 			var want [8]byte
