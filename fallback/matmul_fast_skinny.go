@@ -70,9 +70,10 @@ type skinnyKernels struct {
 // skinnyRowFunc adds the product of m rows of packed A (m values or bf16
 // pairs a k or pair step) and rows rows of B (ldb bytes apart, n columns
 // from b on) to the m×n f32 tile at c (rows ldc bytes apart, 64-byte
-// aligned), walking B a few rows at a time along all n columns: see
-// skinnyRowsAVX512 in sgemm_gen.go. mask is 2^(n mod 16) − 1.
-type skinnyRowFunc func(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+// aligned), walking B a few rows at a time along all n columns and
+// prefetching the rows pf bytes further down: see skinnyRowsAVX512 in
+// sgemm_gen.go. mask is 2^(n mod 16) − 1.
+type skinnyRowFunc func(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 const (
 	skinnyMaxM = 16 // the most rows of op(A) the skinny path takes
@@ -100,6 +101,14 @@ var skinnyRowRun = 4096
 // skinnyRowTile bounds the bytes of the row-streaming kernels' tile of
 // sums, which has to stay in L1 beside the rows of B streaming through.
 var skinnyRowTile = 16 << 10
+
+// skinnyRowPF is how far ahead down B the row-streaming kernels prefetch,
+// in bytes of the tile's columns, rounded up to whole sweeps and at least
+// 4 rows: two f32 sweeps, one of pairs. 16 and 64 KiB did no better (two
+// threads, B-GB/cpu-s, medians of 4, load 9–13: f32 m1 23.2 and 24.0
+// against 23.9, m4 24.3 and 19.5 against 21.6; bf16 m1 24.4 and 22.8
+// against 30.2, m4 24.7 and 20.5 against 27.6).
+const skinnyRowPF = 4096
 
 // skinnyRowsOff, set by benchmarks, keeps M ≤ 4 on the 64-column kernels,
 // to compare the two.
@@ -322,7 +331,8 @@ func (j *job) skinnyRows(w *workspace, b, j0, n int) {
 	clear(t)
 	if K > 0 {
 		bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+j0)*sz])
-		j.rowsK(K, &w.a[0], bp, B.LD*sz, &t[0], 4*ldt, n, uint64(1)<<(n%16)-1)
+		pf := B.LD * sz * max(4, roundUp(ceilDiv(skinnyRowPF, n*sz), 4))
+		j.rowsK(K, &w.a[0], bp, B.LD*sz, &t[0], 4*ldt, n, uint64(1)<<(n%16)-1, pf)
 	}
 	if j.mode == destD {
 		for i := range M {

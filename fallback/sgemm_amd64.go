@@ -203,40 +203,40 @@ func skinny6x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int
 // rows at a time along the whole column range, sums in an L1 tile.
 
 //go:noescape
-func skinnyRows1AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows1AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows2AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows2AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows3AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows3AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows4AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows4AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows1BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows1BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows2BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows2BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows3BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows3BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows4BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows4BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows1DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows1DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows2DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows2DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows3DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows3DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
-func skinnyRows4DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+func skinnyRows4DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 // skinnyAVX512 holds the skinny kernels of the f32 AVX-512 variant, and
 // skinnyDPBF16 those of the bf16 pair variant. Their masks take AVX512BW's

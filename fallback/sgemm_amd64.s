@@ -8230,14 +8230,15 @@ skinny6x64RestAVX512_store5:
 	VZEROUPPER
 	RET
 
-// func skinnyRows1AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows1AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows1AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows1AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -8248,7 +8249,7 @@ skinnyRows1AVX512_full:
 	VBROADCASTSS 0(SI), Z0
 	VBROADCASTSS 4(SI), Z1
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8289,7 +8290,7 @@ skinnyRows1AVX512_rest:
 	JZ skinnyRows1AVX512_done
 	VBROADCASTSS 0(SI), Z0
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8323,14 +8324,15 @@ skinnyRows1AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows2AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows2AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows2AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows2AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -8343,7 +8345,7 @@ skinnyRows2AVX512_full:
 	VBROADCASTSS 8(SI), Z2
 	VBROADCASTSS 12(SI), Z3
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8393,7 +8395,7 @@ skinnyRows2AVX512_rest:
 	VBROADCASTSS 0(SI), Z0
 	VBROADCASTSS 4(SI), Z1
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8433,14 +8435,15 @@ skinnyRows2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows3AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows3AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows3AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows3AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -8455,7 +8458,7 @@ skinnyRows3AVX512_full:
 	VBROADCASTSS 16(SI), Z4
 	VBROADCASTSS 20(SI), Z5
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8514,7 +8517,7 @@ skinnyRows3AVX512_rest:
 	VBROADCASTSS 4(SI), Z1
 	VBROADCASTSS 8(SI), Z2
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8560,14 +8563,15 @@ skinnyRows3AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows4AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows4AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows4AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows4AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -8584,7 +8588,7 @@ skinnyRows4AVX512_full:
 	VBROADCASTSS 24(SI), Z6
 	VBROADCASTSS 28(SI), Z7
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8652,7 +8656,7 @@ skinnyRows4AVX512_rest:
 	VBROADCASTSS 8(SI), Z2
 	VBROADCASTSS 12(SI), Z3
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8704,14 +8708,15 @@ skinnyRows4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows1BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows1BF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows1BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows1BF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -8722,7 +8727,7 @@ skinnyRows1BF16AVX512_full:
 	VBROADCASTSS 0(SI), Z0
 	VBROADCASTSS 4(SI), Z1
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8767,7 +8772,7 @@ skinnyRows1BF16AVX512_rest:
 	JZ skinnyRows1BF16AVX512_done
 	VBROADCASTSS 0(SI), Z0
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8803,14 +8808,15 @@ skinnyRows1BF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows2BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows2BF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows2BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows2BF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -8823,7 +8829,7 @@ skinnyRows2BF16AVX512_full:
 	VBROADCASTSS 8(SI), Z2
 	VBROADCASTSS 12(SI), Z3
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8877,7 +8883,7 @@ skinnyRows2BF16AVX512_rest:
 	VBROADCASTSS 0(SI), Z0
 	VBROADCASTSS 4(SI), Z1
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -8919,14 +8925,15 @@ skinnyRows2BF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows3BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows3BF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows3BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows3BF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -8941,7 +8948,7 @@ skinnyRows3BF16AVX512_full:
 	VBROADCASTSS 16(SI), Z4
 	VBROADCASTSS 20(SI), Z5
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9004,7 +9011,7 @@ skinnyRows3BF16AVX512_rest:
 	VBROADCASTSS 4(SI), Z1
 	VBROADCASTSS 8(SI), Z2
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9052,14 +9059,15 @@ skinnyRows3BF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows4BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows4BF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows4BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows4BF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -9076,7 +9084,7 @@ skinnyRows4BF16AVX512_full:
 	VBROADCASTSS 24(SI), Z6
 	VBROADCASTSS 28(SI), Z7
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9148,7 +9156,7 @@ skinnyRows4BF16AVX512_rest:
 	VBROADCASTSS 8(SI), Z2
 	VBROADCASTSS 12(SI), Z3
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9202,14 +9210,15 @@ skinnyRows4BF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows1DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows1DPBF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows1DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows1DPBF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -9220,7 +9229,7 @@ skinnyRows1DPBF16AVX512_full:
 	VBROADCASTSS 0(SI), Z0
 	VBROADCASTSS 4(SI), Z1
 	MOVQ R11, DI
-	LEAQ (R11)(R9*4), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9277,7 +9286,7 @@ skinnyRows1DPBF16AVX512_rest:
 	JLT skinnyRows1DPBF16AVX512_odd
 	VBROADCASTSS 0(SI), Z0
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9320,7 +9329,7 @@ skinnyRows1DPBF16AVX512_odd:
 	JZ skinnyRows1DPBF16AVX512_done
 	VBROADCASTSS 0(SI), Z0
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9353,14 +9362,15 @@ skinnyRows1DPBF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows2DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows2DPBF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows2DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows2DPBF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -9373,7 +9383,7 @@ skinnyRows2DPBF16AVX512_full:
 	VBROADCASTSS 8(SI), Z2
 	VBROADCASTSS 12(SI), Z3
 	MOVQ R11, DI
-	LEAQ (R11)(R9*4), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9439,7 +9449,7 @@ skinnyRows2DPBF16AVX512_rest:
 	VBROADCASTSS 0(SI), Z0
 	VBROADCASTSS 4(SI), Z1
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9489,7 +9499,7 @@ skinnyRows2DPBF16AVX512_odd:
 	VBROADCASTSS 0(SI), Z0
 	VBROADCASTSS 4(SI), Z1
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9528,14 +9538,15 @@ skinnyRows2DPBF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows3DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows3DPBF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows3DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows3DPBF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -9550,7 +9561,7 @@ skinnyRows3DPBF16AVX512_full:
 	VBROADCASTSS 16(SI), Z4
 	VBROADCASTSS 20(SI), Z5
 	MOVQ R11, DI
-	LEAQ (R11)(R9*4), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9625,7 +9636,7 @@ skinnyRows3DPBF16AVX512_rest:
 	VBROADCASTSS 4(SI), Z1
 	VBROADCASTSS 8(SI), Z2
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9682,7 +9693,7 @@ skinnyRows3DPBF16AVX512_odd:
 	VBROADCASTSS 4(SI), Z1
 	VBROADCASTSS 8(SI), Z2
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9727,14 +9738,15 @@ skinnyRows3DPBF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyRows4DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
-TEXT ·skinnyRows4DPBF16AVX512(SB), NOSPLIT, $0-64
+// func skinnyRows4DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows4DPBF16AVX512(SB), NOSPLIT, $0-72
 	MOVQ rows+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ ldc+40(FP), R8
 	MOVQ mask+56(FP), AX
+	MOVQ pf+64(FP), R10
 	KMOVW AX, K1
 	LEAQ (R9)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
@@ -9751,7 +9763,7 @@ skinnyRows4DPBF16AVX512_full:
 	VBROADCASTSS 24(SI), Z6
 	VBROADCASTSS 28(SI), Z7
 	MOVQ R11, DI
-	LEAQ (R11)(R9*4), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9835,7 +9847,7 @@ skinnyRows4DPBF16AVX512_rest:
 	VBROADCASTSS 8(SI), Z2
 	VBROADCASTSS 12(SI), Z3
 	MOVQ R11, DI
-	LEAQ (R11)(R9*2), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX
@@ -9899,7 +9911,7 @@ skinnyRows4DPBF16AVX512_odd:
 	VBROADCASTSS 8(SI), Z2
 	VBROADCASTSS 12(SI), Z3
 	MOVQ R11, DI
-	LEAQ (R11)(R9*1), R15
+	LEAQ (R11)(R10*1), R15
 	MOVQ c+32(FP), DX
 	MOVQ n+48(FP), AX
 	SHRQ $4, AX

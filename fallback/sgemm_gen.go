@@ -1044,7 +1044,7 @@ const skinnyRowsMaxM = 4
 // f32 1.24–1.27 (m1) and 1.10–1.27 (m4), bf16 pairs 1.43–1.47 and 1.78;
 // with 4 steps f32 about the same (1.33–1.35, 1.10–1.25) but pairs worse
 // (1.13–1.19, 1.11–1.28); with 1 step f32 0.93–1.07 and 0.71–0.76.
-// Without the prefetch of the next sweep's rows m4 f32 was 0.86–0.97.
+// Without prefetching the next sweep's rows m4 f32 was 0.86–0.97.
 const skinnyRowsSteps = 2
 
 // skinnyRowsName names the row-streaming skinny kernel of m rows.
@@ -1055,14 +1055,14 @@ func skinnyRowsName(m int, bt skinnyB) string {
 // skinnyRowsAVX512 writes the row-streaming kernel of the skinny products
 // of m ≤ skinnyRowsMaxM rows of A,
 //
-//	func name(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)
+//	func name(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 //
 // which adds Σ_k op(A)(i, k)·B(k, j) over rows rows of B (ldb bytes apart)
 // to the m×n f32 tile at c (rows ldc bytes apart, 64-byte aligned), in
 // sweeps: each sweep takes a few rows of B (skinnyRowsSteps) and
 // walks them along all n columns, 16 a step, loading the tile, adding the
 // rows' products and storing it back, and prefetches the same columns of
-// the next sweep's rows. So B is read as a few rows at a time from start
+// the rows pf bytes further down B (a multiple of the sweep's rows). So B is read as a few rows at a time from start
 // to end, the order a memory system streams best (the tile, m·n floats,
 // stays in L1), and every column's sum is one FMA chain in the order of k
 // (skinnyF32, skinnyBF16: B's bf16 values widened exactly) or of pair
@@ -1074,10 +1074,10 @@ func skinnyRowsName(m int, bt skinnyB) string {
 // partial step's columns (0 when there is none).
 //
 // Registers: DI points at the sweep's first row of B (R9, R12, R13: 1, 2,
-// 3 rows further), R15 at the next sweep's, R11 at the row the sweep
-// starts from, DX at the tile (R8, R14: 1 and 3 rows), AX counts the steps
-// of 16 columns; Z0–Z7 hold the broadcasts of A, Z16–Z17 and Z24–Z25 B,
-// Z20–Z23 the sums.
+// 3 rows further), R15 at the rows to prefetch (R10 = pf further), R11 at
+// the row the sweep starts from, DX at the tile (R8, R14: 1 and 3 rows),
+// AX counts the steps of 16 columns; Z0–Z7 hold the broadcasts of A,
+// Z16–Z17 and Z24–Z25 B, Z20–Z23 the sums.
 func skinnyRowsAVX512(m int, bt skinnyB) {
 	name := skinnyRowsName(m, bt)
 	esz := 4 // bytes of B per column
@@ -1090,14 +1090,15 @@ func skinnyRowsAVX512(m int, bt skinnyB) {
 	}
 	steps := skinnyRowsSteps
 	p("")
-	p("// func %s(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	p("// func %s(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
 	p("\tMOVQ rows+0(FP), CX")
 	p("\tMOVQ a+8(FP), SI")
 	p("\tMOVQ b+16(FP), R11")
 	p("\tMOVQ ldb+24(FP), R9")
 	p("\tMOVQ ldc+40(FP), R8")
 	p("\tMOVQ mask+56(FP), AX")
+	p("\tMOVQ pf+64(FP), R10")
 	p("\tKMOVW AX, K1")
 	p("\tLEAQ (R9)(R9*1), R12")
 	p("\tLEAQ (R12)(R9*1), R13")
@@ -1119,9 +1120,9 @@ func skinnyRowsAVX512(m int, bt skinnyB) {
 			}
 		}
 		p("\tMOVQ R11, DI")
-		// The next sweep's rows (past the end of B at the last: a
-		// prefetch does not fault).
-		p("\tLEAQ (R11)(R9*%d), R15", rowsTaken)
+		// The rows pf bytes further down B (past its end at the last
+		// sweeps: a prefetch does not fault).
+		p("\tLEAQ (R11)(R10*1), R15")
 		p("\tMOVQ c+32(FP), DX")
 		p("\tMOVQ n+48(FP), AX")
 		p("\tSHRQ $4, AX") // whole steps of 16 columns
