@@ -84,13 +84,17 @@ var skinnyDims = []int{1, 7, 129, 1000, 4097}
 // TestMatMulFastSkinnyRagged runs every row count of the skinny path
 // (M 1 to 16: the row-streaming kernels up to 4, the 64-column kernels
 // above) against the float64 reference, within the tolerances of check,
-// on N and K from skinnyDims (products of at most 4M multiply-adds, 512K
-// with -short), f32 and bf16, poisoned outputs.
+// on N and K from skinnyDims (products of at most 1M multiply-adds, 256K
+// with -short, 16M with TCRT_LONG_TESTS=1), f32 and bf16, poisoned
+// outputs.
 func TestMatMulFastSkinnyRagged(t *testing.T) {
 	r := newRand(t)
-	limit := 4 << 20
-	if testing.Short() {
-		limit = 1 << 19
+	limit := 1 << 20
+	switch {
+	case longtest.Enabled():
+		limit = 1 << 24
+	case testing.Short():
+		limit = 1 << 18
 	}
 	for m := 1; m <= skinnyMaxM; m++ {
 		for _, n := range skinnyDims {
@@ -115,15 +119,15 @@ func TestMatMulFastSkinnyRagged(t *testing.T) {
 // M (1–4), N and K (skinnyDims, up to 4097 both), f32 and bf16 B, each
 // variant with row kernels, padded strides, a batch of 2, D poisoned;
 // it first checks that the row kernel is the one chosen. N·K is at most
-// 2^17 with -short, 2^20 by default, every pair with TCRT_LONG_TESTS=1.
+// 2^16 with -short, 2^18 by default, every pair with TCRT_LONG_TESTS=1.
 func TestSkinnyRowsExact(t *testing.T) {
 	r := newRand(t)
-	limit := 1 << 20 // 4097×4097 with TCRT_LONG_TESTS=1
+	limit := 1 << 18 // 4097×4097 with TCRT_LONG_TESTS=1
 	switch {
 	case longtest.Enabled():
 		limit = 1 << 25
 	case testing.Short():
-		limit = 1 << 17
+		limit = 1 << 16
 	}
 	for _, name := range []string{"avx512", "avx512bf16"} {
 		v := variantByName(name)
