@@ -50,6 +50,22 @@ func TestMatMulFastSkinny(t *testing.T) {
 		c = f32Case(16, 70, 0) // no K: D is the epilogue of zero
 		c.B.dt, c.Bias = dt, true
 		cases = append(cases, c)
+		// The row-streaming kernels (M ≤ 4) with the same epilogues:
+		// no K, D bf16 through the tile with C in place, transposed
+		// padded A in batches with beta·C and an activation.
+		c = f32Case(2, 70, 0)
+		c.B.dt, c.Bias = dt, true
+		cases = append(cases, c)
+		c = f32Case(3, 130, 33)
+		c.A.dt, c.B.dt, c.D.dt = dt, dt, tile.BF16
+		c.Alpha, c.Beta, c.InPlace = 1.5, -1, true
+		cases = append(cases, c)
+		c = f32Case(4, 1000, 257)
+		c.A, c.B = pad, pad
+		c.A.trans = true
+		c.Batch, c.Threads = 3, 2
+		c.Beta, c.Bias, c.Act = 0.5, true, ActGELU
+		cases = append(cases, c)
 		for _, m := range []int{3, 9} { // several column super-blocks and K blocks in one item
 			c = f32Case(m, 1100, 300)
 			c.A.dt, c.B.dt, c.Threads, c.Bias = dt, dt, 1, true
