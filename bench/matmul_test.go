@@ -37,7 +37,10 @@ func BenchmarkMatMul(b *testing.B) {
 // BenchmarkMatMulDecode/<dtype>/m<M>/<backend> times the skinny products of
 // decoding, D = A·B with A M×4096 and B 4096×4096 (D f32), which are bound
 // by reading B: it reports B's bytes per second as GB/s (compare with
-// BenchmarkMemcpy: scripts/bench-ratio.sh 'MatMulDecode') and GFLOP/s.
+// BenchmarkMemcpy: scripts/bench-ratio.sh 'MatMulDecode'; with the
+// read-only BenchmarkMemRead: REF=MemRead/67108864 scripts/bench-ratio.sh
+// 'MatMulDecode') and GFLOP/s, and on the CPU, measured right after it,
+// both yardsticks and the fractions of-memcpy and of-memread.
 func BenchmarkMatMulDecode(b *testing.B) {
 	rts := backends(b)
 	for _, dt := range []tile.DType{tile.F32, tile.BF16} {
@@ -52,8 +55,11 @@ func BenchmarkMatMulDecode(b *testing.B) {
 						}
 						defer s.Close()
 						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
-						b.ReportMetric(float64(p.K*p.N*dt.Size())*float64(b.N)/sec/1e9, "GB/s")
+						gbs := float64(p.K*p.N*dt.Size()) * float64(b.N) / sec / 1e9
+						b.ReportMetric(gbs, "GB/s")
 						b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+						reportOfMemcpy(b, rt, gbs)
+						reportOfMemread(b, rt, gbs)
 					})
 				})
 			}

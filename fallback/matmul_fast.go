@@ -176,7 +176,10 @@ type job struct {
 	// skinny, when not nil, are the kernels of the skinny path, which the
 	// items take instead of the blocked one.
 	skinny, skinnyStore []skinnyFunc
-	sb                  int // column blocks of a run (skinnyRun)
+	sb                  int // column blocks of a run (skinnyRun); columns of a row-streaming walk
+	// rowsK, when not nil, is the row-streaming skinny kernel the items
+	// take (skinnyRows).
+	rowsK skinnyRowFunc
 	// sharedB, when not nil, holds the whole of op(B) packed (see
 	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
 	// block jb and K block kb, bPanels panels of NR columns. bState holds

@@ -14,7 +14,9 @@ import (
 )
 
 // BenchmarkMatMulCPUTime states f32 products (2048³, 512³, and the decode
-// shapes, f32 and bf16, on the skinny and the blocked path) as fractions of the peak loop
+// shapes, f32 and bf16, on the skinny and the blocked path, and for M ≤ 4
+// on the skinny path's 64-column kernels, "cols", rather than its
+// row-streaming ones) as fractions of the peak loop
 // by CPU time rather than wall time: of-peak-cpu is the product's FLOPs
 // per second of process CPU time (getrusage, all threads) over the peak
 // loop's, run on as many goroutines right before it, and B-GB/cpu-s the
@@ -30,8 +32,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 		dt      tile.DType
 		m, n, k int
 	}
-	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 16, 4096, 4096},
-		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 16, 4096, 4096}}
+	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 4, 4096, 4096}, {tile.F32, 16, 4096, 4096},
+		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 4, 4096, 4096}, {tile.BF16, 16, 4096, 4096}}
 	for _, s := range shapes {
 		vn := "avx512"
 		if s.dt == tile.BF16 {
@@ -40,8 +42,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 				continue
 			}
 		}
-		for _, path := range []string{"", "blocked"} {
-			if path != "" && s.m > skinnyMaxM {
+		for _, path := range []string{"", "blocked", "cols"} {
+			if path != "" && s.m > skinnyMaxM || path == "cols" && (v.skinny == nil || s.m > len(v.skinny.rowsF32)) {
 				continue
 			}
 			name := fmt.Sprintf("%v/%dx%dx%d", s.dt, s.m, s.n, s.k)
@@ -49,8 +51,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 				name += "/" + path
 			}
 			b.Run(name, func(b *testing.B) {
-				skinnyOff = path == "blocked"
-				defer func() { skinnyOff = false }()
+				skinnyOff, skinnyRowsOff = path == "blocked", path == "cols"
+				defer func() { skinnyOff, skinnyRowsOff = false, false }()
 				m, n, k := s.m, s.n, s.k
 				r := rand.New(rand.NewPCG(1, 2))
 				f := mat{dt: s.dt}
@@ -74,6 +76,45 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkMemReadCPUTime reads a 64 MiB buffer with MemRead on as many
+// goroutines as GOMAXPROCS, each a disjoint slice, and reports the bytes
+// per second of process CPU time (GB/cpu-s): the ceiling of
+// BenchmarkMatMulCPUTime's B-GB/cpu-s for a kernel that only reads B.
+func BenchmarkMemReadCPUTime(b *testing.B) {
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	p := runtime.GOMAXPROCS(0)
+	chunk := len(buf) / p
+	var sink uint64
+	var mu sync.Mutex
+	read := func() {
+		var wg sync.WaitGroup
+		for w := range p {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				x := MemRead(buf[w*chunk : (w+1)*chunk])
+				mu.Lock()
+				sink ^= x
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	read()
+	iters := 0
+	t0 := processCPU()
+	for b.Loop() {
+		read()
+		iters++
+	}
+	sec := processCPU() - t0
+	b.ReportMetric(float64(p*chunk)*float64(iters)/sec/1e9, "GB/cpu-s")
+	_ = sink
 }
 
 // peakPerCPUSecond runs the f32 peak loop on threads goroutines and returns

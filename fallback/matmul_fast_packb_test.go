@@ -82,7 +82,7 @@ func TestSkinnySplit(t *testing.T) {
 		{tile.F32, 100, 4, 2, 1},    // two blocks
 		{tile.BF16, 64 * 200, 1, 4, 50},
 	} {
-		a := MatMulArgs{M: 3, N: tc.n, K: 10, Batch: 1}
+		a := MatMulArgs{M: 5, N: tc.n, K: 10, Batch: 1} // more rows than the row kernels take
 		a.B.DType = tc.dt
 		j := job{a: &a, v: v}
 		j.skinnySplit(tc.threads)
@@ -91,10 +91,36 @@ func TestSkinnySplit(t *testing.T) {
 				tc.dt, tc.n, tc.threads, j.nItems, ceilDiv(ceilDiv(tc.n, skinnyNB), j.nItems), tc.items, tc.blocks)
 		}
 	}
+	// The row-streaming kernels (M ≤ 4): tiles of at most 4 KiB of a row
+	// of B and 16 KiB of sums, an item a thread, up to four of at least
+	// 2 KiB runs.
+	for _, tc := range []struct {
+		dt              tile.DType
+		m, n, threads   int
+		items, tileCols int
+	}{
+		{tile.F32, 1, 4096, 2, 8, 1024},
+		{tile.F32, 4, 4096, 2, 8, 1024},
+		{tile.BF16, 1, 4096, 2, 4, 2048},
+		{tile.BF16, 4, 4096, 2, 4, 1024},
+		{tile.BF16, 3, 4096, 2, 4, 1360},
+		{tile.BF16, 1, 1024, 2, 2, 2048}, // one run: still one item per thread
+		{tile.F32, 2, 100, 4, 2, 1024},   // two blocks of 64
+		{tile.F32, 1, 100000, 2, 98, 1024},
+	} {
+		a := MatMulArgs{M: tc.m, N: tc.n, K: 10, Batch: 1}
+		a.B.DType = tc.dt
+		j := job{a: &a, v: v}
+		j.skinnySplit(tc.threads)
+		if j.rowsK == nil || j.nItems != tc.items || j.sb != tc.tileCols {
+			t.Errorf("%v M=%d N=%d threads %d: row kernel %v, %d items, tiles of %d columns, want %d, %d",
+				tc.dt, tc.m, tc.n, tc.threads, j.rowsK != nil, j.nItems, j.sb, tc.items, tc.tileCols)
+		}
+	}
 }
 
-// TestSkinnyKC checks the skinny K blocks: 64 rows, 16 for the pair
-// kernels with one or two rows of A.
+// TestSkinnyKC checks the skinny K blocks: 64 rows for the 64-column
+// kernels, all of K for the row-streaming ones (M ≤ 4).
 func TestSkinnyKC(t *testing.T) {
 	v, vp := variantByName("avx512"), variantByName("avx512bf16")
 	if v == nil || v.skinny == nil || vp == nil || vp.skinny == nil {
@@ -103,7 +129,7 @@ func TestSkinnyKC(t *testing.T) {
 	for _, tc := range []struct {
 		v     *variant
 		m, kc int
-	}{{v, 1, skinnyKC}, {v, 16, skinnyKC}, {vp, 1, skinnyKCPairs}, {vp, 2, skinnyKCPairs}, {vp, 3, skinnyKC}, {vp, 16, skinnyKC}} {
+	}{{v, 1, 1000}, {v, 5, skinnyKC}, {v, 16, skinnyKC}, {vp, 1, 1000}, {vp, 4, 1000}, {vp, 5, skinnyKC}, {vp, 16, skinnyKC}} {
 		a := MatMulArgs{M: tc.m, N: 300, K: 1000, Batch: 1}
 		a.B.DType = tile.BF16
 		j := job{a: &a, v: tc.v}
@@ -112,10 +138,10 @@ func TestSkinnyKC(t *testing.T) {
 			t.Errorf("%s M=%d: K block %d (%d blocks), want %d", tc.v.Name, tc.m, j.kc, j.numKBlk, tc.kc)
 		}
 	}
-	// The short K blocks against the reference: odd K over many blocks,
-	// a masked last column block, A transposed or not.
+	// Odd K over many blocks (of pairs for M = 5), a masked last column
+	// block, A transposed or not, against the reference.
 	r := newRand(t)
-	for _, m := range []int{1, 2} {
+	for _, m := range []int{1, 2, 5} {
 		for _, trans := range []bool{false, true} {
 			c := f32Case(m, 130, 301)
 			c.A.dt, c.B.dt, c.A.trans, c.Threads, c.Bias = tile.BF16, tile.BF16, trans, 2, true

@@ -30,6 +30,20 @@ import (
 // with VDPBF16PS, as its blocked kernel does (matmul_pairs.go's
 // numerics, subnormal flushes included). Only the order of the K blocks'
 // partial sums differs, within f32 rounding.
+//
+// Up to 4 rows of A take the row-streaming kernels instead (skinnyRowFunc):
+// a tile of the sums of up to 1024 columns (2048 for one row of bf16 B)
+// stays in L1 while B is walked two rows (two pairs of rows) at a time
+// along all of the tile's columns and down all of K, each sweep
+// prefetching the next one's rows. B is then read as a few sequential
+// streams, which the memory system serves best: the 64-column kernels
+// take 256 bytes from each of 64 rows in turn, and read B at 0.85–0.94
+// (f32) and 0.67–0.69 (bf16 pairs) of the rate of the row kernels, M = 1
+// and 4 (BenchmarkMatMulCPUTime against its cols path, B-GB/cpu-s,
+// medians of 5 alternated rounds, one and two threads, load 4–5). Loading and storing the tile costs an L1 access per
+// vector and row of A per sweep, which with more rows of A outweighs the
+// gain. Every column's sum is then one chain in the order of k (or pair
+// steps), over all of K: the reference's order, rounded in f32.
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
@@ -48,8 +62,19 @@ type skinnyKernels struct {
 	f32, bf16           []skinnyFunc
 	f32Store, bf16Store []skinnyFunc
 	rest                []skinnyFunc
-	pairs               bool
+	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
+	// rows of A, m ≤ len: see skinnyRowFunc.
+	rowsF32, rowsBF16 []skinnyRowFunc
+	pairs             bool
 }
+
+// skinnyRowFunc adds the product of m rows of packed A (m values or bf16
+// pairs a k or pair step) and rows rows of B (ldb bytes apart, n columns
+// from b on) to the m×n f32 tile at c (rows ldc bytes apart, 64-byte
+// aligned), walking B a few rows at a time along all n columns and
+// prefetching the rows pf bytes further down: see skinnyRowsAVX512 in
+// sgemm_gen.go. mask is 2^(n mod 16) − 1.
+type skinnyRowFunc func(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 const (
 	skinnyMaxM = 16 // the most rows of op(A) the skinny path takes
@@ -60,12 +85,6 @@ const (
 	// bytes per CPU second at M = 16 rose 3–4% (f32) and 9% (bf16),
 	// M = 1 and 4 unchanged (medians of 3, busy machine).
 	skinnyKC = 64
-	// skinnyKCPairs is the K block of the pair kernels for one or two
-	// rows of A: one-thread B bytes per CPU second with 16 rows against
-	// 64, 1×4096×4096 bf16: 23–25 GB against 19–21, 2 rows 23.4 against
-	// 20.2; 3 rows even, 4 and 6 rows lower (16.4 against 17.5–21,
-	// 14 against 15.8), f32 lower too (busy machine, medians of 2–4).
-	skinnyKCPairs, skinnyKCPairsRows = 16, 2
 	// skinnyRun is the bytes of a row of B that a K block takes in turn,
 	// in column blocks of skinnyNB: 8 blocks of f32, 16 of bf16. With 1
 	// KiB runs (8 blocks of bf16) the bf16 products read B at 15–16 GB
@@ -75,6 +94,26 @@ const (
 	// skinnySB is the most column blocks of a run (bf16).
 	skinnySB = skinnyRun / (2 * skinnyNB)
 )
+
+// skinnyRowRun is the bytes of a row of B that the row-streaming kernels
+// take in one walk down K: the tile of sums is M times as many floats.
+var skinnyRowRun = 4096
+
+// skinnyRowTile bounds the bytes of the row-streaming kernels' tile of
+// sums, which has to stay in L1 beside the rows of B streaming through.
+var skinnyRowTile = 16 << 10
+
+// skinnyRowPF is how far ahead down B the row-streaming kernels prefetch,
+// in bytes of the tile's columns, rounded up to whole sweeps and at least
+// 4 rows: two f32 sweeps, one of pairs. 16 and 64 KiB did no better (two
+// threads, B-GB/cpu-s, medians of 4, load 9–13: f32 m1 23.2 and 24.0
+// against 23.9, m4 24.3 and 19.5 against 21.6; bf16 m1 24.4 and 22.8
+// against 30.2, m4 24.7 and 20.5 against 27.6).
+const skinnyRowPF = 4096
+
+// skinnyRowsOff, set by benchmarks, keeps M ≤ 4 on the 64-column kernels,
+// to compare the two.
+var skinnyRowsOff bool
 
 // skinnyPF is how many rows of B ahead the skinny kernels prefetch.
 var skinnyPF = 32
@@ -104,18 +143,49 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 // up to four per thread so that a worker slowed by other load leaves its
 // share to the others, but no narrower than a run (skinnyRun) when there
 // are columns enough for every thread to get one, and sets the K block.
+// With a row-streaming kernel (M ≤ 4) K is one block, and an item's
+// columns are walked in tiles of j.sb columns: at most skinnyRowRun bytes
+// of a row of B, and a tile of sums of at most skinnyRowTile bytes.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
+	if j.rowsK = j.skinnyRowKernel(); j.rowsK != nil {
+		j.sb = max(16, min(skinnyRowRun/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
+		j.mItems = 1
+		// An item a thread, up to four of at least skinnyRun bytes of a
+		// row, as below; none wider than a tile.
+		j.nItems = max(1, ceilDiv(a.N, j.sb), min(threads, ceilDiv(a.N, skinnyNB)),
+			min(4*threads, ceilDiv(a.N*a.B.DType.Size(), skinnyRun)))
+		j.items = a.Batch * j.nItems
+		j.kc = max(a.K, 1)
+		j.numKBlk = 1
+		return
+	}
 	blocks := ceilDiv(a.N, skinnyNB)
 	j.sb = skinnyRun / (skinnyNB * a.B.DType.Size())
 	j.mItems = 1
 	j.nItems = max(1, min(blocks, max(ceilDiv(threads, a.Batch), min(ceilDiv(4*threads, a.Batch), blocks/j.sb))))
 	j.items = a.Batch * j.nItems
 	j.kc = skinnyKC
-	if j.v.skinny.pairs && a.M <= skinnyKCPairsRows {
-		j.kc = skinnyKCPairs
-	}
 	j.numKBlk = max(1, ceilDiv(a.K, j.kc))
+}
+
+// skinnyRowKernel returns the row-streaming kernel for j's product, or nil
+// when it has too many rows for one or its variant none.
+func (j *job) skinnyRowKernel() skinnyRowFunc {
+	s, M := j.v.skinny, j.a.M
+	if skinnyRowsOff {
+		return nil
+	}
+	switch k := s.rowsF32; {
+	case j.a.B.DType == tile.BF16:
+		k = s.rowsBF16
+		fallthrough
+	default:
+		if M <= len(k) {
+			return k[M-1]
+		}
+	}
+	return nil
 }
 
 // skinnyWork runs skinny items until none are left.
@@ -127,9 +197,10 @@ func (j *job) skinnyWork(w *workspace) {
 	if v.skinny.pairs {
 		w.h = grow16(w.h, max(M, K))
 	}
-	w.row = grow(w.row, skinnySB*skinnyNB)
-	w.buf = grow(w.buf, max(len(w.buf), skinnySB*skinnyNB))
-	w.tile = growAligned(w.tile, M*skinnySB*skinnyNB)
+	cols := max(skinnySB*skinnyNB, j.sb) // the most columns of an epilogue
+	w.row = grow(w.row, cols)
+	w.buf = grow(w.buf, max(len(w.buf), cols))
+	w.tile = growAligned(w.tile, max(M*skinnySB*skinnyNB, M*(roundUp(j.sb, 16)+16)))
 	if M > len(j.skinny) {
 		w.sk = growAligned(w.sk, j.kc*skinnyNB)
 	}
@@ -155,6 +226,13 @@ func (j *job) skinnyWork(w *workspace) {
 				v.packCols(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
 			}
 			packed = b
+		}
+		if j.rowsK != nil {
+			n0, n1 := itemRange(part, j.nItems, a.N, 16)
+			for jj := n0; jj < n1; jj += j.sb {
+				j.skinnyRows(w, b, jj, min(j.sb, n1-jj))
+			}
+			continue
 		}
 		n0, n1 := itemRange(part, j.nItems, a.N, skinnyNB)
 		for jj := n0; jj < n1; jj += j.sb * skinnyNB {
@@ -212,7 +290,18 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 				ag := &w.a[pc/kStep*M+g]
 				switch {
 				case M <= rows:
-					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, nil)
+					// One group of rows prefetches the next block
+					// of B (its rows as it reads them), which the
+					// next call reads from its first row: 32 rows
+					// ahead in the same columns left each call's
+					// first rows unprefetched (one thread, 1 row by
+					// 4096×4096 f32 before the row kernels: 21–22
+					// against 25 B-GB/cpu-s).
+					pf := skinnyPF * ldb
+					if next != nil {
+						pf = int(uintptr(next) - uintptr(bp))
+					}
+					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, pf, nil)
 				case g == 0:
 					// The first rows keep a copy of the block of B.
 					j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
@@ -228,6 +317,34 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 	if j.mode != destD || j.epi {
 		j.epilogue(w, b, 0, j0, M, n, c, ldc)
 	}
+}
+
+// skinnyRows computes columns [j0, j0+n) of D[b], n ≤ j.sb, with the
+// row-streaming kernel: the sums of all of K in a tile of M rows of n
+// floats (the rows padded by a cache line, so that they and the rows of B
+// do not all fall in the same L1 sets), then the epilogue.
+func (j *job) skinnyRows(w *workspace, b, j0, n int) {
+	a := j.a
+	M, K, B := a.M, a.K, &a.B
+	sz := B.DType.Size()
+	ldt := roundUp(n, 16) + 16
+	t := w.tile[:M*ldt]
+	clear(t)
+	if K > 0 {
+		bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+j0)*sz])
+		pf := B.LD * sz * max(4, roundUp(ceilDiv(skinnyRowPF, n*sz), 4))
+		j.rowsK(K, &w.a[0], bp, B.LD*sz, &t[0], 4*ldt, n, uint64(1)<<(n%16)-1, pf)
+	}
+	if j.mode == destD {
+		for i := range M {
+			copy(unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+i*a.D.LD+j0), n), t[i*ldt:i*ldt+n])
+		}
+		if !j.epi {
+			return
+		}
+		t, ldt = unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+j0), 1), a.D.LD
+	}
+	j.epilogue(w, b, 0, j0, M, n, &t[0], ldt)
 }
 
 // skinnyPackPairs packs the M rows of op(A) (the first element at base) in

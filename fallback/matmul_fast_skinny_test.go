@@ -1,8 +1,11 @@
 package fallback
 
 import (
+	"math"
+	"slices"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/longtest"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -47,6 +50,22 @@ func TestMatMulFastSkinny(t *testing.T) {
 		c = f32Case(16, 70, 0) // no K: D is the epilogue of zero
 		c.B.dt, c.Bias = dt, true
 		cases = append(cases, c)
+		// The row-streaming kernels (M ≤ 4) with the same epilogues:
+		// no K, D bf16 through the tile with C in place, transposed
+		// padded A in batches with beta·C and an activation.
+		c = f32Case(2, 70, 0)
+		c.B.dt, c.Bias = dt, true
+		cases = append(cases, c)
+		c = f32Case(3, 130, 33)
+		c.A.dt, c.B.dt, c.D.dt = dt, dt, tile.BF16
+		c.Alpha, c.Beta, c.InPlace = 1.5, -1, true
+		cases = append(cases, c)
+		c = f32Case(4, 1000, 257)
+		c.A, c.B = pad, pad
+		c.A.trans = true
+		c.Batch, c.Threads = 3, 2
+		c.Beta, c.Bias, c.Act = 0.5, true, ActGELU
+		cases = append(cases, c)
 		for _, m := range []int{3, 9} { // several column super-blocks and K blocks in one item
 			c = f32Case(m, 1100, 300)
 			c.A.dt, c.B.dt, c.Threads, c.Bias = dt, dt, 1, true
@@ -72,5 +91,112 @@ func TestMatMulFastSkinny(t *testing.T) {
 	}
 	for _, c := range cases {
 		check(t, r, c)
+	}
+}
+
+// skinnyDims are the ragged sizes the skinny tests take N and K from.
+var skinnyDims = []int{1, 7, 129, 1000, 4097}
+
+// TestMatMulFastSkinnyRagged runs every row count of the skinny path
+// (M 1 to 16: the row-streaming kernels up to 4, the 64-column kernels
+// above) against the float64 reference, within the tolerances of check,
+// on N and K from skinnyDims (products of at most 1M multiply-adds, 256K
+// with -short, 16M with TCRT_LONG_TESTS=1), f32 and bf16, poisoned
+// outputs.
+func TestMatMulFastSkinnyRagged(t *testing.T) {
+	r := newRand(t)
+	limit := 1 << 20
+	switch {
+	case longtest.Enabled():
+		limit = 1 << 24
+	case testing.Short():
+		limit = 1 << 18
+	}
+	for m := 1; m <= skinnyMaxM; m++ {
+		for _, n := range skinnyDims {
+			for _, k := range skinnyDims {
+				if m*n*k > limit {
+					continue
+				}
+				for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+					c := f32Case(m, n, k)
+					c.A.dt, c.B.dt = dt, dt
+					check(t, r, c)
+				}
+			}
+		}
+	}
+}
+
+// TestSkinnyRowsExact checks the row-streaming kernels bit for bit: with
+// small integers in A and B every product and partial sum is exact in f32
+// (and in VDPBF16PS), so any order of summation gives the reference's
+// value exactly, and a wrong element, row, column or mask shows. Ragged
+// M (1–4), N and K (skinnyDims, up to 4097 both), f32 and bf16 B, each
+// variant with row kernels, padded strides, a batch of 2, D poisoned;
+// it first checks that the row kernel is the one chosen. N·K is at most
+// 2^16 with -short, 2^18 by default, every pair with TCRT_LONG_TESTS=1.
+func TestSkinnyRowsExact(t *testing.T) {
+	r := newRand(t)
+	limit := 1 << 18 // 4097×4097 with TCRT_LONG_TESTS=1
+	switch {
+	case longtest.Enabled():
+		limit = 1 << 25
+	case testing.Short():
+		limit = 1 << 16
+	}
+	for _, name := range []string{"avx512", "avx512bf16"} {
+		v := variantByName(name)
+		if v == nil || !v.Available() || v.skinny == nil || v.skinny.rowsF32 == nil && v.skinny.rowsBF16 == nil {
+			continue
+		}
+		for m := 1; m <= len(v.skinny.rowsBF16); m++ {
+			for _, n := range skinnyDims {
+				for _, k := range skinnyDims {
+					if n*k > limit {
+						continue
+					}
+					for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+						if !v.Accepts(dt, dt) {
+							continue
+						}
+						a := MatMulArgs{M: m, N: n, K: k, Batch: 2, Alpha: 1}
+						f := mat{dt: dt, ldPad: 3, bsPad: 5}
+						a.A = newMatrix(r, f, 2, m, k)
+						a.B = newMatrix(r, f, 2, k, n)
+						a.D = newMatrix(r, mat{dt: tile.F32, ldPad: 2}, 2, m, n)
+						for _, x := range []*Matrix{&a.A, &a.B} {
+							for i := 0; i < len(x.Data)/dt.Size(); i++ {
+								setElem(x, i, float32(r.IntN(15)-7))
+							}
+						}
+						j := job{a: &a, v: v}
+						if j.skinnyKernel(); j.skinnyRowKernel() == nil {
+							t.Fatalf("%s %v %dx%dx%d: no row kernel", name, dt, m, n, k)
+						}
+						ref := a
+						ref.D.Data = slices.Clone(a.D.Data)
+						MatMulRef(&ref)
+						poison(a.D.Data)
+						if err := MatMulFast(name, &a); err != nil {
+							t.Fatal(err)
+						}
+						if bb, i, jj, ok := touchedOutside(&a.D, 2, m, n); !ok {
+							t.Fatalf("%s %v %dx%dx%d: D[%d][%d,%d] written outside the product", name, dt, m, n, k, bb, i, jj)
+						}
+						for b := range 2 {
+							for i := range m {
+								for jj := range n {
+									o := b*a.D.BatchStride + i*a.D.LD + jj
+									if g, w := loadF32(tile.F32, a.D.Data, o), loadF32(tile.F32, ref.D.Data, o); math.Float32bits(g) != math.Float32bits(w) {
+										t.Fatalf("%s %v %dx%dx%d: D[%d][%d,%d] = %v, want %v", name, dt, m, n, k, b, i, jj, g, w)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -241,6 +241,46 @@ func skinny5x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int
 //go:noescape
 func skinny6x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
 
+// Row-streaming skinny kernels in sgemm_amd64.s (see skinnyRowFunc and
+// skinnyRowsAVX512 in sgemm_gen.go): m ≤ 4 rows of packed A, B read a few
+// rows at a time along the whole column range, sums in an L1 tile.
+
+//go:noescape
+func skinnyRows1AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows2AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows3AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows4AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows1BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows2BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows3BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows4BF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows1DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows2DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows3DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows4DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
 // skinnyAVX512 holds the skinny kernels of the f32 AVX-512 variant, and
 // skinnyDPBF16 those of the bf16 pair variant. Their masks take AVX512BW's
 // 64-bit mask moves, and the bf16 loads its VPMOVZXWD on zmm.
@@ -257,6 +297,8 @@ var (
 			skinny4x64BF16AVX512Store, skinny5x64BF16AVX512Store, skinny6x64BF16AVX512Store},
 		rest: []skinnyFunc{skinny1x64RestAVX512, skinny2x64RestAVX512, skinny3x64RestAVX512,
 			skinny4x64RestAVX512, skinny5x64RestAVX512, skinny6x64RestAVX512},
+		rowsF32:  []skinnyRowFunc{skinnyRows1AVX512, skinnyRows2AVX512, skinnyRows3AVX512, skinnyRows4AVX512},
+		rowsBF16: []skinnyRowFunc{skinnyRows1BF16AVX512, skinnyRows2BF16AVX512, skinnyRows3BF16AVX512, skinnyRows4BF16AVX512},
 	}
 	skinnyDPBF16 = &skinnyKernels{
 		features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512BF16},
@@ -266,7 +308,8 @@ var (
 			skinny4x64DPBF16AVX512Store, skinny5x64DPBF16AVX512Store, skinny6x64DPBF16AVX512Store},
 		rest: []skinnyFunc{skinny1x64DPBF16BufAVX512, skinny2x64DPBF16BufAVX512, skinny3x64DPBF16BufAVX512,
 			skinny4x64DPBF16BufAVX512, skinny5x64DPBF16BufAVX512, skinny6x64DPBF16BufAVX512},
-		pairs: true,
+		rowsBF16: []skinnyRowFunc{skinnyRows1DPBF16AVX512, skinnyRows2DPBF16AVX512, skinnyRows3DPBF16AVX512, skinnyRows4DPBF16AVX512},
+		pairs:    true,
 	}
 )
 

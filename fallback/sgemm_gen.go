@@ -111,6 +111,11 @@ func main() {
 	for r := 1; r <= skinnyRows; r++ {
 		skinnyAVX512(r, skinnyF32Rest, false)
 	}
+	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyPairs} {
+		for m := 1; m <= skinnyRowsMaxM; m++ {
+			skinnyRowsAVX512(m, b)
+		}
+	}
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -1043,6 +1048,198 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 			p("\tADDQ R8, DX")
 		}
 	}
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// skinnyRowsMaxM is the most rows of A the row-streaming skinny kernels
+// take: 4 sums, the tile's rows, in 4 vector registers. More rows load and
+// store the tile more often per byte of B, and with 16 the 64-column
+// kernels, FMA-bound, are better.
+const skinnyRowsMaxM = 4
+
+// skinnyRowsSteps is the B steps of a sweep: 2 rows of f32 (or widened
+// bf16) B, 2 pairs (4 rows) of paired bf16. One thread, 1 and 4 rows of A
+// by 4096×4096 B, B bytes per thread-CPU second against the 64-column
+// kernels (ratios, two alternated runs each, busy machine): with 2 steps
+// f32 1.24–1.27 (m1) and 1.10–1.27 (m4), bf16 pairs 1.43–1.47 and 1.78;
+// with 4 steps f32 about the same (1.33–1.35, 1.10–1.25) but pairs worse
+// (1.13–1.19, 1.11–1.28); with 1 step f32 0.93–1.07 and 0.71–0.76.
+// Without prefetching the next sweep's rows m4 f32 was 0.86–0.97.
+const skinnyRowsSteps = 2
+
+// skinnyRowsName names the row-streaming skinny kernel of m rows.
+func skinnyRowsName(m int, bt skinnyB) string {
+	return fmt.Sprintf("skinnyRows%d%sAVX512", m, [...]string{"", "BF16", "DPBF16"}[bt])
+}
+
+// skinnyRowsAVX512 writes the row-streaming kernel of the skinny products
+// of m ≤ skinnyRowsMaxM rows of A,
+//
+//	func name(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+//
+// which adds Σ_k op(A)(i, k)·B(k, j) over rows rows of B (ldb bytes apart)
+// to the m×n f32 tile at c (rows ldc bytes apart, 64-byte aligned), in
+// sweeps: each sweep takes a few rows of B (skinnyRowsSteps) and
+// walks them along all n columns, 16 a step, loading the tile, adding the
+// rows' products and storing it back, and prefetches the same columns of
+// the rows pf bytes further down B (a multiple of the sweep's rows). So B is read as a few rows at a time from start
+// to end, the order a memory system streams best (the tile, m·n floats,
+// stays in L1), and every column's sum is one FMA chain in the order of k
+// (skinnyF32, skinnyBF16: B's bf16 values widened exactly) or of pair
+// steps (skinnyPairs: VDPBF16PS on two rows of B paired in registers as
+// the pair panels hold them, a holding 32-bit bf16 pairs, the high half
+// zero past K; an odd row count ends with a step on the last row alone).
+// a holds m values (or pairs) per k step (or pair step), packed as for
+// the blocked kernels. mask is 2^(n mod 16) − 1: the bits of the last,
+// partial step's columns (0 when there is none).
+//
+// Registers: DI points at the sweep's first row of B (R9, R12, R13: 1, 2,
+// 3 rows further), R15 at the rows to prefetch (R10 = pf further), R11 at
+// the row the sweep starts from, DX at the tile (R8, R14: 1 and 3 rows),
+// AX counts the steps of 16 columns; Z0–Z7 hold the broadcasts of A,
+// Z16–Z17 and Z24–Z25 B, Z20–Z23 the sums.
+func skinnyRowsAVX512(m int, bt skinnyB) {
+	name := skinnyRowsName(m, bt)
+	esz := 4 // bytes of B per column
+	if bt != skinnyF32 {
+		esz = 2
+	}
+	rowsPer := 1 // rows of B per step
+	if bt == skinnyPairs {
+		rowsPer = 2
+	}
+	steps := skinnyRowsSteps
+	p("")
+	p("// func %s(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
+	p("\tMOVQ rows+0(FP), CX")
+	p("\tMOVQ a+8(FP), SI")
+	p("\tMOVQ b+16(FP), R11")
+	p("\tMOVQ ldb+24(FP), R9")
+	p("\tMOVQ ldc+40(FP), R8")
+	p("\tMOVQ mask+56(FP), AX")
+	p("\tMOVQ pf+64(FP), R10")
+	p("\tKMOVW AX, K1")
+	p("\tLEAQ (R9)(R9*1), R12")
+	p("\tLEAQ (R12)(R9*1), R13")
+	p("\tLEAQ (R8)(R8*2), R14")
+	rowAddr := func(base string, r int) string {
+		return fmt.Sprintf("(%s)%s", base, [...]string{"", "(R9*1)", "(R12*1)", "(R13*1)"}[r])
+	}
+	cAddr := []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)", "(DX)(R14*1)"}
+	// sweep walks the columns once with steps B steps (rows of B, or
+	// pairs of rows; odd: one row alone), then advances a, b and rows.
+	sweep := func(label string, steps int, odd bool) {
+		rowsTaken := steps * rowsPer
+		if odd {
+			rowsTaken = 1
+		}
+		for s := 0; s < steps; s++ {
+			for i := 0; i < m; i++ {
+				p("\tVBROADCASTSS %d(SI), Z%d", 4*(s*m+i), s*m+i)
+			}
+		}
+		p("\tMOVQ R11, DI")
+		// The rows pf bytes further down B (past its end at the last
+		// sweeps: a prefetch does not fault).
+		p("\tLEAQ (R11)(R10*1), R15")
+		p("\tMOVQ c+32(FP), DX")
+		p("\tMOVQ n+48(FP), AX")
+		p("\tSHRQ $4, AX") // whole steps of 16 columns
+		body := func(masked bool) {
+			z, k := "", ""
+			if masked {
+				z, k = ".Z", "K1, "
+			}
+			for i := 0; i < m; i++ {
+				p("\tVMOVUPS%s %s, %sZ%d", z, cAddr[i], k, 20+i)
+			}
+			// Lines of B per step: a prefetch for each (bf16: every
+			// other column step holds a new line; prefetched on
+			// both).
+			for s := 0; s < steps; s++ {
+				breg := 16 + s%4
+				r := s * rowsPer
+				switch bt {
+				case skinnyF32:
+					p("\tVMOVUPS%s %s, %sZ%d", z, rowAddr("DI", r), k, breg)
+				case skinnyBF16:
+					p("\tVPMOVZXWD%s %s, %sZ%d", z, rowAddr("DI", r), k, breg)
+					p("\tVPSLLD $16, Z%d, Z%d", breg, breg)
+				case skinnyPairs:
+					p("\tVPMOVZXWD%s %s, %sZ%d", z, rowAddr("DI", r), k, breg)
+					if !odd {
+						t := 24 + s%4
+						p("\tVPMOVZXWD%s %s, %sZ%d", z, rowAddr("DI", r+1), k, t)
+						p("\tVPSLLD $16, Z%d, Z%d", t, t)
+						p("\tVPORD Z%d, Z%d, Z%d", t, breg, breg)
+					}
+				}
+				for q := r; q < r+rowsPer && q < r+rowsTaken; q++ {
+					p("\tPREFETCHT0 %s", rowAddr("R15", q))
+				}
+				for i := 0; i < m; i++ {
+					if bt == skinnyPairs {
+						vdpbf16ps(breg, s*m+i, 20+i)
+					} else {
+						p("\tVFMADD231PS Z%d, Z%d, Z%d", breg, s*m+i, 20+i)
+					}
+				}
+			}
+			for i := 0; i < m; i++ {
+				p("\tVMOVUPS Z%d, %s%s", 20+i, k, cAddr[i])
+			}
+		}
+		p("\tTESTQ AX, AX")
+		p("\tJZ %s_%s_tail", name, label)
+		p("%s_%s_loop:", name, label)
+		body(false)
+		p("\tADDQ $%d, DI", 16*esz)
+		p("\tADDQ $%d, R15", 16*esz)
+		p("\tADDQ $64, DX")
+		p("\tDECQ AX")
+		p("\tJNZ %s_%s_loop", name, label)
+		p("%s_%s_tail:", name, label)
+		p("\tKORTESTW K1, K1")
+		p("\tJZ %s_%s_next", name, label)
+		body(true)
+		p("%s_%s_next:", name, label)
+		switch rowsTaken {
+		case 1:
+			p("\tADDQ R9, R11")
+		case 2:
+			p("\tADDQ R12, R11")
+		case 3:
+			p("\tADDQ R13, R11")
+		case 4:
+			p("\tLEAQ (R11)(R9*4), R11")
+		}
+		p("\tADDQ $%d, SI", 4*m*steps)
+		p("\tSUBQ $%d, CX", rowsTaken)
+	}
+	p("%s_full:", name)
+	p("\tCMPQ CX, $%d", steps*rowsPer)
+	p("\tJLT %s_rest", name)
+	sweep("full", steps, false)
+	p("\tJMP %s_full", name)
+	p("%s_rest:", name)
+	if bt == skinnyPairs {
+		p("\tCMPQ CX, $2")
+		p("\tJLT %s_odd", name)
+		sweep("two", 1, false)
+		p("\tJMP %s_rest", name)
+		p("%s_odd:", name)
+		p("\tTESTQ CX, CX")
+		p("\tJZ %s_done", name)
+		sweep("one", 1, true)
+	} else {
+		p("\tTESTQ CX, CX")
+		p("\tJZ %s_done", name)
+		sweep("one", 1, false)
+		p("\tJMP %s_rest", name)
+	}
+	p("%s_done:", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }
