@@ -659,12 +659,13 @@ var opcodes = []opcode{
 			// mma.sync fragments per lane: tf32 m16n8k8 A 4, B 2; m16n8k4 A 2,
 			// B 1 (C and D 4 f32); IMMA/BMMA C and D 4 s32 (m8n8: 2) and A/B the
 			// fragment bytes over 4; DMMA.884 A and B one f64, C and D two.
-			{mods: "1688 F32 TF32", regs: []uint8{4, 4, 2, 4}},
-			{mods: "1684", regs: []uint8{4, 2, 1, 4}},
-			// sparse tf32 (mma.sp m16n8k8 / k16 .tf32): A and B hold the
-			// k/2 (A) and k (B) tf32 elements, 2 and 4 registers each
+			// sparse tf32 (mma.sp m16n8k8 / k16 .tf32): A holds k/2 and B k
+			// tf32 elements a column: m16n8k8 A 2, B 2; k16 A 4, B 4 (before the
+			// dense tf32 rule, which they would match)
 			{mods: "SP 1688", regs: []uint8{4, 2, 2, 4}},
 			{mods: "SP 16816 TF32", regs: []uint8{4, 4, 4, 4}},
+			{mods: "1688 F32 TF32", regs: []uint8{4, 4, 2, 4}},
+			{mods: "1684", regs: []uint8{4, 2, 1, 4}},
 			{mods: "SP 16832 F32", regs: []uint8{4, 4, 4, 4}},
 			{mods: "SP 16832", regs: []uint8{2, 4, 4, 2}},
 			{mods: "SP 16816 F32", regs: []uint8{4, 2, 2, 4}},

@@ -153,6 +153,14 @@ func tcCases() []tcCase {
 	}
 	sp := func(text string, k int, ta, acc string, sel int) tcCase {
 		c := h(text, k, ta, acc, 2)
+		if ta == "tf32" {
+			c.aPos = isaA16(1)
+		}
+		c.sparse, c.sel = true, sel
+		return c
+	}
+	isp := func(text string, k int, ta, tb string, sat bool, sel int) tcCase {
+		c := im(text, 16, k, ta, tb, sat)
 		c.sparse, c.sel = true, sel
 		return c
 	}
@@ -168,6 +176,17 @@ func tcCases() []tcCase {
 		sp("HMMA.SP.16816.F32.BF16 R16, R4, R8, R12, R20, 0x1", 16, "bf16", "f32", 1),
 		sp("HMMA.SP.16816.F32 R16, R4, R8, R12, R20, 0x3", 16, "f16", "f32", 3),
 		sp("HMMA.SP.16832.F16 R16, R4, R8, R12, R20, 0x0", 32, "f16", "f16", 0),
+		sp("HMMA.SP.1688.F32.TF32 R16, R4, R8, R12, R20, 0x1", 8, "tf32", "f32", 1),
+		sp("HMMA.SP.1688.F32.TF32 R16, R4, R8, R12, R20, 0x3", 8, "tf32", "f32", 3),
+		sp("HMMA.SP.16816.F32.TF32 R16, R4, R8, R12, R20, 0x1", 16, "tf32", "f32", 1),
+		isp("IMMA.SP.16832.S8.S8 R16, R4.ROW, R8.COL, R12, R20, 0x1", 32, "s8", "s8", false, 1),
+		isp("IMMA.SP.16832.U8.S8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 32, "u8", "s8", true, 0),
+		isp("IMMA.SP.16864.U8.U8 R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u8", "u8", false, 0),
+		isp("IMMA.SP.16864.S8.U8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "s8", "u8", true, 0),
+		isp("IMMA.SP.16864.S4.S4 R16, R4.ROW, R8.COL, R12, R20, 0x1", 64, "s4", "s4", false, 1),
+		isp("IMMA.SP.16864.U4.S4.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u4", "s4", true, 0),
+		isp("IMMA.SP.168128.S4.U4 R16, R4.ROW, R8.COL, R12, R20, 0x0", 128, "s4", "u4", false, 0),
+		isp("IMMA.SP.168128.U4.U4.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 128, "u4", "u4", true, 0),
 		im("IMMA.16832.S8.S8 R16, R4.ROW, R8.COL, R12", 16, 32, "s8", "s8", false),
 		im("IMMA.16832.U8.S8.SAT R16, R4.ROW, R8.COL, R12", 16, 32, "u8", "s8", true),
 		im("IMMA.16816.U8.S8.SAT R16, R4.ROW, R8.COL, R12", 16, 16, "u8", "s8", true),
@@ -182,6 +201,8 @@ func tcCases() []tcCase {
 		im("IMMA.8832.S4.U4.SAT R16, R4.ROW, R8.COL, R12", 8, 32, "s4", "u4", true),
 		bm("BMMA.168256.AND.POPC R16, R4.ROW, R8.COL, R12", 16, 256, false),
 		bm("BMMA.168256.XOR.POPC R16, R4.ROW, R8.COL, R12", 16, 256, true),
+		bm("BMMA.168128.AND.POPC R16, R4.ROW, R8.COL, R12", 16, 128, false),
+		bm("BMMA.168128.XOR.POPC R16, R4.ROW, R8.COL, R12", 16, 128, true),
 		bm("BMMA.88128.AND.POPC R16, R4.ROW, R8.COL, R12", 8, 128, false),
 		bm("BMMA.88128.XOR.POPC R16, R4.ROW, R8.COL, R12", 8, 128, true),
 		dm("DMMA.884 R16, R4, R8, R12", big.ToNearestEven, false, false),
@@ -195,14 +216,31 @@ func tcCases() []tcCase {
 // (exactly), integers as int64, and the element bits packed into the
 // fragments.
 type tcMats struct {
-	A    [16][256]float64
-	B    [256][8]float64
-	C    [16][8]float64
-	Ab   [16][256]uint64
-	Bb   [256][8]uint64
-	Cb   [16][8]uint64
-	keep [16][256]bool // sparse: the kept (nonzero-pattern) A positions
+	A     [16][256]float64
+	B     [256][8]float64
+	C     [16][8]float64
+	Ab    [16][256]uint64
+	Bb    [256][8]uint64
+	Cb    [16][8]uint64
+	keep  [16][256]bool // sparse: the kept (nonzero-pattern) A positions
+	keepU [16][256]bool // sparse: the kept metadata units (unitBits)
 }
+
+// unitBits is the sparse metadata's unit (PTX ISA, sparse matrix
+// storage): 2:4 on 16-bit units for f16, bf16 and tf32 (1:2 on tf32
+// elements), on 8-bit units for s8/u8 and s4/u4 (4:8 in pairs).
+func (c *tcCase) unitBits() int {
+	if c.kind == 'i' {
+		return 8
+	}
+	return 16
+}
+
+// unitsPerRow is the number of metadata units in a row of A.
+func (c *tcCase) unitsPerRow() int { return c.k * c.wa / c.unitBits() }
+
+// unitOf is the unit of column k of A (tf32: its first unit).
+func (c *tcCase) unitOf(k int) int { return k * c.wa / c.unitBits() }
 
 // elemVal is the value of element bits x of type ty.
 func elemVal(x uint64, ty string) float64 {
@@ -290,14 +328,21 @@ func (c *tcCase) fill(r *rand.Rand, exact bool, onehotA, onehotB int) *tcMats {
 	for i := 0; i < c.m; i++ {
 		// sparse rows: two kept columns in each chunk of four
 		if c.sparse {
-			for ch := 0; ch < c.k/4; ch++ {
-				nb := tcSparseNibbles[r.IntN(len(tcSparseNibbles))]
-				oc := c.oneCol(onehotA, i)
-				for onehotA >= 0 && oc/4 == ch && int(nb&3) != oc%4 && int(nb>>2) != oc%4 {
-					nb = tcSparseNibbles[r.IntN(len(tcSparseNibbles))] // keep the one-hot position
+			nibbles := tcSparseNibbles
+			if c.ta == "tf32" {
+				nibbles = []uint32{0x4, 0xe} // a whole tf32 element: units 0,1 or 2,3
+			}
+			for ch := 0; ch < c.unitsPerRow()/4; ch++ {
+				nb := nibbles[r.IntN(len(nibbles))]
+				ou := c.unitOf(c.oneCol(onehotA, i))
+				for onehotA >= 0 && ou/4 == ch && int(nb&3) != ou%4 && int(nb>>2) != ou%4 {
+					nb = nibbles[r.IntN(len(nibbles))] // keep the one-hot position
 				}
-				x.keep[i][4*ch+int(nb&3)] = true
-				x.keep[i][4*ch+int(nb>>2)] = true
+				x.keepU[i][4*ch+int(nb&3)] = true
+				x.keepU[i][4*ch+int(nb>>2)] = true
+			}
+			for k := 0; k < c.k; k++ {
+				x.keep[i][k] = x.keepU[i][c.unitOf(k)]
 			}
 		}
 		for k := 0; k < c.k; k++ {
@@ -396,19 +441,29 @@ func (c *tcCase) sparseKept(x *tcMats, row, cc int) int {
 }
 
 // packMeta writes the metadata (R20) as read from the ISA's figures: per
-// quad, thread sel (k16) or threads 2sel, 2sel+1 (k32, compressed columns
-// 0..7 and 8..15) hold row g in bits 0..15 and row g+8 in bits 16..31,
-// the 2-bit index of each kept element in order. The other lanes get
+// quad, with u units to a row (unitBits), threads sel*u/16 + j hold kept
+// units 8j..8j+7 (f16: thread sel for k16, 2sel and 2sel+1 for k32), row
+// g in bits 0..15 and row g+8 in bits 16..31, the 2-bit index of each
+// kept unit in order. The other lanes get
 // random words (they must not matter).
 func (c *tcCase) packMeta(x *tcMats, in []uint32) {
 	for l := 0; l < 32; l++ {
 		in[24*l+16] = uint32(l) * 0x9e3779b9
 	}
-	threads := c.k / 16
+	threads := c.unitsPerRow() / 16
 	for row := 0; row < 16; row++ {
-		for cc := 0; cc < c.k/2; cc++ {
+		for cc := 0; cc < c.unitsPerRow()/2; cc++ {
 			lane := 4*(row%8) + threads*c.sel + cc/8
-			idx := uint32(c.sparseKept(x, row, cc) % 4)
+			n, ku := -1, 0 // the cc-th kept unit
+			for u := 0; u < c.unitsPerRow(); u++ {
+				if x.keepU[row][u] {
+					if n++; n == cc {
+						ku = u
+						break
+					}
+				}
+			}
+			idx := uint32(ku % 4)
 			word := &in[24*lane+16]
 			if cc%8 == 0 && row < 8 {
 				*word = 0
