@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestMMASweep(t *testing.T) {
 				if len(op) > 0 {
 					key = fmt.Sprint("sm_", sm, " ", op[0])
 				}
-				if sm == corpus.Archs[0] && len(op) > 0 && strings.Contains("HMMA IMMA BMMA DMMA LDSM MOVM", strings.SplitN(op[0], ".", 2)[0]) {
+				if sm == corpus.Archs[0] && len(op) > 0 && slices.Contains([]string{"HMMA", "IMMA", "BMMA", "DMMA", "LDSM", "MOVM"}, strings.SplitN(op[0], ".", 2)[0]) {
 					t.Logf("%s: %s", k.inst, want)
 				}
 				in, err := sass.DecodeWord(code[off : off+16])
@@ -95,6 +96,13 @@ func TestMMASweep(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, err := range s.Unsupported() {
+				if strings.Contains(err.Error(), "sparsity selector") {
+					// ptxas 11.8 takes selectors 2 and 3 for mma.sp
+					// m16n8k32 .f32.f16.f16.f32 (not for the f16 or bf16
+					// forms), outside the PTX ISA's 0..1: undefined, refused
+					t.Logf("sm_%d %s: %s: refused: %v", sm, k.name, k.inst, err)
+					continue
+				}
 				gaps[fmt.Sprint("sm_", sm, " ", strings.Fields(p[i].Text(0))[0], " sim")] = gap{fmt.Sprintf("%s: %v", p[i].Text(int64(16*i)), err), k.name}
 			}
 		}

@@ -182,6 +182,10 @@ func tcCases() []tcCase {
 		isp("IMMA.SP.16832.S8.S8 R16, R4.ROW, R8.COL, R12, R20, 0x1", 32, "s8", "s8", false, 1),
 		isp("IMMA.SP.16832.U8.S8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 32, "u8", "s8", true, 0),
 		isp("IMMA.SP.16864.U8.U8 R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u8", "u8", false, 0),
+		isp("IMMA.SP.16832.S8.U8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x1", 32, "s8", "u8", true, 1),
+		isp("IMMA.SP.16864.U8.S8 R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u8", "s8", false, 0),
+		isp("IMMA.SP.16864.S4.S4.SAT R16, R4.ROW, R8.COL, R12, R20, 0x1", 64, "s4", "s4", true, 1),
+		isp("IMMA.SP.168128.U4.S4 R16, R4.ROW, R8.COL, R12, R20, 0x0", 128, "u4", "s4", false, 0),
 		isp("IMMA.SP.16864.S8.U8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "s8", "u8", true, 0),
 		isp("IMMA.SP.16864.S4.S4 R16, R4.ROW, R8.COL, R12, R20, 0x1", 64, "s4", "s4", false, 1),
 		isp("IMMA.SP.16864.U4.S4.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u4", "s4", true, 0),
@@ -561,7 +565,13 @@ func (c *tcCase) run(t *testing.T, x *tcMats, what string) {
 	if _, err := Launch(p, Config{StrictScoreboards: true, Block: [3]int{32}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
 		t.Fatalf("%s %s: %v", c.text, what, err)
 	}
-	out := simWords(m.Bytes("out"))
+	c.check(t, x, simWords(m.Bytes("out")), what, func(l, r int) uint32 { return 0x7fc0dead })
+}
+
+// check compares D in out (24 words per lane, D first) with the
+// reference, and the words after D with untouched(lane, word).
+func (c *tcCase) check(t *testing.T, x *tcMats, out []uint32, what string, untouched func(l, r int) uint32) {
+	t.Helper()
 	w := c.accBits()
 	for l := 0; l < 32; l++ {
 		g, tt := l/4, l%4
@@ -579,7 +589,7 @@ func (c *tcCase) run(t *testing.T, x *tcMats, what string) {
 			}
 		}
 		for r := c.nC() * w / 32; r < 4; r++ {
-			if out[24*l+r] != 0x7fc0dead {
+			if out[24*l+r] != untouched(l, r) {
 				t.Fatalf("%s %s: lane %d R%d = %#x, written beyond D", c.text, what, l, 16+r, out[24*l+r])
 			}
 		}
