@@ -663,17 +663,29 @@ func TestSimTensorCoreFaults(t *testing.T) {
 			t.Fatalf("%s on 31 lanes: %v, want ErrDivergent", c.text, err)
 		}
 	}
-	c := tcCases()[7] // HMMA.SP.16832, selector 0
-	x := c.fill(r, true, -1, -1)
-	in := c.pack(x)
-	in[24*4+16] = in[24*4+16]&^0xf0 | 0x50 // lane 4 (row 1): chunk 1 indices 1, 1
-	m := NewMemory()
-	ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", poisonWords(24*32), 0)
-	_, err := Launch(asm(t, fmt.Sprintf(tcHarness, c.text)), Config{Block: [3]int{32}, Memory: m, Params: params(ai, ao)})
-	if !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("%s with metadata nibble 0x5: %v, want ErrUnsupported", c.text, err)
+	// undefined metadata: a repeated index (f16, s8), and for tf32 an
+	// index pair other than 0b0100 and 0b1110 (here 0b1000: indices 0, 2)
+	for _, f := range []struct {
+		text   string
+		lane   int
+		nibble uint32
+	}{
+		{"HMMA.SP.16832.F32 R16, R4, R8, R12, R20, 0x0", 4, 0x5},
+		{"HMMA.SP.1688.F32.TF32 R16, R4, R8, R12, R20, 0x1", 5, 0x8},
+		{"IMMA.SP.16832.S8.S8 R16, R4.ROW, R8.COL, R12, R20, 0x1", 6, 0xf},
+	} {
+		c := tcCorpusCase(t, f.text)
+		x := c.fill(r, true, -1, -1)
+		in := c.pack(x)
+		in[24*f.lane+16] = in[24*f.lane+16]&^0xf0 | f.nibble<<4 // row lane/4: chunk 1
+		m := NewMemory()
+		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", poisonWords(24*32), 0)
+		_, err := Launch(asm(t, fmt.Sprintf(tcHarness, c.text)), Config{Block: [3]int{32}, Memory: m, Params: params(ai, ao)})
+		if !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("%s with metadata nibble %#x: %v, want ErrUnsupported", c.text, f.nibble, err)
+		}
+		checkPoison(t, "faulting "+c.text, simWords(m.Bytes("out")), 0)
 	}
-	checkPoison(t, "faulting HMMA.SP", simWords(m.Bytes("out")), 0)
 }
 
 // TestSimMOVM runs MOVM.16.MT88 (movmatrix.trans) on random words: lane
