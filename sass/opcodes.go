@@ -651,8 +651,9 @@ var opcodes = []opcode{
 			// negate/abs on A (72/73) and C (75/74), 78:2 the rounding. The
 			// uniform predicate at 87 (UPT written as 0) is not modelled.
 			`23c 75:1+78:1{1688,16816,1684} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64`,
-			// sparse HMMA (mma.sp): 73 .SP, 75+78 the shape, the metadata register
-			// at 40 and its selector at 48:2 after C
+			// sparse HMMA (mma.sp): 73 .SP, 75+78 the shape (0: 1688, ptxas
+			// 11.8's HMMA.SP.1688.F32.TF32 for mma.sp m16n8k8 .tf32), the
+			// metadata register at 40 and its selector at 48:2 after C
 			`23c =73:1:1 0:0{SP} 75:1+78:1{0=1688,1=16816,3=16832} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64, R@40, U@48:2`,
 		},
 		regs: []regRule{
