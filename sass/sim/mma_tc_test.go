@@ -532,7 +532,16 @@ func (c *tcCase) want(x *tcMats, row, col int) uint64 {
 				p.Neg(p)
 			}
 			p.Mul(p, new(big.Float).SetFloat64(x.B[k][col]))
+			// an exact zero sum (math/big makes it +0): IEEE 754 gives the
+			// sign of two like-signed zeros, else +0, or -0 rounding down
+			zneg := c.rnd == big.ToNegativeInf
+			if p.Sign() == 0 && acc.Sign() == 0 && p.Signbit() == acc.Signbit() {
+				zneg = p.Signbit()
+			}
 			acc = new(big.Float).SetPrec(2000).Set(bigRound(acc.Add(acc, p), 53, c.rnd)) // one IEEE fma
+			if acc.Sign() == 0 && zneg {
+				acc.Neg(acc)
+			}
 		}
 		f, _ := acc.Float64()
 		return math.Float64bits(f)
