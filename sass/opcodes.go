@@ -651,14 +651,20 @@ var opcodes = []opcode{
 			// negate/abs on A (72/73) and C (75/74), 78:2 the rounding. The
 			// uniform predicate at 87 (UPT written as 0) is not modelled.
 			`23c 75:1+78:1{1688,16816,1684} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64`,
-			// sparse HMMA (mma.sp): 73 .SP, 75+78 the shape, the metadata register
-			// at 40 and its selector at 48:2 after C
-			`23c =73:1:1 0:0{SP} 75:1+78:1{1=16816,3=16832} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64, R@40, U@48:2`,
+			// sparse HMMA (mma.sp): 73 .SP, 75+78 the shape (0: 1688, ptxas
+			// 11.8's HMMA.SP.1688.F32.TF32 for mma.sp m16n8k8 .tf32), the
+			// metadata register at 40 and its selector at 48:2 after C
+			`23c =73:1:1 0:0{SP} 75:1+78:1{0=1688,1=16816,3=16832} 76:1{F16,F32} 82:2{_,BF16,TF32} | >R@16, R@24, R@32, R@64, R@40, U@48:2`,
 		},
 		regs: []regRule{
 			// mma.sync fragments per lane: tf32 m16n8k8 A 4, B 2; m16n8k4 A 2,
 			// B 1 (C and D 4 f32); IMMA/BMMA C and D 4 s32 (m8n8: 2) and A/B the
 			// fragment bytes over 4; DMMA.884 A and B one f64, C and D two.
+			// sparse tf32 (mma.sp m16n8k8 / k16 .tf32): A holds k/2 and B k
+			// tf32 elements a column: m16n8k8 A 2, B 2; k16 A 4, B 4 (before the
+			// dense tf32 rule, which they would match)
+			{mods: "SP 1688", regs: []uint8{4, 2, 2, 4}},
+			{mods: "SP 16816 TF32", regs: []uint8{4, 4, 4, 4}},
 			{mods: "1688 F32 TF32", regs: []uint8{4, 4, 2, 4}},
 			{mods: "1684", regs: []uint8{4, 2, 1, 4}},
 			{mods: "SP 16832 F32", regs: []uint8{4, 4, 4, 4}},
@@ -1034,9 +1040,24 @@ var opcodes = []opcode{
 	},
 	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimIMMA, noReuse: true,
 		forms: []string{
-			`237 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
+			`237 =72:1:0 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
+			// sparse IMMA (mma.sp on s8/u8/s4/u4): 72 .SP, the dense
+			// fields (shape 7: 168128, m16n8k128 on 4-bit elements), the
+			// metadata register at 40 and its selector at 48:2 after C, as
+			// HMMA.SP (ptxas 11.8, mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+			// gives IMMA.SP.16832.S8.S8 R4, R4.ROW, R6.COL, R8, R0, 0x1:
+			// dense IMMA.16832's word with bit 72 set)
+			`237 =72:1:1 0:0{SP} 75:1+85:2{5=16832,6=16864,7=168128} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64, R@40, U@48:2`,
 		},
 		regs: []regRule{
+			// sparse: A k/2 columns, B k rows (mma.sp fragments): m16n8k32
+			// on 8-bit and m16n8k64 on 4-bit elements A 2 and B 2 registers,
+			// m16n8k64 8-bit and m16n8k128 4-bit A 4 and B 4
+			{mods: "SP 168128", regs: []uint8{4, 4, 4, 4}},
+			{mods: "SP 16864 S4", regs: []uint8{4, 2, 2, 4}},
+			{mods: "SP 16864 U4", regs: []uint8{4, 2, 2, 4}},
+			{mods: "SP 16864", regs: []uint8{4, 4, 4, 4}},
+			{mods: "SP 16832", regs: []uint8{4, 2, 2, 4}},
 			// m16n8k32 on 4-bit elements (ptxas: IMMA.16832.S4.S4 for
 			// mma.m16n8k32 .s4) has A two registers and B one
 			{mods: "16832 S4", regs: []uint8{4, 2, 1, 4}},
@@ -1049,9 +1070,12 @@ var opcodes = []opcode{
 	},
 	{op: "BMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimBMMA, noReuse: true,
 		forms: []string{
-			`23d 75:2{0=88128,2=168256} 77:2{0=XOR,2=AND} 80:1{?,POPC} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
+			// 75:2 the shape (1: m16n8k128, ptxas 11.8's BMMA.168128.AND.POPC
+			// for mma.m16n8k128 .b1), 77:2 the operation, 80 .POPC
+			`23d 75:2{0=88128,1=168128,2=168256} 77:2{0=XOR,2=AND} 80:1{?,POPC} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
 		},
 		regs: []regRule{
+			{mods: "168128", regs: []uint8{4, 2, 1, 4}},
 			{mods: "168256", regs: []uint8{4, 4, 2, 4}},
 			{regs: []uint8{2, 1, 1, 2}},
 		},

@@ -116,14 +116,21 @@ package sim
 //     description of PTX's mma fragment layouts for every shape: HMMA
 //     .16816/.1688 (f16, .BF16; .F32 or .F16 accumulators), .1688/.1684
 //     .TF32 (the top 19 bits of each f32 register: truncation), HMMA.SP
-//     .16816/.16832 (2:4 sparse A, metadata register and selector;
-//     metadata nibbles that repeat an index fault ErrUnsupported); each
+//     .16816/.16832 and .1688/.16816.F32.TF32 (2:4 sparse A on 16-bit
+//     units, 1:2 on tf32 elements; metadata register and selector;
+//     metadata nibbles that repeat an index, or for tf32 any but 0b0100
+//     and 0b1110, fault ErrUnsupported, as does a selector outside the
+//     ISA's range, which ptxas 11.8 encodes for m16n8k32 .f32); each
 //     HMMA output is the binary64 sum, in k order, of C and the products,
 //     rounded once to binary32 or binary16 -- the tensor core's aligned
 //     fixed-width adder may differ in the last bits (documented
 //     approximation). IMMA (8816, 8832, 16816, 16832, 16864; S8/U8/S4/U4,
-//     .SAT) and BMMA (88128, 168256; AND/XOR.POPC) exactly, wrapping or
-//     clamping to int32. DMMA.884: an IEEE binary64 fma chain in k order
+//     .SAT), IMMA.SP (16832/16864 on 8-bit, 16864/168128 on 4-bit
+//     elements: 2:4 sparse A on 8-bit units, 4-bit elements in pairs) and
+//     BMMA (88128, 168128, 168256; AND/XOR.POPC) exactly, wrapping or
+//     clamping to int32. The sparse layouts of tf32 and the integers
+//     follow the ISA's granularities with the f16 metadata layout, not
+//     measured on hardware. DMMA.884: an IEEE binary64 fma chain in k order
 //     from C, in the instruction's rounding direction. MOVM.16.MT88
 //     (movmatrix.trans).
 //   - Memory: LDG/STG (U8, S8, U16, S16, 32, 64, 128 bits; addresses are

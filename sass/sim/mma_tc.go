@@ -88,8 +88,8 @@ type mmaForm struct {
 	acc        mmaAcc
 	sat        bool  // IMMA .SAT: clamp to the int32 range
 	bop        uint8 // BMMA: bopAND or bopXOR
-	sparse     bool  // HMMA.SP: A holds k/2 columns, metadata selects them
-	sel        int   // HMMA.SP's sparsity selector
+	sparse     bool  // HMMA.SP, IMMA.SP: A holds k/2 columns, metadata selects them
+	sel        int   // the sparsity selector
 	rnd        rmode // DMMA's rounding
 	na, nb, nc int   // registers per lane of A, B, C/D
 }
@@ -102,7 +102,7 @@ const (
 // mmaShapes are the shape tokens: m and k.
 var mmaShapes = map[string][2]int{
 	"1684": {16, 4}, "1688": {16, 8}, "16816": {16, 16}, "16832": {16, 32}, "16864": {16, 64},
-	"8816": {8, 16}, "8832": {8, 32}, "884": {8, 4}, "88128": {8, 128}, "168256": {16, 256},
+	"8816": {8, 16}, "8832": {8, 32}, "884": {8, 4}, "88128": {8, 128}, "168128": {16, 128}, "168256": {16, 256},
 }
 
 // regsFor sets the register counts of f from its shape and types: A holds
@@ -194,18 +194,27 @@ func (c *decoder) decHMMA() error {
 	// m16n8k4 and k8, f32 accumulators only for bf16 and tf32.
 	ok := map[mmaElem]map[int]bool{eF16: {8: true, 16: true}, eBF16: {8: true, 16: true}, eTF32: {4: true, 8: true}}[f.a][f.k]
 	if f.sparse {
-		ok = (f.a == eF16 || f.a == eBF16) && (f.k == 16 || f.k == 32)
+		// mma.sp: f16/bf16 m16n8k16 and k32, tf32 m16n8k8 and k16
+		ok = map[mmaElem]map[int]bool{eF16: {16: true, 32: true}, eBF16: {16: true, 32: true}, eTF32: {8: true, 16: true}}[f.a][f.k]
 	}
 	if !ok || f.m != 16 || f.acc == accF16 && f.a != eF16 {
 		return bad("HMMA%v: shape and types not modelled", mods)
 	}
+	return c.mmaFinish(f)
+}
+
+// mmaFinish decodes the operands of HMMA (dense or .SP) and IMMA/BMMA:
+// D, A, B, C and, when sparse, the metadata register and the sparsity
+// selector (in range for the shape: 4 over the metadata threads per
+// quad, sparseThreads).
+func (c *decoder) mmaFinish(f *mmaForm) error {
 	if f.sparse {
 		if err := c.want(sass.KReg, sass.KReg, sass.KReg, sass.KReg, sass.KReg, sass.KImm); err != nil {
 			return err
 		}
 		f.sel = int(c.a[5].Imm)
-		if f.sel < 0 || f.sel >= 4/(f.k/16) {
-			return bad("HMMA.SP: sparsity selector %d out of range for k%d", f.sel, f.k)
+		if f.sel < 0 || f.sel >= 4/f.sparseThreads() {
+			return bad("%s.SP: sparsity selector %d out of range for k%d (PTX: 0..%d)", c.in.Op, f.sel, f.k, 4/f.sparseThreads()-1)
 		}
 		if err := c.src(c.a[4], 3, 1); err != nil {
 			return err
@@ -222,7 +231,7 @@ func (c *decoder) decHMMA() error {
 
 // decIMMA decodes IMMA.shape.atype.btype(.SAT) D, A.ROW, B.COL, C.
 func (c *decoder) decIMMA() error {
-	f := &mmaForm{acc: accS32, sat: has(c.mods, "SAT")}
+	f := &mmaForm{acc: accS32, sat: has(c.mods, "SAT"), sparse: has(c.mods, "SP")}
 	if err := c.mmaShape(f); err != nil {
 		return err
 	}
@@ -238,7 +247,10 @@ func (c *decoder) decIMMA() error {
 	f.a, f.b = types[0], types[1]
 	// PTX: m8n8k16 and m16n8k16/k32 on 8-bit, m8n8k32 and m16n8k32/k64 on
 	// 4-bit elements: k*width is 128, or 256 for m16
-	if kw := f.k * elemBits[f.a]; !(kw == 128 || f.m == 16 && kw == 256) {
+	// (sparse: m16n8k32/k64 on 8-bit and m16n8k64/k128 on 4-bit, k*width
+	// 256 or 512)
+	kw := f.k * elemBits[f.a]
+	if ok := kw == 128 || f.m == 16 && kw == 256; f.sparse && !(f.m == 16 && (kw == 256 || kw == 512)) || !f.sparse && !ok {
 		return bad("IMMA%v: shape and types not modelled", c.mods)
 	}
 	return c.decIntMMA(f)
@@ -266,17 +278,10 @@ func (c *decoder) decBMMA() error {
 // decIntMMA finishes IMMA and BMMA: the operands, A row-major and B
 // column-major as the forms fix them.
 func (c *decoder) decIntMMA(f *mmaForm) error {
-	if err := c.want(sass.KReg, sass.KReg, sass.KReg, sass.KReg); err != nil {
-		return err
-	}
-	if c.a[1].Sel != ".ROW" || c.a[2].Sel != ".COL" {
+	if len(c.a) < 3 || c.a[1].Sel != ".ROW" || c.a[2].Sel != ".COL" {
 		return bad("%s: A must be .ROW and B .COL", c.in.Op)
 	}
-	if err := c.noSourceMods(); err != nil {
-		return err
-	}
-	f.regsFor()
-	return c.mmaOperands(f)
+	return c.mmaFinish(f)
 }
 
 // decDMMA decodes DMMA.884(.rnd) D, [-|]A[|], B, [-|]C[|].
@@ -323,7 +328,9 @@ func (c *cta) mma(w *warp, d *dinst, exec uint32) error {
 	var out [4][32]uint32
 	switch f.acc {
 	case accS32:
-		c.mmaInt(w, d, &out)
+		if err := c.mmaInt(w, d, &out); err != nil {
+			return err
+		}
 	case accF64:
 		c.mmaF64(w, d, &out)
 	default:
@@ -358,7 +365,7 @@ func intVal(x uint32, t mmaElem) int64 {
 }
 
 // mmaInt is IMMA and BMMA: exact sums, wrapped or saturated to int32.
-func (c *cta) mmaInt(w *warp, d *dinst, out *[4][32]uint32) {
+func (c *cta) mmaInt(w *warp, d *dinst, out *[4][32]uint32) error {
 	f := d.mma
 	var A [16][256]int64
 	var B [256][8]int64
@@ -368,6 +375,12 @@ func (c *cta) mmaInt(w *warp, d *dinst, out *[4][32]uint32) {
 			v := w.srcK(&d.s[0], 0, r)[l]
 			for e := 0; e < 32/wa; e++ {
 				row, col := fragA(l, r, e, 32/wa)
+				if f.sparse {
+					var err error
+					if col, err = c.sparseCol(w, d, row, col); err != nil {
+						return err
+					}
+				}
 				A[row][col] = intVal(elemOf(v, e, wa), f.a)
 			}
 		}
@@ -399,6 +412,7 @@ func (c *cta) mmaInt(w *warp, d *dinst, out *[4][32]uint32) {
 			out[i][l] = uint32(s)
 		}
 	}
+	return nil
 }
 
 // floatVal is a floating-point multiplicand element's value.
@@ -465,25 +479,60 @@ func (c *cta) mmaFloat(w *warp, d *dinst, out *[4][32]uint32) error {
 	return nil
 }
 
+// The sparse A (mma.sp, PTX ISA "Sparse matrix storage"): each row of A
+// keeps half its elements, two in every chunk of four metadata units,
+// and the metadata gives the 2-bit index within its chunk of each kept
+// unit, in order. A unit is an element for f16, bf16, s8 and u8; a pair
+// of adjacent elements for s4 and u4 (4:8 sparsity in pairs); half an
+// element for tf32 (1:2 sparsity: the index pairs 0b0100 and 0b1110 are
+// the only valid ones). With u units to a row, the selected threads of
+// each quad (u/16 of them: sparseThreads) hold the metadata, thread
+// sel*u/16 + j the kept units 8j..8j+7, row g in bits 0..15 and row g+8
+// in bits 16..31. The f16/bf16 layout is read from the ISA's figures;
+// the unit rule for tf32, s8/u8 and s4/u4 is the same layout with the
+// ISA's granularities (its sparse fragment sections), neither measured
+// on hardware.
+
+// sparseUnit is the number of bits of one metadata unit: 16 for the
+// floating-point types, 8 for the integer ones.
+func (f *mmaForm) sparseUnit() int {
+	if f.acc == accS32 {
+		return 8
+	}
+	return 16
+}
+
+// sparseThreads is the number of threads of a quad that hold metadata.
+func (f *mmaForm) sparseThreads() int { return f.k * elemBits[f.a] / f.sparseUnit() / 16 }
+
 // sparseCol is the column of A (k wide) that the kept element at
-// compressed column cc of row row stands for: chunk cc/2 of four columns,
-// at the 2-bit index the metadata gives. The metadata (PTX ISA, mma.sp
-// with f16/bf16): the selected thread of each quad holds rows g (bits
-// 0..15) and g+8 (bits 16..31), two bits per kept element in compressed
-// column order; m16n8k32 takes two threads, 2*sel for compressed columns
-// 0..7 and 2*sel+1 for 8..15 (as read from the ISA's figures; not
-// measured). Two kept elements of a chunk with one index (metadata
-// nibbles 0b0000, 0b0101, 0b1010, 0b1111) are undefined in PTX: a fault.
+// compressed column cc of row row stands for. Two kept units of a chunk
+// with one index (metadata nibbles 0b0000, 0b0101, 0b1010, 0b1111), and
+// for tf32 any pair but 0b0100 and 0b1110, are undefined in PTX: a fault.
 func (c *cta) sparseCol(w *warp, d *dinst, row, cc int) (int, error) {
 	f := d.mma
-	threads := f.k / 16 // metadata threads per quad
-	lane := 4*(row%8) + threads*f.sel + cc/8
-	meta := w.srcK(&d.s[3], 3, 0)[lane] >> (16 * (row / 8))
-	pair := meta >> (4 * (cc % 8 / 2)) & 0xf
-	if pair&3 == pair>>2 {
-		return 0, c.fault(w, d, lane, ErrUnsupported, "sparse metadata %#04x of row %d repeats an index (undefined in PTX)", pair, row)
+	unit, eb := f.sparseUnit(), elemBits[f.a]
+	threads := f.sparseThreads()
+	// the kept unit and the element's place in it (or, tf32, its first
+	// of two units)
+	u, rest, span := cc, 0, 1
+	switch {
+	case eb < unit:
+		u, rest = cc/(unit/eb), cc%(unit/eb)
+	case eb > unit:
+		u, span = cc*(eb/unit), eb/unit
 	}
-	return 4*(cc/2) + int(meta>>(2*(cc%8))&3), nil
+	lane := 4*(row%8) + threads*f.sel + u/8
+	meta := w.srcK(&d.s[3], 3, 0)[lane] >> (16 * (row / 8))
+	pair := meta >> (4 * (u % 8 / 2)) & 0xf
+	if pair&3 == pair>>2 || span == 2 && pair != 0x4 && pair != 0xe {
+		return 0, c.fault(w, d, lane, ErrUnsupported, "sparse metadata %#04x of row %d is undefined in PTX for %s", pair, row, d.in.Op)
+	}
+	full := 4*(u/2) + int(meta>>(2*(u%8))&3) // the unit's place in the row
+	if span == 2 {
+		return full / 2, nil
+	}
+	return full*(unit/eb) + rest, nil
 }
 
 // mmaF64 is DMMA.884: a fused multiply-add chain in k order per output.

@@ -153,6 +153,14 @@ func tcCases() []tcCase {
 	}
 	sp := func(text string, k int, ta, acc string, sel int) tcCase {
 		c := h(text, k, ta, acc, 2)
+		if ta == "tf32" {
+			c.aPos = isaA16(1)
+		}
+		c.sparse, c.sel = true, sel
+		return c
+	}
+	isp := func(text string, k int, ta, tb string, sat bool, sel int) tcCase {
+		c := im(text, 16, k, ta, tb, sat)
 		c.sparse, c.sel = true, sel
 		return c
 	}
@@ -168,6 +176,21 @@ func tcCases() []tcCase {
 		sp("HMMA.SP.16816.F32.BF16 R16, R4, R8, R12, R20, 0x1", 16, "bf16", "f32", 1),
 		sp("HMMA.SP.16816.F32 R16, R4, R8, R12, R20, 0x3", 16, "f16", "f32", 3),
 		sp("HMMA.SP.16832.F16 R16, R4, R8, R12, R20, 0x0", 32, "f16", "f16", 0),
+		sp("HMMA.SP.1688.F32.TF32 R16, R4, R8, R12, R20, 0x1", 8, "tf32", "f32", 1),
+		sp("HMMA.SP.1688.F32.TF32 R16, R4, R8, R12, R20, 0x3", 8, "tf32", "f32", 3),
+		sp("HMMA.SP.16816.F32.TF32 R16, R4, R8, R12, R20, 0x1", 16, "tf32", "f32", 1),
+		isp("IMMA.SP.16832.S8.S8 R16, R4.ROW, R8.COL, R12, R20, 0x1", 32, "s8", "s8", false, 1),
+		isp("IMMA.SP.16832.U8.S8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 32, "u8", "s8", true, 0),
+		isp("IMMA.SP.16864.U8.U8 R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u8", "u8", false, 0),
+		isp("IMMA.SP.16832.S8.U8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x1", 32, "s8", "u8", true, 1),
+		isp("IMMA.SP.16864.U8.S8 R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u8", "s8", false, 0),
+		isp("IMMA.SP.16864.S4.S4.SAT R16, R4.ROW, R8.COL, R12, R20, 0x1", 64, "s4", "s4", true, 1),
+		isp("IMMA.SP.168128.U4.S4 R16, R4.ROW, R8.COL, R12, R20, 0x0", 128, "u4", "s4", false, 0),
+		isp("IMMA.SP.16864.S8.U8.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "s8", "u8", true, 0),
+		isp("IMMA.SP.16864.S4.S4 R16, R4.ROW, R8.COL, R12, R20, 0x1", 64, "s4", "s4", false, 1),
+		isp("IMMA.SP.16864.U4.S4.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 64, "u4", "s4", true, 0),
+		isp("IMMA.SP.168128.S4.U4 R16, R4.ROW, R8.COL, R12, R20, 0x0", 128, "s4", "u4", false, 0),
+		isp("IMMA.SP.168128.U4.U4.SAT R16, R4.ROW, R8.COL, R12, R20, 0x0", 128, "u4", "u4", true, 0),
 		im("IMMA.16832.S8.S8 R16, R4.ROW, R8.COL, R12", 16, 32, "s8", "s8", false),
 		im("IMMA.16832.U8.S8.SAT R16, R4.ROW, R8.COL, R12", 16, 32, "u8", "s8", true),
 		im("IMMA.16816.U8.S8.SAT R16, R4.ROW, R8.COL, R12", 16, 16, "u8", "s8", true),
@@ -182,6 +205,8 @@ func tcCases() []tcCase {
 		im("IMMA.8832.S4.U4.SAT R16, R4.ROW, R8.COL, R12", 8, 32, "s4", "u4", true),
 		bm("BMMA.168256.AND.POPC R16, R4.ROW, R8.COL, R12", 16, 256, false),
 		bm("BMMA.168256.XOR.POPC R16, R4.ROW, R8.COL, R12", 16, 256, true),
+		bm("BMMA.168128.AND.POPC R16, R4.ROW, R8.COL, R12", 16, 128, false),
+		bm("BMMA.168128.XOR.POPC R16, R4.ROW, R8.COL, R12", 16, 128, true),
 		bm("BMMA.88128.AND.POPC R16, R4.ROW, R8.COL, R12", 8, 128, false),
 		bm("BMMA.88128.XOR.POPC R16, R4.ROW, R8.COL, R12", 8, 128, true),
 		dm("DMMA.884 R16, R4, R8, R12", big.ToNearestEven, false, false),
@@ -195,14 +220,31 @@ func tcCases() []tcCase {
 // (exactly), integers as int64, and the element bits packed into the
 // fragments.
 type tcMats struct {
-	A    [16][256]float64
-	B    [256][8]float64
-	C    [16][8]float64
-	Ab   [16][256]uint64
-	Bb   [256][8]uint64
-	Cb   [16][8]uint64
-	keep [16][256]bool // sparse: the kept (nonzero-pattern) A positions
+	A     [16][256]float64
+	B     [256][8]float64
+	C     [16][8]float64
+	Ab    [16][256]uint64
+	Bb    [256][8]uint64
+	Cb    [16][8]uint64
+	keep  [16][256]bool // sparse: the kept (nonzero-pattern) A positions
+	keepU [16][256]bool // sparse: the kept metadata units (unitBits)
 }
+
+// unitBits is the sparse metadata's unit (PTX ISA, sparse matrix
+// storage): 2:4 on 16-bit units for f16, bf16 and tf32 (1:2 on tf32
+// elements), on 8-bit units for s8/u8 and s4/u4 (4:8 in pairs).
+func (c *tcCase) unitBits() int {
+	if c.kind == 'i' {
+		return 8
+	}
+	return 16
+}
+
+// unitsPerRow is the number of metadata units in a row of A.
+func (c *tcCase) unitsPerRow() int { return c.k * c.wa / c.unitBits() }
+
+// unitOf is the unit of column k of A (tf32: its first unit).
+func (c *tcCase) unitOf(k int) int { return k * c.wa / c.unitBits() }
 
 // elemVal is the value of element bits x of type ty.
 func elemVal(x uint64, ty string) float64 {
@@ -290,14 +332,21 @@ func (c *tcCase) fill(r *rand.Rand, exact bool, onehotA, onehotB int) *tcMats {
 	for i := 0; i < c.m; i++ {
 		// sparse rows: two kept columns in each chunk of four
 		if c.sparse {
-			for ch := 0; ch < c.k/4; ch++ {
-				nb := tcSparseNibbles[r.IntN(len(tcSparseNibbles))]
-				oc := c.oneCol(onehotA, i)
-				for onehotA >= 0 && oc/4 == ch && int(nb&3) != oc%4 && int(nb>>2) != oc%4 {
-					nb = tcSparseNibbles[r.IntN(len(tcSparseNibbles))] // keep the one-hot position
+			nibbles := tcSparseNibbles
+			if c.ta == "tf32" {
+				nibbles = []uint32{0x4, 0xe} // a whole tf32 element: units 0,1 or 2,3
+			}
+			for ch := 0; ch < c.unitsPerRow()/4; ch++ {
+				nb := nibbles[r.IntN(len(nibbles))]
+				ou := c.unitOf(c.oneCol(onehotA, i))
+				for onehotA >= 0 && ou/4 == ch && int(nb&3) != ou%4 && int(nb>>2) != ou%4 {
+					nb = nibbles[r.IntN(len(nibbles))] // keep the one-hot position
 				}
-				x.keep[i][4*ch+int(nb&3)] = true
-				x.keep[i][4*ch+int(nb>>2)] = true
+				x.keepU[i][4*ch+int(nb&3)] = true
+				x.keepU[i][4*ch+int(nb>>2)] = true
+			}
+			for k := 0; k < c.k; k++ {
+				x.keep[i][k] = x.keepU[i][c.unitOf(k)]
 			}
 		}
 		for k := 0; k < c.k; k++ {
@@ -396,19 +445,29 @@ func (c *tcCase) sparseKept(x *tcMats, row, cc int) int {
 }
 
 // packMeta writes the metadata (R20) as read from the ISA's figures: per
-// quad, thread sel (k16) or threads 2sel, 2sel+1 (k32, compressed columns
-// 0..7 and 8..15) hold row g in bits 0..15 and row g+8 in bits 16..31,
-// the 2-bit index of each kept element in order. The other lanes get
+// quad, with u units to a row (unitBits), threads sel*u/16 + j hold kept
+// units 8j..8j+7 (f16: thread sel for k16, 2sel and 2sel+1 for k32), row
+// g in bits 0..15 and row g+8 in bits 16..31, the 2-bit index of each
+// kept unit in order. The other lanes get
 // random words (they must not matter).
 func (c *tcCase) packMeta(x *tcMats, in []uint32) {
 	for l := 0; l < 32; l++ {
 		in[24*l+16] = uint32(l) * 0x9e3779b9
 	}
-	threads := c.k / 16
+	threads := c.unitsPerRow() / 16
 	for row := 0; row < 16; row++ {
-		for cc := 0; cc < c.k/2; cc++ {
+		for cc := 0; cc < c.unitsPerRow()/2; cc++ {
 			lane := 4*(row%8) + threads*c.sel + cc/8
-			idx := uint32(c.sparseKept(x, row, cc) % 4)
+			n, ku := -1, 0 // the cc-th kept unit
+			for u := 0; u < c.unitsPerRow(); u++ {
+				if x.keepU[row][u] {
+					if n++; n == cc {
+						ku = u
+						break
+					}
+				}
+			}
+			idx := uint32(ku % 4)
 			word := &in[24*lane+16]
 			if cc%8 == 0 && row < 8 {
 				*word = 0
@@ -473,7 +532,16 @@ func (c *tcCase) want(x *tcMats, row, col int) uint64 {
 				p.Neg(p)
 			}
 			p.Mul(p, new(big.Float).SetFloat64(x.B[k][col]))
+			// an exact zero sum (math/big makes it +0): IEEE 754 gives the
+			// sign of two like-signed zeros, else +0, or -0 rounding down
+			zneg := c.rnd == big.ToNegativeInf
+			if p.Sign() == 0 && acc.Sign() == 0 && p.Signbit() == acc.Signbit() {
+				zneg = p.Signbit()
+			}
 			acc = new(big.Float).SetPrec(2000).Set(bigRound(acc.Add(acc, p), 53, c.rnd)) // one IEEE fma
+			if acc.Sign() == 0 && zneg {
+				acc.Neg(acc)
+			}
 		}
 		f, _ := acc.Float64()
 		return math.Float64bits(f)
@@ -506,7 +574,13 @@ func (c *tcCase) run(t *testing.T, x *tcMats, what string) {
 	if _, err := Launch(p, Config{StrictScoreboards: true, Block: [3]int{32}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
 		t.Fatalf("%s %s: %v", c.text, what, err)
 	}
-	out := simWords(m.Bytes("out"))
+	c.check(t, x, simWords(m.Bytes("out")), what, func(l, r int) uint32 { return 0x7fc0dead })
+}
+
+// check compares D in out (24 words per lane, D first) with the
+// reference, and the words after D with untouched(lane, word).
+func (c *tcCase) check(t *testing.T, x *tcMats, out []uint32, what string, untouched func(l, r int) uint32) {
+	t.Helper()
 	w := c.accBits()
 	for l := 0; l < 32; l++ {
 		g, tt := l/4, l%4
@@ -524,7 +598,7 @@ func (c *tcCase) run(t *testing.T, x *tcMats, what string) {
 			}
 		}
 		for r := c.nC() * w / 32; r < 4; r++ {
-			if out[24*l+r] != 0x7fc0dead {
+			if out[24*l+r] != untouched(l, r) {
 				t.Fatalf("%s %s: lane %d R%d = %#x, written beyond D", c.text, what, l, 16+r, out[24*l+r])
 			}
 		}
@@ -598,17 +672,29 @@ func TestSimTensorCoreFaults(t *testing.T) {
 			t.Fatalf("%s on 31 lanes: %v, want ErrDivergent", c.text, err)
 		}
 	}
-	c := tcCases()[7] // HMMA.SP.16832, selector 0
-	x := c.fill(r, true, -1, -1)
-	in := c.pack(x)
-	in[24*4+16] = in[24*4+16]&^0xf0 | 0x50 // lane 4 (row 1): chunk 1 indices 1, 1
-	m := NewMemory()
-	ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", poisonWords(24*32), 0)
-	_, err := Launch(asm(t, fmt.Sprintf(tcHarness, c.text)), Config{Block: [3]int{32}, Memory: m, Params: params(ai, ao)})
-	if !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("%s with metadata nibble 0x5: %v, want ErrUnsupported", c.text, err)
+	// undefined metadata: a repeated index (f16, s8), and for tf32 an
+	// index pair other than 0b0100 and 0b1110 (here 0b1000: indices 0, 2)
+	for _, f := range []struct {
+		text   string
+		lane   int
+		nibble uint32
+	}{
+		{"HMMA.SP.16832.F32 R16, R4, R8, R12, R20, 0x0", 4, 0x5},
+		{"HMMA.SP.1688.F32.TF32 R16, R4, R8, R12, R20, 0x1", 5, 0x8},
+		{"IMMA.SP.16832.S8.S8 R16, R4.ROW, R8.COL, R12, R20, 0x1", 6, 0xf},
+	} {
+		c := tcCorpusCase(t, f.text)
+		x := c.fill(r, true, -1, -1)
+		in := c.pack(x)
+		in[24*f.lane+16] = in[24*f.lane+16]&^0xf0 | f.nibble<<4 // row lane/4: chunk 1
+		m := NewMemory()
+		ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", poisonWords(24*32), 0)
+		_, err := Launch(asm(t, fmt.Sprintf(tcHarness, c.text)), Config{Block: [3]int{32}, Memory: m, Params: params(ai, ao)})
+		if !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("%s with metadata nibble %#x: %v, want ErrUnsupported", c.text, f.nibble, err)
+		}
+		checkPoison(t, "faulting "+c.text, simWords(m.Bytes("out")), 0)
 	}
-	checkPoison(t, "faulting HMMA.SP", simWords(m.Bytes("out")), 0)
 }
 
 // TestSimMOVM runs MOVM.16.MT88 (movmatrix.trans) on random words: lane
