@@ -214,6 +214,10 @@ var opcodes = []opcode{
 	{op: "CALL", class: ClassBranch, sim: SimCall,
 		forms: []string{
 			`944 =87:3:7 0:0{REL} 86:1{_,NOINC} | T@32:50`,
+			// CALL.ABS (a call to an external function such as vprintf): the
+			// absolute target, unsigned, at 32:49, filled by the loader's
+			// relocation (0 in the cubin); flipping 32..80 moves it, 86 .NOINC
+			`943 =87:3:7 0:0{ABS} 86:1{_,NOINC} | U@32:49`,
 			// CALL through a register (call through a function pointer): the
 			// target printed relative to the instruction after a blank, as RET's
 			`344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24, T@32:50s`,
@@ -385,6 +389,9 @@ var opcodes = []opcode{
 		forms: []string{
 			// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
 			`307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+			// FRND.FTZ (cvt.rzi.ftz.f32.f32): 80 flushes a subnormal source to
+			// zero first (flipping 80 of ptxas's FRND.FTZ.TRUNC R18, R2)
+			`307 75:2+84:2{10=} 80:1{_,FTZ} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 			`313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 			// FRND.F16 (cvt.rni.f16.f16): the type 5 in 75:2+84:2, bit 60 reads
 			// the high half (.H1) as MUFU.F16's
@@ -450,6 +457,11 @@ var opcodes = []opcode{
 	{op: "FMNMX", class: ClassALU, sim: SimSelect,
 		forms: []string{
 			`x209 80:1{_,FTZ} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
+			// min/max.NaN (81 .NAN: a NaN source gives the canonical NaN) and
+			// .xorsign.abs (82 .XORSIGN: the result's sign is the XOR of the
+			// sources' signs, ptxas sets both |.| bits), learnt by flipping 80-82 of
+			// ptxas's FMNMX.NAN R35, R2, R3, !PT (tail2_float.ptx)
+			`x209 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
 		},
 	},
 	{op: "DADD", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
@@ -794,7 +806,10 @@ var opcodes = []opcode{
 			`b1d 77:2{SYNC} =42:12:0 | U@54:4`,
 			`b1d 77:2{SYNC} | U@54:4, U@42:12n`,
 			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
-			`51d 77:2{SYNC,ARV} | R@32, U@42:12`,
+			`51d 77:2{SYNC,ARV} | R@32, U@42:12n`,
+			// a barrier number in a register and no thread count (bar.sync r2):
+			// nvdisasm prints BAR.SYNC R0 when 42:12 is 0
+			`51d 77:2{SYNC,ARV} =42:12:0 | R@32`,
 			`91d 77:2{SYNC,ARV} | U@54:4, R@32`,
 			// bar.red: 77:2 2 (RED), 74:2 the reduction, 80 .DEFER_BLOCKING, the
 			// voting predicate at 87; B2R.RESULT reads the result (78 1), into a
@@ -942,6 +957,10 @@ var opcodes = []opcode{
 			// predicate at 64 is PT written as 0, not modelled) with codes 980 and
 			// 985; 77:4 and 84:3 every value nvdisasm names.
 			`980 72:1{?,E} =76:1:1 =64:4:0 =81:3:0 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MG@24`,
+			// 32-bit generic addresses (bit 90 of 87:5 clear, 76 clear as ptxas
+			// sets it): [Ra+off] with a 32-bit signed offset at 32, as CCTL's
+			// (sm_89's local-memory fallback of a generic atomic: LD.E.64 R16, [R48])
+			`980 72:1{?,E} =76:1:0 =64:4:0 =81:3:0 =87:5:0 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MA@24+32:32/0`,
 		},
 		regs: []regRule{
 			// generic memory as global (LD/ST/ATOM as LDG/STG/ATOMG); QSPC in the
@@ -954,6 +973,9 @@ var opcodes = []opcode{
 	{op: "ST", class: ClassGlobal, late: true, sim: SimGeneric, noReuse: true,
 		forms: []string{
 			`985 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
+			// 32-bit generic addresses as LD's, code 385, the data at 64 (ST.E.64
+			// [R48], R12)
+			`385 72:1{?,E} =76:1:0 =87:5:0 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MA@24+32:32/0, R@64`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -1018,7 +1040,9 @@ var opcodes = []opcode{
 			`302 | >P@81, R@24-72|73, R@32-63|62`,
 		},
 	},
-	{op: "I2I", class: ClassConv, sim: SimLane3, noReuse: true,
+	// I2I's source takes the B slot's reuse flag (123): ptxas printed
+	// I2I.S16.S32.SAT R24, R4.reuse (tail2_int.ptx), flipping 123 clears it.
+	{op: "I2I", class: ClassConv, sim: SimLane3,
 		forms: []string{
 			// I2I: a saturating narrowing of a signed 32-bit value (76:2 the
 			// result type); F2IP: two floats to bytes packed into Rd, merged into
@@ -1073,6 +1097,15 @@ var opcodes = []opcode{
 	{op: "ARRIVES", class: ClassShared, late: true, sim: SimNone, noReuse: true,
 		forms: []string{
 			`9b0 =72:1:0 =73:3:5 =91:1:1 0:0{LDGSTSBAR.64} | MU@24`,
+		},
+	},
+	{op: "CCTLL", class: ClassGlobal, late: true, sim: SimNop, noReuse: true,
+		forms: []string{
+			// CCTLL (prefetch.local.L1/L2): local-memory cache control, 87:4 the
+			// operation (the values nvdisasm names), [Ra+off] with LDL's 24-bit
+			// signed offset at 40 (flipping 24, 40, 63, 87..91 of ptxas's
+			// CCTLL.PF1 [R2], tail2_misc.ptx)
+			`990 87:4{0=PF1,1=PF2,2=WB,3=IV,5=RS} | MX@24`,
 		},
 	},
 	{op: "PMTRIG", class: ClassBranch, sim: SimNone,
