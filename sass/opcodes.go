@@ -1108,6 +1108,17 @@ var opcodes = []opcode{
 			`990 87:4{0=PF1,1=PF2,2=WB,3=IV,5=RS} | MX@24`,
 		},
 	},
+	{op: "I2IP", class: ClassConv, sim: SimLane3,
+		forms: []string{
+			// I2IP (cvt.pack.sat.{u8,s8,u16,s16}.s32.b32 d, a, b, c): A and B
+			// saturated and packed, B low; the 8-bit types put C's low half (72
+			// set: .H1, its high half) above them. 76:2 the type as I2I's; reuse
+			// 122-124 for A, B, C (flipping each bit of ptxas's
+			// I2IP.S8.S32.SAT R33, R8, R9, R10, tail2_int.ptx)
+			`239 76:2{U8,S8,U16,S16} 0:0{S32.SAT} =72:2:0 | >R@16, R@24, R@32, R@64`,
+			`239 76:2{U8,S8,U16,S16} 0:0{S32.SAT} =72:2:1 | >R@16, R@24, R@32, R@64.H1`,
+		},
+	},
 	{op: "PMTRIG", class: ClassBranch, sim: SimNone,
 		forms: []string{
 			// PMTRIG (pmevent): the event mask
