@@ -460,7 +460,7 @@ var opcodes = []opcode{
 			// min/max.NaN (81 .NAN: a NaN source gives the canonical NaN) and
 			// .xorsign.abs (82 .XORSIGN: the result's sign is the XOR of the
 			// sources' signs, ptxas sets both |.| bits), learnt by flipping 80-82 of
-			// ptxas's FMNMX.NAN R35, R2, R3, !PT (tail2_float.ptx)
+			// ptxas's FMNMX.NAN R35, R2, R3, !PT (tail2_math.ptx)
 			`x209 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
 		},
 	},
@@ -488,7 +488,9 @@ var opcodes = []opcode{
 	},
 	{op: "DMUL", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
 		forms: []string{
-			`x228 78:2{_,RM,RP,RZ} :D | >R@16, R@24-72|73, $B/14-63|62`,
+			// selector 5: a constant second source (DMUL R4, R4, c[0x0][0x180],
+			// ptxas's fp64 stencil multiplying by a kernel parameter)
+			`x228 78:2{_,RM,RP,RZ} :D | >R@16, R@24-72|73, $B/145-63|62`,
 		},
 		regs: []regRule{
 			{regs: []uint8{2, 2, 2}},
@@ -548,7 +550,9 @@ var opcodes = []opcode{
 	},
 	{op: "I2FP", class: ClassConv, sim: SimI2F,
 		forms: []string{
-			`x245 75:2{?,?,F32,?} 84:2+74:1{2=U32,6=S32} 78:2{0=,3=RZ} | >R@16, $B/1`,
+			// selector 5: a constant source (I2FP.F32.S32 R5, c[0x0][0x178],
+			// cvt.rn.f32.s32 of a kernel parameter)
+			`x245 75:2{?,?,F32,?} 84:2+74:1{2=U32,6=S32} 78:2{0=,3=RZ} | >R@16, $B/15`,
 		},
 	},
 	{op: "I2F", class: ClassSFU, queue: QueueSFU, sim: SimI2F, noReuse: true,
@@ -903,6 +907,10 @@ var opcodes = []opcode{
 			// SGXT and BMSK with a register width (table_mma.go has SGXT's
 			// immediate); 75 .W, SGXT 73 signed; BMSK's immediate prints unsigned.
 			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/1`,
+			// selector 5, a constant width (SGXT.U32 R2, R0, c[0x1e][0x0] in a
+			// probe kernel of szext/cvt on parameters; not in the corpus) and BMSK's (BMSK.W R9, R3,
+			// c[0x0][0x178], a kernel parameter)
+			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/5`,
 		},
 	},
 	// The rest of what ptxas 11.8 emits (testdata/ptxas/tail_*.ptx). The
@@ -924,7 +932,7 @@ var opcodes = []opcode{
 	},
 	{op: "BMSK", class: ClassALU, sim: SimLane3,
 		forms: []string{
-			`x21b 75:1{_,W} :U | >R@16, R@24, $B/14`,
+			`x21b 75:1{_,W} :U | >R@16, R@24, $B/145`,
 		},
 	},
 	{op: "VABSDIFF", class: ClassALU, sim: SimLane3,
@@ -1041,7 +1049,7 @@ var opcodes = []opcode{
 		},
 	},
 	// I2I's source takes the B slot's reuse flag (123): ptxas printed
-	// I2I.S16.S32.SAT R24, R4.reuse (tail2_int.ptx), flipping 123 clears it.
+	// I2I.S16.S32.SAT R24, R4.reuse (tail2_math.ptx), flipping 123 clears it.
 	{op: "I2I", class: ClassConv, sim: SimLane3,
 		forms: []string{
 			// I2I: a saturating narrowing of a signed 32-bit value (76:2 the
@@ -1104,7 +1112,7 @@ var opcodes = []opcode{
 			// CCTLL (prefetch.local.L1/L2): local-memory cache control, 87:4 the
 			// operation (the values nvdisasm names), [Ra+off] with LDL's 24-bit
 			// signed offset at 40 (flipping 24, 40, 63, 87..91 of ptxas's
-			// CCTLL.PF1 [R2], tail2_misc.ptx)
+			// CCTLL.PF1 [R2], tail2_sync.ptx)
 			`990 87:4{0=PF1,1=PF2,2=WB,3=IV,5=RS} | MX@24`,
 		},
 	},
@@ -1114,9 +1122,23 @@ var opcodes = []opcode{
 			// saturated and packed, B low; the 8-bit types put C's low half (72
 			// set: .H1, its high half) above them. 76:2 the type as I2I's; reuse
 			// 122-124 for A, B, C (flipping each bit of ptxas's
-			// I2IP.S8.S32.SAT R33, R8, R9, R10, tail2_int.ptx)
+			// I2IP.S8.S32.SAT R33, R8, R9, R10, tail2_math.ptx)
 			`239 76:2{U8,S8,U16,S16} 0:0{S32.SAT} =72:2:0 | >R@16, R@24, R@32, R@64`,
 			`239 76:2{U8,S8,U16,S16} 0:0{S32.SAT} =72:2:1 | >R@16, R@24, R@32, R@64.H1`,
+		},
+	},
+	{op: "UPOPC", class: ClassUniform, general: "POPC", sim: SimBitUnary,
+		forms: []string{
+			// UPOPC (the lane count of ptxas's warp-aggregated atomic,
+			// tail2_math.ptx ubits): the source UR at 32, its not bit 63 (flipping
+			// 9-11, 24, 63, 72-84 of ptxas's UPOPC UR5, UR4). UBREV is the word
+			// with code 2be, fields alike (nvdisasm only: no ptxas output seen)
+			`2bf =91:1:1 | >UR@16, UR@32~63`,
+		},
+	},
+	{op: "UBREV", class: ClassUniform, general: "BREV", sim: SimBitUnary,
+		forms: []string{
+			`2be =91:1:1 | >UR@16, UR@32`,
 		},
 	},
 	{op: "PMTRIG", class: ClassBranch, sim: SimNone,

@@ -327,10 +327,10 @@ func decodeLoose(code []byte) (sass.Program, int) {
 	return p, bad
 }
 
-// TestCheckScheduleMbarWaitUnset: in ptxas's mbarrier wait loop
-// (tail2_sync.ptx mbar) the LDS of the barrier word waits on SB1, which
-// nothing on any path to it sets: a no-op on hardware, so the default
-// check is clean, and Strict reports exactly that wait.
+// TestCheckScheduleMbarWaitUnset: after ptxas's mbarrier wait loop
+// (tail2_sync.ptx mbar) a LOP3 waits on SB1, which nothing on any path to
+// it sets (a later LDS does): a no-op on hardware, so the default check is
+// clean, and Strict reports exactly that one wait.
 func TestCheckScheduleMbarWaitUnset(t *testing.T) {
 	corpus.ForSMs(t, func(t *testing.T, sm int) {
 		p, bad := decodeLoose(corpus.TrimTail(corpus.Code(t, "tail2_sync", "mbar", sm)))
@@ -341,8 +341,8 @@ func TestCheckScheduleMbarWaitUnset(t *testing.T) {
 			t.Errorf("default options:\n%s", findingsText(fs))
 		}
 		fs := Check(p, Options{Strict: true})
-		if len(fs) != 1 || fs[0].Rule != RuleWaitUnset || p[fs[0].Index].Op != "LDS" {
-			t.Errorf("strict: want one wait-unset on the barrier word's LDS, got:\n%s", findingsText(fs))
+		if len(fs) != 1 || fs[0].Rule != RuleWaitUnset || p[fs[0].Index].Ctrl.Wait != 1<<1 {
+			t.Errorf("strict: want one wait-unset on SB1, got:\n%s", findingsText(fs))
 		}
 	})
 }

@@ -46,9 +46,9 @@ const (
 	// path to it sets; reported only under Options.Strict. A wait on a
 	// scoreboard with nothing outstanding is a no-op on hardware, and
 	// ptxas emits such waits: it waits again on scoreboards it has already
-	// drained, and in the mbarrier wait loop of a cp.async pipeline its
-	// LDS of the barrier word waits on a scoreboard nothing on the path
-	// sets (testdata/ptxas/tail2_sync.ptx mbar). In a hand-written kernel
+	// drained, and after the mbarrier wait loop of a cp.async copy a
+	// LOP3 waits on SB1, which only a later LDS sets
+	// (testdata/ptxas/tail2_sync.ptx mbar). In a hand-written kernel
 	// such a wait usually names the wrong scoreboard, so Strict keeps it.
 	RuleWaitUnset Rule = "wait-unset"
 	// RuleUnmodeled: an instruction the dependence table does not cover;

@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/x448/float16"
@@ -433,5 +436,157 @@ func simPtxasGcas64(t *testing.T, sm int) {
 			}
 		}
 		checkPoison(t, fmt.Sprint("gcas64 n=", n), out, 2*n)
+	}
+}
+
+// randTail2F64 is a finite binary64 value of any exponent, zero or
+// subnormal now and then, either sign.
+func randTail2F64(r *rand.Rand) float64 {
+	switch r.IntN(8) {
+	case 0:
+		return math.Copysign(0, float64(r.IntN(2)*2-1))
+	case 1:
+		return math.Float64frombits(r.Uint64() & 0x800fffffffffffff) // subnormal
+	case 2:
+		return float64(r.IntN(2000) - 1000)
+	}
+	f := math.Float64frombits(r.Uint64())
+	for math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e300 {
+		f = math.Float64frombits(r.Uint64())
+	}
+	return f
+}
+
+// TestSimPtxasDstencil runs ptxas's dstencil kernel: an fp64 three-point
+// stencil whose coefficients are kernel parameters (DMUL with a constant
+// source, DFMA), the edges and the threads past n not written; n = 3, 7,
+// 129, 1000. Bit for bit against Go's IEEE arithmetic (math.FMA for fma).
+func TestSimPtxasDstencil(t *testing.T) { corpus.ForSMs(t, simPtxasDstencil) }
+
+func simPtxasDstencil(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(164, 165))
+	for _, n := range []int{3, 7, 129, 1000} {
+		x := make([]uint64, n)
+		for i := range x {
+			x[i] = math.Float64bits(randTail2F64(r))
+		}
+		c0, c1 := randTail2F64(r), float64(r.IntN(9)-4)+0.375
+		m := NewMemory()
+		ax, ay := alloc(t, m, "x", words64(x), 0), alloc(t, m, "y", poisonWords(2*n+4), 0)
+		grid, block := tail2Grid(n)
+		launchCorpus(t, "tail2_math", "dstencil", sm, Config{Grid: grid, Block: block, Memory: m,
+			Params: params(ax, ay, uint32(n), math.Float64bits(c0), math.Float64bits(c1)), Poison: true})
+		y := simWords(m.Bytes("y"))
+		f := func(i int) float64 { return math.Float64frombits(x[i]) }
+		for i := 1; i < n-1; i++ {
+			sum := float64(f(i-1) + f(i+1))
+			want := math.Float64bits(math.FMA(f(i), c0, float64(sum*c1)))
+			if got := uint64(y[2*i+1])<<32 | uint64(y[2*i]); got != want {
+				t.Fatalf("n=%d i=%d x=%v,%v,%v c=%v,%v: %#x, want %#x", n, i, f(i-1), f(i), f(i+1), c0, c1, got, want)
+			}
+		}
+		if y[0] != 0x7fc0dead || y[1] != 0x7fc0dead {
+			t.Fatalf("n=%d: y[0] written", n)
+		}
+		checkPoison(t, fmt.Sprint("dstencil n=", n), y, 2*(n-1))
+	}
+}
+
+// TestSimPtxasUbits runs ptxas's ubits kernel: a CTA-uniform value v from
+// the parameters and %ctaid (POPC, the division idiom), x[i] + v, the float
+// difference of two converted integers (I2FP with a constant source), and
+// a warp-aggregated atomic add of v (VOTEU.ANY, UPOPC, FLO, one ATOMG per
+// warp); n = 1, 7, 129, 1000 over CTAs of 128. The sums and conversions
+// are compared bit for bit; the atomic's old values, whose order is the
+// scheduler's, must tile [0, total) in steps of each thread's v (threads
+// with v = 0 see a value within it).
+func TestSimPtxasUbits(t *testing.T) { corpus.ForSMs(t, simPtxasUbits) }
+
+func simPtxasUbits(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(166, 167))
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = randTailWord(r)
+		}
+		s, mm, tt := r.Uint32N(1000)+1, r.Uint32(), randTailWord(r)
+		m := NewMemory()
+		out := poisonWords(3*n + 4)
+		out[2*n] = 0
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", out, 0)
+		grid, block := tail2Grid(n)
+		launchCorpus(t, "tail2_math", "ubits", sm, Config{Grid: grid, Block: block, Memory: m,
+			Params: params(ax, ao, uint32(n), s, mm, tt), Poison: true})
+		got := simWords(m.Bytes("out"))
+		type add struct{ old, v uint32 }
+		adds := make([]add, n)
+		var total uint32
+		for i := 0; i < n; i++ {
+			w := uint32(i/128)*s ^ mm
+			v := uint32(bitsOnes(w) + bitsOnes(w/s))
+			total += v
+			if got[i] != x[i]+v {
+				t.Fatalf("n=%d i=%d: %#x, want %#x", n, i, got[i], x[i]+v)
+			}
+			want := math.Float32bits(float32(int32(x[i])) - float32(int32(tt)))
+			if got[n+i] != want {
+				t.Fatalf("n=%d i=%d: float %#x, want %#x", n, i, got[n+i], want)
+			}
+			adds[i] = add{got[2*n+1+i], v}
+		}
+		if got[2*n] != total {
+			t.Fatalf("n=%d: counter %d, want %d", n, got[2*n], total)
+		}
+		slices.SortFunc(adds, func(a, b add) int { return cmp.Or(cmp.Compare(a.old, b.old), cmp.Compare(a.v, b.v)) })
+		next := uint32(0)
+		for _, a := range adds {
+			if a.v == 0 {
+				if a.old > total {
+					t.Fatalf("n=%d: old value %d past the total %d", n, a.old, total)
+				}
+				continue
+			}
+			if a.old != next {
+				t.Fatalf("n=%d: old values do not tile: %d where %d was due", n, a.old, next)
+			}
+			next += a.v
+		}
+		checkPoison(t, fmt.Sprint("ubits n=", n), got, 3*n+1)
+	}
+}
+
+// bitsOnes is the population count of v.
+func bitsOnes(v uint32) int { return bits.OnesCount32(v) }
+
+// TestSimPtxasSxmask runs ptxas's sxmask kernel: bmsk.wrap.b32 with the
+// width a kernel parameter (BMSK.W with a constant source) and
+// cvt.s32.s16 (PRMT's sign-replicating selector); n = 1, 7, 129, 1000.
+// Bit for bit against PTX's bmsk (position and width mod 32, the mask cut
+// at bit 31).
+func TestSimPtxasSxmask(t *testing.T) { corpus.ForSMs(t, simPtxasSxmask) }
+
+func simPtxasSxmask(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(168, 169))
+	for _, n := range []int{1, 7, 129, 1000} {
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = randTailWord(r)
+		}
+		c := r.Uint32N(70)
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(2*n+4), 0)
+		grid, block := tail2Grid(n)
+		launchCorpus(t, "tail2_math", "sxmask", sm, Config{Grid: grid, Block: block, Memory: m,
+			Params: params(ax, ao, uint32(n), c), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for i := 0; i < n; i++ {
+			pos, width := x[i]&31, c&31
+			mask := uint32((uint64(1)<<width - 1) << pos)
+			want := [2]uint32{mask, uint32(int32(int16(x[i])))}
+			if got := [2]uint32(out[2*i:]); got != want {
+				t.Fatalf("n=%d i=%d x=%#x c=%d: %#x, want %#x", n, i, x[i], c, got, want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("sxmask n=", n), out, 2*n)
 	}
 }
