@@ -510,6 +510,10 @@ var opcodes = []opcode{
 		forms: []string{
 			// (nvdisasm refuses DSETP with a reuse flag on the second source)
 			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62^, P@87~90`,
+			// selector 3: a constant second source (DSETP.GT.AND P6, PT, R38,
+			// c[0x0][0x178], PT: a compare with an f64 kernel parameter; 63/62
+			// its - and |.| as for the register)
+			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/3-63|62, P@87~90`,
 			// DSETP with a reuse flag on the second source, slot 2 (nvdisasm prints it
 			// when the stall count allows: tail_float.ptx cmp)
 			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} ur=0 :D | >P@81, >P@84, R@24-72|73, $B/1-63|62r2, P@87~90`,
@@ -1064,9 +1068,17 @@ var opcodes = []opcode{
 			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
 		},
 	},
-	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimIMMA, noReuse: true,
+	// IMMA's A and B take reuse flags 122 and 123 (ptxas's
+	// IMMA.8832.S4.S4 R30, R8.reuse.ROW, R12.reuse.COL, R16, tail2 probe);
+	// 124 is refused by nvdisasm, so C is marked ^.
+	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimIMMA,
 		forms: []string{
-			`237 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
+			`237 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 =72:1:0 | >R@16, R@24.ROW, R@32.COL, R@64^`,
+			// sparse IMMA (mma.sp ... s8/u8/s4/u4): 72 .SP, the metadata register
+			// at 40 and its selector at 48:2 after C, as HMMA.SP's (flipping 40,
+			// 48, 49, 72 of ptxas's IMMA.SP.16864.S8.S8 R28, R8.ROW, R12.COL, R16,
+			// R18, 0x0); the metadata's own reuse flag (50) is not modelled
+			`237 =72:1:1 0:0{SP} 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 =50:1:0 | >R@16, R@24.ROW, R@32.COL, R@64^, R@40^, U@48:2`,
 		},
 		regs: []regRule{
 			// m16n8k32 on 4-bit elements (ptxas: IMMA.16832.S4.S4 for

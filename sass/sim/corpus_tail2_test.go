@@ -590,3 +590,41 @@ func simPtxasSxmask(t *testing.T, sm int) {
 		checkPoison(t, fmt.Sprint("sxmask n=", n), out, 2*n)
 	}
 }
+
+// TestSimPtxasDclamp runs ptxas's dclamp kernel: an fp64 compare with a
+// kernel parameter (DSETP with a constant source), DMUL by it and DADD of
+// an immediate, selected per element; n = 1, 7, 129, 1000, with elements
+// equal to the parameter among them. Bit for bit against Go.
+func TestSimPtxasDclamp(t *testing.T) { corpus.ForSMs(t, simPtxasDclamp) }
+
+func simPtxasDclamp(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(170, 171))
+	for _, n := range []int{1, 7, 129, 1000} {
+		c := randTail2F64(r)
+		x := make([]uint64, n)
+		for i := range x {
+			f := randTail2F64(r)
+			if r.IntN(6) == 0 {
+				f = c
+			}
+			x[i] = math.Float64bits(f)
+		}
+		m := NewMemory()
+		ax, ay := alloc(t, m, "x", words64(x), 0), alloc(t, m, "y", poisonWords(2*n+4), 0)
+		grid, block := tail2Grid(n)
+		launchCorpus(t, "tail2_math", "dclamp", sm, Config{Grid: grid, Block: block, Memory: m,
+			Params: params(ax, ay, uint32(n), math.Float64bits(c)), Poison: true})
+		y := simWords(m.Bytes("y"))
+		for i := 0; i < n; i++ {
+			v := math.Float64frombits(x[i])
+			want := float64(v + 1)
+			if v > c {
+				want = float64(v * c)
+			}
+			if got := uint64(y[2*i+1])<<32 | uint64(y[2*i]); got != math.Float64bits(want) {
+				t.Fatalf("n=%d i=%d x=%v c=%v: %#x, want %#x", n, i, v, c, got, math.Float64bits(want))
+			}
+		}
+		checkPoison(t, fmt.Sprint("dclamp n=", n), y, 2*n)
+	}
+}
