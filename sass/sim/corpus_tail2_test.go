@@ -23,10 +23,32 @@ import (
 // refused (ARRIVES.LDGSTSBAR) skip through launchCorpus, naming the word;
 // their references have not been run.
 
-// tail2Grid launches n threads (n > 0) as CTAs of 128 with one spare CTA,
-// so the kernels' i < n guard is exercised.
-func tail2Grid(n int) (grid, block [3]int) {
-	return [3]int{(n+127)/128 + 1}, [3]int{128}
+// tail2Bufs allocates the inputs (named in0, in1, ...) and out in a new
+// memory and returns it with their addresses, the kernels' first
+// parameters.
+func tail2Bufs(t *testing.T, out []uint32, ins ...[]uint32) (*Memory, []any) {
+	m := NewMemory()
+	var a []any
+	for k, in := range ins {
+		a = append(a, alloc(t, m, fmt.Sprint("in", k), in, 0))
+	}
+	return m, append(a, alloc(t, m, "out", out, 0))
+}
+
+// tail2Rand is n words from gen.
+func tail2Rand(n int, gen func() uint32) []uint32 {
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = gen()
+	}
+	return v
+}
+
+// tail2Cfg launches n threads (n > 0) as CTAs of 128 with one spare CTA,
+// so the kernels' i < n guard is exercised, with the parameters p and
+// poisoned registers.
+func tail2Cfg(m *Memory, n int, p ...any) Config {
+	return Config{Grid: [3]int{(n+127)/128 + 1}, Block: [3]int{128}, Memory: m, Params: params(p...), Poison: true}
 }
 
 // randTail2F32 is a binary32 bit pattern biased to the cases min/max and
@@ -78,70 +100,54 @@ func refOrdered(x, y float64, sa, sb bool, min bool) bool {
 	return less == min
 }
 
-// refMinMax32 is PTX min/max.f32 with .NaN (nan) and .xorsign.abs (xs) on
-// the bits a and b: with .NaN a NaN source gives the canonical NaN;
-// without, one NaN gives the other value and two the canonical NaN;
-// .xorsign.abs compares |a| and |b| and gives the result the XOR of a's
-// and b's signs (a NaN result stays the canonical NaN: assumed, see
-// fmnmxNaN).
-func refMinMax32(a, b uint32, min, nan, xs bool) uint32 {
-	sgn := (a ^ b) & 0x80000000
+// refMinMax is PTX min/max with .NaN (nan) and .xorsign.abs (xs) on the
+// width-bit floats a and b (val widens one): with .NaN a NaN source gives
+// the canonical NaN (0x7fffffff, 0x7fff); without, one NaN gives the other
+// value and two the canonical NaN; .xorsign.abs compares |a| and |b| and
+// gives the result the XOR of a's and b's signs (a NaN result stays the
+// canonical NaN: assumed, see fmnmxNaN).
+func refMinMax(a, b uint32, width int, val func(uint32) float64, min, nan, xs bool) uint32 {
+	sign := uint32(1) << (width - 1)
+	sgn := (a ^ b) & sign
 	if xs {
-		a, b = a&0x7fffffff, b&0x7fffffff
+		a, b = a&^sign, b&^sign
 	}
-	na, nb := a&0x7fffffff > 0x7f800000, b&0x7fffffff > 0x7f800000
+	x, y := val(a), val(b)
+	na, nb := x != x, y != y
 	var r uint32
 	switch {
 	case na && nb, nan && (na || nb):
-		return 0x7fffffff
+		return sign - 1
 	case na:
 		r = b
 	case nb:
 		r = a
 	default:
 		r = b
-		if refOrdered(float64(math.Float32frombits(a)), float64(math.Float32frombits(b)), a>>31 != 0, b>>31 != 0, min) {
+		if refOrdered(x, y, a&sign != 0, b&sign != 0, min) {
 			r = a
 		}
 	}
 	if xs {
-		r = r&0x7fffffff | sgn
+		r = r&^sign | sgn
 	}
 	return r
 }
 
-// refMinMaxHalf is refMinMax32 on one binary16 or bfloat16 half.
+// refMinMax32 is refMinMax on binary32 bits.
+func refMinMax32(a, b uint32, min, nan, xs bool) uint32 {
+	return refMinMax(a, b, 32, func(v uint32) float64 { return float64(math.Float32frombits(v)) }, min, nan, xs)
+}
+
+// refMinMaxHalf is refMinMax on one binary16 or bfloat16 half.
 func refMinMaxHalf(a, b uint16, bf, min, nan, xs bool) uint16 {
-	val := func(h uint16) float64 {
+	val := func(h uint32) float64 {
 		if bf {
-			return float64(math.Float32frombits(uint32(h) << 16))
+			return float64(math.Float32frombits(h << 16))
 		}
-		return float64(float16.Frombits(h).Float32())
+		return float64(float16.Frombits(uint16(h)).Float32())
 	}
-	sgn := (a ^ b) & 0x8000
-	if xs {
-		a, b = a&0x7fff, b&0x7fff
-	}
-	x, y := val(a), val(b)
-	na, nb := x != x, y != y
-	var r uint16
-	switch {
-	case na && nb, nan && (na || nb):
-		return 0x7fff
-	case na:
-		r = b
-	case nb:
-		r = a
-	default:
-		r = b
-		if refOrdered(x, y, a>>15 != 0, b>>15 != 0, min) {
-			r = a
-		}
-	}
-	if xs {
-		r = r&0x7fff | sgn
-	}
-	return r
+	return uint16(refMinMax(uint32(a), uint32(b), 16, val, min, nan, xs))
 }
 
 // refMinMaxX2 applies refMinMaxHalf to both halves of a and b.
@@ -183,10 +189,8 @@ func simPtxasMinMaxNaN(t *testing.T, sm int) {
 				y[i] = x[i] ^ 0x80008000 // opposite signs of equal magnitude
 			}
 		}
-		m := NewMemory()
-		ax, ay, ao := alloc(t, m, "x", x, 0), alloc(t, m, "y", y, 0), alloc(t, m, "out", poisonWords(8*n+8), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_math", "minmax_nan", sm, Config{Grid: grid, Block: block, Memory: m, Params: params(ax, ay, ao, uint32(n)), Poison: true})
+		m, a := tail2Bufs(t, poisonWords(8*n+8), x, y)
+		launchCorpus(t, "tail2_math", "minmax_nan", sm, tail2Cfg(m, n, append(a, uint32(n))...))
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			a, b := x[i], y[i]
@@ -218,14 +222,9 @@ func TestSimPtxasFrndFTZ(t *testing.T) { corpus.ForSMs(t, simPtxasFrndFTZ) }
 func simPtxasFrndFTZ(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(152, 153))
 	for _, n := range []int{1, 7, 129, 1000} {
-		x := make([]uint32, n)
-		for i := range x {
-			x[i] = randTail2F32(r)
-		}
-		m := NewMemory()
-		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(4*n+4), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_math", "frnd_ftz", sm, Config{Grid: grid, Block: block, Memory: m, Params: params(ax, ao, uint32(n)), Poison: true})
+		x := tail2Rand(n, func() uint32 { return randTail2F32(r) })
+		m, a := tail2Bufs(t, poisonWords(4*n+4), x)
+		launchCorpus(t, "tail2_math", "frnd_ftz", sm, tail2Cfg(m, n, append(a, uint32(n))...))
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			var want [4]uint32
@@ -266,11 +265,8 @@ func simPtxasSatPack(t *testing.T, sm int) {
 		for i := range x {
 			x[i], y[i], z[i] = val(), val(), r.Uint32()
 		}
-		m := NewMemory()
-		ax, ay, az := alloc(t, m, "x", x, 0), alloc(t, m, "y", y, 0), alloc(t, m, "z", z, 0)
-		ao := alloc(t, m, "out", poisonWords(8*n+8), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_math", "sat_pack", sm, Config{Grid: grid, Block: block, Memory: m, Params: params(ax, ay, az, ao, uint32(n)), Poison: true})
+		m, a := tail2Bufs(t, poisonWords(8*n+8), x, y, z)
+		launchCorpus(t, "tail2_math", "sat_pack", sm, tail2Cfg(m, n, append(a, uint32(n))...))
 		out := simWords(m.Bytes("out"))
 		sat := func(v uint32, lo, hi int64) uint32 { return uint32(max(lo, min(hi, int64(int32(v))))) }
 		for i := 0; i < n; i++ {
@@ -306,13 +302,9 @@ func TestSimPtxasMbar(t *testing.T) { corpus.ForSMs(t, simPtxasMbar) }
 func simPtxasMbar(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(156, 157))
 	for _, n := range []int{1, 7, 32, 129} {
-		x := make([]uint32, n)
-		for i := range x {
-			x[i] = r.Uint32()
-		}
-		m := NewMemory()
-		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(2*n+4), 0)
-		launchCorpus(t, "tail2_sync", "mbar", sm, Config{Block: [3]int{n}, SharedBytes: 16 + 4096, Memory: m, Params: params(ax, ao), Poison: true})
+		x := tail2Rand(n, func() uint32 { return r.Uint32() })
+		m, a := tail2Bufs(t, poisonWords(2*n+4), x)
+		launchCorpus(t, "tail2_sync", "mbar", sm, Config{Block: [3]int{n}, SharedBytes: 16 + 4096, Memory: m, Params: params(a...), Poison: true})
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			p := i ^ 1
@@ -338,13 +330,9 @@ func TestSimPtxasBarReg(t *testing.T) { corpus.ForSMs(t, simPtxasBarReg) }
 func simPtxasBarReg(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(158, 159))
 	for b := uint32(0); b < 16; b++ {
-		x := make([]uint32, 64)
-		for i := range x {
-			x[i] = randTailWord(r)
-		}
-		m := NewMemory()
-		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(64+4), 0)
-		launchCorpus(t, "tail2_sync", "bar_reg", sm, Config{Block: [3]int{64}, SharedBytes: 384, Memory: m, Params: params(ax, ao, b), Poison: true})
+		x := tail2Rand(64, func() uint32 { return randTailWord(r) })
+		m, a := tail2Bufs(t, poisonWords(64+4), x)
+		launchCorpus(t, "tail2_sync", "bar_reg", sm, Config{Block: [3]int{64}, SharedBytes: 384, Memory: m, Params: params(append(a, b)...), Poison: true})
 		out := simWords(m.Bytes("out"))
 		v := func(tid int) uint32 { return 2 * (x[tid^33]*3 + 1) }
 		for i := 0; i < 64; i++ {
@@ -376,10 +364,8 @@ func simPtxasTrace(t *testing.T, sm int) {
 				x[i] = 0
 			}
 		}
-		m := NewMemory()
-		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n+4), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_sync", "trace", sm, Config{Grid: grid, Block: block, Memory: m, Params: params(ax, ao, uint32(n)), Poison: true})
+		m, a := tail2Bufs(t, poisonWords(n+4), x)
+		launchCorpus(t, "tail2_sync", "trace", sm, tail2Cfg(m, n, append(a, uint32(n))...))
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			if out[i] != 2*x[i]+1 {
@@ -417,12 +403,9 @@ func simPtxasGcas64(t *testing.T, sm int) {
 				cmp[i] = mem[i]
 			}
 		}
-		m := NewMemory()
-		am, ac := alloc(t, m, "m", words64(mem), 0), alloc(t, m, "c", words64(cmp), 0)
-		av, ao := alloc(t, m, "v", words64(val), 0), alloc(t, m, "out", poisonWords(2*n+4), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_sync", "gcas64", sm, Config{Grid: grid, Block: block, Memory: m, Params: params(am, ac, av, ao, uint32(n)), Poison: true})
-		out, got := simWords(m.Bytes("out")), simWords(m.Bytes("m"))
+		m, a := tail2Bufs(t, poisonWords(2*n+4), words64(mem), words64(cmp), words64(val))
+		launchCorpus(t, "tail2_sync", "gcas64", sm, tail2Cfg(m, n, append(a, uint32(n))...))
+		out, got := simWords(m.Bytes("out")), simWords(m.Bytes("in0"))
 		for i := 0; i < n; i++ {
 			want := mem[i]
 			if cmp[i] == mem[i] {
@@ -471,12 +454,9 @@ func simPtxasDstencil(t *testing.T, sm int) {
 			x[i] = math.Float64bits(randTail2F64(r))
 		}
 		c0, c1 := randTail2F64(r), float64(r.IntN(9)-4)+0.375
-		m := NewMemory()
-		ax, ay := alloc(t, m, "x", words64(x), 0), alloc(t, m, "y", poisonWords(2*n+4), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_math", "dstencil", sm, Config{Grid: grid, Block: block, Memory: m,
-			Params: params(ax, ay, uint32(n), math.Float64bits(c0), math.Float64bits(c1)), Poison: true})
-		y := simWords(m.Bytes("y"))
+		m, a := tail2Bufs(t, poisonWords(2*n+4), words64(x))
+		launchCorpus(t, "tail2_math", "dstencil", sm, tail2Cfg(m, n, append(a, uint32(n), math.Float64bits(c0), math.Float64bits(c1))...))
+		y := simWords(m.Bytes("out"))
 		f := func(i int) float64 { return math.Float64frombits(x[i]) }
 		for i := 1; i < n-1; i++ {
 			sum := float64(f(i-1) + f(i+1))
@@ -505,18 +485,12 @@ func TestSimPtxasUbits(t *testing.T) { corpus.ForSMs(t, simPtxasUbits) }
 func simPtxasUbits(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(166, 167))
 	for _, n := range []int{1, 7, 129, 1000} {
-		x := make([]uint32, n)
-		for i := range x {
-			x[i] = randTailWord(r)
-		}
+		x := tail2Rand(n, func() uint32 { return randTailWord(r) })
 		s, mm, tt := r.Uint32N(1000)+1, r.Uint32(), randTailWord(r)
-		m := NewMemory()
 		out := poisonWords(3*n + 4)
 		out[2*n] = 0
-		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", out, 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_math", "ubits", sm, Config{Grid: grid, Block: block, Memory: m,
-			Params: params(ax, ao, uint32(n), s, mm, tt), Poison: true})
+		m, a := tail2Bufs(t, out, x)
+		launchCorpus(t, "tail2_math", "ubits", sm, tail2Cfg(m, n, append(a, uint32(n), s, mm, tt)...))
 		got := simWords(m.Bytes("out"))
 		type add struct{ old, v uint32 }
 		adds := make([]add, n)
@@ -568,16 +542,10 @@ func TestSimPtxasSxmask(t *testing.T) { corpus.ForSMs(t, simPtxasSxmask) }
 func simPtxasSxmask(t *testing.T, sm int) {
 	r := rand.New(rand.NewPCG(168, 169))
 	for _, n := range []int{1, 7, 129, 1000} {
-		x := make([]uint32, n)
-		for i := range x {
-			x[i] = randTailWord(r)
-		}
+		x := tail2Rand(n, func() uint32 { return randTailWord(r) })
 		c := r.Uint32N(70)
-		m := NewMemory()
-		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(2*n+4), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_math", "sxmask", sm, Config{Grid: grid, Block: block, Memory: m,
-			Params: params(ax, ao, uint32(n), c), Poison: true})
+		m, a := tail2Bufs(t, poisonWords(2*n+4), x)
+		launchCorpus(t, "tail2_math", "sxmask", sm, tail2Cfg(m, n, append(a, uint32(n), c)...))
 		out := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			pos, width := x[i]&31, c&31
@@ -609,12 +577,9 @@ func simPtxasDclamp(t *testing.T, sm int) {
 			}
 			x[i] = math.Float64bits(f)
 		}
-		m := NewMemory()
-		ax, ay := alloc(t, m, "x", words64(x), 0), alloc(t, m, "y", poisonWords(2*n+4), 0)
-		grid, block := tail2Grid(n)
-		launchCorpus(t, "tail2_math", "dclamp", sm, Config{Grid: grid, Block: block, Memory: m,
-			Params: params(ax, ay, uint32(n), math.Float64bits(c)), Poison: true})
-		y := simWords(m.Bytes("y"))
+		m, a := tail2Bufs(t, poisonWords(2*n+4), words64(x))
+		launchCorpus(t, "tail2_math", "dclamp", sm, tail2Cfg(m, n, append(a, uint32(n), math.Float64bits(c))...))
+		y := simWords(m.Bytes("out"))
 		for i := 0; i < n; i++ {
 			v := math.Float64frombits(x[i])
 			want := float64(v + 1)
