@@ -220,7 +220,9 @@ var opcodes = []opcode{
 			`943 =87:3:7 0:0{ABS} 86:1{_,NOINC} | U@32:49`,
 			// CALL through a register (call through a function pointer): the
 			// target printed relative to the instruction after a blank, as RET's
-			`344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24, T@32:50s`,
+			// (nvdisasm prints no .reuse on its register: the live oracle's
+			// CALL.REL R4.reuse came back as CALL.REL R4)
+			`344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24^, T@32:50s`,
 		},
 	},
 	{op: "RET", class: ClassBranch, sim: SimIndirect, noReuse: true,
@@ -461,7 +463,7 @@ var opcodes = []opcode{
 			// .xorsign.abs (82 .XORSIGN: the result's sign is the XOR of the
 			// sources' signs, ptxas sets both |.| bits), learnt by flipping 80-82 of
 			// ptxas's FMNMX.NAN R35, R2, R3, !PT (tail2_math.ptx)
-			`x209 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
+			`209 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} | >R@16, R@24-72|73, R@32-63|62, P@87~90`,
 		},
 	},
 	{op: "DADD", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
@@ -814,10 +816,12 @@ var opcodes = []opcode{
 			`b1d 77:2{SYNC} =42:12:0 | U@54:4`,
 			`b1d 77:2{SYNC} | U@54:4, U@42:12n`,
 			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
-			`51d 77:2{SYNC,ARV} | R@32, U@42:12n`,
 			// a barrier number in a register and no thread count (bar.sync r2):
-			// nvdisasm prints BAR.SYNC R0 when 42:12 is 0
-			`51d 77:2{SYNC,ARV} =42:12:0 | R@32`,
+			// nvdisasm prints BAR.SYNC R0 when 42:12 is 0 (BAR.ARV always
+			// prints its count)
+			`51d 77:2{0=SYNC} =42:12:0 | R@32`,
+			`51d 77:2{0=SYNC} | R@32, U@42:12n`,
+			`51d 77:2{1=ARV} | R@32, U@42:12`,
 			`91d 77:2{SYNC,ARV} | U@54:4, R@32`,
 			// bar.red: 77:2 2 (RED), 74:2 the reduction, 80 .DEFER_BLOCKING, the
 			// voting predicate at 87; B2R.RESULT reads the result (78 1), into a
@@ -911,10 +915,10 @@ var opcodes = []opcode{
 			// SGXT and BMSK with a register width (table_mma.go has SGXT's
 			// immediate); 75 .W, SGXT 73 signed; BMSK's immediate prints unsigned.
 			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/1`,
-			// selector 5, a constant width (SGXT.U32 R2, R0, c[0x1e][0x0] in a
-			// probe kernel of szext/cvt on parameters; not in the corpus) and BMSK's (BMSK.W R9, R3,
-			// c[0x0][0x178], a kernel parameter)
-			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/5`,
+			// (SGXT with a constant width, SGXT.U32 R2, R0, c[0x1e][0x0], was
+			// seen in a probe kernel, not in the corpus: not modelled.) BMSK
+			// takes a constant width too (selector 5: BMSK.W R9, R3,
+			// c[0x0][0x178], a kernel parameter).
 		},
 	},
 	// The rest of what ptxas 11.8 emits (testdata/ptxas/tail_*.ptx). The
@@ -1077,8 +1081,9 @@ var opcodes = []opcode{
 			// sparse IMMA (mma.sp ... s8/u8/s4/u4): 72 .SP, the metadata register
 			// at 40 and its selector at 48:2 after C, as HMMA.SP's (flipping 40,
 			// 48, 49, 72 of ptxas's IMMA.SP.16864.S8.S8 R28, R8.ROW, R12.COL, R16,
-			// R18, 0x0); the metadata's own reuse flag (50) is not modelled
-			`237 =72:1:1 0:0{SP} 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 =50:1:0 | >R@16, R@24.ROW, R@32.COL, R@64^, R@40^, U@48:2`,
+			// R18, 0x0); nvdisasm names only the 16832 and 16864 shapes sparse.
+			// The metadata's own reuse flag (50) is not modelled.
+			`237 =72:1:1 0:0{SP} 75:1+85:2{5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 =50:1:0 | >R@16, R@24.ROW, R@32.COL, R@64^, R@40^, U@48:2`,
 		},
 		regs: []regRule{
 			// m16n8k32 on 4-bit elements (ptxas: IMMA.16832.S4.S4 for
@@ -1131,26 +1136,20 @@ var opcodes = []opcode{
 	{op: "I2IP", class: ClassConv, sim: SimLane3,
 		forms: []string{
 			// I2IP (cvt.pack.sat.{u8,s8,u16,s16}.s32.b32 d, a, b, c): A and B
-			// saturated and packed, B low; the 8-bit types put C's low half (72
-			// set: .H1, its high half) above them. 76:2 the type as I2I's; reuse
-			// 122-124 for A, B, C (flipping each bit of ptxas's
-			// I2IP.S8.S32.SAT R33, R8, R9, R10, tail2_math.ptx)
+			// saturated and packed, B low; the 8-bit types put C's low half above
+			// them. 76:2 the type as I2I's; reuse 122-124 for A, B, C (flipping
+			// each bit of ptxas's I2IP.S8.S32.SAT R33, R8, R9, R10, tail2_math.ptx).
+			// 72 set takes C's high half (nvdisasm prints C.H1); ptxas was not
+			// seen to emit it, so that form is not modelled.
 			`239 76:2{U8,S8,U16,S16} 0:0{S32.SAT} =72:2:0 | >R@16, R@24, R@32, R@64`,
-			`239 76:2{U8,S8,U16,S16} 0:0{S32.SAT} =72:2:1 | >R@16, R@24, R@32, R@64.H1`,
 		},
 	},
 	{op: "UPOPC", class: ClassUniform, general: "POPC", sim: SimBitUnary,
 		forms: []string{
 			// UPOPC (the lane count of ptxas's warp-aggregated atomic,
 			// tail2_math.ptx ubits): the source UR at 32, its not bit 63 (flipping
-			// 9-11, 24, 63, 72-84 of ptxas's UPOPC UR5, UR4). UBREV is the word
-			// with code 2be, fields alike (nvdisasm only: no ptxas output seen)
+			// 9-11, 24, 63, 72-84 of ptxas's UPOPC UR5, UR4)
 			`2bf =91:1:1 | >UR@16, UR@32~63`,
-		},
-	},
-	{op: "UBREV", class: ClassUniform, general: "BREV", sim: SimBitUnary,
-		forms: []string{
-			`2be =91:1:1 | >UR@16, UR@32`,
 		},
 	},
 	{op: "PMTRIG", class: ClassBranch, sim: SimNone,
