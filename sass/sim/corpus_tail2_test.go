@@ -18,10 +18,9 @@ import (
 // The corpus kernels of tail2_math.ptx and tail2_sync.ptx (the forms a
 // wider probe of ptxas 11.8 found missing, issue #14) run in the simulator
 // on random inputs against Go references written from their PTX, on the
-// sm_86 and the sm_89 cubin. Kernels that need forms other helpers
-// simulate (ATOMS.ARRIVE, generic ATOM/LD/ST) or that this one leaves
-// refused (ARRIVES.LDGSTSBAR) skip through launchCorpus, naming the word;
-// their references have not been run.
+// sm_86 and the sm_89 cubin. mbar, whose ARRIVES.LDGSTSBAR and
+// ATOMS.ARRIVE the simulator refuses, skips through launchCorpus, naming
+// the word; its reference has not been run.
 
 // tail2Bufs allocates the inputs (named in0, in1, ...) and out in a new
 // memory and returns it with their addresses, the kernels' first
@@ -294,9 +293,9 @@ func simPtxasSatPack(t *testing.T, sm int) {
 // threads copies x into shared memory with cp.async completed on an
 // mbarrier (ARRIVES.LDGSTSBAR.64 for the noinc arrival, ATOMS.ARRIVE.64,
 // the barrier word's wait loop); out[tid] = x[partner] + 1 and the parity-0
-// test reads complete. Bit for bit. It skips while ARRIVES (not modelled
-// here: the hardware's mbarrier word layout is not learnt) and
-// ATOMS.ARRIVE (the simmem helper's) are refused.
+// test reads complete. Bit for bit. It skips while ARRIVES and
+// ATOMS.ARRIVE are refused (the hardware's mbarrier word layout is not
+// learnt).
 func TestSimPtxasMbar(t *testing.T) { corpus.ForSMs(t, simPtxasMbar) }
 
 func simPtxasMbar(t *testing.T, sm int) {
@@ -388,8 +387,7 @@ func simPtxasTrace(t *testing.T, sm int) {
 // generic address (ATOM.E.CAS.64 on a 32-bit address, with the
 // LD.E.64/ST.E.64 fallback), half the lanes' compare values matching;
 // n = 1, 7, 129, 1000. Bit for bit: out holds the old values and memory
-// the swapped ones. It skips while generic ATOM/LD/ST are refused (the
-// simmem helper's forms).
+// the swapped ones.
 func TestSimPtxasGcas64(t *testing.T) { corpus.ForSMs(t, simPtxasGcas64) }
 
 func simPtxasGcas64(t *testing.T, sm int) {
