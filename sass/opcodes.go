@@ -214,9 +214,15 @@ var opcodes = []opcode{
 	{op: "CALL", class: ClassBranch, sim: SimCall,
 		forms: []string{
 			`944 =87:3:7 0:0{REL} 86:1{_,NOINC} | T@32:50`,
+			// CALL.ABS (a call to an external function such as vprintf): the
+			// absolute target, unsigned, at 32:49, filled by the loader's
+			// relocation (0 in the cubin); flipping 32..80 moves it, 86 .NOINC
+			`943 =87:3:7 0:0{ABS} 86:1{_,NOINC} | U@32:49`,
 			// CALL through a register (call through a function pointer): the
 			// target printed relative to the instruction after a blank, as RET's
-			`344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24, T@32:50s`,
+			// (nvdisasm prints no .reuse on its register: the live oracle's
+			// CALL.REL R4.reuse came back as CALL.REL R4)
+			`344 =87:3:7 0:0{REL} 86:1{_,NOINC} | R@24^, T@32:50s`,
 		},
 	},
 	{op: "RET", class: ClassBranch, sim: SimIndirect, noReuse: true,
@@ -385,6 +391,9 @@ var opcodes = []opcode{
 		forms: []string{
 			// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
 			`307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+			// FRND.FTZ (cvt.rzi.ftz.f32.f32): 80 flushes a subnormal source to
+			// zero first (flipping 80 of ptxas's FRND.FTZ.TRUNC R18, R2)
+			`307 75:2+84:2{10=} 80:1{_,FTZ} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 			`313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
 			// FRND.F16 (cvt.rni.f16.f16): the type 5 in 75:2+84:2, bit 60 reads
 			// the high half (.H1) as MUFU.F16's
@@ -450,6 +459,11 @@ var opcodes = []opcode{
 	{op: "FMNMX", class: ClassALU, sim: SimSelect,
 		forms: []string{
 			`x209 80:1{_,FTZ} :F | >R@16, R@24-72|73, $B/145-63|62, P@87~90`,
+			// min/max.NaN (81 .NAN: a NaN source gives the canonical NaN) and
+			// .xorsign.abs (82 .XORSIGN: the result's sign is the XOR of the
+			// sources' signs, ptxas sets both |.| bits), learnt by flipping 80-82 of
+			// ptxas's FMNMX.NAN R35, R2, R3, !PT (tail2_math.ptx)
+			`209 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} | >R@16, R@24-72|73, R@32-63|62, P@87~90`,
 		},
 	},
 	{op: "DADD", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
@@ -476,7 +490,9 @@ var opcodes = []opcode{
 	},
 	{op: "DMUL", class: ClassDouble, late: true, queue: QueueDouble, sim: SimDouble,
 		forms: []string{
-			`x228 78:2{_,RM,RP,RZ} :D | >R@16, R@24-72|73, $B/14-63|62`,
+			// selector 5: a constant second source (DMUL R4, R4, c[0x0][0x180],
+			// ptxas's fp64 stencil multiplying by a kernel parameter)
+			`x228 78:2{_,RM,RP,RZ} :D | >R@16, R@24-72|73, $B/145-63|62`,
 		},
 		regs: []regRule{
 			{regs: []uint8{2, 2, 2}},
@@ -496,6 +512,10 @@ var opcodes = []opcode{
 		forms: []string{
 			// (nvdisasm refuses DSETP with a reuse flag on the second source)
 			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/12-63|62^, P@87~90`,
+			// selector 3: a constant second source (DSETP.GT.AND P6, PT, R38,
+			// c[0x0][0x178], PT: a compare with an f64 kernel parameter; 63/62
+			// its - and |.| as for the register)
+			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} :D | >P@81, >P@84, R@24-72|73, $B/3-63|62, P@87~90`,
 			// DSETP with a reuse flag on the second source, slot 2 (nvdisasm prints it
 			// when the stall count allows: tail_float.ptx cmp)
 			`x22a 76:4{MIN,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,MAX} 74:2{AND,OR,XOR} ur=0 :D | >P@81, >P@84, R@24-72|73, $B/1-63|62r2, P@87~90`,
@@ -536,7 +556,9 @@ var opcodes = []opcode{
 	},
 	{op: "I2FP", class: ClassConv, sim: SimI2F,
 		forms: []string{
-			`x245 75:2{?,?,F32,?} 84:2+74:1{2=U32,6=S32} 78:2{0=,3=RZ} | >R@16, $B/1`,
+			// selector 5: a constant source (I2FP.F32.S32 R5, c[0x0][0x178],
+			// cvt.rn.f32.s32 of a kernel parameter)
+			`x245 75:2{?,?,F32,?} 84:2+74:1{2=U32,6=S32} 78:2{0=,3=RZ} | >R@16, $B/15`,
 		},
 	},
 	{op: "I2F", class: ClassSFU, queue: QueueSFU, sim: SimI2F, noReuse: true,
@@ -800,7 +822,12 @@ var opcodes = []opcode{
 			`b1d 77:2{SYNC} =42:12:0 | U@54:4`,
 			`b1d 77:2{SYNC} | U@54:4, U@42:12n`,
 			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
-			`51d 77:2{SYNC,ARV} | R@32, U@42:12`,
+			// a barrier number in a register and no thread count (bar.sync r2):
+			// nvdisasm prints BAR.SYNC R0 when 42:12 is 0 (BAR.ARV always
+			// prints its count)
+			`51d 77:2{0=SYNC} =42:12:0 | R@32`,
+			`51d 77:2{0=SYNC} | R@32, U@42:12n`,
+			`51d 77:2{1=ARV} | R@32, U@42:12`,
 			`91d 77:2{SYNC,ARV} | U@54:4, R@32`,
 			// bar.red: 77:2 2 (RED), 74:2 the reduction, 80 .DEFER_BLOCKING, the
 			// voting predicate at 87; B2R.RESULT reads the result (78 1), into a
@@ -894,6 +921,10 @@ var opcodes = []opcode{
 			// SGXT and BMSK with a register width (table_mma.go has SGXT's
 			// immediate); 75 .W, SGXT 73 signed; BMSK's immediate prints unsigned.
 			`x21a 75:1{_,W} 73:1{U32,_} :U | >R@16, R@24, $B/1`,
+			// (SGXT with a constant width, SGXT.U32 R2, R0, c[0x1e][0x0], was
+			// seen in a probe kernel, not in the corpus: not modelled.) BMSK
+			// takes a constant width too (selector 5: BMSK.W R9, R3,
+			// c[0x0][0x178], a kernel parameter).
 		},
 	},
 	// The rest of what ptxas 11.8 emits (testdata/ptxas/tail_*.ptx). The
@@ -915,7 +946,7 @@ var opcodes = []opcode{
 	},
 	{op: "BMSK", class: ClassALU, sim: SimLane3,
 		forms: []string{
-			`x21b 75:1{_,W} :U | >R@16, R@24, $B/14`,
+			`x21b 75:1{_,W} :U | >R@16, R@24, $B/145`,
 		},
 	},
 	{op: "VABSDIFF", class: ClassALU, sim: SimLane3,
@@ -948,6 +979,10 @@ var opcodes = []opcode{
 			// predicate at 64 is PT written as 0, not modelled) with codes 980 and
 			// 985; 77:4 and 84:3 every value nvdisasm names.
 			`980 72:1{?,E} =76:1:1 =64:4:0 =81:3:0 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MG@24`,
+			// 32-bit generic addresses (bit 90 of 87:5 clear, 76 clear as ptxas
+			// sets it): [Ra+off] with a 32-bit signed offset at 32, as CCTL's
+			// (sm_89's local-memory fallback of a generic atomic: LD.E.64 R16, [R48])
+			`980 72:1{?,E} =76:1:0 =64:4:0 =81:3:0 =87:5:0 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MA@24+32:32/0`,
 		},
 		regs: []regRule{
 			// generic memory as global (LD/ST/ATOM as LDG/STG/ATOMG); QSPC in the
@@ -960,6 +995,9 @@ var opcodes = []opcode{
 	{op: "ST", class: ClassGlobal, late: true, sim: SimGeneric, noReuse: true,
 		forms: []string{
 			`985 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
+			// 32-bit generic addresses as LD's, code 385, the data at 64 (ST.E.64
+			// [R48], R12)
+			`385 72:1{?,E} =76:1:0 =87:5:0 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MA@24+32:32/0, R@64`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -1024,7 +1062,9 @@ var opcodes = []opcode{
 			`302 | >P@81, R@24-72|73, R@32-63|62`,
 		},
 	},
-	{op: "I2I", class: ClassConv, sim: SimLane3, noReuse: true,
+	// I2I's source takes the B slot's reuse flag (123): ptxas printed
+	// I2I.S16.S32.SAT R24, R4.reuse (tail2_math.ptx), flipping 123 clears it.
+	{op: "I2I", class: ClassConv, sim: SimLane3,
 		forms: []string{
 			// I2I: a saturating narrowing of a signed 32-bit value (76:2 the
 			// result type); F2IP: two floats to bytes packed into Rd, merged into
@@ -1038,16 +1078,21 @@ var opcodes = []opcode{
 			`243 76:2{U8,S8} 0:0{F32} 78:2{0=,3=TRUNC} 74:1{_,NTZ} 75:1{_,RELU} =72:1:1 | >R@16, R@24, R@32, R@64.H1`,
 		},
 	},
-	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimIMMA, noReuse: true,
+	// IMMA's A and B take reuse flags 122 and 123 (ptxas's
+	// IMMA.8832.S4.S4 R30, R8.reuse.ROW, R12.reuse.COL, R16, tail2 probe);
+	// 124 is refused by nvdisasm, so C is marked ^.
+	{op: "IMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimIMMA,
 		forms: []string{
-			`237 =72:1:0 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64`,
+			`237 =72:1:0 75:1+85:2{0=8816,2=8832,4=16816,5=16832,6=16864} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64^`,
 			// sparse IMMA (mma.sp on s8/u8/s4/u4): 72 .SP, the dense
 			// fields (shape 7: 168128, m16n8k128 on 4-bit elements), the
 			// metadata register at 40 and its selector at 48:2 after C, as
 			// HMMA.SP (ptxas 11.8, mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
 			// gives IMMA.SP.16832.S8.S8 R4, R4.ROW, R6.COL, R8, R0, 0x1:
-			// dense IMMA.16832's word with bit 72 set)
-			`237 =72:1:1 0:0{SP} 75:1+85:2{5=16832,6=16864,7=168128} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 | >R@16, R@24.ROW, R@32.COL, R@64, R@40, U@48:2`,
+			// dense IMMA.16832's word with bit 72 set; flipping 40, 48, 49, 72
+			// of ptxas's IMMA.SP.16864.S8.S8 R28, R8.ROW, R12.COL, R16, R18,
+			// 0x0 agrees). The metadata's own reuse flag (50) is not modelled.
+			`237 =72:1:1 0:0{SP} 75:1+85:2{5=16832,6=16864,7=168128} 76:1+83:1{U8,S8,U4,S4} 78:1+84:1{U8,S8,U4,S4} 82:1{_,SAT} =73:1:0 =74:1:1 =50:1:0 | >R@16, R@24.ROW, R@32.COL, R@64^, R@40^, U@48:2`,
 		},
 		regs: []regRule{
 			// sparse: A k/2 columns, B k rows (mma.sp fragments): m16n8k32
@@ -1097,6 +1142,34 @@ var opcodes = []opcode{
 	{op: "ARRIVES", class: ClassShared, late: true, sim: SimNone, noReuse: true,
 		forms: []string{
 			`9b0 =72:1:0 =73:3:5 =91:1:1 0:0{LDGSTSBAR.64} | MU@24`,
+		},
+	},
+	{op: "CCTLL", class: ClassGlobal, late: true, sim: SimNop, noReuse: true,
+		forms: []string{
+			// CCTLL (prefetch.local.L1/L2): local-memory cache control, 87:4 the
+			// operation (the values nvdisasm names), [Ra+off] with LDL's 24-bit
+			// signed offset at 40 (flipping 24, 40, 63, 87..91 of ptxas's
+			// CCTLL.PF1 [R2], tail2_sync.ptx)
+			`990 87:4{0=PF1,1=PF2,2=WB,3=IV,5=RS} | MX@24`,
+		},
+	},
+	{op: "I2IP", class: ClassConv, sim: SimLane3,
+		forms: []string{
+			// I2IP (cvt.pack.sat.{u8,s8,u16,s16}.s32.b32 d, a, b, c): A and B
+			// saturated and packed, B low; the 8-bit types put C's low half above
+			// them. 76:2 the type as I2I's; reuse 122-124 for A, B, C (flipping
+			// each bit of ptxas's I2IP.S8.S32.SAT R33, R8, R9, R10, tail2_math.ptx).
+			// 72 set takes C's high half (nvdisasm prints C.H1); ptxas was not
+			// seen to emit it, so that form is not modelled.
+			`239 76:2{U8,S8,U16,S16} 0:0{S32.SAT} =72:2:0 | >R@16, R@24, R@32, R@64`,
+		},
+	},
+	{op: "UPOPC", class: ClassUniform, general: "POPC", sim: SimBitUnary,
+		forms: []string{
+			// UPOPC (the lane count of ptxas's warp-aggregated atomic,
+			// tail2_math.ptx ubits): the source UR at 32, its not bit 63 (flipping
+			// 9-11, 24, 63, 72-84 of ptxas's UPOPC UR5, UR4)
+			`2bf =91:1:1 | >UR@16, UR@32~63`,
 		},
 	},
 	{op: "PMTRIG", class: ClassBranch, sim: SimNone,

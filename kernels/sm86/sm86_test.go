@@ -57,7 +57,7 @@ func TestSchedule(t *testing.T) {
 				t.Logf("%s sm_%d: not encodable by the model yet, not checked: %v", name, arch, err)
 				continue
 			}
-			for _, f := range sched.Check(p, sched.Options{}) {
+			for _, f := range sched.Check(p, sched.Options{Strict: true}) {
 				t.Errorf("%s sm_%d: %s", name, arch, f)
 			}
 		}

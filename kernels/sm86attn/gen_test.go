@@ -20,7 +20,7 @@ func TestGenerate(t *testing.T) {
 		if n := c.Registers(); n > 255 {
 			t.Errorf("%s: %d registers", c.Name(), n)
 		}
-		if f := sched.Check(p.Insts, sched.Options{}); len(f) > 0 {
+		if f := sched.Check(p.Insts, sched.Options{Strict: true}); len(f) > 0 {
 			for k, x := range f {
 				if k < 10 {
 					t.Errorf("%s: %v", c.Name(), x)

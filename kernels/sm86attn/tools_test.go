@@ -43,7 +43,7 @@ func TestSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range sched.Check(p.Insts, sched.Options{}) {
+		for _, f := range sched.Check(p.Insts, sched.Options{Strict: true}) {
 			t.Errorf("%s: %s", c.Name(), f)
 		}
 	}
@@ -52,7 +52,7 @@ func TestSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range sched.Check(p.Insts, sched.Options{}) {
+		for _, f := range sched.Check(p.Insts, sched.Options{Strict: true}) {
 			t.Errorf("%s: %s", c.Name(), f)
 		}
 	}

@@ -326,3 +326,23 @@ func decodeLoose(code []byte) (sass.Program, int) {
 	}
 	return p, bad
 }
+
+// TestCheckScheduleMbarWaitUnset: after ptxas's mbarrier wait loop
+// (tail2_sync.ptx mbar) a LOP3 waits on SB1, which nothing on any path to
+// it sets (a later LDS does): a no-op on hardware, so the default check is
+// clean, and Strict reports exactly that one wait.
+func TestCheckScheduleMbarWaitUnset(t *testing.T) {
+	corpus.ForSMs(t, func(t *testing.T, sm int) {
+		p, bad := decodeLoose(corpus.TrimTail(corpus.Code(t, "tail2_sync", "mbar", sm)))
+		if bad != 0 {
+			t.Fatalf("%d words outside the model", bad)
+		}
+		if fs := Check(p, Options{}); len(fs) != 0 {
+			t.Errorf("default options:\n%s", findingsText(fs))
+		}
+		fs := Check(p, Options{Strict: true})
+		if len(fs) != 1 || fs[0].Rule != RuleWaitUnset || p[fs[0].Index].Ctrl.Wait != 1<<1 {
+			t.Errorf("strict: want one wait-unset on SB1, got:\n%s", findingsText(fs))
+		}
+	})
+}

@@ -82,6 +82,7 @@ func DefaultLatencies() *LatencyTable {
 			{sass.ClassFMA, sass.ClassS2R, 4, "kernels/mma mma.ptx tcrt_mma_attn_d256_bf16: FMUL R9->R2UR UR9, R9"},
 			{sass.ClassUniform, sass.ClassALU, 2, "kernels/ptx sg.ptx tcrt_sg_scatter: ULDC UR4->ISETP.NE.U32.AND P1, PT, RZ, UR4"},
 			{sass.ClassUniform, sass.ClassSFU, 2, "tail_mem.ptx atom: VOTEU.ANY UR6->FLO.U32 R37, UR6 (ptxas's warp-aggregated atomic)"},
+			{sass.ClassUniform, sass.ClassFMA, 3, "tail2_sync.ptx trace: UMOV UR5->IMAD.U32 R5, RZ, RZ, UR5 (the high word of printf's format address before CALL.ABS vprintf)"},
 		},
 		SameClass:  4,
 		CrossClass: 5,

@@ -129,6 +129,7 @@ var latencyEvidence = []struct {
 	{corpusDir + "/cubin/atomics.sm_86.cubin", "shared_hist", "VOTEU", "UFLO", 2},
 	{corpusDir + "/cubin/tail_mem.sm_86.cubin", "atom", "VOTEU", "FLO", 2},
 	{kernelsDir + "/mma/cubin/mma.sm_86.cubin", "tcrt_mma_attn_d256_bf16", "UMOV", "UIMAD", 2},
+	{corpusDir + "/cubin/tail2_sync.sm_86.cubin", "trace", "UMOV", "IMAD", 3},
 	{kernelsDir + "/mma/cubin/mma.sm_86.cubin", "tcrt_mma_attn_d256_bf16", "FMUL", "R2UR", 4},
 	{corpusDir + "/cubin/reduce.sm_86.cubin", "warp_match", "LOP3", "MATCH", 4},
 }

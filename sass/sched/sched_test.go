@@ -54,7 +54,7 @@ func findingsText(fs []Finding) string {
 var hazardCases = []struct {
 	name  string
 	text  string
-	loop  bool
+	loop  bool // Options.Loop
 	rule  Rule
 	index int
 	other int
@@ -279,7 +279,7 @@ func TestCheckScheduleHazards(t *testing.T) {
 	for _, tc := range hazardCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustParse(t, tc.text)
-			fs := Check(p, Options{Loop: tc.loop})
+			fs := Check(p, Options{Loop: tc.loop, Strict: tc.rule == RuleWaitUnset})
 			found := false
 			for _, f := range fs {
 				if f.Rule == tc.rule && f.Index == tc.index && f.Other == tc.other {
@@ -321,9 +321,9 @@ func TestCheckScheduleUnmodeled(t *testing.T) {
 }
 
 // TestCheckScheduleLoopTaken: a wait in a loop body on a scoreboard only
-// the previous iteration sets is not "wait-unset" (ptxas's mma loop waits
-// so at its top), and a loop-carried dependence that is far enough is
-// clean.
+// the previous iteration sets is not "wait-unset", even under Strict
+// (ptxas's mma loop waits so at its top), and a loop-carried dependence
+// that is far enough is clean.
 func TestCheckScheduleLoopTaken(t *testing.T) {
 	p := mustParse(t, `
 [B-----5:R-:W0:-:S04] LDSM.16.M88.4 R24, [R3] ;
@@ -331,7 +331,7 @@ func TestCheckScheduleLoopTaken(t *testing.T) {
 [B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
 [B------:R-:W-:-:S05] @P0 BRA 0x0 ;
 [B-----5:R-:W-:-:S05] EXIT ;`)
-	if fs := Check(p, Options{}); len(fs) != 0 {
+	if fs := Check(p, Options{Strict: true}); len(fs) != 0 {
 		t.Errorf("reports:\n%s", findingsText(fs))
 	}
 }
@@ -346,4 +346,27 @@ func pairClass(op string) sass.Class {
 		return o.Class
 	}
 	return sass.ClassNone
+}
+
+// TestCheckScheduleWaitUnsetStrict: a wait on a scoreboard nothing sets is
+// a no-op on hardware (ptxas emits such waits), so only Strict reports it;
+// the same wait on a scoreboard the path does set is clean either way.
+func TestCheckScheduleWaitUnsetStrict(t *testing.T) {
+	p := mustParse(t, `
+[B---3--:R-:W-:-:S04] FFMA R4, R0, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`)
+	if fs := Check(p, Options{}); len(fs) != 0 {
+		t.Errorf("default options report:\n%s", findingsText(fs))
+	}
+	fs := Check(p, Options{Strict: true})
+	if len(fs) != 1 || fs[0].Rule != RuleWaitUnset || fs[0].Index != 0 {
+		t.Errorf("strict: got:\n%s", findingsText(fs))
+	}
+	set := mustParse(t, `
+[B------:R-:W3:-:S02] LDG.E R0, [R2.64] ;
+[B---3--:R-:W-:-:S04] FFMA R4, R0, R1, R2 ;
+[B------:R-:W-:-:S05] EXIT ;`)
+	if fs := Check(set, Options{Strict: true}); len(fs) != 0 {
+		t.Errorf("strict, scoreboard set: got:\n%s", findingsText(fs))
+	}
 }

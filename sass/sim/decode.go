@@ -98,6 +98,7 @@ const (
 	xTRAP   // BPT.TRAP/INT: fault ErrTrap
 	xQSPC   // QSPC.E.{G,S,L} Pd, RZ, [Ra]: the generic address's space (mem_generic.go)
 	xB2R    // B2R.RESULT Rd [, Pd]: the warp's last BAR.RED result (barred.go)
+	xCALLX  // CALL.ABS: a call to an external function, fault ErrUnsupported when it runs
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -370,7 +371,7 @@ const (
 var modelled = [sass.NumSimOps]string{
 	sass.SimNop:          "SC ALL CTA GPU SYS " + /* MEMBAR */ "E U C PF1 PF2 WB IV RS PML2 DML2 RML2 IVALL IVALLP " + /* CCTL */ "WARP RAND", // NANOSLEEP
 	sass.SimWarpSync:     "ALL",
-	sass.SimCall:         "REL NOINC",
+	sass.SimCall:         "REL NOINC ABS",
 	sass.SimIndirect:     "REL NODEC",
 	sass.SimS2R:          "32",
 	sass.SimULDC:         "64",
@@ -379,7 +380,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimLOP3:         "LUT",
 	sass.SimSHF:          "L R HI W S32 S64 U32 U64",
 	sass.SimLEA:          "HI X SX32",
-	sass.SimSelect:       "FTZ U32",
+	sass.SimSelect:       "FTZ U32 NAN XORSIGN",
 	sass.SimPRMT:         "F4E B4E RC8 ECL ECR RC16",
 	sass.SimSetP:         tokCmp + tokLogic + "EX FTZ U32",
 	sass.SimDouble:       tokRnd,
@@ -407,7 +408,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimSHFL:         "IDX UP DOWN BFLY",
 	sass.SimGlobalAtomic: tokAtom + tokCache + "64 S32 S64 F32 FTZ RN F16x2 BF16x2 F64",
 	sass.SimATOMS:        tokAtom + "CAST SPIN POPC 32 64 S32",
-	sass.SimFRND:         "F64 F16 FLOOR CEIL TRUNC",
+	sass.SimFRND:         "F64 F16 FLOOR CEIL TRUNC FTZ",
 	sass.SimBitUnary:     "SH U32",
 	sass.SimMATCH:        "ANY U64",
 	sass.SimVOTE:         "ALL ANY EQ",
@@ -863,6 +864,14 @@ func (c *decoder) decWarpSync() error {
 // decCall decodes CALL.
 func (c *decoder) decCall() error {
 	d, mods, plen := c.d, c.mods, c.plen
+	// CALL.ABS(.NOINC) calls an external function (vprintf) at the
+	// address the driver's relocation fills in: the simulator links none,
+	// so the call faults (ErrUnsupported) if a lane reaches it, and a
+	// kernel whose printf path is not taken runs.
+	if has(mods, "ABS") {
+		d.op = xCALLX
+		return nil
+	}
 	// CALL.REL.NOINC pushes nothing (the caller passes the return
 	// address in registers): a relative branch.
 	if !has(mods, "REL") || !has(mods, "NOINC") {
@@ -1226,6 +1235,9 @@ func (c *decoder) decSelect() error {
 	case "IMNMX":
 		d.op, d.u32 = xIMNMX, has(mods, "U32")
 	case "FMNMX":
+		if has(mods, "NAN") || has(mods, "XORSIGN") {
+			return c.decFMNMXNaN()
+		}
 		d.op, d.ftz = xFMNMX, has(mods, "FTZ")
 	default:
 		d.op = xSEL
@@ -1238,6 +1250,31 @@ func (c *decoder) decSelect() error {
 	}
 	if err := c.psrcOf(c.a[3], 0); err != nil {
 		return err
+	}
+	return c.dst(c.a[0], 1)
+}
+
+// decFMNMXNaN decodes FMNMX.NAN and FMNMX.XORSIGN (min/max.NaN,
+// min/max.xorsign.abs) with a constant predicate (PT: min, !PT: max, as
+// ptxas emits them) into a lane function (fmnmxNaN).
+func (c *decoder) decFMNMXNaN() error {
+	d, in, mods := c.d, c.in, c.mods
+	if err := c.want(sass.KReg, sass.KNone, sass.KNone, sass.KPred); err != nil {
+		return err
+	}
+	if p := in.Args[3]; p.N != uint8(sass.PT) {
+		return bad("FMNMX.%v with a predicate other than PT or !PT", mods)
+	}
+	d.op, d.n = xLANE3, 2
+	for k := 0; k < 2; k++ {
+		if err := c.src(c.a[k+1], k, 1); err != nil {
+			return err
+		}
+	}
+	sa, sb := &d.s[0], &d.s[1]
+	isMin, ftz, nan, xs := !in.Args[3].Not, has(mods, "FTZ"), has(mods, "NAN"), has(mods, "XORSIGN")
+	d.lane3 = func(x, y, _ uint32) uint32 {
+		return fmnmxNaN(x, y, fsrc(sa, x), fsrc(sb, y), isMin, ftz, nan, xs)
 	}
 	return c.dst(c.a[0], 1)
 }
@@ -1948,7 +1985,7 @@ func (c *decoder) decFRND() error {
 	if err := c.want(sass.KReg, sass.KReg); err != nil {
 		return err
 	}
-	d.op, d.wide, d.sub = xFRND, has(mods, "F64"), 0
+	d.op, d.wide, d.sub, d.ftz = xFRND, has(mods, "F64"), 0, has(mods, "FTZ")
 	// .F16: the source's low (.H1: high) half, the binary16 result in the
 	// low half with the high half zero (assumed, as MUFU.F16's)
 	d.h16, d.hiMerge = has(mods, "F16"), c.a[1].Sel == ".H1"

@@ -912,6 +912,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.setPred(d.pd[0], exec, exec)
 	case xTRAP:
 		return c.fault(w, d, firstLane(exec), ErrTrap, "%s", d.in.Mods)
+	case xCALLX:
+		return c.fault(w, d, firstLane(exec), ErrUnsupported, "CALL.ABS: a call to an external function (vprintf), which the simulator does not link")
 	case xVOTE:
 		ballot := w.pred(d.ps[0]) & exec
 		var r bool

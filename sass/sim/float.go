@@ -263,6 +263,26 @@ func fmnmx32(a, b uint32, min, ftz bool) uint32 {
 	return b
 }
 
+// fmnmxNaN is FMNMX.NAN and FMNMX.XORSIGN on the raw sources x, y and
+// the sources a, b after their |.| and - modifiers: .NAN makes a NaN
+// source give the canonical NaN (PTX min/max.NaN); .XORSIGN gives the
+// result the XOR of x's and y's sign bits (PTX min/max.xorsign.abs, whose
+// operands ptxas passes with |.|). A NaN result keeps the canonical NaN's
+// sign (assumed: not checked on silicon).
+func fmnmxNaN(x, y, a, b uint32, min, ftz, nan, xorsign bool) uint32 {
+	if ftz {
+		a, b = ftz32(a), ftz32(b)
+	}
+	if nan && (isNaN32(a) || isNaN32(b)) {
+		return nanF32
+	}
+	r := fmnmx32(a, b, min, false)
+	if xorsign && !isNaN32(r) {
+		r = r&0x7fffffff | (x^y)&0x80000000
+	}
+	return r
+}
+
 // fcmp evaluates FSETP's comparison code (F LT EQ LE GT NE GE NUM NAN LTU
 // EQU LEU GTU NEU GEU T).
 func fcmp(code uint8, a, b uint32, ftz bool) bool {
@@ -689,6 +709,9 @@ func frnd(w *warp, d *dinst, exec uint32) {
 			}
 			lo[l] = uint32(toHalf(f(h16(h)), 0, false)) // exact: an integral binary16 value, or NaN's 0x7fff
 			continue
+		}
+		if d.ftz {
+			x = ftz32(x)
 		}
 		b := math.Float32bits(float32(f(float64(math.Float32frombits(x)))))
 		if isNaN32(x) {

@@ -17,7 +17,7 @@ import (
 // tailLane3 reports whether in is one of the forms lane3Of decodes.
 func tailLane3(in sass.Inst) bool {
 	switch in.Op {
-	case "VABSDIFF", "VABSDIFF4", "IDP", "BMSK", "I2I", "F2IP":
+	case "VABSDIFF", "VABSDIFF4", "IDP", "BMSK", "I2I", "F2IP", "I2IP":
 		return true
 	case "PRMT":
 		return len(in.Mods) != 0
@@ -170,6 +170,33 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 		return func(x, _, _ uint32) uint32 {
 			return uint32(max(lo, min(hi, int64(int32(x)))))
 		}, 1, nil
+	case "I2IP":
+		// cvt.pack.sat.{u8,s8,u16,s16}.s32.b32 d, a, b, c: a and b saturated
+		// to the type and packed, b in the low field; the 8-bit forms keep
+		// the low half of c (its high half with .H1) above them
+		if len(m) < 1 || len(a) != 4 {
+			return nil, 0, bad("I2IP.%v", m)
+		}
+		lim, ok := map[string][2]int64{"U8": {0, 255}, "S8": {-128, 127}, "U16": {0, 65535}, "S16": {-32768, 32767}}[m[0]]
+		if !ok {
+			return nil, 0, bad("I2IP.%v", m)
+		}
+		bits, h1 := 8, a[3].Sel == ".H1"
+		if m[0] == "U16" || m[0] == "S16" {
+			bits = 16
+		}
+		mask := uint32(1)<<bits - 1
+		sat := func(v uint32) uint32 { return uint32(max(lim[0], min(lim[1], int64(int32(v))))) & mask }
+		return func(x, y, z uint32) uint32 {
+			if h1 {
+				z >>= 16
+			}
+			r := sat(x)<<bits | sat(y)
+			if bits == 8 {
+				r |= z << 16
+			}
+			return r
+		}, 3, nil
 	case "HADD2", "HMUL2", "HFMA2":
 		op := map[sass.Op]int{"HADD2": 0, "HMUL2": 1, "HFMA2": 2}[in.Op]
 		bf := has(m, "BF16_V2")
