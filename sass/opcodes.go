@@ -353,7 +353,7 @@ var opcodes = []opcode{
 	// POPC, BREV, FLO and MATCH are variable-latency: ptxas gives each a
 	// write scoreboard (testdata/ptxas/golden/reduce.sm_86.txt); the class
 	// (SFU for the bit counts, SHARED, SHFL's, for MATCH) is assumed.
-	{op: "POPC", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
+	{op: "POPC", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary, noReuse: true,
 		forms: []string{
 			// bit counts and reversal (variable latency; testdata/ptxas/golden/reduce.*):
 			// FLO bit 73 signed (bare), bit 74 .SH (the shift amount, 31 - position)
@@ -361,7 +361,7 @@ var opcodes = []opcode{
 			`d09 =91:1:1 | >R@16, UR@32~63`,
 		},
 	},
-	{op: "BREV", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary,
+	{op: "BREV", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary, noReuse: true,
 		forms: []string{
 			`301 | >R@16, R@32`,
 			`d01 =91:1:1 | >R@16, UR@32`,
@@ -1037,7 +1037,7 @@ var opcodes = []opcode{
 			`31c =78:2:1 0:0{RESULT} | >R@16, >P@81`,
 		},
 	},
-	{op: "NANOSLEEP", class: ClassBranch, sim: SimNop,
+	{op: "NANOSLEEP", class: ClassBranch, sim: SimNop, noReuse: true,
 		forms: []string{
 			// NANOSLEEP: a register (35d) or immediate (95d) duration, 85:2 .WARP
 			// or .RAND, a predicate at 87 printed when it is not PT
@@ -1055,7 +1055,7 @@ var opcodes = []opcode{
 			`95c 84:3{3=TRAP,4=INT} | U@34:3n`,
 		},
 	},
-	{op: "FCHK", class: ClassSFU, sim: SimFCHK,
+	{op: "FCHK", class: ClassSFU, sim: SimFCHK, noReuse: true,
 		forms: []string{
 			// FCHK: the IEEE division's range check (P = the fast path is not
 			// exact), negate/abs as FFMA's A and B
@@ -1139,7 +1139,7 @@ var opcodes = []opcode{
 			`23a 78:2{16.MT88,16.M832,16.M864} | >R@16, R@24`,
 		},
 	},
-	{op: "ARRIVES", class: ClassShared, late: true, sim: SimNone, noReuse: true,
+	{op: "ARRIVES", class: ClassShared, late: true, sim: SimARRIVES, noReuse: true,
 		forms: []string{
 			`9b0 =72:1:0 =73:3:5 =91:1:1 0:0{LDGSTSBAR.64} | MU@24`,
 		},
@@ -1282,6 +1282,7 @@ const (
 	SimGeneric                   // LD, ST, ATOM: generic-space memory (the address's window picks shared, local or global)
 	SimQSPC                      // QSPC (isspacep)
 	SimB2R                       // B2R.RESULT (BAR.RED's result)
+	SimARRIVES                   // ARRIVES.LDGSTSBAR.64 (cp.async.mbarrier.arrive.noinc)
 	NumSimOps
 )
 

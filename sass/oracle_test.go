@@ -82,6 +82,29 @@ func init() {
 	}
 	OracleProgram("sass.Examples/sm86", 86, p86)
 	OracleProgram("sass.Examples/sm89", 89, p89)
+	// Every example again with the most reuse flags the model lets it
+	// take, so that a row allowing reuse where nvdisasm prints none is
+	// caught whatever the examples' order.
+	var r86, r89 Program
+	for _, i := range Examples() {
+		i.Ctrl = Control{Stall: 2}
+		for r := uint8(7); r > 0; r-- {
+			i.Ctrl.Reuse = r
+			if _, err := i.Word(); err == nil {
+				break
+			}
+		}
+		if _, err := i.Word(); err != nil {
+			continue
+		}
+		if i.Arch() == 89 {
+			r89 = append(r89, i)
+		} else {
+			r86 = append(r86, i)
+		}
+	}
+	OracleProgram("sass.Examples/reuse/sm86", 86, r86)
+	OracleProgram("sass.Examples/reuse/sm89", 89, r89)
 }
 
 // TestLiveOracle encodes every registered program and compares nvdisasm's

@@ -83,22 +83,24 @@ const (
 	xBRX      // BRX/RET.REL.NODEC Ra: per-lane target Ra + next + offset
 	xLDL
 	xSTL
-	xBMOVW  // BMOV.32 Bb, Ra: the barrier from a register (uniform)
-	xBMOVR  // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
-	xP2R    // P2R Rd, PR, RZ, mask (mma.go)
-	xSGXT   // SGXT Rd, Ra, width (mma.go)
-	xPLOP3  // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
-	xLDC    // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
-	xMATCH  // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
-	xFRND   // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
-	xLANE3  // Rd = dinst.lane3(a, b, c) per lane (tail.go)
-	xHSETP2 // HSETP2: dinst.lane3 compares the halves (tail.go)
-	xPLOP3S // PLOP3.LUT over three registers' sign bits (tail.go)
-	xFCHK   // FCHK Pd, Ra, Rb: set in every executing lane (the slow path)
-	xTRAP   // BPT.TRAP/INT: fault ErrTrap
-	xQSPC   // QSPC.E.{G,S,L} Pd, RZ, [Ra]: the generic address's space (mem_generic.go)
-	xB2R    // B2R.RESULT Rd [, Pd]: the warp's last BAR.RED result (barred.go)
-	xCALLX  // CALL.ABS: a call to an external function, fault ErrUnsupported when it runs
+	xBMOVW   // BMOV.32 Bb, Ra: the barrier from a register (uniform)
+	xBMOVR   // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
+	xP2R     // P2R Rd, PR, RZ, mask (mma.go)
+	xSGXT    // SGXT Rd, Ra, width (mma.go)
+	xPLOP3   // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
+	xLDC     // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
+	xMATCH   // MATCH.ANY(.U64) Rd, Ra: the lanes with an equal value
+	xFRND    // FRND(.F64)(.FLOOR/.CEIL/.TRUNC) Rd, Ra: round to an integral value
+	xLANE3   // Rd = dinst.lane3(a, b, c) per lane (tail.go)
+	xHSETP2  // HSETP2: dinst.lane3 compares the halves (tail.go)
+	xPLOP3S  // PLOP3.LUT over three registers' sign bits (tail.go)
+	xFCHK    // FCHK Pd, Ra, Rb: set in every executing lane (the slow path)
+	xTRAP    // BPT.TRAP/INT: fault ErrTrap
+	xQSPC    // QSPC.E.{G,S,L} Pd, RZ, [Ra]: the generic address's space (mem_generic.go)
+	xB2R     // B2R.RESULT Rd [, Pd]: the warp's last BAR.RED result (barred.go)
+	xCALLX   // CALL.ABS: a call to an external function, fault ErrUnsupported when it runs
+	xYIELD   // YIELD: the warp ends its turn (a spin loop lets the others run)
+	xARRIVES // ARRIVES.LDGSTSBAR.64: an mbarrier arrival after the warp's copies (mbarrier.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -407,7 +409,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING RED POPC AND OR",
 	sass.SimSHFL:         "IDX UP DOWN BFLY",
 	sass.SimGlobalAtomic: tokAtom + tokCache + "64 S32 S64 F32 FTZ RN F16x2 BF16x2 F64",
-	sass.SimATOMS:        tokAtom + "CAST SPIN POPC 32 64 S32",
+	sass.SimATOMS:        tokAtom + "CAST SPIN POPC 32 64 S32 ARRIVE",
 	sass.SimFRND:         "F64 F16 FLOOR CEIL TRUNC FTZ",
 	sass.SimBitUnary:     "SH U32",
 	sass.SimMATCH:        "ANY U64",
@@ -423,6 +425,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimGeneric:      tokWidth + tokCache + tokAtom + "S32 S64 F32 FTZ RN F16x2 F64",
 	sass.SimQSPC:         "E G S L",
 	sass.SimB2R:          "RESULT",
+	sass.SimARRIVES:      "LDGSTSBAR 64",
 }
 
 var (
@@ -511,6 +514,7 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 	sass.SimGeneric:      (*decoder).decGeneric,
 	sass.SimQSPC:         (*decoder).decQSPC,
 	sass.SimB2R:          (*decoder).decB2R,
+	sass.SimARRIVES:      (*decoder).decARRIVES,
 }
 
 // decLane3 decodes the forms that compute one register from up to three
@@ -827,6 +831,9 @@ func (c *decoder) regs(w int) int {
 func (c *decoder) decNop() error {
 	d := c.d
 	d.op = xNOP
+	if c.in.Op == "YIELD" {
+		d.op = xYIELD
+	}
 	return nil
 }
 
@@ -1944,6 +1951,9 @@ func (c *decoder) decATOMS() error {
 	}
 	if has(mods, "POPC") {
 		return c.decATOMSPopcInc()
+	}
+	if has(mods, "ARRIVE") {
+		return c.decATOMSArrive()
 	}
 	if !found || d.sub == 10 && !has(mods, "SPIN") {
 		return bad("ATOMS.%v", mods)

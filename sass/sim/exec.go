@@ -171,7 +171,7 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		}
 	}
 	switch d.op {
-	case xNOP:
+	case xNOP, xYIELD:
 	case xEXIT:
 		if exec == 0 {
 			return nil
@@ -811,6 +811,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		return c.ldsm(w, d, exec)
 	case xLDGSTS:
 		return c.ldgsts(w, d, exec)
+	case xARRIVES:
+		return c.arrives(w, d, exec)
 	case xLDGDEPBAR:
 		if d.wsb >= 0 {
 			w.asyncSB = d.wsb
@@ -1455,6 +1457,8 @@ func atomOp(d *dinst, old, v uint64) uint64 {
 		return x < y
 	}
 	switch d.sub {
+	case mbarArriveSub:
+		return mbarArrive(old)
 	case 0:
 		return (old + v) & mask
 	case 1:

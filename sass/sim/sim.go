@@ -673,6 +673,12 @@ func (c *cta) runWarp(w *warp) error {
 				w.wr[d.d] &^= w.unmark
 				w.unmark = 0
 			}
+			if d.op == xYIELD {
+				// ptxas puts YIELD in loops that may wait on other
+				// warps (an mbarrier's or a flag's spin loop): the
+				// warp's turn ends and the others run before it goes on.
+				return nil
+			}
 		}
 	}
 	return nil
