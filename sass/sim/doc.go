@@ -12,8 +12,10 @@ package sim
 //     ptxas keeps in the kernel's constant bank 2: call.go), RET.REL.NODEC
 //     Ra and BRX/BRXU Ra (per-lane
 //     target: the byte offset Ra + next instruction + the encoded offset;
-//     outside the program is ErrOutOfBounds), NOP, YIELD, MEMBAR, ERRBAR,
-//     CCTL, NANOSLEEP (no effect). FCHK sets its predicate in every lane
+//     outside the program is ErrOutOfBounds), NOP, MEMBAR, ERRBAR,
+//     CCTL, NANOSLEEP (no effect); YIELD ends the warp's turn, so that a
+//     spin loop (ptxas puts YIELD in every loop that may wait on another
+//     warp) lets the other warps run. FCHK sets its predicate in every lane
 //     (ptxas then takes the full-range division path, exact for every
 //     input: only the instruction count differs). Running off the end of
 //     the program faults.
@@ -175,11 +177,13 @@ package sim
 //
 // Not modelled (ErrUnsupported when executed): CALL/RET other than
 // .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV other than
-// .32, texture and surface access, ATOMS.ARRIVE (mbarrier), generic
-// accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
+// .32, texture and surface access, mbarrier operations other than the
+// arrivals ptxas emits for mbarrier.arrive and cp.async.mbarrier.arrive
+// .noinc (mbarrier.go: the word's layout is inferred from ptxas's own
+// init and wait code, not measured), generic accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
 // (f2ip.go), MATCH.ALL, PLOP3 with register sources, MOVM shapes other
 // than .16.MT88, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain
 // conflicting global accesses of different CTAs are a program race) and
 // shared-memory races between warps (warps run one at a time between
-// barriers).
+// barriers and YIELDs).
