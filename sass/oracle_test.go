@@ -68,43 +68,45 @@ func disassemble(t *testing.T, tool string, arch int, words []byte) []string {
 func init() {
 	// The package's own test programs: every example instruction of every
 	// form, with a few control words.
-	var p86, p89 Program
+	var ex, reuse Program
 	for k, i := range Examples() {
 		i.Ctrl = Control{Stall: uint8(1 + k%11), Yield: k%3 == 0, Wait: uint8(k % 64), Reuse: uint8(k % 8)}
 		if _, err := i.Word(); err != nil {
 			i.Ctrl.Reuse = 0
 		}
-		if i.Arch() == 89 {
-			p89 = append(p89, i)
-		} else {
-			p86 = append(p86, i)
-		}
-	}
-	OracleProgram("sass.Examples/sm86", 86, p86)
-	OracleProgram("sass.Examples/sm89", 89, p89)
-	// Every example again with the most reuse flags the model lets it
-	// take, so that a row allowing reuse where nvdisasm prints none is
-	// caught whatever the examples' order.
-	var r86, r89 Program
-	for _, i := range Examples() {
+		ex = append(ex, i)
+		// Every example again with the most reuse flags the model lets
+		// it take, so that a row allowing reuse where nvdisasm prints
+		// none is caught whatever the examples' order.
 		i.Ctrl = Control{Stall: 2}
 		for r := uint8(7); r > 0; r-- {
-			i.Ctrl.Reuse = r
-			if _, err := i.Word(); err == nil {
+			if i.Ctrl.Reuse = r; validWord(i) {
+				reuse = append(reuse, i)
 				break
 			}
 		}
-		if _, err := i.Word(); err != nil {
-			continue
-		}
-		if i.Arch() == 89 {
-			r89 = append(r89, i)
-		} else {
-			r86 = append(r86, i)
-		}
 	}
-	OracleProgram("sass.Examples/reuse/sm86", 86, r86)
-	OracleProgram("sass.Examples/reuse/sm89", 89, r89)
+	for _, p := range []struct {
+		name string
+		p    Program
+	}{{"sass.Examples", ex}, {"sass.Examples/reuse", reuse}} {
+		var p86, p89 Program
+		for _, i := range p.p {
+			if i.Arch() == 89 {
+				p89 = append(p89, i)
+			} else {
+				p86 = append(p86, i)
+			}
+		}
+		OracleProgram(p.name+"/sm86", 86, p86)
+		OracleProgram(p.name+"/sm89", 89, p89)
+	}
+}
+
+// validWord says whether i encodes.
+func validWord(i Inst) bool {
+	_, err := i.Word()
+	return err == nil
 }
 
 // TestLiveOracle encodes every registered program and compares nvdisasm's
