@@ -1747,7 +1747,7 @@ func (c *decoder) decLDGSTS() error {
 	}
 	d.op = xLDGSTS
 	d.width, _ = c.widthOf()
-	if d.width < 4 || (d.zfill && d.width != 16) {
+	if d.width < 4 {
 		return bad("LDGSTS.%v", mods)
 	}
 	m, err := c.memOf(c.a[0], false)

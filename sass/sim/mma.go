@@ -121,9 +121,10 @@ func (c *cta) waitSet(w *warp, d *dinst, exec uint32) error {
 
 // ldgstsSpan is the part of a predicated LDGSTS a lane copies: with the
 // predicate false none of the n bytes (all zero-filled); with .ZFILL the
-// source address's low 4 bits count the trailing bytes zero-filled and
-// the copy starts at the address rounded down to 16 (ptxas builds src +
-// (16-size)&15 for cp.async's source size).
+// source address's low bits below n count the trailing bytes zero-filled
+// and the copy starts at the address rounded down to n (ptxas builds src +
+// (n-size)&(n-1) for cp.async's source size: z.ptx in the 16-byte
+// kernels/mma build, cp.async.ca of 4 and 8 bytes likewise).
 func ldgstsSpan(d *dinst, p bool, g uint64, n int) (src uint64, copied int) {
 	switch {
 	case !d.pred:
@@ -131,8 +132,8 @@ func ldgstsSpan(d *dinst, p bool, g uint64, n int) (src uint64, copied int) {
 	case !p:
 		return g, 0
 	case d.zfill:
-		fill := int(g & 15)
-		return g &^ 15, max(n-fill, 0)
+		fill := int(g & uint64(n-1))
+		return g &^ uint64(n-1), n - fill
 	}
 	return g, n
 }

@@ -123,68 +123,77 @@ func negZero() float64 {
 }
 
 // TestSimLDGSTSZeroFill checks cp.async with a source size as ptxas
-// compiles it: LDGSTS.ZFILL with the address src + (16-size)&15 and the
-// predicate size != 0 (every size 0..16), and the plain predicated form
-// (false: 16 zero bytes). Shared memory starts poisoned (0xCD).
+// compiles it, for copies of 16, 8 and 4 bytes: LDGSTS.ZFILL with the
+// address src + (n-size)&(n-1) and the predicate size != 0 (every size
+// 0..n), and the plain predicated form (false: n zero bytes). Lane l's
+// source row is at n·l, so 8- and 4-byte rows are not 16-byte aligned.
+// Shared memory starts poisoned (0xCD).
 func TestSimLDGSTSZeroFill(t *testing.T) {
-	for _, zfill := range []bool{true, false} {
-		mod := ""
-		if zfill {
-			mod = ".ZFILL"
-		}
-		src := `
+	widths := []struct {
+		n                int
+		ldgsts, lds, stg string
+	}{{16, ".BYPASS.128", ".128", ".128"}, {8, ".64", ".64", ".64"}, {4, "", "", ""}}
+	for _, wd := range widths {
+		for _, zfill := range []bool{true, false} {
+			n := wd.n
+			mod := ""
+			if zfill {
+				mod = ".ZFILL"
+			}
+			src := `
 [B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
 [B------:R-:W-:-:S02] MOV R5, 0x4 ;
 [B0-----:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x160] ;
 [B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
 [B------:R-:W1:-:S04] LDG.E R2, [R6.64] ;
-[B------:R-:W-:-:S02] MOV R5, 0x10 ;
+[B------:R-:W-:-:S02] MOV R5, ` + fmt.Sprintf("%#x", n) + ` ;
 [B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
-[B-1----:R-:W-:-:S04] IADD3 R3, -R2, 0x10, RZ ;
-[B------:R-:W-:-:S04] LOP3.LUT R3, R3, 0xf, RZ, 0xc0, !PT ;
+[B-1----:R-:W-:-:S04] IADD3 R3, -R2, ` + fmt.Sprintf("%#x", n) + `, RZ ;
+[B------:R-:W-:-:S04] LOP3.LUT R3, R3, ` + fmt.Sprintf("%#x", n-1) + `, RZ, 0xc0, !PT ;
 [B------:R-:W-:-:S04] ISETP.NE.U32.AND P0, PT, R2, RZ, PT ;
 [B------:R-:W-:-:S04] SHF.L.U32 R0, R1, 0x4, RZ ;
 `
-		if zfill {
-			src += `[B------:R-:W-:-:S04] IADD3 R6, P1, R6, R3, RZ ;
+			if zfill {
+				src += `[B------:R-:W-:-:S04] IADD3 R6, P1, R6, R3, RZ ;
 [B------:R-:W-:-:S04] IADD3.X R7, RZ, R7, RZ, P1, !PT ;
 `
-		}
-		src += `[B------:R0:W-:-:S04] LDGSTS.E.BYPASS.128` + mod + ` [R0], [R6.64], P0 ;
+			}
+			src += `[B------:R0:W-:-:S04] LDGSTS.E` + wd.ldgsts + mod + ` [R0], [R6.64], P0 ;
 [B------:R-:W0:-:S01] LDGDEPBAR ;
 [B------:R-:W-:-:S04] DEPBAR.LE SB0, 0x0 ;
-[B------:R-:W2:-:S04] LDS.128 R8, [R0] ;
+[B------:R-:W2:-:S04] LDS` + wd.lds + ` R8, [R0] ;
 [B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x170] ;
-[B--2---:R-:W-:-:S04] STG.E.128 [R6.64], R8 ;
+[B--2---:R-:W-:-:S04] STG.E` + wd.stg + ` [R6.64], R8 ;
 [B------:R-:W-:-:S05] EXIT ;
 `
-		p := asm(t, src)
-		r := rand.New(rand.NewPCG(17, 2))
-		sizes := make([]uint32, 64)
-		for l := range sizes {
-			sizes[l] = uint32(l % 17)
-			if !zfill {
-				sizes[l] = uint32(l%2) * 16
-			}
-		}
-		rows := make([]uint32, 4*64)
-		for i := range rows {
-			rows[i] = r.Uint32() | 0x01010101 // no zero bytes
-		}
-		m := NewMemory()
-		as, ar, ao := alloc(t, m, "sizes", sizes, 0), alloc(t, m, "rows", rows, 0), alloc(t, m, "out", nil, 4*64)
-		if _, err := Launch(p, Config{StrictScoreboards: true, Block: [3]int{64}, SharedBytes: 1024, Memory: m, Params: params(as, ar, ao), Poison: true}); err != nil {
-			t.Fatalf("%s: %v", mod, err)
-		}
-		in, out := m.Bytes("rows"), m.Bytes("out")
-		for l := 0; l < 64; l++ {
-			for k := 0; k < 16; k++ {
-				want := byte(0)
-				if k < int(sizes[l]) {
-					want = in[16*l+k]
+			p := asm(t, src)
+			r := rand.New(rand.NewPCG(17, 2))
+			sizes := make([]uint32, 64)
+			for l := range sizes {
+				sizes[l] = uint32(l % (n + 1))
+				if !zfill {
+					sizes[l] = uint32(l%2) * uint32(n)
 				}
-				if out[16*l+k] != want {
-					t.Fatalf("LDGSTS%s size %d: byte %d = %#x, want %#x", mod, sizes[l], k, out[16*l+k], want)
+			}
+			rows := make([]uint32, 4*64)
+			for i := range rows {
+				rows[i] = r.Uint32() | 0x01010101 // no zero bytes
+			}
+			m := NewMemory()
+			as, ar, ao := alloc(t, m, "sizes", sizes, 0), alloc(t, m, "rows", rows, 0), alloc(t, m, "out", nil, 4*64)
+			if _, err := Launch(p, Config{StrictScoreboards: true, Block: [3]int{64}, SharedBytes: 1024, Memory: m, Params: params(as, ar, ao), Poison: true}); err != nil {
+				t.Fatalf("%d bytes%s: %v", n, mod, err)
+			}
+			in, out := m.Bytes("rows"), m.Bytes("out")
+			for l := 0; l < 64; l++ {
+				for k := 0; k < n; k++ {
+					want := byte(0)
+					if k < int(sizes[l]) {
+						want = in[n*l+k]
+					}
+					if out[n*l+k] != want {
+						t.Fatalf("LDGSTS %d bytes%s size %d: byte %d = %#x, want %#x", n, mod, sizes[l], k, out[n*l+k], want)
+					}
 				}
 			}
 		}
