@@ -48,7 +48,7 @@ import (
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
 // the Store kernels copy the steps of B they read to buf.
-type skinnyFunc func(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+type skinnyFunc func(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 // skinnyKernels are a variant's skinny kernels, f32[r-1] and bf16[r-1]
 // taking r rows of A (nil when the variant has none for that type of B).
@@ -304,12 +304,12 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 					j.skinny[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, pf, nil)
 				case g == 0:
 					// The first rows keep a copy of the block of B.
-					j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, &w.sk[0])
+					j.skinnyStore[r-1](kc, ag, 4*M, bp, ldb, cg, 4*ldc, accum, mask, skinnyPF*ldb, unsafe.Pointer(&w.sk[0]))
 				case g == rows && next != nil:
 					// The first further rows prefetch the next block.
-					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, ldb, (*float32)(next))
+					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, ldb, next)
 				default:
-					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, &w.sk[0])
+					j.v.skinny.rest[r-1](kc, ag, 4*M, unsafe.Pointer(&w.sk[0]), 4*skinnyNB, cg, 4*ldc, accum, mask, 0, unsafe.Pointer(&w.sk[0]))
 				}
 			}
 		}

@@ -98,148 +98,148 @@ func pairRowsAVX512(dst []float32, lo, hi []uint16, W, kp int) int {
 // forms read back for the further rows, prefetching the next block of B.
 
 //go:noescape
-func skinny1x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny1x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny1x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny1x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny1x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny1x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny1x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny1x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny1x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny2x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny2x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny3x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny3x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny4x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny4x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny5x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny5x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 //go:noescape
-func skinny6x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+func skinny6x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 
 // Row-streaming skinny kernels in sgemm_amd64.s (see skinnyRowFunc and
 // skinnyRowsAVX512 in sgemm_gen.go): m ≤ 4 rows of packed A, B read a few

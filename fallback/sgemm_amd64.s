@@ -5141,7 +5141,7 @@ peakDPBF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinny1x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -5200,7 +5200,7 @@ skinny1x64AVX512_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -5284,7 +5284,7 @@ skinny2x64AVX512_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -5393,7 +5393,7 @@ skinny3x64AVX512_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -5527,7 +5527,7 @@ skinny4x64AVX512_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -5686,7 +5686,7 @@ skinny5x64AVX512_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -5870,7 +5870,7 @@ skinny6x64AVX512_store5:
 	VZEROUPPER
 	RET
 
-// func skinny1x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -5935,7 +5935,7 @@ skinny1x64AVX512Store_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6025,7 +6025,7 @@ skinny2x64AVX512Store_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6140,7 +6140,7 @@ skinny3x64AVX512Store_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6280,7 +6280,7 @@ skinny4x64AVX512Store_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6445,7 +6445,7 @@ skinny5x64AVX512Store_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6635,7 +6635,7 @@ skinny6x64AVX512Store_store5:
 	VZEROUPPER
 	RET
 
-// func skinny1x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64BF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6696,7 +6696,7 @@ skinny1x64BF16AVX512_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64BF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6782,7 +6782,7 @@ skinny2x64BF16AVX512_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64BF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -6893,7 +6893,7 @@ skinny3x64BF16AVX512_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64BF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7029,7 +7029,7 @@ skinny4x64BF16AVX512_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64BF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7190,7 +7190,7 @@ skinny5x64BF16AVX512_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64BF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64BF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7376,7 +7376,7 @@ skinny6x64BF16AVX512_store5:
 	VZEROUPPER
 	RET
 
-// func skinny1x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64BF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7443,7 +7443,7 @@ skinny1x64BF16AVX512Store_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64BF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7535,7 +7535,7 @@ skinny2x64BF16AVX512Store_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64BF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7652,7 +7652,7 @@ skinny3x64BF16AVX512Store_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64BF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7794,7 +7794,7 @@ skinny4x64BF16AVX512Store_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64BF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -7961,7 +7961,7 @@ skinny5x64BF16AVX512Store_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64BF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64BF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -8153,7 +8153,7 @@ skinny6x64BF16AVX512Store_store5:
 	VZEROUPPER
 	RET
 
-// func skinny1x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64DPBF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -8241,7 +8241,7 @@ skinny1x64DPBF16AVX512_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64DPBF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -8359,7 +8359,7 @@ skinny2x64DPBF16AVX512_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64DPBF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -8507,7 +8507,7 @@ skinny3x64DPBF16AVX512_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64DPBF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -8685,7 +8685,7 @@ skinny4x64DPBF16AVX512_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64DPBF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -8893,7 +8893,7 @@ skinny5x64DPBF16AVX512_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64DPBF16AVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64DPBF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -9131,7 +9131,7 @@ skinny6x64DPBF16AVX512_store5:
 	VZEROUPPER
 	RET
 
-// func skinny1x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64DPBF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -9230,7 +9230,7 @@ skinny1x64DPBF16AVX512Store_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64DPBF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -9359,7 +9359,7 @@ skinny2x64DPBF16AVX512Store_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64DPBF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -9518,7 +9518,7 @@ skinny3x64DPBF16AVX512Store_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64DPBF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -9707,7 +9707,7 @@ skinny4x64DPBF16AVX512Store_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64DPBF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -9926,7 +9926,7 @@ skinny5x64DPBF16AVX512Store_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64DPBF16AVX512Store(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64DPBF16AVX512Store(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10175,7 +10175,7 @@ skinny6x64DPBF16AVX512Store_store5:
 	VZEROUPPER
 	RET
 
-// func skinny1x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64DPBF16BufAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10239,7 +10239,7 @@ skinny1x64DPBF16BufAVX512_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64DPBF16BufAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10328,7 +10328,7 @@ skinny2x64DPBF16BufAVX512_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64DPBF16BufAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10442,7 +10442,7 @@ skinny3x64DPBF16BufAVX512_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64DPBF16BufAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10581,7 +10581,7 @@ skinny4x64DPBF16BufAVX512_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64DPBF16BufAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10745,7 +10745,7 @@ skinny5x64DPBF16BufAVX512_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64DPBF16BufAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64DPBF16BufAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10934,7 +10934,7 @@ skinny6x64DPBF16BufAVX512_store5:
 	VZEROUPPER
 	RET
 
-// func skinny1x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny1x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny1x64RestAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -10995,7 +10995,7 @@ skinny1x64RestAVX512_store0:
 	VZEROUPPER
 	RET
 
-// func skinny2x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny2x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny2x64RestAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -11081,7 +11081,7 @@ skinny2x64RestAVX512_store1:
 	VZEROUPPER
 	RET
 
-// func skinny3x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny3x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny3x64RestAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -11192,7 +11192,7 @@ skinny3x64RestAVX512_store2:
 	VZEROUPPER
 	RET
 
-// func skinny4x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny4x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny4x64RestAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -11328,7 +11328,7 @@ skinny4x64RestAVX512_store3:
 	VZEROUPPER
 	RET
 
-// func skinny5x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny5x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny5x64RestAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -11489,7 +11489,7 @@ skinny5x64RestAVX512_store4:
 	VZEROUPPER
 	RET
 
-// func skinny6x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+// func skinny6x64RestAVX512(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 TEXT ·skinny6x64RestAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI

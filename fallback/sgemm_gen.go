@@ -866,7 +866,7 @@ func skinnyName(r int, b skinnyB, store bool) string {
 // skinnyAVX512 writes the r-row kernel of the skinny products (few rows of
 // A, B read where it lies),
 //
-//	func name(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)
+//	func name(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)
 //
 // which computes the r×64 tile Σ_k op(A)(i, k)·B(k, j) over kc values of k
 // for r packed rows of A and 64 columns of B read straight from B's rows,
@@ -906,7 +906,7 @@ func skinnyAVX512(r int, bt skinnyB, store bool) {
 	acc := func(i, v int) string { return fmt.Sprintf("Z%d", 4*i+v) }
 	breg := func(v int) string { return fmt.Sprintf("Z%d", 24+v) }
 	p("")
-	p("// func %s(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf *float32)", name)
+	p("// func %s(kc int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc, accum int, mask uint64, pf int, buf unsafe.Pointer)", name)
 	p("TEXT ·%s(SB), NOSPLIT, $0-88", name)
 	p("\tMOVQ kc+0(FP), CX")
 	p("\tMOVQ a+8(FP), SI")
