@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
@@ -23,7 +25,8 @@ import (
 // word ptxas emits to decode, re-encode to the same 128 bits and print as
 // nvdisasm prints it, and every kernel to be accepted by the simulator
 // (New(p).Unsupported() empty). Combinations ptxas refuses are listed,
-// not failed. It starts ptxas about 600 times, so it runs under
+// not failed. It starts ptxas about 600 times (as many at once as there
+// are CPUs) and nvdisasm once per architecture, so it runs under
 // TCRT_LONG_TESTS=1 only, with the CUDA tools.
 func TestMMASweep(t *testing.T) {
 	if !longtest.Enabled() {
@@ -37,33 +40,62 @@ func TestMMASweep(t *testing.T) {
 	var refused []string
 	ks := mmaSweepKernels()
 	for _, sm := range corpus.Archs {
-		for _, k := range ks {
-			src := filepath.Join(dir, k.name+".ptx")
+		// ptxas on every kernel, runtime.NumCPU() at a time; then one
+		// nvdisasm run over all the kernels' code, laid end to end.
+		cubins := make([][]byte, len(ks))
+		msgs := make([]string, len(ks))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, goruntime.NumCPU())
+		for i, k := range ks {
+			src := filepath.Join(dir, fmt.Sprintf("%s.sm_%d.ptx", k.name, sm))
 			ptx := fmt.Sprintf(".version 7.8\n.target sm_80\n.address_size 64\n%s", k.ptx)
 			if err := os.WriteFile(src, []byte(ptx), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cub := filepath.Join(dir, k.name+".cubin")
-			if msg, err := exec.Command(ptxas, fmt.Sprintf("-arch=sm_%d", sm), "-O3", src, "-o", cub).CombinedOutput(); err != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				cub := strings.TrimSuffix(src, ".ptx") + ".cubin"
+				if msg, err := exec.Command(ptxas, fmt.Sprintf("-arch=sm_%d", sm), "-O3", src, "-o", cub).CombinedOutput(); err != nil {
+					msgs[i] = strings.SplitN(strings.TrimSpace(string(msg))+"\n", "\n", 2)[0]
+					return
+				}
+				cubins[i], _ = os.ReadFile(cub) // nil (a failure below) if unreadable
+			}()
+		}
+		wg.Wait()
+		var blob []byte
+		base := make([]int, len(ks))
+		codes := make([][]byte, len(ks))
+		for i, k := range ks {
+			if msgs[i] != "" {
 				if sm == corpus.Archs[0] {
-					first := strings.SplitN(strings.TrimSpace(string(msg)), "\n", 2)[0]
-					refused = append(refused, fmt.Sprintf("%s (%s): %s", k.name, k.inst, first))
+					refused = append(refused, fmt.Sprintf("%s (%s): %s", k.name, k.inst, msgs[i]))
 				}
 				continue
 			}
-			b, err := os.ReadFile(cub)
-			if err != nil {
-				t.Fatal(err)
+			if cubins[i] == nil {
+				t.Fatalf("sm_%d %s: no cubin", sm, k.name)
 			}
-			var code []byte
-			for _, sec := range corpus.TextSections(t, b) {
+			for _, sec := range corpus.TextSections(t, cubins[i]) {
 				if sec.Name == ".text."+k.name {
-					code = sec.Data
+					codes[i] = sec.Data
 				}
 			}
-			texts := cudatools.Disasm(t, nvdisasm, sm, code)
+			base[i] = len(blob)
+			blob = append(blob, codes[i]...)
+		}
+		texts := cudatools.Disasm(t, nvdisasm, sm, blob)
+		for i, k := range ks {
+			code := codes[i]
+			if code == nil {
+				continue
+			}
 			for off := 0; off < len(code); off += 16 {
-				want := texts[int64(off)]
+				at := int64(base[i] + off) // the word's address in the disassembled run
+				want := texts[at]
 				op := strings.Fields(strings.TrimPrefix(strings.TrimSpace(want), "@"))
 				key := fmt.Sprint(sm, " ", want)
 				if len(op) > 1 && strings.HasPrefix(want, "@") {
@@ -83,7 +115,7 @@ func TestMMASweep(t *testing.T) {
 				if w, err := in.Word(); err != nil || !equalWord(w[:], code[off:off+16]) {
 					gaps[key+" re-encodes"] = gap{fmt.Sprintf("%s: %x %v", want, w, err), k.name}
 				}
-				if got := in.TextArch(sm, int64(off)); got != want {
+				if got := in.TextArch(sm, at); got != want {
 					gaps[key+" misprinted"] = gap{fmt.Sprintf("got %q want %q", got, want), k.name}
 				}
 			}
