@@ -183,7 +183,7 @@ type dinst struct {
 	call                  int8 // +1 CALL, -1 RET: the executing lanes' call depth changes (MaxCallDepth)
 	shm                   bool // ATOMS: a shared-memory atomic
 	gen                   bool // LD, ST, ATOM: generic addresses (mem_generic.go)
-	special               bool // uni, cond or call: exec's one test for the rare cases
+	special               bool // uni, cond, call or an op from xYIELD on: exec's one test for the rare cases
 	// uni: a uniform-datapath instruction. It runs in the first executing
 	// lane only (in every executing lane when uniAll: VOTEU's ballot) and
 	// its uniform destination UR[ud], ucnt registers, takes that lane's
@@ -273,7 +273,7 @@ func decodeProgram(p sass.Program) ([]dinst, int) {
 		if err := decodeInst(d, p[k], len(p)); err != nil {
 			*d = dinst{op: xBad, idx: k, in: &p[k], err: err}
 		}
-		d.special = d.uni || d.cond || d.call != 0
+		d.special = d.uni || d.cond || d.call != 0 || d.op >= xYIELD
 		for _, s := range d.reads {
 			if s.kind == 0 && int(s.n)+int(s.cnt) > maxReg {
 				maxReg = int(s.n) + int(s.cnt)

@@ -155,23 +155,48 @@ func (c *cta) execUniform(w *warp, d *dinst, exec uint32) error {
 	return nil
 }
 
-// exec executes d in the lanes of exec (nonzero, except for BRA).
-func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
-	if d.special {
-		if d.uni {
-			return c.execUniform(w, d, exec)
-		}
-		if d.cond {
-			exec &= w.pred(d.ps[0])
-		}
-		if d.call != 0 && exec != 0 {
-			if err := c.callDepth(w, d, exec); err != nil {
-				return err
-			}
+// execSpecial handles what is rare in exec (d.special): a uniform
+// instruction, a conditional one, a call's depth, YIELD and ARRIVES. It
+// returns the lanes left to execute, or done when it executed d itself.
+// It is a function of its own to keep exec's hot path small.
+//
+//go:noinline
+func (c *cta) execSpecial(w *warp, d *dinst, exec uint32) (uint32, bool, error) {
+	if d.uni {
+		return 0, true, c.execUniform(w, d, exec)
+	}
+	if d.cond {
+		exec &= w.pred(d.ps[0])
+	}
+	if d.call != 0 && exec != 0 {
+		if err := c.callDepth(w, d, exec); err != nil {
+			return 0, true, err
 		}
 	}
 	switch d.op {
-	case xNOP, xYIELD:
+	case xYIELD:
+		// ptxas puts YIELD in loops that may wait on other warps (an
+		// mbarrier's or a flag's spin loop): the warp's turn ends after
+		// this instruction and the others run first.
+		w.state = wYielded
+		return 0, true, nil
+	case xARRIVES:
+		return 0, true, c.arrives(w, d, exec)
+	}
+	return exec, false, nil
+}
+
+// exec executes d in the lanes of exec (nonzero, except for BRA).
+func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
+	if d.special {
+		var done bool
+		var err error
+		if exec, done, err = c.execSpecial(w, d, exec); done {
+			return err
+		}
+	}
+	switch d.op {
+	case xNOP:
 	case xEXIT:
 		if exec == 0 {
 			return nil
@@ -811,8 +836,6 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		return c.ldsm(w, d, exec)
 	case xLDGSTS:
 		return c.ldgsts(w, d, exec)
-	case xARRIVES:
-		return c.arrives(w, d, exec)
 	case xLDGDEPBAR:
 		if d.wsb >= 0 {
 			w.asyncSB = d.wsb

@@ -248,6 +248,7 @@ const (
 	wReady uint8 = iota
 	wWaiting
 	wDone
+	wYielded // YIELD ended the warp's turn: ready again at its next one
 )
 
 type warp struct {
@@ -270,20 +271,21 @@ type warp struct {
 	loc    [32][]byte // each lane's local memory window, allocated on first use
 	state  uint8
 	barPC  int
-	// barRes is the result of the warp's last completed BAR.RED
-	// (barResSet: there was one), read by B2R.RESULT.
-	barRes    uint32
-	barResSet bool
-	sb        [7]int32
-	tid       [3][32]uint32
-	scr       [4][32]uint32
-	mc        memCache
-	unmark    uint32
+	sb     [7]int32
+	tid    [3][32]uint32
+	scr    [4][32]uint32
+	mc     memCache
+	unmark uint32
 
 	open    []int32   // LDGSTS copies of the open group
 	groups  [][]int32 // committed groups in flight, oldest first
 	landed  []int32   // copies retired but not yet made visible by a barrier
 	asyncSB int8
+
+	// barRes is the result of the warp's last completed BAR.RED
+	// (barResSet: there was one), read by B2R.RESULT.
+	barRes    uint32
+	barResSet bool
 }
 
 // lgroup is a group of a diverged warp's lanes at one pc.
@@ -379,6 +381,9 @@ func (c *cta) run(i int64) error {
 	for {
 		progress := false
 		for _, w := range c.warps {
+			if w.state == wYielded {
+				w.state = wReady
+			}
 			if w.state != wReady {
 				continue
 			}
@@ -672,12 +677,6 @@ func (c *cta) runWarp(w *warp) error {
 			if w.unmark != 0 {
 				w.wr[d.d] &^= w.unmark
 				w.unmark = 0
-			}
-			if d.op == xYIELD {
-				// ptxas puts YIELD in loops that may wait on other
-				// warps (an mbarrier's or a flag's spin loop): the
-				// warp's turn ends and the others run before it goes on.
-				return nil
 			}
 		}
 	}
