@@ -587,15 +587,13 @@ func (c *decoder) decTrap() error {
 // which leaves the same memory.
 func (c *decoder) decATOMSPopcInc() error {
 	d := c.d
-	if !has(c.mods, "INC") || len(c.a) != 2 || c.a[0].Kind != sass.KReg || c.a[0].N != 255 ||
-		c.a[1].Kind != sass.KMem || !c.a[1].UIndex || c.a[1].Desc != 63 {
-		return bad("ATOMS.%v: only the form with no result and no uniform index is modelled", c.mods)
+	if !has(c.mods, "INC") || len(c.a) != 2 || c.a[0].Kind != sass.KReg || c.a[0].N != 255 {
+		return bad("ATOMS.%v: only the form with no result is modelled", c.mods)
 	}
-	m, err := c.memOf(sass.Operand{Kind: sass.KMem, N: c.a[1].N, Scale: c.a[1].Scale, Imm: c.a[1].Imm}, false)
-	if err != nil {
+	if err := c.sharedURZAddr(c.a[1]); err != nil {
 		return err
 	}
-	d.op, d.shm, d.width, d.n, d.sub, d.mem = xATOM, true, 4, 0, 0, m // ADD
+	d.op, d.shm, d.width, d.n, d.sub = xATOM, true, 4, 0, 0 // ADD
 	d.s[0] = sopnd{k: oImm, v: 1}
 	return c.dst(c.a[0], 1)
 }

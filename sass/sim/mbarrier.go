@@ -34,9 +34,10 @@ func mbarArrive(old uint64) uint64 {
 	return uint64(hi)<<32 | uint64(lo)
 }
 
-// mbarOperand decodes an arrival's address, [URZ+off] (the only form
-// ptxas emits: the barrier's shared offset as an immediate), into d.mem.
-func (c *decoder) mbarOperand(o sass.Operand) error {
+// sharedURZAddr decodes a shared address [Ra+URZ+off] with no uniform
+// index into d.mem: the only form ptxas emits for the arrivals and
+// ATOMS.POPC.INC (an mbarrier's shared offset as an immediate).
+func (c *decoder) sharedURZAddr(o sass.Operand) error {
 	if o.Kind != sass.KMem || !o.UIndex || o.Desc != 63 {
 		return bad("%s.%v: only an address [Ra+URZ+off] is modelled", c.in.Op, c.mods)
 	}
@@ -53,7 +54,7 @@ func (c *decoder) decATOMSArrive() error {
 	if !has(c.mods, "64") || len(c.a) != 2 || c.a[0].Kind != sass.KReg {
 		return bad("ATOMS.%v: only ARRIVE.64 Rd, [URZ+off] is modelled", c.mods)
 	}
-	if err := c.mbarOperand(c.a[1]); err != nil {
+	if err := c.sharedURZAddr(c.a[1]); err != nil {
 		return err
 	}
 	d.op, d.shm, d.width, d.n, d.sub = xATOM, true, 8, 2, mbarArriveSub
@@ -69,7 +70,7 @@ func (c *decoder) decARRIVES() error {
 		return bad("ARRIVES.%v", c.mods)
 	}
 	c.d.op = xARRIVES
-	return c.mbarOperand(c.a[0])
+	return c.sharedURZAddr(c.a[0])
 }
 
 // arrives runs ARRIVES.LDGSTSBAR: the warp's LDGSTS copies, committed or
