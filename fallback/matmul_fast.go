@@ -180,6 +180,9 @@ type job struct {
 	// rowsK, when not nil, is the row-streaming skinny kernel the items
 	// take (skinnyRows).
 	rowsK skinnyRowFunc
+	// stripK, when not nil, is the strip skinny kernel the items take
+	// (skinnyStrips).
+	stripK skinnyStripFunc
 	// sharedB, when not nil, holds the whole of op(B) packed (see
 	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
 	// block jb and K block kb, bPanels panels of NR columns. bState holds

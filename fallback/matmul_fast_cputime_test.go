@@ -14,9 +14,9 @@ import (
 )
 
 // BenchmarkMatMulCPUTime states f32 products (2048³, 512³, and the decode
-// shapes, f32 and bf16, on the skinny and the blocked path, and for M ≤ 4
-// on the skinny path's 64-column kernels, "cols", rather than its
-// row-streaming ones) as fractions of the peak loop
+// shapes, f32 and bf16, on the skinny and the blocked path, and on the
+// skinny path's 64-column kernels, "cols", rather than its row-streaming
+// (M ≤ 4) or strip (f32, M ≥ 9) ones) as fractions of the peak loop
 // by CPU time rather than wall time: of-peak-cpu is the product's FLOPs
 // per second of process CPU time (getrusage, all threads) over the peak
 // loop's, run on as many goroutines right before it, and B-GB/cpu-s the
@@ -33,7 +33,7 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 		m, n, k int
 	}
 	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 4, 4096, 4096}, {tile.F32, 16, 4096, 4096},
-		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 4, 4096, 4096}, {tile.BF16, 16, 4096, 4096}}
+		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 4, 4096, 4096}, {tile.BF16, 16, 4096, 4096}, {tile.F32, 9, 4096, 4096}}
 	for _, s := range shapes {
 		vn := "avx512"
 		if s.dt == tile.BF16 {
@@ -43,7 +43,7 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 			}
 		}
 		for _, path := range []string{"", "blocked", "cols"} {
-			if path != "" && s.m > skinnyMaxM || path == "cols" && (v.skinny == nil || s.m > len(v.skinny.rowsF32)) {
+			if path != "" && s.m > skinnyMaxM || path == "cols" && v.skinny == nil {
 				continue
 			}
 			name := fmt.Sprintf("%v/%dx%dx%d", s.dt, s.m, s.n, s.k)
@@ -51,8 +51,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 				name += "/" + path
 			}
 			b.Run(name, func(b *testing.B) {
-				skinnyOff, skinnyRowsOff = path == "blocked", path == "cols"
-				defer func() { skinnyOff, skinnyRowsOff = false, false }()
+				skinnyOff, skinnyRowsOff, skinnyStripsOff = path == "blocked", path == "cols", path == "cols"
+				defer func() { skinnyOff, skinnyRowsOff, skinnyStripsOff = false, false, false }()
 				m, n, k := s.m, s.n, s.k
 				r := rand.New(rand.NewPCG(1, 2))
 				f := mat{dt: s.dt}

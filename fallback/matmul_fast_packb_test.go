@@ -120,7 +120,8 @@ func TestSkinnySplit(t *testing.T) {
 }
 
 // TestSkinnyKC checks the skinny K blocks: 64 rows for the 64-column
-// kernels, all of K for the row-streaming ones (M ≤ 4).
+// kernels, all of K for the row-streaming ones (M ≤ 4), skinnyStripKC for
+// the strip kernels, with their split.
 func TestSkinnyKC(t *testing.T) {
 	v, vp := variantByName("avx512"), variantByName("avx512bf16")
 	if v == nil || v.skinny == nil || vp == nil || vp.skinny == nil {
@@ -136,6 +137,21 @@ func TestSkinnyKC(t *testing.T) {
 		j.skinnySplit(2)
 		if j.kc != tc.kc || j.numKBlk != ceilDiv(1000, tc.kc) {
 			t.Errorf("%s M=%d: K block %d (%d blocks), want %d", tc.v.Name, tc.m, j.kc, j.numKBlk, tc.kc)
+		}
+	}
+	// The strip kernels (f32 B, M from skinnyStripMinM): K blocks of
+	// skinnyStripKC rows, runs of skinnyStripRun bytes, up to four items
+	// a thread of at least a run, at least one a thread.
+	for _, tc := range []struct {
+		m, n, threads, items int
+	}{{skinnyStripMinM, 4096, 2, 8}, {16, 4096, 2, 8}, {16, 1024, 2, 2}, {12, 100, 4, 4}, {16, 17, 4, 2}, {16, 100000, 2, 8}} {
+		a := MatMulArgs{M: tc.m, N: tc.n, K: 1000, Batch: 1}
+		a.B.DType = tile.F32
+		j := job{a: &a, v: v}
+		j.skinnySplit(tc.threads)
+		if j.stripK == nil || j.kc != skinnyStripKC || j.numKBlk != ceilDiv(1000, skinnyStripKC) || j.sb != skinnyStripRun/4 || j.nItems != tc.items {
+			t.Errorf("f32 M=%d N=%d threads %d: strip kernel %v, K block %d (%d blocks), runs of %d columns, %d items; want %d, %d columns, %d items",
+				tc.m, tc.n, tc.threads, j.stripK != nil, j.kc, j.numKBlk, j.sb, j.nItems, skinnyStripKC, skinnyStripRun/4, tc.items)
 		}
 	}
 	// Odd K over many blocks (of pairs for M = 5), a masked last column

@@ -45,6 +45,17 @@ import (
 // gain. Every column's sum is then one chain in the order of k (or pair
 // steps), over all of K: the reference's order, rounded in f32.
 
+// From skinnyStripMinM rows on, f32 B takes the strip kernels instead
+// (skinnyStripFunc): all of M's sums for 16 columns stay in registers down
+// a K block of 64 rows, so each vector of B is loaded once, straight from
+// B, and multiplied by every row of A, with no groups of rows and no copy
+// of B. Read down a strip, 64 bytes a row, B streams poorly; so each step
+// also prefetches a line of the block the next call reads, row after row.
+// The sums are kept in an L1 tile whose rows are a cache line longer than
+// the run (D's rows, a power of two apart, fall in one L1 set), which
+// carries them from one K block to the next: each column's sum is one
+// FMA chain in the order of k, as the reference's.
+
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
 // the Store kernels copy the steps of B they read to buf.
@@ -65,8 +76,43 @@ type skinnyKernels struct {
 	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
 	// rows of A, m ≤ len: see skinnyRowFunc.
 	rowsF32, rowsBF16 []skinnyRowFunc
-	pairs             bool
+	// strip are the strip kernels for f32 B, [m-skinnyStripMinM] for m
+	// rows of A: see skinnyStripFunc.
+	strip []skinnyStripFunc
+	pairs bool
 }
+
+// skinnyStripFunc computes, strip by strip of 16 columns, the m×n tile at
+// c (rows ldc bytes apart) as the product of m rows of packed A (m values
+// a k step) and kc rows of f32 B (ldb bytes apart, n columns from b on),
+// added to c when accum is not zero: see skinnyStripAVX512 in
+// sgemm_gen.go. mask is 2^(n mod 16) − 1. Each k step prefetches a line
+// of the next block from pf on, pfLines lines a row, pfSkip bytes from a
+// row's last line to the next row's first.
+type skinnyStripFunc func(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+// skinnyStripMinM is the fewest rows of A the strip kernels take. With 9
+// to 16 rows of f32 B they read B 1.15–1.35× as fast as the 64-column
+// kernels (groups of 6 rows and a copy of B), with 8 as fast, and with 5
+// slower (BenchmarkMatMulCPUTime, ns/op, M×4096×4096, 2 and 3 alternated
+// runs, load 1–2). With bf16 pairs they were slower at every M (1.2–1.9×
+// the time at M = 5 to 16), so bf16 has none.
+const skinnyStripMinM = 9
+
+// skinnyStripKC is the strip kernels' K block: the rows of B a strip's
+// sums stay in registers for, and the rows of B read down each strip.
+// 64 did best (two threads, 4096² f32 B: 16 to 32 rows about 0.9 of it,
+// 128 and 256 0.85 and 0.8; one thread 16–64 about equal).
+var skinnyStripKC = 64
+
+// skinnyStripRun is the bytes of a row of B the strip kernels take across
+// in one K block: the tile of sums is M rows of as many columns (32 KiB
+// at M = 16, in L1), the block of B kc rows of it.
+const skinnyStripRun = 2048
+
+// skinnyStripsOff, set by benchmarks, keeps the strip kernels' shapes on
+// the 64-column kernels, to compare the two.
+var skinnyStripsOff bool
 
 // skinnyRowFunc adds the product of m rows of packed A (m values or bf16
 // pairs a k or pair step) and rows rows of B (ldb bytes apart, n columns
@@ -148,6 +194,18 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 // of a row of B, and a tile of sums of at most skinnyRowTile bytes.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
+	if j.stripK = j.skinnyStripKernel(); j.stripK != nil {
+		sz := a.B.DType.Size()
+		j.sb = max(16, skinnyStripRun/sz)
+		j.mItems = 1
+		// Up to four items a thread, none narrower than a run when
+		// there are runs enough, as below.
+		j.nItems = max(1, min(ceilDiv(a.N, 16), max(threads, min(4*threads, ceilDiv(a.N*sz, skinnyStripRun)))))
+		j.items = a.Batch * j.nItems
+		j.kc = max(1, skinnyStripKC)
+		j.numKBlk = max(1, ceilDiv(a.K, j.kc))
+		return
+	}
 	if j.rowsK = j.skinnyRowKernel(); j.rowsK != nil {
 		j.sb = max(16, min(skinnyRowRun/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
 		j.mItems = 1
@@ -188,6 +246,16 @@ func (j *job) skinnyRowKernel() skinnyRowFunc {
 	return nil
 }
 
+// skinnyStripKernel returns the strip kernel for j's product, or nil when
+// its rows are outside the strip kernels' range or its variant has none.
+func (j *job) skinnyStripKernel() skinnyStripFunc {
+	k, M := j.v.skinny.strip, j.a.M
+	if skinnyStripsOff || j.a.B.DType != tile.F32 || M < skinnyStripMinM || M-skinnyStripMinM >= len(k) {
+		return nil
+	}
+	return k[M-skinnyStripMinM]
+}
+
 // skinnyWork runs skinny items until none are left.
 func (j *job) skinnyWork(w *workspace) {
 	a, v := j.a, j.v
@@ -226,6 +294,13 @@ func (j *job) skinnyWork(w *workspace) {
 				v.packCols(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
 			}
 			packed = b
+		}
+		if j.stripK != nil {
+			n0, n1 := itemRange(part, j.nItems, a.N, 16)
+			for jj := n0; jj < n1; jj += j.sb {
+				j.skinnyStrips(w, b, jj, min(j.sb, n1-jj), n1)
+			}
+			continue
 		}
 		if j.rowsK != nil {
 			n0, n1 := itemRange(part, j.nItems, a.N, 16)
@@ -319,6 +394,65 @@ func (j *job) skinnyBlock(w *workspace, b, j0, n int) {
 	}
 }
 
+// skinnyStrips computes columns [j0, j0+n) of D[b], n ≤ j.sb, with the
+// strip kernel, K block by K block; end is the end of the item's columns,
+// whose next run the last block's prefetches start on.
+func (j *job) skinnyStrips(w *workspace, b, j0, n, end int) {
+	a := j.a
+	M, K, B := a.M, a.K, &a.B
+	sz := B.DType.Size()
+	ldb := B.LD * sz
+	// The sums go to a tile whose rows are padded by a cache line: D's
+	// rows, often a power of two apart, would all fall in one set of L1.
+	c, ldc := &w.tile[0], roundUp(n, 16)+16
+	mask := uint64(1)<<(n%16) - 1
+	// Each step prefetches a line of the next block, its rows in
+	// turn (pfLines lines a row, then pfSkip bytes on to the next row).
+	pfLines := max(1, ceilDiv(n*sz, 64))
+	pfSkip := ldb - 64*pfLines
+	for pc := 0; pc < K || pc == 0; pc += j.kc {
+		kc := min(j.kc, K-pc)
+		accum := 0
+		if pc > 0 {
+			accum = 1
+		}
+		if kc == 0 {
+			// K is zero: the kernel stores zero sums.
+			j.stripK(0, &w.a[0], nil, ldb, c, 4*ldc, n, mask, 0, unsafe.Pointer(&w.a[0]), 1, 0)
+			break
+		}
+		bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0)*sz])
+		// The next block: the next K block's, or after the last the
+		// next run's first, or (after the item's last) this one again.
+		next := bp
+		switch {
+		case pc+j.kc < K:
+			next = unsafe.Add(bp, j.kc*ldb)
+		case j0+n < end:
+			next = unsafe.Pointer(&B.Data[(b*B.BatchStride+j0+n)*sz])
+		}
+		j.stripK(kc, &w.a[pc*M], bp, ldb, c, 4*ldc, n, mask, accum, next, pfLines, pfSkip)
+	}
+	j.tileOut(w, b, j0, n, w.tile[:M*ldc], ldc)
+}
+
+// tileOut writes the M×n tile t of sums (rows ldt floats apart) to
+// columns [j0, j0+n) of D[b]: copied when D is the destination, then the
+// epilogue if there is one.
+func (j *job) tileOut(w *workspace, b, j0, n int, t []float32, ldt int) {
+	a := j.a
+	if j.mode == destD {
+		for i := range a.M {
+			copy(unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+i*a.D.LD+j0), n), t[i*ldt:i*ldt+n])
+		}
+		if !j.epi {
+			return
+		}
+		t, ldt = unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+j0), 1), a.D.LD
+	}
+	j.epilogue(w, b, 0, j0, a.M, n, &t[0], ldt)
+}
+
 // skinnyRows computes columns [j0, j0+n) of D[b], n ≤ j.sb, with the
 // row-streaming kernel: the sums of all of K in a tile of M rows of n
 // floats (the rows padded by a cache line, so that they and the rows of B
@@ -335,16 +469,7 @@ func (j *job) skinnyRows(w *workspace, b, j0, n int) {
 		pf := B.LD * sz * max(4, roundUp(ceilDiv(skinnyRowPF, n*sz), 4))
 		j.rowsK(K, &w.a[0], bp, B.LD*sz, &t[0], 4*ldt, n, uint64(1)<<(n%16)-1, pf)
 	}
-	if j.mode == destD {
-		for i := range M {
-			copy(unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+i*a.D.LD+j0), n), t[i*ldt:i*ldt+n])
-		}
-		if !j.epi {
-			return
-		}
-		t, ldt = unsafe.Slice(f32At(a.D.Data, b*a.D.BatchStride+j0), 1), a.D.LD
-	}
-	j.epilogue(w, b, 0, j0, M, n, &t[0], ldt)
+	j.tileOut(w, b, j0, n, t, ldt)
 }
 
 // skinnyPackPairs packs the M rows of op(A) (the first element at base) in

@@ -99,10 +99,10 @@ var skinnyDims = []int{1, 7, 129, 1000, 4097}
 
 // TestMatMulFastSkinnyRagged runs every row count of the skinny path
 // (M 1 to 16: the row-streaming kernels up to 4, the 64-column kernels
-// above) against the float64 reference, within the tolerances of check,
-// on N and K from skinnyDims (products of at most 1M multiply-adds, 256K
-// with -short, 16M with TCRT_LONG_TESTS=1), f32 and bf16, poisoned
-// outputs.
+// above, the strip kernels for f32 B from skinnyStripMinM) against the
+// float64 reference, within the tolerances of check, on N and K from
+// skinnyDims (products of at most 1M multiply-adds, 256K with -short, 16M
+// with TCRT_LONG_TESTS=1), f32 and bf16, poisoned outputs.
 func TestMatMulFastSkinnyRagged(t *testing.T) {
 	r := newRand(t)
 	limit := 1 << 20
@@ -128,14 +128,17 @@ func TestMatMulFastSkinnyRagged(t *testing.T) {
 	}
 }
 
-// TestSkinnyRowsExact checks the row-streaming kernels bit for bit: with
-// small integers in A and B every product and partial sum is exact in f32
-// (and in VDPBF16PS), so any order of summation gives the reference's
-// value exactly, and a wrong element, row, column or mask shows. Ragged
-// M (1–4), N and K (skinnyDims, up to 4097 both), f32 and bf16 B, each
-// variant with row kernels, padded strides, a batch of 2, D poisoned;
-// it first checks that the row kernel is the one chosen. N·K is at most
-// 2^16 with -short, 2^18 by default, every pair with TCRT_LONG_TESTS=1.
+// TestSkinnyRowsExact checks the skinny kernels bit for bit: with small
+// integers in A and B every product and partial sum is exact in f32 (and
+// in VDPBF16PS), so any order of summation gives the reference's value
+// exactly, and a wrong element, row, column, K block or mask shows. Every
+// M of the skinny path (the row-streaming kernels up to 4, the strip
+// kernels for f32 B from skinnyStripMinM, the 64-column kernels between),
+// ragged N and K (skinnyDims, up to 4097 both), f32 and bf16 B, each
+// variant with skinny kernels, padded strides, a batch of 2, D poisoned;
+// it first checks that the kernel chosen is the one the rows call for.
+// N·K is at most 2^16 with -short, 2^18 by default, every pair with
+// TCRT_LONG_TESTS=1 (M·N·K at most 2^26 and 2^28 with more than 4 rows).
 func TestSkinnyRowsExact(t *testing.T) {
 	r := newRand(t)
 	limit := 1 << 18 // 4097×4097 with TCRT_LONG_TESTS=1
@@ -147,13 +150,13 @@ func TestSkinnyRowsExact(t *testing.T) {
 	}
 	for _, name := range []string{"avx512", "avx512bf16"} {
 		v := variantByName(name)
-		if v == nil || !v.Available() || v.skinny == nil || v.skinny.rowsF32 == nil && v.skinny.rowsBF16 == nil {
+		if v == nil || !v.Available() || v.skinny == nil {
 			continue
 		}
-		for m := 1; m <= len(v.skinny.rowsBF16); m++ {
+		for m := 1; m <= skinnyMaxM; m++ {
 			for _, n := range skinnyDims {
 				for _, k := range skinnyDims {
-					if n*k > limit {
+					if n*k > limit || m > len(v.skinny.rowsBF16) && m*n*k > 256*limit {
 						continue
 					}
 					for _, dt := range []tile.DType{tile.F32, tile.BF16} {
@@ -171,8 +174,12 @@ func TestSkinnyRowsExact(t *testing.T) {
 							}
 						}
 						j := job{a: &a, v: v}
-						if j.skinnyKernel(); j.skinnyRowKernel() == nil {
-							t.Fatalf("%s %v %dx%dx%d: no row kernel", name, dt, m, n, k)
+						rows, strip := j.skinnyRowKernel() != nil, j.skinnyStripKernel() != nil
+						wantRows := m <= len(v.skinny.rowsBF16)
+						wantStrip := dt == tile.F32 && m >= skinnyStripMinM && len(v.skinny.strip) > 0
+						if plain, _ := j.skinnyKernel(); plain == nil || rows != wantRows || strip != wantStrip {
+							t.Fatalf("%s %v %dx%dx%d: skinny %v, row kernel %v, strip kernel %v; want true, %v, %v",
+								name, dt, m, n, k, plain != nil, rows, strip, wantRows, wantStrip)
 						}
 						ref := a
 						ref.D.Data = slices.Clone(a.D.Data)

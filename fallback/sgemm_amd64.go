@@ -281,6 +281,35 @@ func skinnyRows3DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c 
 //go:noescape
 func skinnyRows4DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
+// Strip skinny kernels in sgemm_amd64.s (see skinnyStripFunc and
+// skinnyStripAVX512 in sgemm_gen.go): 9 to 16 rows of packed A by f32 B
+// read in place 16 columns at a time down a K block, the sums in
+// registers.
+
+//go:noescape
+func skinnyStrip9AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+//go:noescape
+func skinnyStrip10AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+//go:noescape
+func skinnyStrip11AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+//go:noescape
+func skinnyStrip12AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+//go:noescape
+func skinnyStrip13AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+//go:noescape
+func skinnyStrip14AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+//go:noescape
+func skinnyStrip15AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
+//go:noescape
+func skinnyStrip16AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+
 // skinnyAVX512 holds the skinny kernels of the f32 AVX-512 variant, and
 // skinnyDPBF16 those of the bf16 pair variant. Their masks take AVX512BW's
 // 64-bit mask moves, and the bf16 loads its VPMOVZXWD on zmm.
@@ -299,6 +328,7 @@ var (
 			skinny4x64RestAVX512, skinny5x64RestAVX512, skinny6x64RestAVX512},
 		rowsF32:  []skinnyRowFunc{skinnyRows1AVX512, skinnyRows2AVX512, skinnyRows3AVX512, skinnyRows4AVX512},
 		rowsBF16: []skinnyRowFunc{skinnyRows1BF16AVX512, skinnyRows2BF16AVX512, skinnyRows3BF16AVX512, skinnyRows4BF16AVX512},
+		strip:    []skinnyStripFunc{skinnyStrip9AVX512, skinnyStrip10AVX512, skinnyStrip11AVX512, skinnyStrip12AVX512, skinnyStrip13AVX512, skinnyStrip14AVX512, skinnyStrip15AVX512, skinnyStrip16AVX512},
 	}
 	skinnyDPBF16 = &skinnyKernels{
 		features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512BF16},

@@ -116,6 +116,9 @@ func main() {
 			skinnyRowsAVX512(m, b)
 		}
 	}
+	for m := skinnyStripMinM; m <= skinnyStripMaxM; m++ {
+		skinnyStripAVX512(m)
+	}
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -1239,6 +1242,153 @@ func skinnyRowsAVX512(m int, bt skinnyB) {
 		sweep("one", 1, false)
 		p("\tJMP %s_rest", name)
 	}
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// skinnyStripMinM and skinnyStripMaxM bound the rows of A the strip
+// kernels take: up to 16 sums in registers, one vector of B a step. Below
+// 9 rows the 64-column kernels read B faster (see skinnyStripMinM in
+// matmul_fast_skinny.go).
+const skinnyStripMinM, skinnyStripMaxM = 9, 16
+
+// skinnyStripUnroll is the k steps of the strip kernels' unrolled loop,
+// each loading its vector of B into its own register.
+const skinnyStripUnroll = 4
+
+// skinnyStripName names the strip kernel of m rows.
+func skinnyStripName(m int) string {
+	return fmt.Sprintf("skinnyStrip%dAVX512", m)
+}
+
+// skinnyStripAVX512 writes the strip kernel of the skinny f32 products of
+// skinnyStripMinM ≤ m ≤ skinnyStripMaxM rows of A,
+//
+//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+//
+// which computes Σ_k op(A)(i, k)·B(k, j) over kc rows of f32 B (ldb bytes
+// apart) for the m×n tile at c (rows ldc bytes apart), strip by strip of
+// 16 columns: a strip's m sums stay in Z0–Z15 down all kc rows; each
+// row's vector of B is loaded once, into one of Z16–Z19, and multiplied
+// by the m values of A, which the FMAs broadcast from memory
+// (VFMADD231PS with a 32-bit broadcast). So each element of B costs one
+// load and m FMA lanes, with no copy of B. The sums start from c when
+// accum is not zero (a K block after the first: each column's sum is then
+// still one FMA chain in the order of k), else from zero, and are stored
+// to c. a holds m values a k step, as packed for the skinny kernels. mask
+// is 2^(n mod 16) − 1 (0 when n is a multiple of 16).
+//
+// The strips read B 64 bytes a row, down the block, which the memory
+// system streams poorly; so each k step also prefetches one line of the
+// block the next call reads, in the order that streams best: the lines of
+// its first row in turn, pfLines of them, then pfSkip bytes on to the next
+// row's, and so on (a block of kc rows of n floats has kc·⌈n/16⌉ lines,
+// as many as the steps that prefetch them).
+//
+// Registers: SI walks A, DI a strip of B down its rows, R11 is the
+// strip's first row, DX the strip's sums in c (BX walks their rows), AX
+// counts the whole strips left, CX the k steps; R15 is the next line to
+// prefetch, R14 the lines left in its row, R10 pfLines and R13 pfSkip.
+func skinnyStripAVX512(m int) {
+	name := skinnyStripName(m)
+	lbl := 0
+	p("")
+	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-96", name)
+	p("\tMOVQ b+16(FP), R11")
+	p("\tMOVQ ldb+24(FP), R9")
+	p("\tMOVQ c+32(FP), DX")
+	p("\tMOVQ ldc+40(FP), R8")
+	p("\tMOVQ mask+56(FP), AX")
+	p("\tKMOVW AX, K1")
+	p("\tMOVQ pf+72(FP), R15")
+	p("\tMOVQ pfLines+80(FP), R10")
+	p("\tMOVQ pfSkip+88(FP), R13")
+	p("\tMOVQ R10, R14")
+	p("\tMOVQ n+48(FP), AX")
+	p("\tSHRQ $4, AX") // whole strips
+	// step multiplies row DI of B, into Z<r>, by the m values of A at
+	// off(SI), advances DI and prefetches a line.
+	step := func(r, off int, masked bool) {
+		if masked {
+			p("\tVMOVUPS.Z (DI), K1, Z%d", r)
+		} else {
+			p("\tVMOVUPS (DI), Z%d", r)
+		}
+		p("\tADDQ R9, DI")
+		lbl++
+		p("\tPREFETCHT0 (R15)")
+		p("\tADDQ $64, R15")
+		p("\tDECQ R14")
+		p("\tJNZ %s_pf%d", name, lbl)
+		p("\tADDQ R13, R15")
+		p("\tMOVQ R10, R14")
+		p("%s_pf%d:", name, lbl)
+		for i := 0; i < m; i++ {
+			p("\tVFMADD231PS.BCST %d(SI), Z%d, Z%d", 4*i+off, r, i)
+		}
+	}
+	strip := func(label string, masked bool) {
+		z, k := "", ""
+		if masked {
+			z, k = ".Z", "K1, "
+		}
+		p("\tMOVQ DX, BX")
+		p("\tCMPQ accum+64(FP), $0")
+		p("\tJEQ %s_%s_zero", name, label)
+		for i := 0; i < m; i++ {
+			p("\tVMOVUPS%s (BX), %sZ%d", z, k, i)
+			if i < m-1 {
+				p("\tADDQ R8, BX")
+			}
+		}
+		p("\tJMP %s_%s_k", name, label)
+		p("%s_%s_zero:", name, label)
+		for i := 0; i < m; i++ {
+			p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
+		}
+		p("%s_%s_k:", name, label)
+		p("\tMOVQ a+8(FP), SI")
+		p("\tMOVQ R11, DI")
+		p("\tMOVQ kc+0(FP), CX")
+		p("%s_%s_u:", name, label)
+		p("\tCMPQ CX, $%d", skinnyStripUnroll)
+		p("\tJLT %s_%s_one", name, label)
+		for u := 0; u < skinnyStripUnroll; u++ {
+			step(16+u, 4*m*u, masked)
+		}
+		p("\tADDQ $%d, SI", 4*m*skinnyStripUnroll)
+		p("\tSUBQ $%d, CX", skinnyStripUnroll)
+		p("\tJMP %s_%s_u", name, label)
+		p("%s_%s_one:", name, label)
+		p("\tTESTQ CX, CX")
+		p("\tJZ %s_%s_store", name, label)
+		step(16, 0, masked)
+		p("\tADDQ $%d, SI", 4*m)
+		p("\tDECQ CX")
+		p("\tJMP %s_%s_one", name, label)
+		p("%s_%s_store:", name, label)
+		p("\tMOVQ DX, BX")
+		for i := 0; i < m; i++ {
+			p("\tVMOVUPS Z%d, %s(BX)", i, k)
+			if i < m-1 {
+				p("\tADDQ R8, BX")
+			}
+		}
+	}
+	p("%s_strips:", name)
+	p("\tTESTQ AX, AX")
+	p("\tJZ %s_tail", name)
+	strip("full", false)
+	p("\tADDQ $64, R11")
+	p("\tADDQ $64, DX")
+	p("\tDECQ AX")
+	p("\tJMP %s_strips", name)
+	p("%s_tail:", name)
+	p("\tKORTESTW K1, K1")
+	p("\tJZ %s_done", name)
+	strip("tail", true)
 	p("%s_done:", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
