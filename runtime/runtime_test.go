@@ -281,6 +281,19 @@ func TestRegistryExplainAndForce(t *testing.T) {
 	if !strings.Contains(e.String(), "=> "+e.Chosen().Name) {
 		t.Fatalf("explanation does not mark the choice:\n%v", e)
 	}
+	// Select stops at the first kernel that can run a call: the one
+	// Explain chooses, for every element type (the preferred kernels
+	// reject some).
+	for _, dt := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.E4M3} {
+		buf, _ := rt.Alloc(dt, 2, 2)
+		call := *args
+		call.A.Buf, call.B.Buf = buf, buf
+		k, err := rt.Select(runtime.OpMatMul, &call)
+		want := rt.Explain(runtime.OpMatMul, &call).Chosen()
+		if err != nil || want == nil || k != want {
+			t.Fatalf("%v: Select %v, %v; Explain chose %v", dt, k, err, want)
+		}
+	}
 	t.Setenv("TCRT_KERNEL", "cpu.matmul.reference")
 	forced := open(t, runtime.Options{Backend: runtime.BackendCPU})
 	fa, _ := forced.Alloc(tile.F32, 2, 2)
