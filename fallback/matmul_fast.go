@@ -240,20 +240,7 @@ func (v *variant) matMul(a *MatMulArgs) {
 	}
 	threads = min(threads, j.items)
 
-	if threads == 1 {
-		j.work()
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Add(threads - 1)
-	for range threads - 1 {
-		go func() {
-			defer wg.Done()
-			j.work()
-		}()
-	}
-	j.work()
-	wg.Wait()
+	run(threads-1, j.work)
 }
 
 // maxScratch bounds a worker's scratch buffer of partial sums, in bytes.

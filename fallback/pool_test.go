@@ -1,0 +1,83 @@
+package fallback
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunPool checks the helper pool's contract: every item of a task is
+// taken exactly once, whatever number of goroutines join; run returns
+// only after every call of f has returned; calls overlapping one in
+// progress (from other goroutines, or nested inside f) run on goroutines
+// of their own and complete too; zero helpers run f on the caller alone.
+// Tasks follow one another both within the helpers' spin and after they
+// have parked.
+func TestRunPool(t *testing.T) {
+	task := func(items int, inside *atomic.Int32, slow bool) (func(), func() []int32) {
+		var next atomic.Int64
+		taken := make([]int32, items)
+		f := func() {
+			inside.Add(1)
+			defer inside.Add(-1)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= items {
+					return
+				}
+				atomic.AddInt32(&taken[i], 1)
+				if slow {
+					time.Sleep(20 * time.Microsecond)
+				}
+			}
+		}
+		return f, func() []int32 { return taken }
+	}
+	check := func(name string, taken []int32, inside *atomic.Int32) {
+		t.Helper()
+		for i, n := range taken {
+			if n != 1 {
+				t.Fatalf("%s: item %d taken %d times", name, i, n)
+			}
+		}
+		if n := inside.Load(); n != 0 {
+			t.Fatalf("%s: run returned with %d calls of f still running", name, n)
+		}
+	}
+	var inside atomic.Int32
+	for round := range 200 {
+		f, taken := task(1+round%37, &inside, round%10 == 0)
+		run(round%4, f)
+		check("sequential", taken(), &inside)
+		if round%50 == 49 {
+			time.Sleep(2 * poolSpin) // the helpers park
+		}
+	}
+	// Overlapping calls from several goroutines, some nesting a call.
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var inside atomic.Int32
+			for round := range 50 {
+				f, taken := task(64, &inside, false)
+				if (g+round)%3 == 0 {
+					outer, outerTaken := task(8, &inside, false)
+					run(2, func() { outer(); run(1, f) })
+					check("nested outer", outerTaken(), &inside)
+				} else {
+					run(3, f)
+				}
+				check("overlapping", taken(), &inside)
+			}
+		}()
+	}
+	wg.Wait()
+	calls := 0
+	run(0, func() { calls++ })
+	if calls != 1 {
+		t.Fatalf("run(0, f) called f %d times, want 1", calls)
+	}
+}
