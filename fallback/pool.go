@@ -140,10 +140,14 @@ func run(helpers int, f func()) {
 		p.cond.Broadcast()
 		p.mu.Unlock()
 	}
+	// Closed however f ends: a panic in f must not leave the task open
+	// for helpers that wake later, nor the pool busy.
+	defer func() {
+		t.close()
+		p.task.Store(nil)
+		p.busy.Store(false)
+	}()
 	f()
-	t.close()
-	p.task.Store(nil)
-	p.busy.Store(false)
 }
 
 // helper runs the pool's tasks as they come, spinning for poolSpin after

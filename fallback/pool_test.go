@@ -1,6 +1,9 @@
 package fallback
 
 import (
+	"bytes"
+	goruntime "runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +16,7 @@ import (
 // progress (from other goroutines, or nested inside f) run on goroutines
 // of their own and complete too; zero helpers run f on the caller alone.
 // Tasks follow one another both within the helpers' spin and after they
-// have parked.
+// have parked. A panic in the caller's part leaves no task open.
 func TestRunPool(t *testing.T) {
 	task := func(items int, inside *atomic.Int32, slow bool) (func(), func() []int32) {
 		var next atomic.Int64
@@ -75,9 +78,50 @@ func TestRunPool(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// A panic in the caller's part closes the task: the pool is free
+	// again, and no helper runs the old task afterwards.
+	// (Only the caller's call panics: a helper's would end the process.)
+	var late atomic.Int32
+	caller := goroutineID()
+	func() {
+		defer func() { recover() }()
+		run(1, func() {
+			late.Add(1)
+			if goroutineID() == caller {
+				panic("f")
+			}
+		})
+	}()
+	n := late.Load()
+	time.Sleep(2 * poolSpin)
+	if late.Load() != n {
+		t.Fatalf("a helper ran the task after run returned")
+	}
+	f, taken := task(100, &inside, false)
+	run(1, f)
+	check("after a panic", taken(), &inside)
+	if helperPool.busy.Load() {
+		t.Fatalf("the pool is still busy after its last task")
+	}
 	calls := 0
 	run(0, func() { calls++ })
 	if calls != 1 {
 		t.Fatalf("run(0, f) called f %d times, want 1", calls)
 	}
+}
+
+// goroutineID is the calling goroutine's number, from its stack header
+// ("goroutine 7 [running]:").
+func goroutineID() int {
+	buf := make([]byte, 64)
+	buf = buf[:goruntime.Stack(buf, false)]
+	f := bytes.Fields(buf)
+	if len(f) < 2 {
+		return -1
+	}
+	id, err := strconv.Atoi(string(f[1]))
+	if err != nil {
+		return -1
+	}
+	return id
 }
