@@ -504,6 +504,36 @@ func mergeTile(d *float32, ldd int, t []float32, ldt, mr, nr int, first bool) {
 	}
 }
 
+// scaleRowFast, when set, is scaleRow's vector code: s nil for one factor
+// f, else the columns' scales; it reports whether it ran.
+var scaleRowFast func(out []float32, f float32, s []float32) bool
+
+// scaleRow multiplies the sums of a row, out, whose first column is j0, by
+// f and the column scales sB (none, one for all, or one per column):
+// out[k] *= f·sB[j0+k], the product rounded to f32 first.
+func scaleRow(out []float32, f float32, sB []float32, j0 int) {
+	var s []float32 // nil: the one factor f·sB[0] (or f)
+	switch len(sB) {
+	case 0:
+	case 1:
+		f *= sB[0]
+	default:
+		s = sB[j0 : j0+len(out)]
+	}
+	if scaleRowFast != nil && scaleRowFast(out, f, s) {
+		return
+	}
+	if s == nil {
+		for k := range out {
+			out[k] *= f
+		}
+		return
+	}
+	for k, x := range s {
+		out[k] *= f * x
+	}
+}
+
 // epilogue finishes the mr×nr tile of sums at src (row stride lds) whose
 // top-left element is (i0, j0) of D[b]: beta·C, bias, activation, and the
 // conversion to D's element type. Alpha was applied when A was packed.
@@ -522,10 +552,7 @@ func (j *job) epilogue(w *workspace, b, i0, j0, mr, nr int, src *float32, lds in
 			copy(out, s)
 		}
 		if j.scaled {
-			f := j.alpha * float32(scaleAt(a.ScaleA, i))
-			for k := range out {
-				out[k] *= f * float32(scaleAt(a.ScaleB, j0+k))
-			}
+			scaleRow(out, j.alpha*float32(scaleAt(a.ScaleA, i)), a.ScaleB, j0)
 		}
 		if j.beta {
 			C := a.C

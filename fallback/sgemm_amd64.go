@@ -573,6 +573,29 @@ func init() {
 	}
 }
 
+// scaleF32AVX512 sets dst[i] *= f, and scaleColsF32AVX512 dst[i] *= f·s[i]
+// (the product rounded to f32 first), for n floats.
+//
+//go:noescape
+func scaleF32AVX512(dst *float32, f float32, n int)
+
+//go:noescape
+func scaleColsF32AVX512(dst, s *float32, f float32, n int)
+
+func init() {
+	scaleRowFast = func(out []float32, f float32, s []float32) bool {
+		if len(out) == 0 || !cpufeat.Supports(cpuid.AVX512F) {
+			return false
+		}
+		if s == nil {
+			scaleF32AVX512(&out[0], f, len(out))
+		} else {
+			scaleColsF32AVX512(&out[0], &s[0], f, len(out))
+		}
+		return true
+	}
+}
+
 // addF32AVX512 sets dst[i] += src[i] for n floats, n a multiple of 16.
 //
 //go:noescape

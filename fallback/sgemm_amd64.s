@@ -5049,6 +5049,68 @@ addF32AVX512_done:
 	VZEROUPPER
 	RET
 
+// func scaleF32AVX512(dst *float32, f float32, n int)
+TEXT ·scaleF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	VBROADCASTSS f+8(FP), Z8
+	MOVQ n+16(FP), CX
+scaleF32AVX512_loop:
+	CMPQ CX, $16
+	JB scaleF32AVX512_tail
+	VMOVUPS (DI), Z0
+	VMULPS Z8, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP scaleF32AVX512_loop
+scaleF32AVX512_tail:
+	TESTQ CX, CX
+	JZ scaleF32AVX512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z (DI), K1, Z0
+	VMULPS Z8, Z0, Z0
+	VMOVUPS Z0, K1, (DI)
+scaleF32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func scaleColsF32AVX512(dst, s *float32, f float32, n int)
+TEXT ·scaleColsF32AVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ s+8(FP), SI
+	VBROADCASTSS f+16(FP), Z8
+	MOVQ n+24(FP), CX
+scaleColsF32AVX512_loop:
+	CMPQ CX, $16
+	JB scaleColsF32AVX512_tail
+	VMOVUPS (SI), Z1
+	VMULPS Z8, Z1, Z1
+	VMOVUPS (DI), Z0
+	VMULPS Z1, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP scaleColsF32AVX512_loop
+scaleColsF32AVX512_tail:
+	TESTQ CX, CX
+	JZ scaleColsF32AVX512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z (SI), K1, Z1
+	VMULPS Z8, Z1, Z1
+	VMOVUPS.Z (DI), K1, Z0
+	VMULPS Z1, Z0, Z0
+	VMOVUPS Z0, K1, (DI)
+scaleColsF32AVX512_done:
+	VZEROUPPER
+	RET
+
 // func peakFMAAVX512(n int)
 TEXT ·peakFMAAVX512(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX

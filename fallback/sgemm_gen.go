@@ -96,6 +96,8 @@ func main() {
 	pairRowsAVX512("pairRows32AVX512")
 	fp8ToBF16AVX512()
 	addF32AVX512()
+	scaleF32AVX512(false)
+	scaleF32AVX512(true)
 	peakAVX512("peakFMAAVX512", false)
 	peakAVX512("peakDPBF16AVX512", true)
 	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyPairs} {
@@ -407,6 +409,71 @@ func addF32AVX512() {
 	p("\tADDQ $64, SI")
 	p("\tDECQ CX")
 	p("\tJMP %s_one", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// scaleF32AVX512 writes the epilogue's scaling of a row of sums,
+//
+//	func scaleF32AVX512(dst *float32, f float32, n int)            // dst[i] *= f
+//	func scaleColsF32AVX512(dst, s *float32, f float32, n int)     // dst[i] *= f·s[i]
+//
+// for any n (the last n mod 16 under a mask), with the reference's
+// roundings: f·s[i] is rounded to f32 before it multiplies dst[i].
+func scaleF32AVX512(cols bool) {
+	name, args, frame := "scaleF32AVX512", "dst *float32, f float32, n int", 24
+	if cols {
+		name, args, frame = "scaleColsF32AVX512", "dst, s *float32, f float32, n int", 32
+	}
+	p("")
+	p("// func %s(%s)", name, args)
+	p("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	p("\tMOVQ dst+0(FP), DI")
+	if cols {
+		p("\tMOVQ s+8(FP), SI")
+		p("\tVBROADCASTSS f+16(FP), Z8")
+		p("\tMOVQ n+24(FP), CX")
+	} else {
+		p("\tVBROADCASTSS f+8(FP), Z8")
+		p("\tMOVQ n+16(FP), CX")
+	}
+	// one scales the 16 floats at DI (masked: K1's).
+	one := func(masked bool) {
+		z, k := "", ""
+		if masked {
+			z, k = ".Z", "K1, "
+		}
+		if cols {
+			p("\tVMOVUPS%s (SI), %sZ1", z, k)
+			p("\tVMULPS Z8, Z1, Z1")
+		}
+		p("\tVMOVUPS%s (DI), %sZ0", z, k)
+		if cols {
+			p("\tVMULPS Z1, Z0, Z0")
+		} else {
+			p("\tVMULPS Z8, Z0, Z0")
+		}
+		p("\tVMOVUPS Z0, %s(DI)", k)
+	}
+	p("%s_loop:", name)
+	p("\tCMPQ CX, $16")
+	p("\tJB %s_tail", name)
+	one(false)
+	p("\tADDQ $64, DI")
+	if cols {
+		p("\tADDQ $64, SI")
+	}
+	p("\tSUBQ $16, CX")
+	p("\tJMP %s_loop", name)
+	p("%s_tail:", name)
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("\tMOVL $1, AX")
+	p("\tSHLL CX, AX")
+	p("\tDECL AX")
+	p("\tKMOVW AX, K1")
+	one(true)
 	p("%s_done:", name)
 	p("\tVZEROUPPER")
 	p("\tRET")

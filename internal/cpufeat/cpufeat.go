@@ -39,6 +39,10 @@ const maxFeature = 1024
 type mask struct {
 	spec   string     // as given: "TCRT_CPU=avx2 TCRT_CPU_FEATURES=-X"
 	hidden featureSet // features hidden (whether or not the CPU has them)
+	// usable are the features the CPU has and the mask does not hide:
+	// Supports, on every kernel call, reads only this (cpuid's Supports
+	// copies its whole CPUInfo each time).
+	usable featureSet
 	err    error      // unknown names, if any
 	names  []string   // hidden features the CPU has, sorted
 	_      struct{}   //
@@ -117,9 +121,17 @@ func parse(level, features string) (*mask, error) {
 		spec = append(spec, EnvFeatures+"="+strings.Join(fs, ","))
 	}
 	m.spec = strings.Join(spec, " ")
+	// cpuid's IDs run up to its unexported lastID, past which its
+	// Supports indexes out of range.
 	for id := cpuid.FeatureID(1); id < maxFeature; id++ {
-		if m.hidden.has(id) && cpuid.CPU.Supports(id) {
+		if n := id.String(); n == "lastID" || strings.HasPrefix(n, "FeatureID(") {
+			break
+		}
+		switch has := cpuid.CPU.Supports(id); {
+		case has && m.hidden.has(id):
 			m.names = append(m.names, id.String())
+		case has:
+			m.usable.add(id)
 		}
 	}
 	slices.Sort(m.names)
@@ -134,7 +146,7 @@ func parse(level, features string) (*mask, error) {
 func Supports(fs ...cpuid.FeatureID) bool {
 	m := cur.Load()
 	for _, f := range fs {
-		if m.hidden.has(f) || !cpuid.CPU.Supports(f) {
+		if !m.usable.has(f) {
 			return false
 		}
 	}

@@ -66,3 +66,36 @@ func TestEnv(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
+
+// TestSupportsMatchesCPUID checks Supports, which reads a bit set made
+// when the mask is set, against cpuid's own answer less the mask, for
+// every feature cpuid names, under each level and a feature list.
+func TestSupportsMatchesCPUID(t *testing.T) {
+	for _, c := range [][2]string{{"", ""}, {"avx2", ""}, {"generic", ""}, {"", "-AVX512BF16,-AVX2"}} {
+		restore, err := Set(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for id := cpuid.FeatureID(1); ; id++ {
+			if n := id.String(); n == "lastID" || strings.HasPrefix(n, "FeatureID(") {
+				break
+			}
+			want := cpuid.CPU.Supports(id) && !Masked(id)
+			if got := Supports(id); got != want {
+				t.Errorf("%q %q: Supports(%v) = %v, want %v", c[0], c[1], id, got, want)
+			}
+			if got := Missing(id) == ""; got != want {
+				t.Errorf("%q %q: Missing(%v) says usable %v, want %v", c[0], c[1], id, got, want)
+			}
+			checked++
+		}
+		restore()
+		if checked < 100 {
+			t.Fatalf("checked %d features, want cpuid's whole list", checked)
+		}
+	}
+	if Supports(cpuid.FeatureID(maxFeature+5)) || Supports(cpuid.UNKNOWN) {
+		t.Fatal("an unknown feature is supported")
+	}
+}
