@@ -43,9 +43,9 @@ type mask struct {
 	// Supports, on every kernel call, reads only this (cpuid's Supports
 	// copies its whole CPUInfo each time).
 	usable featureSet
-	err    error      // unknown names, if any
-	names  []string   // hidden features the CPU has, sorted
-	_      struct{}   //
+	err    error    // unknown names, if any
+	names  []string // hidden features the CPU has, sorted
+	_      struct{} //
 }
 
 var cur atomic.Pointer[mask]
