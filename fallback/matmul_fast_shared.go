@@ -139,18 +139,45 @@ func (j *job) sharedPanel(w *workspace, jc, jr, kb, pc, kc, ks, nr, off int) (bp
 	// Packed here, into w.b (the packers may write past the panel's
 	// end, which in the shared buffer is the next panel), then copied
 	// to the shared panel when this worker claimed it.
-	if v.BF16Pairs {
-		v.packPairsB(w.b, &a.B, 0, pc, kc, jc+jr, nr, w.h)
-	} else {
+	if !v.BF16Pairs {
 		v.packB(w.b, &a.B, 0, pc, kc, jc+jr, nr, w.buf)
+		if !claimed {
+			return &w.b[0], nil, nil
+		}
+		copy(shared, w.b)
+		st.Store(panelReady)
+		return &shared[0], nil, nil
 	}
+	// Pair panels are packed a group at a time: the claimed panel and
+	// those after it, up to sharedGroup, that nobody has claimed yet. A
+	// row of B is then read (and float8 decoded) in runs of up to
+	// sharedGroup·NR columns rather than NR, whose strided 32- or
+	// 64-byte pieces the memory system serves slowly.
+	panels := 1
+	if claimed {
+		p0 := jr / v.NR
+		for q := p0 + 1; q < min(p0+sharedGroup, j.bPanels) && jc+q*v.NR < a.N; q++ {
+			if !j.bState[t*j.bPanels+q].CompareAndSwap(panelEmpty, panelPacking) {
+				break
+			}
+			panels++
+		}
+	}
+	width := min(panels*v.NR, a.N-jc-jr)
+	v.packPairsB(w.b, &a.B, 0, pc, kc, jc+jr, width, w.h)
 	if !claimed {
 		return &w.b[0], nil, nil
 	}
-	copy(shared, w.b)
-	st.Store(panelReady)
+	first := t*j.bSlot + jr*ks
+	copy(j.sharedB[first:first+panels*v.NR*ks], w.b)
+	for q := range panels {
+		j.bState[t*j.bPanels+jr/v.NR+q].Store(panelReady)
+	}
 	return &shared[0], nil, nil
 }
+
+// sharedGroup is the most pair panels of the shared B packed at once.
+var sharedGroup = 8
 
 // releaseB returns the shared buffer to the pool.
 func (j *job) releaseB() {

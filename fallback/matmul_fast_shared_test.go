@@ -68,10 +68,11 @@ func TestMatMulFastSharedBMin(t *testing.T) {
 }
 
 // TestMatMulFastSharedBLazy checks the panels packed on first use bit for
-// bit against the same products packed per item: every variant, f32 and
-// bf16 B by rows (packed by the first tile's kernel where the variant has
-// one) and transposed (packed, then copied), several column and K blocks,
-// and with every panel found busy, so that each item packs its own copies.
+// bit against the same products packed per item: every variant, f32,
+// bf16 and e4m3 B by rows (packed by the first tile's kernel where the
+// variant has one; pair panels a group at a time) and transposed (packed,
+// then copied), several column and K blocks, and with every panel found
+// busy, so that each item packs its own copies.
 // Sharing changes who packs a panel and which rows an item takes, not the
 // order of any sum.
 func TestMatMulFastSharedBLazy(t *testing.T) {
@@ -84,7 +85,7 @@ func TestMatMulFastSharedBLazy(t *testing.T) {
 		shares := 0
 		for _, blk := range []*blocking{nil, {kc: 32, mc: 56, nc: 96}} {
 			testBlocking = blk
-			for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+			for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.E4M3} {
 				if !v.Accepts(dt, dt) {
 					continue
 				}
