@@ -327,18 +327,72 @@ func vdpbf16ps(src2, src1, dst int) {
 		p0, p1, p2, modrm, src2, src1, dst)
 }
 
+// e4m3ToBF16Table writes the e4m3 decoder as a table lookup: the 128
+// bf16 values of the magnitudes (e4m3BF16's first half, NaN included) sit
+// in Z8–Z11, two VPERMI2W look up the low and the high 64 codes, bit 6 of
+// the code picks one, and the sign bit is ORed in (e4m3BF16's second half
+// is the first with the sign set). 32 elements a step, then 16.
+func e4m3ToBF16Table() {
+	name := "e4m3ToBF16AVX512"
+	p("")
+	p("// func %s(dst *uint16, src *uint8, n int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ n+16(FP), CX")
+	p("\tSHRQ $4, CX")
+	p("\tJZ %s_done", name)
+	p("\tMOVQ $·e4m3BF16(SB), AX")
+	for v := 0; v < 4; v++ {
+		p("\tVMOVDQU16 %d(AX), Z%d", 64*v, 8+v)
+	}
+	p("\tMOVL $0x40, AX")
+	p("\tVPBROADCASTW AX, Z12")
+	p("\tMOVL $0x8000, AX")
+	p("\tVPBROADCASTW AX, Z13")
+	// step decodes the codes (words) in Z0 into Z1.
+	step := func() {
+		p("\tVMOVDQA64 Z0, Z1")
+		p("\tVMOVDQA64 Z0, Z2")
+		p("\tVPERMI2W Z9, Z8, Z1")
+		p("\tVPERMI2W Z11, Z10, Z2")
+		p("\tVPTESTMW Z12, Z0, K1")
+		p("\tVMOVDQU16 Z2, K1, Z1")
+		p("\tVPSLLW $8, Z0, Z0")
+		p("\tVPTERNLOGD $0xf8, Z13, Z0, Z1") // Z1 |= Z0 & Z13
+	}
+	p("%s_loop:", name)
+	p("\tCMPQ CX, $2")
+	p("\tJB %s_tail", name)
+	p("\tVPMOVZXBW (SI), Z0")
+	step()
+	p("\tVMOVDQU16 Z1, (DI)")
+	p("\tADDQ $32, SI")
+	p("\tADDQ $64, DI")
+	p("\tSUBQ $2, CX")
+	p("\tJMP %s_loop", name)
+	p("%s_tail:", name)
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("\tVPMOVZXBW (SI), Y0")
+	step()
+	p("\tVMOVDQU Y1, (DI)")
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
 // fp8ToBF16AVX512 writes the float8 to bf16 decoders of the pair panels,
 //
 //	func name(dst *uint16, src *uint8, n int)
 //
 // over n elements, n a multiple of 16. Every float8 value is exact in
 // bf16. e5m2 is the top byte of an f16, converted with VCVTPH2PS (NaNs
-// stay NaN). e4m3's magnitude bits shifted into a float32's exponent and
-// mantissa make the value times 2^-120 (subnormals included: a float32
-// subnormal m·2^-129 is m·2^-9 scaled), so one VMULPS by 2^120 rescales
-// it exactly (MXCSR's DAZ is off under Go); the sign is ORed in, and the
-// NaN codes (magnitude 0x7f) become the quiet NaN with their sign.
-// Constants: Z8 = 0x7f, Z9 = 2^120, Z10 = 0x80, Z11 = 0x7fc00000.
+// stay NaN). e4m3 is looked up in its table (e4m3ToBF16Table): it used to
+// be computed (the magnitude shifted into a float32, times 2^120, the
+// sign ORed in, the NaN codes replaced: 11 instructions for 16 elements
+// against 8 for 32), and in a 2048³ e4m3 product the decoding took 9% of
+// the time.
 func fp8ToBF16AVX512() {
 	conv("e5m2ToBF16AVX512", "dst *uint16, src *uint8, n int", 1, 2, 16, func() {
 		p("\tVPMOVZXBW (SI), Y0")
@@ -347,24 +401,7 @@ func fp8ToBF16AVX512() {
 		p("\tVPSRLD $16, Z1, Z1")
 		p("\tVPMOVDW Z1, (DI)")
 	})
-	conv("e4m3ToBF16AVX512", "dst *uint16, src *uint8, n int", 1, 2, 16, func() {
-		p("\tVPMOVZXBD (SI), Z0")
-		p("\tVPANDD Z8, Z0, Z1")
-		p("\tVPCMPEQD Z8, Z1, K1")
-		p("\tVPSLLD $20, Z1, Z2")
-		p("\tVMULPS Z9, Z2, Z2")
-		p("\tVMOVDQA32 Z11, K1, Z2")
-		p("\tVPANDD Z10, Z0, Z3")
-		p("\tVPSLLD $24, Z3, Z3")
-		p("\tVPORD Z3, Z2, Z2")
-		p("\tVPSRLD $16, Z2, Z2")
-		p("\tVPMOVDW Z2, (DI)")
-	}, func() {
-		for i, c := range []uint32{0x7f, (127 + 120) << 23, 0x80, 0x7fc00000} {
-			p("\tMOVL $%#x, AX", c)
-			p("\tVPBROADCASTD AX, Z%d", 8+i)
-		}
-	})
+	e4m3ToBF16Table()
 }
 
 // addF32AVX512 writes
