@@ -37,26 +37,27 @@ func cacheSizes() (l1, l2, l3 int) {
 	return l1, l2, l3
 }
 
-// cacheBlocking sizes the blocks for an MR×NR micro-kernel, in the usual
-// arrangement: the kc×NR panel of B that MC/MR kernel calls in a row read
-// is about the size of L1D, the mc×kc block of A takes half of L2, the
-// kc×nc block of B the worker's share of L3.
+// cacheBlocking sizes the blocks for an MR×NR micro-kernel: the kc×NR
+// panel of B that MC/MR kernel calls in a row read is twice the size of
+// L1D, the mc×kc block of A takes half of L2, the kc×nc block of B the
+// worker's share of L3.
 //
-// A B panel as big as L1D does not stay there whole: the A panel streams
-// through L1 beside it, and part of each comes from L2, which the kernel's
-// 184 bytes per 14 cycles do not strain. What the longer kc buys is fewer
-// passes over C: each K block loads and stores the whole of C. On Zen 5
-// (48 KiB L1D, 1 MiB L2) that gives the 14×32 AVX-512 kernel kc = 384 and
-// mc = 336; two-core 2048³ products on an otherwise idle machine ran at
-// 320–345 GFLOP/s with kc = 256 and 340–360 with kc = 384 or 512. By
-// process CPU time on a busy machine (load 6–10; kc and mc alternated
-// product by product in one process, medians over blocks of 10), 2048³
-// with kc = 256 took 1.005 times kc = 384's, and 512³ with kc = 512 (one
-// K block) 1.008 times: the B panel's falling out of L1D under the
-// streaming A panel costs nothing measurable.
+// A B panel that big does not stay in L1D: it comes from L2 beside the A
+// panel streaming through, which the kernel's 184 bytes per 14 cycles do
+// not strain. What the longer kc buys is fewer passes over C: each K block
+// loads and stores the whole of C, and the 14 rows of a C tile, when D's
+// rows are a power of two apart, all fall in one L1 set, so its loads
+// miss L1 however early they are prefetched (the same 2048³ product with
+// D's rows padded by 16 floats ran 1.03× as fast). On Zen 5 (48 KiB L1D,
+// 1 MiB L2) the 14×32 AVX-512 kernel gets kc = 768, mc = 168, nc = 1344;
+// against the earlier kc = 384 (one L1D), mc = 336, nc = 2720, two-core
+// products ran 1.057× as fast at 2048³, 1.025× at 1024³ and 1.034× at
+// 512³ (medians of the ratios of 5 alternated rounds, idle machine). With
+// kc = 256 and 512 before that, 2048³ had run within 1% of kc = 384's
+// time by CPU time on a busy machine.
 func cacheBlocking(mr, nr int) blocking {
 	l1, l2, l3 := cacheSizes()
-	kc := l1 / (4 * nr)
+	kc := 2 * l1 / (4 * nr)
 	kc = min(1024, max(16, kc&^7))
 	mc := max(mr, (l2/2)/(4*kc)/mr*mr)
 	nc := max(nr, l3/(4*kc)/nr*nr)
