@@ -334,14 +334,7 @@ func vdpbf16ps(src2, src1, dst int) {
 // is the first with the sign set). 32 elements a step, then 16.
 func e4m3ToBF16Table() {
 	name := "e4m3ToBF16AVX512"
-	p("")
-	p("// func %s(dst *uint16, src *uint8, n int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
-	p("\tMOVQ dst+0(FP), DI")
-	p("\tMOVQ src+8(FP), SI")
-	p("\tMOVQ n+16(FP), CX")
-	p("\tSHRQ $4, CX")
-	p("\tJZ %s_done", name)
+	loopHeader(name, "dst *uint16, src *uint8, n int", 4)
 	p("\tMOVQ $·e4m3BF16(SB), AX")
 	for v := 0; v < 4; v++ {
 		p("\tVMOVDQU16 %d(AX), Z%d", 64*v, 8+v)
@@ -412,14 +405,7 @@ func fp8ToBF16AVX512() {
 // scatter-add, 64 floats a trip while they last.
 func addF32AVX512() {
 	name := "addF32AVX512"
-	p("")
-	p("// func %s(dst, src *float32, n int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
-	p("\tMOVQ dst+0(FP), DI")
-	p("\tMOVQ src+8(FP), SI")
-	p("\tMOVQ n+16(FP), CX")
-	p("\tSHRQ $4, CX")
-	p("\tJZ %s_done", name)
+	loopHeader(name, "dst, src *float32, n int", 4)
 	p("%s_four:", name)
 	p("\tCMPQ CX, $4")
 	p("\tJB %s_one", name)
@@ -693,18 +679,24 @@ func kernelAVX2(name string, mr, nv, u int) {
 	p("\tRET")
 }
 
-// conv writes a conversion loop over n elements, n a multiple of the width
-// w: body converts one group at element offset 0 of SI → DI; setup, if
-// given, runs once before the loop.
-func conv(name, sig string, srcSize, dstSize, w int, body func(), setup ...func()) {
+// loopHeader starts a function of three words (dst, src, n): DI = dst,
+// SI = src, CX = n >> shift, and to name_done when that is zero.
+func loopHeader(name, sig string, shift int) {
 	p("")
 	p("// func %s(%s)", name, sig)
 	p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
 	p("\tMOVQ dst+0(FP), DI")
 	p("\tMOVQ src+8(FP), SI")
 	p("\tMOVQ n+16(FP), CX")
-	p("\tSHRQ $%d, CX", log2(w))
+	p("\tSHRQ $%d, CX", shift)
 	p("\tJZ %s_done", name)
+}
+
+// conv writes a conversion loop over n elements, n a multiple of the width
+// w: body converts one group at element offset 0 of SI → DI; setup, if
+// given, runs once before the loop.
+func conv(name, sig string, srcSize, dstSize, w int, body func(), setup ...func()) {
+	loopHeader(name, sig, log2(w))
 	for _, f := range setup {
 		f()
 	}
