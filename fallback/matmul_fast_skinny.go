@@ -103,7 +103,7 @@ const skinnyStripMinM = 9
 // sums stay in registers for, and the rows of B read down each strip.
 // 64 did best (two threads, 4096² f32 B: 16 to 32 rows about 0.9 of it,
 // 128 and 256 0.85 and 0.8; one thread 16–64 about equal).
-var skinnyStripKC = 64
+const skinnyStripKC = 64
 
 // skinnyStripRun is the bytes of a row of B the strip kernels take across
 // in one K block: the tile of sums is M rows of as many columns (32 KiB
