@@ -138,7 +138,10 @@ func TestMatMulFastSkinnyRagged(t *testing.T) {
 // variant with skinny kernels, padded strides, a batch of 2, D poisoned;
 // it first checks that the kernel chosen is the one the rows call for.
 // N·K is at most 2^16 with -short, 2^18 by default, every pair with
-// TCRT_LONG_TESTS=1 (M·N·K at most 2^26 and 2^28 with more than 4 rows).
+// TCRT_LONG_TESTS=1; with more than 4 rows M·N·K is also at most 2^20
+// with -short, 2^22 otherwise (up to 16×1000×129 and 16×129×1000: masked
+// tails and 16 K blocks; TestMatMulFastSkinnyRagged takes the larger
+// shapes of those rows against the float64 reference).
 func TestSkinnyRowsExact(t *testing.T) {
 	r := newRand(t)
 	limit := 1 << 18 // 4097×4097 with TCRT_LONG_TESTS=1
@@ -156,7 +159,7 @@ func TestSkinnyRowsExact(t *testing.T) {
 		for m := 1; m <= skinnyMaxM; m++ {
 			for _, n := range skinnyDims {
 				for _, k := range skinnyDims {
-					if n*k > limit || m > len(v.skinny.rowsBF16) && m*n*k > 256*limit {
+					if n*k > limit || m > len(v.skinny.rowsBF16) && m*n*k > 16*min(limit, 1<<18) {
 						continue
 					}
 					for _, dt := range []tile.DType{tile.F32, tile.BF16} {
