@@ -79,11 +79,27 @@ func (t *poolTask) close() {
 			break
 		}
 	}
+	if !spin(func() bool { return t.state.Load() == taskClosed }, false) {
+		<-t.done
+	}
+}
+
+// spin polls done for up to poolSpin, reading the clock (and, with yield,
+// letting other goroutines run) every 64 polls, and reports whether done
+// became true.
+func spin(done func() bool, yield bool) bool {
 	deadline := time.Now().Add(poolSpin)
-	for i := 1; t.state.Load() != taskClosed; i++ {
-		if i%64 == 0 && time.Now().After(deadline) {
-			<-t.done
-			return
+	for i := 1; ; i++ {
+		if done() {
+			return true
+		}
+		if i%64 == 0 {
+			if time.Now().After(deadline) {
+				return false
+			}
+			if yield {
+				goruntime.Gosched()
+			}
 		}
 	}
 }
@@ -172,17 +188,8 @@ func helper() {
 // spinning for poolSpin, then parked.
 func waitTask(seen uint64) uint64 {
 	p := &helperPool
-	deadline := time.Now().Add(poolSpin)
-	for i := 0; ; i++ {
-		if s := p.seq.Load(); s != seen {
-			return s
-		}
-		if i%64 == 63 {
-			if time.Now().After(deadline) {
-				break
-			}
-			goruntime.Gosched()
-		}
+	if spin(func() bool { return p.seq.Load() != seen }, true) {
+		return p.seq.Load()
 	}
 	p.mu.Lock()
 	p.parked.Add(1)
