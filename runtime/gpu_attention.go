@@ -44,7 +44,7 @@ func sm86AttnArgs(a *AttentionArgs, aux sm86AttnAux) (sm86attn.PrefillArgs, erro
 		PageSize: a.PageSize, BlocksPerSeq: a.BlocksPerSeq}
 	in := a.Q.Buf.DType()
 	if a.K.Buf.DType() != in || a.V.Buf.DType() != in {
-		return p, fmt.Errorf("Q, K and V must share one element type, have %v, %v, %v", in, a.K.Buf.DType(), a.V.Buf.DType())
+		return p, fmt.Errorf("q, k and v must share one element type, have %v, %v, %v", in, a.K.Buf.DType(), a.V.Buf.DType())
 	}
 	switch in {
 	case tile.F16:

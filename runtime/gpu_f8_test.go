@@ -152,6 +152,8 @@ func f8SameF32(t testing.TB, what string, got, want []byte) {
 // f8Shapes are testF8Ops's shapes: tails (n mod 4 ≠ 0), rows past one
 // block's threads, more rows than the per-row grid (32 a SM) and more quads
 // than the per-tensor grid. The simulator runs the smaller ones.
+//
+//lint:ignore U1000 the -tags cuda suite (gpu_f8_cuda_test.go) runs these shapes
 var f8Shapes = [][2]int{{1, 1}, {1, 3}, {3, 5}, {7, 129}, {33, 1000}, {257, 4099}, {4500, 3}, {1024, 2101}}
 
 // testF8Ops quantises random data with every format, overflow mode and
@@ -332,6 +334,8 @@ func testF8ScaleErrors(t *testing.T, gpu *runtime.Runtime) {
 // testF8Fallbacks: what the PTX kernels do not cover is rejected with a
 // reason and runs on the host fallback, bit for bit as on the CPU (rt must
 // rank the PTX kernels above every other GPU kernel of the family).
+//
+//lint:ignore U1000 run by the -tags cuda suite (gpu_f8_cuda_test.go)
 func testF8Fallbacks(t *testing.T, rt *runtime.Runtime) {
 	ctx := context.Background()
 	const rows, cols = 9, 300

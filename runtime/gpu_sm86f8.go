@@ -277,7 +277,7 @@ func sm86QuantAmaxSupports(a *QuantizeArgs) error {
 		return nil
 	}
 	if d := a.Amax.DType(); d != tile.F32 || a.Amax.Len() != 1 {
-		return fmt.Errorf("Amax is %v of %d elements (covered: one f32)", d, a.Amax.Len())
+		return fmt.Errorf("amax is %v of %d elements (covered: one f32)", d, a.Amax.Len())
 	}
 	return planReason(sm86.AmaxSupports(sm86.SGAmax{Out: sgPlaceholder, X: sgPlaceholder, XType: a.X.DType(),
 		Rows: a.Rows, Cols: a.Cols, BlockRows: a.Rows, BlockCols: a.Cols}), sm86.ErrSGUnsupported)

@@ -410,8 +410,8 @@ func TestStreamArguments(t *testing.T) {
 		"foreign event": s.WaitEvent(foreign),
 		"nil event":     s.WaitEvent(nil),
 		"zero event":    s.WaitEvent(&runtime.Event{}),
-		"wait nil ctx":  foreign.Wait(nil),  //nolint:staticcheck // probing a nil context
-		"sync nil ctx":  s.Synchronize(nil), //nolint:staticcheck
+		"wait nil ctx":  foreign.Wait(nil),  //lint:ignore SA1012 probing a nil context
+		"sync nil ctx":  s.Synchronize(nil), //lint:ignore SA1012 probing a nil context
 	} {
 		if !errors.Is(err, runtime.ErrArgument) {
 			t.Errorf("%s: %v; want ErrArgument", name, err)

@@ -61,7 +61,7 @@ func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, er
 		return p, fmt.Errorf("output element type %v not supported (f32, f16, bf16)", td)
 	}
 	if a.Beta != 0 && a.C.Buf != nil && a.C.Buf.DType() != td {
-		return p, fmt.Errorf("C must have D's element type %v, has %v", td, a.C.Buf.DType())
+		return p, fmt.Errorf("c must have D's element type %v, has %v", td, a.C.Buf.DType())
 	}
 	if a.Bias != nil && a.Bias.DType() != tile.F32 {
 		return p, fmt.Errorf("bias must be f32, is %v", a.Bias.DType())

@@ -66,7 +66,7 @@ func TestOpenErrors(t *testing.T) {
 func TestBufferRoundTrip(t *testing.T) {
 	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
 	ctx := context.Background()
-	vals := []float32{1.5, -2.25, 3.0e-3, 65504, -0.0, 7}
+	vals := []float32{1.5, -2.25, 3.0e-3, 65504, float32(math.Copysign(0, -1)), 7}
 	for _, d := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.F64} {
 		b, err := rt.Alloc(d, 2, 3)
 		if err != nil {

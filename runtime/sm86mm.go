@@ -48,7 +48,7 @@ func sm86mmSupports(args any) error {
 		return fmt.Errorf("output element type %v not supported (f32, f16, bf16)", td)
 	}
 	if a.Beta != 0 && a.C.Buf != nil && a.C.Buf.DType() != td {
-		return fmt.Errorf("C must have D's element type %v, has %v", td, a.C.Buf.DType())
+		return fmt.Errorf("c must have D's element type %v, has %v", td, a.C.Buf.DType())
 	}
 	if a.Bias != nil && a.Bias.DType() != tile.F32 {
 		return fmt.Errorf("bias must be f32, is %v", a.Bias.DType())
@@ -60,7 +60,7 @@ func sm86mmSupports(args any) error {
 		return fmt.Errorf("activation %v not supported", a.Act)
 	}
 	if a.M < 1 || a.N < 1 || a.K < 1 || (a.K%8 != 0 && (!a.A.Trans || a.B.Trans)) {
-		return fmt.Errorf("K=%d: needs a positive multiple of 8 (16-byte copies along K)", a.K)
+		return fmt.Errorf("k=%d: needs a positive multiple of 8 (16-byte copies along K)", a.K)
 	}
 	if a.A.LD%8 != 0 || a.B.LD%8 != 0 || a.A.Offset%8 != 0 || a.B.Offset%8 != 0 {
 		return fmt.Errorf("lda=%d ldb=%d offsets %d, %d: need multiples of 8 elements (16-byte copies)", a.A.LD, a.B.LD, a.A.Offset, a.B.Offset)

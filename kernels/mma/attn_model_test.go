@@ -178,7 +178,6 @@ func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b, kLo, kHi in
 					mma(&s[2*y+1], qa, b2, b3)
 				}
 			}
-			var pa [][32][4][2]uint16
 			for ln := 0; ln < 32; ln++ {
 				gq, t4 := ln/4, ln%4
 				var mx [2]float32
@@ -250,7 +249,6 @@ func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b, kLo, kHi in
 						a[ln][3][hh] = tile.F32ToF16(s[2*y+1][ln][2+hh])
 					}
 				}
-				pa = append(pa, a)
 				for x := 0; x < c.D/16; x++ {
 					b0, b1, b2, b3 := split(load(tv, 'v', x, y, true))
 					mma(&o[2*x], a, b0, b1)

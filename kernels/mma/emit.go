@@ -53,9 +53,6 @@ func (e *emitter) p() string                 { e.np++; return fmt.Sprintf("%%p%d
 func (e *emitter) h() string                 { e.nh++; return fmt.Sprintf("%%h%d", e.nh-1) }
 func (e *emitter) lbl(s string) string       { e.nl++; return fmt.Sprintf("$L_%s_%d", s, e.nl) }
 
-// imm32 returns a fresh register holding v.
-func (e *emitter) imm32(v int) string { x := e.r(); e.w("mov.u32 %s, %d;", x, v); return x }
-
 func log2(n int) int { return bits.TrailingZeros(uint(n)) }
 
 // Generate returns the PTX of one kernel (an .entry; ModulePTX adds the

@@ -93,16 +93,6 @@ func (p pcase) String() string {
 		p.d, p.in, p.out, p.batch, p.hq, p.hkv, p.nq, p.nk, p.varQ, p.varKV, p.causal, p.wl, p.wr, p.softcap, p.cache, p.splits, p.page)
 }
 
-func outDType(o Output) tile.DType {
-	switch o {
-	case OutF16:
-		return tile.F16
-	case OutBF16:
-		return tile.BF16
-	}
-	return tile.F32
-}
-
 func outPoison(o Output) uint32 {
 	switch o {
 	case OutF16:

@@ -315,21 +315,20 @@ func Write(arch int, kernels ...Kernel) ([]byte, error) {
 		return nil, fmt.Errorf("%w: Write: no kernels", ErrInvalid)
 	}
 	type kinfo struct {
-		k          *Kernel
-		offsets    []int
-		paramSize  int
-		shSize     int
-		shAlign    int
-		hasShared  bool
-		secInfo    int // .nv.info.k
-		secConst   int
-		secText    int
-		secShared  int
-		symText    int
-		symShared  int
-		symConst   int
-		symFunc    int
-		nameOffset uint32
+		k         *Kernel
+		offsets   []int
+		paramSize int
+		shSize    int
+		shAlign   int
+		hasShared bool
+		secInfo   int // .nv.info.k
+		secConst  int
+		secText   int
+		secShared int
+		symText   int
+		symShared int
+		symConst  int
+		symFunc   int
 	}
 	seen := map[string]bool{}
 	ks := make([]kinfo, len(kernels))

@@ -558,9 +558,6 @@ func f2i(x float64, rnd uint8, signed bool, width uint) uint64 {
 	return uint64(x)
 }
 
-// f64round rounds a binary64 value to binary32 in direction m (F2F.F32.F64).
-func f64round(x float64, m rmode) uint32 { return fround(x, 0, m) }
-
 func popc(x uint32) int { return bits.OnesCount32(x) }
 
 // nanF64 is the NaN the simulator gives binary64 arithmetic that makes one:

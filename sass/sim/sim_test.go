@@ -248,8 +248,6 @@ func TestSimErrorsIs(t *testing.T) {
 
 func sprintf(f string, a ...any) string { return fmt.Sprintf(f, a...) }
 
-func replaceAll(s, old, new string) string { return strings.ReplaceAll(s, old, new) }
-
 // corpusKernel decodes kernel name of the corpus cubin file for sm_<sm>.
 func corpusKernel(t *testing.T, file, name string, sm int) sass.Program {
 	t.Helper()

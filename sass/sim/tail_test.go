@@ -208,9 +208,9 @@ func TestSimDoubleDirected(t *testing.T) {
 	modes := map[string]big.RoundingMode{"RZ": big.ToZero, "RM": big.ToNegativeInf, "RP": big.ToPositiveInf}
 	tiny := math.SmallestNonzeroFloat64
 	edges := map[string][][3]float64{
-		"DADD": {{1.5, -1.5, 0}, {math.MaxFloat64, math.MaxFloat64, 0}, {-math.MaxFloat64, -math.MaxFloat64, 0}, {tiny, tiny, 0}, {-0.0, 0, 0}},
+		"DADD": {{1.5, -1.5, 0}, {math.MaxFloat64, math.MaxFloat64, 0}, {-math.MaxFloat64, -math.MaxFloat64, 0}, {tiny, tiny, 0}, {math.Copysign(0, -1), 0, 0}},
 		"DMUL": {{1e-200, 1e-200, 0}, {-1e-200, 1e-200, 0}, {1e200, 1e200, 0}, {-1e200, 1e200, 0}, {3, 0, 0}},
-		"DFMA": {{2, 3, -6}, {1e-200, 1e-200, tiny}, {1e200, 1e200, -1}, {-1e300, 1e300, 1}, {0, 5, -0.0}},
+		"DFMA": {{2, 3, -6}, {1e-200, 1e-200, tiny}, {1e200, 1e200, -1}, {-1e300, 1e300, 1}, {0, 5, math.Copysign(0, -1)}},
 	}
 	for _, op := range []string{"DADD", "DMUL", "DFMA"} {
 		for mode, bm := range modes {

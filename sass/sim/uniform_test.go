@@ -722,12 +722,10 @@ func TestSimHalfResultModifiers(t *testing.T) {
 			var want uint32
 			for k := 0; k < 32; k += 16 {
 				h := uint16(raw >> k)
-				v := value(h)
-				switch {
-				case c.ftz && sub(h):
+				if c.ftz && sub(h) {
 					h &= 0x8000
 				}
-				v = value(h)
+				v := value(h)
 				switch {
 				case c.sat && (v != v || v < 0 || v == 0):
 					h = 0

@@ -77,7 +77,6 @@ func assemble(dir, src, arch string, i int) ([]word, error) {
 }
 
 var lineRE = regexp.MustCompile(`^\s*/\*([0-9a-f]+)\*/\s*(.*?)\s*/\* 0x([0-9a-f]{16}) \*/\s*$`)
-var hiRE = regexp.MustCompile(`^\s*/\* 0x([0-9a-f]{16}) \*/\s*$`)
 var errRE = regexp.MustCompile(`at address 0x([0-9a-f]+)`)
 
 var nopWord = word{0x0000000000007918, 0x000fc00000000000}
@@ -223,9 +222,7 @@ func main() {
 		w := word{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
 		if i.Arch() == 89 {
 			ws89 = append(ws89, w)
-			for _, v := range variants(w) {
-				ws89 = append(ws89, v)
-			}
+			ws89 = append(ws89, variants(w)...)
 			continue
 		}
 		if !seen[w] {
