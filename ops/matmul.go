@@ -26,14 +26,18 @@ const (
 	ActSiLU = tile.ActSiLU
 )
 
-// MatMulOptions are the optional parts of a matmul. The values are taken
-// literally: Alpha 0 gives a zero product, so start from
-// DefaultMatMulOptions, or pass nil options for D = A·B.
+// MatMulOptions are the optional parts of a matmul. The zero value (or nil
+// options) computes D = A·B: an Alpha of 0 means 1.
 type MatMulOptions struct {
-	// Alpha scales the product; Beta scales C.
-	Alpha, Beta float32
-	// C is added (scaled by Beta) when Beta is not 0; it may be exactly the
-	// same view as D (an in-place update), but may not otherwise overlap it.
+	// Alpha scales the product; 0 means 1 (a zero product is not a matmul:
+	// to compute D = Beta·C, scale C instead).
+	Alpha float32
+	// Beta scales C. C and Beta go together: a C with Beta 0, or a Beta
+	// without C, is an ErrArgument rather than silently ignored.
+	Beta float32
+	// C is added, scaled by Beta; it may be exactly the same view as D (an
+	// in-place update, D += A·B with Beta 1), but may not otherwise overlap
+	// it.
 	C *Matrix
 	// Bias, if set, is a vector of N values (f32, f16 or bf16) added to every
 	// row before the activation.
@@ -53,7 +57,8 @@ type MatMulOptions struct {
 	Stream *runtime.Stream
 }
 
-// DefaultMatMulOptions returns options for D = A·B.
+// DefaultMatMulOptions returns options for D = A·B (the zero value with
+// Alpha written out).
 func DefaultMatMulOptions() MatMulOptions { return MatMulOptions{Alpha: 1} }
 
 // MatMul computes, for each batch b,
@@ -136,6 +141,9 @@ func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if batch > 1 && d.BatchStride < (d.Rows-1)*d.LD+d.Cols {
 		return nil, nil, tile.Errorf(ErrShape, opMatMul, "D.BatchStride", "batch stride %d makes output matrices of %d elements overlap", d.BatchStride, (d.Rows-1)*d.LD+d.Cols)
 	}
+	if o.Alpha == 0 {
+		o.Alpha = 1
+	}
 	if isNonFinite(o.Alpha) {
 		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Alpha", "%v is not finite", o.Alpha)
 	}
@@ -148,6 +156,9 @@ func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	args := &runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
 	if err := checkMatMulScales(rt, &o, args); err != nil {
 		return nil, nil, err
+	}
+	if o.C != nil && o.Beta == 0 {
+		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Beta", "C is set but Beta is 0, so C would be ignored: set Beta (1 adds C), or leave C nil")
 	}
 	if o.Beta != 0 {
 		if o.C == nil {

@@ -225,6 +225,7 @@ func TestMatMulBadInput(t *testing.T) {
 		{"D aliases A", ops.Matrix{Buf: a.Buf, Rows: 4, Cols: 5}, a, newM(rt, tile.F32, 5, 5), nil, ops.ErrAlias, "argument D"},
 		{"bias length", d, a, b, &ops.MatMulOptions{Alpha: 1, Bias: bias5}, ops.ErrShape, "argument Bias"},
 		{"beta without C", d, a, b, &ops.MatMulOptions{Alpha: 1, Beta: 1}, ops.ErrArgument, "argument C"},
+		{"C without beta", d, a, b, &ops.MatMulOptions{C: &d}, ops.ErrArgument, "argument Beta"},
 		{"NaN alpha", d, a, b, &ops.MatMulOptions{Alpha: float32(math.NaN())}, ops.ErrArgument, "argument Alpha"},
 		{"bad activation", d, a, b, &ops.MatMulOptions{Alpha: 1, Act: 9}, ops.ErrArgument, "argument Act"},
 		{"negative batch", d, a, b, &ops.MatMulOptions{Alpha: 1, Batch: -1}, ops.ErrShape, "argument Batch"},
@@ -247,6 +248,43 @@ func TestMatMulBadInput(t *testing.T) {
 		for i := range after {
 			if math.Float32bits(after[i]) != math.Float32bits(before[i]) {
 				t.Fatalf("%s: D[%d] changed from %v to %v", c.name, i, before[i], after[i])
+			}
+		}
+	}
+}
+
+// TestMatMulZeroOptions: &MatMulOptions{} is D = A·B (Alpha 0 means 1),
+// bit for bit the same as nil options and as Alpha 1.
+func TestMatMulZeroOptions(t *testing.T) {
+	rt := openCPU(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(28, 1))
+	ab, _ := randBuf(t, rt, rng, tile.F32, 7*129)
+	bb, _ := randBuf(t, rt, rng, tile.F32, 129*5)
+	a := ops.Matrix{Buf: ab, Rows: 7, Cols: 129, LD: 129}
+	b := ops.Matrix{Buf: bb, Rows: 129, Cols: 5, LD: 5}
+	var outs [3][]float32
+	for i, opt := range []*ops.MatMulOptions{nil, {}, {Alpha: 1}} {
+		db, err := rt.Alloc(tile.F32, 7, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		poison(t, db)
+		if err := ops.MatMul(ctx, rt, ops.Matrix{Buf: db, Rows: 7, Cols: 5, LD: 5}, a, b, opt); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = make([]float32, 35)
+		if err := db.ReadFloat32(ctx, outs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range outs[0] {
+		if outs[0][i] == 0 || math.IsNaN(float64(outs[0][i])) {
+			t.Fatalf("D[%d] = %v: not a product", i, outs[0][i])
+		}
+		for j := 1; j < 3; j++ {
+			if math.Float32bits(outs[j][i]) != math.Float32bits(outs[0][i]) {
+				t.Fatalf("options %d: D[%d] = %v, nil options give %v", j, i, outs[j][i], outs[0][i])
 			}
 		}
 	}
