@@ -301,39 +301,87 @@ func (b *Buffer) transfer(ctx context.Context, op string, off, nbytes int, fn fu
 
 // WriteFloat32 converts src to the buffer's float element type (rounding to
 // nearest even; float8 saturates to the largest finite value) and writes it
-// from element 0. len(src) must not exceed Len.
+// from element 0. len(src) must not exceed Len. It is WriteFloat32At(ctx,
+// 0, src).
 func (b *Buffer) WriteFloat32(ctx context.Context, src []float32) error {
-	if err := b.Check(nil, "write", "buffer"); err != nil {
+	return b.WriteFloat32At(ctx, 0, src)
+}
+
+// WriteFloat32At converts src as WriteFloat32 does and writes it from
+// element off. An f32 buffer is written straight from src; other types are
+// converted through a reused 32 KiB scratch, so no call allocates in
+// proportion to its size.
+func (b *Buffer) WriteFloat32At(ctx context.Context, off int, src []float32) error {
+	if err := b.checkFloat32IO("write", "src", off, len(src)); err != nil {
 		return err
 	}
-	if !b.dtype.IsFloat() {
-		return tile.Errorf(ErrDType, "write", "buffer", "WriteFloat32 into a %v buffer; use WriteRaw for integers", b.dtype)
+	if b.dtype == tile.F32 {
+		return b.Write(ctx, off, asBytes(src))
 	}
-	if len(src) > b.n {
-		return tile.Errorf(ErrBounds, "write", "src", "%d values into a buffer of %d", len(src), b.n)
-	}
-	raw := make([]byte, len(src)*b.dtype.Size())
-	EncodeFloat32(b.dtype, raw, src)
-	return b.Write(ctx, 0, raw)
+	sz := b.dtype.Size()
+	return b.transfer(ctx, "write", off, len(src)*sz, func(m backend.Memory, boff int) error {
+		scratch := ioScratch.Get().(*[]byte)
+		defer ioScratch.Put(scratch)
+		chunk := len(*scratch) / sz
+		for i := 0; i < len(src); i += chunk {
+			part := src[i:min(len(src), i+chunk)]
+			raw := (*scratch)[:len(part)*sz]
+			EncodeFloat32(b.dtype, raw, part)
+			if err := m.Write(ctx, boff+i*sz, raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // ReadFloat32 reads len(dst) elements from element 0, converted exactly to
-// float32 (f64 rounds).
+// float32 (f64 rounds). It is ReadFloat32At(ctx, 0, dst).
 func (b *Buffer) ReadFloat32(ctx context.Context, dst []float32) error {
-	if err := b.Check(nil, "read", "buffer"); err != nil {
+	return b.ReadFloat32At(ctx, 0, dst)
+}
+
+// ReadFloat32At reads len(dst) elements from element off, converted as
+// ReadFloat32 does. An f32 buffer is read straight into dst; other types
+// go through a reused scratch, as in WriteFloat32At.
+func (b *Buffer) ReadFloat32At(ctx context.Context, off int, dst []float32) error {
+	if err := b.checkFloat32IO("read", "dst", off, len(dst)); err != nil {
 		return err
 	}
-	if !b.dtype.IsFloat() {
-		return tile.Errorf(ErrDType, "read", "buffer", "ReadFloat32 from a %v buffer; use ReadRaw for integers", b.dtype)
+	if b.dtype == tile.F32 {
+		return b.Read(ctx, off, asBytes(dst))
 	}
-	if len(dst) > b.n {
-		return tile.Errorf(ErrBounds, "read", "dst", "%d values from a buffer of %d", len(dst), b.n)
-	}
-	raw := make([]byte, len(dst)*b.dtype.Size())
-	if err := b.Read(ctx, 0, raw); err != nil {
+	sz := b.dtype.Size()
+	return b.transfer(ctx, "read", off, len(dst)*sz, func(m backend.Memory, boff int) error {
+		scratch := ioScratch.Get().(*[]byte)
+		defer ioScratch.Put(scratch)
+		chunk := len(*scratch) / sz
+		for i := 0; i < len(dst); i += chunk {
+			part := dst[i:min(len(dst), i+chunk)]
+			raw := (*scratch)[:len(part)*sz]
+			if err := m.Read(ctx, boff+i*sz, raw); err != nil {
+				return err
+			}
+			DecodeFloat32(b.dtype, part, raw)
+		}
+		return nil
+	})
+}
+
+// ioScratch holds the conversion buffers of the float32 reads and writes.
+var ioScratch = sync.Pool{New: func() any { s := make([]byte, 32<<10); return &s }}
+
+// checkFloat32IO checks a float32 read or write of n values at element off.
+func (b *Buffer) checkFloat32IO(op, arg string, off, n int) error {
+	if err := b.Check(nil, op, "buffer"); err != nil {
 		return err
 	}
-	DecodeFloat32(b.dtype, dst, raw)
+	if !b.dtype.IsFloat() || b.dtype.IsPacked() {
+		return tile.Errorf(ErrDType, op, "buffer", "float32 values for a %v buffer; use WriteRaw/ReadRaw for integers and packed types", b.dtype)
+	}
+	if off < 0 || off > b.n || n > b.n-off {
+		return tile.Errorf(ErrBounds, op, arg, "%d values at element %d of a buffer of %d", n, off, b.n)
+	}
 	return nil
 }
 
@@ -346,6 +394,18 @@ func EncodeFloat32(d tile.DType, dst []byte, src []float32) {
 		return
 	}
 	src = src[:min(len(src), len(dst)/sz)]
+	switch d {
+	case tile.BF16, tile.F16:
+		conv := tile.F32ToBF16
+		if d == tile.F16 {
+			conv = tile.F32ToF16
+		}
+		for i, v := range src {
+			h := conv(v)
+			dst[2*i], dst[2*i+1] = byte(h), byte(h>>8)
+		}
+		return
+	}
 	for i, v := range src {
 		bits := tile.FromFloat32(d, v)
 		for k := 0; k < sz; k++ {
@@ -363,6 +423,18 @@ func DecodeFloat32(d tile.DType, dst []float32, src []byte) {
 		return
 	}
 	dst = dst[:min(len(dst), len(src)/sz)]
+	switch d {
+	case tile.BF16:
+		for i := range dst {
+			dst[i] = tile.BF16ToF32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
+		}
+		return
+	case tile.F16:
+		for i := range dst {
+			dst[i] = tile.F16ToF32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
+		}
+		return
+	}
 	for i := range dst {
 		var bits uint64
 		for k := 0; k < sz; k++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -324,5 +325,98 @@ func TestRuntimePoolStatsCPU(t *testing.T) {
 	}
 	if n, err := rt.TrimPool(); n != 0 || err != nil {
 		t.Fatalf("TrimPool = %d, %v", n, err)
+	}
+}
+
+// TestFloat32IOAt: reads and writes at element offsets, for every float
+// type, agree with whole-buffer I/O, refuse ranges past the end with
+// nothing written, and allocate nothing in proportion to their size.
+func TestFloat32IOAt(t *testing.T) {
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(28, 2))
+	for _, d := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.F64, tile.E4M3, tile.E5M2} {
+		const n = 40000 // more than one 32 KiB scratch of every type
+		b, err := rt.Alloc(d, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := make([]float32, n)
+		for i := range whole {
+			whole[i] = rng.Float32()*4 - 2
+		}
+		if err := b.WriteFloat32(ctx, whole); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ReadFloat32(ctx, whole); err != nil { // the values as stored
+			t.Fatal(err)
+		}
+		// Overwrite a middle range at an offset, then read it back at the same
+		// offset and the whole buffer: only that range changed.
+		off, part := 1237, make([]float32, 20011)
+		for i := range part {
+			part[i] = whole[(i*7)%n]
+		}
+		if err := b.WriteFloat32At(ctx, off, part); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, len(part))
+		if err := b.ReadFloat32At(ctx, off, got); err != nil {
+			t.Fatal(err)
+		}
+		after := make([]float32, n)
+		if err := b.ReadFloat32(ctx, after); err != nil {
+			t.Fatal(err)
+		}
+		for i := range after {
+			want := whole[i]
+			if i >= off && i < off+len(part) {
+				want = part[i-off]
+				if math.Float32bits(got[i-off]) != math.Float32bits(want) {
+					t.Fatalf("%v: ReadFloat32At[%d] = %v, want %v", d, i-off, got[i-off], want)
+				}
+			}
+			if math.Float32bits(after[i]) != math.Float32bits(want) {
+				t.Fatalf("%v: element %d = %v, want %v", d, i, after[i], want)
+			}
+		}
+		// Past the end: refused, nothing written.
+		for _, c := range []struct{ off, n int }{{n - 3, 4}, {-1, 1}, {n + 1, 0}} {
+			err := b.WriteFloat32At(ctx, c.off, make([]float32, c.n))
+			if !errors.Is(err, runtime.ErrBounds) {
+				t.Fatalf("%v: write of %d at %d: %v, want ErrBounds", d, c.n, c.off, err)
+			}
+			if err := b.ReadFloat32At(ctx, c.off, make([]float32, c.n)); !errors.Is(err, runtime.ErrBounds) {
+				t.Fatalf("%v: read of %d at %d: %v, want ErrBounds", d, c.n, c.off, err)
+			}
+		}
+		if err := b.ReadFloat32(ctx, got[:0]); err != nil {
+			t.Fatal(err)
+		}
+		check := make([]float32, n)
+		if err := b.ReadFloat32(ctx, check); err != nil {
+			t.Fatal(err)
+		}
+		for i := range check {
+			if math.Float32bits(check[i]) != math.Float32bits(after[i]) {
+				t.Fatalf("%v: a refused write changed element %d", d, i)
+			}
+		}
+		// Allocations do not grow with the size of the transfer (the few a
+		// call makes are the runtime-wide synchronisation's, size-free).
+		small, large := got[:1], got
+		as := testing.AllocsPerRun(20, func() { _ = b.ReadFloat32At(ctx, 5, small); _ = b.WriteFloat32At(ctx, 5, small) })
+		al := testing.AllocsPerRun(20, func() { _ = b.ReadFloat32At(ctx, 5, large); _ = b.WriteFloat32At(ctx, 5, large) })
+		if al > as {
+			t.Errorf("%v: %v allocations per read+write of %d values, %v of 1", d, al, len(large), as)
+		}
+		b.Close()
+	}
+	ints, err := rt.Alloc(tile.S32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ints.WriteFloat32At(ctx, 0, []float32{1}); !errors.Is(err, runtime.ErrDType) {
+		t.Fatalf("s32 buffer: %v, want ErrDType", err)
 	}
 }
