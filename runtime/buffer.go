@@ -492,3 +492,46 @@ func asBytes[T Element](s []T) []byte {
 // Overlaps reports whether two buffers share memory. Buffers are distinct
 // allocations, so that is identity.
 func Overlaps(a, b *Buffer) bool { return a != nil && a == b }
+
+// FromFloat32 allocates a buffer of element type d and the given shape (one
+// dimension of len(values) when shape is empty) and writes values into it,
+// converted as WriteFloat32 converts them. len(values) must be the shape's
+// element count.
+func (r *Runtime) FromFloat32(ctx context.Context, d tile.DType, values []float32, shape ...int) (*Buffer, error) {
+	if len(shape) == 0 {
+		shape = []int{len(values)}
+	}
+	n := 1
+	for _, s := range shape {
+		if s <= 0 || n > len(values)/s { // also catches overflow
+			n = -1
+			break
+		}
+		n *= s
+	}
+	if n != len(values) {
+		return nil, tile.Errorf(ErrShape, "alloc", "values", "%d values for a shape %v", len(values), shape)
+	}
+	b, err := r.Alloc(d, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.WriteFloat32(ctx, values); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Float32s reads the whole buffer into a new slice, converted as
+// ReadFloat32 converts.
+func (b *Buffer) Float32s(ctx context.Context) ([]float32, error) {
+	if err := b.Check(nil, "read", "buffer"); err != nil {
+		return nil, err
+	}
+	out := make([]float32, b.Len())
+	if err := b.ReadFloat32(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -420,3 +420,36 @@ func TestFloat32IOAt(t *testing.T) {
 		t.Fatalf("s32 buffer: %v, want ErrDType", err)
 	}
 }
+
+func TestFromFloat32(t *testing.T) {
+	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	ctx := context.Background()
+	vals := []float32{1.5, -2.25, 3, 0.125, -7, 9}
+	b, err := rt.FromFloat32(ctx, tile.BF16, vals, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Shape(); len(s) != 2 || s[0] != 2 || s[1] != 3 || b.DType() != tile.BF16 {
+		t.Fatalf("shape %v dtype %v", s, b.DType())
+	}
+	got, err := b.Float32s(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range vals { // every value is exact in bf16
+		if got[i] != vals[i] {
+			t.Fatalf("element %d = %v, want %v", i, got[i], vals[i])
+		}
+	}
+	before := rt.Stats()
+	if _, err := rt.FromFloat32(ctx, tile.F32, vals, 4, 2); !errors.Is(err, runtime.ErrShape) {
+		t.Fatalf("6 values for 4x2: %v, want ErrShape", err)
+	}
+	if after := rt.Stats(); after != before {
+		t.Fatalf("a refused FromFloat32 left memory allocated: %+v -> %+v", before, after)
+	}
+	var nb *runtime.Buffer
+	if _, err := nb.Float32s(ctx); !errors.Is(err, runtime.ErrArgument) && !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("nil buffer: %v", err)
+	}
+}

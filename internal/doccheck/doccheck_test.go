@@ -133,3 +133,26 @@ func TestCandidates(t *testing.T) {
 		t.Fatalf("candidates = %q, want %q", got, want)
 	}
 }
+
+// TestREADMEIsAGuide keeps the README a user's guide: at most 150 lines,
+// none over 400 characters (measurement history goes to docs/performance.md).
+func TestREADMEIsAGuide(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 150 {
+		t.Errorf("README.md has %d lines; keep it to 150", len(lines))
+	}
+	for i, l := range lines {
+		if n := len([]rune(l)); n > 400 {
+			t.Errorf("README.md:%d is %d characters long", i+1, n)
+		}
+	}
+	for _, want := range []string{"go get github.com/tcrt-go/tcrt", "<!-- begin examples/quickstart/main.go -->"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
+}
