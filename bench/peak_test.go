@@ -10,7 +10,8 @@ import (
 
 // BenchmarkPeakFMA/<f32|bf16dot> reports the GFLOP/s of register-resident
 // multiply-adds (VFMADD231PS, or VDPBF16PS counting its two products) on
-// every core at once (GOMAXPROCS goroutines): the ceiling the matmul rates
+// every core at once (GOMAXPROCS goroutines), with AVX-512 where the CPU has
+// it, else AVX2+FMA (the log names the ISA): the ceiling the matmul rates
 // are compared with (scripts/bench-ratio.sh with REF=PeakFMA/f32
 // UNIT=GFLOP/s).
 func BenchmarkPeakFMA(b *testing.B) {
@@ -20,6 +21,7 @@ func BenchmarkPeakFMA(b *testing.B) {
 	}
 	for _, l := range loops {
 		b.Run(l.Name, func(b *testing.B) {
+			b.Logf("ISA: %s", l.ISA())
 			const trips = 1 << 18
 			p := goruntime.GOMAXPROCS(0)
 			for b.Loop() {

@@ -542,10 +542,16 @@ func peakFMAAVX512(n int)
 //go:noescape
 func peakDPBF16AVX512(n int)
 
+// peakFMAAVX2 runs n trips of 12 register-resident VFMADD231PS on ymm.
+//
+//go:noescape
+func peakFMAAVX2(n int)
+
 func init() {
 	peakLoops = append(peakLoops,
 		PeakLoop{Name: "f32", Features: []cpuid.FeatureID{cpuid.AVX512F}, FLOPs: 16 * 16 * 2, run: peakFMAAVX512},
 		PeakLoop{Name: "bf16dot", Features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BF16}, FLOPs: 16 * 16 * 4, run: peakDPBF16AVX512},
+		PeakLoop{Name: "f32", Features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3}, FLOPs: 12 * 8 * 2, run: peakFMAAVX2},
 	)
 }
 

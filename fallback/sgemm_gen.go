@@ -100,6 +100,7 @@ func main() {
 	scaleF32AVX512(true)
 	peakAVX512("peakFMAAVX512", false)
 	peakAVX512("peakDPBF16AVX512", true)
+	peakAVX2("peakFMAAVX2")
 	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyPairs} {
 		for _, store := range []bool{false, true} {
 			for r := 1; r <= skinnyRows; r++ {
@@ -526,6 +527,34 @@ func peakAVX512(name string, dot bool) {
 		} else {
 			p("\tVFMADD231PS Z16, Z17, Z%d", r)
 		}
+	}
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// peakAVX2 writes
+//
+//	func name(n int)
+//
+// n trips of 12 independent register-resident VFMADD231PS on ymm (two FMA
+// pipes of up to 5 cycles' latency need 10 in flight): the AVX2+FMA peak
+// that BenchmarkPeakFMA measures on hosts without AVX-512.
+func peakAVX2(name string) {
+	p("")
+	p("// func %s(n int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	p("\tMOVQ n+0(FP), CX")
+	for r := 0; r < 16; r++ {
+		p("\tVPXOR Y%d, Y%d, Y%d", r, r, r)
+	}
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("%s_loop:", name)
+	for r := 0; r < 12; r++ {
+		p("\tVFMADD231PS Y14, Y15, Y%d", r)
 	}
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
