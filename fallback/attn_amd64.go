@@ -2,6 +2,8 @@
 
 package fallback
 
+//go:generate sh -c "go run attn_gen.go > attn_amd64.s"
+
 import "github.com/klauspost/cpuid/v2"
 
 //go:noescape
