@@ -6,5 +6,6 @@
 // every backend: legality is checked first, every address is preflighted before
 // the first effect, and nothing is written unless the whole op succeeds.
 //
-// The package has no dependencies inside tcrt; everything else builds on it.
+// Inside tcrt the package depends only on internal/cpufeat (a leaf: the CPU
+// feature mask its float8 codecs dispatch on); everything else builds on it.
 package tile
