@@ -39,8 +39,8 @@ type Checkpoint struct {
 // OpenCheckpoint opens the model directory dir: config.json, then either
 // model.safetensors.index.json and the shards its weight_map names, or
 // model.safetensors. Every file is validated (see OpenSafetensors), no
-// tensor may appear twice, each shard's tensors must be the ones the index
-// places in it, and the Llama weights must all be present with the shapes
+// tensor may appear twice (each shard's tensors must be the ones the index
+// places in it), and the Llama weights must all be present with the shapes
 // config.json implies (in F32, F16 or BF16).
 func OpenCheckpoint(dir string) (*Checkpoint, error) {
 	cfg, err := ReadConfig(dir)
@@ -83,7 +83,8 @@ func (c *Checkpoint) openFiles() error {
 }
 
 // addFile opens one safetensors file of the directory; with an index,
-// each of its tensors must be placed in it by the index.
+// each of its tensors must be placed in it by the index (so no tensor is
+// in two files: the index places each in one).
 func (c *Checkpoint) addFile(name string, index map[string]string) error {
 	f, err := OpenSafetensors(filepath.Join(c.dir, name))
 	if err != nil {
@@ -97,9 +98,6 @@ func (c *Checkpoint) addFile(name string, index map[string]string) error {
 				where = "places it in " + s
 			}
 			return tile.Errorf(tile.ErrArgument, ckptOp, n, "found in %s, but the index %s", name, where)
-		}
-		if _, dup := c.tensors[n]; dup {
-			return tile.Errorf(tile.ErrArgument, ckptOp, n, "appears in two files")
 		}
 		c.tensors[n] = f.tensors[n]
 	}

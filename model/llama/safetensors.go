@@ -119,7 +119,7 @@ func OpenSafetensors(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := parseSafetensors(data)
+	f, err := ParseSafetensors(data)
 	if err != nil {
 		_ = unmap(data)
 		return nil, wrapPath(err, path)
@@ -232,9 +232,11 @@ type headerEntry struct {
 	end    int
 }
 
-// parseSafetensors validates a whole safetensors file held in data and
-// returns its tensors as views of data.
-func parseSafetensors(data []byte) (*File, error) {
+// ParseSafetensors validates a whole safetensors file held in data (for
+// example an embedded file) and returns its tensors as views of data,
+// which must stay unchanged while they are used. Close on the result
+// releases nothing.
+func ParseSafetensors(data []byte) (*File, error) {
 	if len(data) < 8 {
 		return nil, tile.Errorf(tile.ErrBounds, stOp, "header", "the file has %d bytes, fewer than the 8 of the header length", len(data))
 	}
