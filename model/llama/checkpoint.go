@@ -175,6 +175,14 @@ func sortedNames(m map[string]Tensor) []string {
 	return out
 }
 
+// release drops the resident pages of a tensor's bytes where they lie in
+// a file mapping (see dropPages).
+func (c *Checkpoint) release(b []byte) {
+	for _, f := range c.files {
+		f.release(b)
+	}
+}
+
 // Config is the checkpoint's configuration (zero for a nil Checkpoint).
 func (c *Checkpoint) Config() Config {
 	if c == nil {

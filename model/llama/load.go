@@ -75,6 +75,7 @@ func Load(ctx context.Context, rt *runtime.Runtime, dir string, opts *LoadOption
 		}
 		src, _ := ck.Tensor(name) // OpenCheckpoint checked every weight is there
 		b, err := upload(ctx, rt, src, o.DType)
+		ck.release(src.Data)
 		*dst = b
 		return err
 	})
@@ -103,7 +104,6 @@ func upload(ctx context.Context, rt *runtime.Runtime, t Tensor, dt tile.DType) (
 	} else {
 		err = convertInto(ctx, b, t)
 	}
-	dropPages(t.Data)
 	if err != nil {
 		_ = b.Close()
 		return nil, err

@@ -101,11 +101,14 @@ func (t Tensor) Len() int {
 }
 
 // File is an open safetensors file, memory-mapped read-only where the
-// platform allows (Linux), else read into memory.
+// platform allows (Linux), else read into memory. As with any mapping, a
+// file truncated by another process while it is mapped faults (SIGBUS) when
+// the missing pages are read; the file must not change while it is open.
 type File struct {
 	path     string
 	data     []byte // the whole file
 	unmap    func([]byte) error
+	mapped   bool // data is a file mapping (dropPages applies)
 	tensors  map[string]Tensor
 	order    []string // by offset
 	metadata map[string]string
@@ -115,7 +118,7 @@ type File struct {
 
 // OpenSafetensors opens and validates the safetensors file at path.
 func OpenSafetensors(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, mapped, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +127,24 @@ func OpenSafetensors(path string) (*File, error) {
 		_ = unmap(data)
 		return nil, wrapPath(err, path)
 	}
-	f.path, f.data, f.unmap = path, data, unmap
+	f.path, f.data, f.unmap, f.mapped = path, data, unmap, mapped
 	return f, nil
+}
+
+// release drops the resident pages of b, a tensor's bytes, when they lie
+// in f's mapping; it does nothing for memory that is not a file mapping
+// (dropping anonymous pages would zero them).
+func (f *File) release(b []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.mapped || f.closed || len(b) == 0 || len(f.data) == 0 {
+		return
+	}
+	lo, p := uintptrOf(f.data), uintptrOf(b)
+	if p < lo || p-lo > uintptr(len(f.data)-len(b)) {
+		return
+	}
+	dropPages(b)
 }
 
 // wrapPath names the file in a parse error's operation.
@@ -196,28 +215,28 @@ func (f *File) Close() error {
 
 // readFile reads the whole file into memory: the path for platforms
 // without a mapping.
-func readFile(path string) ([]byte, func([]byte) error, error) {
+func readFile(path string) ([]byte, func([]byte) error, bool, error) {
 	fd, err := os.Open(path)
 	if err != nil {
-		return nil, nil, tile.Errorf(tile.ErrArgument, stOp, path, "opening: %v", err)
+		return nil, nil, false, tile.Errorf(tile.ErrArgument, stOp, path, "opening: %v", err)
 	}
 	defer fd.Close()
 	st, err := fd.Stat()
 	if err != nil {
-		return nil, nil, tile.Errorf(tile.ErrArgument, stOp, path, "stat: %v", err)
+		return nil, nil, false, tile.Errorf(tile.ErrArgument, stOp, path, "stat: %v", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, nil, tile.Errorf(tile.ErrArgument, stOp, path, "not a regular file")
+		return nil, nil, false, tile.Errorf(tile.ErrArgument, stOp, path, "not a regular file")
 	}
 	size := st.Size()
 	if size < 8 || size > int64(maxInt) {
-		return nil, nil, tile.Errorf(tile.ErrBounds, stOp, path, "a file of %d bytes cannot hold an 8-byte header length and a header", size)
+		return nil, nil, false, tile.Errorf(tile.ErrBounds, stOp, path, "a file of %d bytes cannot hold an 8-byte header length and a header", size)
 	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(fd, data); err != nil {
-		return nil, nil, tile.Errorf(tile.ErrArgument, stOp, path, "reading: %v", err)
+		return nil, nil, false, tile.Errorf(tile.ErrArgument, stOp, path, "reading: %v", err)
 	}
-	return data, func([]byte) error { return nil }, nil
+	return data, func([]byte) error { return nil }, false, nil
 }
 
 const maxInt = int(^uint(0) >> 1)
