@@ -27,5 +27,6 @@
 // Package llamatest writes random checkpoints for tests and holds the plain
 // f32 reference forward pass, the oracle of the tcrt forward.
 //
-// The package depends on runtime and tile (model/llama → ops, runtime, tile).
+// Dependencies: model/llama → ops, runtime, tile (the loader alone needs
+// only runtime and tile; the forward pass will add ops).
 package llama
