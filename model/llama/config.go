@@ -83,6 +83,10 @@ const (
 	DefaultRopeTheta  = 10000.0
 )
 
+// defaultMaxWindowLayers is Qwen2's max_window_layers when config.json
+// enables the sliding window without it (Hugging Face's Qwen2Config).
+const defaultMaxWindowLayers = 28
+
 // maxDim bounds every size in config.json (2^31): far past any real model,
 // and small enough that products of a few of them are checked, not wrapped.
 const maxDim = 1 << 31
@@ -128,8 +132,8 @@ type hfRopeScaling struct {
 // plain Llama is a flag of Config.
 var modelTypes = map[string]modelType{
 	"llama":   {arch: "LlamaForCausalLM", attentionBias: true},
-	"mistral": {arch: "MistralForCausalLM"},
-	"qwen2":   {arch: "Qwen2ForCausalLM", qkvBias: true},
+	"mistral": {arch: "MistralForCausalLM", slidingWindow: true},
+	"qwen2":   {arch: "Qwen2ForCausalLM", qkvBias: true, slidingWindow: true},
 }
 
 // modelType is what one model_type adds to Llama.
@@ -137,6 +141,7 @@ type modelType struct {
 	arch          string // config.json's architectures entry
 	qkvBias       bool   // q, k and v always have biases (Qwen2)
 	attentionBias bool   // attention_bias puts biases on q, k, v and o (Llama)
+	slidingWindow bool   // sliding_window is read (Llama ignores it, as Hugging Face does)
 }
 
 // biases returns Config.QKVBias and OutputBias for config.json's
@@ -226,7 +231,10 @@ func ParseConfig(data []byte) (Config, error) {
 		if t == "" {
 			t = rs.Type
 		}
-		if t != "default" && t != "" {
+		if t == "" {
+			return Config{}, tile.Errorf(tile.ErrArgument, configOp, "rope_scaling", "has no rope_type (or type)")
+		}
+		if t != "default" {
 			if rs.OriginalMaxPositionEmbeddings < 0 || rs.OriginalMaxPositionEmbeddings > maxDim {
 				return Config{}, tile.Errorf(tile.ErrShape, configOp, "rope_scaling.original_max_position_embeddings", "%d is outside [0, 2^31]", rs.OriginalMaxPositionEmbeddings)
 			}
@@ -239,16 +247,20 @@ func ParseConfig(data []byte) (Config, error) {
 	c.QKVBias, c.OutputBias = b.qkv, b.o
 	// Mistral's sliding_window applies whenever it is set; Qwen2's only
 	// with use_sliding_window, from layer max_window_layers on.
-	if h.SlidingWindow != nil && (h.UseSlidingWindow == nil || *h.UseSlidingWindow) {
+	if mt.slidingWindow && h.SlidingWindow != nil && (h.UseSlidingWindow == nil || *h.UseSlidingWindow) {
 		if *h.SlidingWindow < 0 || *h.SlidingWindow > maxDim {
 			return Config{}, tile.Errorf(tile.ErrShape, configOp, "sliding_window", "%d is outside [0, 2^31]", *h.SlidingWindow)
 		}
 		c.SlidingWindow = int(*h.SlidingWindow)
-		if h.UseSlidingWindow != nil && h.MaxWindowLayers != nil {
-			if *h.MaxWindowLayers < 0 || *h.MaxWindowLayers > maxDim {
-				return Config{}, tile.Errorf(tile.ErrShape, configOp, "max_window_layers", "%d is outside [0, 2^31]", *h.MaxWindowLayers)
+		if h.UseSlidingWindow != nil { // Qwen2
+			from := int64(defaultMaxWindowLayers)
+			if h.MaxWindowLayers != nil {
+				from = *h.MaxWindowLayers
 			}
-			c.SlidingWindowFromLayer = int(*h.MaxWindowLayers)
+			if from < 0 || from > maxDim {
+				return Config{}, tile.Errorf(tile.ErrShape, configOp, "max_window_layers", "%d is outside [0, 2^31]", from)
+			}
+			c.SlidingWindowFromLayer = int(from)
 		}
 	}
 	c.BOSTokenID = -1
@@ -430,6 +442,9 @@ func (c Config) MarshalJSON() ([]byte, error) {
 			HighFreqFactor: r.HighFreqFactor, OriginalMaxPositionEmbeddings: int64(r.OriginalMaxPositionEmbeddings)}
 	}
 	if c.SlidingWindow > 0 {
+		if !mt.slidingWindow {
+			return nil, tile.Errorf(tile.ErrUnsupported, configOp, "SlidingWindow", "model_type %s has no sliding window", c.ModelType)
+		}
 		h.SlidingWindow = ptr(int64(c.SlidingWindow))
 		if c.ModelType == "qwen2" {
 			h.UseSlidingWindow = ptr(true)

@@ -128,6 +128,16 @@ func TestParseConfig(t *testing.T) {
 	if !b.QKVBias || !b.OutputBias || b.RopeScaling != nil {
 		t.Errorf("attention_bias: %+v", b)
 	}
+	// Llama has no sliding window: the field is ignored.
+	if l, err := llama.ParseConfig([]byte(strings.Replace(mistral, `"model_type": "mistral"`, `"model_type": "llama"`, 1))); err != nil || l.SlidingWindow != 0 {
+		t.Errorf("llama with sliding_window: %+v %v", l, err)
+	}
+	// Qwen2's sliding window without max_window_layers starts at layer 28,
+	// Hugging Face's default.
+	qd, err := llama.ParseConfig([]byte(strings.Replace(strings.Replace(qwen2, `"use_sliding_window": false`, `"use_sliding_window": true`, 1), `"max_window_layers": 21,`, "", 1)))
+	if err != nil || qd.SlidingWindowFromLayer != 28 {
+		t.Errorf("qwen2 default max_window_layers: %+v %v", qd, err)
+	}
 }
 
 func TestConfigMarshalRoundTrip(t *testing.T) {
@@ -191,7 +201,8 @@ func TestConfigErrors(t *testing.T) {
 		{"eos negative", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"eos_token_id":-1}`, tile.ErrArgument, "eos_token_id"},
 		{"eos string", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"eos_token_id":"</s>"}`, tile.ErrArgument, "eos_token_id"},
 		{"bos outside vocab", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"bos_token_id":99}`, tile.ErrArgument, "bos_token_id"},
-		{"negative window", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"sliding_window":-1}`, tile.ErrShape, "sliding_window"},
+		{"rope_scaling without type", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"factor":8}}`, tile.ErrArgument, "rope_type"},
+		{"negative window", `{` + strings.Replace(base, "llama", "mistral", 1) + `,"hidden_size":8,"num_attention_heads":2,"sliding_window":-1}`, tile.ErrShape, "sliding_window"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -19,14 +20,14 @@ import (
 // [begin, end]}, ..., "__metadata__": {"key": "value"}} — then the data
 // section, to which the offsets are relative.
 //
-// The reader follows the specification strictly, as the reference
-// implementation does, so a file it accepts is one every other reader
-// accepts:
+// The reader checks the specification's rules and is stricter where the
+// specification leaves room for ambiguity:
 //   - N is at most MaxHeaderBytes and 8+N at most the file's size;
-//   - the header is one JSON object (trailing spaces allowed: writers pad
-//     it for alignment); no name appears twice, in the object or in a
-//     tensor entry; every tensor has exactly a known dtype, a shape of
-//     non-negative integers and two integer offsets;
+//   - the header is one JSON object in UTF-8, starting with '{' (trailing
+//     spaces allowed: writers pad it for alignment); no name appears twice,
+//     in the object or in a tensor entry (encoding/json would keep the last
+//     silently); every tensor has a known dtype, a shape of non-negative
+//     integers and two integer offsets (other fields are ignored);
 //   - begin <= end <= the data section's length, and end-begin is the
 //     dtype's size times the product of the shape (overflow-checked);
 //   - the tensors, taken by offset, tile the data section exactly: no
@@ -332,6 +333,9 @@ func parseHeader(hdr []byte) ([]headerEntry, map[string]string, error) {
 	if len(hdr) == 0 || hdr[0] != '{' {
 		return nil, nil, tile.Errorf(tile.ErrArgument, stOp, "header", "the header must be a JSON object starting with '{'")
 	}
+	if !utf8.Valid(hdr) { // encoding/json would replace bad bytes in names silently
+		return nil, nil, tile.Errorf(tile.ErrArgument, stOp, "header", "the header is not valid UTF-8")
+	}
 	keys, vals, err := objectFields(hdr)
 	if err != nil {
 		return nil, nil, tile.Errorf(tile.ErrArgument, stOp, "header", "not a JSON object without duplicate names: %v", err)
@@ -388,8 +392,6 @@ func parseEntry(name string, raw json.RawMessage) (headerEntry, error) {
 			}
 			e.begin, e.end = offs[0], offs[1]
 			have[2] = true
-		default:
-			return e, tile.Errorf(tile.ErrArgument, stOp, name, "unknown field %q (want dtype, shape, data_offsets)", k)
 		}
 	}
 	for i, f := range [3]string{"dtype", "shape", "data_offsets"} {
