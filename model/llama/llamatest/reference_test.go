@@ -68,6 +68,7 @@ func TestReferencePrefillMatchesDecode(t *testing.T) {
 		dt   tile.DType
 	}{
 		{"llama3-rope/bf16", llamatest.Tiny, tile.BF16},
+		{"small/bf16", llamatest.Small, tile.BF16},
 		{"qwen2-bias-window/f32", func() llama.Config {
 			c := llamatest.Tiny()
 			c.ModelType, c.QKVBias, c.SlidingWindow, c.SlidingWindowFromLayer, c.RopeScaling = "qwen2", true, 4, 1, nil
