@@ -121,7 +121,7 @@ func convertInto(ctx context.Context, b *runtime.Buffer, t Tensor) error {
 	for off := 0; off < t.Len(); off += per {
 		n := min(per, t.Len()-off)
 		decodeF32(vals[:n], t.DType, t.Data[off*in:(off+n)*in])
-		runtime.EncodeFloat32(b.DType(), stage[:n*out], vals[:n])
+		encodeF32(stage[:n*out], b.DType(), vals[:n])
 		if err := b.Write(ctx, off, stage[:n*out]); err != nil {
 			return err
 		}
@@ -144,6 +144,25 @@ func decodeF32(dst []float32, dt tile.DType, src []byte) {
 	case tile.BF16:
 		for i := range dst {
 			dst[i] = tile.BF16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+	}
+}
+
+// encodeF32 converts src to little-endian elements of dt (f32, f16 or
+// bf16, rounding to nearest even) into dst.
+func encodeF32(dst []byte, dt tile.DType, src []float32) {
+	switch dt {
+	case tile.F32:
+		for i, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+		}
+	case tile.F16:
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], tile.F32ToF16(v))
+		}
+	case tile.BF16:
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], tile.F32ToBF16(v))
 		}
 	}
 }
