@@ -36,7 +36,7 @@ type Reference struct {
 // NewReference decodes the weights of an open checkpoint to float32 (a
 // copy: the checkpoint may be closed afterwards).
 func NewReference(ck *llama.Checkpoint) (*Reference, error) {
-	w := ck.Weights()
+	w := ck.Weights() // nil for a nil or closed checkpoint
 	if w == nil {
 		return nil, tile.Errorf(tile.ErrArgument, "llama reference", "ck", "checkpoint is nil or closed")
 	}
@@ -60,8 +60,13 @@ func NewReference(ck *llama.Checkpoint) (*Reference, error) {
 	return r, nil
 }
 
-// Config is the model's configuration.
-func (r *Reference) Config() llama.Config { return r.cfg }
+// Config is the model's configuration (zero for a nil Reference).
+func (r *Reference) Config() llama.Config {
+	if r == nil {
+		return llama.Config{}
+	}
+	return r.cfg
+}
 
 // Cache is a Reference's key/value cache for one sequence: the rotated
 // keys and the values of every position so far, per layer.
@@ -70,13 +75,22 @@ type Cache struct {
 	n    int
 }
 
-// NewCache returns an empty cache for one sequence.
+// NewCache returns an empty cache for one sequence (nil for a nil
+// Reference).
 func (r *Reference) NewCache() *Cache {
+	if r == nil {
+		return nil
+	}
 	return &Cache{k: make([][]float32, r.cfg.NumLayers), v: make([][]float32, r.cfg.NumLayers)}
 }
 
-// Len is the number of positions the cache holds.
-func (c *Cache) Len() int { return c.n }
+// Len is the number of positions the cache holds (0 for nil).
+func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
+	return c.n
+}
 
 // Forward runs tokens through the model at positions c.Len() onward,
 // appends their keys and values to c, and returns each token's logits
@@ -86,6 +100,12 @@ func (c *Cache) Len() int { return c.n }
 // tokens before it. ctx is checked before each layer.
 func (r *Reference) Forward(ctx context.Context, c *Cache, tokens []int) ([][]float32, error) {
 	const op = "llama reference"
+	if r == nil || r.w.Embed == nil {
+		return nil, tile.Errorf(tile.ErrArgument, op, "r", "reference is nil or was not made by NewReference")
+	}
+	if ctx == nil {
+		return nil, tile.Errorf(tile.ErrArgument, op, "ctx", "context is nil")
+	}
 	cfg := r.cfg
 	if c == nil || len(c.k) != cfg.NumLayers {
 		return nil, tile.Errorf(tile.ErrArgument, op, "cache", "not a cache of this model (use NewCache)")

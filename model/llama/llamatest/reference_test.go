@@ -392,6 +392,22 @@ func TestReferenceErrorsAndGreedy(t *testing.T) {
 	if _, err := r.Greedy(ctx, nil, 2); !errors.Is(err, tile.ErrArgument) {
 		t.Fatalf("empty prompt: %v", err)
 	}
+	var nilRef *llamatest.Reference
+	if _, err := nilRef.Forward(ctx, nil, prompt); !errors.Is(err, tile.ErrArgument) {
+		t.Fatalf("nil reference: %v", err)
+	}
+	if _, err := nilRef.Greedy(ctx, prompt, 1); !errors.Is(err, tile.ErrArgument) {
+		t.Fatalf("nil reference Greedy: %v", err)
+	}
+	if nilRef.NewCache() != nil || nilRef.NewCache().Len() != 0 || nilRef.Config().HiddenSize != 0 {
+		t.Fatal("nil reference getters")
+	}
+	if _, err := r.Forward(nil, r.NewCache(), prompt); !errors.Is(err, tile.ErrArgument) {
+		t.Fatalf("nil ctx: %v", err)
+	}
+	if _, err := llamatest.NewReference(nil); !errors.Is(err, tile.ErrArgument) {
+		t.Fatalf("nil checkpoint: %v", err)
+	}
 }
 
 func TestArgmax(t *testing.T) {
