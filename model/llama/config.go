@@ -299,6 +299,9 @@ func parseEOS(raw json.RawMessage) ([]int, error) {
 		}
 		ids = []int64{id}
 	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
 	out := make([]int, len(ids))
 	for i, id := range ids {
 		if id < 0 || id > maxDim {

@@ -262,3 +262,32 @@ func TestRopeInvFreq(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseConfig: no config.json panics; a rejected one is a typed
+// error; an accepted one validates and survives MarshalJSON.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{llama32, qwen2, mistral, `{"model_type":"llama"}`, `{"model_type":"qwen2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"use_sliding_window":true,"sliding_window":4}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := llama.ParseConfig(data)
+		if err != nil {
+			var ae *tile.ArgError
+			if !errors.As(err, &ae) || ae.Err == nil {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted an invalid config: %v", err)
+		}
+		js, err := c.MarshalJSON()
+		if err != nil {
+			t.Fatalf("MarshalJSON: %v", err)
+		}
+		back, err := llama.ParseConfig(js)
+		if err != nil || !reflect.DeepEqual(back, c) {
+			t.Fatalf("round trip: %+v, %v\n%s", back, err, js)
+		}
+	})
+}
