@@ -197,6 +197,21 @@ func (m *Model) Weights() WeightSet[*runtime.Buffer] {
 	return m.weights
 }
 
+// WeightBytes is the bytes of the model's weight buffers (a tied LM head
+// counted once): what a decode step reads, the numerator of a
+// bandwidth-efficiency figure. 0 for a nil Model.
+func (m *Model) WeightBytes() int {
+	if m == nil {
+		return 0
+	}
+	n := 0
+	_ = EachWeight(m.cfg, &m.weights, func(_ string, _ []int, b **runtime.Buffer) error {
+		n += (*b).Bytes()
+		return nil
+	})
+	return n
+}
+
 // Close releases every weight buffer. It is idempotent and returns the
 // first error; on a nil Model it returns an error wrapping
 // tile.ErrArgument.

@@ -75,6 +75,9 @@ func TestLoad(t *testing.T) {
 					if n != len(want) {
 						t.Fatalf("%d buffers for %d weights", n, len(want))
 					}
+					if got, want := m.WeightBytes(), cfg.NumParams()*bufDT.Size(); got != want {
+						t.Fatalf("WeightBytes %d, want %d", got, want)
+					}
 					live := rt.Stats().LiveBuffers
 					if live != int64(n) {
 						t.Fatalf("%d live buffers for %d weights", live, n)
@@ -106,6 +109,9 @@ func TestLoadTied(t *testing.T) {
 	}
 	if w := m.Weights(); w.LMHead != w.Embed || w.LMHead == nil {
 		t.Fatal("tied LM head is not the embedding buffer")
+	}
+	if got, want := m.WeightBytes(), cfg.NumParams()*2; got != want {
+		t.Fatalf("tied WeightBytes %d, want %d", got, want)
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
@@ -164,7 +170,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := nilModel.Close(); !errors.Is(err, tile.ErrArgument) {
 		t.Fatalf("nil Close: %v", err)
 	}
-	if nilModel.Config().HiddenSize != 0 || nilModel.Weights().Embed != nil {
+	if nilModel.Config().HiddenSize != 0 || nilModel.Weights().Embed != nil || nilModel.WeightBytes() != 0 {
 		t.Fatal("nil getters")
 	}
 }
