@@ -10,7 +10,7 @@
 //
 // OpenSafetensors reads one safetensors file, memory-mapped read-only on
 // Linux (read into memory elsewhere), validating its header against
-// hostile input (see the comment at MaxHeaderBytes for the rules): every
+// hostile input (ParseSafetensors states the rules): every
 // broken rule is a *tile.ArgError naming the tensor and the rule. The reader
 // is this package's own rather than github.com/nlpodyssey/safetensors: that
 // library has no tagged release, takes the whole file as a []byte (no

@@ -15,31 +15,6 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// The safetensors format: an 8-byte little-endian header length N, N bytes
-// of JSON — {"name": {"dtype": "BF16", "shape": [..], "data_offsets":
-// [begin, end]}, ..., "__metadata__": {"key": "value"}} — then the data
-// section, to which the offsets are relative.
-//
-// The reader checks the specification's rules and is stricter where the
-// specification leaves room for ambiguity:
-//   - N is at most MaxHeaderBytes and 8+N at most the file's size;
-//   - the header is one JSON object in UTF-8, starting with '{' (trailing
-//     spaces allowed: writers pad it for alignment); no name appears twice,
-//     in the object or in a tensor entry (encoding/json would keep the last
-//     silently); every tensor has a known dtype, a shape of non-negative
-//     integers and two integer offsets (other fields are ignored);
-//   - begin <= end <= the data section's length, and end-begin is the
-//     dtype's size times the product of the shape (overflow-checked);
-//   - the tensors, taken by offset, tile the data section exactly: no
-//     overlaps and no holes, and the last ends at the end of the file. The
-//     specification forbids holes (they would let a file carry hidden
-//     content, a polyglot); this reader refuses them rather than skip them.
-//
-// Each broken rule is a *tile.ArgError naming the tensor (or "header") and
-// the rule, wrapping tile.ErrBounds (lengths and offsets), tile.ErrArgument
-// (malformed JSON, duplicates, holes and overlaps), tile.ErrDType (an
-// unknown dtype) or tile.ErrShape (a size that disagrees with the shape).
-
 // MaxHeaderBytes bounds a safetensors header (100 MB, the reference
 // implementation's limit).
 const MaxHeaderBytes = 100_000_000
@@ -117,7 +92,8 @@ type File struct {
 	closed   bool
 }
 
-// OpenSafetensors opens and validates the safetensors file at path.
+// OpenSafetensors opens the safetensors file at path and validates it by
+// ParseSafetensors's rules; errors name the file in their operation.
 func OpenSafetensors(path string) (*File, error) {
 	data, unmap, mapped, err := mapFile(path)
 	if err != nil {
@@ -256,6 +232,31 @@ type headerEntry struct {
 // example an embedded file) and returns its tensors as views of data,
 // which must stay unchanged while they are used. Close on the result
 // releases nothing.
+//
+// The safetensors format: an 8-byte little-endian header length N, N bytes
+// of JSON — {"name": {"dtype": "BF16", "shape": [..], "data_offsets":
+// [begin, end]}, ..., "__metadata__": {"key": "value"}} — then the data
+// section, to which the offsets are relative.
+//
+// The reader checks the specification's rules and is stricter where the
+// specification leaves room for ambiguity:
+//   - N is at most MaxHeaderBytes and 8+N at most the file's size;
+//   - the header is one JSON object in UTF-8, starting with '{' (trailing
+//     spaces allowed: writers pad it for alignment); no name appears twice,
+//     in the object or in a tensor entry (encoding/json would keep the last
+//     silently); every tensor has a known dtype, a shape of non-negative
+//     integers and two integer offsets (other fields are ignored);
+//   - begin <= end <= the data section's length, and end-begin is the
+//     dtype's size times the product of the shape (overflow-checked);
+//   - the tensors, taken by offset, tile the data section exactly: no
+//     overlaps and no holes, and the last ends at the end of the file. The
+//     specification forbids holes (they would let a file carry hidden
+//     content, a polyglot); this reader refuses them rather than skip them.
+//
+// Each broken rule is a *tile.ArgError naming the tensor (or "header") and
+// the rule, wrapping tile.ErrBounds (lengths and offsets), tile.ErrArgument
+// (malformed JSON, duplicates, holes and overlaps), tile.ErrDType (an
+// unknown dtype) or tile.ErrShape (a size that disagrees with the shape).
 func ParseSafetensors(data []byte) (*File, error) {
 	if len(data) < 8 {
 		return nil, tile.Errorf(tile.ErrBounds, stOp, "header", "the file has %d bytes, fewer than the 8 of the header length", len(data))
