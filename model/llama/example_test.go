@@ -1,0 +1,42 @@
+package llama_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/tcrt-go/tcrt/model/llama"
+	"github.com/tcrt-go/tcrt/model/llama/llamatest"
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// Load a model directory into a runtime, keeping the weights in bf16.
+func ExampleLoad() {
+	dir, _ := os.MkdirTemp("", "llama")
+	defer os.RemoveAll(dir)
+	// A random 2-layer checkpoint stands in for a downloaded one.
+	if err := llamatest.WriteRandomCheckpoint(dir, llamatest.Tiny(), tile.F32, 1, &llamatest.Options{Shards: 2}); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Close()
+	m, err := llama.Load(context.Background(), rt, dir, &llama.LoadOptions{DType: tile.BF16})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	c := m.Config()
+	fmt.Printf("%s: %d layers, %d heads (%d KV) of %d, %d parameters\n", c.ModelType, c.NumLayers, c.NumHeads, c.NumKVHeads, c.HeadDim, c.NumParams())
+	fmt.Println("q_proj of layer 1:", m.Weights().Layers[1].Q.DType(), m.Weights().Layers[1].Q.Shape())
+	// Output:
+	// llama: 2 layers, 4 heads (2 KV) of 16, 74688 parameters
+	// q_proj of layer 1: bf16 [64 64]
+}
