@@ -3,6 +3,7 @@ module github.com/tcrt-go/tcrt
 go 1.26
 
 require (
+	github.com/ebitengine/purego v0.11.3 // indirect
 	github.com/google/uuid v1.1.1 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
 	github.com/pkg/errors v0.9.1 // indirect

@@ -35,6 +35,10 @@ type Options struct {
 	// SimArch is the compute capability the simulated device models: 86
 	// (the default) or 89. TCRT_SIM_ARCH overrides it.
 	SimArch int
+	// CUDALib is the path of the CUDA driver library ("": libcuda.so.1,
+	// found by the dynamic loader). TCRT_CUDA_LIB overrides it. The -tags
+	// cuda build links the driver at build time and ignores it.
+	CUDALib string
 	// Kernel forces kernels by name, as TCRT_KERNEL does (which overrides it):
 	// "name" forces that kernel for its op, "op=name" for the named op.
 	Kernel string
@@ -52,6 +56,7 @@ type Runtime struct {
 	streams map[*Stream]struct{}
 	stats   memStats
 	tasks   atomic.Int32 // Enqueue functions running (see Stream.inTask)
+	reason  string       // why this backend (see BackendReason)
 }
 
 // CUDABuilt reports whether this binary contains the CUDA backend (built
@@ -82,6 +87,9 @@ func Open(opts Options) (*Runtime, error) {
 	if v := os.Getenv("TCRT_KERNEL"); v != "" {
 		opts.Kernel = v
 	}
+	if v := os.Getenv("TCRT_CUDA_LIB"); v != "" {
+		opts.CUDALib = v
+	}
 	if v := os.Getenv("TCRT_SIM_ARCH"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -105,21 +113,30 @@ func Open(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	bopts := backend.Options{Device: opts.Device, Threads: opts.Threads, MemoryLimit: opts.MemoryLimit, Arch: opts.SimArch}
+	bopts := backend.Options{Device: opts.Device, Threads: opts.Threads, MemoryLimit: opts.MemoryLimit, Arch: opts.SimArch, CUDALib: opts.CUDALib}
 	var be backend.Backend
+	reason := "asked for"
 	switch opts.Backend {
 	case "", BackendAuto:
+		var why []string
 		for _, reg := range backend.Registered() {
 			if !reg.Auto {
 				continue
 			}
-			if b, err := reg.Open(bopts); err == nil {
+			b, err := reg.Open(bopts)
+			if err == nil {
 				be = b
+				reason = "auto: the first GPU backend that opened"
 				break
 			}
+			why = append(why, string(reg.Kind)+": "+oneLine(err))
 		}
 		if be == nil {
 			be = newCPUBackend(opts.Threads)
+			reason = "auto: no GPU backend is registered"
+			if len(why) > 0 {
+				reason = "auto: GPU not used: " + strings.Join(why, "; ")
+			}
 		}
 	case BackendCPU:
 		be = newCPUBackend(opts.Threads)
@@ -127,7 +144,7 @@ func Open(opts Options) (*Runtime, error) {
 		reg, ok := backend.Lookup(opts.Backend)
 		if !ok {
 			if opts.Backend == BackendCUDA {
-				return nil, fmt.Errorf("tcrt: open: backend cuda: this binary was built without -tags cuda: %w", ErrNoDevice)
+				return nil, fmt.Errorf("tcrt: open: backend cuda: package runtime/cuda is not linked in (import package ops): %w", ErrNoDevice)
 			}
 			return nil, fmt.Errorf("tcrt: open: argument Backend: unknown backend %q (want auto, %s): %w", opts.Backend, strings.Join(backendNames(), ", "), ErrArgument)
 		}
@@ -151,7 +168,7 @@ func Open(opts Options) (*Runtime, error) {
 		}
 		opts.MemoryLimit = DefaultMemoryLimit(total)
 	}
-	r := &Runtime{be: be, opts: opts, forced: forced, streams: map[*Stream]struct{}{}}
+	r := &Runtime{be: be, opts: opts, forced: forced, streams: map[*Stream]struct{}{}, reason: reason}
 	def, err := r.NewStream()
 	if err != nil {
 		be.Close()
@@ -159,6 +176,21 @@ func Open(opts Options) (*Runtime, error) {
 	}
 	r.def = def
 	return r, nil
+}
+
+// BackendReason says in one line which backend the runtime opened and why:
+// "cpu (auto: GPU not used: cuda: ...)" names what stopped each GPU
+// backend that auto selection tried.
+func (r *Runtime) BackendReason() string {
+	if r == nil || r.be == nil {
+		return ""
+	}
+	return string(r.be.Kind()) + " (" + r.reason + ")"
+}
+
+// oneLine is err's text on one line (driver logs span several).
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // DeviceCounters returns what the device has executed, when the backend
