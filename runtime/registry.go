@@ -295,7 +295,7 @@ func ExplainOn(dev Device, op string, args any) Explanation {
 // can run the call wins, unless one is forced.
 func (r *Runtime) Explain(op string, args any) Explanation {
 	if r.CheckArgs(op, args) != nil { // a nil or closed runtime, or malformed args
-		return Explanation{Op: op}
+		return Explanation{Op: op, Backend: r.BackendReason()}
 	}
 	e := explain(op, args, r.forcedFor(op), r.archReason)
 	e.Backend = r.BackendReason()

@@ -129,7 +129,7 @@ func Open(opts Options) (*Runtime, error) {
 				reason = "auto: the first GPU backend that opened"
 				break
 			}
-			why = append(why, string(reg.Kind)+": "+oneLine(err))
+			why = append(why, string(reg.Kind)+": "+strings.TrimPrefix(oneLine(err), "tcrt: open: backend "+string(reg.Kind)+": "))
 		}
 		if be == nil {
 			be = newCPUBackend(opts.Threads)

@@ -310,8 +310,8 @@ func (e *LoadError) Error() string {
 		return fmt.Sprintf("cuda driver: %s: symbol %s missing: %v", e.Path, e.Symbol, e.Err)
 	case StepInit:
 		return fmt.Sprintf("cuda driver: %s: %v", e.Path, e.Err)
-	case StepLibrary:
-		return fmt.Sprintf("cuda driver: cannot load %s: %v", e.Path, e.Err)
+	case StepLibrary: // dlerror's text starts with the path
+		return fmt.Sprintf("cuda driver: cannot load %s: %s", e.Path, strings.TrimPrefix(fmt.Sprint(e.Err), e.Path+": "))
 	}
 	return fmt.Sprintf("cuda driver: %s: %s: %v", e.Path, e.Step, e.Err)
 }
