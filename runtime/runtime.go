@@ -15,10 +15,10 @@ import (
 
 // Options configures Open. The zero value selects the best backend.
 type Options struct {
-	// Backend forces a backend: "cpu", "cuda" (-tags cuda) or "sim" (the
-	// simulated SM86/SM89 GPU); "" or BackendAuto picks CUDA when it is
-	// built in and a device is usable, else the CPU. TCRT_BACKEND overrides
-	// it.
+	// Backend forces a backend: "cpu", "cuda" or "sim" (the simulated
+	// SM86/SM89 GPU); "" or BackendAuto picks CUDA when the driver loads
+	// and a device is usable, else the CPU (BackendReason says why).
+	// TCRT_BACKEND overrides it.
 	Backend BackendKind
 	// Device is the GPU ordinal on the CUDA backend.
 	Device int
@@ -59,9 +59,9 @@ type Runtime struct {
 	reason  string       // why this backend (see BackendReason)
 }
 
-// CUDABuilt reports whether this binary contains the CUDA backend (built
-// with -tags cuda, and package runtime/cuda linked in: package ops imports
-// it).
+// CUDABuilt reports whether this binary contains the CUDA backend
+// (package runtime/cuda linked in: package ops imports it). Whether a GPU
+// is usable is only known at Open.
 func CUDABuilt() bool {
 	_, ok := backend.Lookup(BackendCUDA)
 	return ok
@@ -69,10 +69,12 @@ func CUDABuilt() bool {
 
 // Open returns a runtime on the backend that Options and the environment ask
 // for. With the auto backend it tries the registered GPU backends that take
-// part in auto selection (CUDA when built in) and falls back to the CPU
-// when none opens; asking for a backend explicitly that is not registered
-// or does not open returns an error wrapping ErrNoDevice. The simulated
-// device ("sim", package runtime/sim) opens only when asked for.
+// part in auto selection (CUDA when linked in) and falls back to the CPU
+// when none opens, keeping each failure's reason (BackendReason); asking
+// for a backend explicitly that is not registered or does not open
+// returns an error wrapping ErrNoDevice (for CUDA, a
+// *driver.LoadError naming the step that failed). The simulated device
+// ("sim", package runtime/sim) opens only when asked for.
 func Open(opts Options) (*Runtime, error) {
 	if v := os.Getenv("TCRT_BACKEND"); v != "" {
 		opts.Backend = BackendKind(strings.ToLower(v))
