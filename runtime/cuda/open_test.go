@@ -1,3 +1,5 @@
+//go:build !nocuda
+
 package cuda_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build !nocuda
+
 package driver
 
 import (
