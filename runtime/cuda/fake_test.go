@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
@@ -24,13 +25,19 @@ import (
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/runtime/cuda"
 	"github.com/tcrt-go/tcrt/runtime/cuda/driver"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// fakeLib builds the fake driver once per test binary.
+// fakeLib builds the fake driver, or returns $TCRT_FAKE_CUDA: the fake
+// already built as libcuda.so.1 on LD_LIBRARY_PATH, which is how the
+// -tags cuda build (gorgonia.org/cu, linked at build time) runs against it.
 func fakeLib(t *testing.T) string {
 	t.Helper()
+	if p := os.Getenv("TCRT_FAKE_CUDA"); p != "" {
+		return p
+	}
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Skip("no C compiler to build the fake driver:", err)
@@ -64,6 +71,7 @@ func TestFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the backend's driver: %s", cuda.DriverName)
 	d := rt.Device()
 	if d.Name != "fake GPU" || d.SM() != 86 || d.SMs != 7 || d.MemoryBytes != 1<<30 || d.SharedPerBlockOptin != 101376 ||
 		d.ClockKHz != 13000 || d.MemClockKHz != 36000 || d.MemBusWidth != 37000 || !d.JIT || d.Simulated || d.Backend != runtime.BackendCUDA {

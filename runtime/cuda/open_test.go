@@ -1,4 +1,4 @@
-//go:build !nocuda
+//go:build !nocuda && !cuda
 
 package cuda_test
 
