@@ -216,6 +216,18 @@ func (b *cudaBackend) CanLoad(m *ptx.Module) error {
 	if m == nil {
 		return fmt.Errorf("tcrt: cuda: a nil module: %w", backend.ErrArgument)
 	}
+	// kernel selection asks for every call: a module seen before answers
+	// without a hop to the worker
+	b.modMu.Lock()
+	cm := b.mods[m.Name]
+	var err error
+	if cm != nil {
+		err = cm.err
+	}
+	b.modMu.Unlock()
+	if cm != nil {
+		return err
+	}
 	return b.d.w.do(func() error {
 		b.modMu.Lock()
 		defer b.modMu.Unlock()
