@@ -159,7 +159,10 @@ func (e *cudaEvent) Wait(ctx context.Context) error {
 	if e.err != nil {
 		return e.err
 	}
-	return e.be.d.waitEvent(ctx, e.ev)
+	err := e.be.d.waitEvent(ctx, e.ev)
+	// e owns the driver event (a cleanup destroys it): alive until here
+	goruntime.KeepAlive(e)
+	return err
 }
 
 func (e *cudaEvent) Done() bool {
@@ -172,7 +175,9 @@ func (e *cudaEvent) Done() bool {
 		return true
 	}
 	var q error
-	if err := e.be.d.w.do(func() error { q = e.be.d.drv.EventQuery(e.ev); return nil }); err != nil {
+	err := e.be.d.w.do(func() error { q = e.be.d.drv.EventQuery(e.ev); return nil })
+	goruntime.KeepAlive(e)
+	if err != nil {
 		return false
 	}
 	return !driver.IsCode(q, driver.ErrorNotReady)
@@ -192,6 +197,8 @@ func (e *cudaEvent) Elapsed(start backend.Event) (time.Duration, error) {
 		ms, err = e.be.d.drv.EventElapsedTime(s.ev, e.ev)
 		return cudaErr("event elapsed time", err)
 	})
+	goruntime.KeepAlive(s)
+	goruntime.KeepAlive(e)
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err
 }
 

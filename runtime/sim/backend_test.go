@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -468,5 +469,41 @@ func TestDriverDirect(t *testing.T) {
 	}
 	if got := cuda.Sentinel(driver.ErrorLaunchFailed); got != runtime.ErrDevice {
 		t.Fatalf("launch failure maps to %v", got)
+	}
+}
+
+// TestEventOutlivesGC: a driver event is destroyed when its Go value is
+// collected; one being waited on must not be, however often the GC runs
+// during the wait.
+func TestEventOutlivesGC(t *testing.T) {
+	ctx := context.Background()
+	rt := open(t, 89)
+	s, err := rt.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 3 {
+		hold := make(chan struct{})
+		sim.SetHold(89, hold)
+		go func() {
+			for range 10 {
+				time.Sleep(2 * time.Millisecond)
+				goruntime.GC()
+			}
+			sim.SetHold(89, nil)
+			close(hold)
+		}()
+		// nothing but the wait holds the event
+		err := func() error {
+			ev, err := s.Record()
+			if err != nil {
+				return err
+			}
+			return ev.Wait(ctx)
+		}()
+		if err != nil {
+			t.Fatalf("wait across GCs: %v", err)
+		}
 	}
 }
