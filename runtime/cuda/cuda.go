@@ -368,13 +368,19 @@ func (a allocator) Synchronize() error {
 	return a.d.w.do(func() error { return cudaErr("synchronize", a.d.drv.CtxSynchronize()) })
 }
 
+// spinPolls is how many times waitEvent polls, yielding in between,
+// before it sleeps: short device work (a small kernel, a copy) completes
+// within them, without a timer's wake-up latency.
+const spinPolls = 16
+
 // waitEvent polls ev until it has completed, ctx ends (nil: never) or the
-// device reports an error. Polling, with a back-off from 5 µs to 1 ms,
-// keeps the worker free for other callers and makes the wait cancellable.
+// device reports an error. Polling — spinPolls yields, then sleeps backing
+// off from 5 µs to 1 ms — keeps the worker free for other callers and
+// makes the wait cancellable.
 func (d *device) waitEvent(ctx context.Context, ev driver.Event) error {
 	back := 5 * time.Microsecond
 	var t *time.Timer
-	for {
+	for polls := 0; ; polls++ {
 		var q error
 		if err := d.w.do(func() error { q = d.drv.EventQuery(ev); return nil }); err != nil {
 			return err
@@ -384,6 +390,13 @@ func (d *device) waitEvent(ctx context.Context, ev driver.Event) error {
 		}
 		if !driver.IsCode(q, driver.ErrorNotReady) {
 			return cudaErr("event", q)
+		}
+		if polls < spinPolls {
+			if ctx != nil && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			goruntime.Gosched()
+			continue
 		}
 		if t == nil {
 			t = time.NewTimer(back)
