@@ -156,6 +156,9 @@ func Open(opts Options) (*Runtime, error) {
 		}
 		be = b
 	}
+	if dn, ok := be.(interface{ DriverName() string }); ok {
+		reason += "; driver " + dn.DriverName()
+	}
 	if be.Device().GPU() {
 		ensureHostFallbacks()
 	}

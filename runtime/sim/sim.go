@@ -60,6 +60,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/cuda"
+	"github.com/tcrt-go/tcrt/runtime/cuda/driver"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
@@ -88,10 +89,20 @@ func init() {
 	backend.Register(backend.Registration{Kind: backend.Sim, Open: Open, Devices: devices})
 }
 
+// devices lists one device per modelled architecture, as the backend
+// reads them from the simulator's driver.
 func devices() ([]backend.Device, error) {
 	var out []backend.Device
 	for _, a := range Archs() {
-		out = append(out, device(a))
+		drv, err := Driver(a)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := cuda.Devices(config(drv, backend.Options{}))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ds...)
 	}
 	return out, nil
 }
@@ -123,5 +134,10 @@ func Open(opts backend.Options) (backend.Backend, error) {
 		return nil, err
 	}
 	opts.Device = 0 // the simulator models one device per architecture
-	return cuda.Open(cuda.Config{Driver: drv, Kind: backend.Sim, Vendor: "tcrt", NoJIT: true, Simulated: true, Options: opts})
+	return cuda.Open(config(drv, opts))
+}
+
+// config is the CUDA backend's configuration for the simulated device.
+func config(drv driver.Driver, opts backend.Options) cuda.Config {
+	return cuda.Config{Driver: drv, Kind: backend.Sim, Vendor: "tcrt", NoJIT: true, Simulated: true, Options: opts}
 }
