@@ -261,3 +261,37 @@ func TestFakeDriverDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFakeLoadSteps: the load steps after the symbols, each failing in
+// its own copy of the fake (Load keeps one result per path).
+func TestFakeLoadSteps(t *testing.T) {
+	if os.Getenv("TCRT_FAKE_CUDA") != "" {
+		t.Skip("uses copies of the fake built here")
+	}
+	lib := fakeLib(t)
+	data, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env, val string
+		step     driver.Step
+		want     string
+	}{
+		{"FAKE_CUDA_INIT", "100", driver.StepInit, "cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected"},
+		{"FAKE_CUDA_VERSION", "11000", driver.StepVersion, "driver 11.0 is older than 11.1"},
+		{"FAKE_CUDA_DEVICES", "0", driver.StepNoDevice, "the driver reports no CUDA device"},
+	} {
+		p := filepath.Join(t.TempDir(), "libcuda-"+c.env+".so")
+		if err := os.WriteFile(p, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(c.env, c.val)
+		_, err := driver.Load(p)
+		var le *driver.LoadError
+		if !errors.As(err, &le) || le.Step != c.step || !errors.Is(err, runtime.ErrNoDevice) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s=%s: %v", c.env, c.val, err)
+		}
+		t.Setenv(c.env, "")
+	}
+}

@@ -28,6 +28,7 @@ static const char* names[][3] = {
 	{"0", "CUDA_SUCCESS", "no error"},
 	{"1", "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
 	{"200", "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+	{"100", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
 	{"201", "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
 	{"400", "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
 	{"500", "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
@@ -42,9 +43,15 @@ static int lookup(int code, int which, const char** s) {
 
 CUresult cuGetErrorName(CUresult e, const char** s) { return lookup(e, 1, s); }
 CUresult cuGetErrorString(CUresult e, const char** s) { return lookup(e, 2, s); }
-CUresult cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
-CUresult cuDriverGetVersion(int* v) { *v = 12020; return 0; }
-CUresult cuDeviceGetCount(int* n) { *n = 1; return 0; }
+// FAKE_CUDA_INIT, FAKE_CUDA_VERSION and FAKE_CUDA_DEVICES override cuInit's
+// result, the driver version and the device count (the load-failure tests).
+static int env(const char* name, int def) {
+	const char* v = getenv(name);
+	return v && *v ? atoi(v) : def;
+}
+CUresult cuInit(unsigned flags) { return flags == 0 ? env("FAKE_CUDA_INIT", 0) : 1; }
+CUresult cuDriverGetVersion(int* v) { *v = env("FAKE_CUDA_VERSION", 12020); return 0; }
+CUresult cuDeviceGetCount(int* n) { *n = env("FAKE_CUDA_DEVICES", 1); return 0; }
 CUresult cuDeviceGet(int* d, int ordinal) { if (ordinal != 0) return 101; *d = 0; return 0; }
 CUresult cuDeviceGetName(char* name, int len, int dev) {
 	if (dev != 0) return 101;
