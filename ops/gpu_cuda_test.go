@@ -1,11 +1,9 @@
-//go:build cuda
-
 package ops_test
 
 import "github.com/tcrt-go/tcrt/runtime"
 
-// In a -tags cuda build the GPU suite also runs on the real GPU (skipped
-// when none opens): the same tests, two devices.
+// The GPU suite also runs on the real GPU (skipped when none opens): the
+// same tests, on the simulated devices and on CUDA.
 func init() {
 	gpuSuiteBackends = append(gpuSuiteBackends, struct {
 		kind runtime.BackendKind

@@ -113,7 +113,7 @@ func prepareGPULaunch(s *Stream, g *GPULaunch) (GPULaunch, backend.GPUStream, er
 func CUDADevices() ([]Device, error) {
 	r, ok := backend.Lookup(BackendCUDA)
 	if !ok || r.Devices == nil {
-		return nil, fmt.Errorf("tcrt: cuda devices: this binary was built without -tags cuda: %w", ErrNoDevice)
+		return nil, fmt.Errorf("tcrt: cuda devices: package runtime/cuda is not linked in (import package ops): %w", ErrNoDevice)
 	}
 	return r.Devices()
 }

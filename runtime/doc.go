@@ -1,5 +1,6 @@
 // Package runtime owns what tcrt's ops run on: the backend chosen at Open
-// (CUDA when built with -tags cuda and a usable GPU is present, else the CPU),
+// (CUDA when the driver and a usable GPU are present, else the CPU; the
+// reason is Runtime.BackendReason),
 // its device description, buffers, streams and events, and the kernel
 // registry that every implementation of every op — SM86/SM89 SASS, PTX and
 // CPU — registers with. Selection is deterministic and explainable: Explain
@@ -7,7 +8,19 @@
 //
 // # Environment
 //
-//	TCRT_BACKEND=cpu|cuda|auto   force a backend (overrides Options.Backend)
+//	TCRT_BACKEND=auto|cpu|cuda|sim
+//	                             force a backend (overrides Options.Backend);
+//	                             auto (the default) tries CUDA, then opens the
+//	                             CPU and keeps why (BackendReason, Explain);
+//	                             cuda returns the driver's typed error when it
+//	                             cannot open; sim is the simulated SM86/SM89
+//	                             GPU: the CUDA backend over a simulator driver
+//	TCRT_SIM_ARCH=86|89          the compute capability the simulated GPU
+//	                             models (overrides Options.SimArch; 86: an
+//	                             A10, 89: an L4)
+//	TCRT_CUDA_LIB=path           the CUDA driver library to load (overrides
+//	                             Options.CUDALib; default libcuda.so.1,
+//	                             found by the dynamic loader)
 //	TCRT_KERNEL=name[,op=name]   force a named kernel, for every op it
 //	                             implements or for the named op; a forced
 //	                             kernel that cannot run the call is an error
@@ -17,6 +30,8 @@
 //	TCRT_CPU_FEATURES=-NAME,...  hide named cpuid features (-AVX512BF16); both
 //	                             are read at start-up, Explain shows the mask
 //
-// The default build is pure Go (CGO_ENABLED=0 works). The CUDA backend lives
-// behind the cuda build tag.
+// The default build is pure Go (CGO_ENABLED=0 works) and includes the CUDA
+// backend, which loads the driver at run time (package runtime/cuda/driver,
+// purego). The cuda build tag swaps in gorgonia.org/cu (cgo, linked at
+// build time; its init exits the process without a working driver).
 package runtime

@@ -175,6 +175,10 @@ type Explanation struct {
 	// CPUMask is the CPU feature mask in force when the kernel was chosen
 	// (TCRT_CPU, TCRT_CPU_FEATURES; "" for none).
 	CPUMask string
+	// Backend is the runtime's BackendReason: which backend, and why (on
+	// the CPU after auto selection, why the GPU was not used); "" from
+	// ExplainOn.
+	Backend string
 }
 
 // Chosen returns the selected kernel, or nil.
@@ -191,6 +195,9 @@ func (e Explanation) Chosen() *Kernel {
 func (e Explanation) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s:\n", e.Op)
+	if e.Backend != "" {
+		fmt.Fprintf(&sb, "   backend: %s\n", e.Backend)
+	}
 	if e.CPUMask != "" {
 		fmt.Fprintf(&sb, "   CPU feature mask: %s\n", e.CPUMask)
 	}
@@ -288,9 +295,11 @@ func ExplainOn(dev Device, op string, args any) Explanation {
 // can run the call wins, unless one is forced.
 func (r *Runtime) Explain(op string, args any) Explanation {
 	if r.CheckArgs(op, args) != nil { // a nil or closed runtime, or malformed args
-		return Explanation{Op: op}
+		return Explanation{Op: op, Backend: r.BackendReason()}
 	}
-	return explain(op, args, r.forcedFor(op), r.archReason)
+	e := explain(op, args, r.forcedFor(op), r.archReason)
+	e.Backend = r.BackendReason()
+	return e
 }
 
 // forcedFor is the kernel forced for op; on a GPU device a forced CPU

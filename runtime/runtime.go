@@ -15,10 +15,10 @@ import (
 
 // Options configures Open. The zero value selects the best backend.
 type Options struct {
-	// Backend forces a backend: "cpu", "cuda" (-tags cuda) or "sim" (the
-	// simulated SM86/SM89 GPU); "" or BackendAuto picks CUDA when it is
-	// built in and a device is usable, else the CPU. TCRT_BACKEND overrides
-	// it.
+	// Backend forces a backend: "cpu", "cuda" or "sim" (the simulated
+	// SM86/SM89 GPU); "" or BackendAuto picks CUDA when the driver loads
+	// and a device is usable, else the CPU (BackendReason says why).
+	// TCRT_BACKEND overrides it.
 	Backend BackendKind
 	// Device is the GPU ordinal on the CUDA backend.
 	Device int
@@ -35,6 +35,10 @@ type Options struct {
 	// SimArch is the compute capability the simulated device models: 86
 	// (the default) or 89. TCRT_SIM_ARCH overrides it.
 	SimArch int
+	// CUDALib is the path of the CUDA driver library ("": libcuda.so.1,
+	// found by the dynamic loader). TCRT_CUDA_LIB overrides it. The -tags
+	// cuda build links the driver at build time and ignores it.
+	CUDALib string
 	// Kernel forces kernels by name, as TCRT_KERNEL does (which overrides it):
 	// "name" forces that kernel for its op, "op=name" for the named op.
 	Kernel string
@@ -52,11 +56,12 @@ type Runtime struct {
 	streams map[*Stream]struct{}
 	stats   memStats
 	tasks   atomic.Int32 // Enqueue functions running (see Stream.inTask)
+	reason  string       // why this backend (see BackendReason)
 }
 
-// CUDABuilt reports whether this binary contains the CUDA backend (built
-// with -tags cuda, and package runtime/cuda linked in: package ops imports
-// it).
+// CUDABuilt reports whether this binary contains the CUDA backend
+// (package runtime/cuda linked in: package ops imports it). Whether a GPU
+// is usable is only known at Open.
 func CUDABuilt() bool {
 	_, ok := backend.Lookup(BackendCUDA)
 	return ok
@@ -64,10 +69,12 @@ func CUDABuilt() bool {
 
 // Open returns a runtime on the backend that Options and the environment ask
 // for. With the auto backend it tries the registered GPU backends that take
-// part in auto selection (CUDA when built in) and falls back to the CPU
-// when none opens; asking for a backend explicitly that is not registered
-// or does not open returns an error wrapping ErrNoDevice. The simulated
-// device ("sim", package runtime/sim) opens only when asked for.
+// part in auto selection (CUDA when linked in) and falls back to the CPU
+// when none opens, keeping each failure's reason (BackendReason); asking
+// for a backend explicitly that is not registered or does not open
+// returns an error wrapping ErrNoDevice (for CUDA, a
+// *driver.LoadError naming the step that failed). The simulated device
+// ("sim", package runtime/sim) opens only when asked for.
 func Open(opts Options) (*Runtime, error) {
 	if v := os.Getenv("TCRT_BACKEND"); v != "" {
 		opts.Backend = BackendKind(strings.ToLower(v))
@@ -81,6 +88,9 @@ func Open(opts Options) (*Runtime, error) {
 	}
 	if v := os.Getenv("TCRT_KERNEL"); v != "" {
 		opts.Kernel = v
+	}
+	if v := os.Getenv("TCRT_CUDA_LIB"); v != "" {
+		opts.CUDALib = v
 	}
 	if v := os.Getenv("TCRT_SIM_ARCH"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -105,21 +115,30 @@ func Open(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	bopts := backend.Options{Device: opts.Device, Threads: opts.Threads, MemoryLimit: opts.MemoryLimit, Arch: opts.SimArch}
+	bopts := backend.Options{Device: opts.Device, Threads: opts.Threads, MemoryLimit: opts.MemoryLimit, Arch: opts.SimArch, CUDALib: opts.CUDALib}
 	var be backend.Backend
+	reason := "asked for"
 	switch opts.Backend {
 	case "", BackendAuto:
+		var why []string
 		for _, reg := range backend.Registered() {
 			if !reg.Auto {
 				continue
 			}
-			if b, err := reg.Open(bopts); err == nil {
+			b, err := reg.Open(bopts)
+			if err == nil {
 				be = b
+				reason = "auto: the first GPU backend that opened"
 				break
 			}
+			why = append(why, string(reg.Kind)+": "+strings.TrimPrefix(oneLine(err), "tcrt: open: backend "+string(reg.Kind)+": "))
 		}
 		if be == nil {
 			be = newCPUBackend(opts.Threads)
+			reason = "auto: no GPU backend is registered"
+			if len(why) > 0 {
+				reason = "auto: GPU not used: " + strings.Join(why, "; ")
+			}
 		}
 	case BackendCPU:
 		be = newCPUBackend(opts.Threads)
@@ -127,7 +146,7 @@ func Open(opts Options) (*Runtime, error) {
 		reg, ok := backend.Lookup(opts.Backend)
 		if !ok {
 			if opts.Backend == BackendCUDA {
-				return nil, fmt.Errorf("tcrt: open: backend cuda: this binary was built without -tags cuda: %w", ErrNoDevice)
+				return nil, fmt.Errorf("tcrt: open: backend cuda: package runtime/cuda is not linked in (import package ops): %w", ErrNoDevice)
 			}
 			return nil, fmt.Errorf("tcrt: open: argument Backend: unknown backend %q (want auto, %s): %w", opts.Backend, strings.Join(backendNames(), ", "), ErrArgument)
 		}
@@ -136,6 +155,9 @@ func Open(opts Options) (*Runtime, error) {
 			return nil, err
 		}
 		be = b
+	}
+	if dn, ok := be.(interface{ DriverName() string }); ok {
+		reason += "; driver " + dn.DriverName()
 	}
 	if be.Device().GPU() {
 		ensureHostFallbacks()
@@ -151,7 +173,7 @@ func Open(opts Options) (*Runtime, error) {
 		}
 		opts.MemoryLimit = DefaultMemoryLimit(total)
 	}
-	r := &Runtime{be: be, opts: opts, forced: forced, streams: map[*Stream]struct{}{}}
+	r := &Runtime{be: be, opts: opts, forced: forced, streams: map[*Stream]struct{}{}, reason: reason}
 	def, err := r.NewStream()
 	if err != nil {
 		be.Close()
@@ -159,6 +181,21 @@ func Open(opts Options) (*Runtime, error) {
 	}
 	r.def = def
 	return r, nil
+}
+
+// BackendReason says in one line which backend the runtime opened and why:
+// "cpu (auto: GPU not used: cuda: ...)" names what stopped each GPU
+// backend that auto selection tried.
+func (r *Runtime) BackendReason() string {
+	if r == nil || r.be == nil {
+		return ""
+	}
+	return string(r.be.Kind()) + " (" + r.reason + ")"
+}
+
+// oneLine is err's text on one line (driver logs span several).
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // DeviceCounters returns what the device has executed, when the backend

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# gpu-build.sh — on a CPU machine, build what a GPU host needs to run tcrt's
-# CUDA tests and benchmarks: test binaries built with -tags cuda (linked
-# against the stub libcuda.so; the real driver is loaded on the GPU host),
-# scripts/gpu-run.sh and the PyTorch comparison script.
+# gpu-build.sh — on any machine with Go (no CUDA toolkit, no cgo), build
+# what a GPU host needs to run tcrt's CUDA tests and benchmarks: CGO-free
+# test binaries and the tcrt command, which load libcuda.so.1 at run time
+# (runtime/cuda/driver, purego), plus scripts/gpu-run.sh and the PyTorch
+# comparison script. The GPU host needs only the NVIDIA driver.
 #
 #   scripts/gpu-build.sh [DIR]        (default DIR: gpu-bundle)
 #
@@ -13,13 +14,11 @@ out=${1:-$root/gpu-bundle}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$root"
-cache=$(bash scripts/cuda-tools.sh)
-# shellcheck disable=SC1091
-source "$cache/env"
-export CGO_ENABLED=1
-for pkg in runtime ops bench; do
-	go test -tags cuda -c -o "$out/$pkg.test" "./$pkg"
+export CGO_ENABLED=0 GOOS=${GOOS:-linux} GOARCH=${GOARCH:-amd64}
+for pkg in runtime runtime/cuda ops bench; do
+	go test -c -o "$out/$(echo "$pkg" | tr / _).test" "./$pkg"
 done
+go build -o "$out/tcrt" ./bench/cmd/tcrt
 cp scripts/gpu-run.sh scripts/gpu-torch.py "$out/"
 git rev-parse HEAD >"$out/COMMIT" 2>/dev/null || true
 go version >"$out/GO_VERSION"

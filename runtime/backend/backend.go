@@ -6,10 +6,11 @@
 // pool).
 //
 // The CPU backend is built into package runtime. The CUDA backend
-// (runtime/cuda, build tag cuda) and the simulated SM86/SM89 device
-// (runtime/sim) are packages that call Register from an init function;
-// runtime.Open knows them only by the name they register. Package ops
-// imports both, so every program using ops can open them.
+// (runtime/cuda, over the driver layer runtime/cuda/driver) and the
+// simulated SM86/SM89 device (runtime/sim: the same CUDA backend over a
+// simulator driver) are packages that call Register from an init
+// function; runtime.Open knows them only by the name they register.
+// Package ops imports both, so every program using ops can open them.
 package backend
 
 import (
@@ -109,6 +110,9 @@ type Options struct {
 	// Arch is the compute capability a simulated device models (86 or 89);
 	// 0 is the backend's default. Real devices ignore it.
 	Arch int
+	// CUDALib is the path of the CUDA driver library the CUDA backend
+	// loads ("": libcuda.so.1, found by the dynamic loader).
+	CUDALib string
 }
 
 // Backend is an opened device.

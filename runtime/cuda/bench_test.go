@@ -1,5 +1,3 @@
-//go:build cuda
-
 package cuda
 
 import (
@@ -7,15 +5,14 @@ import (
 	"fmt"
 	"testing"
 
-	cu "gorgonia.org/cu"
-
 	"github.com/tcrt-go/tcrt/runtime/backend"
+	"github.com/tcrt-go/tcrt/runtime/cuda/driver"
 )
 
 // BenchmarkCUDAMemcpy/<bytes>/cuda is the device's copy bandwidth (bytes
 // read plus written), the yardstick for the memory-bound kernels.
 func BenchmarkCUDAMemcpy(b *testing.B) {
-	be, err := openCUDA(backend.Options{})
+	be, err := Open(Config{})
 	if err != nil {
 		b.Skip("no usable CUDA device:", err)
 	}
@@ -43,7 +40,7 @@ func BenchmarkCUDAMemcpy(b *testing.B) {
 		for range b.N {
 			err := cs.q.Enqueue(func() error {
 				return cs.be.d.w.do(func() error {
-					return cudaErr("copy", cu.MemcpyDtoDAsync(cu.DevicePtr(pd), cu.DevicePtr(ps), n, cs.s))
+					return cudaErr("copy", cs.be.d.drv.MemcpyDtoDAsync(driver.DevicePtr(pd), driver.DevicePtr(ps), n, cs.s))
 				})
 			})
 			if err != nil {

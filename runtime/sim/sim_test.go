@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -66,6 +67,22 @@ func TestDevice(t *testing.T) {
 			d.SharedPerBlockOptin != 101376 || d.RegistersPerSM != 65536 || d.Backend != runtime.BackendSim {
 			t.Fatalf("sm_%d: device %+v", arch, d)
 		}
+	}
+	reg, ok := backend.Lookup(backend.Sim)
+	if !ok {
+		t.Fatal("sim is not registered")
+	}
+	devs, err := reg.Devices()
+	if err != nil || len(devs) != len(sim.Archs()) {
+		t.Fatalf("devices %v, %v", devs, err)
+	}
+	for i, d := range devs {
+		if d.SM() != sim.Archs()[i] || !reflect.DeepEqual(d, open(t, d.SM()).Device()) {
+			t.Fatalf("listed %+v", d)
+		}
+	}
+	if why := open(t, 86).BackendReason(); why != "sim (asked for; driver tcrt simulator (sm_86))" {
+		t.Fatalf("reason %q", why)
 	}
 	if _, err := runtime.Open(runtime.Options{Backend: runtime.BackendSim, SimArch: 75}); !errors.Is(err, runtime.ErrNoDevice) {
 		t.Fatalf("sm_75: %v, want ErrNoDevice", err)

@@ -2,10 +2,18 @@
 // the device and, for each op, the kernel selected, the result's error
 // against the reference on random data, and its throughput.
 //
-//	go run ./bench/cmd/tcrt [-ops matmul,...] [-size small|medium|large] [-backend auto|cpu|cuda] [-json] [-explain]
+//	go run ./bench/cmd/tcrt [-ops matmul,...] [-size small|medium|large] [-backend auto|cpu|sim|cuda] [-json] [-explain]
 //
-// Exit status: 0 when every result is within tolerance, 1 when a run fails,
-// 2 for a usage error (an unknown flag, op, size or backend).
+// The default build is CGO-free and loads the CUDA driver (libcuda.so.1, or
+// TCRT_CUDA_LIB) at run time: with -backend auto (the default) it runs on
+// the GPU when the driver and a device are usable and on the CPU
+// otherwise; -explain prints, first, one line saying which backend opened
+// and why (on the CPU: why the GPU was not used). -backend cuda fails, with
+// the driver's reason, when CUDA cannot open.
+//
+// Exit status: 0 when every result is within tolerance, 1 when a run fails
+// (or the backend asked for does not open), 2 for a usage error (an
+// unknown flag, op, size or backend).
 package main
 
 import (
@@ -61,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	size := fs.String("size", "medium", "problem sizes: "+strings.Join(sizes, ", "))
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	explain := fs.Bool("explain", false, "print the kernel selection for each line")
-	backend := fs.String("backend", "auto", "backend: auto, cpu, sim (the simulated SM86/SM89 GPU) or cuda (-tags cuda); TCRT_BACKEND overrides it")
+	backend := fs.String("backend", "auto", "backend: auto, cpu, sim (the simulated SM86/SM89 GPU) or cuda (libcuda.so.1 loaded at run time; TCRT_CUDA_LIB names another path); TCRT_BACKEND overrides it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, err
@@ -82,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return fail("-size %q: want one of %s", cfg.size, strings.Join(sizes, ", "))
 	}
 	if !slices.Contains(backends, cfg.backend) {
-		return fail("-backend %q: want auto, cpu or cuda", *backend)
+		return fail("-backend %q: want auto, cpu, sim or cuda", *backend)
 	}
 	names := bench.JobNames()
 	if strings.TrimSpace(*opsFlag) == "all" {
@@ -126,6 +134,13 @@ func run(cfg config, stdout, stderr io.Writer) int {
 	report := bench.Report{Device: rt.Device(), DeviceString: rt.Device().String()}
 	if !cfg.json {
 		fmt.Fprintln(stdout, "device:", report.DeviceString)
+	}
+	if cfg.explain {
+		w := stdout
+		if cfg.json {
+			w = stderr // stdout holds only the JSON
+		}
+		fmt.Fprintln(w, "backend:", rt.BackendReason())
 	}
 	failed := false
 	for _, job := range bench.Jobs() {

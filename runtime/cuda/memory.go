@@ -1,15 +1,13 @@
-//go:build cuda
-
 package cuda
 
 import (
 	"context"
 	"fmt"
-	"github.com/tcrt-go/tcrt/runtime/backend"
 	"sync/atomic"
 	"unsafe"
 
-	cu "gorgonia.org/cu"
+	"github.com/tcrt-go/tcrt/runtime/backend"
+	"github.com/tcrt-go/tcrt/runtime/cuda/driver"
 )
 
 // stageChunk is the size of each of the two pinned staging buffers host
@@ -21,7 +19,7 @@ const stageChunk = 8 << 20
 // end of the last copy that used it.
 type pinnedChunk struct {
 	p      unsafe.Pointer
-	ev     cu.Event
+	ev     driver.Event
 	queued bool // a copy using it was issued and not yet waited for
 }
 
@@ -32,15 +30,16 @@ func (b *cudaBackend) ensureStage() error {
 	if b.stage[0].p != nil {
 		return nil
 	}
+	drv := b.d.drv
 	return b.d.w.do(func() error {
 		for i := range b.stage {
-			p, err := pinnedAlloc(stageChunk)
+			p, err := drv.MemHostAlloc(stageChunk)
 			if err != nil {
-				return err
+				return cudaErr("pinned host alloc", err)
 			}
-			ev, err := cu.MakeEvent(cu.DisableTiming)
+			ev, err := drv.EventCreate(driver.EventDisableTiming)
 			if err != nil {
-				_ = pinnedFree(p)
+				_ = drv.MemFreeHost(p)
 				return cudaErr("create event", err)
 			}
 			b.stage[i] = pinnedChunk{p: p, ev: ev}
@@ -56,7 +55,7 @@ func (b *cudaBackend) drain(c *pinnedChunk) error {
 		return nil
 	}
 	c.queued = false
-	return b.d.w.waitEvent(nil, c.ev)
+	return b.d.waitEvent(context.Background(), c.ev)
 }
 
 // copyToDevice copies src to device address dst through the staging
@@ -80,10 +79,10 @@ func (b *cudaBackend) copyToDevice(ctx context.Context, dst uint64, src []byte) 
 		n := copy(c.bytes(stageChunk), src[off:])
 		c.queued = true
 		err = b.d.w.do(func() error {
-			if err := cu.MemcpyHtoDAsync(cu.DevicePtr(dst+uint64(off)), c.p, int64(n), b.copyStream); err != nil {
+			if err := b.d.drv.MemcpyHtoDAsync(driver.DevicePtr(dst+uint64(off)), c.p, int64(n), b.copyStream); err != nil {
 				return cudaErr("copy to device", err)
 			}
-			return cudaErr("record event", c.ev.Record(b.copyStream))
+			return cudaErr("record event", b.d.drv.EventRecord(c.ev, b.copyStream))
 		})
 	}
 	for i := range b.stage {
@@ -109,10 +108,10 @@ func (b *cudaBackend) copyFromDevice(ctx context.Context, dst []byte, src uint64
 		n := min(stageChunk, len(dst)-off)
 		c.queued = true
 		return b.d.w.do(func() error {
-			if err := cu.MemcpyDtoHAsync(c.p, cu.DevicePtr(src+uint64(off)), int64(n), b.copyStream); err != nil {
+			if err := b.d.drv.MemcpyDtoHAsync(c.p, driver.DevicePtr(src+uint64(off)), int64(n), b.copyStream); err != nil {
 				return cudaErr("copy from device", err)
 			}
-			return cudaErr("record event", c.ev.Record(b.copyStream))
+			return cudaErr("record event", b.d.drv.EventRecord(c.ev, b.copyStream))
 		})
 	}
 	var err error
@@ -152,12 +151,15 @@ type cudaMemory struct {
 }
 
 func (b *cudaBackend) Alloc(n int) (backend.Memory, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("tcrt: cuda: alloc of %d bytes: %w", n, backend.ErrArgument)
+	}
 	h, err := b.pool.Alloc(int64(n))
 	if err != nil {
 		return nil, err
 	}
 	err = b.d.w.do(func() error {
-		return cudaErr("zero memory", cu.MemsetD8(cu.DevicePtr(h.Addr()), 0, int64(n)))
+		return cudaErr("zero memory", b.d.drv.MemsetD8(driver.DevicePtr(h.Addr()), 0, int64(n)))
 	})
 	if err != nil {
 		h.Release()
@@ -184,15 +186,15 @@ func (m *cudaMemory) SetStaged(b []byte) {
 func (m *cudaMemory) DevicePtr() uint64 { return m.h.Addr() }
 
 func (m *cudaMemory) Write(ctx context.Context, off int, src []byte) error {
-	if off < 0 || off+len(src) > m.n {
-		return fmt.Errorf("tcrt: cuda: write of %d bytes at %d into %d: %w", len(src), off, m.n, ErrBounds)
+	if off < 0 || off > m.n || len(src) > m.n-off {
+		return fmt.Errorf("tcrt: cuda: write of %d bytes at %d into %d: %w", len(src), off, m.n, backend.ErrBounds)
 	}
 	return m.be.copyToDevice(ctx, m.h.Addr()+uint64(off), src)
 }
 
 func (m *cudaMemory) Read(ctx context.Context, off int, dst []byte) error {
-	if off < 0 || off+len(dst) > m.n {
-		return fmt.Errorf("tcrt: cuda: read of %d bytes at %d from %d: %w", len(dst), off, m.n, ErrBounds)
+	if off < 0 || off > m.n || len(dst) > m.n-off {
+		return fmt.Errorf("tcrt: cuda: read of %d bytes at %d from %d: %w", len(dst), off, m.n, backend.ErrBounds)
 	}
 	return m.be.copyFromDevice(ctx, dst, m.h.Addr()+uint64(off))
 }
