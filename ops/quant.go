@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"math"
 
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -53,12 +54,16 @@ type QuantizeOptions struct {
 	// Source of the scales. MX takes only ScaleFromAmax.
 	Source ScaleSource
 	// Scale is the given per-tensor scale (ScaleGiven, PerTensor, Scales
-	// nil); it must be positive and finite.
+	// nil); it must be positive and finite, and is clamped into
+	// [tile.MinScale, tile.MaxScale] = [2^-126, 2^126] (tile.ClampScale), so
+	// that the inverse written to ScaleInv is normal and Dequantize accepts
+	// it.
 	Scale float32
 	// Scales is the given scales tensor (ScaleGiven): f32 of ScaleShape.
-	// Every value must be positive and finite; the kernel checks this before
-	// writing anything, so the error arrives from the call (nil Stream) or
-	// from the stream's Synchronize.
+	// Every value must be a valid scale (tile.ValidScale: in [2^-126,
+	// 2^126]); values are data, so they are refused rather than clamped.
+	// The kernel checks them before writing anything, so the error arrives
+	// from the call (nil Stream) or from the stream's Synchronize.
 	Scales *runtime.Buffer
 	// Margin, for ScaleFromAmax, divides the computed scale by 2^Margin
 	// (0 ≤ Margin ≤ 64) to leave headroom.
@@ -174,8 +179,6 @@ func checkCommon(rt *runtime.Runtime, op string, s *runtime.Stream, g Granularit
 	return nil
 }
 
-func positiveFinite(v float32) bool { return tile.ValidScale(v) }
-
 const (
 	opQuantize   = "quantize"
 	opDequantize = "dequantize"
@@ -275,10 +278,10 @@ func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 			args.Scales = o.Scales
 		case g != PerTensor:
 			return nil, nil, tile.Errorf(ErrArgument, op, "Scales", "%v scaling with ScaleGiven needs a Scales tensor of shape %v", g, ScaleShape(g, x.Shape()))
-		case !positiveFinite(o.Scale):
-			return nil, nil, tile.Errorf(ErrArgument, op, "Scale", "scale %v; it must be positive and finite, with a finite inverse", o.Scale)
+		case !(o.Scale > 0) || o.Scale > math.MaxFloat32:
+			return nil, nil, tile.Errorf(ErrArgument, op, "Scale", "scale %v; it must be positive and finite", o.Scale)
 		default:
-			args.Scale = o.Scale
+			args.Scale = tile.ClampScale(o.Scale)
 		}
 	default:
 		return nil, nil, tile.Errorf(ErrArgument, op, "Source", "unknown scale source %d", o.Source)
