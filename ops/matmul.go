@@ -193,7 +193,7 @@ func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if d.Buf == b.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opMatMul, "D", "output shares its buffer with input B")
 	}
-	return args, o.Stream, nil
+	return planned(opMatMul, args, o.Stream)
 }
 
 func isNonFinite(f float32) bool { return math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) }

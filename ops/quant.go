@@ -311,7 +311,7 @@ func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 		}
 		args.Amax = o.Amax
 	}
-	return args, o.Stream, nil
+	return planned(op, args, o.Stream)
 }
 
 // Dequantize decodes q (E4M3 or E5M2) into y (f32, f16 or bf16, the same
@@ -360,7 +360,7 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 		if o.Granularity != PerTensor {
 			return nil, nil, tile.Errorf(ErrArgument, op, "ScaleInv", "%v dequantisation needs ScaleInv", o.Granularity)
 		}
-		return args, o.Stream, nil
+		return planned(op, args, o.Stream)
 	}
 	dt := tile.F32
 	if o.Granularity == MX {
@@ -369,8 +369,11 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 	if err := checkScaleBuf(rt, op, "ScaleInv", o.ScaleInv, dt, o.Granularity, q.Shape()); err != nil {
 		return nil, nil, err
 	}
+	if o.ScaleInv == y {
+		return nil, nil, tile.Errorf(ErrAlias, op, "ScaleInv", "ScaleInv is the output buffer y")
+	}
 	args.ScaleInv = o.ScaleInv
-	return args, o.Stream, nil
+	return planned(op, args, o.Stream)
 }
 
 // Amax writes max |x| over each block of x (f32, f16 or bf16) into out (f32
@@ -406,7 +409,7 @@ func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*r
 		return nil, nil, tile.Errorf(ErrAlias, op, "out", "out is the input buffer")
 	}
 	rows, cols := matrixShape(x.Shape())
-	return &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream, nil
+	return planned(op, &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream)
 }
 
 // ExplainAmax validates the call and explains the kernel selection.
