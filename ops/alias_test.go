@@ -75,3 +75,33 @@ func TestAliasedOutputs(t *testing.T) {
 		}
 	})
 }
+
+// TestAmaxOutputType: an amax output of the wrong element type is ErrDType
+// (not ErrShape), one of the wrong count ErrShape, for Quantize's Amax and
+// DelayedScaling.UpdateFrom.
+func TestAmaxOutputType(t *testing.T) {
+	rt := openCPU(t)
+	ctx := context.Background()
+	x := alloc(t, rt, tile.F32, 4, 8)
+	q := alloc(t, rt, tile.E4M3, 4, 8)
+	d, err := ops.NewDelayedScaling(tile.E4M3, 2, ops.AmaxMax, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		b    *runtime.Buffer
+		want error
+	}{{alloc(t, rt, tile.S32, 1), ops.ErrDType}, {alloc(t, rt, tile.F16, 1), ops.ErrDType}, {alloc(t, rt, tile.F32, 2), ops.ErrShape}} {
+		poison(t, q)
+		before := bytesOf(t, q)
+		if err := ops.Quantize(ctx, rt, q, x, &ops.QuantizeOptions{Amax: c.b}); !errors.Is(err, c.want) {
+			t.Errorf("Amax of %v %v: %v; want %v", c.b.DType(), c.b.Shape(), err, c.want)
+		}
+		if !bytes.Equal(bytesOf(t, q), before) {
+			t.Errorf("Amax of %v %v: q was written", c.b.DType(), c.b.Shape())
+		}
+		if _, err := d.UpdateFrom(ctx, c.b); !errors.Is(err, c.want) {
+			t.Errorf("UpdateFrom %v %v: %v; want %v", c.b.DType(), c.b.Shape(), err, c.want)
+		}
+	}
+}

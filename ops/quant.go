@@ -179,6 +179,18 @@ func checkCommon(rt *runtime.Runtime, op string, s *runtime.Stream, g Granularit
 	return nil
 }
 
+// checkAmaxBuf checks a one-element f32 amax buffer (open already): the
+// element type first (ErrDType), then the count (ErrShape).
+func checkAmaxBuf(op string, b *runtime.Buffer) error {
+	if b.DType() != tile.F32 {
+		return tile.Errorf(ErrDType, op, "Amax", "element type %v; the amax is one f32", b.DType())
+	}
+	if b.Len() != 1 {
+		return tile.Errorf(ErrShape, op, "Amax", "%d elements; the amax is one f32", b.Len())
+	}
+	return nil
+}
+
 const (
 	opQuantize   = "quantize"
 	opDequantize = "dequantize"
@@ -303,8 +315,8 @@ func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 		if err := o.Amax.Check(rt, op, "Amax"); err != nil {
 			return nil, nil, err
 		}
-		if o.Amax.DType() != tile.F32 || o.Amax.Len() != 1 {
-			return nil, nil, tile.Errorf(ErrShape, op, "Amax", "a %v tensor of %d elements; want one f32", o.Amax.DType(), o.Amax.Len())
+		if err := checkAmaxBuf(op, o.Amax); err != nil {
+			return nil, nil, err
 		}
 		if o.Amax == o.Scales || o.Amax == o.ScaleInv || o.Amax == x {
 			return nil, nil, tile.Errorf(ErrAlias, op, "Amax", "Amax shares a buffer with x, Scales or ScaleInv")

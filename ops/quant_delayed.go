@@ -133,8 +133,8 @@ func (d *DelayedScaling) UpdateFrom(ctx context.Context, amax *runtime.Buffer) (
 	if err := amax.Check(nil, "delayed scaling", "amax"); err != nil {
 		return d.scale, err
 	}
-	if amax.DType() != tile.F32 || amax.Len() != 1 {
-		return d.scale, tile.Errorf(ErrShape, "delayed scaling", "amax", "a %v tensor of %d elements; want one f32", amax.DType(), amax.Len())
+	if err := checkAmaxBuf("delayed scaling", amax); err != nil {
+		return d.scale, err
 	}
 	v := make([]float32, 1)
 	if err := amax.ReadFloat32(ctx, v); err != nil {

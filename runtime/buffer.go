@@ -279,12 +279,16 @@ func (b *Buffer) transfer(ctx context.Context, op string, off, nbytes int, fn fu
 	if b.dtype.IsPacked() && off%2 != 0 {
 		return tile.Errorf(ErrArgument, op, "offset", "offset %d into a packed 4-bit buffer must be even", off)
 	}
+	if sz := b.dtype.Size(); sz > 0 && nbytes%sz != 0 {
+		arg := "src"
+		if op == "read" {
+			arg = "dst"
+		}
+		return tile.Errorf(ErrArgument, op, arg, "%d bytes are not whole %d-byte elements of %v", nbytes, sz, b.dtype)
+	}
 	boff, ok := tile.ByteOffset(b.dtype, off)
 	if !ok || nbytes > b.bytes-boff {
 		return tile.Errorf(ErrBounds, op, "offset", "%d bytes at element %d do not fit a %d-byte buffer of %v", nbytes, off, b.bytes, b.dtype)
-	}
-	if sz := b.dtype.Size(); sz > 0 && nbytes%sz != 0 {
-		return tile.Errorf(ErrBounds, op, "offset", "%d bytes are not whole %d-byte elements of %v", nbytes, sz, b.dtype)
 	}
 	if err := b.rt.Synchronize(ctx); err != nil {
 		return err
