@@ -149,7 +149,10 @@ func withHostBuffers(ctx context.Context, what string, bufs []*Buffer, fn func()
 			}
 			return fmt.Errorf("tcrt: %s: a buffer's memory cannot be staged: %w", what, ErrUnsupported)
 		}
-		host := alignedBytes(b.Bytes())
+		host, err := alignedBytes(b.Bytes())
+		if err != nil {
+			return fmt.Errorf("tcrt: %s: staging an operand: %w", what, err)
+		}
 		if err := m.Read(ctx, 0, host); err != nil {
 			return fmt.Errorf("tcrt: %s: staging an operand in: %w", what, err)
 		}

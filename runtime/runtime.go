@@ -30,7 +30,10 @@ type Options struct {
 	// of the device's memory (on the CPU, HostMemory: the physical memory or
 	// the cgroup limit, whichever is lower), so that an absurd request is an
 	// error rather than the end of the process. math.MaxInt64 disables the
-	// check.
+	// check. Whatever the limit, an allocation the host cannot back (the
+	// CPU's buffers, the simulated device's memory: above HostMemory, or a
+	// mapping the system refuses, as under ulimit -v) is ErrOutOfMemory
+	// too (package internal/hostmem), never a fatal error of the process.
 	MemoryLimit int64
 	// SimArch is the compute capability the simulated device models: 86
 	// (the default) or 89. TCRT_SIM_ARCH overrides it.
