@@ -225,14 +225,17 @@ func parallel(n, threads int, mk func() any, release func(any), fn func(sc any, 
 	}
 	// Every worker is a new goroutine: with the calling goroutine taking a
 	// share instead, 4096-token decode steps ran 10–20% slower.
+	var gp goPanic
 	wg.Add(threads)
 	for w := 0; w < threads; w++ {
 		go func() {
 			defer wg.Done()
+			defer gp.catch()
 			work()
 		}()
 	}
 	wg.Wait()
+	gp.rethrow()
 }
 
 // attnParts holds the unnormalised partial results of split items.
