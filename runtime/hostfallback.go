@@ -200,6 +200,18 @@ var bufferType = reflect.TypeFor[*Buffer]()
 // exported struct fields, pointers, slices, arrays, maps' values and
 // interfaces, in the order first met.
 func bufferRefs(args any) []*Buffer {
+	all := bufferRefsAll(args)
+	out := all[:0]
+	for _, b := range all {
+		if !b.Closed() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// bufferRefsAll is bufferRefs with closed buffers included.
+func bufferRefsAll(args any) []*Buffer {
 	var out []*Buffer
 	seen := map[*Buffer]bool{}
 	visited := map[uintptr]bool{}
@@ -209,7 +221,7 @@ func bufferRefs(args any) []*Buffer {
 			return
 		}
 		if v.Type() == bufferType {
-			if b := v.Interface().(*Buffer); b != nil && !seen[b] && !b.Closed() {
+			if b := v.Interface().(*Buffer); b != nil && !seen[b] {
 				seen[b] = true
 				out = append(out, b)
 			}

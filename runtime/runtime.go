@@ -55,6 +55,7 @@ type Runtime struct {
 	streams map[*Stream]struct{}
 	stats   memStats
 	tasks   atomic.Int32 // Enqueue functions running (see Stream.inTask)
+	holds   holdCount    // references held on the runtime's buffers
 }
 
 // CUDABuilt reports whether this binary contains the CUDA backend (built
@@ -265,7 +266,28 @@ func (r *Runtime) checkOpen(op string) error {
 	return nil
 }
 
-// Synchronize waits for the work on every stream of the runtime.
+// waitAll waits for the work enqueued so far on every stream of the
+// runtime without taking the errors it reported (they stay with their
+// streams' Synchronize): what a host transfer waits for.
+func (r *Runtime) waitAll(ctx context.Context, op string) error {
+	if r.taskStream() != nil {
+		return selfWait(op)
+	}
+	for _, s := range r.liveStreams() {
+		ev, err := s.impl.Record()
+		if err != nil {
+			continue // a closed stream: its Close drains it
+		}
+		if err := ev.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Synchronize waits for the work on every stream of the runtime and returns
+// the errors that work reported since each stream's previous Synchronize
+// (each stream's first, joined); see Stream.Synchronize.
 func (r *Runtime) Synchronize(ctx context.Context) error {
 	if err := r.checkOpen("synchronize"); err != nil {
 		return err
@@ -295,8 +317,8 @@ func (r *Runtime) liveStreams() []*Stream {
 	return out
 }
 
-// Close waits for all queued work, closes every stream and releases the
-// backend. Afterwards the runtime, its streams and its buffers return errors
+// Close waits for all queued work, closes every stream, waits for host
+// transfers still copying, and releases the backend. Afterwards the runtime, its streams and its buffers return errors
 // wrapping ErrClosed (a buffer's data is gone); Close on those buffers stays
 // safe. Close is idempotent; it must not be called from work running on one
 // of the runtime's streams (that returns an error wrapping ErrArgument), and
@@ -317,6 +339,9 @@ func (r *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	// The streams have drained; a host transfer still copying holds its
+	// buffer, and the backend's memory goes only after it.
+	r.holds.wait()
 	if err := r.be.Close(); err != nil {
 		errs = append(errs, err)
 	}
