@@ -89,7 +89,9 @@ const dirtyChunk = 4096
 
 func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) error {
 	what := fmt.Sprintf("%s: host fallback %s", inner.Op, inner.Name)
-	return withHostBuffers(ctx, what, bufferRefs(l.Args), func() error {
+	// Every buffer of the call, closed ones included: the launch holds them
+	// (a buffer closed while the call is queued is still this call's).
+	return withHostBuffers(ctx, what, bufferRefsAll(l.Args), func() error {
 		cpu := &Stream{rt: l.Runtime, impl: backend.NewQueue()}
 		defer cpu.impl.Close()
 		il := &Launch{Runtime: l.Runtime, Stream: cpu, Kernel: inner, Args: l.Args, Threads: l.Threads}
