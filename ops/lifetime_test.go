@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	goruntime "runtime"
 	"testing"
@@ -56,7 +55,7 @@ func idxBuf(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, n, rows int) *run
 func lifetimeOps(small bool) []lifetimeOp {
 	mm, seq, rows := 256, 16, 4096
 	if small {
-		mm, seq, rows = 32, 8, 256
+		mm, seq, rows = 16, 2, 256
 	}
 	return []lifetimeOp{
 		{"matmul", func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) ([]*runtime.Buffer, func(context.Context, *runtime.Stream) error) {
@@ -144,8 +143,11 @@ func lifetimeOps(small bool) []lifetimeOp {
 // on the simulated device; run it under -race.
 func TestCloseWhileRunning(t *testing.T) {
 	iters := 6
-	if longtest.Enabled() {
+	switch {
+	case longtest.Enabled():
 		iters = 300
+	case testing.Short():
+		iters = 4
 	}
 	forEachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
 		small := rt.Device().GPU()
@@ -231,8 +233,12 @@ func diffCount(a, b []byte) int {
 // nothing panics.
 func TestCloseRuntimeWhileRunning(t *testing.T) {
 	kinds := []runtime.BackendKind{runtime.BackendCPU, runtime.BackendSim}
+	iters, calls := 4, 3
+	if testing.Short() {
+		iters, calls = 2, 2
+	}
 	for _, k := range kinds {
-		for it := range 4 {
+		for it := range iters {
 			rt, err := runtime.Open(runtime.Options{Backend: k})
 			if err != nil {
 				t.Fatal(err)
@@ -247,7 +253,7 @@ func TestCloseRuntimeWhileRunning(t *testing.T) {
 			for _, op := range lifetimeOps(k == runtime.BackendSim) {
 				_, run := op.mk(t, rt, rng)
 				go func() {
-					for range 3 {
+					for range calls {
 						errc <- run(ctx, s)
 					}
 				}()
@@ -259,7 +265,7 @@ func TestCloseRuntimeWhileRunning(t *testing.T) {
 			if err := rt.Close(); err != nil {
 				t.Fatalf("%s: Close: %v", k, err)
 			}
-			for range 3 * len(lifetimeOps(false)) {
+			for range calls * len(lifetimeOps(false)) {
 				if err := <-errc; err != nil && !errors.Is(err, ops.ErrClosed) {
 					t.Errorf("%s: an op racing Close: %v; want nil or ErrClosed", k, err)
 				}
@@ -322,4 +328,3 @@ func TestKVCacheCloseWhileAppending(t *testing.T) {
 	})
 }
 
-var _ = fmt.Sprint
