@@ -327,4 +327,3 @@ func TestKVCacheCloseWhileAppending(t *testing.T) {
 		}
 	})
 }
-
