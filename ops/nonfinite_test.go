@@ -273,10 +273,39 @@ func TestNonFiniteAmaxQuantize(t *testing.T) {
 
 // TestNonFiniteScatterMax: float scatter max and min ignore a NaN update
 // (the element keeps its value) and order −0 below +0; ±Inf updates are
-// ordinary values.
+// ordinary values; scatter add of a NaN makes the element NaN.
 func TestNonFiniteScatterMax(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
 		ctx := context.Background()
+		{
+			mem := f32Shaped(t, rt, []float32{1, 2, 3, 4}, 4, 1)
+			idx := alloc(t, rt, tile.S32, 2, 1)
+			if err := runtime.WriteRaw(ctx, idx, []int32{1, 3}); err != nil {
+				t.Fatal(err)
+			}
+			src := f32Shaped(t, rt, []float32{float32(math.NaN()), 0.5}, 2, 1)
+			if err := ops.MScatter(ctx, rt, mem, ops.DenseTile(idx), ops.DenseTile(src), &ops.ScatterOptions{Op: ops.ScatterAdd}); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, 4)
+			if err := mem.ReadFloat32(ctx, got); err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != 1 || !isNaN32(got[1]) || got[2] != 3 || got[3] != 4.5 {
+				t.Errorf("scatter add of NaN: mem = %v; want [1 NaN 3 4.5]", got)
+			}
+		}
+		{
+			mem := f32Shaped(t, rt, []float32{0}, 1, 1)
+			idx := alloc(t, rt, tile.S32, 1, 1)
+			src := f32Shaped(t, rt, []float32{float32(math.Copysign(0, -1))}, 1, 1)
+			if err := ops.MScatter(ctx, rt, mem, ops.DenseTile(idx), ops.DenseTile(src), &ops.ScatterOptions{Op: ops.ScatterMin}); err != nil {
+				t.Fatal(err)
+			}
+			if got := bytesOf(t, mem); got[3] != 0x80 {
+				t.Errorf("scatter min(+0, -0) = bytes %x; want -0 (−0 orders below +0)", got)
+			}
+		}
 		for _, op := range []ops.ScatterOp{ops.ScatterMax, ops.ScatterMin} {
 			mem := f32Shaped(t, rt, []float32{1, 2, 3, 4}, 4, 1)
 			idx := alloc(t, rt, tile.S32, 3, 1)
