@@ -191,6 +191,22 @@ func matmulAlphaRule(name string, alpha float32) validationRule {
 		}}
 }
 
+// attentionScalarRule: a host-side attention scalar (Scale, SoftCap)
+// refused by ops before any backend.
+func attentionScalarRule(name string, scale, softCap float32) validationRule {
+	return validationRule{name: name, want: ops.ErrArgument,
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+			q := f32Shaped(t, rt, randF32(rng, 3*2*64), 1, 3, 2, 64)
+			k := f32Shaped(t, rt, randF32(rng, 3*2*64), 1, 3, 2, 64)
+			o := alloc(t, rt, tile.F32, 1, 3, 2, 64)
+			run := func(ctx context.Context, s *runtime.Stream) error {
+				return ops.Attention(ctx, rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(k),
+					&ops.AttentionOptions{Scale: scale, SoftCap: softCap, Stream: s})
+			}
+			return run, nil, o
+		}}
+}
+
 var (
 	nan32  = float32(math.NaN())
 	inf32  = float32(math.Inf(1))
@@ -217,8 +233,11 @@ var validationRules = func() []validationRule {
 		name string
 		v    float32
 	}{{"NaN", nan32}, {"+Inf", inf32}, {"-Inf", ninf32}} {
-		rs = append(rs, matmulAlphaRule("matmul Alpha="+c.name, c.v))
+		rs = append(rs, matmulAlphaRule("matmul Alpha="+c.name, c.v),
+			attentionScalarRule("attention Scale="+c.name, c.v, 0),
+			attentionScalarRule("attention SoftCap="+c.name, 0, c.v))
 	}
+	rs = append(rs, attentionScalarRule("attention SoftCap=-1", 0, -1))
 	for _, i := range []int64{50, -1, 1 << 30} {
 		name := fmt.Sprint(i)
 		rs = append(rs, gatherRule("gather index "+name, i), scatterRule("scatter add index "+name, i))
