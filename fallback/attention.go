@@ -174,7 +174,14 @@ func AttentionRef(a *AttentionArgs) {
 				clear(acc)
 				var sum float64
 				for jj, s := range logits {
-					p := math.Exp(s - mx)
+					// The non-finite policy (docs/nonfinite.md), as PyTorch's
+					// scaled_dot_product_attention: a NaN logit makes mx, and
+					// so the row, NaN; a +Inf one gives exp(Inf − Inf) = NaN;
+					// a −Inf one is masked (weight 0, even when mx is −Inf).
+					p := 0.0
+					if s != math.Inf(-1) {
+						p = math.Exp(s - mx)
+					}
 					sum += p
 					vo := a.kvOffset(&a.V, b, seen[jj], g)
 					for c := 0; c < d; c++ {
@@ -184,14 +191,14 @@ func AttentionRef(a *AttentionArgs) {
 				oo := a.O.offset(qb, row0+i, h)
 				for c := 0; c < d; c++ {
 					v := 0.0
-					if sum > 0 {
+					if sum != 0 { // 0: no key visible, or all masked
 						v = acc[c] / sum
 					}
 					storeF32(a.O.DType, a.O.Data, oo+c, float32(v))
 				}
 				if a.LSE != nil {
 					lse := math.Inf(-1)
-					if sum > 0 {
+					if sum != 0 {
 						lse = mx + math.Log(sum)
 					}
 					storeF32(tile.F32, a.LSE, a.lseOffset(b, h, i), float32(lse))

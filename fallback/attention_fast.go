@@ -176,6 +176,11 @@ func AttentionFast(variant string, a *AttentionArgs) error {
 	parallel(len(items), threads, func() any { return getAttnScratch(d) }, func(sc any) { putAttnScratch(sc.(*attnScratch)) }, func(sc any, i int) {
 		run.item(sc.(*attnScratch), &items[i])
 	})
+	if run.nonFinite.Load() {
+		// A NaN or +Inf logit: the reference rewrites every output.
+		AttentionRef(a)
+		return nil
+	}
 	if parts == nil {
 		return nil
 	}
@@ -225,14 +230,17 @@ func parallel(n, threads int, mk func() any, release func(any), fn func(sc any, 
 	}
 	// Every worker is a new goroutine: with the calling goroutine taking a
 	// share instead, 4096-token decode steps ran 10–20% slower.
+	var gp goPanic
 	wg.Add(threads)
 	for w := 0; w < threads; w++ {
 		go func() {
 			defer wg.Done()
+			defer gp.catch()
 			work()
 		}()
 	}
 	wg.Wait()
+	gp.rethrow()
 }
 
 // attnParts holds the unnormalised partial results of split items.
@@ -246,6 +254,21 @@ type attnRun struct {
 	group int
 	bn    int
 	parts *attnParts
+	// nonFinite is set when a logit is NaN or +Inf: the kernels' max and
+	// exp drop NaNs, so the call is redone by AttentionRef, which follows
+	// the non-finite policy (docs/nonfinite.md).
+	nonFinite atomic.Bool
+}
+
+// hasNaNOrPosInf reports whether s holds a NaN or +Inf (−Inf is a masked
+// logit, weight 0).
+func hasNaNOrPosInf(s []float32) bool {
+	bad := false
+	for _, v := range s {
+		b := math.Float32bits(v)
+		bad = bad || b&0x7fffffff > 0x7f800000 || b == 0x7f800000
+	}
+	return bad
 }
 
 // loadRowF32 converts n elements of t at element offset off to float32,
@@ -509,6 +532,10 @@ func (r *attnRun) item(sc *attnScratch, it *attnItem) {
 				}
 			}
 		}
+		if hasNaNOrPosInf(st[:nb*bmp]) {
+			r.nonFinite.Store(true)
+			return
+		}
 		copy(mnew, m)
 		k.colMax(&st[0], bmp, nb, bmp, &mnew[0])
 		for c := range mnew {
@@ -712,6 +739,10 @@ func (r *attnRun) itemDecode(sc *attnScratch, it *attnItem, qk qk4Func, pv pv4Fu
 					}
 				}
 			}
+		}
+		if hasNaNOrPosInf(st[:nb4*4]) {
+			r.nonFinite.Store(true)
+			return
 		}
 		for c := range m16 {
 			m16[c] = m[c&3]

@@ -153,16 +153,19 @@ func parallelFor(n, p, grain int, fn func(lo, hi int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var gp goPanic
 	step := (n + chunks - 1) / chunks
 	for lo := 0; lo < n; lo += step {
 		hi := min(n, lo+step)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer gp.catch()
 			fn(lo, hi)
 		}()
 	}
 	wg.Wait()
+	gp.rethrow()
 }
 
 // resolveLanes is the parallel preflight of a gather or scatter: it

@@ -39,6 +39,31 @@ type poolTask struct {
 	state atomic.Int64
 	// done is closed by the last helper to leave a closed task.
 	done chan struct{}
+	// panicked holds the first panic of a helper inside f.
+	panicked goPanic
+}
+
+// goPanic holds the first panic of the helper goroutines of one parallel
+// call, so that the caller re-raises it on its own goroutine once they
+// have all finished: there the runtime's task runner turns it into an
+// ErrDevice error, where a panic left on a helper goroutine would end the
+// process.
+type goPanic struct{ p atomic.Pointer[panicValue] }
+
+type panicValue struct{ v any }
+
+// catch records a panic; defer it directly (recover works only there).
+func (g *goPanic) catch() {
+	if r := recover(); r != nil {
+		g.p.CompareAndSwap(nil, &panicValue{r})
+	}
+}
+
+// rethrow panics with the recorded panic, if any, on the caller.
+func (g *goPanic) rethrow() {
+	if v := g.p.Load(); v != nil {
+		panic(v.v)
+	}
 }
 
 const taskClosed = 1 << 40
@@ -128,15 +153,21 @@ func run(helpers int, f func()) {
 	p := &helperPool
 	if poolOff || !p.busy.CompareAndSwap(false, true) {
 		var wg sync.WaitGroup
+		var gp goPanic
 		wg.Add(helpers)
 		for range helpers {
 			go func() {
 				defer wg.Done()
+				defer gp.catch()
 				f()
 			}()
 		}
-		f()
+		func() {
+			defer gp.catch()
+			f()
+		}()
 		wg.Wait()
+		gp.rethrow()
 		return
 	}
 	p.mu.Lock()
@@ -162,6 +193,7 @@ func run(helpers int, f func()) {
 		t.close()
 		p.task.Store(nil)
 		p.busy.Store(false)
+		t.panicked.rethrow() // a helper's panic, on the caller
 	}()
 	f()
 }
@@ -178,8 +210,11 @@ func helper() {
 		}
 		seen = seq
 		if t := p.task.Load(); t != nil && t.join() {
-			t.f()
-			t.leave()
+			func() {
+				defer t.leave()
+				defer t.panicked.catch()
+				t.f()
+			}()
 		}
 	}
 }

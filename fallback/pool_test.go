@@ -125,3 +125,64 @@ func goroutineID() int {
 	}
 	return id
 }
+
+// TestHelperPanicsReachTheCaller: a panic on any goroutine of a parallel
+// call (the helper pool, per-call goroutines, parallel, parallelFor, the
+// quantisers' workers) is re-raised on the caller once the others have
+// finished, so a recover there (the runtime's task runner) catches it and
+// the process survives.
+func TestHelperPanicsReachTheCaller(t *testing.T) {
+	boom := func(i int) {
+		if i == 3 {
+			panic("boom")
+		}
+	}
+	calls := map[string]func(){
+		"pool": func() {
+			var next atomic.Int64
+			run(3, func() {
+				for i := int(next.Add(1) - 1); i < 64; i = int(next.Add(1) - 1) {
+					boom(i)
+				}
+			})
+		},
+		"quantParallel": func() {
+			quantParallel(8, 1, 4, func(lo, hi, _ int) {
+				for i := lo; i < hi; i++ {
+					boom(i)
+				}
+			})
+		},
+		"parallel": func() { parallel(8, 4, func() any { return nil }, nil, func(_ any, i int) { boom(i) }) },
+		"parallelFor": func() {
+			parallelFor(8, 4, 1, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					boom(i)
+				}
+			})
+		},
+	}
+	for name, call := range calls {
+		for range 20 {
+			got := func() (r any) {
+				defer func() { r = recover() }()
+				call()
+				return nil
+			}()
+			if got != "boom" {
+				t.Fatalf("%s: recovered %v on the caller; want the helper's panic", name, got)
+			}
+		}
+	}
+	// The pool still works after its helpers panicked.
+	var n atomic.Int64
+	var next atomic.Int64
+	run(3, func() {
+		for i := next.Add(1) - 1; i < 100; i = next.Add(1) - 1 {
+			n.Add(1)
+		}
+	})
+	if n.Load() != 100 {
+		t.Fatalf("pool after panics: %d items of 100", n.Load())
+	}
+}

@@ -30,9 +30,10 @@ const MXBlock = tile.MXBlock
 //	scale = (fmax / amax) / 2^margin         (float32 arithmetic)
 //
 // where fmax is the format's largest finite value. An amax that is 0, NaN or
-// Inf gives scale 1; a result that overflows gives MaxFloat32 and one below
-// 2^-126 gives 2^-126. With pow2 the scale is rounded down to a power of two
-// (so that scaling is exact).
+// Inf gives scale 1; the result is clamped into [tile.MinScale,
+// tile.MaxScale] = [2^-126, 2^126] (tile.ClampScale), so that it and its
+// inverse are both normal and finite. With pow2 the scale is rounded down to
+// a power of two (so that scaling is exact; the bounds are powers of two).
 func ScaleFromAmax(amax, fmax float32, margin int, pow2 bool) float32 {
 	if !(amax > 0) || amax > math.MaxFloat32 {
 		return 1
@@ -43,11 +44,11 @@ func ScaleFromAmax(amax, fmax float32, margin int, pow2 bool) float32 {
 	} else {
 		s = float32(float64(s) / math.Ldexp(1, margin))
 	}
-	if s > math.MaxFloat32 {
-		s = math.MaxFloat32
+	if !(s <= tile.MaxScale) { // +Inf included
+		s = tile.MaxScale
 	}
-	if s < 0x1p-126 {
-		s = 0x1p-126
+	if s < tile.MinScale {
+		s = tile.MinScale
 	}
 	if pow2 {
 		s = math.Float32frombits(math.Float32bits(s) & 0xff800000)
@@ -152,13 +153,13 @@ type AmaxArgs struct {
 }
 
 // CheckScales returns an error wrapping tile.ErrArgument naming arg if a
-// scale is zero, negative, NaN or Inf, or so small that its inverse
-// overflows. Kernels call it before writing
+// scale fails tile.ValidScale: zero, negative, NaN, Inf, or outside
+// [2^-126, 2^126] (where it or its inverse is not normal and finite). Kernels call it before writing
 // anything, as scale values are data that only a kernel can see.
 func CheckScales(op, arg string, s []float32) error {
 	for i, v := range s {
 		if !tile.ValidScale(v) {
-			return tile.Errorf(tile.ErrArgument, op, arg, "scale %d is %v; scales must be positive and finite, with a finite inverse", i, v)
+			return tile.Errorf(tile.ErrArgument, op, arg, "scale %d is %v; scales must lie in [2^-126, 2^126] (positive, with a normal finite inverse)", i, v)
 		}
 	}
 	return nil

@@ -38,10 +38,13 @@ func quantParallel(n, grain, threads int, fn func(lo, hi, w int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var gp goPanic
+	defer gp.rethrow()
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer gp.catch()
 			for {
 				t := int(next.Add(1) - 1)
 				if t >= tasks {

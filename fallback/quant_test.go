@@ -219,8 +219,28 @@ func TestScaleRules(t *testing.T) {
 			t.Errorf("amax %v: %v", am, s)
 		}
 	}
-	if s := ScaleFromAmax(1e-45, 57344, 0, false); s != math.MaxFloat32 {
+	if s := ScaleFromAmax(1e-45, 57344, 0, false); s != tile.MaxScale {
 		t.Errorf("overflow: %v", s)
+	}
+	// Every computed scale round-trips: it and its inverse are valid scales
+	// (normal and finite), at the edges of float32 and on random amaxes.
+	rng := rand.New(rand.NewPCG(3, 31))
+	edges := []float32{1e-45, 1e-44, 1e-40, 1.1754942e-38, 0x1p-126, 0x1p-118, 1e-30, 1, 448, 3e38, math.MaxFloat32}
+	for i := range 20000 {
+		am := math.Float32frombits(rng.Uint32() & 0x7f7fffff)
+		if i < len(edges) {
+			am = edges[i]
+		}
+		for _, fmax := range []float32{448, 57344} {
+			for _, margin := range []int{0, 3, 64} {
+				for _, pow2 := range []bool{false, true} {
+					s := ScaleFromAmax(am, fmax, margin, pow2)
+					if !tile.ValidScale(s) || !tile.ValidScale(1/s) {
+						t.Fatalf("ScaleFromAmax(%v, %v, %d, %v) = %v, inverse %v: not both valid scales", am, fmax, margin, pow2, s, 1/s)
+					}
+				}
+			}
+		}
 	}
 	// OCP MX: X = 2^(floor(log2 amax) - emax).
 	cases := []struct {

@@ -169,7 +169,7 @@ func AttentionPlan(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	if err := attnOptions(rt, args, &op, []*runtime.Buffer{qv.Buf, kv.Buf, vv.Buf, ov.Buf}); err != nil {
 		return nil, nil, err
 	}
-	return args, op.Stream, nil
+	return planned(opAttention, args, op.Stream)
 }
 
 // checkHeads checks q against keys with headsKV heads of headDim.

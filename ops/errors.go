@@ -33,3 +33,15 @@ func checkRuntime(rt *runtime.Runtime, s *runtime.Stream, op string) error {
 	}
 	return nil
 }
+
+// planned ends every Plan: the runtime's aliasing rule (runtime.CheckAlias:
+// no output shares a buffer with another argument, scale, amax and index
+// buffers included) over the finished argument struct, so that each op's
+// own checks cannot miss a pair.
+func planned[T any](op string, args T, s *runtime.Stream) (T, *runtime.Stream, error) {
+	if err := runtime.CheckAlias(op, args); err != nil {
+		var zero T
+		return zero, nil, err
+	}
+	return args, s, nil
+}

@@ -126,7 +126,7 @@ func MGatherPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, o
 	if dst.Buf == mem || dst.Buf == idx.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opGather, "dst", "the destination shares a buffer with mem or idx")
 	}
-	return &runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}, o.Stream, nil
+	return planned(opGather, &runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}, o.Stream)
 }
 
 // checkTile is the legality check of a tile argument: a buffer that is

@@ -144,5 +144,5 @@ func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 	if dst.Buf == mem || dst.Buf == idx.Buf || dst.Buf == expected.Buf || dst.Buf == replacement.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opGatherCAS, "dst", "the destination shares a buffer with mem or an input tile")
 	}
-	return &runtime.GatherCASArgs{Mem: mem, Base: o.Base, Idx: ix, Expected: ins[0], Replacement: ins[1], Dst: d}, o.Stream, nil
+	return planned(runtime.OpGatherCAS, &runtime.GatherCASArgs{Mem: mem, Base: o.Base, Idx: ix, Expected: ins[0], Replacement: ins[1], Dst: d}, o.Stream)
 }

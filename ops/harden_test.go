@@ -192,17 +192,20 @@ func TestHugeSizes(t *testing.T) {
 	}
 }
 
-// TestQuantizeScaleInverse: a given scale whose inverse overflows float32
-// is rejected (Dequantize could not use the ScaleInv it would write).
+// TestQuantizeScaleInverse: a given scale that is not positive and finite
+// is rejected and nothing is written; a positive finite one outside
+// [2^-126, 2^126] is clamped into it, so the ScaleInv written is one that
+// Dequantize accepts.
 func TestQuantizeScaleInverse(t *testing.T) {
 	rt := openCPU(t)
+	ctx := context.Background()
 	x := mustAlloc(t, rt, tile.F32, 4, 8)
 	q := mustAlloc(t, rt, tile.E4M3, 4, 8)
 	inv := mustAlloc(t, rt, tile.F32, 1)
 	poison(t, q)
 	want := rawBytes(t, q)
-	for _, s := range []float32{1e-45, 1e-40, 2.9e-39, 0, -1, float32(math.Inf(1)), float32(math.NaN())} {
-		err := ops.Quantize(context.Background(), rt, q, x, &ops.QuantizeOptions{Source: ops.ScaleGiven, Scale: s, ScaleInv: inv})
+	for _, s := range []float32{0, -1, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		err := ops.Quantize(ctx, rt, q, x, &ops.QuantizeOptions{Source: ops.ScaleGiven, Scale: s, ScaleInv: inv})
 		if !errors.Is(err, ops.ErrArgument) {
 			t.Errorf("scale %v: %v; want ErrArgument", s, err)
 		}
@@ -210,8 +213,23 @@ func TestQuantizeScaleInverse(t *testing.T) {
 			t.Errorf("scale %v: q was written", s)
 		}
 	}
-	if err := ops.Quantize(context.Background(), rt, q, x, &ops.QuantizeOptions{Source: ops.ScaleGiven, Scale: 1e-38, ScaleInv: inv}); err != nil {
-		t.Errorf("scale 1e-38 (inverse 1e38 is finite): %v", err)
+	y := mustAlloc(t, rt, tile.F32, 4, 8)
+	for _, c := range []struct{ s, want float32 }{{1e-45, tile.MinScale}, {1e-40, tile.MinScale}, {2.9e-39, tile.MinScale},
+		{1e-38, tile.MinScale}, {1e-37, 1e-37}, {math.MaxFloat32, tile.MaxScale}, {0x1p127, tile.MaxScale}, {3, 3}} {
+		if err := ops.Quantize(ctx, rt, q, x, &ops.QuantizeOptions{Source: ops.ScaleGiven, Scale: c.s, ScaleInv: inv}); err != nil {
+			t.Errorf("scale %v: %v", c.s, err)
+			continue
+		}
+		got := make([]float32, 1)
+		if err := inv.ReadFloat32(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != 1/c.want {
+			t.Errorf("scale %v: ScaleInv %v, want 1/%v", c.s, got[0], c.want)
+		}
+		if err := ops.Dequantize(ctx, rt, y, q, &ops.DequantizeOptions{ScaleInv: inv}); err != nil {
+			t.Errorf("scale %v: Dequantize refuses the ScaleInv Quantize wrote: %v", c.s, err)
+		}
 	}
 	if !errors.Is(ops.ErrDevice, runtime.ErrDevice) || !errors.Is(ops.ErrNoDevice, runtime.ErrNoDevice) {
 		t.Error("ops.ErrDevice / ErrNoDevice are not the runtime's sentinels")

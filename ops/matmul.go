@@ -71,8 +71,12 @@ func DefaultMatMulOptions() MatMulOptions { return MatMulOptions{Alpha: 1} }
 //	D[b] = act(Alpha·ScaleA_i·ScaleB_j·(op(A[b])·op(B[b]))_ij + Beta·C[b] + Bias)
 //
 // (ScaleA_i is ScaleA's only value per tensor, or its i-th per row; ScaleB_j
-// likewise per column). Scale values must be positive and finite; the kernel
-// checks them before writing D. Either operand may be transposed
+// likewise per column). Scale values must be valid scales (tile.ValidScale:
+// in [2^-126, 2^126]); they are device data, so every kernel checks them
+// before writing D (the CPU kernels in the kernel, the GPU kernels in a host
+// task ahead of the launch on the same stream) and a bad one is an
+// ErrArgument from the call, or from Synchronize for an async call, with D
+// unchanged. Either operand may be transposed
 // (Matrix.Trans); D may be f32, f16 or bf16. Every
 // argument is checked before any memory is touched; an error names the
 // argument and wraps ErrShape, ErrDType, ErrBounds, ErrAlias, ErrClosed or
@@ -200,7 +204,7 @@ func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if d.Buf == b.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opMatMul, "D", "output shares its buffer with input B")
 	}
-	return args, o.Stream, nil
+	return planned(opMatMul, args, o.Stream)
 }
 
 func isNonFinite(f float32) bool { return math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) }

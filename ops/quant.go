@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"math"
 
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -53,12 +54,16 @@ type QuantizeOptions struct {
 	// Source of the scales. MX takes only ScaleFromAmax.
 	Source ScaleSource
 	// Scale is the given per-tensor scale (ScaleGiven, PerTensor, Scales
-	// nil); it must be positive and finite.
+	// nil); it must be positive and finite, and is clamped into
+	// [tile.MinScale, tile.MaxScale] = [2^-126, 2^126] (tile.ClampScale), so
+	// that the inverse written to ScaleInv is normal and Dequantize accepts
+	// it.
 	Scale float32
 	// Scales is the given scales tensor (ScaleGiven): f32 of ScaleShape.
-	// Every value must be positive and finite; the kernel checks this before
-	// writing anything, so the error arrives from the call (nil Stream) or
-	// from the stream's Synchronize.
+	// Every value must be a valid scale (tile.ValidScale: in [2^-126,
+	// 2^126]); values are data, so they are refused rather than clamped.
+	// The kernel checks them before writing anything, so the error arrives
+	// from the call (nil Stream) or from the stream's Synchronize.
 	Scales *runtime.Buffer
 	// Margin, for ScaleFromAmax, divides the computed scale by 2^Margin
 	// (0 ≤ Margin ≤ 64) to leave headroom.
@@ -174,7 +179,17 @@ func checkCommon(rt *runtime.Runtime, op string, s *runtime.Stream, g Granularit
 	return nil
 }
 
-func positiveFinite(v float32) bool { return tile.ValidScale(v) }
+// checkAmaxBuf checks a one-element f32 amax buffer (open already): the
+// element type first (ErrDType), then the count (ErrShape).
+func checkAmaxBuf(op string, b *runtime.Buffer) error {
+	if b.DType() != tile.F32 {
+		return tile.Errorf(ErrDType, op, "Amax", "element type %v; the amax is one f32", b.DType())
+	}
+	if b.Len() != 1 {
+		return tile.Errorf(ErrShape, op, "Amax", "%d elements; the amax is one f32", b.Len())
+	}
+	return nil
+}
 
 const (
 	opQuantize   = "quantize"
@@ -275,10 +290,10 @@ func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 			args.Scales = o.Scales
 		case g != PerTensor:
 			return nil, nil, tile.Errorf(ErrArgument, op, "Scales", "%v scaling with ScaleGiven needs a Scales tensor of shape %v", g, ScaleShape(g, x.Shape()))
-		case !positiveFinite(o.Scale):
-			return nil, nil, tile.Errorf(ErrArgument, op, "Scale", "scale %v; it must be positive and finite, with a finite inverse", o.Scale)
+		case !(o.Scale > 0) || o.Scale > math.MaxFloat32:
+			return nil, nil, tile.Errorf(ErrArgument, op, "Scale", "scale %v; it must be positive and finite", o.Scale)
 		default:
-			args.Scale = o.Scale
+			args.Scale = tile.ClampScale(o.Scale)
 		}
 	default:
 		return nil, nil, tile.Errorf(ErrArgument, op, "Source", "unknown scale source %d", o.Source)
@@ -300,15 +315,15 @@ func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 		if err := o.Amax.Check(rt, op, "Amax"); err != nil {
 			return nil, nil, err
 		}
-		if o.Amax.DType() != tile.F32 || o.Amax.Len() != 1 {
-			return nil, nil, tile.Errorf(ErrShape, op, "Amax", "a %v tensor of %d elements; want one f32", o.Amax.DType(), o.Amax.Len())
+		if err := checkAmaxBuf(op, o.Amax); err != nil {
+			return nil, nil, err
 		}
 		if o.Amax == o.Scales || o.Amax == o.ScaleInv || o.Amax == x {
 			return nil, nil, tile.Errorf(ErrAlias, op, "Amax", "Amax shares a buffer with x, Scales or ScaleInv")
 		}
 		args.Amax = o.Amax
 	}
-	return args, o.Stream, nil
+	return planned(op, args, o.Stream)
 }
 
 // Dequantize decodes q (E4M3 or E5M2) into y (f32, f16 or bf16, the same
@@ -357,7 +372,7 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 		if o.Granularity != PerTensor {
 			return nil, nil, tile.Errorf(ErrArgument, op, "ScaleInv", "%v dequantisation needs ScaleInv", o.Granularity)
 		}
-		return args, o.Stream, nil
+		return planned(op, args, o.Stream)
 	}
 	dt := tile.F32
 	if o.Granularity == MX {
@@ -366,8 +381,11 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 	if err := checkScaleBuf(rt, op, "ScaleInv", o.ScaleInv, dt, o.Granularity, q.Shape()); err != nil {
 		return nil, nil, err
 	}
+	if o.ScaleInv == y {
+		return nil, nil, tile.Errorf(ErrAlias, op, "ScaleInv", "ScaleInv is the output buffer y")
+	}
 	args.ScaleInv = o.ScaleInv
-	return args, o.Stream, nil
+	return planned(op, args, o.Stream)
 }
 
 // Amax writes max |x| over each block of x (f32, f16 or bf16) into out (f32
@@ -403,7 +421,7 @@ func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*r
 		return nil, nil, tile.Errorf(ErrAlias, op, "out", "out is the input buffer")
 	}
 	rows, cols := matrixShape(x.Shape())
-	return &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream, nil
+	return planned(op, &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream)
 }
 
 // ExplainAmax validates the call and explains the kernel selection.

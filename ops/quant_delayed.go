@@ -28,7 +28,10 @@ const (
 //
 //	scale = (fmax / reduce(history)) / 2^Margin
 //
-// If the reduced amax is 0, NaN or Inf the previous scale is kept (a NaN
+// clamped into [tile.MinScale, tile.MaxScale] (fallback.ScaleFromAmax), so
+// that the scale and ScaleInv are both normal and finite whatever the amax
+// (1e-45 gives 2^126). If the reduced amax is 0, NaN or Inf the previous
+// scale is kept (a NaN
 // stays in the history, and so blocks updates under AmaxMax, until it ages
 // out). The first scale is 1. A DelayedScaling is not safe for concurrent
 // use.
@@ -130,8 +133,8 @@ func (d *DelayedScaling) UpdateFrom(ctx context.Context, amax *runtime.Buffer) (
 	if err := amax.Check(nil, "delayed scaling", "amax"); err != nil {
 		return d.scale, err
 	}
-	if amax.DType() != tile.F32 || amax.Len() != 1 {
-		return d.scale, tile.Errorf(ErrShape, "delayed scaling", "amax", "a %v tensor of %d elements; want one f32", amax.DType(), amax.Len())
+	if err := checkAmaxBuf("delayed scaling", amax); err != nil {
+		return d.scale, err
 	}
 	v := make([]float32, 1)
 	if err := amax.ReadFloat32(ctx, v); err != nil {

@@ -120,6 +120,6 @@ func MScatterPlan(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *
 	if mem == src.Buf || mem == idx.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opScatter, "mem", "the memory shares a buffer with src or idx")
 	}
-	return &runtime.ScatterArgs{Mode: o.Mode, Op: o.Op, Deterministic: o.Deterministic, Mem: mem, MemRows: rows,
-		Idx: ix, Src: s, OOB: o.OOB}, o.Stream, nil
+	return planned(opScatter, &runtime.ScatterArgs{Mode: o.Mode, Op: o.Op, Deterministic: o.Deterministic, Mem: mem, MemRows: rows,
+		Idx: ix, Src: s, OOB: o.OOB}, o.Stream)
 }

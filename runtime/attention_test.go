@@ -33,7 +33,11 @@ func TestAttentionKernelsRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := runtime.AttnView{Buf: b, Batch: 1, Seq: 1, Heads: 1, HeadDim: 8, BatchStride: 8, SeqStride: 8, HeadStride: 8}
-	args := &runtime.AttentionArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: 8, SeqQ: 1, SeqKV: 1, Q: v, K: v, V: v, O: v}
+	o := v
+	if o.Buf, err = rt.Alloc(1, 1, 1, 1, 8); err != nil { // the output may not alias an input
+		t.Fatal(err)
+	}
+	args := &runtime.AttentionArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: 8, SeqQ: 1, SeqKV: 1, Q: v, K: v, V: v, O: o}
 	e := rt.Explain(runtime.OpAttention, args)
 	if k := e.Chosen(); k == nil || k.Name != "cpu.attention.reference" {
 		t.Fatalf("forced reference not chosen:\n%s", e)

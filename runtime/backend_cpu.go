@@ -3,11 +3,13 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math"
 	goruntime "runtime"
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
 
+	"github.com/tcrt-go/tcrt/internal/hostmem"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 )
 
@@ -68,25 +70,34 @@ const hostAlign = 64
 
 type hostMemory struct{ b []byte }
 
-func (b *cpuBackend) Alloc(n int) (m backend.Memory, err error) {
-	defer func() {
-		if r := recover(); r != nil { // make panics on absurd sizes "out of memory"
-			m, err = nil, fmt.Errorf("allocating %d bytes: %v: %w", n, r, ErrOutOfMemory)
-		}
-	}()
-	return &hostMemory{b: alignedBytes(n)}, nil
+// Alloc returns n zeroed bytes of Go memory, or ErrOutOfMemory when the
+// host cannot back them (hostmem.Bytes: above HostMemory, or a mapping the
+// system refuses), whatever the runtime's MemoryLimit: a make the host
+// cannot back would end the process.
+func (b *cpuBackend) Alloc(n int) (backend.Memory, error) {
+	raw, err := alignedBytes(n)
+	if err != nil {
+		return nil, err
+	}
+	return &hostMemory{b: raw}, nil
 }
 
 // alignedBytes returns n zeroed bytes starting at a hostAlign-aligned
 // address, as every buffer's host bytes do (kernels may rely on it: 8-byte
 // atomics, 64-byte vector loads).
-func alignedBytes(n int) []byte {
-	raw := make([]byte, n+hostAlign)
+func alignedBytes(n int) ([]byte, error) {
+	if n < 0 || n > math.MaxInt-hostAlign {
+		return nil, fmt.Errorf("tcrt: alloc: %d bytes: %w", n, ErrOutOfMemory)
+	}
+	raw, err := hostmem.Bytes(n+hostAlign, n+hostAlign, HostMemory())
+	if err != nil {
+		return nil, err
+	}
 	off := 0
 	if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(raw))) % hostAlign); mis != 0 {
 		off = hostAlign - mis
 	}
-	return raw[off : off+n : off+n]
+	return raw[off : off+n : off+n], nil
 }
 
 func (m *hostMemory) Host() []byte { return m.b }

@@ -17,25 +17,151 @@ import (
 // Reads and writes from the host (Write, Read, WriteFloat32, ReadFloat32 and
 // the generic WriteRaw and ReadRaw) are synchronous: they first wait for all
 // work already enqueued on the runtime's streams, so they see, and are not
-// overtaken by, earlier kernels.
+// overtaken by, earlier kernels. They report their own errors only: an
+// error of that earlier work stays with its stream's Synchronize.
+//
+// # Lifetimes
+//
+// A buffer's memory lives as long as anything uses it, as with PyTorch's
+// caching allocator (record_stream) and CUDA's stream-ordered free: every
+// op launched through the runtime (Run, LaunchKernel, so every ops call)
+// holds a reference to each buffer its arguments name, taken when it is
+// launched and dropped when it has finished on its stream; a host transfer
+// holds one while it copies. Close marks the buffer closed at once (new
+// ops and transfers get ErrClosed) and returns; the memory goes back to the
+// device (or the pool) when the last holder lets go, so work already queued
+// or running completes on valid memory and nothing ever reads or writes
+// memory that was freed or reused. Work enqueued by hand (Stream.Enqueue,
+// LaunchGPU) that touches a buffer must hold it with Stream.Use.
 type Buffer struct {
-	rt     *Runtime
-	dtype  tile.DType
-	shape  []int
-	n      int
-	bytes  int
-	mu     sync.RWMutex
-	mem    backend.Memory
-	closed atomic.Bool
+	rt    *Runtime
+	dtype tile.DType
+	shape []int
+	n     int
+	bytes int
+	mu    sync.RWMutex
+	mem   backend.Memory
+	// state is bufClosed once Close has been called, plus the number of
+	// references held (retain, release).
+	state atomic.Int64
 }
 
-// MemStats are a runtime's buffer statistics.
+// bufClosed marks a closed buffer in Buffer.state.
+const bufClosed = 1 << 62
+
+// retain takes a reference to b for work that will use its memory; false
+// when b is closed (or its runtime is), when no reference is taken.
+func (b *Buffer) retain() bool {
+	if b.rt.closed.Load() {
+		return false
+	}
+	b.rt.holds.add(1)
+	if b.rt.closed.Load() { // Close waits for holds only after setting closed
+		b.rt.holds.add(-1)
+		return false
+	}
+	for {
+		s := b.state.Load()
+		if s&bufClosed != 0 {
+			b.rt.holds.add(-1)
+			return false
+		}
+		if b.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference retain took; the last one of a closed buffer
+// frees its memory.
+func (b *Buffer) release() {
+	if b.state.Add(-1) == bufClosed {
+		_ = b.free()
+	}
+	b.rt.holds.add(-1)
+}
+
+// free returns b's memory and counts the buffer as freed. It runs once: at
+// Close when nothing holds b, else at the last release.
+func (b *Buffer) free() error {
+	b.mu.Lock()
+	var err error
+	if b.mem != nil {
+		err = b.mem.Free()
+	}
+	b.mem = nil
+	b.mu.Unlock()
+	r := b.rt
+	r.stats.mu.Lock()
+	r.stats.s.LiveBuffers--
+	r.stats.s.LiveBytes -= int64(b.bytes)
+	r.stats.s.Frees++
+	r.stats.mu.Unlock()
+	return err
+}
+
+// holdCount counts the references held on a runtime's buffers, so that
+// Runtime.Close releases the backend only when the last one is dropped.
+type holdCount struct {
+	mu   sync.Mutex
+	n    int64
+	zero *sync.Cond
+}
+
+func (h *holdCount) add(d int64) {
+	h.mu.Lock()
+	h.n += d
+	if h.n == 0 && h.zero != nil {
+		h.zero.Broadcast()
+	}
+	h.mu.Unlock()
+}
+
+// wait returns once no reference is held.
+func (h *holdCount) wait() {
+	h.mu.Lock()
+	if h.zero == nil {
+		h.zero = sync.NewCond(&h.mu)
+	}
+	for h.n > 0 {
+		h.zero.Wait()
+	}
+	h.mu.Unlock()
+}
+
+// refs is the set of buffers one launch holds.
+type refs []*Buffer
+
+func (rs refs) release() {
+	for _, b := range rs {
+		b.release()
+	}
+}
+
+// holdArgs retains every buffer reachable from args (bufferRefs' walk,
+// closed buffers included), or returns an error wrapping ErrClosed, naming
+// op, and holds nothing, if one is closed: a buffer closed after an op's
+// checks and before its launch is refused, not used.
+func holdArgs(op string, args any) (refs, error) {
+	bs := bufferRefsAll(args)
+	for i, b := range bs {
+		if b.rt == nil || !b.retain() {
+			refs(bs[:i]).release()
+			return nil, tile.Errorf(ErrClosed, op, "args", "a buffer of the call was closed before it launched")
+		}
+	}
+	return bs, nil
+}
+
+// MemStats are a runtime's buffer statistics. A closed buffer still held by
+// queued or running work counts as live until that work finishes and its
+// memory is freed.
 type MemStats struct {
-	LiveBuffers int64 // buffers allocated and not closed
+	LiveBuffers int64 // buffers allocated and not freed
 	LiveBytes   int64 // their bytes
 	PeakBytes   int64 // largest LiveBytes seen
 	Allocs      int64 // buffers ever allocated
-	Frees       int64 // buffers closed
+	Frees       int64 // buffers freed
 	AllocBytes  int64 // bytes ever allocated
 }
 
@@ -171,7 +297,7 @@ func (b *Buffer) Tensor() tile.Tensor {
 
 // Closed reports whether Close has been called (true for a nil buffer,
 // which cannot be used either).
-func (b *Buffer) Closed() bool { return b == nil || b.closed.Load() }
+func (b *Buffer) Closed() bool { return b == nil || b.state.Load()&bufClosed != 0 }
 
 // Check returns an error naming arg (for op) if b is nil, closed, or belongs
 // to another runtime than r (r may be nil to skip that check).
@@ -182,7 +308,7 @@ func (b *Buffer) Check(r *Runtime, op, arg string) error {
 	if b.rt == nil {
 		return tile.Errorf(ErrArgument, op, arg, "buffer was not made by Alloc")
 	}
-	if b.closed.Load() {
+	if b.Closed() {
 		return tile.Errorf(ErrClosed, op, arg, "buffer is closed")
 	}
 	if r != nil && b.rt != r {
@@ -194,16 +320,19 @@ func (b *Buffer) Check(r *Runtime, op, arg string) error {
 	return nil
 }
 
-// Close releases the buffer's memory. Work already enqueued that uses the
-// buffer is waited for first, so Close must not be called from work running
-// on a stream of the runtime (that returns an error and closes nothing).
-// Close is idempotent; on a nil buffer it returns an error wrapping
-// ErrArgument.
+// Close marks the buffer closed: from now on ops and transfers naming it
+// return ErrClosed. It does not wait: the memory is freed when the work
+// already launched with it (queued or running, on any stream) has finished,
+// at once when there is none (see Buffer's Lifetimes). Close is refused
+// (ErrArgument) from work running on a stream, as the calls that wait for
+// streams are, and closes nothing then. Close is idempotent; on a nil
+// buffer it returns an error wrapping ErrArgument. The error is the
+// backend's, when the memory is freed at once.
 func (b *Buffer) Close() error {
 	if b == nil || b.rt == nil {
 		return tile.Errorf(ErrArgument, "close", "buffer", "buffer is nil or was not made by Alloc")
 	}
-	if b.closed.Load() {
+	if b.Closed() {
 		return nil
 	}
 	if !b.rt.closed.Load() {
@@ -211,23 +340,18 @@ func (b *Buffer) Close() error {
 			return tile.Errorf(ErrArgument, "close", "buffer", "closing a buffer from work running on a stream would wait for that work itself")
 		}
 	}
-	if !b.closed.CompareAndSwap(false, true) {
-		return nil
+	for {
+		s := b.state.Load()
+		if s&bufClosed != 0 {
+			return nil
+		}
+		if b.state.CompareAndSwap(s, s|bufClosed) {
+			if s == 0 {
+				return b.free()
+			}
+			return nil // the last holder frees it
+		}
 	}
-	if !b.rt.closed.Load() {
-		_ = b.rt.Synchronize(context.Background())
-	}
-	b.mu.Lock()
-	err := b.mem.Free()
-	b.mem = nil
-	b.mu.Unlock()
-	r := b.rt
-	r.stats.mu.Lock()
-	r.stats.s.LiveBuffers--
-	r.stats.s.LiveBytes -= int64(b.bytes)
-	r.stats.s.Frees++
-	r.stats.mu.Unlock()
-	return err
 }
 
 // Host returns the buffer's bytes when its memory is host memory (the CPU
@@ -279,24 +403,31 @@ func (b *Buffer) transfer(ctx context.Context, op string, off, nbytes int, fn fu
 	if b.dtype.IsPacked() && off%2 != 0 {
 		return tile.Errorf(ErrArgument, op, "offset", "offset %d into a packed 4-bit buffer must be even", off)
 	}
+	if sz := b.dtype.Size(); sz > 0 && nbytes%sz != 0 {
+		arg := "src"
+		if op == "read" {
+			arg = "dst"
+		}
+		return tile.Errorf(ErrArgument, op, arg, "%d bytes are not whole %d-byte elements of %v", nbytes, sz, b.dtype)
+	}
 	boff, ok := tile.ByteOffset(b.dtype, off)
 	if !ok || nbytes > b.bytes-boff {
 		return tile.Errorf(ErrBounds, op, "offset", "%d bytes at element %d do not fit a %d-byte buffer of %v", nbytes, off, b.bytes, b.dtype)
 	}
-	if sz := b.dtype.Size(); sz > 0 && nbytes%sz != 0 {
-		return tile.Errorf(ErrBounds, op, "offset", "%d bytes are not whole %d-byte elements of %v", nbytes, sz, b.dtype)
-	}
-	if err := b.rt.Synchronize(ctx); err != nil {
-		return err
-	}
-	// Hold the read lock through the copy: a concurrent Close waits for it
-	// rather than freeing the memory underneath.
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.mem == nil {
+	// Hold a reference through the wait and the copy: a concurrent Close
+	// leaves the memory for the copy to finish.
+	if !b.retain() {
 		return tile.Errorf(ErrClosed, op, "buffer", "buffer is closed")
 	}
-	return fn(b.mem, boff)
+	defer b.release()
+	if err := b.rt.waitAll(ctx, op); err != nil {
+		return err
+	}
+	m := b.memory()
+	if m == nil {
+		return tile.Errorf(ErrClosed, op, "buffer", "buffer is closed")
+	}
+	return fn(m, boff)
 }
 
 // WriteFloat32 converts src to the buffer's float element type (rounding to
@@ -498,6 +629,12 @@ func Overlaps(a, b *Buffer) bool { return a != nil && a == b }
 // converted as WriteFloat32 converts them. len(values) must be the shape's
 // element count.
 func (r *Runtime) FromFloat32(ctx context.Context, d tile.DType, values []float32, shape ...int) (*Buffer, error) {
+	if err := r.checkOpen("alloc"); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, tile.Errorf(ErrArgument, "alloc", "ctx", "context is nil")
+	}
 	if len(shape) == 0 {
 		shape = []int{len(values)}
 	}

@@ -89,7 +89,9 @@ const dirtyChunk = 4096
 
 func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) error {
 	what := fmt.Sprintf("%s: host fallback %s", inner.Op, inner.Name)
-	return withHostBuffers(ctx, what, bufferRefs(l.Args), func() error {
+	// Every buffer of the call, closed ones included: the launch holds them
+	// (a buffer closed while the call is queued is still this call's).
+	return withHostBuffers(ctx, what, bufferRefsAll(l.Args), func() error {
 		cpu := &Stream{rt: l.Runtime, impl: backend.NewQueue()}
 		defer cpu.impl.Close()
 		il := &Launch{Runtime: l.Runtime, Stream: cpu, Kernel: inner, Args: l.Args, Threads: l.Threads}
@@ -149,7 +151,10 @@ func withHostBuffers(ctx context.Context, what string, bufs []*Buffer, fn func()
 			}
 			return fmt.Errorf("tcrt: %s: a buffer's memory cannot be staged: %w", what, ErrUnsupported)
 		}
-		host := alignedBytes(b.Bytes())
+		host, err := alignedBytes(b.Bytes())
+		if err != nil {
+			return fmt.Errorf("tcrt: %s: staging an operand: %w", what, err)
+		}
 		if err := m.Read(ctx, 0, host); err != nil {
 			return fmt.Errorf("tcrt: %s: staging an operand in: %w", what, err)
 		}
@@ -197,6 +202,18 @@ var bufferType = reflect.TypeFor[*Buffer]()
 // exported struct fields, pointers, slices, arrays, maps' values and
 // interfaces, in the order first met.
 func bufferRefs(args any) []*Buffer {
+	all := bufferRefsAll(args)
+	out := all[:0]
+	for _, b := range all {
+		if !b.Closed() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// bufferRefsAll is bufferRefs with closed buffers included.
+func bufferRefsAll(args any) []*Buffer {
 	var out []*Buffer
 	seen := map[*Buffer]bool{}
 	visited := map[uintptr]bool{}
@@ -206,7 +223,7 @@ func bufferRefs(args any) []*Buffer {
 			return
 		}
 		if v.Type() == bufferType {
-			if b := v.Interface().(*Buffer); b != nil && !seen[b] && !b.Closed() {
+			if b := v.Interface().(*Buffer); b != nil && !seen[b] {
 				seen[b] = true
 				out = append(out, b)
 			}

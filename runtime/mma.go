@@ -139,6 +139,7 @@ func mmaMatMulLaunch(l *Launch) error {
 		}
 	}
 	m := mma.Module()
+	var gs []*GPULaunch
 	for b := 0; b < a.Batch; b++ {
 		p, err := mmaMatMul(a, func(mx Matrix) (uint64, error) {
 			if mx.Buf == nil {
@@ -156,13 +157,35 @@ func mmaMatMulLaunch(l *Launch) error {
 			return err
 		}
 		for _, g := range plan.Launches {
-			if err := LaunchGPU(l.Stream, &GPULaunch{Module: m, Func: g.Func, Grid: g.Grid, Block: g.Block,
-				SharedBytes: g.SharedBytes, Params: g.Params}); err != nil {
+			gs = append(gs, &GPULaunch{Module: m, Func: g.Func, Grid: g.Grid, Block: g.Block,
+				SharedBytes: g.SharedBytes, Params: g.Params})
+		}
+	}
+	if a.ScaleA == nil && a.ScaleB == nil {
+		for _, g := range gs {
+			if err := LaunchGPU(l.Stream, g); err != nil {
 				return err
 			}
 		}
+		return nil
 	}
-	return nil
+	// Scale values are device data the PTX does not check: a host task
+	// after the stream's earlier work reads them and checks them as the CPU
+	// kernels do (fallback.CheckScales), and only then issues the launches,
+	// so a bad scale is the CPU's ErrArgument with D untouched.
+	return LaunchGPUAfter(l.Stream, gs, func() error {
+		for _, sc := range []struct {
+			b   *Buffer
+			arg string
+		}{{a.ScaleA, "ScaleA"}, {a.ScaleB, "ScaleB"}} {
+			if sc.b != nil {
+				if _, err := f8ReadScales(sc.b, OpMatMul, sc.arg); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}, nil)
 }
 
 func init() {

@@ -420,12 +420,32 @@ func (r *Runtime) launch(ctx context.Context, s *Stream, k *Kernel, args any) er
 	if s.rt != r {
 		return fmt.Errorf("tcrt: %s: argument stream: belongs to another runtime: %w", k.Op, ErrArgument)
 	}
-	l := &Launch{Runtime: r, Stream: s, Kernel: k, Args: args, Threads: r.opts.Threads, sync: sync}
-	err := k.Launch(ctx, l)
-	if err != nil || l.inlined || !sync {
+	// The launch holds every buffer it names until its work has finished
+	// (see Buffer: Lifetimes).
+	rs, err := holdArgs(k.Op, args)
+	if err != nil {
 		return err
 	}
-	return s.Synchronize(ctx)
+	if _, cpu := s.impl.(*backend.Queue); sync && !cpu {
+		// A synchronous call reports its own error: what earlier work on
+		// the default stream reported waits for its Synchronize (on the
+		// CPU, CPUKernel does this when it cannot run inline).
+		if err := s.setAsideErrors(ctx); err != nil {
+			rs.release()
+			return err
+		}
+	}
+	l := &Launch{Runtime: r, Stream: s, Kernel: k, Args: args, Threads: r.opts.Threads, sync: sync}
+	err = k.Launch(ctx, l)
+	if l.inlined {
+		rs.release()
+		return err
+	}
+	s.releaseAfter(rs) // also after a failed launch: part of it may be queued
+	if err != nil || !sync {
+		return err
+	}
+	return s.syncOwn(ctx)
 }
 
 func op(k *Kernel) string { return k.Op }
@@ -435,11 +455,17 @@ func op(k *Kernel) string { return k.Op }
 // CPU stream runs it on the caller's goroutine instead, with the same
 // ordering and error reporting.
 func CPUKernel(fn func(l *Launch) error) func(context.Context, *Launch) error {
-	return func(_ context.Context, l *Launch) error {
+	return func(ctx context.Context, l *Launch) error {
 		task := func() error { return fn(l) }
 		if cs, ok := l.Stream.impl.(*backend.Queue); ok && l.sync {
 			if ran, err := cs.RunInline(task); ran {
 				l.inlined = true
+				return err
+			}
+		}
+		if _, ok := l.Stream.impl.(*backend.Queue); ok && l.sync {
+			// not idle: earlier work's errors are not this call's
+			if err := l.Stream.setAsideErrors(ctx); err != nil {
 				return err
 			}
 		}

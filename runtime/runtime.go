@@ -30,7 +30,10 @@ type Options struct {
 	// of the device's memory (on the CPU, HostMemory: the physical memory or
 	// the cgroup limit, whichever is lower), so that an absurd request is an
 	// error rather than the end of the process. math.MaxInt64 disables the
-	// check.
+	// check. Whatever the limit, an allocation the host cannot back (the
+	// CPU's buffers, the simulated device's memory: above HostMemory, or a
+	// mapping the system refuses, as under ulimit -v) is ErrOutOfMemory
+	// too (package internal/hostmem), never a fatal error of the process.
 	MemoryLimit int64
 	// SimArch is the compute capability the simulated device models: 86
 	// (the default) or 89. TCRT_SIM_ARCH overrides it.
@@ -57,6 +60,7 @@ type Runtime struct {
 	stats   memStats
 	tasks   atomic.Int32 // Enqueue functions running (see Stream.inTask)
 	reason  string       // why this backend (see BackendReason)
+	holds   holdCount    // references held on the runtime's buffers
 }
 
 // CUDABuilt reports whether this binary contains the CUDA backend
@@ -299,7 +303,28 @@ func (r *Runtime) checkOpen(op string) error {
 	return nil
 }
 
-// Synchronize waits for the work on every stream of the runtime.
+// waitAll waits for the work enqueued so far on every stream of the
+// runtime without taking the errors it reported (they stay with their
+// streams' Synchronize): what a host transfer waits for.
+func (r *Runtime) waitAll(ctx context.Context, op string) error {
+	if r.taskStream() != nil {
+		return selfWait(op)
+	}
+	for _, s := range r.liveStreams() {
+		ev, err := s.impl.Record()
+		if err != nil {
+			continue // a closed stream: its Close drains it
+		}
+		if err := ev.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Synchronize waits for the work on every stream of the runtime and returns
+// the errors that work reported since each stream's previous Synchronize
+// (each stream's first, joined); see Stream.Synchronize.
 func (r *Runtime) Synchronize(ctx context.Context) error {
 	if err := r.checkOpen("synchronize"); err != nil {
 		return err
@@ -329,8 +354,8 @@ func (r *Runtime) liveStreams() []*Stream {
 	return out
 }
 
-// Close waits for all queued work, closes every stream and releases the
-// backend. Afterwards the runtime, its streams and its buffers return errors
+// Close waits for all queued work, closes every stream, waits for host
+// transfers still copying, and releases the backend. Afterwards the runtime, its streams and its buffers return errors
 // wrapping ErrClosed (a buffer's data is gone); Close on those buffers stays
 // safe. Close is idempotent; it must not be called from work running on one
 // of the runtime's streams (that returns an error wrapping ErrArgument), and
@@ -351,6 +376,9 @@ func (r *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	// The streams have drained; a host transfer still copying holds its
+	// buffer, and the backend's memory goes only after it.
+	r.holds.wait()
 	if err := r.be.Close(); err != nil {
 		errs = append(errs, err)
 	}

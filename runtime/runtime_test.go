@@ -271,10 +271,11 @@ func TestRegistryExplainAndForce(t *testing.T) {
 	}
 	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
 	a, _ := rt.Alloc(tile.F32, 2, 2)
+	d, _ := rt.Alloc(tile.F32, 2, 2) // an output may not alias an input
 	args := &runtime.MatMulArgs{M: 2, N: 2, K: 2, Batch: 1, Alpha: 1,
 		A: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
 		B: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
-		D: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}}
+		D: runtime.Matrix{Buf: d, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}}
 	e := rt.Explain(runtime.OpMatMul, args)
 	if e.Chosen() == nil || e.Chosen().Name == "cpu.matmul.reference" {
 		t.Fatalf("chosen %v\n%v", e.Chosen(), e)
@@ -298,7 +299,8 @@ func TestRegistryExplainAndForce(t *testing.T) {
 	t.Setenv("TCRT_KERNEL", "cpu.matmul.reference")
 	forced := open(t, runtime.Options{Backend: runtime.BackendCPU})
 	fa, _ := forced.Alloc(tile.F32, 2, 2)
-	args.A.Buf, args.B.Buf, args.D.Buf = fa, fa, fa
+	fd, _ := forced.Alloc(tile.F32, 2, 2)
+	args.A.Buf, args.B.Buf, args.D.Buf = fa, fa, fd
 	k, err := forced.Select(runtime.OpMatMul, args)
 	if err != nil || k.Name != "cpu.matmul.reference" {
 		t.Fatalf("forced: %v %v", k, err)

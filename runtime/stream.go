@@ -5,9 +5,11 @@ import (
 
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -34,6 +36,66 @@ type Stream struct {
 	// else, so "the caller is runner and active > 0" means "the caller is
 	// the stream's running work".
 	runner atomic.Uint64
+	// pending is an error earlier work reported that a synchronous call
+	// waited past (it reports only its own): the next Synchronize's.
+	pendMu  sync.Mutex
+	pending error
+	// drained is closed once Close has drained the stream's queue.
+	drained chan struct{}
+}
+
+// keepPending sets err aside for the stream's next Synchronize (the first
+// such error wins, as the backend keeps the first).
+func (s *Stream) keepPending(err error) {
+	if err == nil {
+		return
+	}
+	s.pendMu.Lock()
+	if s.pending == nil {
+		s.pending = err
+	}
+	s.pendMu.Unlock()
+}
+
+func (s *Stream) takePending() error {
+	s.pendMu.Lock()
+	defer s.pendMu.Unlock()
+	err := s.pending
+	s.pending = nil
+	return err
+}
+
+// releaseAfter drops rs once the work enqueued on s so far has finished:
+// a task after it on the stream, or, when the stream is closing, once its
+// Close has drained it.
+func (s *Stream) releaseAfter(rs refs) {
+	if len(rs) == 0 {
+		return
+	}
+	if err := s.impl.Enqueue(func() error { rs.release(); return nil }); err != nil {
+		go func() {
+			<-s.drained
+			rs.release()
+		}()
+	}
+}
+
+// Use makes the work enqueued on s so far hold bufs (PyTorch's
+// record_stream): a Close of one of them leaves its memory until that work
+// has finished. Ops do this for every buffer they name; call it after
+// enqueueing work by hand (Enqueue, LaunchGPU) that touches a buffer. It
+// returns an error wrapping ErrClosed, and holds nothing, if a buffer is
+// already closed.
+func (s *Stream) Use(bufs ...*Buffer) error {
+	if err := s.check("use"); err != nil {
+		return err
+	}
+	rs, err := holdArgs("use", bufs)
+	if err != nil {
+		return err
+	}
+	s.releaseAfter(rs)
+	return nil
 }
 
 // NewStream creates a stream. Close it when done.
@@ -45,7 +107,7 @@ func (r *Runtime) NewStream() (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{rt: r, impl: impl}
+	s := &Stream{rt: r, impl: impl, drained: make(chan struct{})}
 	r.mu.Lock()
 	r.streams[s] = struct{}{}
 	r.mu.Unlock()
@@ -137,6 +199,16 @@ func (s *Stream) Enqueue(fn func() error) error {
 // Synchronize waits until all work enqueued so far has finished, or ctx is
 // done (the work itself is not cancelled). It returns the first error the
 // work reported since the previous Synchronize.
+//
+// Errors belong to streams. The error of work enqueued on s (an async op,
+// Options.Stream set) is reported by s's Synchronize and by
+// Runtime.Synchronize, once, and by nothing else: not by host transfers
+// (Buffer.Write, Read), not by other streams, not by a synchronous call (nil
+// Stream), which reports its own error only. An op that fails on a stream
+// writes nothing (its checks come first); the work queued after it still
+// runs in order, and the next Synchronize reports the first failure (later
+// ones of the same interval are dropped, as the first usually causes
+// them).
 func (s *Stream) Synchronize(ctx context.Context) error {
 	if err := s.check("synchronize"); err != nil {
 		return err
@@ -147,7 +219,34 @@ func (s *Stream) Synchronize(ctx context.Context) error {
 	if s.inTask() {
 		return selfWait("synchronize")
 	}
+	err := s.impl.Sync(ctx)
+	if p := s.takePending(); p != nil {
+		if err != nil && ctx.Err() != nil {
+			return errors.Join(p, err)
+		}
+		return p
+	}
+	return err
+}
+
+// syncOwn waits for the work enqueued on s so far and returns its error,
+// for a synchronous call whose own work was the last enqueued: the errors
+// earlier work reported were set aside (keepPending) before it launched.
+func (s *Stream) syncOwn(ctx context.Context) error {
 	return s.impl.Sync(ctx)
+}
+
+// setAsideErrors waits for the work enqueued on s so far and keeps what it
+// reported for s's next Synchronize, so that a synchronous call launched
+// next reports its own error only. It returns ctx's error if ctx ends first.
+func (s *Stream) setAsideErrors(ctx context.Context) error {
+	err := s.impl.Sync(ctx)
+	if cerr := ctx.Err(); cerr != nil {
+		s.keepPending(err)
+		return cerr
+	}
+	s.keepPending(err)
+	return nil
 }
 
 // Record enqueues an event that completes when all work enqueued before it
@@ -201,7 +300,9 @@ func (s *Stream) close() error {
 	s.rt.mu.Lock()
 	delete(s.rt.streams, s)
 	s.rt.mu.Unlock()
-	return s.impl.Close()
+	err := s.impl.Close() // drains the queue
+	close(s.drained)
+	return err
 }
 
 // Event marks a point in a stream's work.

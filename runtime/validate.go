@@ -15,6 +15,103 @@ type argRule struct {
 	check    func(a any, r *Runtime) error // op-specific rules, after the above; may be nil
 }
 
+// aliasRule is what CheckAlias knows about one op: the field paths of its
+// output buffers, and the pairs of fields allowed to share a buffer
+// (an in-place update the op checks itself, such as matmul's C = D).
+type aliasRule struct {
+	outputs []string
+	inPlace [][2]string
+}
+
+// aliasRules lists every built-in op's outputs. An output may share its
+// buffer with no other argument, input or output, scale, amax and index
+// buffers included: kernels read inputs while writing outputs, and two
+// outputs in one buffer have no defined result.
+var aliasRules = map[string]aliasRule{
+	OpMatMul:     {outputs: []string{"D.Buf"}, inPlace: [][2]string{{"D.Buf", "C.Buf"}}},
+	OpAttention:  {outputs: []string{"O.Buf", "LSE"}},
+	OpKVAppend:   {outputs: []string{"K.Buf", "V.Buf"}},
+	OpGather:     {outputs: []string{"Dst.Buf"}},
+	OpScatter:    {outputs: []string{"Mem"}},
+	OpGatherCAS:  {outputs: []string{"Mem", "Dst.Buf"}},
+	OpQuantize:   {outputs: []string{"Q", "ScaleInv", "Amax"}},
+	OpDequantize: {outputs: []string{"Y"}},
+	OpAmax:       {outputs: []string{"Out"}},
+}
+
+// CheckAlias returns an error wrapping ErrAlias, naming the output, if an
+// output buffer of a built-in op's argument struct (aliasRules) is also
+// another of its buffer fields, outside the op's allowed in-place pairs.
+// Buffers are distinct allocations, so sharing is identity. Ops not listed
+// pass. The ops package calls it at the end of every Plan, and CheckArgs
+// for every launch.
+func CheckAlias(op string, args any) error {
+	rule, ok := aliasRules[op]
+	if !ok {
+		return nil
+	}
+	v := reflect.ValueOf(args)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil // CheckArgs reports the type
+	}
+	var fields []namedBuffer
+	collectBuffers("", v.Elem(), &fields)
+	allowed := func(a, b string) bool {
+		for _, p := range rule.inPlace {
+			if p[0] == a && p[1] == b || p[0] == b && p[1] == a {
+				return true
+			}
+		}
+		return false
+	}
+	for _, out := range rule.outputs {
+		ob := fieldBuffer(fields, out)
+		if ob == nil {
+			continue
+		}
+		for _, f := range fields {
+			if f.path != out && f.buf == ob && !allowed(out, f.path) {
+				return tile.Errorf(ErrAlias, op, out, "the output shares its buffer with %s", f.path)
+			}
+		}
+	}
+	return nil
+}
+
+type namedBuffer struct {
+	path string
+	buf  *Buffer
+}
+
+// collectBuffers appends every non-nil *Buffer field of struct v (nested
+// structs followed, paths dotted).
+func collectBuffers(prefix string, v reflect.Value, out *[]namedBuffer) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		switch fv := v.Field(i); {
+		case f.Type == bufferType:
+			if b := fv.Interface().(*Buffer); b != nil {
+				*out = append(*out, namedBuffer{prefix + f.Name, b})
+			}
+		case f.Type.Kind() == reflect.Struct:
+			collectBuffers(prefix+f.Name+".", fv, out)
+		}
+	}
+}
+
+func fieldBuffer(fs []namedBuffer, path string) *Buffer {
+	for _, f := range fs {
+		if f.path == path {
+			return f.buf
+		}
+	}
+	return nil
+}
+
 // argRules describes the argument structs of the built-in ops. Ops not
 // listed (registered by others) are not checked.
 var argRules = map[string]argRule{
@@ -35,9 +132,10 @@ var argRules = map[string]argRule{
 
 // CheckArgs checks the argument struct of a call of a built-in op before a
 // kernel sees it: the right type and not nil, the required buffers set,
-// every buffer open and r's, the shape fields positive, and for matmul every
-// view within its buffer. It returns an error wrapping ErrArgument (or
-// ErrClosed, ErrShape, ErrBounds) naming the field. The ops package builds
+// every buffer open and r's, the shape fields positive, for matmul every
+// view within its buffer, and no output sharing a buffer with another
+// argument (CheckAlias). It returns an error wrapping ErrArgument (or
+// ErrClosed, ErrShape, ErrBounds, ErrAlias) naming the field. The ops package builds
 // valid structs; this guards direct callers of Run, Select and LaunchKernel.
 func (r *Runtime) CheckArgs(op string, args any) error {
 	if err := r.checkOpen(op); err != nil {
@@ -69,9 +167,11 @@ func (r *Runtime) CheckArgs(op string, args any) error {
 		}
 	}
 	if rule.check != nil {
-		return rule.check(args, r)
+		if err := rule.check(args, r); err != nil {
+			return err
+		}
 	}
-	return nil
+	return CheckAlias(op, args)
 }
 
 // fieldByPath follows a dotted path of field names.

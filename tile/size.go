@@ -78,9 +78,43 @@ func ByteOffset(d DType, off int) (int, bool) {
 
 const maxInt = uint64(^uint(0) >> 1)
 
-// ValidScale reports whether v can scale float8 data: positive and finite,
-// with a finite float32 inverse (v above about 2.9e-39), so that the inverse
-// a quantisation records is usable.
+// MinScale and MaxScale bound the float8 scales tcrt accepts and writes:
+// 2^-126 (the smallest normal float32) and 2^126. The range is closed under
+// the float32 inverse (1/MinScale = MaxScale exactly, and 1/s rounds into
+// [MinScale, MaxScale] for every s in it), so a scale and the inverse a
+// quantisation records are both normal and finite, and either one can be
+// given back as a scale. ClampScale maps a positive value into the range.
+const (
+	MinScale float32 = 0x1p-126
+	MaxScale float32 = 0x1p126
+)
+
+// MinScaleBits and MaxScaleBits are MinScale's and MaxScale's float32 bit
+// patterns: a scale is valid when its bits, read as an unsigned integer,
+// lie in [MinScaleBits, MaxScaleBits] (what the GPU kernels test).
+const (
+	MinScaleBits = 0x00800000
+	MaxScaleBits = 0x7e800000
+)
+
+// ValidScale reports whether v can scale float8 data: v in [MinScale,
+// MaxScale], so that v and 1/v are both normal and finite. It is false for
+// NaN, zero, negative values, infinities, subnormals and values above 2^126.
 func ValidScale(v float32) bool {
-	return v > 0 && v <= math.MaxFloat32 && 1/v <= math.MaxFloat32
+	return v >= MinScale && v <= MaxScale
+}
+
+// ClampScale clamps a positive finite scale into [MinScale, MaxScale]; NaN,
+// zero, negative values and infinities are returned unchanged (they are
+// errors, not values to clamp).
+func ClampScale(v float32) float32 {
+	switch {
+	case !(v > 0) || v > math.MaxFloat32:
+		return v
+	case v < MinScale:
+		return MinScale
+	case v > MaxScale:
+		return MaxScale
+	}
+	return v
 }

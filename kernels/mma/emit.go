@@ -633,7 +633,7 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 		{ // activation
 			lNo := e.lbl("noact")
 			e.w("@!%s bra %s;", pAct, lNo)
-			h, x2, wg, w, t, gg, pg, pr, pa, rl := e.f(), e.f(), e.f(), e.f(), e.f(), e.f(), e.p(), e.p(), e.p(), e.f()
+			h, x2, wg, w, t, gg, pg, pr, pa, rl, pp := e.f(), e.f(), e.f(), e.f(), e.f(), e.f(), e.p(), e.p(), e.p(), e.f(), e.p()
 			e.w("mul.f32 %s, %s, 0f3F000000;", h, x)                  // x/2
 			e.w("mul.f32 %s, %s, %s;", x2, x, x)                      // x^2
 			e.w("fma.rn.f32 %s, %s, 0f3D372713, 0f3F800000;", x2, x2) // 1 + 0.044715x^2
@@ -643,7 +643,9 @@ func emitEpilogue(e *emitter, c Config, g Geometry, par map[string]string, acc [
 			e.w("selp.f32 %s, %s, %s, %s;", w, wg, h, pg)
 			e.w("tanh.approx.f32 %s, %s;", t, w)
 			e.w("fma.rn.f32 %s, %s, %s, %s;", gg, h, t, h)
-			e.w("max.f32 %s, %s, 0f00000000;", rl, x)
+			// ReLU keeping NaN (max.f32 would return 0): x > 0 or unordered
+			e.w("setp.gtu.f32 %s, %s, 0f00000000;", pp, x)
+			e.w("selp.f32 %s, %s, 0f00000000, %s;", rl, x, pp)
 			e.w("setp.eq.u32 %s, %s, %d;", pr, par["act"], ActReLU)
 			e.w("setp.ge.u32 %s, %s, %d;", pa, par["act"], ActGELU)
 			e.w("@%s mov.f32 %s, %s;", pa, x, gg)

@@ -524,7 +524,10 @@ func GenerateAttn(c AttnConfig) string {
 			e.w("add.f32 %s, %s, %s;", lrow[r], lrow[r], t)
 		}
 		inv, p, pr, skip := e.f(), e.p(), e.p(), e.lbl("arow")
-		e.w("setp.gt.f32 %s, %s, 0f00000000;", p, lrow[r])
+		// l > 0 or NaN (a NaN or +Inf logit): a NaN row stays NaN, as
+		// PyTorch's scaled_dot_product_attention gives; 0 is a row that
+		// sees no key
+		e.w("setp.gtu.f32 %s, %s, 0f00000000;", p, lrow[r])
 		e.w("rcp.rn.f32 %s, %s;", inv, lrow[r])
 		e.w("selp.f32 %s, %s, 0f00000000, %s;", inv, inv, p)
 		e.w("setp.ge.u32 %s, %s, %s;", pr, rowI[r], nq)
@@ -692,7 +695,7 @@ func GenerateCombine(d int, in Input) string {
 		e.w("@%s bra %s;", p, l2)
 	}
 	ps, inv, res, hh := e.p(), e.f(), e.f(), e.h()
-	e.w("setp.gt.f32 %s, %s, 0f00000000;", ps, sum)
+	e.w("setp.gtu.f32 %s, %s, 0f00000000;", ps, sum) // NaN stays NaN
 	e.w("rcp.rn.f32 %s, %s;", inv, sum)
 	e.w("selp.f32 %s, %s, 0f00000000, %s;", inv, inv, ps)
 	e.w("mul.f32 %s, %s, %s;", res, acc, inv)

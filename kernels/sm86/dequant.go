@@ -176,14 +176,9 @@ func dequantKernel(q, y tile.DType, mx bool) sass.Program {
 // Scale check parameters: slot, inv; lanes (blocks), 1, 0, 0, -1.
 var checkScaleParams = sgParamsOf(2, 5)
 
-// minScaleBits is the bit pattern of the smallest float32 scale whose
-// inverse is finite (2.938737e-39): tile.ValidScale's lower bound, which
-// TestMinScaleBits checks.
-const minScaleBits = 0x200001
-
 // checkScaleKernel records the first block whose float32 scale fails
-// tile.ValidScale: not positive and finite with a finite inverse (its bits
-// not in [minScaleBits, 0x7f7fffff]).
+// tile.ValidScale: its bits not in [tile.MinScaleBits, tile.MaxScaleBits]
+// (zero, negative, NaN, Inf, subnormal, or above 2^126).
 func checkScaleKernel() sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x10), false)
@@ -194,8 +189,8 @@ func checkScaleKernel() sass.Program {
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(27), imm(0xffffffff)))
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(28), param(sgSlot)))
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(29), param(sgSlot+4)))
-	g.at("[B--2---:R-:W-:-:S01]", inst("IADD3", "", r(8), r(8), imm(-minScaleBits), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(0x7f800000-minScaleBits), pt))
+	g.at("[B--2---:R-:W-:-:S01]", inst("IADD3", "", r(8), r(8), imm(-tile.MinScaleBits), rz))
+	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(tile.MaxScaleBits-tile.MinScaleBits+1), pt))
 	g.at("[B------:R-:W-:-:S01]", inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P1)))
 	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
 	g.p = settle(g.p)

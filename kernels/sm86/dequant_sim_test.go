@@ -45,7 +45,7 @@ func TestSimDequant(t *testing.T) {
 							for i := 0; i < sr*sc; i++ {
 								s := float32(math.Ldexp(1+rng.Float64(), rng.IntN(60)-30))
 								if rng.IntN(5) == 0 {
-									s = []float32{1, 0x1p-126, math.Float32frombits(minScaleBits), 3e38, math.MaxFloat32, 0.75}[rng.IntN(6)]
+									s = []float32{1, 0x1p-126, math.Float32frombits(tile.MinScaleBits), 3e37, tile.MaxScale, 0.75}[rng.IntN(6)]
 								}
 								binary.LittleEndian.PutUint32(inv[4*i:], math.Float32bits(s))
 							}
@@ -92,7 +92,7 @@ func TestSimDequantBadScale(t *testing.T) {
 		t.Errorf("s32 output: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(19, 9))
-	for _, bad := range []uint32{0, 0x80000000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000, 1, minScaleBits - 1} { // the last two: subnormals with an infinite inverse
+	for _, bad := range []uint32{0, 0x80000000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000, 1, tile.MinScaleBits - 1, tile.MaxScaleBits + 1, 0x7f7fffff} { // then: a subnormal, just above 2^126, MaxFloat32 (inverses not normal)
 		rows, cols := 5+rng.IntN(300), 1+rng.IntN(40)
 		inv := make([]byte, 4*rows)
 		for i := range rows {
@@ -127,9 +127,15 @@ func TestSimDequantBadScale(t *testing.T) {
 	}
 }
 
-// TestMinScaleBits: the device's scale check uses tile.ValidScale's bound.
-func TestMinScaleBits(t *testing.T) {
-	if !tile.ValidScale(math.Float32frombits(minScaleBits)) || tile.ValidScale(math.Float32frombits(minScaleBits-1)) {
-		t.Fatalf("minScaleBits %#x is not ValidScale's lower bound", minScaleBits)
+// TestScaleBits: the device's scale check uses tile.ValidScale's bounds,
+// and the bounds are each other's inverse.
+func TestScaleBits(t *testing.T) {
+	lo, hi := math.Float32frombits(tile.MinScaleBits), math.Float32frombits(tile.MaxScaleBits)
+	if !tile.ValidScale(lo) || tile.ValidScale(math.Float32frombits(tile.MinScaleBits-1)) ||
+		!tile.ValidScale(hi) || tile.ValidScale(math.Float32frombits(tile.MaxScaleBits+1)) {
+		t.Fatalf("[%#x, %#x] are not ValidScale's bounds", tile.MinScaleBits, tile.MaxScaleBits)
+	}
+	if 1/lo != hi || 1/hi != lo {
+		t.Fatalf("1/%v = %v, 1/%v = %v", lo, 1/lo, hi, 1/hi)
 	}
 }

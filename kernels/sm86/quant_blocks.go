@@ -100,11 +100,13 @@ func scaleKernel() sass.Program {
 	a(b2, inst("DMUL", "", r(36), r(36), r(38)))
 	a(b2, inst("F2F", "F32.F64", r(34), r(36)))
 	// clamps, the special amax values, the power of two
-	a(wait2, inst("ISETP", "GE.U32.AND", p(sass.P3), pt, r(34), imm(0x7f800000), pt))
-	a(plain, inst("SEL", "", r(34), r(34), imm(0x7f7fffff), np(sass.P3)))
-	a(plain, inst("ISETP", "LT.U32.AND", p(sass.P3), pt, r(34), imm(0x800000), pt))
-	a(plain, inst("SEL", "", r(34), r(34), imm(0x800000), np(sass.P3)))
-	a(plain, inst("SEL", "", r(34), r(34), imm(0x7f7fffff), np(sass.P2)))
+	// into [tile.MinScale, tile.MaxScale]: above 2^126 (Inf included) gives
+	// 2^126, below 2^-126 gives 2^-126
+	a(wait2, inst("ISETP", "GT.U32.AND", p(sass.P3), pt, r(34), imm(tile.MaxScaleBits), pt))
+	a(plain, inst("SEL", "", r(34), r(34), imm(tile.MaxScaleBits), np(sass.P3)))
+	a(plain, inst("ISETP", "LT.U32.AND", p(sass.P3), pt, r(34), imm(tile.MinScaleBits), pt))
+	a(plain, inst("SEL", "", r(34), r(34), imm(tile.MinScaleBits), np(sass.P3)))
+	a(plain, inst("SEL", "", r(34), r(34), imm(tile.MaxScaleBits), np(sass.P2)))
 	a(plain, inst("SEL", "", r(34), r(34), imm(0x3f800000), np(sass.P1)))
 	a(plain, inst("MOV", "", r(40), param(scMask)))
 	a(plain, inst("LOP3", "LUT", r(34), r(34), r(40), rz, imm(0xc0), npt))

@@ -1210,7 +1210,9 @@ func (b *builder) epilogue() {
 		}
 		// activation, branch-free: h = x/2; GELU w = sqrt(2/pi)(x +
 		// 0.044715x^3), SiLU w = x/2; t = tanh(w); g = h + h*t; ReLU /
-		// none: max(x, floor); act >= 2 takes g
+		// none: max.NaN(x, floor), so that a NaN stays NaN (a plain
+		// FMNMX returns the other operand: NaN rows became -Inf with no
+		// activation, 0 with ReLU); act >= 2 takes g
 		const c0 = 0.7978845608028654 // sqrt(2/pi)
 		b.add(isetp("GE", sass.P3, rAct, imm(ActGELU), pt), isetp("EQ", sass.P4, rAct, imm(ActGELU), pt))
 		for j := 0; j < 4; j++ {
@@ -1234,7 +1236,7 @@ func (b *builder) epilogue() {
 				i = i.Wait(1 << 5)
 			}
 			b.add(i,
-				sass.New("FMNMX", "", r(x), r(x), r(rFloor), sass.NotP(sass.PT)),
+				sass.New("FMNMX", "NAN", r(x), r(x), r(rFloor), sass.NotP(sass.PT)),
 				sass.New("FSEL", "", r(x), r(g), r(x), sass.P(sass.P3)))
 		}
 	}

@@ -73,8 +73,9 @@ func RunTask(fn func() error) (err error) {
 // idle (nothing queued or running) it runs fn on the calling goroutine,
 // saving the two goroutine hand-offs (to the worker and back) of Enqueue
 // and Sync. Work enqueued meanwhile waits for fn, so the order holds. ok
-// is false when it did not run fn; err is what Sync would then have
-// returned: the first error since the last Sync, fn's included.
+// is false when it did not run fn; err is fn's own error (a panic wrapped
+// in ErrDevice). An error earlier work reported stays queued for the next
+// Sync: a synchronous call reports its own error, never another's.
 func (s *Queue) RunInline(fn func() error) (ok bool, err error) {
 	s.mu.Lock()
 	if s.closed || s.inline || s.running || len(s.queue) > 0 {
@@ -86,10 +87,6 @@ func (s *Queue) RunInline(fn func() error) (ok bool, err error) {
 	err = RunTask(fn)
 	s.mu.Lock()
 	s.inline = false
-	if s.err != nil {
-		err = s.err
-	}
-	s.err = nil
 	s.cond.Broadcast()
 	s.mu.Unlock()
 	return true, err

@@ -61,8 +61,11 @@ func TestCPUStreamInline(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	ran, err := s.RunInline(func() error { return nil })
-	if !ran || !errors.Is(err, boom) {
-		t.Fatalf("runInline after a failed task: ran %v, err %v; want the earlier error", ran, err)
+	if !ran || err != nil {
+		t.Fatalf("runInline after a failed task: ran %v, err %v; want its own (nil) error", ran, err)
+	}
+	if err := s.Sync(ctx); !errors.Is(err, boom) {
+		t.Fatalf("the earlier task's error is not Sync's: %v", err)
 	}
 	if err := s.Sync(ctx); err != nil {
 		t.Fatalf("the error was reported twice: %v", err)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/tcrt-go/tcrt/internal/hostmem"
 )
 
 // Memory is the simulator's global memory: named byte regions at 64-bit
@@ -71,13 +73,19 @@ func (m *Memory) Alloc(name string, size int) (uint64, error) {
 	if size <= 0 || size > maxAlloc {
 		return 0, fmt.Errorf("%w: region %q of %d bytes (1 to %d)", ErrConfig, name, size, maxAlloc)
 	}
+	// a capacity rounded up to 16 bytes gives a 16-byte aligned host
+	// slice (Go aligns a block to its size class; a block under 16 bytes
+	// may otherwise sit at any byte), so word accesses take the atomic path.
+	// hostmem makes a request the host cannot back an error, not the
+	// end of the process.
+	data, err := hostmem.Bytes(size, (size+15)&^15, 0)
+	if err != nil {
+		return 0, fmt.Errorf("sass sim: region %q: %w", name, err)
+	}
 	m.mu.Lock()
 	base := (m.next + 256 + 255) &^ 255
 	m.mu.Unlock()
-	// a capacity rounded up to 16 bytes gives a 16-byte aligned host
-	// slice (Go aligns a block to its size class; a block under 16 bytes
-	// may otherwise sit at any byte), so word accesses take the atomic path
-	return base, m.Map(name, base, make([]byte, size, (size+15)&^15))
+	return base, m.Map(name, base, data)
 }
 
 // Bytes returns the bytes of the region name (nil if there is none).
