@@ -12,14 +12,14 @@ const (
 // (see fallback.ActArgs); A, B and Y are Rows × Cols views (the halves of
 // a concatenated [a|b] row are two views of one buffer).
 type ActArgs struct {
-	Func fallback.ActFunc
+	Func ActFunc
 	A, Y Matrix
 	B    *Matrix
 }
 
 // EltArgs is a validated element-wise op (see fallback.EltArgs).
 type EltArgs struct {
-	Op    fallback.EltOp
+	Op    EltOp
 	X, Y  Matrix
 	Z     *Matrix
 	Alpha float32

@@ -81,3 +81,19 @@ func hostS32(b *Buffer) []int32 {
 
 // lightFastDoc is the common description of the light ops' fast paths.
 const lightFastDoc = "rows converted once with the matmul path's vector converters, float32 arithmetic in cache, rows across the helper pool"
+
+// The light ops' vocabulary (defined in fallback, aliased here and in ops).
+type (
+	// ActFunc is an activation function (fallback.ActFunc).
+	ActFunc = fallback.ActFunc
+	// EltOp is an element-wise op (fallback.EltOp).
+	EltOp = fallback.EltOp
+	// NormKind is RMS or layer normalisation (fallback.NormKind).
+	NormKind = fallback.NormKind
+	// RoPEScaling is a rotary embedding's frequency scaling (fallback.RoPEScaling).
+	RoPEScaling = fallback.RoPEScaling
+	// RoPEScalingKind names the scaling rule (fallback.RoPEScalingKind).
+	RoPEScalingKind = fallback.RoPEScalingKind
+	// PoolMode is an embedding pooling (fallback.PoolMode).
+	PoolMode = fallback.PoolMode
+)

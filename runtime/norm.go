@@ -15,7 +15,7 @@ const (
 // Bias are nil or Cols values of f32, f16 or bf16. Kernels receive it as
 // Launch.Args (a *NormArgs).
 type NormArgs struct {
-	Kind         fallback.NormKind
+	Kind         NormKind
 	X, Y         Matrix
 	Residual     *Matrix
 	Weight, Bias *Buffer

@@ -11,7 +11,7 @@ const (
 // PoolArgs is a validated pooling of a varlen batch (see
 // fallback.PoolArgs).
 type PoolArgs struct {
-	Mode      fallback.PoolMode
+	Mode      PoolMode
 	X, Y      Matrix
 	Lengths   []int
 	Normalize bool

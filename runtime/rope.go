@@ -21,7 +21,7 @@ type RoPEArgs struct {
 	HostPositions      []int32
 	MaxPosition        int
 	Theta              float64
-	Scaling            fallback.RoPEScaling
+	Scaling            RoPEScaling
 }
 
 // HostRoPEArgs converts a CPU-backend call into the fallback's form.
