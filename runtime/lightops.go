@@ -46,6 +46,9 @@ func refAndFast[T any](op, base, fastDoc string, ref, fast func(a *T, threads in
 
 // hostRows views a validated row view's host memory.
 func hostRows(m Matrix) fallback.Matrix {
+	if m.Rows == 0 { // the offset may lie past the buffer's end
+		return fallback.Matrix{DType: m.Buf.DType(), Cols: m.Cols, LD: m.LD}
+	}
 	h := hostMatrix(m)
 	h.BatchStride, h.Trans = 0, false
 	return h
