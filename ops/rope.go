@@ -39,8 +39,8 @@ type RoPEOptions struct {
 	// Scaling stretches the frequencies (RoPELinear, RoPELlama3,
 	// RoPEYaRN).
 	Scaling RoPEScaling
-	// Positions, if set, is an s32 buffer of one position per token (row),
-	// for varlen batches. The kernel checks every value against
+	// Positions, if set, is an s32 buffer of one position per token (row;
+	// elements past the token count are unused), for varlen batches. The kernel checks every value against
 	// MaxPosition before writing anything (ErrBounds).
 	Positions *runtime.Buffer
 	// SeqLens and SeqOffsets, if set instead, describe a batch of
@@ -211,8 +211,8 @@ func RoPEPlan(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if err := o.Positions.Check(rt, op, "Positions"); err != nil {
 			return nil, nil, err
 		}
-		if o.Positions.DType() != tile.S32 || o.Positions.Len() != tokens {
-			return nil, nil, tile.Errorf(ErrShape, op, "Positions", "a %v buffer of %d elements; want %d s32 (one per token)", o.Positions.DType(), o.Positions.Len(), tokens)
+		if o.Positions.DType() != tile.S32 || o.Positions.Len() < tokens {
+			return nil, nil, tile.Errorf(ErrShape, op, "Positions", "a %v buffer of %d elements; want at least %d s32 (one per token)", o.Positions.DType(), o.Positions.Len(), tokens)
 		}
 		outs := []Matrix{args.QOut}
 		if args.KOut != nil {

@@ -35,7 +35,7 @@ type SampleOptions struct {
 func DefaultSampleOptions() SampleOptions { return SampleOptions{Temperature: 1, TopP: 1} }
 
 // Sample draws one token per row of logits (Rows × Vocab, f32, f16 or
-// bf16) into out (s32 of Rows elements). The rules are stated exactly in
+// bf16) into out's first Rows elements (s32). The rules are stated exactly in
 // fallback/sample.go: probabilities are integer weights
 // ⌊ExpF32(s − max s)·2^40⌋ of the scores s = logit/T, the order is by
 // score with ties to the lower index, top-k, top-p and min-p cut that order
@@ -92,7 +92,7 @@ func SamplePlan(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *Sa
 	if out.DType() != tile.S32 {
 		return nil, nil, tile.Errorf(ErrDType, op, "out", "element type %v; want s32", out.DType())
 	}
-	if out.Len() != logits.Rows {
+	if out.Len() < logits.Rows {
 		return nil, nil, tile.Errorf(ErrShape, op, "out", "%d elements; want one per row, %d", out.Len(), logits.Rows)
 	}
 	if runtime.Overlaps(out, logits.Buf) {

@@ -29,7 +29,7 @@ func HostRoPEArgs(a *RoPEArgs, threads int) *fallback.RoPEArgs {
 	inv, ms := fallback.RoPEFreqs(a.Theta, a.RotaryDim, a.Scaling)
 	pos := a.HostPositions
 	if a.Positions != nil {
-		pos = hostS32(a.Positions)
+		pos = hostS32(a.Positions)[:a.Q.Rows]
 	}
 	return &fallback.RoPEArgs{
 		Q: hostRows(a.Q), QOut: hostRows(a.QOut), K: hostRowsPtr(a.K), KOut: hostRowsPtr(a.KOut),
