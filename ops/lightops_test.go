@@ -339,3 +339,49 @@ func TestLightOpsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// TestLightOpsExplain: each op's Explain picks the fast CPU kernel (its
+// host-fallback wrapper on a GPU device, TCRT_BACKEND=sim), and the forced
+// reference when asked for.
+func TestLightOpsExplain(t *testing.T) {
+	p := openLight(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, c := range []struct {
+		rt   *runtime.Runtime
+		kind string
+	}{{p.fast, "fast"}, {p.ref, "reference"}} {
+		rt := c.rt
+		x := view(t, rt, tile.F32, 3, 8, 8, normal(rng, 1))
+		y := view(t, rt, tile.F32, 3, 8, 8, nil)
+		x2 := view(t, rt, tile.F32, 3, 16, 16, normal(rng, 1))
+		out := vecBufS32(t, rt, []int32{0, 0, 0})
+		ro := ops.DefaultRoPEOptions()
+		ro.HeadDim = 4
+		want := func(op string) string {
+			name := "cpu." + op + "." + c.kind
+			if rt.Device().GPU() {
+				name = "host." + name
+			}
+			return name
+		}
+		for op, e := range map[string]func() (runtime.Explanation, error){
+			runtime.OpRMSNorm:    func() (runtime.Explanation, error) { return ops.ExplainRMSNorm(rt, y, x, nil, nil) },
+			runtime.OpAddRMSNorm: func() (runtime.Explanation, error) { return ops.ExplainAddRMSNorm(rt, y, x, nil, nil) },
+			runtime.OpLayerNorm:  func() (runtime.Explanation, error) { return ops.ExplainLayerNorm(rt, y, x, nil, nil, nil) },
+			runtime.OpRoPE:       func() (runtime.Explanation, error) { return ops.ExplainRoPE(rt, x, ops.Matrix{}, &ro) },
+			runtime.OpActivation: func() (runtime.Explanation, error) { return ops.ExplainGatedActivate(rt, y, x2, ops.SiLU, nil) },
+			runtime.OpElementwise: func() (runtime.Explanation, error) {
+				return ops.ExplainElementwise(rt, ops.EltAdd, y, x, x, 0, nil)
+			},
+			runtime.OpSoftmax: func() (runtime.Explanation, error) { return ops.ExplainSoftmax(rt, y, x, nil) },
+			runtime.OpSample:  func() (runtime.Explanation, error) { return ops.ExplainSample(rt, out, x, nil) },
+			runtime.OpPool: func() (runtime.Explanation, error) {
+				return ops.ExplainPool(rt, ops.Matrix{Buf: y.Buf, Rows: 1, Cols: 8}, x, nil)
+			},
+			runtime.OpL2Normalize: func() (runtime.Explanation, error) { return ops.ExplainL2Normalize(rt, y, x, nil) },
+		} {
+			ex, err := e()
+			chosen(t, ex, err, want(op))
+		}
+	}
+}
