@@ -186,7 +186,11 @@ func ExpF32(x float32) float32 {
 	// Every product is rounded on its own (the explicit conversions stop
 	// the compiler from fusing multiply-adds), so the function gives the
 	// same bits on every machine: the sampling weights depend on it.
-	n := float32(math.Floor(float64(float32(x*1.442695041) + 0.5)))
+	// n = round(x·log2 e) by the 1.5·2^23 trick: adding it leaves the
+	// rounded integer in the low mantissa bits (|x·log2 e| < 2^22).
+	t := float32(x*1.442695041) + 12582912
+	e := int32(math.Float32bits(t)) - 0x4B400000
+	n := t - 12582912
 	r := x - float32(n*0.693359375)
 	r -= float32(n * -2.12194440e-4)
 	p := float32(1.9875691500e-4)
@@ -198,8 +202,7 @@ func ExpF32(x float32) float32 {
 	p = float32(float32(p*r)*r) + r + 1
 	// p is in [0.7, 1.42]; scale by 2^n in two steps so that n = −126 or
 	// 128 stays exact.
-	e := int32(n)
-	h := e / 2
+	h := e >> 1
 	return p * math.Float32frombits(uint32(h+127)<<23) * math.Float32frombits(uint32(e-h+127)<<23)
 }
 
