@@ -103,13 +103,19 @@ func ActRef(a *ActArgs) {
 // across the pool.
 func ActFast(a *ActArgs) {
 	n := a.A.Cols
-	cv := lightCvt()
+	cv, vk := lightCvt(), lightVec()
 	f := actFast[a.Func]
 	forRows(a.A.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
 		xb, gb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.A, r, 0, n, xb)
-			if a.B != nil {
+			if a.Func == FnSiLU {
+				var g []float32
+				if a.B != nil {
+					g = loadRow(cv, a.B, r, 0, n, gb)
+				}
+				vecSilu(vk, ob[:len(x)], x, g)
+			} else if a.B != nil {
 				g := loadRow(cv, a.B, r, 0, n, gb)
 				g = g[:len(x)]
 				for j, v := range x {

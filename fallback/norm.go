@@ -93,14 +93,15 @@ func NormRef(a *NormArgs) {
 // across the pool.
 func NormFast(a *NormArgs) {
 	n := a.X.Cols
-	cv := lightCvt()
+	cv, vk := lightCvt(), lightVec()
 	// The effective weight row, (1 + w) for Gemma, and bias, once.
-	w := make([]float32, n)
+	w, ones, zeros := make([]float32, n), make([]float32, n), make([]float32, n)
 	for j := range w {
 		w[j] = a.scaleOf(j)
+		ones[j] = 1
 	}
-	forRows(a.X.Rows, n, a.Threads, 2*n, func(lo, hi int, buf []float32) {
-		xb, rb := buf[:n], buf[n:]
+	forRows(a.X.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
+		xb, rb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
 		for r := lo; r < hi; r++ {
 			v := loadRow(cv, &a.X, r, 0, n, xb)
 			if a.Residual != nil {
@@ -113,51 +114,25 @@ func NormFast(a *NormArgs) {
 				storeRow(cv, a.Residual, r, 0, res)
 				v = loadRow(cv, a.Residual, r, 0, n, rb) // the stored (rounded) values
 			}
-			normRow(a, v, w, xb)
-			storeRow(cv, &a.Y, r, 0, xb[:n])
+			normRow(a, vk, v, w, ob, ones, zeros)
+			storeRow(cv, &a.Y, r, 0, ob[:n])
 		}
 	})
 }
 
-// normRow writes norm(v)·w (+ b) into out (which may be v).
-func normRow(a *NormArgs, v, w, out []float32) {
+// normRow writes norm(v)·w (+ b) into out (which may not be v); ones
+// and zeros are rows of 1 and 0 at least len(v) long.
+func normRow(a *NormArgs, vk *lightKernels, v, w, out, ones, zeros []float32) {
 	n := len(v)
 	out, w = out[:n], w[:n]
-	var mean float32
-	var inv float32
+	var mean, ss float32
 	if a.Kind == NormLayer {
 		mean = sum(v) / float32(n)
-		var s0, s1, s2, s3 float32
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			d0, d1, d2, d3 := v[j]-mean, v[j+1]-mean, v[j+2]-mean, v[j+3]-mean
-			s0 += d0 * d0
-			s1 += d1 * d1
-			s2 += d2 * d2
-			s3 += d3 * d3
-		}
-		for ; j < n; j++ {
-			d := v[j] - mean
-			s0 += d * d
-		}
-		inv = float32(1 / math.Sqrt(float64((s0+s1)+(s2+s3))/float64(n)+float64(a.Eps)))
+		vecAffine(vk, out, v, ones, nil, mean, 1, zeros) // v − mean
+		ss = vecSumSq(vk, out)
 	} else {
-		inv = float32(1 / math.Sqrt(float64(sumSquares(v))/float64(n)+float64(a.Eps)))
+		ss = vecSumSq(vk, v)
 	}
-	if a.Bias != nil {
-		b := a.Bias[:n]
-		for j := range out {
-			out[j] = (v[j]-mean)*inv*w[j] + b[j]
-		}
-		return
-	}
-	if mean == 0 {
-		for j := range out {
-			out[j] = v[j] * inv * w[j]
-		}
-		return
-	}
-	for j := range out {
-		out[j] = (v[j] - mean) * inv * w[j]
-	}
+	inv := float32(1 / math.Sqrt(float64(ss)/float64(n)+float64(a.Eps)))
+	vecAffine(vk, out, v, w, a.Bias, mean, inv, zeros)
 }

@@ -101,23 +101,20 @@ func L2NormRef(a *L2NormArgs) {
 }
 
 // l2Scale returns 1/max(‖v‖, eps) in float32.
-func l2Scale(v []float32, eps float32) float32 {
-	return float32(1 / math.Max(math.Sqrt(float64(sumSquares(v))), float64(eps)))
+func l2Scale(vk *lightKernels, v []float32, eps float32) float32 {
+	return float32(1 / math.Max(math.Sqrt(float64(vecSumSq(vk, v))), float64(eps)))
 }
 
 // L2NormFast is the fast path: rows converted once, rows across the pool.
 func L2NormFast(a *L2NormArgs) {
 	n := a.X.Cols
-	cv := lightCvt()
+	cv, vk := lightCvt(), lightVec()
 	forRows(a.X.Rows, n, a.Threads, 2*n, func(lo, hi int, buf []float32) {
 		xb, ob := buf[:n], buf[n:2*n]
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.X, r, 0, n, xb)
-			s := l2Scale(x, a.Eps)
 			o := ob[:len(x)]
-			for j, v := range x {
-				o[j] = v * s
-			}
+			vecScale(vk, o, x, l2Scale(vk, x, a.Eps))
 			storeRow(cv, &a.Y, r, 0, o)
 		}
 	})
@@ -127,7 +124,7 @@ func L2NormFast(a *L2NormArgs) {
 // across the pool (a sequence's rows are summed by one goroutine).
 func PoolFast(a *PoolArgs) {
 	n := a.X.Cols
-	cv := lightCvt()
+	cv, vk := lightCvt(), lightVec()
 	starts := make([]int, len(a.Lengths))
 	for i, t := 1, 0; i < len(starts); i++ {
 		t += a.Lengths[i-1]
@@ -160,10 +157,7 @@ func PoolFast(a *PoolArgs) {
 				copy(acc, loadRow(cv, &a.X, t, 0, n, xb))
 			}
 			if a.Normalize {
-				sc := l2Scale(acc, a.Eps)
-				for j := range acc {
-					acc[j] *= sc
-				}
+				vecScale(vk, acc, acc, l2Scale(vk, acc, a.Eps))
 			}
 			storeRow(cv, &a.Y, s, 0, acc)
 		}

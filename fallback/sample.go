@@ -15,7 +15,8 @@ import (
 //  1. Greedy (Temperature 0): the index of the largest logit, the lowest
 //     index among equal ones; NaN counts as −Inf (so a row of NaN and −Inf
 //     gives 0).
-//  2. Otherwise s_i = x_i / T in float32, m = max s_i. A row whose maximum
+//  2. Otherwise s_i = x_i · (1/T) in float32 (1/T rounded first),
+//     m = max s_i. A row whose maximum
 //     is +Inf, or that has no logit above −Inf, is sampled greedily (rule
 //     1). NaN logits are never drawn.
 //  3. The order: s descending, index ascending among equal s (NaN last).
@@ -63,11 +64,12 @@ func sampleKey(s float32) uint32 {
 	return b | 1<<31
 }
 
-func sampleWeight(s, m float32) uint64 {
-	if s != s {
+// weightOf is the weight of e = ExpF32(s − m) (NaN for a NaN score: 0).
+func weightOf(e float32) uint64 {
+	if e != e {
 		return 0
 	}
-	return uint64(float64(ExpF32(s-m)) * sampleOne)
+	return uint64(float64(e) * sampleOne)
 }
 
 // TopPThreshold is P of rule 6 for a kept weight w.
@@ -108,8 +110,9 @@ func sampleRefRow(a *SampleArgs, x []float32, row int) int {
 	n := len(x)
 	s := make([]float32, n)
 	m := float32(math.Inf(-1))
+	inv := 1 / a.Temperature
 	for i, v := range x {
-		s[i] = v / a.Temperature
+		s[i] = v * inv
 		if s[i] > m {
 			m = s[i]
 		}
@@ -133,7 +136,7 @@ func sampleRefRow(a *SampleArgs, x []float32, row int) int {
 	})
 	w := make([]uint64, n)
 	for i := range w {
-		w[i] = sampleWeight(s[i], m)
+		w[i] = weightOf(ExpF32(s[i] - m))
 	}
 	keep := n
 	if a.TopK > 0 {
@@ -182,11 +185,11 @@ func sampleRefRow(a *SampleArgs, x []float32, row int) int {
 
 // sampler is one goroutine's scratch for SampleFast.
 type sampler struct {
-	x    []float32
-	key  []uint32
-	w    []uint64
-	list []int32
-	hist [2048]uint64
+	x, s, e []float32
+	key     []uint32
+	w       []uint64
+	list    []int32
+	hist    [2048]uint64
 }
 
 var samplerPool sync.Pool
@@ -205,7 +208,7 @@ func SampleFast(a *SampleArgs) {
 	forRows(a.Logits.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
 		sp, _ := samplerPool.Get().(*sampler)
 		if sp == nil || cap(sp.x) < n {
-			sp = &sampler{x: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), list: make([]int32, n)}
+			sp = &sampler{x: make([]float32, n), s: make([]float32, n), e: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), list: make([]int32, n)}
 		}
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.Logits, r, 0, n, sp.x)
@@ -220,33 +223,29 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 		return greedy(x)
 	}
 	n := len(x)
-	inv := a.Temperature
-	// s = x/T is monotone in x, so max s = (max x)/T.
+	inv := 1 / a.Temperature
+	// s = x·(1/T) is monotone in x, so max s = (max x)·(1/T).
 	mx := float32(math.Inf(-1))
 	for _, v := range x {
 		if v > mx {
 			mx = v
 		}
 	}
-	m := mx / inv
+	m := mx * inv
 	if math.IsInf(float64(m), 0) {
 		return greedy(x)
 	}
 	key, w := sp.key[:n], sp.w[:n]
+	sc, e := sp.s[:n], sp.e[:n]
+	vk := lightVec()
+	vecScale(vk, sc, x, inv)
+	vecExpSum(vk, e, sc, m, 1) // ExpF32((s − m)·1): the reference's bits
 	filter := a.TopK > 0 && a.TopK < n || a.TopP < 1
-	// Scores under m − 88 have weight 0 whatever ExpF32 does near its
-	// underflow; skip the exponential for them.
-	floor := m - 88
-	for i, v := range x {
-		s := v / inv
+	for i, v := range sc {
 		if filter {
-			key[i] = sampleKey(s)
+			key[i] = sampleKey(v)
 		}
-		if s >= floor {
-			w[i] = sampleWeight(s, m)
-		} else {
-			w[i] = 0
-		}
+		w[i] = weightOf(e[i])
 	}
 	cutKey, cutIdx := uint32(0), n-1 // everything (key ≥ 0, index ≤ n−1)
 	all := true

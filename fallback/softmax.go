@@ -69,7 +69,7 @@ func rowMax(x []float32) float32 {
 // float32 row in cache; rows across the pool.
 func SoftmaxFast(a *SoftmaxArgs) {
 	n := a.X.Cols
-	cv := lightCvt()
+	cv, vk := lightCvt(), lightVec()
 	inv := 1 / a.Temperature
 	forRows(a.X.Rows, n, a.Threads, 2*n, func(lo, hi int, buf []float32) {
 		xb, eb := buf[:n], buf[n:2*n]
@@ -77,30 +77,14 @@ func SoftmaxFast(a *SoftmaxArgs) {
 			x := loadRow(cv, &a.X, r, 0, n, xb)
 			m := rowMax(x)
 			e := eb[:len(x)]
-			var s0, s1 float32
-			j := 0
-			for ; j+2 <= len(x); j += 2 {
-				e0 := ExpF32((x[j] - m) * inv)
-				e1 := ExpF32((x[j+1] - m) * inv)
-				e[j], e[j+1] = e0, e1
-				s0 += e0
-				s1 += e1
-			}
-			for ; j < len(x); j++ {
-				e[j] = ExpF32((x[j] - m) * inv)
-				s0 += e[j]
-			}
-			s := s0 + s1
+			s := vecExpSum(vk, e, x, m, inv)
 			if a.Log {
 				ls := float32(math.Log(float64(s)))
 				for j, v := range x {
 					e[j] = (v-m)*inv - ls
 				}
 			} else {
-				rs := 1 / s
-				for j := range e {
-					e[j] *= rs
-				}
+				vecScale(vk, e, e, 1/s)
 			}
 			storeRow(cv, &a.Y, r, 0, e)
 		}

@@ -37,7 +37,7 @@ func DefaultSampleOptions() SampleOptions { return SampleOptions{Temperature: 1,
 // Sample draws one token per row of logits (Rows × Vocab, f32, f16 or
 // bf16) into out's first Rows elements (s32). The rules are stated exactly in
 // fallback/sample.go: probabilities are integer weights
-// ⌊ExpF32(s − max s)·2^40⌋ of the scores s = logit/T, the order is by
+// ⌊ExpF32(s − max s)·2^40⌋ of the scores s = logit·(1/T), the order is by
 // score with ties to the lower index, top-k, top-p and min-p cut that order
 // (top-p over what top-k kept), and the token is found by walking the kept
 // set in index order with r = ⌊u·W/2^64⌋, u the row's Philox draw. NaN
