@@ -69,7 +69,7 @@ func weightOf(e float32) uint64 {
 	if e != e {
 		return 0
 	}
-	return uint64(float64(e) * sampleOne)
+	return uint64(int64(float64(e) * sampleOne)) // e ≤ 1: fits an int64, one conversion instruction
 }
 
 // TopPThreshold is P of rule 6 for a kept weight w.
@@ -247,38 +247,49 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 		}
 		w[i] = weightOf(e[i])
 	}
-	cutKey, cutIdx := uint32(0), n-1 // everything (key ≥ 0, index ≤ n−1)
-	all := true
+	// The kept prefix of the order is the elements ranked at or above
+	// rc, with rank(i) = key_i·2^32 + (2^32−1−i) (key descending, index
+	// ascending); rc 0 keeps everything.
+	var rc uint64
 	if a.TopK > 0 && a.TopK < n {
-		cutKey, cutIdx = sp.cut(key, w, false, uint64(a.TopK))
-		all = false
+		rc = rank(sp.cut(key, w, false, uint64(a.TopK)))
 	}
-	in := func(i int) bool { return all || key[i] > cutKey || key[i] == cutKey && i <= cutIdx }
 	if a.TopP < 1 {
 		var total uint64
-		for i := range w {
-			if in(i) {
-				total += w[i]
+		for i, v := range w {
+			if rank(key[i], i) >= rc {
+				total += v
 			}
 		}
-		cutKey, cutIdx = sp.cut(key, w, true, TopPThreshold(a.TopP, total))
-		all = false
+		rc = rank(sp.cut(key, w, true, TopPThreshold(a.TopP, total)))
 	}
 	minW := uint64(1)
 	if a.MinP > 0 {
 		minW = max(1, MinPThreshold(a.MinP))
 	}
+	if rc == 0 { // no cut: key is not filled in
+		return drawFrom(w, nil, 0, minW, SampleUniform(a.Seed, a.Offset, row))
+	}
+	return drawFrom(w, key, rc, minW, SampleUniform(a.Seed, a.Offset, row))
+}
+
+// rank orders elements as the order does: a larger rank comes first.
+func rank(key uint32, i int) uint64 { return uint64(key)<<32 | uint64(^uint32(i)) }
+
+// drawFrom is rule 8 over the elements of weight ≥ minW ranked at or above
+// rc (key nil: every element).
+func drawFrom(w []uint64, key []uint32, rc, minW uint64, u uint64) int {
 	var total uint64
 	for i, v := range w {
-		if v >= minW && in(i) {
+		if v >= minW && (key == nil || rank(key[i], i) >= rc) {
 			total += v
 		}
 	}
-	target := pick(SampleUniform(a.Seed, a.Offset, row), total)
+	target := pick(u, total)
 	var cum uint64
 	last := 0
 	for i, v := range w {
-		if v >= minW && in(i) {
+		if v >= minW && (key == nil || rank(key[i], i) >= rc) {
 			cum += v
 			last = i
 			if cum > target {
@@ -293,7 +304,7 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 // whose elements have a measure before them below thr (thr ≥ 1); the
 // measure is the weight, or 1 per element when !byWeight.
 func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64) (uint32, int) {
-	measure := func(i int) uint64 {
+	measure := func(i int) uint64 { // the final walk only
 		if byWeight {
 			return w[i]
 		}
@@ -306,13 +317,22 @@ func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64) (uin
 		h := sp.hist[:1<<lv.bits]
 		clear(h)
 		mask := uint32(1)<<lv.bits - 1
-		if l == 0 {
+		switch {
+		case l == 0 && byWeight:
 			for i, k := range key {
-				h[k>>lv.shift] += measure(i)
+				h[k>>lv.shift] += w[i]
 			}
-		} else {
+		case l == 0:
+			for _, k := range key {
+				h[k>>lv.shift]++
+			}
+		case byWeight:
 			for _, i := range list {
-				h[key[i]>>lv.shift&mask] += measure(int(i))
+				h[key[i]>>lv.shift&mask] += w[i]
+			}
+		default:
+			for _, i := range list {
+				h[key[i]>>lv.shift&mask]++
 			}
 		}
 		b := len(h) - 1
