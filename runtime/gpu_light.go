@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// GPU kernels of the light ops (kernels/ptx, module Light): RMSNorm and
+// AddRMSNorm (tcrt_rmsnorm, one block a row), and SiLU and SiLU·mul
+// (tcrt_silu_mul). Supports takes every element type, stride and row
+// count of these ops (grid.x bounds the rows of RMSNorm at 2^31−1);
+// LayerNorm, RoPE, GELU, softmax, sampling and pooling have no GPU kernel
+// yet and run through the host fallback.
+
+var lightTypeCode = map[tile.DType]uint32{tile.F32: ptx.LightF32, tile.F16: ptx.LightF16, tile.BF16: ptx.LightBF16}
+
+func init() {
+	arch := Arch{ISA: ISAPTX, MinSM: 80, Module: ptx.Light()}
+	for _, op := range []string{OpRMSNorm, OpAddRMSNorm} {
+		Register(Kernel{
+			Name: "ptx." + op, Op: op, Arch: arch, Preference: 100,
+			Doc:      "PTX: one 256-thread block a row, two passes (residual added and stored in the first), warp-shuffle reduction, rsqrt.approx",
+			Supports: gpuRMSNormSupports,
+			Launch:   gpuRMSNormLaunch,
+		})
+	}
+	Register(Kernel{
+		Name: "ptx.silu_mul", Op: OpActivation, Arch: arch, Preference: 100,
+		Doc:      "PTX: grid-stride SiLU (times the gate), ex2.approx and div.approx",
+		Supports: gpuSiluSupports,
+		Launch:   gpuSiluLaunch,
+	})
+}
+
+func gpuRMSNormSupports(args any) error {
+	a, ok := args.(*NormArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *NormArgs", args)
+	}
+	if a.Kind != fallback.NormRMS {
+		return fmt.Errorf("layer normalisation has no GPU kernel")
+	}
+	if a.X.Rows > 1<<31-1 {
+		return fmt.Errorf("%d rows exceed the grid", a.X.Rows)
+	}
+	return nil
+}
+
+func gpuSiluSupports(args any) error {
+	a, ok := args.(*ActArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *ActArgs", args)
+	}
+	if a.Func != fallback.FnSiLU {
+		return fmt.Errorf("%v has no GPU kernel (SiLU only)", a.Func)
+	}
+	return nil
+}
+
+// rowPtr is the device address of a row view's first element (0 for no
+// view or no rows).
+func rowPtr(m *Matrix) (uint64, error) {
+	if m == nil || m.Rows == 0 {
+		return 0, nil
+	}
+	p, err := DevicePtr(m.Buf)
+	if err != nil {
+		return 0, err
+	}
+	return p + uint64(m.Offset*m.Buf.DType().Size()), nil
+}
+
+func gpuRMSNormLaunch(_ context.Context, l *Launch) error {
+	a := l.Args.(*NormArgs)
+	if a.X.Rows == 0 {
+		return nil
+	}
+	px, err := rowPtr(&a.X)
+	if err != nil {
+		return err
+	}
+	py, err := rowPtr(&a.Y)
+	if err != nil {
+		return err
+	}
+	pr, err := rowPtr(a.Residual)
+	if err != nil {
+		return err
+	}
+	var pw uint64
+	var hasRes, gemma, hasW uint32
+	tr, ldr := ptx.LightF32, 0
+	if a.Residual != nil {
+		hasRes, tr, ldr = 1, lightTypeCode[a.Residual.Buf.DType()], a.Residual.LD
+	}
+	if a.Gemma {
+		gemma = 1
+	}
+	tw := ptx.LightF32
+	if a.Weight != nil {
+		if pw, err = DevicePtr(a.Weight); err != nil {
+			return err
+		}
+		hasW, tw = 1, lightTypeCode[a.Weight.DType()]
+	}
+	return LaunchGPU(l.Stream, &GPULaunch{
+		Module: ptx.Light(), Func: ptx.LightRMSNorm,
+		Grid: [3]int{a.X.Rows, 1, 1}, Block: [3]int{ptx.LightNormBlock, 1, 1},
+		Params: []uint64{ptx.Ptr(px), ptx.Ptr(pr), ptx.Ptr(py), ptx.Ptr(pw),
+			ptx.U64(uint64(a.X.Rows)), ptx.U64(uint64(a.X.Cols)), ptx.U64(uint64(a.X.LD)), ptx.U64(uint64(ldr)), ptx.U64(uint64(a.Y.LD)),
+			ptx.F32(a.Eps), ptx.U32(hasRes), ptx.U32(gemma), ptx.U32(hasW),
+			ptx.U32(lightTypeCode[a.X.Buf.DType()]), ptx.U32(tr), ptx.U32(lightTypeCode[a.Y.Buf.DType()]), ptx.U32(tw)},
+	})
+}
+
+// siluBlocks is tcrt_silu_mul's grid: 256 threads a block, at most 4096
+// blocks (the loop strides over the rest).
+func siluBlocks(n int) int { return max(1, min(4096, (n+255)/256)) }
+
+func gpuSiluLaunch(_ context.Context, l *Launch) error {
+	a := l.Args.(*ActArgs)
+	if a.A.Rows == 0 {
+		return nil
+	}
+	pa, err := rowPtr(&a.A)
+	if err != nil {
+		return err
+	}
+	py, err := rowPtr(&a.Y)
+	if err != nil {
+		return err
+	}
+	pb, err := rowPtr(a.B)
+	if err != nil {
+		return err
+	}
+	tb, ldb := ptx.LightF32, 0
+	if a.B != nil {
+		tb, ldb = lightTypeCode[a.B.Buf.DType()], a.B.LD
+	}
+	n := a.A.Rows * a.A.Cols
+	return LaunchGPU(l.Stream, &GPULaunch{
+		Module: ptx.Light(), Func: ptx.LightSiluMul,
+		Grid: [3]int{siluBlocks(n), 1, 1}, Block: [3]int{256, 1, 1},
+		Params: []uint64{ptx.Ptr(pa), ptx.Ptr(pb), ptx.Ptr(py),
+			ptx.U64(uint64(a.A.Rows)), ptx.U64(uint64(a.A.Cols)), ptx.U64(uint64(a.A.LD)), ptx.U64(uint64(ldb)), ptx.U64(uint64(a.Y.LD)),
+			ptx.U32(lightTypeCode[a.A.Buf.DType()]), ptx.U32(tb), ptx.U32(lightTypeCode[a.Y.Buf.DType()])},
+	})
+}
