@@ -236,3 +236,16 @@ func (a *RoPEArgs) rotateRow(cv *converters, x, y *Matrix, t, heads int, c, s, x
 	}
 	storeRow(cv, y, t, 0, out)
 }
+
+// RoPECosSin returns the cos and sin the kernels use, per token: RotaryDim/2
+// cos values, then RotaryDim/2 sin values (for GPU kernels, which rotate
+// with the host's table and so write the CPU kernels' bits).
+func RoPECosSin(a *RoPEArgs) []float32 {
+	half := a.RotaryDim / 2
+	out := make([]float32, len(a.Pos)*2*half)
+	for t, p := range a.Pos {
+		row := out[t*2*half : (t+1)*2*half]
+		a.ropeCosSin(p, row[:half], row[half:])
+	}
+	return out
+}

@@ -66,3 +66,52 @@ func TestGPULightOps(t *testing.T) {
 		_ = context.Background()
 	})
 }
+
+// TestGPURoPE: the PTX rotary kernel on the simulated devices against the
+// CPU reference, bit for bit (the host's cos/sin table, each product and
+// sum rounded on its own), for NeoX and GPT-J layouts, partial rotary
+// dimensions, in and out of place, 0 and more tokens, offsets and
+// per-sequence offsets; a device position buffer takes the host fallback.
+func TestGPURoPE(t *testing.T) {
+	ref := openLight(t).ref
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		for _, d := range lightTypes {
+			for _, hd := range []int{2, 6, 64} {
+				for _, tokens := range []int{0, 1, 7} {
+					for ci := range 8 {
+						rot := hd
+						if ci%2 == 1 && hd > 2 {
+							rot = hd / 2 &^ 1
+						}
+						way := 1 + ci%2 // offsets or per-sequence offsets
+						inter, oop, sc := ci%4 >= 2, ci >= 4, ropeScalings[(ci+hd)%len(ropeScalings)]
+						name := fmt.Sprintf("%v/%dx3x%d/rot%d/inter=%v/oop=%v/way%d", d, tokens, hd, rot, inter, oop, way)
+						seed := uint64(hd*100 + tokens*10 + ci)
+						runG, outG := ropeBuild(t, rt, rand.New(rand.NewPCG(seed, 3)), d, tokens, hd, rot, way, inter, oop, sc)
+						runR, outR := ropeBuild(t, ref, rand.New(rand.NewPCG(seed, 3)), d, tokens, hd, rot, way, inter, oop, sc)
+						if err := runG(); err != nil {
+							t.Fatalf("%s: gpu: %v", name, err)
+						}
+						if err := runR(); err != nil {
+							t.Fatalf("%s: reference: %v", name, err)
+						}
+						for i := range outG {
+							g, w := rawBytes(t, outG[i]), rawBytes(t, outR[i])
+							if string(g) != string(w) {
+								t.Errorf("%s: output %d differs from the CPU reference's bytes", name, i)
+							}
+						}
+					}
+				}
+			}
+		}
+		q := view(t, rt, tile.F32, 2, 8, 8, normal(rand.New(rand.NewPCG(1, 1)), 1))
+		o := ops.DefaultRoPEOptions()
+		o.HeadDim = 4
+		e, err := ops.ExplainRoPE(rt, q, ops.Matrix{}, &o)
+		chosen(t, e, err, "ptx.rope")
+		o.Positions = vecBufS32(t, rt, []int32{3, 4})
+		e, err = ops.ExplainRoPE(rt, q, ops.Matrix{}, &o)
+		chosen(t, e, err, "host.cpu.rope.fast")
+	})
+}

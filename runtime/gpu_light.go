@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/fallback"
@@ -10,11 +11,14 @@ import (
 )
 
 // GPU kernels of the light ops (kernels/ptx, module Light): RMSNorm and
-// AddRMSNorm (tcrt_rmsnorm, one block a row), and SiLU and SiLU·mul
-// (tcrt_silu_mul). Supports takes every element type, stride and row
-// count of these ops (grid.x bounds the rows of RMSNorm at 2^31−1);
-// LayerNorm, RoPE, GELU, softmax, sampling and pooling have no GPU kernel
-// yet and run through the host fallback.
+// AddRMSNorm (tcrt_rmsnorm, one block a row), SiLU and SiLU·mul
+// (tcrt_silu_mul), and RoPE (tcrt_rope) with positions the host knows
+// (Offset or per-sequence offsets: the host computes the cos/sin table as
+// the CPU kernels do and uploads it). Supports takes every element type,
+// stride and row count of these ops (grid.x bounds the rows of RMSNorm at
+// 2^31−1); RoPE with a device position buffer, LayerNorm, GELU, softmax,
+// sampling and pooling have no GPU kernel yet and run through the host
+// fallback.
 
 var lightTypeCode = map[tile.DType]uint32{tile.F32: ptx.LightF32, tile.F16: ptx.LightF16, tile.BF16: ptx.LightBF16}
 
@@ -28,6 +32,12 @@ func init() {
 			Launch:   gpuRMSNormLaunch,
 		})
 	}
+	Register(Kernel{
+		Name: "ptx.rope", Op: OpRoPE, Arch: arch, Preference: 100,
+		Doc:      "PTX: one thread a rotated pair (or passed-through element), the host's cos/sin table uploaded per call",
+		Supports: gpuRoPESupports,
+		Launch:   gpuRoPELaunch,
+	})
 	Register(Kernel{
 		Name: "ptx.silu_mul", Op: OpActivation, Arch: arch, Preference: 100,
 		Doc:      "PTX: grid-stride SiLU (times the gate), ex2.approx and div.approx",
@@ -150,4 +160,65 @@ func gpuSiluLaunch(_ context.Context, l *Launch) error {
 			ptx.U64(uint64(a.A.Rows)), ptx.U64(uint64(a.A.Cols)), ptx.U64(uint64(a.A.LD)), ptx.U64(uint64(ldb)), ptx.U64(uint64(a.Y.LD)),
 			ptx.U32(lightTypeCode[a.A.Buf.DType()]), ptx.U32(tb), ptx.U32(lightTypeCode[a.Y.Buf.DType()])},
 	})
+}
+
+func gpuRoPESupports(args any) error {
+	a, ok := args.(*RoPEArgs)
+	if !ok {
+		return fmt.Errorf("arguments are %T, not *RoPEArgs", args)
+	}
+	if a.Positions != nil {
+		return fmt.Errorf("positions in a device buffer: the kernel takes a host-computed cos/sin table (give Offset or SeqLens/SeqOffsets)")
+	}
+	return nil
+}
+
+func gpuRoPELaunch(ctx context.Context, l *Launch) error {
+	a := l.Args.(*RoPEArgs)
+	if a.Q.Rows == 0 {
+		return nil
+	}
+	h := HostRoPEArgs(a, 0)
+	if err := fallback.CheckPositions(OpRoPE, h.Pos, h.MaxPosition); err != nil {
+		return err
+	}
+	cs := fallback.RoPECosSin(h)
+	tmp := &scratch{rt: l.Runtime}
+	pcs, err := tmp.upload(ctx, asBytes(cs))
+	if err != nil {
+		return errors.Join(err, tmp.release())
+	}
+	launched := false
+	do := func(x, y *Matrix, heads int) error {
+		px, err := rowPtr(x)
+		if err != nil {
+			return err
+		}
+		py, err := rowPtr(y)
+		if err != nil {
+			return err
+		}
+		inter := uint32(0)
+		if a.Interleaved {
+			inter = 1
+		}
+		n := x.Rows * heads * (a.HeadDim - a.RotaryDim/2)
+		err = LaunchGPU(l.Stream, &GPULaunch{
+			Module: ptx.Light(), Func: ptx.LightRoPE,
+			Grid: [3]int{siluBlocks(n), 1, 1}, Block: [3]int{256, 1, 1},
+			Params: []uint64{ptx.Ptr(px), ptx.Ptr(py), ptx.Ptr(pcs), ptx.U64(uint64(x.Rows)), ptx.U64(uint64(heads)),
+				ptx.U64(uint64(a.HeadDim)), ptx.U64(uint64(a.RotaryDim)), ptx.U64(uint64(x.LD)), ptx.U64(uint64(y.LD)),
+				ptx.U32(lightTypeCode[x.Buf.DType()]), ptx.U32(lightTypeCode[y.Buf.DType()]), ptx.U32(inter)},
+		})
+		launched = launched || err == nil
+		return err
+	}
+	err = do(&a.Q, &a.QOut, a.HeadsQ)
+	if err == nil && a.K != nil {
+		err = do(a.K, a.KOut, a.HeadsK)
+	}
+	if !launched {
+		return errors.Join(err, tmp.release())
+	}
+	return errors.Join(err, l.Stream.Enqueue(tmp.release))
 }

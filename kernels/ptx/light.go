@@ -12,10 +12,11 @@ var lightSM86 []byte
 var lightSM89 []byte
 
 // Light is the light-ops module (light.ptx): RMSNorm with the fused
-// residual add, and SiLU·mul.
+// residual add, SiLU·mul and rotary embeddings.
 //
 //	tcrt_rmsnorm(x, res, y, w, rows, cols, ldx, ldr, ldy u64, eps f32, hasres, gemma, hasw, tx, tr, ty, tw u32)
 //	tcrt_silu_mul(a, b, y, rows, cols, lda, ldb, ldy u64, ta, tb, ty u32)
+//	tcrt_rope(x, y, cs, tokens, heads, hd, rot, ldx, ldy u64, tx, ty, inter u32)
 //
 // Element types are LightF32, LightF16 or LightBF16, one u32 parameter
 // each; row strides are in elements. RMSNorm runs
@@ -27,7 +28,9 @@ var lightSM89 []byte
 // rows·cols elements: y = a/(1 + ex2.approx(−a·log2 e))·b, b 0 for plain
 // SiLU. Both compute in float32 with approximate exp, reciprocal and rsqrt
 // (a few ulp of float32), so they agree with the CPU kernels within the
-// light ops' bounds, not bit for bit.
+// light ops' bounds, not bit for bit. RoPE takes a table of cos and sin per
+// token (rot/2 of each, from the host) and rounds each product and sum on
+// its own, so it writes the CPU kernels' bits.
 func Light() *Module {
 	return &Module{Name: "light", PTX: lightPTX, PTXTarget: 80, Cubins: map[int][]byte{86: lightSM86, 89: lightSM89}}
 }
@@ -36,6 +39,7 @@ func Light() *Module {
 const (
 	LightRMSNorm = "tcrt_rmsnorm"
 	LightSiluMul = "tcrt_silu_mul"
+	LightRoPE    = "tcrt_rope"
 )
 
 // LightNormBlock is tcrt_rmsnorm's block size (its reduction assumes it).
