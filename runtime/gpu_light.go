@@ -127,9 +127,13 @@ func gpuRMSNormLaunch(_ context.Context, l *Launch) error {
 	})
 }
 
-// siluBlocks is tcrt_silu_mul's grid: 256 threads a block, at most 4096
-// blocks (the loop strides over the rest).
-func siluBlocks(n int) int { return max(1, min(4096, (n+255)/256)) }
+// rowGrid is the grid of tcrt_silu_mul and tcrt_rope: 256 threads a block,
+// x blocks over n work items of a row (a head's for RoPE; at most 64: the
+// loop strides), one y block a row up to 65535 (the kernels stride over
+// the rest).
+func rowGrid(rows, n int) [3]int {
+	return [3]int{max(1, min(64, (n+255)/256)), max(1, min(rows, 65535)), 1}
+}
 
 func gpuSiluLaunch(_ context.Context, l *Launch) error {
 	a := l.Args.(*ActArgs)
@@ -152,10 +156,9 @@ func gpuSiluLaunch(_ context.Context, l *Launch) error {
 	if a.B != nil {
 		tb, ldb = lightTypeCode[a.B.Buf.DType()], a.B.LD
 	}
-	n := a.A.Rows * a.A.Cols
 	return LaunchGPU(l.Stream, &GPULaunch{
 		Module: ptx.Light(), Func: ptx.LightSiluMul,
-		Grid: [3]int{siluBlocks(n), 1, 1}, Block: [3]int{256, 1, 1},
+		Grid: rowGrid(a.A.Rows, a.A.Cols), Block: [3]int{256, 1, 1},
 		Params: []uint64{ptx.Ptr(pa), ptx.Ptr(pb), ptx.Ptr(py),
 			ptx.U64(uint64(a.A.Rows)), ptx.U64(uint64(a.A.Cols)), ptx.U64(uint64(a.A.LD)), ptx.U64(uint64(ldb)), ptx.U64(uint64(a.Y.LD)),
 			ptx.U32(lightTypeCode[a.A.Buf.DType()]), ptx.U32(tb), ptx.U32(lightTypeCode[a.Y.Buf.DType()])},
@@ -202,10 +205,10 @@ func gpuRoPELaunch(ctx context.Context, l *Launch) error {
 		if a.Interleaved {
 			inter = 1
 		}
-		n := x.Rows * heads * (a.HeadDim - a.RotaryDim/2)
+		n := a.HeadDim - a.RotaryDim/2 // threads a head
 		err = LaunchGPU(l.Stream, &GPULaunch{
 			Module: ptx.Light(), Func: ptx.LightRoPE,
-			Grid: [3]int{siluBlocks(n), 1, 1}, Block: [3]int{256, 1, 1},
+			Grid: rowGrid(x.Rows, n), Block: [3]int{256, 1, 1},
 			Params: []uint64{ptx.Ptr(px), ptx.Ptr(py), ptx.Ptr(pcs), ptx.U64(uint64(x.Rows)), ptx.U64(uint64(heads)),
 				ptx.U64(uint64(a.HeadDim)), ptx.U64(uint64(a.RotaryDim)), ptx.U64(uint64(x.LD)), ptx.U64(uint64(y.LD)),
 				ptx.U32(lightTypeCode[x.Buf.DType()]), ptx.U32(lightTypeCode[y.Buf.DType()]), ptx.U32(inter)},
