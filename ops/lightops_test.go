@@ -341,9 +341,10 @@ func TestLightOpsMatchReference(t *testing.T) {
 	}
 }
 
-// TestLightOpsExplain: each op's Explain picks the fast CPU kernel (its
-// host-fallback wrapper on a GPU device, TCRT_BACKEND=sim), and the forced
-// reference when asked for.
+// TestLightOpsExplain: each op's Explain picks the fast CPU kernel (on a
+// GPU device, TCRT_BACKEND=sim, the PTX kernel where there is one, else the
+// CPU kernel's host-fallback wrapper), and the forced reference when asked
+// for.
 func TestLightOpsExplain(t *testing.T) {
 	p := openLight(t)
 	rng := rand.New(rand.NewPCG(3, 3))
@@ -358,9 +359,16 @@ func TestLightOpsExplain(t *testing.T) {
 		out := vecBufS32(t, rt, []int32{0, 0, 0})
 		ro := ops.DefaultRoPEOptions()
 		ro.HeadDim = 4
+		// On a GPU the fast runtime takes the PTX kernels where they exist
+		// (these calls are inside what they support).
+		ptxKernel := map[string]string{runtime.OpRMSNorm: "ptx.rmsnorm", runtime.OpAddRMSNorm: "ptx.add_rmsnorm",
+			runtime.OpRoPE: "ptx.rope", runtime.OpActivation: "ptx.silu_mul"}
 		want := func(op string) string {
 			name := "cpu." + op + "." + c.kind
 			if rt.Device().GPU() {
+				if k, ok := ptxKernel[op]; ok && c.kind == "fast" {
+					return k
+				}
 				name = "host." + name
 			}
 			return name
