@@ -70,6 +70,14 @@ func TestLightOpsBadInput(t *testing.T) {
 		{"row stride", "x.LD", ops.ErrShape, func() error { m := x; m.LD = cols - 1; return ops.RMSNorm(ctx, rt, y, m, w, nil) }},
 		{"past the end", "x", ops.ErrBounds, func() error { m := x; m.Offset = 1; return ops.RMSNorm(ctx, rt, y, m, w, nil) }},
 		{"batch stride", "x", ops.ErrArgument, func() error { m := x; m.BatchStride = 3; return ops.RMSNorm(ctx, rt, y, m, w, nil) }},
+		{"nil x buffer", "x", ops.ErrArgument, func() error { return ops.RMSNorm(ctx, rt, y, ops.Matrix{Rows: 1, Cols: 1}, w, nil) }},
+		{"huge rows", "x", ops.ErrBounds, func() error { m := x; m.Rows = 1 << 62; return ops.RMSNorm(ctx, rt, y, m, w, nil) }},
+		{"huge stride", "x", ops.ErrBounds, func() error { m := x; m.LD = math.MaxInt; return ops.Softmax(ctx, rt, y, m, nil) }},
+		{"huge offset", "x.Offset", ops.ErrBounds, func() error { m := x; m.Offset = -1; return ops.L2Normalize(ctx, rt, y, m, nil) }},
+		{"huge head count", "q", ops.ErrShape, rope(func(o *ops.RoPEOptions) { o.HeadDim, o.RotaryDim = math.MaxInt, 2 })},
+		{"huge vocabulary", "logits", ops.ErrBounds, func() error {
+			return ops.Sample(ctx, rt, outTok, ops.Matrix{Buf: big.Buf, Rows: 1, Cols: 1<<24 + 1}, nil)
+		}},
 		{"weight length", "weight", ops.ErrShape, func() error { return ops.RMSNorm(ctx, rt, y, x, wShort, nil) }},
 		{"weight s32", "weight", ops.ErrDType, func() error { return ops.RMSNorm(ctx, rt, y, x, ints, nil) }},
 		{"y overlaps x", "y", ops.ErrAlias, func() error { return ops.RMSNorm(ctx, rt, shifted(y, 1), shifted(y, 0), w, nil) }},
