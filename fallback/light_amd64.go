@@ -22,6 +22,9 @@ func lightExpSumAVX2(dst, x *float32, m, inv float32, n int) float32
 //go:noescape
 func lightSiluAVX2(dst, a, b *float32, n int)
 
+//go:noescape
+func lightRotAVX2(olo, ohi, xlo, xhi, c, s *float32, n int)
+
 func init() {
 	lightAsm = &lightKernels{
 		features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3},
@@ -30,5 +33,6 @@ func init() {
 		scale:    lightScaleAVX2,
 		expSum:   lightExpSumAVX2,
 		silu:     lightSiluAVX2,
+		rot:      lightRotAVX2,
 	}
 }

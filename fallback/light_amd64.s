@@ -237,3 +237,41 @@ silunob:
 siludone:
 	VZEROUPPER
 	RET
+
+// func lightRotAVX2(olo, ohi, xlo, xhi, c, s *float32, n int)
+// olo = xlo·c − xhi·s, ohi = xhi·c + xlo·s, each product rounded on its
+// own (no fused multiply-add), as the scalar loop rounds them.
+TEXT ·lightRotAVX2(SB), NOSPLIT, $0-56
+	MOVQ olo+0(FP), DI
+	MOVQ ohi+8(FP), R8
+	MOVQ xlo+16(FP), SI
+	MOVQ xhi+24(FP), R9
+	MOVQ c+32(FP), R10
+	MOVQ s+40(FP), R11
+	MOVQ n+48(FP), CX
+rot:
+	CMPQ CX, $8
+	JLT  rotdone
+	VMOVUPS (SI), Y0
+	VMOVUPS (R9), Y1
+	VMOVUPS (R10), Y2
+	VMOVUPS (R11), Y3
+	VMULPS Y2, Y0, Y4
+	VMULPS Y3, Y1, Y5
+	VSUBPS Y5, Y4, Y4
+	VMULPS Y2, Y1, Y6
+	VMULPS Y3, Y0, Y7
+	VADDPS Y7, Y6, Y6
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y6, (R8)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, DI
+	ADDQ $32, R8
+	SUBQ $8, CX
+	JMP  rot
+rotdone:
+	VZEROUPPER
+	RET

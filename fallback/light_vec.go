@@ -15,6 +15,7 @@ type lightKernels struct {
 	scale    func(dst, x *float32, s float32, n int)
 	expSum   func(dst, x *float32, m, inv float32, n int) float32
 	silu     func(dst, a, b *float32, n int)
+	rot      func(olo, ohi, xlo, xhi, c, s *float32, n int)
 }
 
 var lightAsm *lightKernels
@@ -102,5 +103,20 @@ func vecSilu(vk *lightKernels, dst, a, b []float32) {
 			y *= b[j]
 		}
 		dst[j] = y
+	}
+}
+
+// vecRot writes the NeoX rotation olo = xlo·c − xhi·s, ohi = xhi·c + xlo·s
+// (the scalar loop's bits).
+func vecRot(vk *lightKernels, olo, ohi, xlo, xhi, c, s []float32) {
+	n := 0
+	if vk != nil && len(c) >= 8 {
+		n = len(c) &^ 7
+		vk.rot(&olo[0], &ohi[0], &xlo[0], &xhi[0], &c[0], &s[0], n)
+	}
+	for i := n; i < len(c); i++ {
+		x0, x1 := xlo[i], xhi[i]
+		olo[i] = x0*c[i] - x1*s[i]
+		ohi[i] = x1*c[i] + x0*s[i]
 	}
 }

@@ -78,3 +78,31 @@ func TestLightVecReductions(t *testing.T) {
 		}
 	}
 }
+
+// TestLightVecRotBits: the vector NeoX rotation writes the scalar loop's
+// bits.
+func TestLightVecRotBits(t *testing.T) {
+	vk := lightVec()
+	if vk == nil {
+		t.Skip("no vector kernels on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, n := range []int{1, 8, 13, 64, 1001} {
+		v := func() []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			return x
+		}
+		xlo, xhi, c, s := v(), v(), v(), v()
+		olo, ohi := make([]float32, n), make([]float32, n)
+		vecRot(vk, olo, ohi, xlo, xhi, c, s)
+		for i := range c {
+			w0, w1 := xlo[i]*c[i]-xhi[i]*s[i], xhi[i]*c[i]+xlo[i]*s[i]
+			if math.Float32bits(olo[i]) != math.Float32bits(w0) || math.Float32bits(ohi[i]) != math.Float32bits(w1) {
+				t.Fatalf("n %d, pair %d: vector (%v, %v), scalar (%v, %v)", n, i, olo[i], ohi[i], w0, w1)
+			}
+		}
+	}
+}

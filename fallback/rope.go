@@ -186,7 +186,7 @@ func RoPEFast(a *RoPEArgs) error {
 	if err := CheckPositions("rope", a.Pos, a.MaxPosition); err != nil {
 		return err
 	}
-	cv := lightCvt()
+	cv, vk := lightCvt(), lightVec()
 	half := a.RotaryDim / 2
 	nq := a.Q.Cols
 	nk := 0
@@ -199,16 +199,16 @@ func RoPEFast(a *RoPEArgs) error {
 		c, s := buf[2*n:2*n+half], buf[2*n+half:2*n+2*half]
 		for t := lo; t < hi; t++ {
 			a.ropeCosSin(a.Pos[t], c, s)
-			a.rotateRow(cv, &a.Q, &a.QOut, t, a.HeadsQ, c, s, xb, ob)
+			a.rotateRow(cv, vk, &a.Q, &a.QOut, t, a.HeadsQ, c, s, xb, ob)
 			if a.K != nil {
-				a.rotateRow(cv, a.K, a.KOut, t, a.HeadsK, c, s, xb, ob)
+				a.rotateRow(cv, vk, a.K, a.KOut, t, a.HeadsK, c, s, xb, ob)
 			}
 		}
 	})
 	return nil
 }
 
-func (a *RoPEArgs) rotateRow(cv *converters, x, y *Matrix, t, heads int, c, s, xb, ob []float32) {
+func (a *RoPEArgs) rotateRow(cv *converters, vk *lightKernels, x, y *Matrix, t, heads int, c, s, xb, ob []float32) {
 	n := heads * a.HeadDim
 	row := loadRow(cv, x, t, 0, n, xb)
 	out := ob[:n]
@@ -226,13 +226,7 @@ func (a *RoPEArgs) rotateRow(cv *converters, x, y *Matrix, t, heads int, c, s, x
 			}
 			continue
 		}
-		lo, hi := hx[:half], hx[half:2*half]
-		olo, ohi := ho[:half], ho[half:2*half]
-		for i := range c {
-			x0, x1 := lo[i], hi[i]
-			olo[i] = x0*c[i] - x1*s[i]
-			ohi[i] = x1*c[i] + x0*s[i]
-		}
+		vecRot(vk, ho[:half], ho[half:2*half], hx[:half], hx[half:2*half], c, s)
 	}
 	storeRow(cv, y, t, 0, out)
 }
