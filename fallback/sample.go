@@ -240,49 +240,73 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 	vk := lightVec()
 	vecScale(vk, sc, x, inv)
 	vecExpSum(vk, e, sc, m, 1) // ExpF32((s − m)·1): the reference's bits
-	filter := a.TopK > 0 && a.TopK < n || a.TopP < 1
+	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
+	// One pass: weights, their total, keys, and the first cut's top-level
+	// histogram (counts for top-k, else weights for top-p).
+	h := sp.hist[:1<<11]
+	if topK || topP {
+		clear(h)
+	}
+	var total uint64
 	for i, v := range sc {
-		if filter {
-			key[i] = sampleKey(v)
+		wi := weightOf(e[i])
+		w[i] = wi
+		total += wi
+		if topK || topP {
+			k := sampleKey(v)
+			key[i] = k
+			if topK {
+				h[k>>21]++
+			} else {
+				h[k>>21] += wi
+			}
 		}
-		w[i] = weightOf(e[i])
 	}
 	// The kept prefix of the order is the elements ranked at or above
 	// rc, with rank(i) = key_i·2^32 + (2^32−1−i) (key descending, index
-	// ascending); rc 0 keeps everything.
+	// ascending); rc 0 keeps everything. kept is its weight when known.
 	var rc uint64
-	if a.TopK > 0 && a.TopK < n {
-		rc = rank(sp.cut(key, w, false, uint64(a.TopK)))
+	kept, known := total, true
+	if topK {
+		ck, ci, _ := sp.cut(key, w, false, uint64(a.TopK), true)
+		rc, known = rank(ck, ci), false
 	}
-	if a.TopP < 1 {
-		var total uint64
-		for i, v := range w {
-			if rank(key[i], i) >= rc {
-				total += v
+	if topP {
+		w1 := total
+		if topK {
+			w1 = 0
+			for i, v := range w {
+				if rank(key[i], i) >= rc {
+					w1 += v
+				}
 			}
 		}
-		rc = rank(sp.cut(key, w, true, TopPThreshold(a.TopP, total)))
+		ck, ci, kw := sp.cut(key, w, true, TopPThreshold(a.TopP, w1), !topK)
+		rc, kept, known = rank(ck, ci), kw, true
 	}
 	minW := uint64(1)
 	if a.MinP > 0 {
-		minW = max(1, MinPThreshold(a.MinP))
+		minW, known = max(1, MinPThreshold(a.MinP)), false
 	}
-	if rc == 0 { // no cut: key is not filled in
-		return drawFrom(w, nil, 0, minW, SampleUniform(a.Seed, a.Offset, row))
+	u := SampleUniform(a.Seed, a.Offset, row)
+	if !topK && !topP { // no cut: key is not filled in
+		return drawFrom(w, nil, 0, minW, u, kept, known)
 	}
-	return drawFrom(w, key, rc, minW, SampleUniform(a.Seed, a.Offset, row))
+	return drawFrom(w, key, rc, minW, u, kept, known)
 }
 
 // rank orders elements as the order does: a larger rank comes first.
 func rank(key uint32, i int) uint64 { return uint64(key)<<32 | uint64(^uint32(i)) }
 
 // drawFrom is rule 8 over the elements of weight ≥ minW ranked at or above
-// rc (key nil: every element).
-func drawFrom(w []uint64, key []uint32, rc, minW uint64, u uint64) int {
-	var total uint64
-	for i, v := range w {
-		if v >= minW && (key == nil || rank(key[i], i) >= rc) {
-			total += v
+// rc (key nil: every element); total is their weight when known.
+func drawFrom(w []uint64, key []uint32, rc, minW uint64, u uint64, total uint64, known bool) int {
+	if !known {
+		total = 0
+		for i, v := range w {
+			if v >= minW && (key == nil || rank(key[i], i) >= rc) {
+				total += v
+			}
 		}
 	}
 	target := pick(u, total)
@@ -301,9 +325,10 @@ func drawFrom(w []uint64, key []uint32, rc, minW uint64, u uint64) int {
 }
 
 // cut returns the last element (key, index) of the prefix of the order
-// whose elements have a measure before them below thr (thr ≥ 1); the
-// measure is the weight, or 1 per element when !byWeight.
-func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64) (uint32, int) {
+// whose elements have a measure before them below thr (thr ≥ 1), and the
+// prefix's measure; the measure is the weight, or 1 per element when
+// !byWeight. pre says sp.hist already holds the top level's histogram.
+func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64, pre bool) (uint32, int, uint64) {
 	measure := func(i int) uint64 { // the final walk only
 		if byWeight {
 			return w[i]
@@ -313,11 +338,15 @@ func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64) (uin
 	levels := [3]struct{ shift, bits uint }{{21, 11}, {10, 11}, {0, 10}}
 	list := sp.list[:0]
 	prefix, prefixMask := uint32(0), uint32(0)
+	var kept uint64
 	for l, lv := range levels {
 		h := sp.hist[:1<<lv.bits]
-		clear(h)
 		mask := uint32(1)<<lv.bits - 1
+		if l > 0 || !pre {
+			clear(h)
+		}
 		switch {
+		case l == 0 && pre:
 		case l == 0 && byWeight:
 			for i, k := range key {
 				h[k>>lv.shift] += w[i]
@@ -346,6 +375,7 @@ func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64) (uin
 		// b is the bucket where the cut falls (bucket 0 if the total is
 		// below thr: then the cut takes everything down to key 0).
 		thr -= before
+		kept += before
 		prefix |= uint32(b) << lv.shift
 		prefixMask |= mask << lv.shift
 		next := sp.list[:0]
@@ -374,5 +404,5 @@ func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64) (uin
 		last = int(i)
 		before += measure(int(i))
 	}
-	return prefix, last
+	return prefix, last, kept + before
 }
