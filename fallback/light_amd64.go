@@ -25,6 +25,9 @@ func lightSiluAVX2(dst, a, b *float32, n int)
 //go:noescape
 func lightRotAVX2(olo, ohi, xlo, xhi, c, s *float32, n int)
 
+//go:noescape
+func lightMaxAVX2(x *float32, n int) float32
+
 func init() {
 	lightAsm = &lightKernels{
 		features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3},
@@ -34,5 +37,6 @@ func init() {
 		expSum:   lightExpSumAVX2,
 		silu:     lightSiluAVX2,
 		rot:      lightRotAVX2,
+		max:      lightMaxAVX2,
 	}
 }

@@ -6,7 +6,8 @@
 // count n and processes the largest multiple of 8 elements below it; the
 // Go wrappers do the tails.
 
-// lightExpK: the ExpF32 constants (see ExpF32), then 127 and the sign bit.
+// lightExpK: the ExpF32 constants (see ExpF32), then 127, the sign bit
+// and −Inf.
 DATA ·lightExpK+0(SB)/4, $0x3fb8aa3b  // log2 e
 DATA ·lightExpK+4(SB)/4, $0x4b400000  // 1.5·2^23
 DATA ·lightExpK+8(SB)/4, $0x3f318000  // ln 2, high part
@@ -23,7 +24,8 @@ DATA ·lightExpK+48(SB)/4, $0x42b17217 // above: +Inf
 DATA ·lightExpK+52(SB)/4, $0x7f800000 // +Inf
 DATA ·lightExpK+56(SB)/4, $0x0000007f // 127
 DATA ·lightExpK+60(SB)/4, $0x80000000 // sign bit
-GLOBL ·lightExpK(SB), RODATA|NOPTR, $64
+DATA ·lightExpK+64(SB)/4, $0xff800000 // −Inf
+GLOBL ·lightExpK(SB), RODATA|NOPTR, $68
 
 // EXPSETUP loads the polynomial into Y6–Y11, 1 into Y12, 127 into Y13.
 #define EXPSETUP \
@@ -274,4 +276,50 @@ rot:
 	JMP  rot
 rotdone:
 	VZEROUPPER
+	RET
+
+// func lightMaxAVX2(x *float32, n int) float32
+// The maximum of x ignoring NaN (−Inf when there is none): each step keeps
+// the accumulator unless the element is greater, as `if v > m` does.
+TEXT ·lightMaxAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS ·lightExpK+64(SB), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+max32:
+	CMPQ CX, $32
+	JLT  max8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y5, Y1
+	VMAXPS Y2, Y6, Y2
+	VMAXPS Y3, Y7, Y3
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP  max32
+max8:
+	CMPQ CX, $8
+	JLT  maxdone
+	VMOVUPS (SI), Y4
+	VMAXPS Y0, Y4, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  max8
+maxdone:
+	VMAXPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
+	VMAXPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+16(FP)
 	RET

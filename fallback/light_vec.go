@@ -1,6 +1,8 @@
 package fallback
 
 import (
+	"math"
+
 	"github.com/klauspost/cpuid/v2"
 	"github.com/tcrt-go/tcrt/internal/cpufeat"
 )
@@ -16,6 +18,7 @@ type lightKernels struct {
 	expSum   func(dst, x *float32, m, inv float32, n int) float32
 	silu     func(dst, a, b *float32, n int)
 	rot      func(olo, ohi, xlo, xhi, c, s *float32, n int)
+	max      func(x *float32, n int) float32
 }
 
 var lightAsm *lightKernels
@@ -119,4 +122,36 @@ func vecRot(vk *lightKernels, olo, ohi, xlo, xhi, c, s []float32) {
 		olo[i] = x0*c[i] - x1*s[i]
 		ohi[i] = x1*c[i] + x0*s[i]
 	}
+}
+
+// vecMax returns the maximum of x ignoring NaN (−Inf when there is none),
+// the value `if v > m { m = v }` from −Inf finds.
+func vecMax(vk *lightKernels, x []float32) float32 {
+	m := float32(math.Inf(-1))
+	n := 0
+	if vk != nil && len(x) >= 8 {
+		n = len(x) &^ 7
+		m = vk.max(&x[0], n)
+	}
+	for _, v := range x[n:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// vecArgmax is rule 1 of sampling: the lowest index of the maximum, NaN
+// counted as −Inf (0 when nothing is above −Inf).
+func vecArgmax(vk *lightKernels, x []float32) int {
+	m := vecMax(vk, x)
+	if math.IsInf(float64(m), -1) {
+		return 0
+	}
+	for i, v := range x {
+		if v == m {
+			return i
+		}
+	}
+	return 0
 }

@@ -106,3 +106,33 @@ func TestLightVecRotBits(t *testing.T) {
 		}
 	}
 }
+
+// TestLightVecArgmax: the vector maximum and argmax agree with the scalar
+// greedy rule on rows with NaN, ±Inf, ties and signed zeros.
+func TestLightVecArgmax(t *testing.T) {
+	vk := lightVec()
+	if vk == nil {
+		t.Skip("no vector kernels on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(11, 11))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(-1)), float32(math.Inf(1)), 0, float32(math.Copysign(0, -1)), 3, 3}
+	for trial := range 3000 {
+		n := 1 + rng.IntN(80)
+		x := make([]float32, n)
+		for i := range x {
+			if rng.IntN(3) == 0 {
+				x[i] = specials[rng.IntN(len(specials))]
+			} else {
+				x[i] = float32(rng.IntN(7) - 3)
+			}
+		}
+		if trial%5 == 0 { // rows of NaN and −Inf only
+			for i := range x {
+				x[i] = specials[rng.IntN(2)]
+			}
+		}
+		if got, want := vecArgmax(vk, x), greedy(x); got != want {
+			t.Fatalf("%v: vector argmax %d, scalar %d", x, got, want)
+		}
+	}
+}

@@ -219,25 +219,19 @@ func SampleFast(a *SampleArgs) {
 }
 
 func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
+	vk := lightVec()
 	if a.Temperature == 0 {
-		return greedy(x)
+		return vecArgmax(vk, x)
 	}
 	n := len(x)
 	inv := 1 / a.Temperature
 	// s = x·(1/T) is monotone in x, so max s = (max x)·(1/T).
-	mx := float32(math.Inf(-1))
-	for _, v := range x {
-		if v > mx {
-			mx = v
-		}
-	}
-	m := mx * inv
+	m := vecMax(vk, x) * inv
 	if math.IsInf(float64(m), 0) {
-		return greedy(x)
+		return vecArgmax(vk, x)
 	}
 	key, w := sp.key[:n], sp.w[:n]
 	sc, e := sp.s[:n], sp.e[:n]
-	vk := lightVec()
 	vecScale(vk, sc, x, inv)
 	vecExpSum(vk, e, sc, m, 1) // ExpF32((s − m)·1): the reference's bits
 	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
