@@ -3,6 +3,7 @@ package fallback
 import (
 	"math"
 	goruntime "runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -33,6 +34,30 @@ func lightCvt() *converters {
 		}
 	}
 	return &genericConverters
+}
+
+// DecodeRow converts len(dst) elements of type d (f32, f16 or bf16) from
+// src to float32 with the fast converters.
+func DecodeRow(d tile.DType, dst []float32, src []byte) {
+	m := Matrix{DType: d, Data: src, Rows: 1, Cols: len(dst), LD: len(dst)}
+	if v := loadRow(lightCvt(), &m, 0, 0, len(dst), dst); d == tile.F32 {
+		copy(dst, v)
+	}
+}
+
+// zeroRow returns n zeros, shared and read-only.
+func zeroRow(n int) []float32 {
+	zeros.mu.Lock()
+	defer zeros.mu.Unlock()
+	if len(zeros.v) < n {
+		zeros.v = make([]float32, max(n, 2*len(zeros.v)))
+	}
+	return zeros.v[:n:n]
+}
+
+var zeros struct {
+	mu sync.Mutex
+	v  []float32
 }
 
 // rowSlice returns the bytes of row r's elements [lo, hi).

@@ -95,11 +95,18 @@ func NormFast(a *NormArgs) {
 	n := a.X.Cols
 	cv, vk := lightCvt(), lightVec()
 	// The effective weight row, (1 + w) for Gemma, and bias, once.
-	w, ones, zeros := make([]float32, n), make([]float32, n), make([]float32, n)
+	w := make([]float32, n)
 	for j := range w {
 		w[j] = a.scaleOf(j)
-		ones[j] = 1
 	}
+	var ones []float32
+	if a.Kind == NormLayer {
+		ones = make([]float32, n)
+		for j := range ones {
+			ones[j] = 1
+		}
+	}
+	zeros := zeroRow(n)
 	forRows(a.X.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
 		xb, rb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
 		for r := lo; r < hi; r++ {

@@ -69,7 +69,7 @@ func hostVec(b *Buffer) []float32 {
 		return nil
 	}
 	v := make([]float32, b.Len())
-	DecodeFloat32(b.DType(), v, b.Host())
+	fallback.DecodeRow(b.DType(), v, b.Host())
 	return v
 }
 
