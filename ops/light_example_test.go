@@ -20,7 +20,7 @@ func ExampleAddRMSNorm() {
 		log.Fatal(err)
 	}
 	defer rt.Close()
-	x, _ := rt.Alloc(tile.BF16, 2, 4)        // the attention output
+	x, _ := rt.Alloc(tile.BF16, 2, 4)       // the attention output
 	residual, _ := rt.Alloc(tile.F32, 2, 4) // the residual stream
 	w, _ := rt.Alloc(tile.F32, 4)
 	x.WriteFloat32(ctx, []float32{1, 2, 3, 4, 0, 0, 0, 1})
