@@ -109,12 +109,16 @@ func ActFast(a *ActArgs) {
 		xb, gb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.A, r, 0, n, xb)
-			if a.Func == FnSiLU {
+			if a.Func == FnSiLU || a.Func == FnGELUTanh {
 				var g []float32
 				if a.B != nil {
 					g = loadRow(cv, a.B, r, 0, n, gb)
 				}
-				vecSilu(vk, ob[:len(x)], x, g)
+				if a.Func == FnSiLU {
+					vecSilu(vk, ob[:len(x)], x, g)
+				} else {
+					vecGeluTanh(vk, ob[:len(x)], x, g)
+				}
 			} else if a.B != nil {
 				g := loadRow(cv, a.B, r, 0, n, gb)
 				g = g[:len(x)]

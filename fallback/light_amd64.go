@@ -28,6 +28,9 @@ func lightRotAVX2(olo, ohi, xlo, xhi, c, s *float32, n int)
 //go:noescape
 func lightMaxAVX2(x *float32, n int) float32
 
+//go:noescape
+func lightGeluTanhAVX2(dst, a, b *float32, n int)
+
 func init() {
 	lightAsm = &lightKernels{
 		features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3},
@@ -38,5 +41,6 @@ func init() {
 		silu:     lightSiluAVX2,
 		rot:      lightRotAVX2,
 		max:      lightMaxAVX2,
+		geluTanh: lightGeluTanhAVX2,
 	}
 }

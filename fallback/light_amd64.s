@@ -6,8 +6,8 @@
 // count n and processes the largest multiple of 8 elements below it; the
 // Go wrappers do the tails.
 
-// lightExpK: the ExpF32 constants (see ExpF32), then 127, the sign bit
-// and −Inf.
+// lightExpK: the ExpF32 constants (see ExpF32), then 127, the sign bit,
+// −Inf and the constants of the tanh GELU.
 DATA ·lightExpK+0(SB)/4, $0x3fb8aa3b  // log2 e
 DATA ·lightExpK+4(SB)/4, $0x4b400000  // 1.5·2^23
 DATA ·lightExpK+8(SB)/4, $0x3f318000  // ln 2, high part
@@ -25,7 +25,10 @@ DATA ·lightExpK+52(SB)/4, $0x7f800000 // +Inf
 DATA ·lightExpK+56(SB)/4, $0x0000007f // 127
 DATA ·lightExpK+60(SB)/4, $0x80000000 // sign bit
 DATA ·lightExpK+64(SB)/4, $0xff800000 // −Inf
-GLOBL ·lightExpK(SB), RODATA|NOPTR, $68
+DATA ·lightExpK+68(SB)/4, $0x3d372713 // 0.044715
+DATA ·lightExpK+72(SB)/4, $0x3f4c422a // √(2/π)
+DATA ·lightExpK+76(SB)/4, $0x40000000 // 2
+GLOBL ·lightExpK(SB), RODATA|NOPTR, $80
 
 // EXPSETUP loads the polynomial into Y6–Y11, 1 into Y12, 127 into Y13.
 #define EXPSETUP \
@@ -322,4 +325,50 @@ maxdone:
 	VMAXPS X1, X0, X0
 	VZEROUPPER
 	MOVSS X0, ret+16(FP)
+	RET
+
+// func lightGeluTanhAVX2(dst, a, b *float32, n int)
+// dst = geluTanh32(a), times b when b is not nil, with geluTanh32's
+// operations in its order: u = √(2/π)·(a + ((0.044715·a)·a)·a),
+// t = 1 − 2/(ExpF32(2u) + 1), (0.5·a)·(1 + t).
+TEXT ·lightGeluTanhAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), BX
+	MOVQ n+24(FP), CX
+	EXPSETUP
+gelu:
+	CMPQ CX, $8
+	JLT  geludone
+	VMOVUPS (SI), Y14
+	VBROADCASTSS ·lightExpK+68(SB), Y15
+	VMULPS Y14, Y15, Y0
+	VMULPS Y14, Y0, Y0
+	VMULPS Y14, Y0, Y0
+	VADDPS Y0, Y14, Y0
+	VBROADCASTSS ·lightExpK+72(SB), Y15
+	VMULPS Y0, Y15, Y0
+	VBROADCASTSS ·lightExpK+76(SB), Y15
+	VMULPS Y0, Y15, Y0
+	EXP
+	VADDPS Y12, Y2, Y2
+	VBROADCASTSS ·lightExpK+76(SB), Y15
+	VDIVPS Y2, Y15, Y2
+	VSUBPS Y2, Y12, Y2
+	VADDPS Y2, Y12, Y2
+	VBROADCASTSS ·lightExpK+36(SB), Y15
+	VMULPS Y14, Y15, Y0
+	VMULPS Y2, Y0, Y2
+	TESTQ BX, BX
+	JZ    gelunob
+	VMULPS (BX), Y2, Y2
+	ADDQ  $32, BX
+gelunob:
+	VMOVUPS Y2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  gelu
+geludone:
+	VZEROUPPER
 	RET

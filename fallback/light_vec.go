@@ -19,6 +19,7 @@ type lightKernels struct {
 	silu     func(dst, a, b *float32, n int)
 	rot      func(olo, ohi, xlo, xhi, c, s *float32, n int)
 	max      func(x *float32, n int) float32
+	geluTanh func(dst, a, b *float32, n int)
 }
 
 var lightAsm *lightKernels
@@ -91,17 +92,36 @@ func vecExpSum(vk *lightKernels, dst, x []float32, m, inv float32) float32 {
 
 // vecSilu writes dst = silu(a)·b (b nil: silu(a)).
 func vecSilu(vk *lightKernels, dst, a, b []float32) {
+	var k func(dst, a, b *float32, n int)
+	if vk != nil {
+		k = vk.silu
+	}
+	vecGated(k, silu32, dst, a, b)
+}
+
+// vecGeluTanh writes dst = gelu_tanh(a)·b (b nil: gelu_tanh(a)).
+func vecGeluTanh(vk *lightKernels, dst, a, b []float32) {
+	var k func(dst, a, b *float32, n int)
+	if vk != nil {
+		k = vk.geluTanh
+	}
+	vecGated(k, geluTanh32, dst, a, b)
+}
+
+// vecGated runs the vector kernel k (nil: none) over the multiple of 8
+// and f over the tail.
+func vecGated(k func(dst, a, b *float32, n int), f func(float32) float32, dst, a, b []float32) {
 	n := 0
-	if vk != nil && len(a) >= 8 {
+	if k != nil && len(a) >= 8 {
 		n = len(a) &^ 7
 		var bp *float32
 		if b != nil {
 			bp = &b[0]
 		}
-		vk.silu(&dst[0], &a[0], bp, n)
+		k(&dst[0], &a[0], bp, n)
 	}
 	for j := n; j < len(a); j++ {
-		y := silu32(a[j])
+		y := f(a[j])
 		if b != nil {
 			y *= b[j]
 		}

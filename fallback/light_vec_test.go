@@ -9,7 +9,7 @@ import (
 // TestLightVecExpBits: the vector exponential gives ExpF32's bits for
 // every input (ordinary values, both limits, underflow, overflow, ±0,
 // ±Inf, NaN), so the sampling weights do not depend on which path ran.
-// So does the vector SiLU against silu32.
+// So do the vector SiLU and tanh GELU against silu32 and geluTanh32.
 func TestLightVecExpBits(t *testing.T) {
 	vk := lightVec()
 	if vk == nil {
@@ -47,6 +47,20 @@ func TestLightVecExpBits(t *testing.T) {
 		w := silu32(v) * b[i]
 		if math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
 			t.Fatalf("silu(%v)·%v: vector %v, scalar %v", v, b[i], got[i], w)
+		}
+	}
+	vecGeluTanh(vk, got, x, b)
+	for i, v := range x {
+		w := geluTanh32(v) * b[i]
+		if math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
+			t.Fatalf("gelu_tanh(%v)·%v: vector %v (%#08x), scalar %v (%#08x)", v, b[i], got[i], math.Float32bits(got[i]), w, math.Float32bits(w))
+		}
+	}
+	vecGeluTanh(vk, got, x, nil)
+	for i, v := range x {
+		w := geluTanh32(v)
+		if math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
+			t.Fatalf("gelu_tanh(%v): vector %v, scalar %v", v, got[i], w)
 		}
 	}
 }
