@@ -31,6 +31,9 @@ func lightMaxAVX2(x *float32, n int) float32
 //go:noescape
 func lightGeluTanhAVX2(dst, a, b *float32, n int)
 
+//go:noescape
+func lightSumAVX2(x *float32, n int) float32
+
 func init() {
 	lightAsm = &lightKernels{
 		features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3},
@@ -42,5 +45,6 @@ func init() {
 		rot:      lightRotAVX2,
 		max:      lightMaxAVX2,
 		geluTanh: lightGeluTanhAVX2,
+		sum:      lightSumAVX2,
 	}
 }

@@ -372,3 +372,40 @@ gelunob:
 geludone:
 	VZEROUPPER
 	RET
+
+// func lightSumAVX2(x *float32, n int) float32
+TEXT ·lightSumAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+sum32:
+	CMPQ CX, $32
+	JLT  sum8
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP  sum32
+sum8:
+	CMPQ CX, $8
+	JLT  sumdone
+	VADDPS (SI), Y0, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  sum8
+sumdone:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+16(FP)
+	RET

@@ -20,6 +20,7 @@ type lightKernels struct {
 	rot      func(olo, ohi, xlo, xhi, c, s *float32, n int)
 	max      func(x *float32, n int) float32
 	geluTanh func(dst, a, b *float32, n int)
+	sum      func(x *float32, n int) float32
 }
 
 var lightAsm *lightKernels
@@ -40,6 +41,15 @@ func vecSumSq(vk *lightKernels, x []float32) float32 {
 	}
 	n := len(x) &^ 7
 	return vk.sumSq(&x[0], n) + sumSquares(x[n:])
+}
+
+// vecSum is Σ x.
+func vecSum(vk *lightKernels, x []float32) float32 {
+	if vk == nil || len(x) < 8 {
+		return sum(x)
+	}
+	n := len(x) &^ 7
+	return vk.sum(&x[0], n) + sum(x[n:])
 }
 
 // vecAffine writes dst = (x − m)·s·w + b (b nil: 0).

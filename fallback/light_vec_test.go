@@ -83,6 +83,14 @@ func TestLightVecReductions(t *testing.T) {
 		if got := float64(vecSumSq(vk, x)); math.Abs(got-ss) > 1e-6*ss*math.Sqrt(float64(n)) {
 			t.Errorf("n %d: Σx² %v, want %v", n, got, ss)
 		}
+		var sx, sa float64
+		for _, v := range x {
+			sx += float64(v)
+			sa += math.Abs(float64(v))
+		}
+		if got := float64(vecSum(vk, x)); math.Abs(got-sx) > 1e-6*sa*math.Sqrt(float64(n)) {
+			t.Errorf("n %d: Σx %v, want %v", n, got, sx)
+		}
 		vecAffine(vk, out, x, w, b, 0.25, 1.5, make([]float32, n))
 		for i := range x {
 			want := (float64(x[i])-0.25)*1.5*float64(w[i]) + float64(b[i])

@@ -134,7 +134,7 @@ func normRow(a *NormArgs, vk *lightKernels, v, w, out, ones, zeros []float32) {
 	out, w = out[:n], w[:n]
 	var mean, ss float32
 	if a.Kind == NormLayer {
-		mean = sum(v) / float32(n)
+		mean = vecSum(vk, v) / float32(n)
 		vecAffine(vk, out, v, ones, nil, mean, 1, zeros) // v − mean
 		ss = vecSumSq(vk, out)
 	} else {
