@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // TestLightVecExpBits: the vector exponential gives ExpF32's bits for
@@ -155,6 +157,35 @@ func TestLightVecArgmax(t *testing.T) {
 		}
 		if got, want := vecArgmax(vk, x), greedy(x); got != want {
 			t.Fatalf("%v: vector argmax %d, scalar %d", x, got, want)
+		}
+	}
+}
+
+// TestSoftmaxSpecialRows: rows with a NaN, a +Inf or only −Inf give NaN
+// rows on both paths.
+func TestSoftmaxSpecialRows(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	rows := [][]float32{
+		{1, 2, nan, 3, 4, 5, 6, 7, 8, 9, 10},
+		{1, 2, inf, 3, 4, 5, 6, 7, 8, 9, 10},
+		{-inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf},
+	}
+	for _, log := range []bool{false, true} {
+		for i, r := range rows {
+			x := make([]byte, 4*len(r))
+			copy(F32s(x), r)
+			for _, f := range []func(*SoftmaxArgs){SoftmaxRef, SoftmaxFast} {
+				y := make([]byte, len(x))
+				m := Matrix{DType: tile.F32, Data: x, Rows: 1, Cols: len(r), LD: len(r)}
+				o := m
+				o.Data = y
+				f(&SoftmaxArgs{X: m, Y: o, Temperature: 1, Log: log})
+				for j, v := range F32s(y) {
+					if v == v {
+						t.Fatalf("row %d (log %v): element %d is %v, want NaN", i, log, j, v)
+					}
+				}
+			}
 		}
 	}
 }

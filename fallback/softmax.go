@@ -50,20 +50,6 @@ func SoftmaxRef(a *SoftmaxArgs) {
 	}
 }
 
-// rowMax returns the maximum of x, NaN if x holds a NaN.
-func rowMax(x []float32) float32 {
-	m0, m1, m2, m3 := float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := x[i : i+4 : i+4]
-		m0, m1, m2, m3 = max(m0, v[0]), max(m1, v[1]), max(m2, v[2]), max(m3, v[3])
-	}
-	for ; i < len(x); i++ {
-		m0 = max(m0, x[i])
-	}
-	return max(max(m0, m1), max(m2, m3)) // Go's max propagates NaN
-}
-
 // SoftmaxFast is the fast path: one pass for the maximum, one computing
 // and storing e^{(x−m)/T} (ExpF32) while summing it, one scaling, on a
 // float32 row in cache; rows across the pool.
@@ -75,7 +61,9 @@ func SoftmaxFast(a *SoftmaxArgs) {
 		xb, eb := buf[:n], buf[n:2*n]
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.X, r, 0, n, xb)
-			m := rowMax(x)
+			// A NaN in the row makes its exponential, so the sum and every
+			// output, NaN: the maximum may skip it.
+			m := vecMax(vk, x)
 			e := eb[:len(x)]
 			s := vecExpSum(vk, e, x, m, inv)
 			if a.Log {
