@@ -34,6 +34,12 @@
 // Gathers, scatters, gather-CAS, the tile contract's preflight kernels and
 // the pad fill: see SG for the parameters and sg.ptx for each kernel.
 //
+// # Light ops (module Light)
+//
+// RMSNorm with the fused residual add, SiLU·mul and rotary embeddings: see
+// Light for the parameters and light.ptx for each kernel; they run on the
+// simulated devices in the ops GPU suite (TestGPULightOps, TestGPURoPE).
+//
 // None of these kernels has run on a GPU from this package's tests: ptxas
 // accepting them and a Go transliteration of the conversion matching the
 // reference are what is verified on a CPU.

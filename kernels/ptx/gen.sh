@@ -4,7 +4,7 @@
 # output is deterministic, and TestCubinsCurrent checks it is up to date.
 set -eu
 cd "$(dirname "$0")"
-for m in f8 sg; do
+for m in f8 sg light; do
 	for sm in 86 89; do
 		ptxas -arch=sm_$sm -O3 "$m.ptx" -o "cubin/$m.sm_$sm.cubin"
 	done

@@ -99,7 +99,7 @@ func F8() *Module {
 }
 
 // Modules lists every module the package embeds.
-func Modules() []*Module { return []*Module{F8(), SG()} }
+func Modules() []*Module { return []*Module{F8(), SG(), Light()} }
 
 // Kernels of module F8.
 const (

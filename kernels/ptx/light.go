@@ -1,0 +1,53 @@
+package ptx
+
+import _ "embed"
+
+//go:embed light.ptx
+var lightPTX []byte
+
+//go:embed cubin/light.sm_86.cubin
+var lightSM86 []byte
+
+//go:embed cubin/light.sm_89.cubin
+var lightSM89 []byte
+
+// Light is the light-ops module (light.ptx): RMSNorm with the fused
+// residual add, SiLU·mul and rotary embeddings.
+//
+//	tcrt_rmsnorm(x, res, y, w, rows, cols, ldx, ldr, ldy u64, eps f32, hasres, gemma, hasw, tx, tr, ty, tw u32)
+//	tcrt_silu_mul(a, b, y, rows, cols, lda, ldb, ldy u64, ta, tb, ty u32)
+//	tcrt_rope(x, y, cs, tokens, heads, hd, rot, ldx, ldy u64, tx, ty, inter u32)
+//
+// Element types are LightF32, LightF16 or LightBF16, one u32 parameter
+// each; row strides are in elements. RMSNorm runs
+// one block of LightNormBlock threads per row (grid.x = rows): a pass
+// summing v² (v = x, or with hasres res + x rounded to res's type
+// and stored), a warp-shuffle and shared-memory reduction, inv =
+// rsqrt.approx(Σv²/cols + eps), and a pass writing v·inv·w (w + 1 with
+// gemma; 1 without hasw). SiLU·mul is a grid-stride loop over
+// rows·cols elements: y = a/(1 + ex2.approx(−a·log2 e))·b, b 0 for plain
+// SiLU. Both compute in float32 with approximate exp, reciprocal and rsqrt
+// (a few ulp of float32), so they agree with the CPU kernels within the
+// light ops' bounds, not bit for bit. RoPE takes a table of cos and sin per
+// token (rot/2 of each, from the host) and rounds each product and sum on
+// its own, so it writes the CPU kernels' bits.
+func Light() *Module {
+	return &Module{Name: "light", PTX: lightPTX, PTXTarget: 80, Cubins: map[int][]byte{86: lightSM86, 89: lightSM89}}
+}
+
+// Kernels of module Light.
+const (
+	LightRMSNorm = "tcrt_rmsnorm"
+	LightSiluMul = "tcrt_silu_mul"
+	LightRoPE    = "tcrt_rope"
+)
+
+// LightNormBlock is tcrt_rmsnorm's block size (its reduction assumes it).
+const LightNormBlock = 256
+
+// Element type codes of module Light.
+const (
+	LightF32  uint32 = 0
+	LightF16  uint32 = 1
+	LightBF16 uint32 = 2
+)
