@@ -5,7 +5,6 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -229,9 +228,4 @@ func ExpF32(x float32) float32 {
 	// 128 stays exact.
 	h := e >> 1
 	return p * math.Float32frombits(uint32(h+127)<<23) * math.Float32frombits(uint32(e-h+127)<<23)
-}
-
-// f32Bits views a float32 slice as its bits.
-func f32Bits(x []float32) []uint32 {
-	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }

@@ -217,17 +217,21 @@ func (c countingSM) Alloc(n int) (backend.Memory, error) {
 	return countedMem{&fakeGPUMem{data: make([]byte, n)}, c.frees}, nil
 }
 
-var countingOnce sync.Once
+var (
+	countingOnce sync.Once
+	counting     countingSM // the backend registered once; its counters persist across -count runs
+)
 
 // TestMMAAttentionPagedRelease: on a device without GPU streams (the fake)
 // the paged launch fails after uploading the block table and key counts
 // and allocating the split workspace; the error wraps ErrUnsupported and
 // every temporary allocation is freed.
 func TestMMAAttentionPagedRelease(t *testing.T) {
-	c := countingSM{fakeSM: fakeSM{major: 9, minor: 0, sms: 132, shared: 227 << 10}, allocs: new(atomic.Int64), frees: new(atomic.Int64)}
 	countingOnce.Do(func() {
-		backend.Register(backend.Registration{Kind: c.Kind(), Open: func(backend.Options) (backend.Backend, error) { return c, nil }})
+		counting = countingSM{fakeSM: fakeSM{major: 9, minor: 0, sms: 132, shared: 227 << 10}, allocs: new(atomic.Int64), frees: new(atomic.Int64)}
+		backend.Register(backend.Registration{Kind: counting.Kind(), Open: func(backend.Options) (backend.Backend, error) { return counting, nil }})
 	})
+	c := counting
 	rt, err := Open(Options{Backend: c.Kind()})
 	if err != nil {
 		t.Fatal(err)
