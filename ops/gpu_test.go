@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
@@ -411,7 +411,7 @@ func TestGPUScatterDeterministicSM86(t *testing.T) {
 // oobModule is a test-only module: one kernel that loads from its pointer
 // parameter plus a byte offset parameter and stores the word to its second
 // pointer.
-func oobModule(t *testing.T) *ptx.Module {
+func oobModule(t *testing.T) *backend.Module {
 	t.Helper()
 	p, err := sass.Parse(`
 S2R R0, SR_TID.X ;
@@ -443,7 +443,7 @@ BRA 0xb0 ;
 		}
 		cubins[arch] = c
 	}
-	return &ptx.Module{Name: "tcrt_test_oob", Cubins: cubins}
+	return &backend.Module{Name: "tcrt_test_oob", Cubins: cubins}
 }
 
 // TestGPUKernelFault: a kernel reading out of bounds fails with a device

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/fallback"
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -28,7 +28,7 @@ import (
 // with Y unchanged. Unverified on a GPU.
 
 // sm86f8Launches issues ls from m on s.
-func sm86f8Launches(s *Stream, m *ptx.Module, ls []sm86.SGLaunch) error {
+func sm86f8Launches(s *Stream, m *backend.Module, ls []sm86.SGLaunch) error {
 	for _, g := range sgGPULaunches(m, ls) {
 		if err := LaunchGPU(s, g); err != nil {
 			return err

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/fallback"
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 )
 
 // The hand-scheduled SM86/SM89 scatter-gather kernels of kernels/sm86
@@ -31,7 +31,7 @@ import (
 // freed by a stream task after the kernels. Unverified on a GPU.
 
 // sm86SGModule is the module holding the kernels (sm_86 and sm_89 cubins).
-func sm86SGModule() *ptx.Module { return sm86.ModuleFor(86) }
+func sm86SGModule() *backend.Module { return sm86.ModuleFor(86) }
 
 // sgPlaceholder stands in for device addresses when only the rule is
 // checked: aligned and non-zero.
@@ -138,7 +138,7 @@ func sm86SGRun(l *Launch, posBytes int, fault func(lane uint64) error,
 }
 
 // sgGPULaunches turns a kernels/sm86 plan into launches of module m.
-func sgGPULaunches(m *ptx.Module, ls []sm86.SGLaunch) []*GPULaunch {
+func sgGPULaunches(m *backend.Module, ls []sm86.SGLaunch) []*GPULaunch {
 	gs := make([]*GPULaunch, len(ls))
 	for i, k := range ls {
 		gs[i] = &GPULaunch{Module: m, Func: k.Kernel, Grid: [3]int{k.Grid}, Block: [3]int{k.Block}, Params: k.Params}

@@ -10,7 +10,6 @@ import (
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/tcrt-go/tcrt/internal/cpufeat"
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 )
 
@@ -47,7 +46,7 @@ type Arch struct {
 	MinSM, MaxSM int
 	// Module is the GPU module holding the kernel: the device must be able
 	// to load an image of it (a cubin it runs, or PTX it can compile).
-	Module *ptx.Module
+	Module *backend.Module
 }
 
 // String describes the requirement.
@@ -220,7 +219,7 @@ func (r *Runtime) archReason(a Arch) string {
 }
 
 // canLoad reports whether the runtime's device can load m.
-func (r *Runtime) canLoad(m *ptx.Module) error {
+func (r *Runtime) canLoad(m *backend.Module) error {
 	if ml, ok := r.be.(backend.ModuleLoader); ok {
 		return ml.CanLoad(m)
 	}
@@ -230,12 +229,12 @@ func (r *Runtime) canLoad(m *ptx.Module) error {
 // DefaultCanLoad is the driver's module rule for dev: the cubin for the
 // newest compute capability the device runs, else the PTX when the device
 // can compile it (Device.JIT) and is at least its target.
-func DefaultCanLoad(dev Device, m *ptx.Module) error {
+func DefaultCanLoad(dev Device, m *backend.Module) error {
 	img, err := m.Select(dev.SM())
 	if err != nil {
 		return err
 	}
-	if img.Kind == ptx.KindPTX && !dev.JIT {
+	if img.Kind == backend.KindPTX && !dev.JIT {
 		return fmt.Errorf("module %s has no cubin for sm_%d and the %s device does not compile PTX: %w", m.Name, dev.SM(), dev.Backend, ErrUnsupported)
 	}
 	return nil
@@ -243,7 +242,7 @@ func DefaultCanLoad(dev Device, m *ptx.Module) error {
 
 // archReason returns "" if dev meets a, else why not; load says whether
 // dev can load a GPU module.
-func archReason(dev Device, load func(*ptx.Module) error, a Arch) string {
+func archReason(dev Device, load func(*backend.Module) error, a Arch) string {
 	switch a.ISA {
 	case ISACPU:
 		if dev.GPU() {
@@ -286,7 +285,7 @@ func CPUHas(f cpuid.FeatureID) bool { return cpufeat.Missing(f) == "" }
 // same rules, with DefaultCanLoad for modules and no forced kernels.
 func ExplainOn(dev Device, op string, args any) Explanation {
 	return explain(op, args, "", func(a Arch) string {
-		return archReason(dev, func(m *ptx.Module) error { return DefaultCanLoad(dev, m) }, a)
+		return archReason(dev, func(m *backend.Module) error { return DefaultCanLoad(dev, m) }, a)
 	})
 }
 

@@ -4,6 +4,8 @@ package doccheck
 
 import (
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -154,5 +156,89 @@ func TestREADMEIsAGuide(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("README.md lacks %q", want)
 		}
+	}
+}
+
+// layers reads ARCHITECTURE.md's dependency layers: the numbered lines
+// between <!-- layers --> and <!-- end layers -->, each a list of package
+// patterns in code spans (path.Match patterns relative to the module).
+func layers(t *testing.T, r string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "<!-- layers -->")
+	block, _, ok2 := strings.Cut(rest, "<!-- end layers -->")
+	if !ok || !ok2 {
+		t.Fatal("ARCHITECTURE.md has no <!-- layers --> block")
+	}
+	var out [][]string
+	for _, line := range strings.Split(block, "\n") {
+		if !regexp.MustCompile(`^\d+\. `).MatchString(line) {
+			continue
+		}
+		var pats []string
+		for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
+			pats = append(pats, m[1])
+		}
+		out = append(out, pats)
+	}
+	if len(out) < 2 {
+		t.Fatalf("ARCHITECTURE.md's layers block has %d layers", len(out))
+	}
+	return out
+}
+
+// TestDependencyLayers checks every package's imports (not its tests')
+// against ARCHITECTURE.md's layers: only lower layers may be imported.
+func TestDependencyLayers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	r := root(t)
+	ls := layers(t, r)
+	const mod = "github.com/tcrt-go/tcrt"
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	cmd.Dir = r
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	layerOf := func(pkg string) int {
+		rel := strings.TrimPrefix(strings.TrimPrefix(pkg, mod), "/")
+		for i, pats := range ls {
+			for _, p := range pats {
+				if ok, _ := path.Match(p, rel); ok {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := f[0]
+		lp := layerOf(pkg)
+		if lp < 0 {
+			t.Errorf("%s is in no layer of ARCHITECTURE.md", pkg)
+			continue
+		}
+		n++
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, mod+"/") {
+				continue
+			}
+			li := layerOf(imp)
+			if li < 0 {
+				t.Errorf("%s imports %s, which is in no layer", pkg, imp)
+			} else if li >= lp {
+				t.Errorf("%s (layer %d) imports %s (layer %d): only lower layers may be imported", pkg, lp+1, imp, li+1)
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d packages checked", n)
 	}
 }

@@ -3,7 +3,7 @@ package mma
 import (
 	_ "embed"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 )
 
 //go:generate go run ./internal/genptx
@@ -32,7 +32,7 @@ const ModuleName = "mma"
 
 // Module returns the embedded module: every kernel of Variants, as PTX for
 // sm_80 and later plus cubins for CubinSMs. Unverified on a GPU.
-func Module() *ptx.Module {
-	return &ptx.Module{Name: ModuleName, PTX: modulePTX, PTXTarget: PTXTarget,
+func Module() *backend.Module {
+	return &backend.Module{Name: ModuleName, PTX: modulePTX, PTXTarget: PTXTarget,
 		Cubins: map[int][]byte{80: cubinSM80, 86: cubinSM86, 90: cubinSM90}}
 }

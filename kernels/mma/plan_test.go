@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -148,9 +149,9 @@ func TestModule(t *testing.T) {
 	m := Module()
 	for _, c := range []struct {
 		sm   int
-		kind ptx.ImageKind
+		kind backend.ImageKind
 		img  int
-	}{{80, ptx.KindCubin, 80}, {86, ptx.KindCubin, 86}, {87, ptx.KindCubin, 86}, {89, ptx.KindCubin, 86}, {90, ptx.KindCubin, 90}, {100, ptx.KindPTX, 80}, {120, ptx.KindPTX, 80}} {
+	}{{80, backend.KindCubin, 80}, {86, backend.KindCubin, 86}, {87, backend.KindCubin, 86}, {89, backend.KindCubin, 86}, {90, backend.KindCubin, 90}, {100, backend.KindPTX, 80}, {120, backend.KindPTX, 80}} {
 		img, err := m.Select(c.sm)
 		if err != nil || img.Kind != c.kind || img.SM != c.img || len(img.Data) == 0 {
 			t.Errorf("sm_%d: %s sm_%d, %v; want %s sm_%d", c.sm, img.Kind, img.SM, err, c.kind, c.img)

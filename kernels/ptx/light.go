@@ -1,5 +1,7 @@
 package ptx
 
+import "github.com/tcrt-go/tcrt/runtime/backend"
+
 import _ "embed"
 
 //go:embed light.ptx
@@ -31,8 +33,8 @@ var lightSM89 []byte
 // light ops' bounds, not bit for bit. RoPE takes a table of cos and sin per
 // token (rot/2 of each, from the host) and rounds each product and sum on
 // its own, so it writes the CPU kernels' bits.
-func Light() *Module {
-	return &Module{Name: "light", PTX: lightPTX, PTXTarget: 80, Cubins: map[int][]byte{86: lightSM86, 89: lightSM89}}
+func Light() *backend.Module {
+	return &backend.Module{Name: "light", PTX: lightPTX, PTXTarget: 80, Cubins: map[int][]byte{86: lightSM86, 89: lightSM89}}
 }
 
 // Kernels of module Light.

@@ -2,6 +2,7 @@ package ptx
 
 import (
 	_ "embed"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"math"
 	"math/bits"
 )
@@ -40,8 +41,8 @@ var sgSM89 []byte
 //	tcrt_sg_fill_pad(slot, dst, prows, pcols, vrows, vcols, lg u32, elog u32, dsr, dsc, pattern)
 //
 // See the comments in sg.ptx for each kernel's exact semantics.
-func SG() *Module {
-	return &Module{Name: "sg", PTX: sgPTX, PTXTarget: 80, Cubins: map[int][]byte{86: sgSM86, 89: sgSM89}}
+func SG() *backend.Module {
+	return &backend.Module{Name: "sg", PTX: sgPTX, PTXTarget: 80, Cubins: map[int][]byte{86: sgSM86, 89: sgSM89}}
 }
 
 // Kernels of module SG.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	sasssim "github.com/tcrt-go/tcrt/sass/sim"
@@ -14,7 +15,7 @@ import (
 // simKernel decodes kernel name of module m's embedded sm_86 or sm_89
 // cubin for the simulator, which must be able to run every instruction of
 // it, and returns it with the kernel's own constant banks (ptxas's bank 2).
-func simKernel(t *testing.T, m *Module, name string, sm int) (*sasssim.Simulator, map[uint8][]byte) {
+func simKernel(t *testing.T, m *backend.Module, name string, sm int) (*sasssim.Simulator, map[uint8][]byte) {
 	t.Helper()
 	c, err := cubin.Read(m.Cubins[sm])
 	if err != nil {

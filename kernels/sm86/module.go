@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
@@ -128,8 +128,8 @@ var ErrNotEncodable = errors.New("sm86: the model cannot encode this module yet"
 // runtime must not choose these kernels (their registration says so).
 // Without an sm_89 cubin (ErrNotEncodable) an sm_89 device loads the sm_86
 // one, which runs there.
-func Module() *ptx.Module {
-	m := &ptx.Module{Name: ModuleName, Cubins: map[int][]byte{}}
+func Module() *backend.Module {
+	m := &backend.Module{Name: ModuleName, Cubins: map[int][]byte{}}
 	for _, arch := range Archs {
 		if b := Embedded(arch); b != nil {
 			m.Cubins[arch] = b
@@ -141,12 +141,12 @@ func Module() *ptx.Module {
 // ModuleFor returns a module holding only the sm_<arch> cubin (named
 // ModuleName + "_<arch>"), so a caller can insist on it: the sm_86 code on
 // an sm_89 device. It is nil when that cubin is not embedded.
-func ModuleFor(arch int) *ptx.Module {
+func ModuleFor(arch int) *backend.Module {
 	b := Embedded(arch)
 	if b == nil {
 		return nil
 	}
-	return &ptx.Module{Name: fmt.Sprintf("%s_%d", ModuleName, arch), Cubins: map[int][]byte{arch: b}}
+	return &backend.Module{Name: fmt.Sprintf("%s_%d", ModuleName, arch), Cubins: map[int][]byte{arch: b}}
 }
 
 // Embedded returns the embedded cubin for sm_<arch>, nil if there is none.

@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
@@ -23,8 +23,8 @@ const ModuleName = "sm86attn"
 // CombineVariants in one cubin for
 // sm_86 and one for sm_89 (the same code built for each target). No PTX:
 // these kernels exist only as SASS. Unverified on a GPU.
-func Module() *ptx.Module {
-	return &ptx.Module{Name: ModuleName, Cubins: map[int][]byte{86: cubinSM86, 89: cubinSM89}}
+func Module() *backend.Module {
+	return &backend.Module{Name: ModuleName, Cubins: map[int][]byte{86: cubinSM86, 89: cubinSM89}}
 }
 
 // ModuleCubin generates the module's cubin for arch (86 or 89) from the

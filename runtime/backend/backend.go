@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -180,7 +179,7 @@ type Event interface {
 type Launch struct {
 	// Module is the kernel's module; the backend loads it once per device,
 	// choosing its image with Module.Select.
-	Module *ptx.Module
+	Module *Module
 	// Func is the kernel's entry name in the module.
 	Func string
 	// Grid and Block are the launch shape; 0 counts as 1.
@@ -205,7 +204,7 @@ type GPUStream interface {
 // ModuleLoader is a GPU backend that can say, before any launch, whether a
 // module has an image this device can run, and why not.
 type ModuleLoader interface {
-	CanLoad(m *ptx.Module) error
+	CanLoad(m *Module) error
 }
 
 // Pooled is a backend that allocates from a Pool.

@@ -23,8 +23,8 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/cuda"
 	"github.com/tcrt-go/tcrt/runtime/cuda/driver"
 	"github.com/tcrt-go/tcrt/tile"
@@ -102,7 +102,7 @@ func TestFakeDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	po, _ := runtime.DevicePtr(out)
-	mod := &ptx.Module{Name: "fake", Cubins: map[int][]byte{86: []byte("FAKE image")}}
+	mod := &backend.Module{Name: "fake", Cubins: map[int][]byte{86: []byte("FAKE image")}}
 	s, err := rt.NewStream()
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestFakeDriver(t *testing.T) {
 	if err := s.Synchronize(ctx); !errors.Is(err, runtime.ErrArgument) || !strings.Contains(err.Error(), "CUDA_ERROR_NOT_FOUND (500): named symbol not found") {
 		t.Fatalf("missing function: %v", err)
 	}
-	bad := &ptx.Module{Name: "junk", Cubins: map[int][]byte{86: []byte("junk")}}
+	bad := &backend.Module{Name: "junk", Cubins: map[int][]byte{86: []byte("junk")}}
 	if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: bad, Func: "probe", Params: []uint64{po}}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	goruntime "runtime"
 	"time"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/cuda/driver"
 )
@@ -205,7 +204,7 @@ func (e *cudaEvent) Elapsed(start backend.Event) (time.Duration, error) {
 // module is a loaded module and its functions.
 type module struct {
 	mod   driver.Module
-	image ptx.Image
+	image backend.Image
 	log   driver.JITLog
 	err   error // of loading: kept, so a failed module is not retried per launch
 	fns   map[string]*function
@@ -219,7 +218,7 @@ type function struct {
 // CanLoad reports whether the device runs m: the image the driver's rule
 // selects, and that the driver loads it (the module stays loaded for the
 // launches).
-func (b *cudaBackend) CanLoad(m *ptx.Module) error {
+func (b *cudaBackend) CanLoad(m *backend.Module) error {
 	if m == nil {
 		return fmt.Errorf("tcrt: cuda: a nil module: %w", backend.ErrArgument)
 	}
@@ -245,7 +244,7 @@ func (b *cudaBackend) CanLoad(m *ptx.Module) error {
 
 // load returns m loaded, loading it on first use; it runs on the worker
 // with modMu held.
-func (b *cudaBackend) load(m *ptx.Module) (*module, error) {
+func (b *cudaBackend) load(m *backend.Module) (*module, error) {
 	cm := b.mods[m.Name]
 	if cm != nil {
 		return cm, cm.err
@@ -256,7 +255,7 @@ func (b *cudaBackend) load(m *ptx.Module) (*module, error) {
 	cm.image, cm.err = m.Select(sm)
 	switch {
 	case cm.err != nil:
-	case cm.image.Kind == ptx.KindPTX && b.cfg.NoJIT:
+	case cm.image.Kind == backend.KindPTX && b.cfg.NoJIT:
 		cm.err = fmt.Errorf("module %s: %s; the %s device compiles no PTX and needs an sm_%d cubin: %w",
 			m.Name, cm.image.Reason, b.cfg.Kind, sm, backend.ErrUnsupported)
 	default:
@@ -271,7 +270,7 @@ func (b *cudaBackend) load(m *ptx.Module) (*module, error) {
 
 // function returns m's function name, loading m on first use; it runs on
 // the worker.
-func (b *cudaBackend) function(m *ptx.Module, name string) (*function, error) {
+func (b *cudaBackend) function(m *backend.Module, name string) (*function, error) {
 	b.modMu.Lock()
 	defer b.modMu.Unlock()
 	cm, err := b.load(m)

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/cuda"
@@ -277,7 +276,7 @@ func TestLoadLogs(t *testing.T) {
 		{[]byte("\x7fELF truncated"), driver.ErrorInvalidImage, "tcrt simulator: cubin:"},
 		{[]byte(".version 7.0\n.target sm_86\n"), driver.ErrorJITCompilerNotFound, "compiles no PTX"},
 	} {
-		m := &ptx.Module{Name: "bad " + string(c.img), Cubins: map[int][]byte{86: c.img}}
+		m := &backend.Module{Name: "bad " + string(c.img), Cubins: map[int][]byte{86: c.img}}
 		err := ml.CanLoad(m)
 		var de *driver.Error
 		if !errors.Is(err, runtime.ErrUnsupported) || !errors.As(err, &de) || de.Code != c.code ||

@@ -25,7 +25,7 @@
 // Synchronize, or a synchronous op call); events order streams and
 // complete in stream order.
 //
-// Modules load with the real device's selection rule (ptx.Module.Select):
+// Modules load with the real device's selection rule (backend.Module.Select):
 // the cubin for the newest architecture the device runs. The simulator
 // compiles no PTX (Device.JIT is false), so a module that has only PTX for
 // this device is refused with that reason, and the driver refuses a cubin

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/sim"
@@ -29,7 +28,7 @@ func open(t *testing.T, arch int) *runtime.Runtime {
 // copyModule is a test module: one kernel storing its thread index to
 // out[tid] (out is parameter 0), with the given register count and
 // required block.
-func copyModule(t *testing.T, name string, regs int, req [3]int, ptxToo bool) *ptx.Module {
+func copyModule(t *testing.T, name string, regs int, req [3]int, ptxToo bool) *backend.Module {
 	t.Helper()
 	p, err := sass.Parse(`
 S2R R0, SR_TID.X ;
@@ -52,7 +51,7 @@ BRA 0x60 ;
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &ptx.Module{Name: name, Cubins: map[int][]byte{86: c}}
+	m := &backend.Module{Name: name, Cubins: map[int][]byte{86: c}}
 	if ptxToo {
 		m.PTX, m.PTXTarget = []byte("// not compiled here\n"), 80
 	}
@@ -107,7 +106,7 @@ func TestLaunchAndChecks(t *testing.T) {
 	}
 	po, _ := runtime.DevicePtr(out)
 	s := rt.DefaultStream()
-	run := func(m *ptx.Module, block int) error {
+	run := func(m *backend.Module, block int) error {
 		if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{block}, Params: []uint64{po}}); err != nil {
 			return err
 		}
@@ -162,18 +161,18 @@ func TestModuleRule(t *testing.T) {
 	}
 	defer be.Close()
 	ml := be.(backend.ModuleLoader)
-	onlyPTX := &ptx.Module{Name: "p", PTX: []byte("x"), PTXTarget: 80}
+	onlyPTX := &backend.Module{Name: "p", PTX: []byte("x"), PTXTarget: 80}
 	if err := ml.CanLoad(onlyPTX); !errors.Is(err, runtime.ErrUnsupported) || !strings.Contains(err.Error(), "compiles no PTX") {
 		t.Fatalf("PTX-only module: %v", err)
 	}
 	if err := ml.CanLoad(copyModule(t, "both", 16, [3]int{}, true)); err != nil {
 		t.Fatalf("module with an sm_86 cubin and PTX: %v", err)
 	}
-	sm90 := &ptx.Module{Name: "h", Cubins: map[int][]byte{90: {1}}}
+	sm90 := &backend.Module{Name: "h", Cubins: map[int][]byte{90: {1}}}
 	if err := ml.CanLoad(sm90); !errors.Is(err, runtime.ErrUnsupported) {
 		t.Fatalf("sm_90 cubin on sm_86: %v", err)
 	}
-	bad := &ptx.Module{Name: "junk", Cubins: map[int][]byte{86: []byte("not an ELF")}}
+	bad := &backend.Module{Name: "junk", Cubins: map[int][]byte{86: []byte("not an ELF")}}
 	if err := ml.CanLoad(bad); !errors.Is(err, runtime.ErrUnsupported) {
 		t.Fatalf("junk cubin: %v", err)
 	}
