@@ -44,6 +44,7 @@ type KVCache struct {
 	k, v   *runtime.Buffer
 	lens   []int
 	tables [][]int32
+	refs   []int32 // per page: the block tables that list it (paged caches)
 	closed bool
 }
 
@@ -107,6 +108,7 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 	c := &KVCache{rt: rt, opt: opt, k: k, v: v, lens: make([]int, opt.Batch)}
 	if opt.PageSize > 0 {
 		c.tables = make([][]int32, opt.Batch)
+		c.refs = make([]int32, opt.NumPages)
 	}
 	return c, nil
 }
@@ -188,9 +190,12 @@ func (c *KVCache) check(op string) error {
 
 // SetBlockTable gives sequence seq of a paged cache its pages, in order:
 // token t lives in page pages[t/PageSize]. Every entry must name a page
-// (0 … NumPages−1), appear once, and the pages must still hold the tokens
-// the sequence has. Sequences may share pages (a common prefix) but should
-// then not append into the shared ones.
+// (0 … NumPages−1) and appear once, and the pages that hold the tokens the
+// sequence already has must stay where they are (the table may grow or
+// shrink only past them: Truncate first to drop tokens). Sequences may
+// share pages (a common prefix) but should then not append into the shared
+// ones. Reserve and Release manage the tables instead, from the cache's own
+// free pages.
 func (c *KVCache) SetBlockTable(seq int, pages []int) error {
 	const op = "kvcache.set-block-table"
 	if c == nil {
@@ -220,11 +225,111 @@ func (c *KVCache) SetBlockTable(seq int, pages []int) error {
 	if len(pages)*c.opt.PageSize < c.lens[seq] {
 		return tile.Errorf(ErrShape, op, "pages", "%d pages of %d tokens cannot hold the sequence's %d tokens", len(pages), c.opt.PageSize, c.lens[seq])
 	}
+	used := (c.lens[seq] + c.opt.PageSize - 1) / c.opt.PageSize
+	for i := 0; i < used; i++ {
+		if old := c.tables[seq][i]; int(old) != pages[i] {
+			return tile.Errorf(ErrArgument, op, "pages", "entry %d is page %d, but tokens %d … %d of the sequence are in page %d (Truncate them first)",
+				i, pages[i], i*c.opt.PageSize, min((i+1)*c.opt.PageSize, c.lens[seq])-1, old)
+		}
+	}
 	t := make([]int32, len(pages))
 	for i, p := range pages {
 		t[i] = int32(p)
 	}
+	c.setTable(seq, t)
+	return nil
+}
+
+// setTable replaces sequence seq's block table, keeping the page
+// references; c.mu is held.
+func (c *KVCache) setTable(seq int, t []int32) {
+	for _, p := range c.tables[seq] {
+		c.refs[p]--
+	}
+	for _, p := range t {
+		c.refs[p]++
+	}
 	c.tables[seq] = t
+}
+
+// FreePages returns how many pages of a paged cache no block table lists
+// (0 for a contiguous cache).
+func (c *KVCache) FreePages() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, r := range c.refs {
+		if r == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Reserve makes sequence seq of a paged cache able to hold tokens tokens,
+// appending to its block table the lowest-numbered pages that no table
+// lists. It does nothing if the table is already long enough. Without
+// enough free pages it returns an error wrapping ErrOutOfMemory and
+// changes nothing.
+func (c *KVCache) Reserve(seq, tokens int) error {
+	const op = "kvcache.reserve"
+	if c == nil {
+		return c.check(op)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if c.opt.PageSize == 0 {
+		return tile.Errorf(ErrArgument, op, "cache", "the cache is contiguous, not paged")
+	}
+	if seq < 0 || seq >= c.opt.Batch {
+		return tile.Errorf(ErrBounds, op, "seq", "sequence %d of %d", seq, c.opt.Batch)
+	}
+	if tokens < 0 || tokens > c.opt.NumPages*c.opt.PageSize {
+		return tile.Errorf(ErrBounds, op, "tokens", "%d; the cache holds at most %d tokens", tokens, c.opt.NumPages*c.opt.PageSize)
+	}
+	need := (tokens+c.opt.PageSize-1)/c.opt.PageSize - len(c.tables[seq])
+	if need <= 0 {
+		return nil
+	}
+	t := append(make([]int32, 0, len(c.tables[seq])+need), c.tables[seq]...)
+	for p := 0; p < c.opt.NumPages && need > 0; p++ {
+		if c.refs[p] == 0 {
+			t = append(t, int32(p))
+			need--
+		}
+	}
+	if need > 0 {
+		return tile.Errorf(ErrOutOfMemory, op, "tokens", "%d tokens need %d more pages than the %d free", tokens, need, len(t)-len(c.tables[seq]))
+	}
+	c.setTable(seq, t)
+	return nil
+}
+
+// Release empties sequence seq and gives its pages back (a paged cache's
+// pages return to the free pages once no other table lists them).
+func (c *KVCache) Release(seq int) error {
+	const op = "kvcache.release"
+	if c == nil {
+		return c.check(op)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if seq < 0 || seq >= c.opt.Batch {
+		return tile.Errorf(ErrBounds, op, "seq", "sequence %d of %d", seq, c.opt.Batch)
+	}
+	c.lens[seq] = 0
+	if c.opt.PageSize > 0 {
+		c.setTable(seq, nil)
+	}
 	return nil
 }
 
@@ -338,6 +443,9 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 		counts = append([]int(nil), counts...)
 	}
 	for b, n := range counts {
+		if c.opt.PageSize > 0 && n > 0 && len(c.tables[b]) == 0 {
+			return tile.Errorf(ErrArgument, op, "cache", "sequence %d of the paged cache has no pages: give it some with Reserve or SetBlockTable first", b)
+		}
 		if cp := c.capacity(b); c.lens[b]+n > cp {
 			return tile.Errorf(ErrBounds, op, "k", "appending %d tokens to sequence %d of %d tokens exceeds its capacity of %d", n, b, c.lens[b], cp)
 		}

@@ -428,6 +428,14 @@ func TestKVCacheBadInput(t *testing.T) {
 	checkErr(t, "table drops tokens", paged.SetBlockTable(1, nil), ops.ErrShape, "pages")
 	checkErr(t, "sequence out of range", paged.SetBlockTable(2, []int{1}), ops.ErrBounds, "seq")
 	checkErr(t, "contiguous block table", contig.SetBlockTable(0, []int{1}), ops.ErrArgument, "cache")
+	// Sequence 0 holds 15 tokens in page 5: moving them is refused.
+	checkErr(t, "table moves tokens", paged.SetBlockTable(0, []int{4, 2}), ops.ErrArgument, "pages")
+	if err := paged.SetBlockTable(0, []int{5}); err != nil { // dropping the unused page 2 is fine
+		t.Fatal(err)
+	}
+	if got := paged.FreePages(); got != 4 {
+		t.Errorf("free pages after tables {5} and {0}: %d, want 4", got)
+	}
 	// Decode arguments.
 	q := rb(tile.F32, 2, 1, 4, 16)
 	o := rb(tile.F32, 2, 1, 4, 16)
@@ -463,4 +471,61 @@ func TestKVCacheBadInput(t *testing.T) {
 	if err := closedCache.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestKVCachePageAllocator: Reserve takes the cache's free pages, Release
+// gives them back, Append without pages says so, and a Reserve beyond the
+// free pages is ErrOutOfMemory with nothing changed.
+func TestKVCachePageAllocator(t *testing.T) {
+	rt := openCPU(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(28, 3))
+	c, err := ops.NewKVCache(rt, ops.KVCacheOptions{DType: tile.F32, Batch: 3, HeadsKV: 1, HeadDim: 8, PageSize: 16, NumPages: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	kb, _ := randBuf(t, rt, rng, tile.F32, 3*20*8)
+	vb, _ := randBuf(t, rt, rng, tile.F32, 3*20*8)
+	kv := func(b *runtime.Buffer) ops.AttnTensor { return ops.AttnTensor{Buf: b, Shape: []int{3, 20, 1, 8}} }
+	one := &ops.KVAppendOptions{Counts: []int{20, 0, 0}}
+	checkErr(t, "append before pages", c.Append(ctx, kv(kb), kv(vb), one), ops.ErrArgument, "cache")
+	if err := c.Reserve(0, 20); err != nil { // two pages
+		t.Fatal(err)
+	}
+	if err := c.Reserve(1, 33); err != nil { // three pages
+		t.Fatal(err)
+	}
+	if got := c.FreePages(); got != 0 {
+		t.Fatalf("free pages: %d, want 0", got)
+	}
+	checkErr(t, "reserve past the free pages", c.Reserve(2, 1), ops.ErrOutOfMemory, "tokens")
+	checkErr(t, "reserve on a bad sequence", c.Reserve(3, 1), ops.ErrBounds, "seq")
+	if err := c.Append(ctx, kv(kb), kv(vb), one); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reserve(0, 20); err != nil { // already enough: no change
+		t.Fatal(err)
+	}
+	if err := c.Release(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.FreePages(); got != 3 {
+		t.Fatalf("free pages after releasing sequence 1: %d, want 3", got)
+	}
+	if err := c.Reserve(2, 40); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Lens(); got[0] != 20 || got[1] != 0 || got[2] != 0 {
+		t.Fatalf("lengths %v, want [20 0 0]", got)
+	}
+	if err := c.Release(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Lens()[0]; got != 0 {
+		t.Fatalf("released sequence has %d tokens", got)
+	}
+	var nilCache *ops.KVCache
+	checkErr(t, "nil cache reserve", nilCache.Reserve(0, 1), ops.ErrArgument, "cache")
+	checkErr(t, "nil cache release", nilCache.Release(0), ops.ErrArgument, "cache")
 }
