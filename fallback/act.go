@@ -1,0 +1,240 @@
+package fallback
+
+import "math"
+
+// ActFunc is an element-wise activation of the light ops.
+type ActFunc uint8
+
+const (
+	// FnSiLU is x·σ(x) = x / (1 + e^−x).
+	FnSiLU ActFunc = iota
+	// FnGELU is the exact GELU, x/2 · (1 + erf(x/√2)).
+	FnGELU
+	// FnGELUTanh is the tanh approximation, x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³))).
+	FnGELUTanh
+	numActFuncs
+)
+
+var actNames = [numActFuncs]string{"silu", "gelu", "gelu_tanh"}
+
+// String is the function's name ("silu", "gelu", "gelu_tanh").
+func (f ActFunc) String() string {
+	if f < numActFuncs {
+		return actNames[f]
+	}
+	return "ActFunc(?)"
+}
+
+// Valid reports whether f is one of the defined functions.
+func (f ActFunc) Valid() bool { return f < numActFuncs }
+
+// actRef is the float64 form of f, the reference's.
+func actRef(f ActFunc, x float64) float64 {
+	switch f {
+	case FnSiLU:
+		return x / (1 + math.Exp(-x))
+	case FnGELU:
+		return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+	default:
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	}
+}
+
+// silu32, gelu32 and geluTanh32 are the fast path's float32 forms (ExpF32
+// underneath); erf is Abramowitz and Stegun's 7.1.26 (absolute error below
+// 1.5e-7), so gelu32 is within about 2e-7·|x| of the exact GELU.
+func silu32(x float32) float32 { return x / (1 + ExpF32(-x)) }
+
+func gelu32(x float32) float32 {
+	z := x * 0.70710678
+	a := z
+	if a < 0 {
+		a = -a
+	}
+	t := 1 / (1 + 0.3275911*a)
+	p := ((((1.061405429*t-1.453152027)*t+1.421413741)*t-0.284496736)*t + 0.254829592) * t
+	e := 1 - p*ExpF32(-a*a)
+	if z < 0 {
+		e = -e
+	}
+	return 0.5 * x * (1 + e)
+}
+
+func geluTanh32(x float32) float32 {
+	u := 0.7978845608 * (x + 0.044715*x*x*x)
+	// tanh(u) = 1 − 2/(e^{2u} + 1); e^{2u} = Inf gives 1, 0 gives −1.
+	t := 1 - 2/(ExpF32(2*u)+1)
+	return 0.5 * x * (1 + t)
+}
+
+var actFast = [numActFuncs]func(float32) float32{silu32, gelu32, geluTanh32}
+
+// ActArgs is an activation over rows: Y = f(A), or gated, Y = f(A)·B when
+// B is set (A, B and Y all Rows × Cols; for a concatenated [a|b] row the
+// caller views its two halves as A and B). Y may be the same memory as A
+// or B (in place).
+type ActArgs struct {
+	Func    ActFunc
+	A, Y    Matrix
+	B       *Matrix
+	Threads int
+}
+
+// ActRef is the reference: element loads, the float64 function.
+func ActRef(a *ActArgs) {
+	for r := 0; r < a.A.Rows; r++ {
+		x := refRow(&a.A, r, 0, a.A.Cols)
+		var g []float32
+		if a.B != nil {
+			g = refRow(a.B, r, 0, a.A.Cols)
+		}
+		for j, v := range x {
+			y := actRef(a.Func, float64(v))
+			if g != nil {
+				y *= float64(g[j])
+			}
+			x[j] = float32(y)
+		}
+		refStore(&a.Y, r, 0, x)
+	}
+}
+
+// ActFast is the fast path: row conversions, the float32 function, rows
+// across the pool.
+func ActFast(a *ActArgs) {
+	n := a.A.Cols
+	cv, vk := lightCvt(), lightVec()
+	f := actFast[a.Func]
+	forRows(a.A.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
+		xb, gb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
+		for r := lo; r < hi; r++ {
+			x := loadRow(cv, &a.A, r, 0, n, xb)
+			if a.Func == FnSiLU {
+				var g []float32
+				if a.B != nil {
+					g = loadRow(cv, a.B, r, 0, n, gb)
+				}
+				vecSilu(vk, ob[:len(x)], x, g)
+			} else if a.B != nil {
+				g := loadRow(cv, a.B, r, 0, n, gb)
+				g = g[:len(x)]
+				for j, v := range x {
+					ob[j] = f(v) * g[j]
+				}
+			} else {
+				for j, v := range x {
+					ob[j] = f(v)
+				}
+			}
+			storeRow(cv, &a.Y, r, 0, ob)
+		}
+	})
+}
+
+// EltOp is an element-wise binary op.
+type EltOp uint8
+
+const (
+	// EltAdd is y = x + z.
+	EltAdd EltOp = iota
+	// EltMul is y = x · z.
+	EltMul
+	// EltScale is y = Alpha · x (no z).
+	EltScale
+	numEltOps
+)
+
+var eltNames = [numEltOps]string{"add", "mul", "scale"}
+
+// String is the op's name.
+func (o EltOp) String() string {
+	if o < numEltOps {
+		return eltNames[o]
+	}
+	return "EltOp(?)"
+}
+
+// Valid reports whether o is a defined op.
+func (o EltOp) Valid() bool { return o < numEltOps }
+
+// EltArgs is an element-wise op over rows: Y = X op Z, Z either Rows ×
+// Cols or one row broadcast to every row (Z.Rows == 1), or Y = Alpha·X.
+// Y may be the same memory as X or Z.
+type EltArgs struct {
+	Op      EltOp
+	X, Y    Matrix
+	Z       *Matrix
+	Alpha   float32
+	Threads int
+}
+
+func eltApply(op EltOp, x, z, alpha float32) float32 {
+	switch op {
+	case EltAdd:
+		return x + z
+	case EltMul:
+		return x * z
+	}
+	return alpha * x
+}
+
+// EltRef is the reference (float32 arithmetic: each result is one
+// correctly rounded operation, then rounded to Y's type).
+func EltRef(a *EltArgs) {
+	for r := 0; r < a.X.Rows; r++ {
+		x := refRow(&a.X, r, 0, a.X.Cols)
+		var z []float32
+		if a.Z != nil {
+			z = refRow(a.Z, min(r, a.Z.Rows-1), 0, a.X.Cols)
+		}
+		for j := range x {
+			var zj float32
+			if z != nil {
+				zj = z[j]
+			}
+			x[j] = eltApply(a.Op, x[j], zj, a.Alpha)
+		}
+		refStore(&a.Y, r, 0, x)
+	}
+}
+
+// EltFast is the fast path; it writes the same bytes as EltRef.
+func EltFast(a *EltArgs) {
+	n := a.X.Cols
+	cv := lightCvt()
+	var zrow []float32
+	if a.Z != nil && a.Z.Rows == 1 && a.X.Rows > 1 {
+		zrow = loadRow(cv, a.Z, 0, 0, n, make([]float32, n))
+		zrow = append([]float32(nil), zrow...) // own copy: Y may be Z
+	}
+	forRows(a.X.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
+		xb, zb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
+		for r := lo; r < hi; r++ {
+			x := loadRow(cv, &a.X, r, 0, n, xb)
+			ob := ob[:len(x)]
+			switch {
+			case a.Op == EltScale:
+				s := a.Alpha
+				for j, v := range x {
+					ob[j] = s * v
+				}
+			default:
+				z := zrow
+				if z == nil {
+					z = loadRow(cv, a.Z, min(r, a.Z.Rows-1), 0, n, zb)
+				}
+				z = z[:len(x)]
+				if a.Op == EltAdd {
+					for j, v := range x {
+						ob[j] = v + z[j]
+					}
+				} else {
+					for j, v := range x {
+						ob[j] = v * z[j]
+					}
+				}
+			}
+			storeRow(cv, &a.Y, r, 0, ob)
+		}
+	})
+}

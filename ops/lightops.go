@@ -1,0 +1,164 @@
+package ops
+
+import (
+	"github.com/tcrt-go/tcrt/runtime"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// The light ops of a transformer layer (norm.go, rope.go, act.go,
+// softmax.go, sample.go, pooling.go) take their tensors as row views: a
+// Matrix of Rows × Cols elements, row r at element Offset + r·LD of Buf (LD
+// 0 means Cols; BatchStride and Trans must be zero). Rows may be 0 (the
+// call does nothing) or any positive count; Cols must be positive. RowsOf
+// views a dense buffer with all leading dimensions as rows. Every view is
+// f32, f16 or bf16 (arithmetic is float32 or wider inside), and the
+// element types of inputs and outputs may differ.
+//
+// Aliasing: an output may be exactly the same view as the input the op
+// documents as allowed (in place); any other overlap of an output's span
+// (from its first to its last element) with another operand on the same
+// buffer is rejected with ErrAlias. The check is by spans, so two
+// interleaved views of one buffer count as overlapping.
+
+// RowsOf views a dense buffer as rows: its last dimension is the columns
+// and all leading dimensions are flattened into rows (a scalar is 1×1).
+func RowsOf(b *runtime.Buffer) Matrix {
+	if b == nil {
+		return Matrix{}
+	}
+	r, c := matrixShape(b.Shape())
+	return Matrix{Buf: b, Rows: r, Cols: c}
+}
+
+// The light ops' vocabulary.
+type (
+	// ActFunc is an activation function: SiLU, GELU or GELUTanh.
+	ActFunc = runtime.ActFunc
+	// EltOp is an element-wise op: EltAdd, EltMul, EltScale.
+	EltOp = runtime.EltOp
+	// RoPEScaling is a rotary embedding's frequency scaling.
+	RoPEScaling = runtime.RoPEScaling
+	// RoPEScalingKind names the scaling rule.
+	RoPEScalingKind = runtime.RoPEScalingKind
+	// PoolMode is an embedding pooling: PoolMean, PoolCLS, PoolLast.
+	PoolMode = runtime.PoolMode
+)
+
+var lightFloat = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16: true}
+
+// checkRows validates a row view of an op and resolves LD. cols, when
+// positive, is the column count the view must have.
+func checkRows(rt *runtime.Runtime, op, name string, m Matrix, cols int) (Matrix, error) {
+	if err := m.Buf.Check(rt, op, name); err != nil {
+		return m, err
+	}
+	if dt := m.Buf.DType(); !lightFloat[dt] {
+		return m, tile.Errorf(ErrDType, op, name, "element type %v; want f32, f16 or bf16", dt)
+	}
+	if m.BatchStride != 0 || m.Trans {
+		return m, tile.Errorf(ErrArgument, op, name, "a row view has no BatchStride or Trans")
+	}
+	if m.Rows < 0 || m.Cols <= 0 {
+		return m, tile.Errorf(ErrShape, op, name, "shape %dx%d: rows must be non-negative and columns positive", m.Rows, m.Cols)
+	}
+	if cols > 0 && m.Cols != cols {
+		return m, tile.Errorf(ErrShape, op, name, "%d columns; want %d", m.Cols, cols)
+	}
+	if m.LD == 0 {
+		m.LD = m.Cols
+	}
+	if m.LD < m.Cols {
+		return m, tile.Errorf(ErrShape, op, name+".LD", "row stride %d is smaller than the row length %d", m.LD, m.Cols)
+	}
+	if m.Offset < 0 {
+		return m, tile.Errorf(ErrBounds, op, name+".Offset", "negative offset %d", m.Offset)
+	}
+	if m.Rows == 0 {
+		return m, nil
+	}
+	end, ok := tile.MulAddSize(m.Rows-1, m.LD, m.Offset)
+	if ok {
+		end, ok = tile.AddSize(end, m.Cols)
+	}
+	if !ok || end > m.Buf.Len() {
+		return m, tile.Errorf(ErrBounds, op, name, "view (offset %d, %dx%d with row stride %d) reaches past the %d elements of its buffer",
+			m.Offset, m.Rows, m.Cols, m.LD, m.Buf.Len())
+	}
+	return m, nil
+}
+
+// checkVec validates an optional vector of n values (f32, f16 or bf16).
+func checkVec(rt *runtime.Runtime, op, name string, b *runtime.Buffer, n int) error {
+	if b == nil {
+		return nil
+	}
+	if err := b.Check(rt, op, name); err != nil {
+		return err
+	}
+	if !lightFloat[b.DType()] {
+		return tile.Errorf(ErrDType, op, name, "element type %v; want f32, f16 or bf16", b.DType())
+	}
+	if b.Len() != n {
+		return tile.Errorf(ErrShape, op, name, "%d elements; want %d (one per column)", b.Len(), n)
+	}
+	return nil
+}
+
+// sameView reports whether two resolved views are the same elements in the
+// same order.
+func sameView(a, b Matrix) bool {
+	return a.Buf == b.Buf && a.Offset == b.Offset && a.Rows == b.Rows && a.Cols == b.Cols && (a.LD == b.LD || a.Rows <= 1)
+}
+
+// spansOverlap reports whether two resolved views on one buffer have
+// overlapping spans.
+func spansOverlap(a, b Matrix) bool {
+	if !runtime.Overlaps(a.Buf, b.Buf) || a.Rows == 0 || b.Rows == 0 {
+		return false
+	}
+	ae := a.Offset + (a.Rows-1)*a.LD + a.Cols
+	be := b.Offset + (b.Rows-1)*b.LD + b.Cols
+	return a.Offset < be && b.Offset < ae
+}
+
+// operand is an input (or other output) an output is checked against.
+type operand struct {
+	m       Matrix
+	name    string
+	inPlace bool // the output may be exactly this view
+}
+
+// checkOut rejects an output view that overlaps an operand, unless it is
+// exactly an operand marked inPlace.
+func checkOut(op, name string, out Matrix, ops ...operand) error {
+	for _, v := range ops {
+		if v.m.Buf == nil || v.inPlace && sameView(out, v.m) {
+			continue
+		}
+		if spansOverlap(out, v.m) {
+			if v.inPlace {
+				return tile.Errorf(ErrAlias, op, name, "overlaps %s without being the same view (in place)", v.name)
+			}
+			return tile.Errorf(ErrAlias, op, name, "overlaps %s, which may not share memory with it", v.name)
+		}
+	}
+	return nil
+}
+
+// checkBufAlias rejects a small buffer (weights, positions) that shares
+// memory with an output.
+func checkBufAlias(op, name string, b *runtime.Buffer, outs ...Matrix) error {
+	for _, o := range outs {
+		if b != nil && runtime.Overlaps(b, o.Buf) {
+			return tile.Errorf(ErrAlias, op, name, "shares its buffer with an output")
+		}
+	}
+	return nil
+}
+
+func explainOf[A any](rt *runtime.Runtime, op string, args A, err error) (runtime.Explanation, error) {
+	if err != nil {
+		return runtime.Explanation{}, err
+	}
+	return rt.Explain(op, args), nil
+}

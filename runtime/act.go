@@ -1,0 +1,45 @@
+package runtime
+
+import "github.com/tcrt-go/tcrt/fallback"
+
+// Registry names of the activation and element-wise ops.
+const (
+	OpActivation  = "activation"
+	OpElementwise = "elementwise"
+)
+
+// ActArgs is a validated activation: Y = f(A), or f(A)·B when B is set
+// (see fallback.ActArgs); A, B and Y are Rows × Cols views (the halves of
+// a concatenated [a|b] row are two views of one buffer).
+type ActArgs struct {
+	Func ActFunc
+	A, Y Matrix
+	B    *Matrix
+}
+
+// EltArgs is a validated element-wise op (see fallback.EltArgs).
+type EltArgs struct {
+	Op    EltOp
+	X, Y  Matrix
+	Z     *Matrix
+	Alpha float32
+}
+
+// HostActArgs converts a CPU-backend call into the fallback's form.
+func HostActArgs(a *ActArgs, threads int) *fallback.ActArgs {
+	return &fallback.ActArgs{Func: a.Func, A: hostRows(a.A), Y: hostRows(a.Y), B: hostRowsPtr(a.B), Threads: threads}
+}
+
+// HostEltArgs converts a CPU-backend call into the fallback's form.
+func HostEltArgs(a *EltArgs, threads int) *fallback.EltArgs {
+	return &fallback.EltArgs{Op: a.Op, X: hostRows(a.X), Y: hostRows(a.Y), Z: hostRowsPtr(a.Z), Alpha: a.Alpha, Threads: threads}
+}
+
+func init() {
+	refAndFast(OpActivation, OpActivation, "float32 silu/gelu/gelu_tanh over the fast exponential; "+lightFastDoc,
+		func(a *ActArgs, th int) error { fallback.ActRef(HostActArgs(a, th)); return nil },
+		func(a *ActArgs, th int) error { fallback.ActFast(HostActArgs(a, th)); return nil })
+	refAndFast(OpElementwise, OpElementwise, "the same float32 results as the reference; "+lightFastDoc,
+		func(a *EltArgs, th int) error { fallback.EltRef(HostEltArgs(a, th)); return nil },
+		func(a *EltArgs, th int) error { fallback.EltFast(HostEltArgs(a, th)); return nil })
+}

@@ -1,0 +1,45 @@
+package runtime
+
+import "github.com/tcrt-go/tcrt/fallback"
+
+// OpRoPE is the registry name of the rotary embedding.
+const OpRoPE = "rope"
+
+// RoPEArgs is a validated rotary embedding (see fallback.RoPEArgs): Q and K
+// (K optional) are Tokens × Heads·HeadDim views, rotated into QOut and KOut
+// (the same views for in place). Positions is an s32 buffer of one position
+// per token, or nil, and then HostPositions holds them (from per-sequence
+// offsets). Theta and Scaling give the frequencies; every position must be
+// below MaxPosition (the kernel checks data it alone sees).
+type RoPEArgs struct {
+	Q, QOut            Matrix
+	K, KOut            *Matrix
+	HeadsQ, HeadsK     int
+	HeadDim, RotaryDim int
+	Interleaved        bool
+	Positions          *Buffer
+	HostPositions      []int32
+	MaxPosition        int
+	Theta              float64
+	Scaling            RoPEScaling
+}
+
+// HostRoPEArgs converts a CPU-backend call into the fallback's form.
+func HostRoPEArgs(a *RoPEArgs, threads int) *fallback.RoPEArgs {
+	inv, ms := fallback.RoPEFreqs(a.Theta, a.RotaryDim, a.Scaling)
+	pos := a.HostPositions
+	if a.Positions != nil {
+		pos = hostS32(a.Positions)[:a.Q.Rows]
+	}
+	return &fallback.RoPEArgs{
+		Q: hostRows(a.Q), QOut: hostRows(a.QOut), K: hostRowsPtr(a.K), KOut: hostRowsPtr(a.KOut),
+		HeadsQ: a.HeadsQ, HeadsK: a.HeadsK, HeadDim: a.HeadDim, RotaryDim: a.RotaryDim,
+		Interleaved: a.Interleaved, Pos: pos, MaxPosition: a.MaxPosition, InvFreq: inv, MScale: ms, Threads: threads,
+	}
+}
+
+func init() {
+	refAndFast(OpRoPE, OpRoPE, "cos and sin once per token for every head of q and k; "+lightFastDoc,
+		func(a *RoPEArgs, th int) error { return fallback.RoPERef(HostRoPEArgs(a, th)) },
+		func(a *RoPEArgs, th int) error { return fallback.RoPEFast(HostRoPEArgs(a, th)) })
+}

@@ -1,0 +1,25 @@
+package runtime
+
+import "github.com/tcrt-go/tcrt/fallback"
+
+// OpSoftmax is the registry name of softmax and log-softmax.
+const OpSoftmax = "softmax"
+
+// SoftmaxArgs is a validated softmax over the last dimension (see
+// fallback.SoftmaxArgs).
+type SoftmaxArgs struct {
+	X, Y        Matrix
+	Temperature float32
+	Log         bool
+}
+
+// HostSoftmaxArgs converts a CPU-backend call into the fallback's form.
+func HostSoftmaxArgs(a *SoftmaxArgs, threads int) *fallback.SoftmaxArgs {
+	return &fallback.SoftmaxArgs{X: hostRows(a.X), Y: hostRows(a.Y), Temperature: a.Temperature, Log: a.Log, Threads: threads}
+}
+
+func init() {
+	refAndFast(OpSoftmax, OpSoftmax, "max, exponentials and sum on a float32 row in cache; "+lightFastDoc,
+		func(a *SoftmaxArgs, th int) error { fallback.SoftmaxRef(HostSoftmaxArgs(a, th)); return nil },
+		func(a *SoftmaxArgs, th int) error { fallback.SoftmaxFast(HostSoftmaxArgs(a, th)); return nil })
+}
