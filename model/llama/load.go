@@ -22,6 +22,7 @@ type LoadOptions struct {
 // Model is a Llama-family model whose weights live in runtime buffers.
 // Close releases them.
 type Model struct {
+	rt      *runtime.Runtime
 	cfg     Config
 	weights WeightSet[*runtime.Buffer]
 	mu      sync.Mutex
@@ -70,7 +71,7 @@ func Load(ctx context.Context, rt *runtime.Runtime, dir string, opts *LoadOption
 		return nil, err
 	}
 	defer ck.Close()
-	m := &Model{cfg: ck.Config()}
+	m := &Model{rt: rt, cfg: ck.Config()}
 	err = EachWeight(m.cfg, &m.weights, func(name string, _ []int, dst **runtime.Buffer) error {
 		if err := ctx.Err(); err != nil {
 			return err
