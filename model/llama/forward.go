@@ -84,6 +84,7 @@ type Runner struct {
 	decodes              []int // work indices of decodes in the last step
 	nWork, nTok          int   // the last step's shape
 	appendOpt            ops.KVAppendOptions
+	stK, stV, stQ, stO   ops.AttnTensor // slot-indexed views of stage and ostage
 	attnOpt, decAttnOpts []ops.AttentionOptions // per layer: prefill, decode
 }
 
@@ -200,6 +201,14 @@ func (r *Runner) alloc() error {
 	r.cu, r.counts, r.rows = make([]int, 0, S+1), make([]int, S), make([]int, 0, S)
 	r.decodes = make([]int, 0, S)
 	r.appendOpt.Counts = r.counts
+	hd, kvh, qkvd := cfg.HeadDim, cfg.NumKVHeads, r.qkvd
+	st := func(c0, heads, rows int) ops.AttnTensor {
+		return ops.AttnTensor{Buf: r.stage, Offset: c0, Shape: []int{S, rows, heads, hd},
+			Strides: []int{stageRows * qkvd, qkvd, hd, 1}}
+	}
+	r.stK, r.stV = st(r.qd, kvh, stageRows), st(r.qd+r.kvd, kvh, stageRows)
+	r.stQ = st(0, cfg.NumHeads, 1)
+	r.stO = ops.AttnTensor{Buf: r.ostage, Shape: []int{S, 1, cfg.NumHeads, hd}}
 	r.attnOpt = make([]ops.AttentionOptions, cfg.NumLayers)
 	r.decAttnOpts = make([]ops.AttentionOptions, cfg.NumLayers)
 	for l := range cfg.NumLayers {
@@ -589,13 +598,7 @@ func (r *Runner) ropeOptions() ops.RoPEOptions {
 // [Batch, seq, …] view whose batch index is the sequence): stageRows rows
 // of every sequence per round.
 func (r *Runner) appendKV(ctx context.Context, l int, work []Work) error {
-	qkvd, S := r.qkvd, r.o.MaxSeqs
-	cfg := r.cfg
-	kv := func(c0 int) ops.AttnTensor {
-		return ops.AttnTensor{Buf: r.stage, Offset: c0,
-			Shape:   []int{S, stageRows, cfg.NumKVHeads, cfg.HeadDim},
-			Strides: []int{stageRows * qkvd, qkvd, cfg.HeadDim, 1}}
-	}
+	qkvd := r.qkvd
 	for r0 := 0; ; r0 += stageRows {
 		clear(r.counts)
 		any := false
@@ -613,7 +616,7 @@ func (r *Runner) appendKV(ctx context.Context, l int, work []Work) error {
 		if !any {
 			return nil
 		}
-		if err := r.caches[l].Append(ctx, kv(r.qd), kv(r.qd+r.kvd), &r.appendOpt); err != nil {
+		if err := r.caches[l].Append(ctx, r.stK, r.stV, &r.appendOpt); err != nil {
 			return err
 		}
 	}
@@ -643,10 +646,7 @@ func (r *Runner) attention(ctx context.Context, l int, work []Work, T int, prefi
 	if len(r.decodes) == 0 {
 		return nil
 	}
-	S := r.o.MaxSeqs
-	q := ops.AttnTensor{Buf: r.stage, Shape: []int{S, 1, cfg.NumHeads, hd}, Strides: []int{stageRows * qkvd, qkvd, hd, 1}}
-	o := ops.AttnTensor{Buf: r.ostage, Shape: []int{S, 1, cfg.NumHeads, hd}}
-	if err := ops.AttentionKVCache(ctx, rt, o, q, r.caches[l], &r.decAttnOpts[l]); err != nil {
+	if err := ops.AttentionKVCache(ctx, rt, r.stO, r.stQ, r.caches[l], &r.decAttnOpts[l]); err != nil {
 		return err
 	}
 	for _, i := range r.decodes {
