@@ -84,7 +84,7 @@ type Runner struct {
 	decodes              []int // work indices of decodes in the last step
 	nWork, nTok          int   // the last step's shape
 	appendOpt            ops.KVAppendOptions
-	stK, stV, stQ, stO   ops.AttnTensor // slot-indexed views of stage and ostage
+	stK, stV, stQ, stO   ops.AttnTensor         // slot-indexed views of stage and ostage
 	attnOpt, decAttnOpts []ops.AttentionOptions // per layer: prefill, decode
 }
 
