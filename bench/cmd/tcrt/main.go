@@ -3,6 +3,8 @@
 // against the reference on random data, and its throughput.
 //
 //	go run ./bench/cmd/tcrt [-ops matmul,...] [-size small|medium|large] [-backend auto|cpu|cuda] [-json] [-explain]
+//	go run ./bench/cmd/tcrt generate -model DIR -tokens 1,2,3 [-n 32] [-temperature T] [-top-k K] [-top-p P] [-seed S]
+//	go run ./bench/cmd/tcrt bench-model -model DIR [-batches 1,8,32]
 //
 // Exit status: 0 when every result is within tolerance, 1 when a run fails,
 // 2 for a usage error (an unknown flag, op, size or backend).
@@ -42,6 +44,11 @@ type config struct {
 var errUsage = errors.New("usage")
 
 func main() {
+	if len(os.Args) > 1 {
+		if cmd, ok := subcommands[os.Args[1]]; ok { // model.go
+			os.Exit(cmd(os.Args[2:], os.Stdout, os.Stderr))
+		}
+	}
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
