@@ -105,7 +105,6 @@ func ints(p []int32) []int {
 // greedy tokens are the reference's, for f32 and bf16 weights on the CPU
 // and the simulated sm_86 device.
 func TestForwardMatchesReference(t *testing.T) {
-	ctx := context.Background()
 	for _, backend := range backends(t) {
 		for _, dt := range []tile.DType{tile.F32, tile.BF16} {
 			t.Run(string(backend)+"/"+dt.String(), func(t *testing.T) {
@@ -114,63 +113,94 @@ func TestForwardMatchesReference(t *testing.T) {
 					promptLen, steps = 5, 3
 				}
 				f := newFixture(t, backend, llamatest.Small(), dt, 7)
-				r := f.runner(t, llama.RunnerOptions{MaxSeqs: 2, MaxTokens: 32, MaxSeqLen: 64, AllLogits: true})
-				V := f.cfg.VocabSize
-				rng := rand.New(rand.NewPCG(1, 2))
-				prompt := randPrompt(rng, promptLen, V)
-				seq, err := r.NewSequence()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := r.Step(ctx, []llama.Work{{Seq: seq, Tokens: prompt}}); err != nil {
-					t.Fatal(err)
-				}
-				cache := f.ref.NewCache()
-				want, err := f.ref.Forward(ctx, cache, ints(prompt))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := make([]float32, len(prompt)*V)
-				if err := r.ReadLogits(ctx, 0, got); err != nil {
-					t.Fatal(err)
-				}
-				worst := 0.0
-				for p := range prompt {
-					d := relDiff(got[p*V:(p+1)*V], want[p])
-					worst = max(worst, d)
-					if d > logitBound {
-						t.Errorf("prefill position %d: logits differ by %.3g (relative), bound %.3g", p, d, logitBound)
-					}
-				}
-				last := got[(len(prompt)-1)*V:]
-				for s := range steps {
-					tok, err := r.Sample(ctx, r.LogitsRows()-1, llama.SampleOptions{}, uint64(s))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if w := llamatest.Argmax(last); int(tok) != w {
-						t.Fatalf("step %d: greedy token %d, reference argmax %d", s, tok, w)
-					}
-					if err := r.Step(ctx, []llama.Work{{Seq: seq, Tokens: []int32{tok}}}); err != nil {
-						t.Fatal(err)
-					}
-					want, err := f.ref.Forward(ctx, cache, []int{int(tok)})
-					if err != nil {
-						t.Fatal(err)
-					}
-					last = make([]float32, V)
-					if err := r.ReadLogits(ctx, 0, last); err != nil {
-						t.Fatal(err)
-					}
-					d := relDiff(last, want[0])
-					worst = max(worst, d)
-					if d > logitBound {
-						t.Errorf("decode step %d (position %d): logits differ by %.3g, bound %.3g", s, promptLen+s, d, logitBound)
-					}
-				}
-				t.Logf("largest relative logit difference %.3g over %d prefill positions and %d decode steps", worst, promptLen, steps)
+				checkAgainstReference(t, f, promptLen, steps)
 			})
 		}
+	}
+}
+
+// checkAgainstReference prefills a random prompt of promptLen tokens,
+// then decodes steps greedy tokens, comparing every position's logits and
+// every token with the reference.
+func checkAgainstReference(t *testing.T, f *fixture, promptLen, steps int) {
+	t.Helper()
+	ctx := context.Background()
+	r := f.runner(t, llama.RunnerOptions{MaxSeqs: 2, MaxTokens: 32, MaxSeqLen: 64, AllLogits: true})
+	V := f.cfg.VocabSize
+	rng := rand.New(rand.NewPCG(1, 2))
+	prompt := randPrompt(rng, promptLen, V)
+	seq, err := r.NewSequence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Step(ctx, []llama.Work{{Seq: seq, Tokens: prompt}}); err != nil {
+		t.Fatal(err)
+	}
+	cache := f.ref.NewCache()
+	want, err := f.ref.Forward(ctx, cache, ints(prompt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, len(prompt)*V)
+	if err := r.ReadLogits(ctx, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for p := range prompt {
+		d := relDiff(got[p*V:(p+1)*V], want[p])
+		worst = max(worst, d)
+		if d > logitBound {
+			t.Errorf("prefill position %d: logits differ by %.3g (relative), bound %.3g", p, d, logitBound)
+		}
+	}
+	last := got[(len(prompt)-1)*V:]
+	for s := range steps {
+		tok, err := r.Sample(ctx, r.LogitsRows()-1, llama.SampleOptions{}, uint64(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := llamatest.Argmax(last); int(tok) != w {
+			t.Fatalf("step %d: greedy token %d, reference argmax %d", s, tok, w)
+		}
+		if err := r.Step(ctx, []llama.Work{{Seq: seq, Tokens: []int32{tok}}}); err != nil {
+			t.Fatal(err)
+		}
+		want, err := f.ref.Forward(ctx, cache, []int{int(tok)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = make([]float32, V)
+		if err := r.ReadLogits(ctx, 0, last); err != nil {
+			t.Fatal(err)
+		}
+		d := relDiff(last, want[0])
+		worst = max(worst, d)
+		if d > logitBound {
+			t.Errorf("decode step %d (position %d): logits differ by %.3g, bound %.3g", s, promptLen+s, d, logitBound)
+		}
+	}
+	t.Logf("largest relative logit difference %.3g over %d prefill positions and %d decode steps", worst, promptLen, steps)
+}
+
+// TestForwardVariants: the configuration flags the forward pass honours
+// (llama3 and linear RoPE scaling, q/k/v and o biases, sliding windows
+// from a layer on, tied embeddings) against the reference, on the CPU;
+// the prompt is longer than the windows.
+func TestForwardVariants(t *testing.T) {
+	qwen := llamatest.Small()
+	qwen.ModelType, qwen.QKVBias, qwen.SlidingWindow, qwen.SlidingWindowFromLayer, qwen.TieWordEmbeddings = "qwen2", true, 6, 1, true
+	biased := llamatest.Small()
+	biased.QKVBias, biased.OutputBias = true, true
+	biased.RopeScaling = &llama.RopeScaling{Type: "linear", Factor: 2}
+	mistral := llamatest.Tiny()
+	mistral.ModelType, mistral.SlidingWindow, mistral.RopeScaling = "mistral", 5, nil
+	for _, c := range []struct {
+		name string
+		cfg  llama.Config
+	}{{"tiny-llama3-rope", llamatest.Tiny()}, {"qwen2-bias-window-tied", qwen}, {"llama-bias-linear-rope", biased}, {"mistral-window", mistral}} {
+		t.Run(c.name, func(t *testing.T) {
+			checkAgainstReference(t, newFixture(t, runtime.BackendCPU, c.cfg, tile.F32, 9), 13, 8)
+		})
 	}
 }
 
