@@ -47,6 +47,8 @@ type Engine struct {
 	cancel context.CancelFunc
 	once   sync.Once
 	err    error
+
+	reserved int // KV pages reserved by admitted requests (the loop's)
 }
 
 type request struct {
@@ -56,6 +58,7 @@ type request struct {
 	limit  int // tokens to generate at most
 	out    chan Token
 	seq    int
+	pages  int     // KV pages reserved for the whole generation
 	n      int     // tokens generated
 	next   []int32 // the token to feed next (one element)
 	done   bool
@@ -201,6 +204,7 @@ func (e *Engine) finish(q *request, err error) {
 	if q.seq >= 0 {
 		_ = e.r.FreeSequence(q.seq)
 		q.seq = -1
+		e.reserved -= q.pages
 	}
 }
 
@@ -253,17 +257,29 @@ func (e *Engine) loop() {
 		}
 		active = slices.DeleteFunc(active, func(q *request) bool { return !live(q) })
 		pending = slices.DeleteFunc(pending, func(q *request) bool { return !live(q) })
-		// Admit queued prompts, in order, while a slot and the step's token
-		// budget allow.
+		// Admit queued prompts, in order, while a slot, the step's token
+		// budget and the KV pages for the whole generation allow (so no
+		// step runs out of pages).
 		budget := e.r.o.MaxTokens - len(active)
 		for len(pending) > 0 && len(pending[0].prompt) <= budget {
+			q := pending[0]
+			ps := e.r.o.PageSize
+			q.pages = (len(q.prompt) + q.limit + ps - 1) / ps
+			if q.pages > e.r.o.NumPages {
+				pending = pending[1:]
+				e.finish(q, tile.Errorf(tile.ErrOutOfMemory, engineOp, "prompt", "%d prompt and %d new tokens need %d KV pages; the engine has %d", len(q.prompt), q.limit, q.pages, e.r.o.NumPages))
+				continue
+			}
+			if e.reserved+q.pages > e.r.o.NumPages {
+				break
+			}
 			seq, err := e.r.NewSequence()
 			if err != nil {
 				break
 			}
-			q := pending[0]
 			pending = pending[1:]
 			q.seq = seq
+			e.reserved += q.pages
 			budget -= len(q.prompt)
 			active = append(active, q)
 		}
