@@ -35,10 +35,13 @@ func ExampleLoad() {
 	defer m.Close()
 	c := m.Config()
 	fmt.Printf("%s: %d layers, %d heads (%d KV) of %d, %d parameters\n", c.ModelType, c.NumLayers, c.NumHeads, c.NumKVHeads, c.HeadDim, c.NumParams())
-	fmt.Println("q_proj of layer 1:", m.Weights().Layers[1].Q.DType(), m.Weights().Layers[1].Q.Shape())
+	fmt.Println("o_proj of layer 1:", m.Weights().Layers[1].O.DType(), m.Weights().Layers[1].O.Shape())
+	f := m.FusedLayers()[1]
+	fmt.Println("q|k|v and gate|up of layer 1:", f.QKV.Shape(), f.GateUp.Shape())
 	// Output:
 	// llama: 2 layers, 4 heads (2 KV) of 16, 74688 parameters
-	// q_proj of layer 1: bf16 [64 64]
+	// o_proj of layer 1: bf16 [64 64]
+	// q|k|v and gate|up of layer 1: [128 64] [192 64]
 }
 
 // Load a model and generate from a prompt of token ids: the lines a

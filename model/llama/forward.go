@@ -512,13 +512,8 @@ func (r *Runner) forward(ctx context.Context, work []Work) error {
 	for l := range ly {
 		w := &ly[l]
 		qkvCol := func(c0, cols int) ops.Matrix { return rowsView(r.qkv, 0, T, c0, cols, qkvd) }
-		for _, p := range []struct {
-			c0, cols int
-			w, b     *runtime.Buffer
-		}{{0, qd, w.Q, w.QBias}, {qd, kvd, w.K, w.KBias}, {qd + kvd, kvd, w.V, w.VBias}} {
-			if err := r.linear(ctx, qkvCol(p.c0, p.cols), all(r.h, H), p.w, p.b); err != nil {
-				return err
-			}
+		if err := r.projectQKV(ctx, l, all(r.h, H), T); err != nil {
+			return err
 		}
 		// q and k in one call would be refused: RoPE's alias check compares
 		// spans, and column views of one fused buffer interleave.
@@ -539,10 +534,7 @@ func (r *Runner) forward(ctx context.Context, work []Work) error {
 		if err := ops.AddRMSNorm(ctx, rt, all(r.h, H), all(r.res, H), w.PostAttentionNorm, &norm); err != nil {
 			return err
 		}
-		if err := r.linear(ctx, rowsView(r.gu, 0, T, 0, I, 2*I), all(r.h, H), w.Gate, nil); err != nil {
-			return err
-		}
-		if err := r.linear(ctx, rowsView(r.gu, 0, T, I, I, 2*I), all(r.h, H), w.Up, nil); err != nil {
+		if err := r.projectGateUp(ctx, l, all(r.h, H), T); err != nil {
 			return err
 		}
 		if err := ops.GatedActivate(ctx, rt, all(r.act, I), all(r.gu, 2*I), ops.SiLU, nil); err != nil {
@@ -575,6 +567,39 @@ func (r *Runner) forward(ctx context.Context, work []Work) error {
 	}
 	r.nWork, r.nTok = len(work), T
 	return r.linear(ctx, rowsView(r.logits, 0, len(work), 0, V, V), rowsView(r.last, 0, len(work), 0, H, H), r.m.weights.LMHead, nil)
+}
+
+// projectQKV writes h·[Wq|Wk|Wv]ᵀ (+ biases) of layer l into r.qkv: one
+// matmul with fused weights, else one per projection into its columns.
+func (r *Runner) projectQKV(ctx context.Context, l int, h ops.Matrix, T int) error {
+	qd, kvd, qkvd := r.qd, r.kvd, r.qkvd
+	if f := r.m.fused; f != nil {
+		return r.linear(ctx, rowsView(r.qkv, 0, T, 0, qkvd, qkvd), h, f[l].QKV, f[l].QKVBias)
+	}
+	w := &r.m.weights.Layers[l]
+	for _, p := range []struct {
+		c0, cols int
+		w, b     *runtime.Buffer
+	}{{0, qd, w.Q, w.QBias}, {qd, kvd, w.K, w.KBias}, {qd + kvd, kvd, w.V, w.VBias}} {
+		if err := r.linear(ctx, rowsView(r.qkv, 0, T, p.c0, p.cols, qkvd), h, p.w, p.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// projectGateUp writes h·[Wgate|Wup]ᵀ of layer l into r.gu, GatedActivate's
+// [gate | up] input: one matmul with fused weights, else two.
+func (r *Runner) projectGateUp(ctx context.Context, l int, h ops.Matrix, T int) error {
+	I := r.inter
+	if f := r.m.fused; f != nil {
+		return r.linear(ctx, rowsView(r.gu, 0, T, 0, 2*I, 2*I), h, f[l].GateUp, nil)
+	}
+	w := &r.m.weights.Layers[l]
+	if err := r.linear(ctx, rowsView(r.gu, 0, T, 0, I, 2*I), h, w.Gate, nil); err != nil {
+		return err
+	}
+	return r.linear(ctx, rowsView(r.gu, 0, T, I, I, 2*I), h, w.Up, nil)
 }
 
 // ropeOptions maps the configuration's RoPE to ops.RoPE's options.

@@ -33,7 +33,7 @@ func backends(*testing.T) []runtime.BackendKind {
 	return []runtime.BackendKind{runtime.BackendCPU, "sim"}
 }
 
-func newFixture(t *testing.T, backend runtime.BackendKind, cfg llama.Config, dt tile.DType, seed uint64) *fixture {
+func newFixture(t *testing.T, backend runtime.BackendKind, cfg llama.Config, dt tile.DType, seed uint64, lo ...llama.LoadOptions) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	if err := llamatest.WriteRandomCheckpoint(dir, cfg, dt, seed, nil); err != nil {
@@ -53,7 +53,11 @@ func newFixture(t *testing.T, backend runtime.BackendKind, cfg llama.Config, dt 
 		t.Skipf("backend %s: %v", backend, err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	m, err := llama.Load(context.Background(), rt, dir, nil)
+	var opts *llama.LoadOptions
+	if len(lo) > 0 {
+		opts = &lo[0]
+	}
+	m, err := llama.Load(context.Background(), rt, dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +188,9 @@ func checkAgainstReference(t *testing.T, f *fixture, promptLen, steps int) {
 
 // TestForwardVariants: the configuration flags the forward pass honours
 // (llama3 and linear RoPE scaling, q/k/v and o biases, sliding windows
-// from a layer on, tied embeddings) against the reference, on the CPU;
-// the prompt is longer than the windows.
+// from a layer on, tied embeddings) against the reference, on the CPU,
+// with fused and separate projections; the prompt is longer than the
+// windows.
 func TestForwardVariants(t *testing.T) {
 	qwen := llamatest.Small()
 	qwen.ModelType, qwen.QKVBias, qwen.SlidingWindow, qwen.SlidingWindowFromLayer, qwen.TieWordEmbeddings = "qwen2", true, 6, 1, true
@@ -198,9 +203,15 @@ func TestForwardVariants(t *testing.T) {
 		name string
 		cfg  llama.Config
 	}{{"tiny-llama3-rope", llamatest.Tiny()}, {"qwen2-bias-window-tied", qwen}, {"llama-bias-linear-rope", biased}, {"mistral-window", mistral}} {
-		t.Run(c.name, func(t *testing.T) {
-			checkAgainstReference(t, newFixture(t, runtime.BackendCPU, c.cfg, tile.F32, 9), 13, 8)
-		})
+		for _, sep := range []bool{false, true} {
+			name := c.name + "/fused"
+			if sep {
+				name = c.name + "/separate"
+			}
+			t.Run(name, func(t *testing.T) {
+				checkAgainstReference(t, newFixture(t, runtime.BackendCPU, c.cfg, tile.F32, 9, llama.LoadOptions{KeepSeparate: sep}), 13, 8)
+			})
+		}
 	}
 }
 
