@@ -31,14 +31,15 @@
 // batching). Per step, with T the step's tokens packed in rows:
 //
 //	embedding gather (ops.MGather) → residual (f32) → RMSNorm
-//	per layer: q, k, v = h·Wᵀ (+bias) into one [T, q|k|v] buffer (three
-//	  matmuls writing column ranges of it: the weights stay as loaded);
+//	per layer: q|k|v = h·W_qkvᵀ (+bias), one matmul over the fused
+//	  [q|k|v] weights Load makes (three into column ranges of the same
+//	  buffer with LoadOptions.KeepSeparate);
 //	  RoPE on q and k (NeoX, llama3/linear scaling, per-token positions);
 //	  k, v appended to the layer's paged ops.KVCache; attention: varlen
 //	  causal (ops.Attention with CuSeqQ) for prompts, paged decode
 //	  (ops.AttentionKVCache) for running sequences; o_proj; AddRMSNorm
-//	  (residual add fused with the next norm); gate and up into one
-//	  [T, gate|up] buffer, GatedActivate(SiLU); down_proj; AddRMSNorm
+//	  (residual add fused with the next norm); h·W_gate|upᵀ, one matmul
+//	  into [T, gate|up], GatedActivate(SiLU); down_proj; AddRMSNorm
 //	LM head on each sequence's last token (every token's with AllLogits)
 //
 // Activations and the residual stream are f32 whatever the weights' type;

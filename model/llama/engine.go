@@ -40,7 +40,10 @@ type Token struct {
 type Engine struct {
 	r      *Runner
 	eos    []int32
-	submit chan *request
+	mu     sync.Mutex
+	queue  []*request    // submitted, not yet taken by the loop (mu)
+	closed bool          // Close has begun (mu)
+	wake   chan struct{} // one pending wake-up for the loop
 	quit   chan struct{}
 	done   chan struct{}
 	ctx    context.Context // cancelled by Close
@@ -77,7 +80,7 @@ func NewEngine(m *Model, opts *RunnerOptions) (*Engine, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{r: r, submit: make(chan *request), quit: make(chan struct{}), done: make(chan struct{}), ctx: ctx, cancel: cancel}
+	e := &Engine{r: r, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), ctx: ctx, cancel: cancel}
 	for _, id := range m.cfg.EOSTokenIDs {
 		e.eos = append(e.eos, int32(id))
 	}
@@ -86,7 +89,7 @@ func NewEngine(m *Model, opts *RunnerOptions) (*Engine, error) {
 }
 
 // Submit queues a generation of prompt and returns its stream of tokens,
-// closed when the generation ends. The stream is buffered for every token
+// closed when the generation ends; it does not wait for the engine. The stream is buffered for every token
 // the request may produce, so a slow reader never stalls the engine.
 // Cancelling ctx ends the generation at the engine's next step (the last
 // value then carries ctx's error). Bad arguments give an error wrapping
@@ -131,14 +134,28 @@ func (e *Engine) Submit(ctx context.Context, prompt []int32, opts *GenerateOptio
 	}
 	q := &request{ctx: ctx, prompt: slices.Clone(prompt), opt: o, limit: limit,
 		out: make(chan Token, limit+1), seq: -1, next: make([]int32, 1)}
-	select {
-	case e.submit <- q:
-		return q.out, nil
-	case <-e.quit:
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
 		return nil, tile.Errorf(tile.ErrClosed, op, "engine", "engine is closed")
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	e.queue = append(e.queue, q)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+	return q.out, nil
+}
+
+// take moves the submitted requests onto pending.
+func (e *Engine) take(pending []*request) []*request {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pending = append(pending, e.queue...)
+	clear(e.queue)
+	e.queue = e.queue[:0]
+	return pending
 }
 
 // Generate submits prompt and waits for the whole generation: the tokens,
@@ -168,6 +185,9 @@ func (e *Engine) Close() error {
 		return tile.Errorf(tile.ErrArgument, "close", "engine", "engine is nil or was not made by NewEngine")
 	}
 	e.once.Do(func() {
+		e.mu.Lock()
+		e.closed = true // no Submit queues after this
+		e.mu.Unlock()
 		close(e.quit)
 		e.cancel()
 		<-e.done
@@ -223,29 +243,25 @@ func (e *Engine) loop() {
 	var work []Work
 	closed := tile.Errorf(tile.ErrClosed, engineOp, "engine", "engine closed")
 	shutdown := func() {
-		for _, q := range append(active, pending...) {
+		for _, q := range e.take(append(active, pending...)) {
 			e.finish(q, closed)
 		}
 	}
 	for {
+		select {
+		case <-e.quit:
+			shutdown()
+			return
+		default:
+		}
+		pending = e.take(pending)
 		if len(active) == 0 && len(pending) == 0 {
 			select {
-			case q := <-e.submit:
-				pending = append(pending, q)
+			case <-e.wake:
+				continue
 			case <-e.quit:
 				shutdown()
 				return
-			}
-		}
-		for more := true; more; {
-			select {
-			case q := <-e.submit:
-				pending = append(pending, q)
-			case <-e.quit:
-				shutdown()
-				return
-			default:
-				more = false
 			}
 		}
 		// Cancelled requests end here, at the step boundary.
