@@ -114,6 +114,22 @@ func memAvailable() uint64 {
 	return 0
 }
 
+// peakRSS is the process's peak resident set (VmHWM) in bytes, 0 if
+// unknown.
+func peakRSS() uint64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 // copyGBs is the machine's copy bandwidth now: all cores copying disjoint
 // slices of a 256 MiB buffer, bytes read plus written (the convention of
 // bench's BenchmarkMemcpy), the median of 7 runs.
@@ -148,11 +164,15 @@ func copyGBs() float64 {
 // sequences (16-token prompts, then growing) of the 1B-shaped model per
 // iteration, sampling greedily. It reports tokens/s (aggregate), and
 // bw-eff: the weight bytes a step reads (Model.WeightBytes) times steps/s
-// over the copy bandwidth (copyGBs) measured after the timed loop.
+// over the copy bandwidth (copyGBs) measured after the timed loop, and the
+// process's peak RSS over the weight and KV cache bytes (the KV cache is
+// the runner's whole page pool; the process also holds the generator's
+// and the benchmark's own memory).
 func BenchmarkLlamaDecode(b *testing.B) {
 	for _, batch := range []int{1, 8} {
 		b.Run(fmt.Sprintf("bf16/llama1b/b%d/cpu", batch), func(b *testing.B) {
 			m := loadLlama1B(b)
+			cfg := m.Config()
 			ctx := context.Background()
 			const prompt, maxLen = 16, 1024
 			r, err := llama.NewRunner(m, &llama.RunnerOptions{MaxSeqs: batch, MaxTokens: batch * prompt, MaxSeqLen: maxLen})
@@ -200,6 +220,10 @@ func BenchmarkLlamaDecode(b *testing.B) {
 			}
 			sec := b.Elapsed().Seconds()
 			b.StopTimer()
+			if hwm := peakRSS(); hwm > 0 {
+				kv := 2 * cfg.NumLayers * r.Options().NumPages * r.Options().PageSize * cfg.NumKVHeads * cfg.HeadDim * r.Options().KVDType.Size()
+				b.ReportMetric(float64(hwm)/float64(m.WeightBytes()+kv), "peak-rss/(weights+kv)")
+			}
 			steps := float64(b.N) / sec
 			bw := copyGBs()
 			b.ReportMetric(steps*float64(batch), "tokens/s")
