@@ -3,8 +3,6 @@
 // against the reference on random data, and its throughput.
 //
 //	go run ./bench/cmd/tcrt [-ops matmul,...] [-size small|medium|large] [-backend auto|cpu|cuda] [-json] [-explain]
-//	go run ./bench/cmd/tcrt generate -model DIR -tokens 1,2,3 [-n 32] [-temperature T] [-top-k K] [-top-p P] [-seed S]
-//	go run ./bench/cmd/tcrt bench-model -model DIR [-batches 1,8,32]
 //
 // Exit status: 0 when every result is within tolerance, 1 when a run fails,
 // 2 for a usage error (an unknown flag, op, size or backend).

@@ -16,7 +16,13 @@ import (
 )
 
 // subcommands are tcrt's model commands, chosen by the first argument;
-// each takes the remaining arguments and returns the exit status.
+// each takes the remaining arguments and returns the exit status
+// (2 for a usage error):
+//
+//	tcrt generate -model DIR -tokens 1,2,3 [-n 32] [-temperature T] [-top-k K] [-top-p P] [-seed S] [-dtype bf16] [-ignore-eos]
+//	tcrt bench-model -model DIR [-batches 1,8,32] [-prompt 128] [-steps 32] [-dtype bf16]
+//
+// TCRT_BACKEND chooses the backend (runtime.Open's rule).
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"generate":    generateCmd,
 	"bench-model": benchModelCmd,
