@@ -206,3 +206,49 @@ func TestEngineSubmitErrors(t *testing.T) {
 		t.Errorf("nil engine: %v", err)
 	}
 }
+
+// TestEngineTopK: with top-k 3 every sampled token is one of the three
+// largest logits of the reference at its position (feeding the reference
+// the sampled tokens), and the draws are not all the argmax.
+func TestEngineTopK(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, runtime.BackendCPU, llamatest.Small(), tile.F32, 4)
+	e := f.engine(t, llama.RunnerOptions{MaxSeqs: 2, MaxTokens: 16, MaxSeqLen: 64})
+	prompt := []int32{7, 300, 12}
+	notTop := 0
+	for seed := range uint64(4) {
+		got, err := e.Generate(ctx, prompt, &llama.GenerateOptions{MaxNewTokens: 10, StopTokens: []int32{},
+			Sampling: llama.SampleOptions{Temperature: 3, TopK: 3, Seed: seed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := f.ref.NewCache()
+		logits, err := f.ref.Forward(ctx, cache, ints(prompt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := logits[len(logits)-1]
+		for i, tok := range got {
+			rank := 0
+			for _, v := range last {
+				if v > last[tok] {
+					rank++
+				}
+			}
+			if rank >= 3 {
+				t.Fatalf("seed %d, token %d: %d has rank %d; top-k 3 keeps ranks 0 … 2", seed, i, tok, rank)
+			}
+			if rank > 0 {
+				notTop++
+			}
+			step, err := f.ref.Forward(ctx, cache, []int{int(tok)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = step[0]
+		}
+	}
+	if notTop == 0 {
+		t.Error("40 draws at temperature 3 were all the argmax")
+	}
+}
