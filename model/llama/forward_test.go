@@ -427,7 +427,9 @@ func TestDecodeAllocs(t *testing.T) {
 	}
 	long := testing.AllocsPerRun(20, step)
 	t.Logf("decode step allocations: %.0f at length ~30, %.0f at length ~200 (2 layers)", short, long)
-	if long != short {
+	// Equal in a plain build; the race detector's sync.Pool drops items at
+	// random, which moves the count by a few.
+	if math.Abs(long-short) > 0.01*short {
 		t.Errorf("allocations change with length: %.0f → %.0f", short, long)
 	}
 }
