@@ -433,3 +433,43 @@ func TestDecodeAllocs(t *testing.T) {
 		t.Errorf("allocations change with length: %.0f → %.0f", short, long)
 	}
 }
+
+// TestForwardHalfKV: with a bf16 or f16 KV cache the logits stay within
+// the stated bound of the f32 reference (keys and values rounded to 8 or
+// 11 significant bits), decoding the reference's greedy tokens.
+func TestForwardHalfKV(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, runtime.BackendCPU, llamatest.Small(), tile.F32, 7)
+	for _, c := range []struct {
+		dt    tile.DType
+		bound float64
+	}{{tile.BF16, 1e-2}, {tile.F16, 2e-3}} {
+		r := f.runner(t, llama.RunnerOptions{MaxSeqs: 1, MaxTokens: 16, MaxSeqLen: 32, KVDType: c.dt})
+		V := f.cfg.VocabSize
+		seq, _ := r.NewSequence()
+		cache := f.ref.NewCache()
+		tokens := []int32{3, 99, 512, 7, 41}
+		worst := 0.0
+		for step := range 7 {
+			if err := r.Step(ctx, []llama.Work{{Seq: seq, Tokens: tokens}}); err != nil {
+				t.Fatal(err)
+			}
+			want, err := f.ref.Forward(ctx, cache, ints(tokens))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, V)
+			if err := r.ReadLogits(ctx, 0, got); err != nil {
+				t.Fatal(err)
+			}
+			last := want[len(want)-1]
+			d := relDiff(got, last)
+			worst = max(worst, d)
+			if d > c.bound {
+				t.Errorf("%v KV, step %d: logits differ by %.3g, bound %.3g", c.dt, step, d, c.bound)
+			}
+			tokens = []int32{int32(llamatest.Argmax(last))}
+		}
+		t.Logf("%v KV cache: largest relative logit difference %.3g", c.dt, worst)
+	}
+}
