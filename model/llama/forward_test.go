@@ -473,3 +473,50 @@ func TestForwardHalfKV(t *testing.T) {
 		t.Logf("%v KV cache: largest relative logit difference %.3g", c.dt, worst)
 	}
 }
+
+// TestNewRunnerErrors: bad or oversized options are typed errors, and a
+// runner that does not fit the runtime's memory limit fails cleanly,
+// leaving no buffer behind.
+func TestNewRunnerErrors(t *testing.T) {
+	cfg := llamatest.Tiny()
+	dir := t.TempDir()
+	if err := llamatest.WriteRandomCheckpoint(dir, cfg, tile.F32, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU, MemoryLimit: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	m, err := llama.Load(context.Background(), rt, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	live := rt.Stats().LiveBuffers
+	for _, c := range []struct {
+		name string
+		o    llama.RunnerOptions
+		want error
+	}{
+		{"negative MaxSeqs", llama.RunnerOptions{MaxSeqs: -1}, tile.ErrShape},
+		{"huge MaxTokens", llama.RunnerOptions{MaxTokens: 1 << 40}, tile.ErrShape},
+		{"MaxTokens < MaxSeqs", llama.RunnerOptions{MaxSeqs: 8, MaxTokens: 4}, tile.ErrShape},
+		{"bad PageSize", llama.RunnerOptions{PageSize: 24}, tile.ErrArgument},
+		{"negative NumPages", llama.RunnerOptions{NumPages: -3}, tile.ErrShape},
+		{"KV dtype", llama.RunnerOptions{KVDType: tile.S8}, tile.ErrDType},
+		{"past the memory limit", llama.RunnerOptions{MaxTokens: 1 << 20}, tile.ErrOutOfMemory},
+	} {
+		r, err := llama.NewRunner(m, &c.o)
+		if !errors.Is(err, c.want) || r != nil {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if n := rt.Stats().LiveBuffers; n != live {
+			t.Errorf("%s: %d live buffers after the failure, want %d", c.name, n, live)
+		}
+	}
+	m.Close()
+	if _, err := llama.NewRunner(m, nil); !errors.Is(err, tile.ErrClosed) {
+		t.Errorf("closed model: %v, want ErrClosed", err)
+	}
+}
