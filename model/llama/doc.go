@@ -24,9 +24,45 @@
 // a runtime, optionally converting to one element type, and returns a
 // Model.
 //
+// # Forward pass and generation
+//
+// A Runner (NewRunner) runs the forward pass over steps that mix the
+// prefill of new prompts with the decode of running sequences (continuous
+// batching). Per step, with T the step's tokens packed in rows:
+//
+//	embedding gather (ops.MGather) → residual (f32) → RMSNorm
+//	per layer: q|k|v = h·W_qkvᵀ (+bias), one matmul over the fused
+//	  [q|k|v] weights Load makes (three into column ranges of the same
+//	  buffer with LoadOptions.KeepSeparate);
+//	  RoPE on q and k (NeoX, llama3/linear scaling, per-token positions);
+//	  k, v appended to the layer's paged ops.KVCache; attention: varlen
+//	  causal (ops.Attention with CuSeqQ) for prompts, paged decode
+//	  (ops.AttentionKVCache) for running sequences; o_proj; AddRMSNorm
+//	  (residual add fused with the next norm); h·W_gate|upᵀ, one matmul
+//	  into [T, gate|up], GatedActivate(SiLU); down_proj; AddRMSNorm
+//	LM head on each sequence's last token (every token's with AllLogits)
+//
+// Activations and the residual stream are f32 whatever the weights' type;
+// the KV cache is f32 unless RunnerOptions.KVDType says otherwise. Each
+// layer has its own paged cache; the runner hands pages from one free list
+// to sequences as they grow and takes them back in FreeSequence. Every
+// buffer is allocated by NewRunner and reused: a decode step allocates no
+// buffer (its heap allocations are the op calls' own, a constant per
+// call). ops.KVCache.Append and ops.AttentionKVCache index sequences by
+// their slot in a [MaxSeqs, seq, …] view, so the step's rows go through a
+// slot-indexed staging buffer of 64 rows a sequence for the append and the
+// decode queries. A prompt must fit in one step (no chunked prefill).
+//
+// An Engine (NewEngine) is what a service holds: Submit (or Generate)
+// queues token ids with GenerateOptions (stop tokens, a maximum length,
+// SampleOptions with a per-request seed) and returns a stream of Tokens;
+// one goroutine admits requests into free slots and runs every running
+// request in shared steps; cancelling a request's ctx stops it at the next
+// step; Close ends everything with ErrClosed.
+//
 // Package llamatest writes random checkpoints for tests and holds the plain
 // f32 reference forward pass, the oracle of the tcrt forward.
 //
 // Dependencies: model/llama → ops, runtime, tile (the loader alone needs
-// only runtime and tile; the forward pass will add ops).
+// only runtime and tile).
 package llama

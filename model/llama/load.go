@@ -17,13 +17,21 @@ type LoadOptions struct {
 	// as it is uploaded; tile.Invalid (the zero value) keeps each weight's
 	// own type.
 	DType tile.DType
+	// KeepSeparate keeps every projection in its own buffer, as in the
+	// checkpoint. By default each layer's q, k and v projections (and
+	// biases) are uploaded into one matrix, and gate and up into another
+	// (FusedLayers), which the forward pass runs as one matmul each; the
+	// fused weights' fields of Weights() are then nil.
+	KeepSeparate bool
 }
 
 // Model is a Llama-family model whose weights live in runtime buffers.
 // Close releases them.
 type Model struct {
+	rt      *runtime.Runtime
 	cfg     Config
 	weights WeightSet[*runtime.Buffer]
+	fused   []FusedLayer // nil with KeepSeparate
 	mu      sync.Mutex
 	closed  bool
 }
@@ -70,12 +78,23 @@ func Load(ctx context.Context, rt *runtime.Runtime, dir string, opts *LoadOption
 		return nil, err
 	}
 	defer ck.Close()
-	m := &Model{cfg: ck.Config()}
+	m := &Model{rt: rt, cfg: ck.Config()}
+	m.weights.Layers = make([]LayerSet[*runtime.Buffer], m.cfg.NumLayers)
+	var parts map[**runtime.Buffer]fusePart
+	if !o.KeepSeparate {
+		m.fused = make([]FusedLayer, m.cfg.NumLayers)
+		parts = m.fuseParts()
+	}
 	err = EachWeight(m.cfg, &m.weights, func(name string, _ []int, dst **runtime.Buffer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		src, _ := ck.Tensor(name) // OpenCheckpoint checked every weight is there
+		if p, ok := parts[dst]; ok {
+			err := m.uploadFused(ctx, rt, p, src, o.DType)
+			ck.release(src.Data)
+			return err
+		}
 		b, err := upload(ctx, rt, src, o.DType)
 		ck.release(src.Data)
 		*dst = b
@@ -104,7 +123,7 @@ func upload(ctx context.Context, rt *runtime.Runtime, t Tensor, dt tile.DType) (
 	if dt == t.DType {
 		err = b.Write(ctx, 0, t.Data)
 	} else {
-		err = convertInto(ctx, b, t)
+		err = convertInto(ctx, b, 0, t)
 	}
 	if err != nil {
 		_ = b.Close()
@@ -113,9 +132,9 @@ func upload(ctx context.Context, rt *runtime.Runtime, t Tensor, dt tile.DType) (
 	return b, nil
 }
 
-// convertInto writes t's elements into b, converted to b's element type,
-// a staging buffer's worth at a time.
-func convertInto(ctx context.Context, b *runtime.Buffer, t Tensor) error {
+// convertInto writes t's elements into b from element base, converted to
+// b's element type, a staging buffer's worth at a time.
+func convertInto(ctx context.Context, b *runtime.Buffer, base int, t Tensor) error {
 	in, out := t.DType.Size(), b.DType().Size()
 	per := stagingBytes / max(in, out)
 	stage := make([]byte, min(per, t.Len())*out)
@@ -124,7 +143,7 @@ func convertInto(ctx context.Context, b *runtime.Buffer, t Tensor) error {
 		n := min(per, t.Len()-off)
 		decodeF32(vals[:n], t.DType, t.Data[off*in:(off+n)*in])
 		encodeF32(stage[:n*out], b.DType(), vals[:n])
-		if err := b.Write(ctx, off, stage[:n*out]); err != nil {
+		if err := b.Write(ctx, base+off, stage[:n*out]); err != nil {
 			return err
 		}
 	}
@@ -205,10 +224,7 @@ func (m *Model) WeightBytes() int {
 		return 0
 	}
 	n := 0
-	_ = EachWeight(m.cfg, &m.weights, func(_ string, _ []int, b **runtime.Buffer) error {
-		n += (*b).Bytes()
-		return nil
-	})
+	m.eachBuffer(func(b *runtime.Buffer) { n += b.Bytes() })
 	return n
 }
 
@@ -226,13 +242,28 @@ func (m *Model) Close() error {
 	}
 	m.closed = true
 	var first error
+	m.eachBuffer(func(b *runtime.Buffer) {
+		if err := b.Close(); err != nil && first == nil {
+			first = err
+		}
+	})
+	return first
+}
+
+// eachBuffer calls fn for every weight buffer the model holds, separate or
+// fused (a tied LM head once).
+func (m *Model) eachBuffer(fn func(*runtime.Buffer)) {
 	_ = EachWeight(m.cfg, &m.weights, func(_ string, _ []int, b **runtime.Buffer) error {
 		if *b != nil {
-			if err := (*b).Close(); err != nil && first == nil {
-				first = err
-			}
+			fn(*b)
 		}
 		return nil
 	})
-	return first
+	for i := range m.fused {
+		for _, b := range m.fused[i].slots() {
+			if *b != nil {
+				fn(*b)
+			}
+		}
+	}
 }

@@ -39,7 +39,7 @@ func TestLoad(t *testing.T) {
 			dir := writeTiny(t, cfg, stored, &llamatest.Options{Shards: 2})
 			for _, as := range []tile.DType{tile.Invalid, tile.F32, tile.F16, tile.BF16} {
 				t.Run(fmt.Sprintf("%s/%v/as-%v", backend, stored, as), func(t *testing.T) {
-					m, err := llama.Load(context.Background(), rt, dir, &llama.LoadOptions{DType: as})
+					m, err := llama.Load(context.Background(), rt, dir, &llama.LoadOptions{DType: as, KeepSeparate: true})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -172,5 +172,72 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if nilModel.Config().HiddenSize != 0 || nilModel.Weights().Embed != nil || nilModel.WeightBytes() != 0 {
 		t.Fatal("nil getters")
+	}
+}
+
+// TestLoadFused: by default each layer's q, k, v (and biases) and gate, up
+// are uploaded into one buffer each, row blocks in that order, bit for bit;
+// Weights() has those fields nil, and WeightBytes and Close cover the
+// fused buffers.
+func TestLoadFused(t *testing.T) {
+	cfg := llamatest.Tiny()
+	cfg.ModelType, cfg.QKVBias = "qwen2", true
+	want, _ := llamatest.RandomWeights(cfg, 9)
+	rt := openRT(t, runtime.Options{Backend: runtime.BackendCPU})
+	dir := writeTiny(t, cfg, tile.F32, nil)
+	for _, as := range []tile.DType{tile.Invalid, tile.BF16} {
+		m, err := llama.Load(context.Background(), rt, dir, &llama.LoadOptions{DType: as})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufDT := as
+		if as == tile.Invalid {
+			bufDT = tile.F32
+		}
+		fl := m.FusedLayers()
+		if len(fl) != cfg.NumLayers {
+			t.Fatalf("%d fused layers", len(fl))
+		}
+		for l, f := range fl {
+			p := llama.LayerPrefix(l)
+			for _, c := range []struct {
+				b     *runtime.Buffer
+				parts []string
+			}{
+				{f.QKV, []string{"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight"}},
+				{f.QKVBias, []string{"self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"}},
+				{f.GateUp, []string{"mlp.gate_proj.weight", "mlp.up_proj.weight"}},
+			} {
+				var exp []float32
+				for _, n := range c.parts {
+					exp = append(exp, want[p+n]...)
+				}
+				exp = llamatest.Round(bufDT, exp)
+				got := make([]float32, c.b.Len())
+				if c.b.DType() != bufDT || len(got) != len(exp) {
+					t.Fatalf("layer %d %v: %v of %d elements, want %v of %d", l, c.parts, c.b.DType(), len(got), bufDT, len(exp))
+				}
+				if err := c.b.ReadFloat32(context.Background(), got); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(exp[i]) {
+						t.Fatalf("layer %d %v [%d] = %v, want %v", l, c.parts, i, got[i], exp[i])
+					}
+				}
+			}
+			if w := m.Weights().Layers[l]; w.Q != nil || w.Gate != nil || w.VBias != nil || w.O == nil {
+				t.Errorf("layer %d: fused fields are not nil, or o_proj is", l)
+			}
+		}
+		if got, want := m.WeightBytes(), cfg.NumParams()*bufDT.Size(); got != want {
+			t.Errorf("WeightBytes %d, want %d", got, want)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if live := rt.Stats().LiveBuffers; live != 0 {
+			t.Fatalf("%d buffers live after Close", live)
+		}
 	}
 }

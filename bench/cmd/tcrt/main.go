@@ -50,6 +50,11 @@ type config struct {
 var errUsage = errors.New("usage")
 
 func main() {
+	if len(os.Args) > 1 {
+		if cmd, ok := subcommands[os.Args[1]]; ok { // model.go
+			os.Exit(cmd(os.Args[2:], os.Stdout, os.Stderr))
+		}
+	}
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
