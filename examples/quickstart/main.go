@@ -23,13 +23,12 @@ func main() {
 	defer rt.Close()
 
 	const m, k, n = 512, 1024, 256
-	fill := func(v []float32) []float32 { // values exact in bf16
+	av, bv := make([]float32, m*k), make([]float32, k*n)
+	for _, v := range [][]float32{av, bv} {
 		for i := range v {
-			v[i] = float32(rand.IntN(17)-8) / 8
+			v[i] = float32(rand.IntN(17)-8) / 8 // exact in bf16
 		}
-		return v
 	}
-	av, bv := fill(make([]float32, m*k)), fill(make([]float32, k*n))
 	a, errA := rt.FromFloat32(ctx, tile.BF16, av, m, k)
 	b, errB := rt.FromFloat32(ctx, tile.BF16, bv, k, n)
 	d, errD := rt.Alloc(tile.F32, m, n)
@@ -44,9 +43,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-
 	worst := 0.0 // the last row against GELU of exact dot products
-	for j, i := 0, m-1; j < n; j++ {
+	for i, j := m-1, 0; j < n; j++ {
 		dot := 0.0
 		for x := range k {
 			dot += float64(av[i*k+x]) * float64(bv[x*n+j])
