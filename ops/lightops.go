@@ -110,15 +110,26 @@ func sameView(a, b Matrix) bool {
 	return a.Buf == b.Buf && a.Offset == b.Offset && a.Rows == b.Rows && a.Cols == b.Cols && (a.LD == b.LD || a.Rows <= 1)
 }
 
-// spansOverlap reports whether two resolved views on one buffer have
-// overlapping spans.
+// spansOverlap reports whether two resolved views on one buffer may share
+// an element: their spans overlap, unless both step by the same row stride
+// and their column ranges within a row are disjoint (the q and k columns of
+// one fused QKV buffer).
 func spansOverlap(a, b Matrix) bool {
 	if !runtime.Overlaps(a.Buf, b.Buf) || a.Rows == 0 || b.Rows == 0 {
 		return false
 	}
 	ae := a.Offset + (a.Rows-1)*a.LD + a.Cols
 	be := b.Offset + (b.Rows-1)*b.LD + b.Cols
-	return a.Offset < be && b.Offset < ae
+	if a.Offset >= be || b.Offset >= ae {
+		return false
+	}
+	if a.LD == b.LD && a.LD > 0 {
+		ca, cb := a.Offset%a.LD, b.Offset%b.LD
+		if ca+a.Cols <= a.LD && cb+b.Cols <= b.LD && (ca+a.Cols <= cb || cb+b.Cols <= ca) {
+			return false // element r·LD+c of one is never the other's: c ranges are disjoint
+		}
+	}
+	return true
 }
 
 // operand is an input (or other output) an output is checked against.

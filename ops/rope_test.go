@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -148,4 +149,76 @@ func TestRoPEClosedForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeTo(t, "linear scaling", floats(t, b), floats(t, a), 1e-6, 1e-6)
+}
+
+// TestRoPEFusedQKV: q and k as column views of one fused QKV buffer (rows
+// of q|k|v) are rotated in place, bit for bit as separate buffers are,
+// and v is untouched; views whose columns overlap are still refused.
+func TestRoPEFusedQKV(t *testing.T) {
+	rt := openCPU(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(28, 4))
+	const tokens, hd, hq, hkv = 7, 32, 4, 2
+	width := (hq + 2*hkv) * hd
+	gen := normal(rng, 2)
+	vals := make([]float32, tokens*width)
+	for i := range vals {
+		vals[i] = gen(i)
+	}
+	fused, err := rt.FromFloat32(ctx, tile.BF16, vals, tokens, width)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ops.Matrix{Buf: fused, Rows: tokens, Cols: hq * hd, LD: width}
+	k := ops.Matrix{Buf: fused, Offset: hq * hd, Rows: tokens, Cols: hkv * hd, LD: width}
+	o := ops.DefaultRoPEOptions()
+	o.HeadDim, o.Offset = hd, 5
+	// The same rotation on separate copies.
+	sep := func(off, cols int) ops.Matrix {
+		part := make([]float32, tokens*cols)
+		for r := 0; r < tokens; r++ {
+			copy(part[r*cols:(r+1)*cols], vals[r*width+off:r*width+off+cols])
+		}
+		b, err := rt.FromFloat32(ctx, tile.BF16, part, tokens, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ops.Matrix{Buf: b, Rows: tokens, Cols: cols, LD: cols}
+	}
+	qs, ks := sep(0, hq*hd), sep(hq*hd, hkv*hd)
+	if err := ops.RoPE(ctx, rt, qs, ks, &o); err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.RoPE(ctx, rt, q, k, &o); err != nil {
+		t.Fatalf("fused q and k: %v", err)
+	}
+	got, err := fused.Float32s(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wq, _ := qs.Buf.Float32s(ctx)
+	wk, _ := ks.Buf.Float32s(ctx)
+	before, _ := rt.FromFloat32(ctx, tile.BF16, vals, tokens, width) // the inputs as bf16
+	orig, _ := before.Float32s(ctx)
+	for r := 0; r < tokens; r++ {
+		for c := 0; c < width; c++ {
+			g := got[r*width+c]
+			var want float32
+			switch {
+			case c < hq*hd:
+				want = wq[r*hq*hd+c]
+			case c < (hq+hkv)*hd:
+				want = wk[r*hkv*hd+c-hq*hd]
+			default:
+				want = orig[r*width+c] // v is not rotated
+			}
+			if math.Float32bits(g) != math.Float32bits(want) {
+				t.Fatalf("row %d column %d: %v, want %v", r, c, g, want)
+			}
+		}
+	}
+	overlap := ops.Matrix{Buf: fused, Offset: hq*hd - 1, Rows: tokens, Cols: hkv * hd, LD: width}
+	if err := ops.RoPE(ctx, rt, q, overlap, &o); !errors.Is(err, ops.ErrAlias) {
+		t.Fatalf("k overlapping q's last column: %v, want ErrAlias", err)
+	}
 }
