@@ -181,7 +181,7 @@ func gpuRoPELaunch(ctx context.Context, l *Launch) error {
 	if a.Q.Rows == 0 {
 		return nil
 	}
-	h := HostRoPEArgs(a, 0)
+	h := ropeTable(a) // device buffers: no host views of q and k
 	if err := fallback.CheckPositions(OpRoPE, h.Pos, h.MaxPosition); err != nil {
 		return err
 	}

@@ -435,7 +435,9 @@ func (r *Runtime) launch(ctx context.Context, s *Stream, k *Kernel, args any) er
 		}
 	}
 	l := &Launch{Runtime: r, Stream: s, Kernel: k, Args: args, Threads: r.opts.Threads, sync: sync}
-	err = k.Launch(ctx, l)
+	// A kernel that panics on the caller's goroutine returns ErrDevice, and
+	// the buffers the launch holds are released as after any failure.
+	err = backend.RunTask(func() error { return k.Launch(ctx, l) })
 	if l.inlined {
 		rs.release()
 		return err

@@ -26,15 +26,23 @@ type RoPEArgs struct {
 
 // HostRoPEArgs converts a CPU-backend call into the fallback's form.
 func HostRoPEArgs(a *RoPEArgs, threads int) *fallback.RoPEArgs {
-	inv, ms := fallback.RoPEFreqs(a.Theta, a.RotaryDim, a.Scaling)
-	pos := a.HostPositions
+	h := ropeTable(a)
 	if a.Positions != nil {
-		pos = hostS32(a.Positions)[:a.Q.Rows]
+		h.Pos = hostS32(a.Positions)[:a.Q.Rows]
 	}
+	h.Q, h.QOut, h.K, h.KOut = hostRows(a.Q), hostRows(a.QOut), hostRowsPtr(a.K), hostRowsPtr(a.KOut)
+	h.Threads = threads
+	return h
+}
+
+// ropeTable is the part of the fallback's form that needs no tensor data:
+// frequencies, host positions and bounds (what the GPU launch uses to
+// build its cos/sin table, on buffers that have no host memory).
+func ropeTable(a *RoPEArgs) *fallback.RoPEArgs {
+	inv, ms := fallback.RoPEFreqs(a.Theta, a.RotaryDim, a.Scaling)
 	return &fallback.RoPEArgs{
-		Q: hostRows(a.Q), QOut: hostRows(a.QOut), K: hostRowsPtr(a.K), KOut: hostRowsPtr(a.KOut),
 		HeadsQ: a.HeadsQ, HeadsK: a.HeadsK, HeadDim: a.HeadDim, RotaryDim: a.RotaryDim,
-		Interleaved: a.Interleaved, Pos: pos, MaxPosition: a.MaxPosition, InvFreq: inv, MScale: ms, Threads: threads,
+		Interleaved: a.Interleaved, Pos: a.HostPositions, MaxPosition: a.MaxPosition, InvFreq: inv, MScale: ms,
 	}
 }
 
