@@ -11,7 +11,7 @@
 #   CACHE/bin/{ptxas,nvdisasm,cuobjdump}
 #   CACHE/include/cuda.h (and the other driver headers)
 #   CACHE/lib/stubs/libcuda.so
-#   CACHE/bin/nvcc (a link to CACHE/nvcc/bin/nvcc; CACHE/nvcc holds the
+#   CACHE/bin/nvcc (it runs CACHE/nvcc/bin/nvcc; CACHE/nvcc holds the
 #   compiler's own bin/, include/ (the CUDA runtime headers) and libdevice/,
 #   found through CACHE/nvcc/bin/nvcc.profile)
 # and CACHE/env, a file to source (PATH, CGO_CFLAGS, CGO_LDFLAGS, TCRT_CUDA_HOME).
@@ -69,7 +69,9 @@ for home in "${CUDA_HOME:-}" /usr/local/cuda "$(dirname "$(dirname "$(command -v
 	ln -sf "$stub" "$cache/lib/stubs/libcuda.so"
 	if [ -x "$home/bin/nvcc" ] && [ -x "$home/nvvm/bin/cicc" ]; then
 		mkdir -p "$cache/nvcc/bin"
-		ln -sf "$home/bin/nvcc" "$cache/bin/nvcc"
+		rm -f "$cache/bin/nvcc"
+		printf '#!/bin/sh\nexec "%s/bin/nvcc" "$@"\n' "$home" >"$cache/bin/nvcc"
+		chmod +x "$cache/bin/nvcc"
 		ln -sf "$home/nvvm/bin/cicc" "$cache/nvcc/bin/cicc"
 		ln -sfn "$home/include" "$cache/nvcc/include"
 		ln -sfn "$home/nvvm/libdevice" "$cache/nvcc/libdevice"
@@ -164,7 +166,11 @@ NVVMIR_LIBRARY_DIR = $(TOP)/libdevice
 PATH              += $(_HERE_):
 INCLUDES          +=  "-I$(TOP)/include" $(_SPACE_)
 PROFILE
-	ln -sf ../nvcc/bin/nvcc "$cache/bin/nvcc"
+	# A wrapper, not a link: nvcc looks for nvcc.profile beside the path it
+	# was started by.
+	rm -f "$cache/bin/nvcc"
+	printf '#!/bin/sh\nexec "$(dirname "$0")/../nvcc/bin/nvcc" "$@"\n' >"$cache/bin/nvcc"
+	chmod +x "$cache/bin/nvcc"
 fi
 # Keep the cache small: the packages are not needed once unpacked.
 rm -rf "$x" "$work/debs" "$work/archives"
