@@ -188,4 +188,3 @@ func TestNVCCCorpusCoverage(t *testing.T) {
 		t.Errorf("%d of %d nvcc corpus words fail:%s", fails, words, sb.String())
 	}
 }
-
