@@ -473,6 +473,14 @@ func def(opc *opcode, spec string) {
 				// (ptxas's FFMA R3, R0, -R33, 1: bit 75, not 63)
 				flags = strings.NewReplacer("-63", "-75", "|62", "|74").Replace(flags) + "r1"
 			}
+			if which == 1 && p != "R@64" {
+				// and a third source held in the B field (a constant,
+				// a uniform register) negates through the B field's
+				// bits: nvdisasm prints FFMA R2, R3, -R2, c[0x0][0x184]
+				// for bit 75 and FFMA R2, R3, R2, -c[0x0][0x184] for bit
+				// 63 (likewise FFMA R2, R3, R0, -UR4, IMAD.X ~c[...])
+				flags = strings.NewReplacer("-75", "-63", "|74", "|62", "~75", "~63").Replace(flags)
+			}
 			ops = append(ops, p+flags)
 		}
 		fx := fixed
@@ -649,7 +657,7 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		if a.N > 63 {
 			return bad("uniform register out of range")
 		}
-		w.set(o.pos, 8, uint64(a.N))
+		w.set(o.pos, o.regWidth(), uint64(a.N))
 	case fSB:
 		if a.N > 7 {
 			return bad("scoreboard out of range")
@@ -783,6 +791,16 @@ func (o ospec) operandKind() Kind {
 	return KMem
 }
 
+// regWidth is the width of a uniform register field: 8 bits, or the
+// form's width (UR@24:6 where bit 30 is the register's not bit: BRA.DIV
+// ~URZ).
+func (o ospec) regWidth() uint {
+	if o.width != 0 {
+		return o.width
+	}
+	return 8
+}
+
 // decodeOperand reads operand o from w.
 func decodeOperand(w word, o ospec) Operand {
 	a := Operand{Kind: o.operandKind(), Sel: o.sel}
@@ -801,8 +819,10 @@ func decodeOperand(w word, o ospec) Operand {
 	switch o.kind {
 	case fMU:
 		return decodeMU(w, o)
-	case fR, fSR, fUR:
+	case fR, fSR:
 		a.N = uint8(w.get(o.pos, 8))
+	case fUR:
+		a.N = uint8(w.get(o.pos, o.regWidth()))
 	case fP, fUP, fSB:
 		a.N = uint8(w.get(o.pos, 3))
 	case fB:

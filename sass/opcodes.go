@@ -184,6 +184,14 @@ var opcodes = []opcode{
 			// bit 85 RET.ABS (not modeled); the guard-like predicate at 87 (not at
 			// 90) prints first when it is not PT.
 			`947 | P@87~90, T@32:50`,
+			// BRA.DIV / BRA.CONV on a uniform register (nvcc's code around
+			// __shfl_sync under divergence, testdata/nvcc/golden/diverge.*):
+			// bit 91 names the register (at 24, 6 bits, its not bit 30), 32:2
+			// the kind (0 plain; 1 and 2 print INVALID0/1); the guard-like
+			// predicate at 87 as above. Flipping each bit of ptxas's
+			// BRA.DIV ~URZ, 0x200.
+			`947 32:2{?,?,DIV,CONV} =91:1:1 =87:3:7 | UR@24:6~30, T@32:50`,
+			`947 32:2{?,?,DIV,CONV} =91:1:1 | P@87~90, UR@24:6~30, T@32:50`,
 		},
 	},
 	{op: "BSSY", class: ClassBranch, sim: SimConvBarrier,
@@ -208,7 +216,12 @@ var opcodes = []opcode{
 	},
 	{op: "WARPSYNC", class: ClassBranch, sim: SimWarpSync,
 		forms: []string{
+			// a register mask at 32 (opcode 0x348: nvcc's WARPSYNC R3
+			// around __shfl_sync(mask)) with bit 86 .EXCLUSIVE (flipping
+			// each bit; nvdisasm does not print it on the immediate form,
+			// nor .reuse on the register)
 			`948 =87:3:7 | U@32:32`,
+			`348 86:1{_,EXCLUSIVE} =87:3:7 | R@32^`,
 		},
 	},
 	{op: "CALL", class: ClassBranch, sim: SimCall,
@@ -346,8 +359,11 @@ var opcodes = []opcode{
 	},
 	{op: "IABS", class: ClassALU, sim: SimBitUnary,
 		forms: []string{
-			// SEL prints its immediate unsigned (SEL R6, RZ, 0xffffffff, !P0).
-			`213 | >R@16, R@32`,
+			// The source in the B field: a register, an immediate, a constant
+			// (nvcc's IABS R5, c[0x0][0x174]) or a uniform register (0x813,
+			// 0xa13, 0xc13: nvdisasm; bit 63 is ignored by nvdisasm, so not
+			// modelled).
+			`x213 | >R@16, $B/145`,
 		},
 	},
 	// POPC, BREV, FLO and MATCH are variable-latency: ptxas gives each a
@@ -365,6 +381,13 @@ var opcodes = []opcode{
 		forms: []string{
 			`301 | >R@16, R@32`,
 			`d01 =91:1:1 | >R@16, UR@32`,
+		},
+	},
+	{op: "UBREV", class: ClassUniform, general: "BREV", sim: SimBitUnary,
+		forms: []string{
+			// nvcc's UBREV UR4, UR5 (cooperative groups' lane masks,
+			// testdata/nvcc/golden/reduce.*): UPOPC's fields
+			`2be =91:1:1 | >UR@16, UR@32`,
 		},
 	},
 	{op: "FLO", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary, noReuse: true,
@@ -448,7 +471,9 @@ var opcodes = []opcode{
 	},
 	{op: "FMUL", class: ClassFMA, sim: SimFloat,
 		forms: []string{
-			`x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72, $B/145-63`,
+			// |A| at 73, |B| at 62 (nvcc's FMUL.FTZ R7, |R0|, R3; flipping
+			// the bits of FMUL R7, R6, c[0x0][0x184])
+			`x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/145-63|62`,
 		},
 	},
 	{op: "FFMA", class: ClassFMA, sim: SimFloat,
@@ -535,6 +560,10 @@ var opcodes = []opcode{
 			`308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} | >R@16, R@32-63|62`,
 			`308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} =60:1:1 | >R@16, R@32.H1`,
 			`908 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, F@32:32`,
+			// a constant (nvcc's MUFU.RCP R5, c[0x0][0x168]) or a uniform
+			// register (0xd08, bit 91): the register form's -63 |62
+			`b08 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, C@40-63|62`,
+			`d08 =91:1:1 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, UR@32-63|62`,
 		},
 	},
 	// Conversions and packs.
@@ -735,7 +764,10 @@ var opcodes = []opcode{
 	{op: "LDL", class: ClassGlobal, late: true, sim: SimLoad, noReuse: true,
 		forms: []string{
 			// local memory: addresses as shared ones without a scale field
-			`983 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
+			// 84:3 the cache operation (EF, -, EL, LU, EU, NA; 6 and 7 print
+			// INVALID6/7): nvcc's spills reload with LDL.LU (nvdisasm on
+			// each value)
+			`983 84:3{EF,_,EL,LU,EU,NA} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
 		},
 		regs: []regRule{
 			// local memory goes through L1 like global memory; ptxas waits on
@@ -746,7 +778,7 @@ var opcodes = []opcode{
 	},
 	{op: "STL", class: ClassGlobal, late: true, sim: SimStore, noReuse: true,
 		forms: []string{
-			`387 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
+			`387 84:3{EF,_,EL,LU,EU,NA} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -1060,6 +1092,11 @@ var opcodes = []opcode{
 			// FCHK: the IEEE division's range check (P = the fast path is not
 			// exact), negate/abs as FFMA's A and B
 			`302 | >P@81, R@24-72|73, R@32-63|62`,
+			// the divisor from a constant (nvcc's FCHK P0, R0, c[0x0][0x168]),
+			// a float immediate (0x902) or a uniform register (0xd02, bit 91)
+			`b02 | >P@81, R@24-72|73, C@40-63|62`,
+			`902 | >P@81, R@24-72|73, F@32:32`,
+			`d02 =91:1:1 | >P@81, R@24-72|73, UR@32-63|62`,
 		},
 	},
 	// I2I's source takes the B slot's reuse flag (123): ptxas printed
