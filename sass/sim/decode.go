@@ -101,6 +101,7 @@ const (
 	xCALLX   // CALL.ABS: a call to an external function, fault ErrUnsupported when it runs
 	xYIELD   // YIELD: the warp ends its turn (a spin loop lets the others run)
 	xARRIVES // ARRIVES.LDGSTSBAR.64: an mbarrier arrival after the warp's copies (mbarrier.go)
+	xBRADIV  // BRA.DIV/BRA.CONV URa, target: a branch on the warp's convergence (diverge.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -373,6 +374,7 @@ const (
 var modelled = [sass.NumSimOps]string{
 	sass.SimNop:          "SC ALL CTA GPU SYS " + /* MEMBAR */ "E U C PF1 PF2 WB IV RS PML2 DML2 RML2 IVALL IVALLP " + /* CCTL */ "WARP RAND", // NANOSLEEP
 	sass.SimWarpSync:     "ALL",
+	sass.SimBranch:       "DIV CONV",
 	sass.SimCall:         "REL NOINC ABS",
 	sass.SimIndirect:     "REL NODEC",
 	sass.SimS2R:          "32",
@@ -859,6 +861,12 @@ func (c *decoder) decWarpSync() error {
 		d.op, d.n = xWARPSYNC, -1
 		return nil
 	}
+	if len(c.a) == 1 && c.a[0].Kind == sass.KReg {
+		// WARPSYNC Ra: the mask from a register, one value for the
+		// group (checked where it runs)
+		d.op, d.x = xWARPSYNC, true
+		return c.src(c.a[0], 0, 1)
+	}
 	if err := c.want(sass.KImm); err != nil {
 		return err
 	}
@@ -943,6 +951,20 @@ func (c *decoder) decBranch() error {
 	if in.Op == "EXIT" {
 		d.op = xEXIT
 		return c.want()
+	}
+	if has(c.mods, "DIV") || has(c.mods, "CONV") {
+		if err := c.want(sass.KUReg, sass.KTarget); err != nil {
+			return err
+		}
+		if err := c.src(c.a[0], 0, 1); err != nil {
+			return err
+		}
+		t, err := branchTarget(d.idx, c.a[1].Imm, plen)
+		if err != nil {
+			return err
+		}
+		d.op, d.target, d.hi = xBRADIV, t, has(c.mods, "CONV")
+		return nil
 	}
 	if err := c.want(sass.KTarget); err != nil {
 		return err

@@ -182,6 +182,11 @@ func (c *cta) execSpecial(w *warp, d *dinst, exec uint32) (uint32, bool, error) 
 		return 0, true, nil
 	case xARRIVES:
 		return 0, true, c.arrives(w, d, exec)
+	case xBRADIV:
+		if exec == 0 {
+			return 0, true, nil
+		}
+		return 0, true, c.control(w, d, exec)
 	}
 	return exec, false, nil
 }

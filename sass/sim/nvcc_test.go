@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/internal/corpus"
+)
+
+// Kernels of the nvcc corpus (sass/testdata/nvcc: CUDA C++ compiled by
+// nvcc 11.8) run in the simulator, poisoning on, against Go references:
+// the divergent warp collectives (BRA.DIV, BRA.CONV, WARPSYNC Rn, the
+// shuffle subroutines nvcc calls when the warp may be diverged). Every
+// word must decode and every instruction must be simulated: a gap fails.
+
+// nvccKernel decodes kernel name of the nvcc corpus cubin file for
+// sm_<sm>; a decoder or simulator gap fails the test.
+func nvccKernel(t *testing.T, file, name string, sm int) sass.Program {
+	t.Helper()
+	code, _ := corpus.NVCCCode(t, file, name, sm)
+	p, err := sass.Decode(code)
+	if err != nil {
+		t.Fatalf("nvcc %s sm_%d %s: %v", file, sm, name, err)
+	}
+	ks, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, err := range ks.Unsupported() {
+		t.Fatalf("nvcc %s sm_%d %s: simulator gap at %#x %s: %v", file, sm, name, 16*k, p[k].Text(int64(16*k)), err)
+	}
+	return p
+}
+
+func launchNVCC(t *testing.T, file, name string, sm int, cfg Config) {
+	t.Helper()
+	if _, err := Launch(nvccKernel(t, file, name, sm), cfg); err != nil {
+		t.Fatalf("nvcc %s sm_%d %s: %v", file, sm, name, err)
+	}
+}
+
+// TestSimNVCCDivShfl: __shfl_xor_sync(full mask) in a loop whose trip
+// count the compiler cannot prove uniform (nvcc: BRA.DIV ~URZ to
+// __cuda_sm70_shflsync_bfly_p, WARPSYNC 0xffffffff there). A full-mask
+// shuffle is defined only when every lane of the warp takes it, so the
+// trip count is random per warp and the same within one; BRA.DIV is then
+// not taken. Whole warps only (an exited lane in the mask is undefined in
+// CUDA, and the simulator's poisoning flags the shuffle's read of it).
+func TestSimNVCCDivShfl(t *testing.T) { corpus.ForSMs(t, simNVCCDivShfl) }
+
+func simNVCCDivShfl(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(70, 71))
+	for _, n := range []int{32, 96} {
+		blocks := n / 32
+		x := make([]uint32, 2*n)
+		ks := make([]int, blocks)
+		for i := range x[:n] {
+			x[i] = r.Uint32() >> r.IntN(20)
+		}
+		for w := range ks {
+			ks[w] = r.IntN(8)
+			for l := 0; l < 32; l++ {
+				x[n+32*w+l] = uint32(ks[w]) | r.Uint32()<<3
+			}
+		}
+		m := NewMemory()
+		ax, ay := alloc(t, m, "x", x, 0), alloc(t, m, "y", poisonWords(32*blocks), 0)
+		launchNVCC(t, "diverge", "div_shfl", sm, Config{Grid: [3]int{blocks}, Block: [3]int{32}, Memory: m,
+			Params: params(ax, ay, uint32(n)), Poison: true})
+		y := simWords(m.Bytes("y"))
+		for w := 0; w < blocks; w++ {
+			live := min(32, n-32*w)
+			v := make([]uint32, 32)
+			copy(v, x[32*w:32*w+live])
+			for j := 0; j < ks[w]; j++ {
+				nv := make([]uint32, 32)
+				for l := 0; l < live; l++ {
+					src := l ^ (1 << (j & 3))
+					if src >= live {
+						src = l // a shuffle from an exited lane returns the lane's own value
+					}
+					nv[l] = v[l] + v[src]
+				}
+				v = nv
+			}
+			for l := 0; l < live; l++ {
+				if y[32*w+l] != v[l] {
+					t.Fatalf("n=%d: lane %d of warp %d = %#x, want %#x", n, l, w, y[32*w+l], v[l])
+				}
+			}
+		}
+	}
+}
+
+// TestSimNVCCVarMask: shuffles and __syncwarp among the lanes a ballot
+// picked (VOTEU.ANY, BRA.DIV UR6, BRA.CONV UR6, WARPSYNC R3). The xor
+// butterfly is defined only when every lane of the mask's partners is in
+// it, so warp 0 is all odd (every lane sums the butterfly) and warp 1 all
+// even (no lane enters). A mixed warp reads non-member lanes, undefined
+// in CUDA: the poisoning flags it (not tested here).
+func TestSimNVCCVarMask(t *testing.T) { corpus.ForSMs(t, simNVCCVarMask) }
+
+func simNVCCVarMask(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(72, 73))
+	for _, allOdd := range []bool{true} {
+		const n = 64
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = r.Uint32() >> 8
+			if allOdd {
+				x[i] = x[i]&^1 | uint32(1-i/32)
+			}
+		}
+		m := NewMemory()
+		ax, ay := alloc(t, m, "x", x, 0), alloc(t, m, "y", poisonWords(n), 0)
+		launchNVCC(t, "diverge", "var_mask_loop", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ay, uint32(n)), Poison: true})
+		y := simWords(m.Bytes("y"))
+		for w := 0; w < n/32; w++ {
+			v := append([]uint32(nil), x[32*w:32*w+32]...)
+			if allOdd && w == 0 {
+				for o := 1; o < 32; o <<= 1 {
+					nv := make([]uint32, 32)
+					for l := range nv {
+						nv[l] = v[l] + v[l^o]
+					}
+					v = nv
+				}
+			}
+			for l := 0; l < 32; l++ {
+				want := v[l]
+				if !allOdd && x[32*w+l]&1 == 1 {
+					continue // partial-mask butterflies read non-member lanes: undefined in CUDA
+				}
+				if y[32*w+l] != want {
+					t.Fatalf("allOdd=%v: lane %d of warp %d = %#x, want %#x", allOdd, l, w, y[32*w+l], want)
+				}
+			}
+		}
+	}
+}
+
+// TestSimNVCCCgDiv: a cooperative-groups warp sum inside a bounds check;
+// full warps only (the tile's collectives need all 32 lanes).
+func TestSimNVCCCgDiv(t *testing.T) { corpus.ForSMs(t, simNVCCCgDiv) }
+
+func simNVCCCgDiv(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(74, 75))
+	for _, n := range []int{32, 96} {
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = r.Uint32()
+		}
+		m := NewMemory()
+		ax, ao := alloc(t, m, "x", x, 0), alloc(t, m, "out", poisonWords(n/32), 0)
+		launchNVCC(t, "diverge", "cg_div", sm, Config{Block: [3]int{n}, Memory: m, Params: params(ax, ao, uint32(n)), Poison: true})
+		out := simWords(m.Bytes("out"))
+		for w := 0; w < n/32; w++ {
+			var s uint32
+			for _, v := range x[32*w : 32*w+32] {
+				s += v
+			}
+			if out[w] != s {
+				t.Fatalf("n=%d: warp %d sum %#x, want %#x", n, w, out[w], s)
+			}
+		}
+	}
+}
+
+// TestSimNVCCVecAdd: nvcc's vec_add on sizes that are no multiple of the block.
+func TestSimNVCCVecAdd(t *testing.T) { corpus.ForSMs(t, simNVCCVecAdd) }
+
+func simNVCCVecAdd(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(76, 77))
+	for _, n := range []int{1, 7, 129, 1000} {
+		a, b := make([]uint32, n), make([]uint32, n)
+		for i := range a {
+			a[i], b[i] = math.Float32bits(r.Float32()*8-4), math.Float32bits(r.Float32()*8-4)
+		}
+		m := NewMemory()
+		pa, pb, pc := alloc(t, m, "a", a, 0), alloc(t, m, "b", b, 0), alloc(t, m, "c", poisonWords(n+32), 0)
+		launchNVCC(t, "arith", "vec_add", sm, Config{Grid: [3]int{(n + 127) / 128}, Block: [3]int{128}, Memory: m,
+			Params: params(pa, pb, pc, uint32(n)), Poison: true})
+		c := simWords(m.Bytes("c"))
+		for i := 0; i < n; i++ {
+			if want := math.Float32bits(math.Float32frombits(a[i]) + math.Float32frombits(b[i])); c[i] != want {
+				t.Fatalf("n=%d: c[%d] = %#x, want %#x", n, i, c[i], want)
+			}
+		}
+		checkPoison(t, fmt.Sprint("vec_add n=", n), c, n)
+	}
+}
