@@ -74,6 +74,9 @@ type ospec struct {
 	// descShown: a global address whose word sets bit 101, so that
 	// nvdisasm prints its descriptor (MGD: LDG.E R11, desc[UR4][R6.64])
 	descShown bool
+	// upos: the uniform register's position in a shared address with one
+	// (fMU; 0 means 64)
+	upos uint
 	// a selector read from the word (HFMA2's swizzles): selTab[v] for the
 	// value v of the selPos:selW field ("" prints nothing); nil: the fixed
 	// sel above
@@ -241,6 +244,8 @@ func parseOspec(s string) ospec {
 			o.offW = num()
 		case 's':
 			o.blank = true
+		case 'u':
+			o.upos = num()
 		case 'h':
 			o.splitPos = num()
 			if len(rest) == 0 || rest[0] != ':' {
@@ -723,6 +728,9 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 	case fMG, fMA, fMS, fMX:
 		if a.Imm < -(1<<(o.offW-1)) || a.Imm >= 1<<(o.offW-1) {
 			return bad("memory offset out of range")
+		}
+		if a.UIndex {
+			return bad("a uniform register in the address")
 		}
 		w.set(o.pos, 8, uint64(a.N))
 		w.set(o.offPos, o.offW, uint64(a.Imm))

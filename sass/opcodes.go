@@ -799,6 +799,10 @@ var opcodes = []opcode{
 	{op: "LDS", class: ClassShared, late: true, queue: QueueLDS, sim: SimLoad, noReuse: true,
 		forms: []string{
 			`984 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MS@24`,
+			// [Ra(.Xn)+URb+off]: bit 91 names URb, at 32:6 (nvcc's LDS R6,
+			// [UR5] and LDS.128 R4, [UR4]; flipping the bits: nvdisasm then
+			// prints URZ, and RZ only with a scale, [RZ.X16+UR5])
+			`984 =91:1:1 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MU@24u32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{4}},
@@ -808,6 +812,9 @@ var opcodes = []opcode{
 	{op: "STS", class: ClassShared, late: true, sim: SimStore, noReuse: true,
 		forms: []string{
 			`388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
+			// [Ra(.Xn)+URb+off]: opcode 0x988 with bit 91, URb at 64:6
+			// (nvcc's STS [UR4], R3; STS [R170.X4+UR4+0x10], R3 by flipping)
+			`988 =91:1:1 73:3{U8,S8,U16,S16,_,64,128} | MU@24, R@32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},

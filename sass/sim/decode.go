@@ -146,6 +146,10 @@ type maddr struct {
 	w64   bool
 	scale int64
 	off   int64
+	// ur: a shared address's uniform register [Ra+URb+off] (hasUR; URZ
+	// is none)
+	ur    uint8
+	hasUR bool
 }
 
 // span is a run of registers an instruction reads or writes (poison
@@ -787,6 +791,11 @@ func (c *decoder) memOf(o sass.Operand, global bool) (maddr, error) {
 	m := maddr{base: o.N, w64: o.W64, scale: int64(o.Scale), off: o.Imm}
 	if m.scale == 0 {
 		m.scale = 1
+	}
+	if o.UIndex && o.Desc != 63 {
+		// [Ra+URb+off]: URb (in Desc) adds to every lane's address
+		m.ur, m.hasUR = o.Desc, true
+		d.reads = append(d.reads, span{2, o.Desc, 1})
 	}
 	if o.N != 255 {
 		cnt := 1

@@ -1069,10 +1069,14 @@ func (w *warp) gaddr(m *maddr, l int) uint64 {
 
 // saddr is a lane's shared address.
 func (w *warp) saddr(m *maddr, l int) int64 {
-	if m.base == 255 {
-		return m.off
+	a := m.off
+	if m.hasUR {
+		a += int64(w.ur[m.ur])
 	}
-	return int64(w.r[m.base][l])*m.scale + m.off
+	if m.base == 255 {
+		return a
+	}
+	return int64(w.r[m.base][l])*m.scale + a
 }
 
 // shared checks a shared access of n bytes at a by lane l and returns the
