@@ -1,12 +1,15 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/internal/corpus"
 )
 
@@ -190,5 +193,74 @@ func simNVCCVecAdd(t *testing.T, sm int) {
 			}
 		}
 		checkPoison(t, fmt.Sprint("vec_add n=", n), c, n)
+	}
+}
+
+// TestSimNVCCConstLut: __constant__ data in bank 3 and a __device__
+// global whose address the code gets through relocations (UMOV UR4,
+// 32@lo(counter); R_CUDA_ABS32_LO_32/HI_32), applied by cubin.Relocate
+// with the global's address in the simulator's memory. y[i] = lut[x[i]&15]
+// + lut[i&15], and thread 0 adds n to the counter.
+func TestSimNVCCConstLut(t *testing.T) { corpus.ForSMs(t, simNVCCConstLut) }
+
+func simNVCCConstLut(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(78, 79))
+	_, raw := corpus.NVCCCode(t, "call", "const_lut", sm)
+	f, err := cubin.Read(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lutOff uint64
+	found := false
+	for _, s := range f.Symbols {
+		if s.Name == "lut" {
+			lutOff, found = s.Value, true
+		}
+	}
+	bank3 := f.Section(".nv.constant3")
+	if !found || bank3 == nil {
+		t.Fatal("no lut in .nv.constant3")
+	}
+	for _, n := range []int{1, 7, 129, 1000} {
+		lut := make([]uint32, 16)
+		for i := range lut {
+			lut[i] = r.Uint32()
+		}
+		bank := make([]byte, bank3.Size)
+		putU32s(bank[lutOff:], lut)
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = r.Uint32()
+		}
+		m := NewMemory()
+		ax, ay := alloc(t, m, "x", x, 0), alloc(t, m, "y", poisonWords(n), 0)
+		start := r.Uint32()
+		actr := alloc(t, m, "counter", []uint32{start}, 0)
+		code, err := f.Relocate("const_lut", func(sym string) (uint64, bool) { return actr, sym == "counter" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := sass.Decode(code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Launch(p, Config{Grid: [3]int{(n + 127) / 128}, Block: [3]int{128}, Memory: m, Params: params(ax, ay, uint32(n)),
+			Banks: map[uint8][]byte{3: bank}, Poison: true}); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		y := simWords(m.Bytes("y"))
+		for i := range x {
+			if want := lut[x[i]&15] + lut[i&15]; y[i] != want {
+				t.Fatalf("n=%d: y[%d] = %#x, want %#x", n, i, y[i], want)
+			}
+		}
+		if got := simWords(m.Bytes("counter"))[0]; got != start+uint32(n) {
+			t.Fatalf("n=%d: counter %#x, want %#x", n, got, start+uint32(n))
+		}
+	}
+	// Without the global's address the cubin is refused, naming the relocation.
+	if _, err := f.Relocate("const_lut", func(string) (uint64, bool) { return 0, false }); !errors.Is(err, cubin.ErrRelocation) ||
+		!strings.Contains(err.Error(), "R_CUDA_ABS32_") || !strings.Contains(err.Error(), "counter") {
+		t.Fatalf("Relocate without an address: %v", err)
 	}
 }
