@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -262,5 +264,206 @@ func simNVCCConstLut(t *testing.T, sm int) {
 	if _, err := f.Relocate("const_lut", func(string) (uint64, bool) { return 0, false }); !errors.Is(err, cubin.ErrRelocation) ||
 		!strings.Contains(err.Error(), "R_CUDA_ABS32_") || !strings.Contains(err.Error(), "counter") {
 		t.Fatalf("Relocate without an address: %v", err)
+	}
+}
+
+// nvccBank3 returns a copy of the cubin's .nv.constant3 with each named
+// symbol's words replaced.
+func nvccBank3(t *testing.T, file string, sm int, vals map[string][]uint32) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(corpus.NVCCDir, "cubin", fmt.Sprintf("%s.sm_%d.cubin", file, sm)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := cubin.Read(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Section(".nv.constant3")
+	if s == nil {
+		t.Fatal("no .nv.constant3")
+	}
+	bank := make([]byte, s.Size)
+	for name, v := range vals {
+		found := false
+		for _, sym := range f.Symbols {
+			if sym.Name == name {
+				putU32s(bank[sym.Value:], v)
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("no symbol %s", name)
+		}
+	}
+	return bank
+}
+
+// TestSimNVCCCallPoly: a __noinline__ device function (CALL.REL.NOINC,
+// RET.REL.NODEC) evaluating a degree-7 polynomial from __constant__ coef
+// by FFMA (Horner, bit for bit in float32 with Go's math.FMA) plus an
+// indexed __constant__ lut (LDC c[0x3][R+0x20]).
+func TestSimNVCCCallPoly(t *testing.T) { corpus.ForSMs(t, simNVCCCallPoly) }
+
+func simNVCCCallPoly(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(80, 81))
+	for _, n := range []int{1, 7, 129, 1000} {
+		coef, lut := make([]uint32, 8), make([]uint32, 16)
+		for i := range coef {
+			coef[i] = math.Float32bits(r.Float32()*2 - 1)
+		}
+		for i := range lut {
+			lut[i] = uint32(r.IntN(2001) - 1000)
+		}
+		bank := nvccBank3(t, "call", sm, map[string][]uint32{"coef": coef, "lut": lut})
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = math.Float32bits(r.Float32()*4 - 2)
+		}
+		m := NewMemory()
+		ax, ay := alloc(t, m, "x", x, 0), alloc(t, m, "y", poisonWords(n), 0)
+		launchNVCC(t, "call", "call_poly", sm, Config{Grid: [3]int{(n + 127) / 128}, Block: [3]int{128}, Memory: m,
+			Params: params(ax, ay, uint32(n)), Banks: map[uint8][]byte{3: bank}, Poison: true})
+		y := simWords(m.Bytes("y"))
+		for i := range x {
+			xv := math.Float32frombits(x[i])
+			var p float32
+			for j := 7; j >= 0; j-- {
+				p = float32(math.FMA(float64(p), float64(xv), float64(math.Float32frombits(coef[j]))))
+			}
+			want := math.Float32bits(p + float32(int32(lut[i&15])))
+			if y[i] != want {
+				t.Fatalf("n=%d: y[%d] = %#x, want %#x", n, i, y[i], want)
+			}
+		}
+	}
+}
+
+// TestSimNVCCDivision: nvcc's int32 / and % (the IABS, I2F.RP, MUFU.RCP
+// reciprocal sequence), float division through FCHK and its slow-path
+// subroutine.
+// Bit for bit against Go (IEEE division, the float sum order of the
+// kernel).
+func TestSimNVCCDivision(t *testing.T) { corpus.ForSMs(t, simNVCCDivision) }
+
+func simNVCCDivision(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(82, 83))
+	for _, n := range []int{1, 7, 129, 1000} {
+		a, b := make([]uint32, n), make([]uint32, n)
+		for i := range a {
+			a[i] = r.Uint32() >> r.IntN(31)
+			b[i] = (r.Uint32() >> r.IntN(31)) | 1
+			if r.IntN(2) == 0 {
+				a[i] = -a[i]
+			}
+			if r.IntN(3) == 0 {
+				b[i] = -b[i]
+			}
+		}
+		if n > 3 {
+			a[0], b[0] = 0x80000000, 0xffffffff // INT_MIN / -1: nvcc's sequence gives INT_MIN, % 0
+		}
+		m := NewMemory()
+		pa, pb := alloc(t, m, "a", a, 0), alloc(t, m, "b", b, 0)
+		pq, pr := alloc(t, m, "q", poisonWords(n), 0), alloc(t, m, "r", poisonWords(n), 0)
+		launchNVCC(t, "arith", "divmod_i32", sm, Config{Grid: [3]int{(n + 127) / 128}, Block: [3]int{128}, Memory: m,
+			Params: params(pa, pb, pq, pr, uint32(n)), Poison: true})
+		q, rm := simWords(m.Bytes("q")), simWords(m.Bytes("r"))
+		for i := range a {
+			x, y := int32(a[i]), int32(b[i])
+			wq, wr := x, int32(0)
+			if !(x == math.MinInt32 && y == -1) {
+				wq, wr = x/y, x%y
+			}
+			if int32(q[i]) != wq || int32(rm[i]) != wr {
+				t.Fatalf("n=%d: %d / %d = %d r %d, want %d r %d", n, x, y, int32(q[i]), int32(rm[i]), wq, wr)
+			}
+		}
+
+		fa, fb := make([]uint32, n), make([]uint32, n)
+		for i := range fa {
+			fa[i] = math.Float32bits(float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(200)-100))))
+			fb[i] = math.Float32bits(float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(200)-100))))
+		}
+		m = NewMemory()
+		pa, pb = alloc(t, m, "a", fa, 0), alloc(t, m, "b", fb, 0)
+		pc := alloc(t, m, "c", poisonWords(n), 0)
+		launchNVCC(t, "arith", "fdiv_vec", sm, Config{Grid: [3]int{(n + 127) / 128}, Block: [3]int{128}, Memory: m,
+			Params: params(pa, pb, pc, uint32(n)), Poison: true})
+		c := simWords(m.Bytes("c"))
+		for i := range fa {
+			x, y := math.Float32frombits(fa[i]), math.Float32frombits(fb[i])
+			s := float32(math.Sqrt(float64(float32(math.Abs(float64(x))))))
+			want := math.Float32bits(x/y + s)
+			if c[i] != want && !(math.IsNaN(float64(x/y+s)) && c[i] == 0x7fffffff) {
+				t.Fatalf("n=%d: %g / %g + sqrt = %#x, want %#x", n, x, y, c[i], want)
+			}
+		}
+	}
+}
+
+// TestSimNVCCLocal: local memory: a run-time indexed local array
+// (local_array, exact integers) and a kernel spilling under
+// -maxrregcount=32 (spill_poly: STL.128, LDL.LU.128; its float sums are
+// contracted into FFMAs by nvcc in an order the reference does not copy,
+// so it is compared within 1e-5 relative to the sum of magnitudes).
+func TestSimNVCCLocal(t *testing.T) { corpus.ForSMs(t, simNVCCLocal) }
+
+func simNVCCLocal(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(84, 85))
+	for _, n := range []int{1, 7, 129} {
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = r.Uint32()
+		}
+		m := NewMemory()
+		ax, ay := alloc(t, m, "x", x, 0), alloc(t, m, "y", poisonWords(n), 0)
+		launchNVCC(t, "spill", "local_array", sm, Config{Grid: [3]int{(n + 63) / 64}, Block: [3]int{64}, Memory: m,
+			Params: params(ax, ay, uint32(n)), Poison: true})
+		y := simWords(m.Bytes("y"))
+		for i := range x {
+			var h [64]int32
+			for k := range h {
+				h[k] = int32(k * i)
+			}
+			for k := 0; k < 16; k++ {
+				h[x[(i+k)%n]&63] += int32(k)
+			}
+			var s int64
+			for k := range h {
+				s += int64(h[k]) * int64(k+1)
+			}
+			if want := uint32(int32(s ^ (s >> 32))); y[i] != want {
+				t.Fatalf("local_array n=%d: y[%d] = %#x, want %#x", n, i, y[i], want)
+			}
+		}
+
+		fx := make([]uint32, n)
+		for i := range fx {
+			fx[i] = math.Float32bits(r.Float32()*2 - 1)
+		}
+		m = NewMemory()
+		ax, ay = alloc(t, m, "x", fx, 0), alloc(t, m, "y", poisonWords(n), 0)
+		launchNVCC(t, "spill", "spill_poly", sm, Config{Grid: [3]int{(n + 63) / 64}, Block: [3]int{64}, Memory: m,
+			Params: params(ax, ay, uint32(n)), Poison: true})
+		y = simWords(m.Bytes("y"))
+		for i := range fx {
+			var a [48]float64
+			for k := range a {
+				a[k] = float64(math.Float32frombits(fx[(i+k*37)%n])) * float64(k+1)
+			}
+			var s, mag float64
+			for rr := 0; rr < 4; rr++ {
+				for k := 0; k < 48; k++ {
+					p := a[k] * a[(k+rr+1)%48]
+					s = s*0.5 + p
+					mag = mag*0.5 + math.Abs(p)
+				}
+			}
+			got := float64(math.Float32frombits(y[i]))
+			if math.Abs(got-s) > 1e-5*mag+1e-30 {
+				t.Fatalf("spill_poly n=%d: y[%d] = %g, want %g (bound %g)", n, i, got, s, 1e-5*mag)
+			}
+		}
 	}
 }
