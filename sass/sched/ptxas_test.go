@@ -112,6 +112,10 @@ var latencyEvidence = []struct {
 	{"guard.ptx", "guard_store", "IMAD", "STG", 5},
 	{"guard.ptx", "guard_store", "ULDC", "STG", 4},
 	// The calibration on the committed ptxas cubins (no tools needed).
+	{corpus.NVCCDir + "/cubin/arith.sm_86.cubin", "fdiv_scalar", "ULDC", "IMAD", 2},
+	{corpus.NVCCDir + "/cubin/call.sm_86.cubin", "const_lut", "UMOV", "IMAD", 2},
+	{corpus.NVCCDir + "/cubin/reduce.sm_86.cubin", "coalesced_count", "IMAD", "REDUX", 4},
+	{corpus.NVCCDir + "/cubin/arith.sm_86.cubin", "atomics", "SHF", "REDUX", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "flash_attn", "IADD3", "MUFU", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "LOP3", "MUFU", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "FSEL", "MUFU", 4},
