@@ -468,7 +468,25 @@ func def(opc *opcode, spec string) {
 				continue
 			}
 			if strings.HasPrefix(p, "UR") {
-				ops = append(ops, p)
+				// a uniform register keeps the field's negate, absolute
+				// and not bits (nvdisasm: IADD3 R16, R14, -UR4, -R5 for
+				// bit 63), not its reuse flag
+				keep := ""
+				for k := 0; k < len(flags); k++ {
+					c := flags[k]
+					if c != '-' && c != '|' && c != '~' {
+						continue
+					}
+					keep += string(c)
+					for k+1 < len(flags) && flags[k+1] >= '0' && flags[k+1] <= '9' {
+						k++
+						keep += string(flags[k])
+					}
+				}
+				if which == 1 {
+					keep = strings.NewReplacer("-75", "-63", "|74", "|62", "~75", "~63").Replace(keep)
+				}
+				ops = append(ops, p+keep)
 				continue
 			}
 			if which == 0 && p == "R@64" {

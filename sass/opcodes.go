@@ -166,6 +166,8 @@ var opcodes = []opcode{
 	{op: "VOTEU", class: ClassUniform, general: "VOTE", sim: SimVOTE,
 		forms: []string{
 			// VOTEU: the VOTE mode at 72 into a uniform register and predicate
+			// nvdisasm leaves out a URZ destination (VOTEU.ALL UP0, P0)
+			`886 72:2{ALL,ANY,EQ} =16:8:63 | >UP@81, P@87~90`,
 			`886 72:2{ALL,ANY,EQ} | >UR@16, >UP@81, P@87~90`,
 		},
 	},
@@ -332,9 +334,11 @@ var opcodes = []opcode{
 	},
 	{op: "LEA", class: ClassALU, sim: SimLEA,
 		forms: []string{
-			`x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145, U@75:5`,
-			`x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
-			`x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
+			// B's negate bit is 63, A's 72 (LEA R3, R8, -R3, 0x1 and LEA.HI
+			// R6, -R5, -R2, RZ, 0x1b: flipping each bit)
+			`x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145-63, U@75:5`,
+			`x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145-63, U@75:5`,
+			`x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24-72, $B/145-63, $C/145, U@75:5`,
 			`x211 80:1{?,HI} 74:1{?,X} =81:3:7 ur=6 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
 			// LEA.HI(.X).SX32: 73 sign-extends the 32-bit A to the high word; the
 			// C field holds RZ and is not printed. Without .X the sources take

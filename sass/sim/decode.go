@@ -2085,6 +2085,10 @@ func (c *decoder) decMATCH() error {
 // decVOTE decodes VOTE.
 func (c *decoder) decVOTE() error {
 	d, mods := c.d, c.mods
+	if len(c.a) == 2 {
+		// VOTEU Pd, Pa: the form without a destination register (URZ)
+		c.a = append([]sass.Operand{{Kind: sass.KReg, N: 255}}, c.a...)
+	}
 	if err := c.want(sass.KReg, sass.KPred, sass.KPred); err != nil {
 		return err
 	}

@@ -467,3 +467,37 @@ func simNVCCLocal(t *testing.T, sm int) {
 		}
 	}
 }
+
+// TestSimVoteuNoDest: VOTEU.ALL UP0, P0 (nvdisasm's form for a URZ
+// destination) sets the uniform predicate: USEL picks 1 or 2 into every
+// lane's output; all lanes true, then one lane false.
+func TestSimVoteuNoDest(t *testing.T) {
+	p, err := sass.Parse(`S2R R0, SR_TID.X ;
+ISETP.NE.AND P0, PT, R0, c[0x0][0x168], PT ;
+VOTEU.ALL UP0, P0 ;
+IMAD.SHL.U32 R2, R0, 0x4, RZ ;
+UMOV UR5, 0x1 ;
+UMOV UR6, 0x2 ;
+USEL UR4, UR5, UR6, UP0 ;
+MOV R3, UR4 ;
+IADD3 R2, P1, R2, c[0x0][0x160], RZ ;
+IADD3.X R5, RZ, c[0x0][0x164], RZ, P1, !PT ;
+IMAD.MOV.U32 R4, RZ, RZ, R2 ;
+STG.E [R4.64], R3 ;
+EXIT ;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ skip, want uint32 }{{99, 1}, {5, 2}} {
+		m := NewMemory()
+		ao := alloc(t, m, "out", poisonWords(32), 0)
+		if _, err := Launch(p, Config{Block: [3]int{32}, Memory: m, Params: params(ao, c.skip), Poison: true}); err != nil {
+			t.Fatal(err)
+		}
+		for l, v := range simWords(m.Bytes("out")) {
+			if v != c.want {
+				t.Fatalf("skip lane %d: lane %d = %d, want %d", c.skip, l, v, c.want)
+			}
+		}
+	}
+}
