@@ -108,7 +108,8 @@ var opcodes = []opcode{
 	{op: "UIMAD", class: ClassUniform, general: "IMAD", sim: SimIMAD,
 		forms: []string{
 			`x2a5 uniform =91:1:1 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
-			`x2a4 uniform =91:1:1 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
+			// C may be an immediate (nvcc's UIMAD UR4, UR4, UR5, 0x1f: selector 2)
+			`x2a4 uniform =91:1:1 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/124, $C`,
 		},
 		regs: []regRule{
 			{mods: "WIDE", regs: []uint8{2, 1, 1, 2}},
@@ -324,12 +325,14 @@ var opcodes = []opcode{
 		forms: []string{
 			`x212 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B/1456, $C, U@72:8, P@87~90`,
 			// with a predicate output (P = the result is nonzero), printed first
-			`x212 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/146, $C, U@72:8, P@87~90`,
+			// B may be a constant (LOP3.LUT P0, RZ, R4, c[0x0][0x168], RZ, 0xc0, !PT)
+			`x212 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/1456, $C, U@72:8, P@87~90`,
 		},
 	},
 	{op: "SHF", class: ClassALU, sim: SimSHF,
 		forms: []string{
-			`x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/1245, $C/1245`,
+			// selector 3: C a constant (SHF.R.U64 R2, R2, R3, c[0x0][0x168])
+			`x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/12345, $C/12345`,
 		},
 	},
 	{op: "LEA", class: ClassALU, sim: SimLEA,
@@ -862,8 +865,10 @@ var opcodes = []opcode{
 	},
 	{op: "BAR", class: ClassSync, sim: SimBAR, noReuse: true,
 		forms: []string{
-			`b1d 77:2{SYNC} =42:12:0 | U@54:4`,
-			`b1d 77:2{SYNC} | U@54:4, U@42:12n`,
+			// bit 80 .DEFER_BLOCKING (nvdisasm 11.8 prints it; ptxas 11.8 was
+			// not seen to set it for bar.sync or barrier.sync)
+			`b1d 77:2{SYNC} 80:1{_,DEFER_BLOCKING} =42:12:0 | U@54:4`,
+			`b1d 77:2{SYNC} 80:1{_,DEFER_BLOCKING} | U@54:4, U@42:12n`,
 			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
 			// a barrier number in a register and no thread count (bar.sync r2):
 			// nvdisasm prints BAR.SYNC R0 when 42:12 is 0 (BAR.ARV always
