@@ -35,6 +35,11 @@ func TestEveryFormHasGoldenWord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	nvcc, err := filepath.Glob("testdata/nvcc/golden/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus = append(corpus, nvcc...)
 	for _, path := range append([]string{"testdata/golden_sm86.txt", "testdata/golden_sm89.txt", "testdata/golden_mma_sm86.txt"}, corpus...) {
 		for _, g := range readGolden(t, path) {
 			if f := whichForm(g.w[:]); f != nil {

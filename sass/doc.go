@@ -112,6 +112,16 @@
 // nvdisasm (found through TCRT_CUDA_HOME/bin or PATH) and compared with the
 // printer; without the tools it is skipped, except under CI=true.
 //
+// testdata/nvcc is the nvcc corpus: CUDA C++ kernels in the spirit of
+// real-world code (shuffle and cooperative-groups reductions under
+// divergence, softmax, layernorm, divisions, atomics, spills, device calls,
+// __constant__ data, function pointers, cp.async, WMMA, mma.sync, shared
+// memory through uniform registers) compiled by nvcc 11.8 for sm_86 and
+// sm_89 (cubin/, golden/; gen.sh rebuilds it, TestNVCCCorpusCurrent checks
+// it where nvcc is installed). TestNVCCCorpusCoverage requires every word
+// to decode, re-encode, print as nvdisasm and parse back (both the listing
+// and nvdisasm's own text), with no baseline.
+//
 // testdata/ptxas is the ptxas corpus: PTX kernels written to cover what
 // ptxas emits (GEMM with mma.sync/ldmatrix/cp.async, attention loops,
 // collectives, atomics, f16x2/bf16x2, fp64, division, calls, switches,

@@ -74,6 +74,9 @@ type ospec struct {
 	// descShown: a global address whose word sets bit 101, so that
 	// nvdisasm prints its descriptor (MGD: LDG.E R11, desc[UR4][R6.64])
 	descShown bool
+	// upos: the uniform register's position in a shared address with one
+	// (fMU; 0 means 64)
+	upos uint
 	// a selector read from the word (HFMA2's swizzles): selTab[v] for the
 	// value v of the selPos:selW field ("" prints nothing); nil: the fixed
 	// sel above
@@ -241,6 +244,8 @@ func parseOspec(s string) ospec {
 			o.offW = num()
 		case 's':
 			o.blank = true
+		case 'u':
+			o.upos = num()
 		case 'h':
 			o.splitPos = num()
 			if len(rest) == 0 || rest[0] != ':' {
@@ -463,7 +468,25 @@ func def(opc *opcode, spec string) {
 				continue
 			}
 			if strings.HasPrefix(p, "UR") {
-				ops = append(ops, p)
+				// a uniform register keeps the field's negate, absolute
+				// and not bits (nvdisasm: IADD3 R16, R14, -UR4, -R5 for
+				// bit 63), not its reuse flag
+				keep := ""
+				for k := 0; k < len(flags); k++ {
+					c := flags[k]
+					if c != '-' && c != '|' && c != '~' {
+						continue
+					}
+					keep += string(c)
+					for k+1 < len(flags) && flags[k+1] >= '0' && flags[k+1] <= '9' {
+						k++
+						keep += string(flags[k])
+					}
+				}
+				if which == 1 {
+					keep = strings.NewReplacer("-75", "-63", "|74", "|62", "~75", "~63").Replace(keep)
+				}
+				ops = append(ops, p+keep)
 				continue
 			}
 			if which == 0 && p == "R@64" {
@@ -472,6 +495,14 @@ func def(opc *opcode, spec string) {
 				// its negate and absolute-value bits are the C field's
 				// (ptxas's FFMA R3, R0, -R33, 1: bit 75, not 63)
 				flags = strings.NewReplacer("-63", "-75", "|62", "|74").Replace(flags) + "r1"
+			}
+			if which == 1 && p != "R@64" {
+				// and a third source held in the B field (a constant,
+				// a uniform register) negates through the B field's
+				// bits: nvdisasm prints FFMA R2, R3, -R2, c[0x0][0x184]
+				// for bit 75 and FFMA R2, R3, R2, -c[0x0][0x184] for bit
+				// 63 (likewise FFMA R2, R3, R0, -UR4, IMAD.X ~c[...])
+				flags = strings.NewReplacer("-75", "-63", "|74", "|62", "~75", "~63").Replace(flags)
 			}
 			ops = append(ops, p+flags)
 		}
@@ -649,7 +680,7 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		if a.N > 63 {
 			return bad("uniform register out of range")
 		}
-		w.set(o.pos, 8, uint64(a.N))
+		w.set(o.pos, o.regWidth(), uint64(a.N))
 	case fSB:
 		if a.N > 7 {
 			return bad("scoreboard out of range")
@@ -715,6 +746,9 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 	case fMG, fMA, fMS, fMX:
 		if a.Imm < -(1<<(o.offW-1)) || a.Imm >= 1<<(o.offW-1) {
 			return bad("memory offset out of range")
+		}
+		if a.UIndex {
+			return bad("a uniform register in the address")
 		}
 		w.set(o.pos, 8, uint64(a.N))
 		w.set(o.offPos, o.offW, uint64(a.Imm))
@@ -783,6 +817,16 @@ func (o ospec) operandKind() Kind {
 	return KMem
 }
 
+// regWidth is the width of a uniform register field: 8 bits, or the
+// form's width (UR@24:6 where bit 30 is the register's not bit: BRA.DIV
+// ~URZ).
+func (o ospec) regWidth() uint {
+	if o.width != 0 {
+		return o.width
+	}
+	return 8
+}
+
 // decodeOperand reads operand o from w.
 func decodeOperand(w word, o ospec) Operand {
 	a := Operand{Kind: o.operandKind(), Sel: o.sel}
@@ -801,8 +845,10 @@ func decodeOperand(w word, o ospec) Operand {
 	switch o.kind {
 	case fMU:
 		return decodeMU(w, o)
-	case fR, fSR, fUR:
+	case fR, fSR:
 		a.N = uint8(w.get(o.pos, 8))
+	case fUR:
+		a.N = uint8(w.get(o.pos, o.regWidth()))
 	case fP, fUP, fSB:
 		a.N = uint8(w.get(o.pos, 3))
 	case fB:

@@ -108,7 +108,8 @@ var opcodes = []opcode{
 	{op: "UIMAD", class: ClassUniform, general: "IMAD", sim: SimIMAD,
 		forms: []string{
 			`x2a5 uniform =91:1:1 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
-			`x2a4 uniform =91:1:1 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/14, $C`,
+			// C may be an immediate (nvcc's UIMAD UR4, UR4, UR5, 0x1f: selector 2)
+			`x2a4 uniform =91:1:1 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/124, $C`,
 		},
 		regs: []regRule{
 			{mods: "WIDE", regs: []uint8{2, 1, 1, 2}},
@@ -166,6 +167,8 @@ var opcodes = []opcode{
 	{op: "VOTEU", class: ClassUniform, general: "VOTE", sim: SimVOTE,
 		forms: []string{
 			// VOTEU: the VOTE mode at 72 into a uniform register and predicate
+			// nvdisasm leaves out a URZ destination (VOTEU.ALL UP0, P0)
+			`886 72:2{ALL,ANY,EQ} =16:8:63 | >UP@81, P@87~90`,
 			`886 72:2{ALL,ANY,EQ} | >UR@16, >UP@81, P@87~90`,
 		},
 	},
@@ -184,6 +187,14 @@ var opcodes = []opcode{
 			// bit 85 RET.ABS (not modeled); the guard-like predicate at 87 (not at
 			// 90) prints first when it is not PT.
 			`947 | P@87~90, T@32:50`,
+			// BRA.DIV / BRA.CONV on a uniform register (nvcc's code around
+			// __shfl_sync under divergence, testdata/nvcc/golden/diverge.*):
+			// bit 91 names the register (at 24, 6 bits, its not bit 30), 32:2
+			// the kind (0 plain; 1 and 2 print INVALID0/1); the guard-like
+			// predicate at 87 as above. Flipping each bit of ptxas's
+			// BRA.DIV ~URZ, 0x200.
+			`947 32:2{?,?,DIV,CONV} =91:1:1 =87:3:7 | UR@24:6~30, T@32:50`,
+			`947 32:2{?,?,DIV,CONV} =91:1:1 | P@87~90, UR@24:6~30, T@32:50`,
 		},
 	},
 	{op: "BSSY", class: ClassBranch, sim: SimConvBarrier,
@@ -208,7 +219,12 @@ var opcodes = []opcode{
 	},
 	{op: "WARPSYNC", class: ClassBranch, sim: SimWarpSync,
 		forms: []string{
+			// a register mask at 32 (opcode 0x348: nvcc's WARPSYNC R3
+			// around __shfl_sync(mask)) with bit 86 .EXCLUSIVE (flipping
+			// each bit; nvdisasm does not print it on the immediate form,
+			// nor .reuse on the register)
 			`948 =87:3:7 | U@32:32`,
+			`348 86:1{_,EXCLUSIVE} =87:3:7 | R@32^`,
 		},
 	},
 	{op: "CALL", class: ClassBranch, sim: SimCall,
@@ -309,19 +325,23 @@ var opcodes = []opcode{
 		forms: []string{
 			`x212 80:1{LUT,?} =81:3:7 :U | >R@16, R@24, $B/1456, $C, U@72:8, P@87~90`,
 			// with a predicate output (P = the result is nonzero), printed first
-			`x212 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/146, $C, U@72:8, P@87~90`,
+			// B may be a constant (LOP3.LUT P0, RZ, R4, c[0x0][0x168], RZ, 0xc0, !PT)
+			`x212 80:1{LUT,?} :U | >P@81, >R@16, R@24, $B/1456, $C, U@72:8, P@87~90`,
 		},
 	},
 	{op: "SHF", class: ClassALU, sim: SimSHF,
 		forms: []string{
-			`x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/1245, $C/1245`,
+			// selector 3: C a constant (SHF.R.U64 R2, R2, R3, c[0x0][0x168])
+			`x219 76:1{L,R} 75:1{_,W} 73:2{S64,U64,S32,U32} 80:1{_,HI} :U | >R@16, R@24, $B/12345, $C/12345`,
 		},
 	},
 	{op: "LEA", class: ClassALU, sim: SimLEA,
 		forms: []string{
-			`x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145, U@75:5`,
-			`x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145, U@75:5`,
-			`x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24, $B/145, $C/145, U@75:5`,
+			// B's negate bit is 63, A's 72 (LEA R3, R8, -R3, 0x1 and LEA.HI
+			// R6, -R5, -R2, RZ, 0x1b: flipping each bit)
+			`x211 =80:1:0 =81:3:7 =87:4:15 =64:8:255 :U | >R@16, R@24-72, $B/145-63, U@75:5`,
+			`x211 =80:1:0 =87:4:15 =64:8:255 :U | >R@16, >P@81, R@24-72, $B/145-63, U@75:5`,
+			`x211 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 ur=6 :U | >R@16, R@24-72, $B/145-63, $C/145, U@75:5`,
 			`x211 80:1{?,HI} 74:1{?,X} =81:3:7 ur=6 :U | >R@16, R@24~72, $B/145, $C/145, U@75:5, P@87~90`,
 			// LEA.HI(.X).SX32: 73 sign-extends the 32-bit A to the high word; the
 			// C field holds RZ and is not printed. Without .X the sources take
@@ -346,8 +366,11 @@ var opcodes = []opcode{
 	},
 	{op: "IABS", class: ClassALU, sim: SimBitUnary,
 		forms: []string{
-			// SEL prints its immediate unsigned (SEL R6, RZ, 0xffffffff, !P0).
-			`213 | >R@16, R@32`,
+			// The source in the B field: a register, an immediate, a constant
+			// (nvcc's IABS R5, c[0x0][0x174]) or a uniform register (0x813,
+			// 0xa13, 0xc13: nvdisasm; bit 63 is ignored by nvdisasm, so not
+			// modelled).
+			`x213 | >R@16, $B/145`,
 		},
 	},
 	// POPC, BREV, FLO and MATCH are variable-latency: ptxas gives each a
@@ -365,6 +388,13 @@ var opcodes = []opcode{
 		forms: []string{
 			`301 | >R@16, R@32`,
 			`d01 =91:1:1 | >R@16, UR@32`,
+		},
+	},
+	{op: "UBREV", class: ClassUniform, general: "BREV", sim: SimBitUnary,
+		forms: []string{
+			// nvcc's UBREV UR4, UR5 (cooperative groups' lane masks,
+			// testdata/nvcc/golden/reduce.*): UPOPC's fields
+			`2be =91:1:1 | >UR@16, UR@32`,
 		},
 	},
 	{op: "FLO", class: ClassSFU, queue: QueueSFU, sim: SimBitUnary, noReuse: true,
@@ -448,7 +478,9 @@ var opcodes = []opcode{
 	},
 	{op: "FMUL", class: ClassFMA, sim: SimFloat,
 		forms: []string{
-			`x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72, $B/145-63`,
+			// |A| at 73, |B| at 62 (nvcc's FMUL.FTZ R7, |R0|, R3; flipping
+			// the bits of FMUL R7, R6, c[0x0][0x184])
+			`x220 =84:3:4 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/145-63|62`,
 		},
 	},
 	{op: "FFMA", class: ClassFMA, sim: SimFloat,
@@ -535,6 +567,10 @@ var opcodes = []opcode{
 			`308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} | >R@16, R@32-63|62`,
 			`308 74:4{COS,SIN,EX2,LG2,RCP,RSQ,?,?,SQRT,TANH} 73:1{?,F16} =60:1:1 | >R@16, R@32.H1`,
 			`908 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, F@32:32`,
+			// a constant (nvcc's MUFU.RCP R5, c[0x0][0x168]) or a uniform
+			// register (0xd08, bit 91): the register form's -63 |62
+			`b08 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, C@40-63|62`,
+			`d08 =91:1:1 74:4{COS,SIN,EX2,LG2,RCP,RSQ,RCP64H,RSQ64H,SQRT,TANH} | >R@16, UR@32-63|62`,
 		},
 	},
 	// Conversions and packs.
@@ -735,7 +771,10 @@ var opcodes = []opcode{
 	{op: "LDL", class: ClassGlobal, late: true, sim: SimLoad, noReuse: true,
 		forms: []string{
 			// local memory: addresses as shared ones without a scale field
-			`983 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
+			// 84:3 the cache operation (EF, -, EL, LU, EU, NA; 6 and 7 print
+			// INVALID6/7): nvcc's spills reload with LDL.LU (nvdisasm on
+			// each value)
+			`983 84:3{EF,_,EL,LU,EU,NA} 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MX@24`,
 		},
 		regs: []regRule{
 			// local memory goes through L1 like global memory; ptxas waits on
@@ -746,7 +785,7 @@ var opcodes = []opcode{
 	},
 	{op: "STL", class: ClassGlobal, late: true, sim: SimStore, noReuse: true,
 		forms: []string{
-			`387 84:3{1=} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
+			`387 84:3{EF,_,EL,LU,EU,NA} 73:3{U8,S8,U16,S16,_,64,128} | MX@24, R@32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -767,6 +806,10 @@ var opcodes = []opcode{
 	{op: "LDS", class: ClassShared, late: true, queue: QueueLDS, sim: SimLoad, noReuse: true,
 		forms: []string{
 			`984 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MS@24`,
+			// [Ra(.Xn)+URb+off]: bit 91 names URb, at 32:6 (nvcc's LDS R6,
+			// [UR5] and LDS.128 R4, [UR4]; flipping the bits: nvdisasm then
+			// prints URZ, and RZ only with a scale, [RZ.X16+UR5])
+			`984 =91:1:1 73:3{U8,S8,U16,S16,_,64,128} | >R@16, MU@24u32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{4}},
@@ -776,6 +819,9 @@ var opcodes = []opcode{
 	{op: "STS", class: ClassShared, late: true, sim: SimStore, noReuse: true,
 		forms: []string{
 			`388 73:3{U8,S8,U16,S16,_,64,128} | MS@24, R@32`,
+			// [Ra(.Xn)+URb+off]: opcode 0x988 with bit 91, URb at 64:6
+			// (nvcc's STS [UR4], R3; STS [R170.X4+UR4+0x10], R3 by flipping)
+			`988 =91:1:1 73:3{U8,S8,U16,S16,_,64,128} | MU@24, R@32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -819,8 +865,10 @@ var opcodes = []opcode{
 	},
 	{op: "BAR", class: ClassSync, sim: SimBAR, noReuse: true,
 		forms: []string{
-			`b1d 77:2{SYNC} =42:12:0 | U@54:4`,
-			`b1d 77:2{SYNC} | U@54:4, U@42:12n`,
+			// bit 80 .DEFER_BLOCKING (nvdisasm 11.8 prints it; ptxas 11.8 was
+			// not seen to set it for bar.sync or barrier.sync)
+			`b1d 77:2{SYNC} 80:1{_,DEFER_BLOCKING} =42:12:0 | U@54:4`,
+			`b1d 77:2{SYNC} 80:1{_,DEFER_BLOCKING} | U@54:4, U@42:12n`,
 			`b1d 77:2{1=ARV} | U@54:4, U@42:12`,
 			// a barrier number in a register and no thread count (bar.sync r2):
 			// nvdisasm prints BAR.SYNC R0 when 42:12 is 0 (BAR.ARV always
@@ -1060,6 +1108,11 @@ var opcodes = []opcode{
 			// FCHK: the IEEE division's range check (P = the fast path is not
 			// exact), negate/abs as FFMA's A and B
 			`302 | >P@81, R@24-72|73, R@32-63|62`,
+			// the divisor from a constant (nvcc's FCHK P0, R0, c[0x0][0x168]),
+			// a float immediate (0x902) or a uniform register (0xd02, bit 91)
+			`b02 | >P@81, R@24-72|73, C@40-63|62`,
+			`902 | >P@81, R@24-72|73, F@32:32`,
+			`d02 =91:1:1 | >P@81, R@24-72|73, UR@32-63|62`,
 		},
 	},
 	// I2I's source takes the B slot's reuse flag (123): ptxas printed

@@ -7,9 +7,10 @@ import (
 )
 
 // fMU is a shared address with a uniform register, [Ra(.Xn)+URb+off]
-// (ATOMS.POPC.INC.32 RZ, [R0+URZ]; ATOMS.ARRIVE.64 R2, [URZ]): Ra at the
-// field's position, URb at 64:6, the byte offset at 40:24, the scale at
-// 78:2. Its Operand is a KMem with UIndex set and URb in Desc; nvdisasm
+// (ATOMS.POPC.INC.32 RZ, [R0+URZ]; ATOMS.ARRIVE.64 R2, [URZ]; nvcc's
+// LDS R8, [R0.X4+UR8+0x1000], STS [UR4], R3): Ra at the field's position,
+// URb at 64:6 (LDS: at 32:6, the spec's u32), the byte offset at 40:24,
+// the scale at 78:2. Its Operand is a KMem with UIndex set and URb in Desc; nvdisasm
 // leaves out Ra when it is RZ without a scale, and a zero offset.
 const fMU fkind = 96
 
@@ -20,15 +21,23 @@ func encodeMU(w *word, o ospec, a Operand) error {
 		return fmt.Errorf("%w: operand %v: not a shared address with a uniform register", ErrInvalid, a)
 	}
 	w.set(o.pos, 8, uint64(a.N))
-	w.set(64, 6, uint64(a.Desc))
+	w.set(o.uPos(), 6, uint64(a.Desc))
 	w.set(40, 24, uint64(a.Imm))
 	w.set(78, 2, v)
 	return nil
 }
 
 func decodeMU(w word, o ospec) Operand {
-	return Operand{Kind: KMem, UIndex: true, N: uint8(w.get(o.pos, 8)), Desc: uint8(w.get(64, 6)),
+	return Operand{Kind: KMem, UIndex: true, N: uint8(w.get(o.pos, 8)), Desc: uint8(w.get(o.uPos(), 6)),
 		Imm: signExtend(w.get(40, 24), 24), Scale: [4]uint8{0, 4, 8, 16}[w.get(78, 2)]}
+}
+
+// uPos is the position of the address's uniform register.
+func (o ospec) uPos() uint {
+	if o.upos != 0 {
+		return o.upos
+	}
+	return 64
 }
 
 func formatMU(o Operand) string {

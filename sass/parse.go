@@ -58,7 +58,7 @@ func ParseInst(s string, pc int64) (Inst, error) {
 	parts := strings.Split(mn, ".")
 	i.Op = Op(parts[0])
 	if len(parts) > 1 {
-		i.Mods = parts[1:]
+		i.Mods = sm86Spelling(i.Op, parts[1:])
 	}
 	var toks []string
 	if rest = strings.TrimSpace(rest); rest != "" {
@@ -519,4 +519,17 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		return bad()
 	}
 	return a, reuse, nil
+}
+
+// sm86Spelling returns mods with nvdisasm -b SM89's spellings of sm89Mods
+// (F2FP.F16.F32.PACK_AB) turned into the model's (-b SM86's: PACK_AB), so
+// that ParseInst reads either disassembler's text.
+func sm86Spelling(op Op, mods []string) []string {
+	m := strings.Join(mods, ".")
+	for _, r := range sm89Mods {
+		if op == r.op && (m == r.to || strings.HasSuffix(m, "."+r.to)) {
+			return strings.Split(strings.TrimSuffix(m, r.to)+r.from, ".")
+		}
+	}
+	return mods
 }

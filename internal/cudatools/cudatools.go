@@ -88,3 +88,15 @@ func Disasm(tb testing.TB, nvdisasm string, arch int, words []byte) map[int64]st
 	}
 	return texts
 }
+
+// NVCCHostFlags returns the flags nvcc needs for a host compiler it
+// accepts. nvcc 11.8 takes gcc up to 11 and refuses newer ones; it only
+// preprocesses with the host compiler when it builds device code (-cubin,
+// -ptx), so where no g++-11 is installed (Debian 12 ships gcc 12) the
+// version check is lifted with --allow-unsupported-compiler.
+func NVCCHostFlags() []string {
+	if p, err := exec.LookPath("g++-11"); err == nil && p != "" {
+		return []string{"-ccbin", "g++-11"}
+	}
+	return []string{"--allow-unsupported-compiler"}
+}

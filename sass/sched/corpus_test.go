@@ -15,10 +15,12 @@ import (
 )
 
 // schedCubins lists every ptxas-built cubin of the repository the
-// calibration covers: the corpus's, kernels/ptx's and kernels/mma's sm_86.
+// calibration covers: the corpus's, kernels/ptx's and kernels/mma's sm_86,
+// and the nvcc corpus's (CUDA C++ through nvcc, sm_86 and sm_89).
 func schedCubins(t testing.TB) []string {
 	var out []string
-	for _, g := range []string{corpusDir + "/cubin/*.cubin", kernelsDir + "/ptx/cubin/*.cubin", kernelsDir + "/mma/cubin/*.sm_86.cubin"} {
+	for _, g := range []string{corpusDir + "/cubin/*.cubin", kernelsDir + "/ptx/cubin/*.cubin", kernelsDir + "/mma/cubin/*.sm_86.cubin",
+		corpus.NVCCDir + "/cubin/*.cubin"} {
 		fs, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)

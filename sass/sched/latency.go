@@ -67,7 +67,6 @@ func DefaultLatencies() *LatencyTable {
 			{sass.ClassConv, sass.ClassFMA, 5, "var.ptx store_war: I2FP->FADD"},
 			{sass.ClassFMA, sass.ClassGlobal, 5, "fixed.ptx ffma_chain: FADD->STG data; var.ptx var_chain IMAD.WIDE->LDG address, FADD->STG; uniform_load IMAD.MOV->LDG address; guard.ptx IMAD.MOV->STG address"},
 			{sass.ClassALU, sass.ClassGlobal, 5, "fixed.ptx setp_guard: FSEL->STG data"},
-			{sass.ClassFMA, sass.ClassShared, 5, "var.ptx var_chain: FMUL->STS data"},
 			{sass.ClassFMA, sass.ClassSFU, 4, "var.ptx var_chain: FMUL->MUFU.EX2"},
 			{sass.ClassUniform, sass.ClassGlobal, 2, "kernels/ptx sg.ptx tcrt_sg_gather_cas: ULDC.64 UR8->LDG.E.U8.CONSTANT desc[UR8] (guard.ptx and var.ptx show 4 where ptxas had nothing else to schedule)"},
 			// Calibrated on the ptxas corpus (testdata/ptxas and the
@@ -82,7 +81,11 @@ func DefaultLatencies() *LatencyTable {
 			{sass.ClassFMA, sass.ClassS2R, 4, "kernels/mma mma.ptx tcrt_mma_attn_d256_bf16: FMUL R9->R2UR UR9, R9"},
 			{sass.ClassUniform, sass.ClassALU, 2, "kernels/ptx sg.ptx tcrt_sg_scatter: ULDC UR4->ISETP.NE.U32.AND P1, PT, RZ, UR4"},
 			{sass.ClassUniform, sass.ClassSFU, 2, "tail_mem.ptx atom: VOTEU.ANY UR6->FLO.U32 R37, UR6 (ptxas's warp-aggregated atomic)"},
-			{sass.ClassUniform, sass.ClassFMA, 3, "tail2_sync.ptx trace: UMOV UR5->IMAD.U32 R5, RZ, RZ, UR5 (the high word of printf's format address before CALL.ABS vprintf)"},
+			// Calibrated on the nvcc corpus (testdata/nvcc: CUDA C++
+			// through nvcc 11.8), where ptxas schedules closer still.
+			{sass.ClassUniform, sass.ClassFMA, 2, "nvcc arith.cu fdiv_scalar: ULDC UR6->IMAD.U32 R6, RZ, RZ, UR6; call.cu const_lut UMOV UR5->IMAD.U32 R3, RZ, RZ, UR5 (tail2_sync.ptx trace shows 3)"},
+			{sass.ClassFMA, sass.ClassShared, 4, "nvcc reduce.cu coalesced_count: IMAD->REDUX.SUM UR8, R0 (var.ptx var_chain's FMUL->STS data shows 5)"},
+			{sass.ClassALU, sass.ClassShared, 4, "nvcc arith.cu atomics: SHF->REDUX UR12, R8"},
 		},
 		SameClass:  4,
 		CrossClass: 5,

@@ -112,6 +112,10 @@ var latencyEvidence = []struct {
 	{"guard.ptx", "guard_store", "IMAD", "STG", 5},
 	{"guard.ptx", "guard_store", "ULDC", "STG", 4},
 	// The calibration on the committed ptxas cubins (no tools needed).
+	{corpus.NVCCDir + "/cubin/arith.sm_86.cubin", "fdiv_scalar", "ULDC", "IMAD", 2},
+	{corpus.NVCCDir + "/cubin/call.sm_86.cubin", "const_lut", "UMOV", "IMAD", 2},
+	{corpus.NVCCDir + "/cubin/reduce.sm_86.cubin", "coalesced_count", "IMAD", "REDUX", 4},
+	{corpus.NVCCDir + "/cubin/arith.sm_86.cubin", "atomics", "SHF", "REDUX", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "flash_attn", "IADD3", "MUFU", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "LOP3", "MUFU", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "FSEL", "MUFU", 4},
@@ -268,7 +272,8 @@ func TestLatencyEvidence(t *testing.T) {
 		if !shown[[2]sass.Class{l.From, l.To}] {
 			t.Errorf("table entry %v->%v %d has no evidence row at that distance", l.From, l.To, l.Cycles)
 		}
-		if !strings.Contains(l.Source, ".ptx") {
+		if !strings.Contains(l.Source, ".ptx") && !strings.Contains(l.Source, ".cu ") {
+			// a PTX snippet or a CUDA C++ source of the nvcc corpus
 			t.Errorf("table entry %v->%v cites no snippet: %q", l.From, l.To, l.Source)
 		}
 	}

@@ -101,6 +101,7 @@ const (
 	xCALLX   // CALL.ABS: a call to an external function, fault ErrUnsupported when it runs
 	xYIELD   // YIELD: the warp ends its turn (a spin loop lets the others run)
 	xARRIVES // ARRIVES.LDGSTSBAR.64: an mbarrier arrival after the warp's copies (mbarrier.go)
+	xBRADIV  // BRA.DIV/BRA.CONV URa, target: a branch on the warp's convergence (diverge.go)
 )
 
 // upBase is the index of UP0 in a warp's predicate file (P0..PT, then
@@ -145,6 +146,10 @@ type maddr struct {
 	w64   bool
 	scale int64
 	off   int64
+	// ur: a shared address's uniform register [Ra+URb+off] (hasUR; URZ
+	// is none)
+	ur    uint8
+	hasUR bool
 }
 
 // span is a run of registers an instruction reads or writes (poison
@@ -373,6 +378,7 @@ const (
 var modelled = [sass.NumSimOps]string{
 	sass.SimNop:          "SC ALL CTA GPU SYS " + /* MEMBAR */ "E U C PF1 PF2 WB IV RS PML2 DML2 RML2 IVALL IVALLP " + /* CCTL */ "WARP RAND", // NANOSLEEP
 	sass.SimWarpSync:     "ALL",
+	sass.SimBranch:       "DIV CONV",
 	sass.SimCall:         "REL NOINC ABS",
 	sass.SimIndirect:     "REL NODEC",
 	sass.SimS2R:          "32",
@@ -786,6 +792,11 @@ func (c *decoder) memOf(o sass.Operand, global bool) (maddr, error) {
 	if m.scale == 0 {
 		m.scale = 1
 	}
+	if o.UIndex && o.Desc != 63 {
+		// [Ra+URb+off]: URb (in Desc) adds to every lane's address
+		m.ur, m.hasUR = o.Desc, true
+		d.reads = append(d.reads, span{2, o.Desc, 1})
+	}
 	if o.N != 255 {
 		cnt := 1
 		if global {
@@ -858,6 +869,12 @@ func (c *decoder) decWarpSync() error {
 	if len(mods) == 1 && mods[0] == "ALL" && len(c.a) == 0 {
 		d.op, d.n = xWARPSYNC, -1
 		return nil
+	}
+	if len(c.a) == 1 && c.a[0].Kind == sass.KReg {
+		// WARPSYNC Ra: the mask from a register, one value for the
+		// group (checked where it runs)
+		d.op, d.x = xWARPSYNC, true
+		return c.src(c.a[0], 0, 1)
 	}
 	if err := c.want(sass.KImm); err != nil {
 		return err
@@ -943,6 +960,20 @@ func (c *decoder) decBranch() error {
 	if in.Op == "EXIT" {
 		d.op = xEXIT
 		return c.want()
+	}
+	if has(c.mods, "DIV") || has(c.mods, "CONV") {
+		if err := c.want(sass.KUReg, sass.KTarget); err != nil {
+			return err
+		}
+		if err := c.src(c.a[0], 0, 1); err != nil {
+			return err
+		}
+		t, err := branchTarget(d.idx, c.a[1].Imm, plen)
+		if err != nil {
+			return err
+		}
+		d.op, d.target, d.hi = xBRADIV, t, has(c.mods, "CONV")
+		return nil
 	}
 	if err := c.want(sass.KTarget); err != nil {
 		return err
@@ -2054,6 +2085,10 @@ func (c *decoder) decMATCH() error {
 // decVOTE decodes VOTE.
 func (c *decoder) decVOTE() error {
 	d, mods := c.d, c.mods
+	if len(c.a) == 2 {
+		// VOTEU Pd, Pa: the form without a destination register (URZ)
+		c.a = append([]sass.Operand{{Kind: sass.KReg, N: 255}}, c.a...)
+	}
 	if err := c.want(sass.KReg, sass.KPred, sass.KPred); err != nil {
 		return err
 	}

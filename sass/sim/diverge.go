@@ -46,9 +46,37 @@ func (c *cta) canRun(w *warp, pc int, mask uint32) bool {
 	case xBSYNC:
 		return w.cbar[d.sub]&w.live&^mask == 0
 	case xWARPSYNC:
-		return uint32(d.n)&w.live&^mask == 0
+		return w.syncMask(d, mask)&w.live&^mask == 0
 	}
 	return true
+}
+
+// syncMask is WARPSYNC's lane mask for the group mask: the immediate, or
+// the register's value in the group's first lane (control checks that
+// every executing lane holds the same).
+func (w *warp) syncMask(d *dinst, mask uint32) uint32 {
+	if !d.x {
+		return uint32(d.n)
+	}
+	return w.src(&d.s[0], 0)[firstLane(mask)]
+}
+
+// braDiv reports whether BRA.DIV (conv false) or BRA.CONV (conv true)
+// URa is taken by the running group: with M the lanes of URa (~URa with
+// its not flag) that have not exited, BRA.DIV is taken when a lane of M is
+// not executing (the warp is diverged for M), BRA.CONV when every lane
+// of M is. Inferred from nvcc's code around __shfl_sync(mask) and
+// __syncwarp(mask) (testdata/nvcc/golden/diverge.*: VOTEU.ANY URa then
+// BRA.DIV URa to the subroutine path, BRA.CONV URa around the
+// WARPSYNC); the branch is taken or not by the whole group.
+func (w *warp) braDiv(d *dinst, exec uint32) bool {
+	m := w.src(&d.s[0], 0)[0]
+	if d.s[0].not {
+		m = ^m
+	}
+	m &= w.live
+	conv := m&^exec == 0
+	return conv == d.hi
 }
 
 // reschedule returns the running group (if it has lanes) to the waiting
@@ -122,10 +150,27 @@ func (c *cta) control(w *warp, d *dinst, exec uint32) error {
 		w.cbar[d.sub] = exec
 	case xBREAK:
 		w.cbar[d.sub] &^= exec
+	case xBRADIV:
+		if exec != w.active {
+			return c.fault(w, d, firstLane(w.active&^exec), ErrDivergent,
+				"BRA.DIV/BRA.CONV guarded off in lanes %#08x of active %#08x", w.active&^exec, w.active)
+		}
+		if w.braDiv(d, exec) {
+			w.pc = d.target
+		}
 	case xBSYNC, xWARPSYNC:
 		if exec != w.active {
 			return c.fault(w, d, firstLane(w.active&^exec), ErrDivergent,
 				"convergence point guarded off in lanes %#08x of active %#08x", w.active&^exec, w.active)
+		}
+		if d.op == xWARPSYNC && d.x {
+			a := w.src(&d.s[0], 0)
+			l0 := firstLane(exec)
+			for l := 0; l < 32; l++ {
+				if lanes(exec, l) && a[l] != a[l0] {
+					return c.fault(w, d, l, ErrDivergent, "WARPSYNC mask %#x in lane %d, %#x in lane %d", a[l], l, a[l0], l0)
+				}
+			}
 		}
 		if !c.canRun(w, d.idx, w.active) {
 			w.pc = d.idx // wait here for the other lanes

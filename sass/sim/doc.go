@@ -29,7 +29,12 @@ package sim
 //     groups that reach the same pc. BSSY Bb records the executing lanes in
 //     convergence barrier Bb; BREAK Bb removes the executing lanes from it;
 //     BSYNC Bb holds its group until every lane of Bb that has not exited
-//     is in it; WARPSYNC mask (or .ALL) likewise for the named live lanes.
+//     is in it; WARPSYNC mask (or .ALL, or a register: one value for the
+//     group, else ErrDivergent) likewise for the named live lanes.
+//     BRA.DIV URa, target is taken when a live lane of URa's mask (~URa
+//     with its not flag) is not in the running group, BRA.CONV when every
+//     one is: inferred from nvcc's code around __shfl_sync/__syncwarp, the
+//     whole group branching alike.
 //     A guard that differs across the group on BSYNC/WARPSYNC is
 //     ErrDivergent; groups all held at convergence points that cannot
 //     complete are ErrDeadlock. The order in which diverged groups run

@@ -182,6 +182,11 @@ func (c *cta) execSpecial(w *warp, d *dinst, exec uint32) (uint32, bool, error) 
 		return 0, true, nil
 	case xARRIVES:
 		return 0, true, c.arrives(w, d, exec)
+	case xBRADIV:
+		if exec == 0 {
+			return 0, true, nil
+		}
+		return 0, true, c.control(w, d, exec)
 	}
 	return exec, false, nil
 }
@@ -1064,10 +1069,14 @@ func (w *warp) gaddr(m *maddr, l int) uint64 {
 
 // saddr is a lane's shared address.
 func (w *warp) saddr(m *maddr, l int) int64 {
-	if m.base == 255 {
-		return m.off
+	a := m.off
+	if m.hasUR {
+		a += int64(w.ur[m.ur])
 	}
-	return int64(w.r[m.base][l])*m.scale + m.off
+	if m.base == 255 {
+		return a
+	}
+	return int64(w.r[m.base][l])*m.scale + a
 }
 
 // shared checks a shared access of n bytes at a by lane l and returns the

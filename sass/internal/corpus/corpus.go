@@ -172,3 +172,40 @@ func Ptxas118(t *testing.T) bool {
 	out := cudatools.Run(t, cudatools.Require(t, "ptxas"), "--version")
 	return strings.Contains(out, "release 11.8")
 }
+
+// NVCCDir is the nvcc corpus: CUDA C++ kernels (*.cu), their cubins for
+// each of Archs (cubin/) and every code word with nvdisasm's text
+// (golden/). gen.sh rebuilds it.
+var NVCCDir = Path("nvcc")
+
+// NVCCCubins lists the nvcc corpus's cubins and their golden files.
+func NVCCCubins(t testing.TB) []Cubin {
+	fs, err := filepath.Glob(filepath.Join(NVCCDir, "cubin", "*.cubin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Cubin
+	for _, f := range fs {
+		base := strings.TrimSuffix(filepath.Base(f), ".cubin")
+		out = append(out, Cubin{f, filepath.Join(NVCCDir, "golden", base+".txt")})
+	}
+	return out
+}
+
+// NVCCCode returns the code of kernel name (its symbol: the corpus's
+// kernels are extern "C") in the nvcc corpus cubin of file for sm_<sm>,
+// and the whole cubin.
+func NVCCCode(t testing.TB, file, name string, sm int) (code, cubin []byte) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(NVCCDir, "cubin", fmt.Sprintf("%s.sm_%d.cubin", file, sm)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range TextSections(t, b) {
+		if s.Name == ".text."+name {
+			return s.Data, b
+		}
+	}
+	t.Fatalf("nvcc %s sm_%d: no kernel %s", file, sm, name)
+	return nil, nil
+}

@@ -1,0 +1,190 @@
+package sass
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/internal/cudatools"
+	"github.com/tcrt-go/tcrt/sass/internal/corpus"
+)
+
+// The nvcc corpus (testdata/nvcc): CUDA C++ kernels written the way
+// real-world code is (shuffle and cooperative-groups reductions, softmax,
+// layernorm, divisions, atomics, spills, device calls, __constant__ data,
+// cp.async, WMMA and mma.sync), compiled by nvcc 11.8 for sm_86 and sm_89.
+// Unlike the ptxas corpus it has no baseline: every word must be modelled.
+
+// nvccFlagsRE finds a source's extra nvcc flags: a line "// nvcc-flags: ...".
+var nvccFlagsRE = regexp.MustCompile(`(?m)^// nvcc-flags: (.*)$`)
+
+// nvccArgs returns nvcc's arguments that compile src for sm_<sm> into out.
+func nvccArgs(t testing.TB, src string, sm int, out string) []string {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(cudatools.NVCCHostFlags(), "--expt-relaxed-constexpr", "-I"+filepath.Join(corpus.NVCCDir, "shim"),
+		"-cubin", fmt.Sprintf("-arch=sm_%d", sm), "-O3")
+	if m := nvccFlagsRE.FindSubmatch(b); m != nil {
+		args = append(args, strings.Fields(string(m[1]))...)
+	}
+	return append(args, "-o", out, src)
+}
+
+// TestNVCCCorpusCurrent checks (or, with -update-corpus, rewrites) that the
+// nvcc corpus cubins are what nvcc makes from the sources today and that
+// the golden text is what nvdisasm prints. It needs nvcc and nvdisasm
+// (skipped without them, failed under CI=true); -short skips it.
+func TestNVCCCorpusCurrent(t *testing.T) {
+	if testing.Short() && !*updateCorpus {
+		t.Skip("-short: the nvcc corpus is not rebuilt")
+	}
+	nvcc := cudatools.Require(t, "nvcc")
+	nvdisasm := cudatools.Require(t, "nvdisasm")
+	srcs, err := filepath.Glob(filepath.Join(corpus.NVCCDir, "*.cu"))
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no nvcc corpus sources (%v)", err)
+	}
+	tmp := t.TempDir()
+	if *updateCorpus {
+		for _, d := range []string{"cubin", "golden"} {
+			old, _ := filepath.Glob(filepath.Join(corpus.NVCCDir, d, "*"))
+			for _, f := range old {
+				os.Remove(f)
+			}
+			if err := os.MkdirAll(filepath.Join(corpus.NVCCDir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, src := range srcs {
+		for _, sm := range corpus.Archs {
+			name := strings.TrimSuffix(filepath.Base(src), ".cu")
+			dst := filepath.Join(corpus.NVCCDir, "cubin", fmt.Sprintf("%s.sm_%d.cubin", name, sm))
+			out := filepath.Join(tmp, "c.cubin")
+			if *updateCorpus {
+				out = dst
+			}
+			// nvcc's stderr carries ptxas's advice (an ignored
+			// .minnctapersm): expected, so not an error here.
+			cmd := exec.Command(nvcc, nvccArgs(t, src, sm, out)...)
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("nvcc %s: %v\n%s", src, err, msg)
+			}
+			if *updateCorpus {
+				continue
+			}
+			got, err1 := os.ReadFile(out)
+			want, err2 := os.ReadFile(dst)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%v %v", err1, err2)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s is stale: run sass/testdata/nvcc/gen.sh", dst)
+			}
+		}
+	}
+	for _, c := range corpus.NVCCCubins(t) {
+		got := goldenText(t, nvdisasm, c.Path)
+		got = bytes.Replace(got, []byte("sass/testdata/ptxas/gen.sh"), []byte("sass/testdata/nvcc/gen.sh"), 1)
+		if *updateCorpus {
+			if err := os.WriteFile(c.Golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(c.Golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run sass/testdata/nvcc/gen.sh", c.Golden)
+		}
+	}
+}
+
+// hiddenRE matches what a listing shows and nvdisasm's text cannot: a
+// hidden memory descriptor and a NaN immediate's bits.
+var hiddenRE = regexp.MustCompile(`hdesc\[|\b0f[0-9A-Fa-f]{8}\b`)
+
+// TestNVCCCorpusCoverage requires of every word of the nvcc corpus that it
+// decodes, re-encodes to the same 128 bits, prints exactly as nvdisasm
+// printed it (the golden text), that its listing parses back to the word,
+// and that nvdisasm's own text parses back to it (with the control word,
+// which the text does not show, taken from the decoded word).
+func TestNVCCCorpusCoverage(t *testing.T) {
+	cubins := corpus.NVCCCubins(t)
+	if len(cubins) < 12 {
+		t.Fatalf("%d nvcc corpus cubins, want >= 12", len(cubins))
+	}
+	rejected := map[string][]string{}
+	words, fails := 0, 0
+	fail := func(key, msg string) {
+		fails++
+		if len(rejected[key]) < 2 {
+			rejected[key] = append(rejected[key], msg)
+		}
+	}
+	for _, cb := range cubins {
+		name := filepath.Base(cb.Golden)
+		arch := 86
+		if strings.Contains(name, ".sm_89.") {
+			arch = 89
+		}
+		for _, g := range readGolden(t, cb.Golden) {
+			words++
+			op, _ := mnemonicOf(g.text)
+			where := fmt.Sprintf("%s:%d: %s", name, g.line, g.text)
+			i, err := DecodeWord(g.w[:])
+			if err != nil {
+				fail("decode "+op, fmt.Sprintf("%s\n\t%v\n\t%s", where, err, explain(g.w[:])))
+				continue
+			}
+			if b, err := i.Word(); err != nil || b != g.w {
+				fail("re-encode "+op, fmt.Sprintf("%s: re-encodes to %x (%v)", where, b, err))
+				continue
+			}
+			if got := i.TextArch(arch, g.addr); got != g.text {
+				fail("print "+op, fmt.Sprintf("%s\n\tgot %s", where, got))
+				continue
+			}
+			l := i.Listing(g.addr)
+			if p, err := ParseInst(l, g.addr); err != nil {
+				fail("parse listing "+op, fmt.Sprintf("%s: %q: %v", where, l, err))
+				continue
+			} else if b, err := p.Word(); err != nil || b != g.w {
+				fail("parse listing "+op, fmt.Sprintf("%s: %q re-encodes to %x (%v)", where, l, b, err))
+				continue
+			}
+			p, err := ParseInst(g.text, g.addr)
+			if err != nil {
+				fail("parse text "+op, fmt.Sprintf("%s: %v", where, err))
+				continue
+			}
+			p.Ctrl = i.Ctrl
+			if b, err := p.Word(); (err != nil || b != g.w) && !hiddenRE.MatchString(l) {
+				fail("parse text "+op, fmt.Sprintf("%s: re-encodes to %x (%v), want %x", where, b, err, g.w))
+			}
+		}
+	}
+	var keys []string
+	for k := range rejected {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "\n%s:\n  %s", k, strings.Join(rejected[k], "\n  "))
+	}
+	t.Logf("%d cubins, %d words, %d failures", len(cubins), words, fails)
+	if fails > 0 {
+		t.Errorf("%d of %d nvcc corpus words fail:%s", fails, words, sb.String())
+	}
+}
