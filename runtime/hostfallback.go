@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"reflect"
+	"slices"
 	"sync"
 )
 
@@ -214,57 +215,62 @@ func bufferRefs(args any) []*Buffer {
 
 // bufferRefsAll is bufferRefs with closed buffers included.
 func bufferRefsAll(args any) []*Buffer {
-	var out []*Buffer
-	seen := map[*Buffer]bool{}
-	visited := map[uintptr]bool{}
-	var walk func(v reflect.Value, depth int)
-	walk = func(v reflect.Value, depth int) {
-		if depth > 32 || !v.IsValid() {
+	w := bufWalker{out: make([]*Buffer, 0, 8)}
+	w.walk(reflect.ValueOf(args), 0)
+	return w.out
+}
+
+// bufWalker collects the distinct buffers an argument struct reaches. A
+// call names a handful of buffers, so linear scans stand in for sets (no
+// map allocated per launch).
+type bufWalker struct {
+	out     []*Buffer
+	visited []uintptr // pointers followed, against cycles
+}
+
+func (w *bufWalker) walk(v reflect.Value, depth int) {
+	if depth > 32 || !v.IsValid() {
+		return
+	}
+	if v.Type() == bufferType {
+		if b := v.Interface().(*Buffer); b != nil && !slices.Contains(w.out, b) {
+			w.out = append(w.out, b)
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() || slices.Contains(w.visited, v.Pointer()) {
 			return
 		}
-		if v.Type() == bufferType {
-			if b := v.Interface().(*Buffer); b != nil && !seen[b] {
-				seen[b] = true
-				out = append(out, b)
+		w.visited = append(w.visited, v.Pointer())
+		w.walk(v.Elem(), depth+1)
+	case reflect.Interface:
+		if !v.IsNil() {
+			w.walk(v.Elem(), depth+1)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			if t.Field(i).IsExported() {
+				w.walk(v.Field(i), depth+1)
 			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
 			return
 		}
-		switch v.Kind() {
-		case reflect.Pointer:
-			if v.IsNil() || visited[v.Pointer()] {
-				return
-			}
-			visited[v.Pointer()] = true
-			walk(v.Elem(), depth+1)
-		case reflect.Interface:
-			if !v.IsNil() {
-				walk(v.Elem(), depth+1)
-			}
-		case reflect.Struct:
-			t := v.Type()
-			for i := range t.NumField() {
-				if t.Field(i).IsExported() {
-					walk(v.Field(i), depth+1)
-				}
-			}
-		case reflect.Slice, reflect.Array:
-			if v.Kind() == reflect.Slice && v.IsNil() {
-				return
-			}
-			if k := v.Type().Elem().Kind(); k != reflect.Pointer && k != reflect.Struct && k != reflect.Interface &&
-				k != reflect.Slice && k != reflect.Array && k != reflect.Map {
-				return // plain data
-			}
-			for i := range v.Len() {
-				walk(v.Index(i), depth+1)
-			}
-		case reflect.Map:
-			it := v.MapRange()
-			for it.Next() {
-				walk(it.Value(), depth+1)
-			}
+		if k := v.Type().Elem().Kind(); k != reflect.Pointer && k != reflect.Struct && k != reflect.Interface &&
+			k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+			return // plain data
+		}
+		for i := range v.Len() {
+			w.walk(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			w.walk(it.Value(), depth+1)
 		}
 	}
-	walk(reflect.ValueOf(args), 0)
-	return out
 }

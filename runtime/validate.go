@@ -184,27 +184,34 @@ func fieldByPath(v reflect.Value, path string) reflect.Value {
 
 // checkBuffers checks every non-nil *Buffer in struct v, recursively.
 func checkBuffers(r *Runtime, op, prefix string, v reflect.Value) error {
+	if b, path := firstBadBuffer(r, v); b != nil {
+		return b.Check(r, op, prefix+path)
+	}
+	return nil
+}
+
+// firstBadBuffer returns the first buffer field (nested structs included)
+// that fails Buffer.Check, with its field path; the path is built only for
+// it, so a valid call allocates nothing here.
+func firstBadBuffer(r *Runtime, v reflect.Value) (*Buffer, string) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		name := prefix + f.Name
 		switch fv := v.Field(i); {
 		case f.Type == bufferType:
-			if b := fv.Interface().(*Buffer); b != nil {
-				if err := b.Check(r, op, name); err != nil {
-					return err
-				}
+			if b := fv.Interface().(*Buffer); b != nil && b.Check(r, "", "") != nil {
+				return b, f.Name
 			}
 		case f.Type.Kind() == reflect.Struct:
-			if err := checkBuffers(r, op, name+".", fv); err != nil {
-				return err
+			if b, p := firstBadBuffer(r, fv); b != nil {
+				return b, f.Name + "." + p
 			}
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // checkMatMulArgs checks a matmul's views: shapes agreeing with M, N, K,
