@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
@@ -76,10 +77,14 @@ type skinnyKernels struct {
 	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
 	// rows of A, m ≤ len: see skinnyRowFunc.
 	rowsF32, rowsBF16 []skinnyRowFunc
-	// strip are the strip kernels for f32 B, [m-skinnyStripMinM] for m
-	// rows of A: see skinnyStripFunc.
-	strip []skinnyStripFunc
-	pairs bool
+	// strip, stripBF16 and stripF16 are the strip kernels for f32, bf16
+	// and f16 B, [m-stripMinM] for m rows of A: see skinnyStripFunc.
+	strip, stripBF16, stripF16 []skinnyStripFunc
+	stripMinM                  int
+	// stripWhole marks strip kernels that compute whole strips of 16
+	// columns only: skinnyStrips computes the rest (stripTail).
+	stripWhole bool
+	pairs      bool
 }
 
 // skinnyStripFunc computes, strip by strip of 16 columns, the m×n tile at
@@ -168,21 +173,36 @@ var skinnyPF = 32
 // path, to compare the two.
 var skinnyOff bool
 
-// skinnyKernel returns the kernels for j's product, plain and Store forms,
-// when it takes the skinny path: few rows, B f32 or bf16 stored by rows
-// (not transposed).
-func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
+// skinnyEligible reports whether j's product is of the skinny path's
+// shape for its variant: few rows, B stored by rows (not transposed), the
+// variant with skinny kernels this CPU (and its mask) can run.
+func (j *job) skinnyEligible() bool {
 	a, s := j.a, j.v.skinny
-	if s == nil || skinnyOff || a.M > skinnyMaxM || a.B.Trans || !cpufeat.Supports(s.features...) {
+	return s != nil && !skinnyOff && a.M <= skinnyMaxM && !a.B.Trans && cpufeat.Supports(s.features...)
+}
+
+// skinnyKernel returns the 64-column kernels for j's product, plain and
+// Store forms, when it takes them: a skinny shape, B f32 or bf16.
+func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
+	if !j.skinnyEligible() {
 		return nil, nil
 	}
-	switch a.B.DType {
+	s := j.v.skinny
+	switch j.a.B.DType {
 	case tile.F32:
 		return s.f32, s.f32Store
 	case tile.BF16:
 		return s.bf16, s.bf16Store
 	}
-	return nil, nil // float8 and f16 B take the blocked path
+	return nil, nil // float8 and f16 B take the blocked path or strips
+}
+
+// skinnyPath sets j's 64-column skinny kernels and reports whether the
+// product takes the skinny path: with those, or (a variant with strip
+// kernels only, AVX2) with a strip kernel.
+func (j *job) skinnyPath() bool {
+	j.skinny, j.skinnyStore = j.skinnyKernel()
+	return j.skinny != nil || j.skinnyEligible() && j.skinnyStripKernel() != nil
 }
 
 // skinnySplit shares the column blocks of every batch out as work items,
@@ -247,13 +267,26 @@ func (j *job) skinnyRowKernel() skinnyRowFunc {
 }
 
 // skinnyStripKernel returns the strip kernel for j's product, or nil when
-// its rows are outside the strip kernels' range or its variant has none.
+// its rows are outside the strip kernels' range or its variant has none
+// for its type of B.
 func (j *job) skinnyStripKernel() skinnyStripFunc {
-	k, M := j.v.skinny.strip, j.a.M
-	if skinnyStripsOff || j.a.B.DType != tile.F32 || M < skinnyStripMinM || M-skinnyStripMinM >= len(k) {
+	s, M := j.v.skinny, j.a.M
+	if skinnyStripsOff || s == nil {
 		return nil
 	}
-	return k[M-skinnyStripMinM]
+	var k []skinnyStripFunc
+	switch j.a.B.DType {
+	case tile.F32:
+		k = s.strip
+	case tile.BF16:
+		k = s.stripBF16
+	case tile.F16:
+		k = s.stripF16
+	}
+	if M < s.stripMinM || M-s.stripMinM >= len(k) {
+		return nil
+	}
+	return k[M-s.stripMinM]
 }
 
 // skinnyWork runs skinny items until none are left.
@@ -419,6 +452,9 @@ func (j *job) skinnyStrips(w *workspace, b, j0, n, end int) {
 		if kc == 0 {
 			// K is zero: the kernel stores zero sums.
 			j.stripK(0, &w.a[0], nil, ldb, c, 4*ldc, n, mask, 0, unsafe.Pointer(&w.a[0]), 1, 0)
+			if mask != 0 && j.v.skinny.stripWhole {
+				j.stripTail(w, b, 0, 0, j0, n, c, ldc, 0)
+			}
 			break
 		}
 		bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0)*sz])
@@ -432,8 +468,45 @@ func (j *job) skinnyStrips(w *workspace, b, j0, n, end int) {
 			next = unsafe.Pointer(&B.Data[(b*B.BatchStride+j0+n)*sz])
 		}
 		j.stripK(kc, &w.a[pc*M], bp, ldb, c, 4*ldc, n, mask, accum, next, pfLines, pfSkip)
+		if mask != 0 && j.v.skinny.stripWhole {
+			j.stripTail(w, b, pc, kc, j0, n, c, ldc, accum)
+		}
 	}
 	j.tileOut(w, b, j0, n, w.tile[:M*ldc], ldc)
+}
+
+// stripTail computes, for strip kernels of whole strips only
+// (stripWhole), the sums of the last n mod 16 of the n columns of D[b]
+// from j0 on, over the K block of kc rows from pc: it widens those columns
+// of B to f32, exactly, in w.sk (16 floats a row, zero past them) and runs
+// the f32 strip kernel of M rows on that, storing (or adding to, with
+// accum) 16 columns of the tile c (rows ldc floats apart) from the first
+// of them on, which the tile's padding holds.
+func (j *job) stripTail(w *workspace, b, pc, kc, j0, n int, c *float32, ldc int, accum int) {
+	a, s := j.a, j.v.skinny
+	B := &a.B
+	whole, rem := n&^15, n%16
+	j0 += whole
+	buf := w.sk[:max(kc, 1)*16]
+	clear(buf)
+	for k := range kc {
+		row := buf[k*16 : k*16+rem]
+		o := b*B.BatchStride + (pc+k)*B.LD + j0
+		switch B.DType {
+		case tile.F32:
+			copy(row, unsafe.Slice(f32At(B.Data, o), rem))
+		case tile.BF16:
+			for i, x := range unsafe.Slice((*uint16)(unsafe.Pointer(&B.Data[2*o])), rem) {
+				row[i] = math.Float32frombits(uint32(x) << 16)
+			}
+		case tile.F16:
+			for i, x := range unsafe.Slice((*uint16)(unsafe.Pointer(&B.Data[2*o])), rem) {
+				row[i] = tile.F16ToF32(x)
+			}
+		}
+	}
+	ct := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*whole))
+	s.strip[a.M-s.stripMinM](kc, &w.a[pc*a.M], unsafe.Pointer(&buf[0]), 64, ct, 4*ldc, 16, 0, accum, unsafe.Pointer(&buf[0]), 1, 0)
 }
 
 // tileOut writes the M×n tile t of sums (rows ldt floats apart) to

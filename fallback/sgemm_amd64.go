@@ -326,9 +326,10 @@ var (
 			skinny4x64BF16AVX512Store, skinny5x64BF16AVX512Store, skinny6x64BF16AVX512Store},
 		rest: []skinnyFunc{skinny1x64RestAVX512, skinny2x64RestAVX512, skinny3x64RestAVX512,
 			skinny4x64RestAVX512, skinny5x64RestAVX512, skinny6x64RestAVX512},
-		rowsF32:  []skinnyRowFunc{skinnyRows1AVX512, skinnyRows2AVX512, skinnyRows3AVX512, skinnyRows4AVX512},
-		rowsBF16: []skinnyRowFunc{skinnyRows1BF16AVX512, skinnyRows2BF16AVX512, skinnyRows3BF16AVX512, skinnyRows4BF16AVX512},
-		strip:    []skinnyStripFunc{skinnyStrip9AVX512, skinnyStrip10AVX512, skinnyStrip11AVX512, skinnyStrip12AVX512, skinnyStrip13AVX512, skinnyStrip14AVX512, skinnyStrip15AVX512, skinnyStrip16AVX512},
+		rowsF32:   []skinnyRowFunc{skinnyRows1AVX512, skinnyRows2AVX512, skinnyRows3AVX512, skinnyRows4AVX512},
+		rowsBF16:  []skinnyRowFunc{skinnyRows1BF16AVX512, skinnyRows2BF16AVX512, skinnyRows3BF16AVX512, skinnyRows4BF16AVX512},
+		stripMinM: skinnyStripMinM,
+		strip:     []skinnyStripFunc{skinnyStrip9AVX512, skinnyStrip10AVX512, skinnyStrip11AVX512, skinnyStrip12AVX512, skinnyStrip13AVX512, skinnyStrip14AVX512, skinnyStrip15AVX512, skinnyStrip16AVX512},
 	}
 	skinnyDPBF16 = &skinnyKernels{
 		features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512BF16},
@@ -484,6 +485,7 @@ func asmVariants() []*variant {
 			},
 			kernel:    sgemmKernelAVX2,
 			transPack: transPackAVX2,
+			skinny:    skinnyAVX2,
 			cvt:       wideConverters(8, cvtF16ToF32AVX2, cvtBF16ToF32AVX2, cvtF32ToF16AVX2, cvtF32ToBF16AVX2),
 		},
 	}
