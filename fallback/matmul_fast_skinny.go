@@ -94,7 +94,7 @@ type skinnyKernels struct {
 // sgemm_gen.go. mask is 2^(n mod 16) − 1. Each k step prefetches a line
 // of the next block from pf on, pfLines lines a row, pfSkip bytes from a
 // row's last line to the next row's first.
-type skinnyStripFunc func(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+type skinnyStripFunc func(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 // skinnyStripMinM is the fewest rows of A the strip kernels take. With 9
 // to 16 rows of f32 B they read B 1.15–1.35× as fast as the 64-column
@@ -302,8 +302,10 @@ func (j *job) skinnyWork(w *workspace) {
 	w.row = grow(w.row, cols)
 	w.buf = grow(w.buf, max(len(w.buf), cols))
 	w.tile = growAligned(w.tile, max(M*skinnySB*skinnyNB, M*(roundUp(j.sb, 16)+16)))
-	if M > len(j.skinny) {
-		w.sk = growAligned(w.sk, j.kc*skinnyNB)
+	if M > len(j.skinny) || j.stripK != nil {
+		// A block of B for the further rows, or a strip kernel's tail
+		// (stripTail) and copy of a strip (stripBuf).
+		w.sk = growAligned(w.sk, max(j.kc*skinnyNB, 2*16*skinnyStripKC))
 	}
 	scale := a.Alpha // as packA applies it; the pair variant's epilogue does
 	if v.BF16Pairs {
@@ -451,7 +453,7 @@ func (j *job) skinnyStrips(w *workspace, b, j0, n, end int) {
 		}
 		if kc == 0 {
 			// K is zero: the kernel stores zero sums.
-			j.stripK(0, &w.a[0], nil, ldb, c, 4*ldc, n, mask, 0, unsafe.Pointer(&w.a[0]), 1, 0)
+			j.stripK(0, &w.a[0], nil, ldb, c, 4*ldc, n, mask, 0, unsafe.Pointer(&w.a[0]), 1, 0, stripBuf(w))
 			if mask != 0 && j.v.skinny.stripWhole {
 				j.stripTail(w, b, 0, 0, j0, n, c, ldc, 0)
 			}
@@ -467,7 +469,7 @@ func (j *job) skinnyStrips(w *workspace, b, j0, n, end int) {
 		case j0+n < end:
 			next = unsafe.Pointer(&B.Data[(b*B.BatchStride+j0+n)*sz])
 		}
-		j.stripK(kc, &w.a[pc*M], bp, ldb, c, 4*ldc, n, mask, accum, next, pfLines, pfSkip)
+		j.stripK(kc, &w.a[pc*M], bp, ldb, c, 4*ldc, n, mask, accum, next, pfLines, pfSkip, stripBuf(w))
 		if mask != 0 && j.v.skinny.stripWhole {
 			j.stripTail(w, b, pc, kc, j0, n, c, ldc, accum)
 		}
@@ -506,8 +508,13 @@ func (j *job) stripTail(w *workspace, b, pc, kc, j0, n int, c *float32, ldc int,
 		}
 	}
 	ct := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*whole))
-	s.strip[a.M-s.stripMinM](kc, &w.a[pc*a.M], unsafe.Pointer(&buf[0]), 64, ct, 4*ldc, 16, 0, accum, unsafe.Pointer(&buf[0]), 1, 0)
+	s.strip[a.M-s.stripMinM](kc, &w.a[pc*a.M], unsafe.Pointer(&buf[0]), 64, ct, 4*ldc, 16, 0, accum, unsafe.Pointer(&buf[0]), 1, 0, stripBuf(w))
 }
+
+// stripBuf is the buffer of the AVX2 strip kernels' copy of a strip of B
+// (skinnyStripKC rows of 16 floats, 64-byte aligned), in w.sk past the
+// part stripTail uses.
+func stripBuf(w *workspace) unsafe.Pointer { return unsafe.Pointer(&w.sk[skinnyStripKC*16]) }
 
 // tileOut writes the M×n tile t of sums (rows ldt floats apart) to
 // columns [j0, j0+n) of D[b]: copied when D is the destination, then the

@@ -13524,8 +13524,8 @@ skinnyRows4DPBF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip9AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip9AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip9AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip9AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -13864,8 +13864,8 @@ skinnyStrip9AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip10AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip10AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip10AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip10AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -14224,8 +14224,8 @@ skinnyStrip10AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip11AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip11AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip11AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip11AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -14604,8 +14604,8 @@ skinnyStrip11AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip12AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip12AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip12AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip12AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -15004,8 +15004,8 @@ skinnyStrip12AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip13AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip13AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip13AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip13AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -15424,8 +15424,8 @@ skinnyStrip13AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip14AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip14AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip14AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip14AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -15864,8 +15864,8 @@ skinnyStrip14AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip15AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip15AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip15AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip15AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -16324,8 +16324,8 @@ skinnyStrip15AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip16AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip16AVX512(SB), NOSPLIT, $0-96
+// func skinnyStrip16AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip16AVX512(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -16804,8 +16804,8 @@ skinnyStrip16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip1AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip1AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip1AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip1AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -16895,8 +16895,8 @@ skinnyStrip1AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip2AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip2AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -17003,8 +17003,8 @@ skinnyStrip2AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip3AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip3AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -17128,8 +17128,8 @@ skinnyStrip3AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip4AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip4AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip4AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip4AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -17270,8 +17270,8 @@ skinnyStrip4AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip5AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip5AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip5AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip5AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -17429,8 +17429,8 @@ skinnyStrip5AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip6AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip6AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip6AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip6AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -17605,8 +17605,8 @@ skinnyStrip6AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip7AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip7AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip7AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip7AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -17643,6 +17643,7 @@ skinnyStrip7AVX2_g0_zero:
 skinnyStrip7AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip7AVX2_g0_u:
 	CMPQ CX, $2
@@ -17650,6 +17651,9 @@ skinnyStrip7AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -17669,6 +17673,9 @@ skinnyStrip7AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -17694,6 +17701,9 @@ skinnyStrip7AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -17749,14 +17759,14 @@ skinnyStrip7AVX2_g1_zero:
 skinnyStrip7AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $12, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip7AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip7AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -17771,7 +17781,7 @@ skinnyStrip7AVX2_g1_u:
 	VFMADD231PS Y13, Y15, Y7
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 28(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -17792,7 +17802,7 @@ skinnyStrip7AVX2_g1_one:
 	JZ skinnyStrip7AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -17828,8 +17838,8 @@ skinnyStrip7AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip8AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip8AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip8AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip8AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -17871,6 +17881,7 @@ skinnyStrip8AVX2_g0_zero:
 skinnyStrip8AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip8AVX2_g0_u:
 	CMPQ CX, $2
@@ -17878,6 +17889,9 @@ skinnyStrip8AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -17900,6 +17914,9 @@ skinnyStrip8AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -17928,6 +17945,9 @@ skinnyStrip8AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -17989,14 +18009,14 @@ skinnyStrip8AVX2_g1_zero:
 skinnyStrip8AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip8AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip8AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18011,7 +18031,7 @@ skinnyStrip8AVX2_g1_u:
 	VFMADD231PS Y13, Y15, Y7
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 32(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18032,7 +18052,7 @@ skinnyStrip8AVX2_g1_one:
 	JZ skinnyStrip8AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18068,8 +18088,8 @@ skinnyStrip8AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip9AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip9AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip9AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip9AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -18111,6 +18131,7 @@ skinnyStrip9AVX2_g0_zero:
 skinnyStrip9AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip9AVX2_g0_u:
 	CMPQ CX, $2
@@ -18118,6 +18139,9 @@ skinnyStrip9AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18140,6 +18164,9 @@ skinnyStrip9AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18168,6 +18195,9 @@ skinnyStrip9AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18234,14 +18264,14 @@ skinnyStrip9AVX2_g1_zero:
 skinnyStrip9AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip9AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip9AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18259,7 +18289,7 @@ skinnyStrip9AVX2_g1_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 36(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18283,7 +18313,7 @@ skinnyStrip9AVX2_g1_one:
 	JZ skinnyStrip9AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18325,8 +18355,8 @@ skinnyStrip9AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip10AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip10AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip10AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip10AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -18373,6 +18403,7 @@ skinnyStrip10AVX2_g0_zero:
 skinnyStrip10AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip10AVX2_g0_u:
 	CMPQ CX, $2
@@ -18380,6 +18411,9 @@ skinnyStrip10AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18405,6 +18439,9 @@ skinnyStrip10AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18436,6 +18473,9 @@ skinnyStrip10AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18508,14 +18548,14 @@ skinnyStrip10AVX2_g1_zero:
 skinnyStrip10AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip10AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip10AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18533,7 +18573,7 @@ skinnyStrip10AVX2_g1_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 40(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18557,7 +18597,7 @@ skinnyStrip10AVX2_g1_one:
 	JZ skinnyStrip10AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18599,8 +18639,8 @@ skinnyStrip10AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip11AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip11AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip11AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip11AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -18647,6 +18687,7 @@ skinnyStrip11AVX2_g0_zero:
 skinnyStrip11AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip11AVX2_g0_u:
 	CMPQ CX, $2
@@ -18654,6 +18695,9 @@ skinnyStrip11AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18679,6 +18723,9 @@ skinnyStrip11AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18710,6 +18757,9 @@ skinnyStrip11AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18787,14 +18837,14 @@ skinnyStrip11AVX2_g1_zero:
 skinnyStrip11AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip11AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip11AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18815,7 +18865,7 @@ skinnyStrip11AVX2_g1_u:
 	VFMADD231PS Y13, Y15, Y11
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 44(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18842,7 +18892,7 @@ skinnyStrip11AVX2_g1_one:
 	JZ skinnyStrip11AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -18890,8 +18940,8 @@ skinnyStrip11AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip12AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip12AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip12AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip12AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -18943,6 +18993,7 @@ skinnyStrip12AVX2_g0_zero:
 skinnyStrip12AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip12AVX2_g0_u:
 	CMPQ CX, $2
@@ -18950,6 +19001,9 @@ skinnyStrip12AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -18978,6 +19032,9 @@ skinnyStrip12AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19012,6 +19069,9 @@ skinnyStrip12AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19095,14 +19155,14 @@ skinnyStrip12AVX2_g1_zero:
 skinnyStrip12AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $24, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip12AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip12AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19123,7 +19183,7 @@ skinnyStrip12AVX2_g1_u:
 	VFMADD231PS Y13, Y15, Y11
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 48(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19150,7 +19210,7 @@ skinnyStrip12AVX2_g1_one:
 	JZ skinnyStrip12AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19198,8 +19258,8 @@ skinnyStrip12AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip13AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip13AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip13AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip13AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -19241,6 +19301,7 @@ skinnyStrip13AVX2_g0_zero:
 skinnyStrip13AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip13AVX2_g0_u:
 	CMPQ CX, $2
@@ -19248,6 +19309,9 @@ skinnyStrip13AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19270,6 +19334,9 @@ skinnyStrip13AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19298,6 +19365,9 @@ skinnyStrip13AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19359,14 +19429,14 @@ skinnyStrip13AVX2_g1_zero:
 skinnyStrip13AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip13AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip13AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19381,7 +19451,7 @@ skinnyStrip13AVX2_g1_u:
 	VFMADD231PS Y13, Y15, Y7
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19402,7 +19472,7 @@ skinnyStrip13AVX2_g1_one:
 	JZ skinnyStrip13AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19462,14 +19532,14 @@ skinnyStrip13AVX2_g2_zero:
 skinnyStrip13AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $32, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip13AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip13AVX2_g2_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19487,7 +19557,7 @@ skinnyStrip13AVX2_g2_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19511,7 +19581,7 @@ skinnyStrip13AVX2_g2_one:
 	JZ skinnyStrip13AVX2_g2_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19553,8 +19623,8 @@ skinnyStrip13AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip14AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip14AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip14AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip14AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -19596,6 +19666,7 @@ skinnyStrip14AVX2_g0_zero:
 skinnyStrip14AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip14AVX2_g0_u:
 	CMPQ CX, $2
@@ -19603,6 +19674,9 @@ skinnyStrip14AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19625,6 +19699,9 @@ skinnyStrip14AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19653,6 +19730,9 @@ skinnyStrip14AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -19719,14 +19799,14 @@ skinnyStrip14AVX2_g1_zero:
 skinnyStrip14AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip14AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip14AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19744,7 +19824,7 @@ skinnyStrip14AVX2_g1_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19768,7 +19848,7 @@ skinnyStrip14AVX2_g1_one:
 	JZ skinnyStrip14AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19834,14 +19914,14 @@ skinnyStrip14AVX2_g2_zero:
 skinnyStrip14AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $36, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip14AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip14AVX2_g2_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19859,7 +19939,7 @@ skinnyStrip14AVX2_g2_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19883,7 +19963,7 @@ skinnyStrip14AVX2_g2_one:
 	JZ skinnyStrip14AVX2_g2_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -19925,8 +20005,8 @@ skinnyStrip14AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip15AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip15AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip15AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip15AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -19973,6 +20053,7 @@ skinnyStrip15AVX2_g0_zero:
 skinnyStrip15AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip15AVX2_g0_u:
 	CMPQ CX, $2
@@ -19980,6 +20061,9 @@ skinnyStrip15AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -20005,6 +20089,9 @@ skinnyStrip15AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -20036,6 +20123,9 @@ skinnyStrip15AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -20108,14 +20198,14 @@ skinnyStrip15AVX2_g1_zero:
 skinnyStrip15AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip15AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip15AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20133,7 +20223,7 @@ skinnyStrip15AVX2_g1_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20157,7 +20247,7 @@ skinnyStrip15AVX2_g1_one:
 	JZ skinnyStrip15AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20223,14 +20313,14 @@ skinnyStrip15AVX2_g2_zero:
 skinnyStrip15AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $40, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip15AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip15AVX2_g2_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20248,7 +20338,7 @@ skinnyStrip15AVX2_g2_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20272,7 +20362,7 @@ skinnyStrip15AVX2_g2_one:
 	JZ skinnyStrip15AVX2_g2_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20314,8 +20404,8 @@ skinnyStrip15AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -20362,6 +20452,7 @@ skinnyStrip16AVX2_g0_zero:
 skinnyStrip16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip16AVX2_g0_u:
 	CMPQ CX, $2
@@ -20369,6 +20460,9 @@ skinnyStrip16AVX2_g0_u:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -20394,6 +20488,9 @@ skinnyStrip16AVX2_pf1:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -20425,6 +20522,9 @@ skinnyStrip16AVX2_g0_one:
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -20497,14 +20597,14 @@ skinnyStrip16AVX2_g1_zero:
 skinnyStrip16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip16AVX2_g1_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20522,7 +20622,7 @@ skinnyStrip16AVX2_g1_u:
 	VFMADD231PS Y13, Y14, Y9
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20546,7 +20646,7 @@ skinnyStrip16AVX2_g1_one:
 	JZ skinnyStrip16AVX2_g1_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20617,14 +20717,14 @@ skinnyStrip16AVX2_g2_zero:
 skinnyStrip16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $40, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip16AVX2_g2_one
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20645,7 +20745,7 @@ skinnyStrip16AVX2_g2_u:
 	VFMADD231PS Y13, Y15, Y11
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20672,7 +20772,7 @@ skinnyStrip16AVX2_g2_one:
 	JZ skinnyStrip16AVX2_g2_store
 	VMOVUPS (DI), Y12
 	VMOVUPS 32(DI), Y13
-	ADDQ R9, DI
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -20720,8 +20820,8 @@ skinnyStrip16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip1BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip1BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip1BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip1BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -20803,8 +20903,8 @@ skinnyStrip1BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip2BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip2BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip2BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip2BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -20903,8 +21003,8 @@ skinnyStrip2BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip3BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip3BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip3BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip3BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -21020,8 +21120,8 @@ skinnyStrip3BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip4BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip4BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip4BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip4BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -21154,8 +21254,8 @@ skinnyStrip4BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip5BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip5BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip5BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip5BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -21305,8 +21405,8 @@ skinnyStrip5BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip6BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip6BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip6BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip6BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -21473,8 +21573,8 @@ skinnyStrip6BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip7BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip7BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip7BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip7BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -21511,6 +21611,7 @@ skinnyStrip7BF16AVX2_g0_zero:
 skinnyStrip7BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip7BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -21520,6 +21621,9 @@ skinnyStrip7BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -21541,6 +21645,9 @@ skinnyStrip7BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 28(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21561,6 +21668,9 @@ skinnyStrip7BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21609,16 +21719,14 @@ skinnyStrip7BF16AVX2_g1_zero:
 skinnyStrip7BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $12, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip7BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip7BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21631,11 +21739,9 @@ skinnyStrip7BF16AVX2_g1_u:
 	VBROADCASTSS 12(SI), Y15
 	VFMADD231PS Y12, Y15, Y6
 	VFMADD231PS Y13, Y15, Y7
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 28(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21654,11 +21760,9 @@ skinnyStrip7BF16AVX2_g1_u:
 skinnyStrip7BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip7BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21694,8 +21798,8 @@ skinnyStrip7BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip8BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip8BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip8BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip8BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -21737,6 +21841,7 @@ skinnyStrip8BF16AVX2_g0_zero:
 skinnyStrip8BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip8BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -21746,6 +21851,9 @@ skinnyStrip8BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -21770,6 +21878,9 @@ skinnyStrip8BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 32(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21793,6 +21904,9 @@ skinnyStrip8BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21847,16 +21961,14 @@ skinnyStrip8BF16AVX2_g1_zero:
 skinnyStrip8BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip8BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip8BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21869,11 +21981,9 @@ skinnyStrip8BF16AVX2_g1_u:
 	VBROADCASTSS 12(SI), Y15
 	VFMADD231PS Y12, Y15, Y6
 	VFMADD231PS Y13, Y15, Y7
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 32(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21892,11 +22002,9 @@ skinnyStrip8BF16AVX2_g1_u:
 skinnyStrip8BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip8BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -21932,8 +22040,8 @@ skinnyStrip8BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip9BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip9BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip9BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip9BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -21975,6 +22083,7 @@ skinnyStrip9BF16AVX2_g0_zero:
 skinnyStrip9BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip9BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -21984,6 +22093,9 @@ skinnyStrip9BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -22008,6 +22120,9 @@ skinnyStrip9BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 36(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22031,6 +22146,9 @@ skinnyStrip9BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22090,16 +22208,14 @@ skinnyStrip9BF16AVX2_g1_zero:
 skinnyStrip9BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip9BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip9BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22115,11 +22231,9 @@ skinnyStrip9BF16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 36(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22141,11 +22255,9 @@ skinnyStrip9BF16AVX2_g1_u:
 skinnyStrip9BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip9BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22187,8 +22299,8 @@ skinnyStrip9BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip10BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip10BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip10BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip10BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -22235,6 +22347,7 @@ skinnyStrip10BF16AVX2_g0_zero:
 skinnyStrip10BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip10BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -22244,6 +22357,9 @@ skinnyStrip10BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -22271,6 +22387,9 @@ skinnyStrip10BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 40(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22297,6 +22416,9 @@ skinnyStrip10BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22362,16 +22484,14 @@ skinnyStrip10BF16AVX2_g1_zero:
 skinnyStrip10BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip10BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip10BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22387,11 +22507,9 @@ skinnyStrip10BF16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 40(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22413,11 +22531,9 @@ skinnyStrip10BF16AVX2_g1_u:
 skinnyStrip10BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip10BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22459,8 +22575,8 @@ skinnyStrip10BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip11BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip11BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip11BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip11BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -22507,6 +22623,7 @@ skinnyStrip11BF16AVX2_g0_zero:
 skinnyStrip11BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip11BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -22516,6 +22633,9 @@ skinnyStrip11BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -22543,6 +22663,9 @@ skinnyStrip11BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 44(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22569,6 +22692,9 @@ skinnyStrip11BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22639,16 +22765,14 @@ skinnyStrip11BF16AVX2_g1_zero:
 skinnyStrip11BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip11BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip11BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22667,11 +22791,9 @@ skinnyStrip11BF16AVX2_g1_u:
 	VBROADCASTSS 20(SI), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 44(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22696,11 +22818,9 @@ skinnyStrip11BF16AVX2_g1_u:
 skinnyStrip11BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip11BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22748,8 +22868,8 @@ skinnyStrip11BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip12BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip12BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip12BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip12BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -22801,6 +22921,7 @@ skinnyStrip12BF16AVX2_g0_zero:
 skinnyStrip12BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip12BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -22810,6 +22931,9 @@ skinnyStrip12BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -22840,6 +22964,9 @@ skinnyStrip12BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 48(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22869,6 +22996,9 @@ skinnyStrip12BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22945,16 +23075,14 @@ skinnyStrip12BF16AVX2_g1_zero:
 skinnyStrip12BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $24, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip12BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip12BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -22973,11 +23101,9 @@ skinnyStrip12BF16AVX2_g1_u:
 	VBROADCASTSS 20(SI), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 48(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23002,11 +23128,9 @@ skinnyStrip12BF16AVX2_g1_u:
 skinnyStrip12BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip12BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23054,8 +23178,8 @@ skinnyStrip12BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip13BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip13BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip13BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip13BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -23097,6 +23221,7 @@ skinnyStrip13BF16AVX2_g0_zero:
 skinnyStrip13BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip13BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -23106,6 +23231,9 @@ skinnyStrip13BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -23130,6 +23258,9 @@ skinnyStrip13BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23153,6 +23284,9 @@ skinnyStrip13BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23207,16 +23341,14 @@ skinnyStrip13BF16AVX2_g1_zero:
 skinnyStrip13BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip13BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip13BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23229,11 +23361,9 @@ skinnyStrip13BF16AVX2_g1_u:
 	VBROADCASTSS 12(SI), Y15
 	VFMADD231PS Y12, Y15, Y6
 	VFMADD231PS Y13, Y15, Y7
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23252,11 +23382,9 @@ skinnyStrip13BF16AVX2_g1_u:
 skinnyStrip13BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip13BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23316,16 +23444,14 @@ skinnyStrip13BF16AVX2_g2_zero:
 skinnyStrip13BF16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $32, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip13BF16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip13BF16AVX2_g2_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23341,11 +23467,9 @@ skinnyStrip13BF16AVX2_g2_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23367,11 +23491,9 @@ skinnyStrip13BF16AVX2_g2_u:
 skinnyStrip13BF16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip13BF16AVX2_g2_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23413,8 +23535,8 @@ skinnyStrip13BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip14BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip14BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip14BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip14BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -23456,6 +23578,7 @@ skinnyStrip14BF16AVX2_g0_zero:
 skinnyStrip14BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip14BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -23465,6 +23588,9 @@ skinnyStrip14BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -23489,6 +23615,9 @@ skinnyStrip14BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23512,6 +23641,9 @@ skinnyStrip14BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23571,16 +23703,14 @@ skinnyStrip14BF16AVX2_g1_zero:
 skinnyStrip14BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip14BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip14BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23596,11 +23726,9 @@ skinnyStrip14BF16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23622,11 +23750,9 @@ skinnyStrip14BF16AVX2_g1_u:
 skinnyStrip14BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip14BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23692,16 +23818,14 @@ skinnyStrip14BF16AVX2_g2_zero:
 skinnyStrip14BF16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $36, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip14BF16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip14BF16AVX2_g2_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23717,11 +23841,9 @@ skinnyStrip14BF16AVX2_g2_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23743,11 +23865,9 @@ skinnyStrip14BF16AVX2_g2_u:
 skinnyStrip14BF16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip14BF16AVX2_g2_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23789,8 +23909,8 @@ skinnyStrip14BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip15BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip15BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip15BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip15BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -23837,6 +23957,7 @@ skinnyStrip15BF16AVX2_g0_zero:
 skinnyStrip15BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip15BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -23846,6 +23967,9 @@ skinnyStrip15BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -23873,6 +23997,9 @@ skinnyStrip15BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23899,6 +24026,9 @@ skinnyStrip15BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23964,16 +24094,14 @@ skinnyStrip15BF16AVX2_g1_zero:
 skinnyStrip15BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip15BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip15BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -23989,11 +24117,9 @@ skinnyStrip15BF16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24015,11 +24141,9 @@ skinnyStrip15BF16AVX2_g1_u:
 skinnyStrip15BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip15BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24085,16 +24209,14 @@ skinnyStrip15BF16AVX2_g2_zero:
 skinnyStrip15BF16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $40, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip15BF16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip15BF16AVX2_g2_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24110,11 +24232,9 @@ skinnyStrip15BF16AVX2_g2_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24136,11 +24256,9 @@ skinnyStrip15BF16AVX2_g2_u:
 skinnyStrip15BF16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip15BF16AVX2_g2_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24182,8 +24300,8 @@ skinnyStrip15BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip16BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip16BF16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip16BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip16BF16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -24230,6 +24348,7 @@ skinnyStrip16BF16AVX2_g0_zero:
 skinnyStrip16BF16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip16BF16AVX2_g0_u:
 	CMPQ CX, $2
@@ -24239,6 +24358,9 @@ skinnyStrip16BF16AVX2_g0_u:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -24266,6 +24388,9 @@ skinnyStrip16BF16AVX2_pf1:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24292,6 +24417,9 @@ skinnyStrip16BF16AVX2_g0_one:
 	VPSLLD $16, Y12, Y12
 	VPSLLD $16, Y13, Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24357,16 +24485,14 @@ skinnyStrip16BF16AVX2_g1_zero:
 skinnyStrip16BF16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip16BF16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip16BF16AVX2_g1_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24382,11 +24508,9 @@ skinnyStrip16BF16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24408,11 +24532,9 @@ skinnyStrip16BF16AVX2_g1_u:
 skinnyStrip16BF16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip16BF16AVX2_g1_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24483,16 +24605,14 @@ skinnyStrip16BF16AVX2_g2_zero:
 skinnyStrip16BF16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $40, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip16BF16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip16BF16AVX2_g2_one
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24511,11 +24631,9 @@ skinnyStrip16BF16AVX2_g2_u:
 	VBROADCASTSS 20(SI), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24540,11 +24658,9 @@ skinnyStrip16BF16AVX2_g2_u:
 skinnyStrip16BF16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip16BF16AVX2_g2_store
-	VPMOVZXWD (DI), Y12
-	VPMOVZXWD 16(DI), Y13
-	VPSLLD $16, Y12, Y12
-	VPSLLD $16, Y13, Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -24592,8 +24708,8 @@ skinnyStrip16BF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip1F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip1F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip1F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip1F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -24669,8 +24785,8 @@ skinnyStrip1F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip2F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip2F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip2F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip2F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -24763,8 +24879,8 @@ skinnyStrip2F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip3F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip3F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip3F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip3F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -24874,8 +24990,8 @@ skinnyStrip3F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip4F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip4F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip4F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip4F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -25002,8 +25118,8 @@ skinnyStrip4F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip5F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip5F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip5F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip5F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -25147,8 +25263,8 @@ skinnyStrip5F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip6F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip6F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip6F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip6F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -25309,8 +25425,8 @@ skinnyStrip6F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip7F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip7F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip7F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip7F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -25347,6 +25463,7 @@ skinnyStrip7F16AVX2_g0_zero:
 skinnyStrip7F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip7F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -25354,6 +25471,9 @@ skinnyStrip7F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -25373,6 +25493,9 @@ skinnyStrip7F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 28(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25391,6 +25514,9 @@ skinnyStrip7F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25439,14 +25565,14 @@ skinnyStrip7F16AVX2_g1_zero:
 skinnyStrip7F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $12, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip7F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip7F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25459,9 +25585,9 @@ skinnyStrip7F16AVX2_g1_u:
 	VBROADCASTSS 12(SI), Y15
 	VFMADD231PS Y12, Y15, Y6
 	VFMADD231PS Y13, Y15, Y7
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 28(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25480,9 +25606,9 @@ skinnyStrip7F16AVX2_g1_u:
 skinnyStrip7F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip7F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25518,8 +25644,8 @@ skinnyStrip7F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip8F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip8F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip8F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip8F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -25561,6 +25687,7 @@ skinnyStrip8F16AVX2_g0_zero:
 skinnyStrip8F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip8F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -25568,6 +25695,9 @@ skinnyStrip8F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -25590,6 +25720,9 @@ skinnyStrip8F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 32(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25611,6 +25744,9 @@ skinnyStrip8F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25665,14 +25801,14 @@ skinnyStrip8F16AVX2_g1_zero:
 skinnyStrip8F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip8F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip8F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25685,9 +25821,9 @@ skinnyStrip8F16AVX2_g1_u:
 	VBROADCASTSS 12(SI), Y15
 	VFMADD231PS Y12, Y15, Y6
 	VFMADD231PS Y13, Y15, Y7
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 32(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25706,9 +25842,9 @@ skinnyStrip8F16AVX2_g1_u:
 skinnyStrip8F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip8F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25744,8 +25880,8 @@ skinnyStrip8F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip9F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip9F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip9F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip9F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -25787,6 +25923,7 @@ skinnyStrip9F16AVX2_g0_zero:
 skinnyStrip9F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip9F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -25794,6 +25931,9 @@ skinnyStrip9F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -25816,6 +25956,9 @@ skinnyStrip9F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 36(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25837,6 +25980,9 @@ skinnyStrip9F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25896,14 +26042,14 @@ skinnyStrip9F16AVX2_g1_zero:
 skinnyStrip9F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip9F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip9F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25919,9 +26065,9 @@ skinnyStrip9F16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 36(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25943,9 +26089,9 @@ skinnyStrip9F16AVX2_g1_u:
 skinnyStrip9F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip9F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -25987,8 +26133,8 @@ skinnyStrip9F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip10F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip10F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip10F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip10F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -26035,6 +26181,7 @@ skinnyStrip10F16AVX2_g0_zero:
 skinnyStrip10F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip10F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -26042,6 +26189,9 @@ skinnyStrip10F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -26067,6 +26217,9 @@ skinnyStrip10F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 40(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26091,6 +26244,9 @@ skinnyStrip10F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26156,14 +26312,14 @@ skinnyStrip10F16AVX2_g1_zero:
 skinnyStrip10F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip10F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip10F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26179,9 +26335,9 @@ skinnyStrip10F16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 40(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26203,9 +26359,9 @@ skinnyStrip10F16AVX2_g1_u:
 skinnyStrip10F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip10F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26247,8 +26403,8 @@ skinnyStrip10F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip11F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip11F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip11F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip11F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -26295,6 +26451,7 @@ skinnyStrip11F16AVX2_g0_zero:
 skinnyStrip11F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip11F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -26302,6 +26459,9 @@ skinnyStrip11F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -26327,6 +26487,9 @@ skinnyStrip11F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 44(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26351,6 +26514,9 @@ skinnyStrip11F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26421,14 +26587,14 @@ skinnyStrip11F16AVX2_g1_zero:
 skinnyStrip11F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip11F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip11F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26447,9 +26613,9 @@ skinnyStrip11F16AVX2_g1_u:
 	VBROADCASTSS 20(SI), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 44(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26474,9 +26640,9 @@ skinnyStrip11F16AVX2_g1_u:
 skinnyStrip11F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip11F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26524,8 +26690,8 @@ skinnyStrip11F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip12F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip12F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip12F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip12F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -26577,6 +26743,7 @@ skinnyStrip12F16AVX2_g0_zero:
 skinnyStrip12F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip12F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -26584,6 +26751,9 @@ skinnyStrip12F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -26612,6 +26782,9 @@ skinnyStrip12F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 48(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26639,6 +26812,9 @@ skinnyStrip12F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26715,14 +26891,14 @@ skinnyStrip12F16AVX2_g1_zero:
 skinnyStrip12F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $24, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip12F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip12F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26741,9 +26917,9 @@ skinnyStrip12F16AVX2_g1_u:
 	VBROADCASTSS 20(SI), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 48(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26768,9 +26944,9 @@ skinnyStrip12F16AVX2_g1_u:
 skinnyStrip12F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip12F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26818,8 +26994,8 @@ skinnyStrip12F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip13F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip13F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip13F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip13F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -26861,6 +27037,7 @@ skinnyStrip13F16AVX2_g0_zero:
 skinnyStrip13F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip13F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -26868,6 +27045,9 @@ skinnyStrip13F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -26890,6 +27070,9 @@ skinnyStrip13F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26911,6 +27094,9 @@ skinnyStrip13F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26965,14 +27151,14 @@ skinnyStrip13F16AVX2_g1_zero:
 skinnyStrip13F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip13F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip13F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -26985,9 +27171,9 @@ skinnyStrip13F16AVX2_g1_u:
 	VBROADCASTSS 12(SI), Y15
 	VFMADD231PS Y12, Y15, Y6
 	VFMADD231PS Y13, Y15, Y7
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27006,9 +27192,9 @@ skinnyStrip13F16AVX2_g1_u:
 skinnyStrip13F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip13F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27068,14 +27254,14 @@ skinnyStrip13F16AVX2_g2_zero:
 skinnyStrip13F16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $32, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip13F16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip13F16AVX2_g2_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27091,9 +27277,9 @@ skinnyStrip13F16AVX2_g2_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 52(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27115,9 +27301,9 @@ skinnyStrip13F16AVX2_g2_u:
 skinnyStrip13F16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip13F16AVX2_g2_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27159,8 +27345,8 @@ skinnyStrip13F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip14F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip14F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip14F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip14F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -27202,6 +27388,7 @@ skinnyStrip14F16AVX2_g0_zero:
 skinnyStrip14F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip14F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -27209,6 +27396,9 @@ skinnyStrip14F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -27231,6 +27421,9 @@ skinnyStrip14F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27252,6 +27445,9 @@ skinnyStrip14F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27311,14 +27507,14 @@ skinnyStrip14F16AVX2_g1_zero:
 skinnyStrip14F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $16, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip14F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip14F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27334,9 +27530,9 @@ skinnyStrip14F16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27358,9 +27554,9 @@ skinnyStrip14F16AVX2_g1_u:
 skinnyStrip14F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip14F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27426,14 +27622,14 @@ skinnyStrip14F16AVX2_g2_zero:
 skinnyStrip14F16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $36, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip14F16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip14F16AVX2_g2_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27449,9 +27645,9 @@ skinnyStrip14F16AVX2_g2_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 56(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27473,9 +27669,9 @@ skinnyStrip14F16AVX2_g2_u:
 skinnyStrip14F16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip14F16AVX2_g2_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27517,8 +27713,8 @@ skinnyStrip14F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip15F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip15F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip15F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip15F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -27565,6 +27761,7 @@ skinnyStrip15F16AVX2_g0_zero:
 skinnyStrip15F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip15F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -27572,6 +27769,9 @@ skinnyStrip15F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -27597,6 +27797,9 @@ skinnyStrip15F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27621,6 +27824,9 @@ skinnyStrip15F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27686,14 +27892,14 @@ skinnyStrip15F16AVX2_g1_zero:
 skinnyStrip15F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip15F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip15F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27709,9 +27915,9 @@ skinnyStrip15F16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27733,9 +27939,9 @@ skinnyStrip15F16AVX2_g1_u:
 skinnyStrip15F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip15F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27801,14 +28007,14 @@ skinnyStrip15F16AVX2_g2_zero:
 skinnyStrip15F16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $40, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip15F16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip15F16AVX2_g2_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27824,9 +28030,9 @@ skinnyStrip15F16AVX2_g2_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 60(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27848,9 +28054,9 @@ skinnyStrip15F16AVX2_g2_u:
 skinnyStrip15F16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip15F16AVX2_g2_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27892,8 +28098,8 @@ skinnyStrip15F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func skinnyStrip16F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
-TEXT ·skinnyStrip16F16AVX2(SB), NOSPLIT, $0-96
+// func skinnyStrip16F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+TEXT ·skinnyStrip16F16AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11
 	MOVQ ldb+24(FP), R9
 	MOVQ c+32(FP), DX
@@ -27940,6 +28146,7 @@ skinnyStrip16F16AVX2_g0_zero:
 skinnyStrip16F16AVX2_g0_k:
 	MOVQ a+8(FP), SI
 	MOVQ R11, DI
+	MOVQ buf+96(FP), BX
 	MOVQ kc+0(FP), CX
 skinnyStrip16F16AVX2_g0_u:
 	CMPQ CX, $2
@@ -27947,6 +28154,9 @@ skinnyStrip16F16AVX2_g0_u:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DECQ R14
@@ -27972,6 +28182,9 @@ skinnyStrip16F16AVX2_pf1:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -27996,6 +28209,9 @@ skinnyStrip16F16AVX2_g0_one:
 	VCVTPH2PS (DI), Y12
 	VCVTPH2PS 16(DI), Y13
 	ADDQ R9, DI
+	VMOVUPS Y12, (BX)
+	VMOVUPS Y13, 32(BX)
+	ADDQ $64, BX
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -28061,14 +28277,14 @@ skinnyStrip16F16AVX2_g1_zero:
 skinnyStrip16F16AVX2_g1_k:
 	MOVQ a+8(FP), SI
 	ADDQ $20, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip16F16AVX2_g1_u:
 	CMPQ CX, $2
 	JLT skinnyStrip16F16AVX2_g1_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -28084,9 +28300,9 @@ skinnyStrip16F16AVX2_g1_u:
 	VBROADCASTSS 16(SI), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -28108,9 +28324,9 @@ skinnyStrip16F16AVX2_g1_u:
 skinnyStrip16F16AVX2_g1_one:
 	TESTQ CX, CX
 	JZ skinnyStrip16F16AVX2_g1_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -28181,14 +28397,14 @@ skinnyStrip16F16AVX2_g2_zero:
 skinnyStrip16F16AVX2_g2_k:
 	MOVQ a+8(FP), SI
 	ADDQ $40, SI
-	MOVQ R11, DI
+	MOVQ buf+96(FP), DI
 	MOVQ kc+0(FP), CX
 skinnyStrip16F16AVX2_g2_u:
 	CMPQ CX, $2
 	JLT skinnyStrip16F16AVX2_g2_one
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -28207,9 +28423,9 @@ skinnyStrip16F16AVX2_g2_u:
 	VBROADCASTSS 20(SI), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 64(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
@@ -28234,9 +28450,9 @@ skinnyStrip16F16AVX2_g2_u:
 skinnyStrip16F16AVX2_g2_one:
 	TESTQ CX, CX
 	JZ skinnyStrip16F16AVX2_g2_store
-	VCVTPH2PS (DI), Y12
-	VCVTPH2PS 16(DI), Y13
-	ADDQ R9, DI
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	ADDQ $64, DI
 	VBROADCASTSS 0(SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1

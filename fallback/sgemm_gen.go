@@ -1396,9 +1396,9 @@ func skinnyStripName(m int) string {
 // skinnyStripAVX512 writes the strip kernel of the skinny f32 products of
 // skinnyStripMinM ≤ m ≤ skinnyStripMaxM rows of A,
 //
-//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 //
-// which computes Σ_k op(A)(i, k)·B(k, j) over kc rows of f32 B (ldb bytes
+// (buf is not read: see skinnyStripAVX2) which computes Σ_k op(A)(i, k)·B(k, j) over kc rows of f32 B (ldb bytes
 // apart) for the m×n tile at c (rows ldc bytes apart), strip by strip of
 // 16 columns: a strip's m sums stay in Z0–Z15 down all kc rows; each
 // row's vector of B is loaded once, into one of Z16–Z19, and multiplied
@@ -1425,8 +1425,8 @@ func skinnyStripAVX512(m int) {
 	name := skinnyStripName(m)
 	lbl := 0
 	p("")
-	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-96", name)
+	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-104", name)
 	p("\tMOVQ b+16(FP), R11")
 	p("\tMOVQ ldb+24(FP), R9")
 	p("\tMOVQ c+32(FP), DX")
@@ -1540,7 +1540,7 @@ func skinnyStripAVX2Name(m int, bt skinnyB) string {
 // skinnyStripAVX2 writes the AVX2+FMA strip kernel of the skinny products
 // of 1 ≤ m ≤ 16 rows of A,
 //
-//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 //
 // with skinnyStripAVX512's arguments and results, but for the ⌊n/16⌋
 // whole strips of 16 columns only (mask is not read: the caller computes
@@ -1550,15 +1550,20 @@ func skinnyStripAVX2Name(m int, bt skinnyB) string {
 // of at most skinnyStripAVX2Group, as even as can be: for each strip, each
 // group's sums (two ymm a row) stay in Y0–Y11 down all kc rows of B, the
 // step of B in Y12–Y13, the broadcasts of A in Y14–Y15. The first group
-// reads the strip from memory, the further ones again from L1 (kc rows of
-// 64 or 32 bytes). Each column's sum is one FMA chain in the order of k,
+// reads the strip from memory and, when there are further groups, stores
+// it as it multiplied it (f32, 64 bytes a row) to buf, kc·64 bytes,
+// contiguous, which the further groups read: B's rows, a power of two
+// apart, would fall in few L1 sets and be evicted before the next group
+// read them again (M = 16, 4096² f32 B: 0.41 of the FMA peak per CPU
+// second reading B again). Each column's sum is one FMA chain in the order of k,
 // as the reference's. The first group's k steps prefetch the next block
 // as skinnyStripAVX512's do: a line a step for f32, a line every other
 // step for 16-bit B (a strip's row is half a line).
 //
 // Registers: SI walks A (from a + 4·first row of the group), DI the strip
-// of B down its rows, R11 is the strip's first row, DX the strip's sums in
-// c, R12 the group's first row of them, BX walks their rows; AX counts the
+// of B down its rows (further groups: buf), R11 is the strip's first row,
+// DX the strip's sums in c, R12 the group's first row of them, BX walks
+// their rows (and buf in the first group's k loop); AX counts the
 // whole strips left, CX the k steps; R15 is the next line to prefetch, R14
 // the lines left in its row, R10 pfLines and R13 pfSkip.
 func skinnyStripAVX2(m int, bt skinnyB) {
@@ -1574,8 +1579,8 @@ func skinnyStripAVX2(m int, bt skinnyB) {
 	}
 	lbl := 0
 	p("")
-	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-96", name)
+	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-104", name)
 	p("\tMOVQ b+16(FP), R11")
 	p("\tMOVQ ldb+24(FP), R9")
 	p("\tMOVQ c+32(FP), DX")
@@ -1597,22 +1602,35 @@ func skinnyStripAVX2(m int, bt skinnyB) {
 		p("%s_pf%d:", name, lbl)
 	}
 	// step multiplies row DI of B by the gs values of A at off(SI) and
-	// advances DI, prefetching when pf.
-	step := func(gs, off int, pf bool) {
-		switch bt {
-		case skinnyF32:
+	// advances DI, prefetching when pf; with store it also stores the
+	// row to BX and advances BX; with fromBuf DI walks buf.
+	step := func(gs, off int, pf, store, fromBuf bool) {
+		switch {
+		case fromBuf:
 			p("\tVMOVUPS (DI), Y12")
 			p("\tVMOVUPS 32(DI), Y13")
-		case skinnyBF16:
+		case bt == skinnyF32:
+			p("\tVMOVUPS (DI), Y12")
+			p("\tVMOVUPS 32(DI), Y13")
+		case bt == skinnyBF16:
 			p("\tVPMOVZXWD (DI), Y12")
 			p("\tVPMOVZXWD 16(DI), Y13")
 			p("\tVPSLLD $16, Y12, Y12")
 			p("\tVPSLLD $16, Y13, Y13")
-		case skinnyF16:
+		case bt == skinnyF16:
 			p("\tVCVTPH2PS (DI), Y12")
 			p("\tVCVTPH2PS 16(DI), Y13")
 		}
-		p("\tADDQ R9, DI")
+		if fromBuf {
+			p("\tADDQ $64, DI")
+		} else {
+			p("\tADDQ R9, DI")
+		}
+		if store {
+			p("\tVMOVUPS Y12, (BX)")
+			p("\tVMOVUPS Y13, 32(BX)")
+			p("\tADDQ $64, BX")
+		}
 		if pf {
 			prefetch()
 		}
@@ -1651,20 +1669,28 @@ func skinnyStripAVX2(m int, bt skinnyB) {
 		if g0 > 0 {
 			p("\tADDQ $%d, SI", 4*g0)
 		}
-		p("\tMOVQ R11, DI")
+		store, fromBuf := first && groups > 1, !first
+		if fromBuf {
+			p("\tMOVQ buf+96(FP), DI")
+		} else {
+			p("\tMOVQ R11, DI")
+		}
+		if store {
+			p("\tMOVQ buf+96(FP), BX")
+		}
 		p("\tMOVQ kc+0(FP), CX")
 		p("%s_%s_u:", name, label)
 		p("\tCMPQ CX, $2")
 		p("\tJLT %s_%s_one", name, label)
-		step(gs, 0, first)
-		step(gs, 4*m, first && bt == skinnyF32)
+		step(gs, 0, first, store, fromBuf)
+		step(gs, 4*m, first && bt == skinnyF32, store, fromBuf)
 		p("\tADDQ $%d, SI", 8*m)
 		p("\tSUBQ $2, CX")
 		p("\tJMP %s_%s_u", name, label)
 		p("%s_%s_one:", name, label)
 		p("\tTESTQ CX, CX")
 		p("\tJZ %s_%s_store", name, label)
-		step(gs, 0, first && bt == skinnyF32)
+		step(gs, 0, first && bt == skinnyF32, store, fromBuf)
 		p("%s_%s_store:", name, label)
 		p("\tMOVQ R12, BX")
 		for i := 0; i < gs; i++ {
