@@ -56,6 +56,17 @@ import (
 // the run (D's rows, a power of two apart, fall in one L1 set), which
 // carries them from one K block to the next: each column's sum is one
 // FMA chain in the order of k, as the reference's.
+//
+// The AVX2 variant (no 64-column or row-streaming kernels: 16 ymm
+// registers) takes the strip kernels for every M and for f32, bf16 and f16
+// B, bf16 and f16 widened exactly in registers (skinnyStripAVX2 in
+// sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
+// of sums), with more than 6 rows the first group copying the strip it
+// read to a contiguous buffer for the others (stripBuf). They compute
+// whole strips only; stripTail computes the last n mod 16 columns from a
+// zero-padded f32 copy of them. By CPU time on a shared 2-vCPU AVX2-only
+// EPYC they read 4096² B 3–7× as fast as the blocked path, which packed
+// B on every call (BenchmarkMatMulCPUTime, …/avx2 against …/blocked/avx2).
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
