@@ -816,7 +816,7 @@ func convAVX2() {
 	}, func() {
 		for i, c := range []int{1, 0x7fff, 0x7fffffff, 0x7f800000, 0x40} {
 			p("\tMOVL $%#x, AX", c)
-			p("\tMOVL AX, X%d", 8+i)
+			p("\tVMOVD AX, X%d", 8+i)
 			p("\tVPBROADCASTD X%d, Y%d", 8+i, 8+i)
 		}
 	})
