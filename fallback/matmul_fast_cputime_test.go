@@ -42,7 +42,8 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 4, 4096, 4096}, {tile.F32, 16, 4096, 4096},
 		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 4, 4096, 4096}, {tile.BF16, 16, 4096, 4096}, {tile.F32, 9, 4096, 4096}}
 	if suffix != "" {
-		shapes = append(shapes, shape{tile.F16, 1, 4096, 4096}, shape{tile.F16, 16, 4096, 4096}, shape{tile.F32, 1, 512, 1408})
+		shapes = append(shapes, shape{tile.F16, 1, 4096, 4096}, shape{tile.F16, 16, 4096, 4096}, shape{tile.F32, 1, 512, 1408},
+			shape{tile.BF16, 2048, 2048, 2048}, shape{tile.F16, 2048, 2048, 2048})
 	}
 	for _, s := range shapes {
 		vn := f32v
