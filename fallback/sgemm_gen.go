@@ -1531,6 +1531,10 @@ func skinnyStripAVX512(m int) {
 // broadcasts of A, all 16 registers.
 const skinnyStripAVX2Group = 6
 
+// skinnyStripAVX2Unroll is the k steps of the AVX2 strip kernels'
+// unrolled loop (even: 16-bit B prefetches every other step).
+const skinnyStripAVX2Unroll = 4
+
 // skinnyStripAVX2Name names the AVX2 strip kernel of m rows of A by B of
 // type bt (skinnyF32, skinnyBF16 or skinnyF16).
 func skinnyStripAVX2Name(m int, bt skinnyB) string {
@@ -1680,17 +1684,21 @@ func skinnyStripAVX2(m int, bt skinnyB) {
 		}
 		p("\tMOVQ kc+0(FP), CX")
 		p("%s_%s_u:", name, label)
-		p("\tCMPQ CX, $2")
+		p("\tCMPQ CX, $%d", skinnyStripAVX2Unroll)
 		p("\tJLT %s_%s_one", name, label)
-		step(gs, 0, first, store, fromBuf)
-		step(gs, 4*m, first && bt == skinnyF32, store, fromBuf)
-		p("\tADDQ $%d, SI", 8*m)
-		p("\tSUBQ $2, CX")
+		for u := 0; u < skinnyStripAVX2Unroll; u++ {
+			step(gs, 4*m*u, first && (bt == skinnyF32 || u%2 == 0), store, fromBuf)
+		}
+		p("\tADDQ $%d, SI", 4*m*skinnyStripAVX2Unroll)
+		p("\tSUBQ $%d, CX", skinnyStripAVX2Unroll)
 		p("\tJMP %s_%s_u", name, label)
 		p("%s_%s_one:", name, label)
 		p("\tTESTQ CX, CX")
 		p("\tJZ %s_%s_store", name, label)
 		step(gs, 0, first && bt == skinnyF32, store, fromBuf)
+		p("\tADDQ $%d, SI", 4*m)
+		p("\tDECQ CX")
+		p("\tJMP %s_%s_one", name, label)
 		p("%s_%s_store:", name, label)
 		p("\tMOVQ R12, BX")
 		for i := 0; i < gs; i++ {
