@@ -176,7 +176,10 @@ type job struct {
 	// skinny, when not nil, are the kernels of the skinny path, which the
 	// items take instead of the blocked one.
 	skinny, skinnyStore []skinnyFunc
-	sb                  int // column blocks of a run (skinnyRun); columns of a row-streaming walk
+	// skinnyOn marks a product on the skinny path: with the kernels
+	// above, or with a strip kernel only (the AVX2 variant).
+	skinnyOn bool
+	sb       int // column blocks of a run (skinnyRun); columns of a row-streaming walk
 	// rowsK, when not nil, is the row-streaming skinny kernel the items
 	// take (skinnyRows).
 	rowsK skinnyRowFunc
@@ -230,7 +233,7 @@ func (v *variant) matMul(a *MatMulArgs) {
 	// parallelism gains.
 	flops := 2 * float64(a.M) * float64(a.N) * float64(max(a.K, 1)) * float64(a.Batch)
 	threads = max(1, min(threads, int(flops/(1<<20))))
-	if j.skinny, j.skinnyStore = j.skinnyKernel(); j.skinny != nil {
+	if j.skinnyOn = j.skinnyPath(); j.skinnyOn {
 		j.skinnySplit(threads)
 	} else {
 		j.split(threads)
@@ -329,7 +332,7 @@ func gcd(a, b int) int {
 func (j *job) work() {
 	w := getWorkspace()
 	defer putWorkspace(w)
-	if j.skinny != nil {
+	if j.skinnyOn {
 		j.skinnyWork(w)
 		return
 	}

@@ -24,9 +24,16 @@ import (
 // times measure the share the OS gave; CPU times what the code did with it
 // (its memory stalls included, so a busy memory system still shows).
 func BenchmarkMatMulCPUTime(b *testing.B) {
-	v := variantByName("avx512")
+	// The AVX-512 variants, or on hosts without AVX-512 (or masked to
+	// AVX2: TCRT_CPU=avx2) the AVX2 one, whose name then ends each
+	// benchmark's.
+	f32v, bf16v, suffix := "avx512", "avx512bf16", ""
+	if v := variantByName(f32v); v == nil || !v.Available() {
+		f32v, bf16v, suffix = "avx2", "avx2", "/avx2"
+	}
+	v := variantByName(f32v)
 	if v == nil || !v.Available() || len(PeakLoops()) == 0 {
-		b.Skip("no AVX-512")
+		b.Skip("no AVX-512 or AVX2")
 	}
 	type shape struct {
 		dt      tile.DType
@@ -34,22 +41,27 @@ func BenchmarkMatMulCPUTime(b *testing.B) {
 	}
 	shapes := []shape{{tile.F32, 2048, 2048, 2048}, {tile.F32, 512, 512, 512}, {tile.F32, 1, 4096, 4096}, {tile.F32, 4, 4096, 4096}, {tile.F32, 16, 4096, 4096},
 		{tile.BF16, 1, 4096, 4096}, {tile.BF16, 4, 4096, 4096}, {tile.BF16, 16, 4096, 4096}, {tile.F32, 9, 4096, 4096}}
+	if suffix != "" {
+		shapes = append(shapes, shape{tile.F16, 1, 4096, 4096}, shape{tile.F16, 16, 4096, 4096}, shape{tile.F32, 1, 512, 1408},
+			shape{tile.BF16, 2048, 2048, 2048}, shape{tile.F16, 2048, 2048, 2048})
+	}
 	for _, s := range shapes {
-		vn := "avx512"
+		vn := f32v
 		if s.dt == tile.BF16 {
-			vn = "avx512bf16"
+			vn = bf16v
 			if !variantByName(vn).Available() {
 				continue
 			}
 		}
 		for _, path := range []string{"", "blocked", "cols"} {
-			if path != "" && s.m > skinnyMaxM || path == "cols" && v.skinny == nil {
+			if path != "" && s.m > skinnyMaxM || path == "cols" && v.skinny.f32 == nil {
 				continue
 			}
 			name := fmt.Sprintf("%v/%dx%dx%d", s.dt, s.m, s.n, s.k)
 			if path != "" {
 				name += "/" + path
 			}
+			name += suffix
 			b.Run(name, func(b *testing.B) {
 				skinnyOff, skinnyRowsOff, skinnyStripsOff = path == "blocked", path == "cols", path == "cols"
 				defer func() { skinnyOff, skinnyRowsOff, skinnyStripsOff = false, false, false }()

@@ -71,7 +71,7 @@ var sharedBPool sync.Pool
 // the workers share it, with threads workers, and reports whether it did.
 func (j *job) shareB(threads int) bool {
 	a, v := j.a, j.v
-	if threads < 2 || a.Batch != 1 || j.skinny != nil || j.nItems != 1 || j.mItems < 2 || a.K == 0 {
+	if threads < 2 || a.Batch != 1 || j.skinnyOn || j.nItems != 1 || j.mItems < 2 || a.K == 0 {
 		return false
 	}
 	// The column blocks and steps of item, for all N columns.

@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
@@ -55,6 +56,17 @@ import (
 // the run (D's rows, a power of two apart, fall in one L1 set), which
 // carries them from one K block to the next: each column's sum is one
 // FMA chain in the order of k, as the reference's.
+//
+// The AVX2 variant (no 64-column or row-streaming kernels: 16 ymm
+// registers) takes the strip kernels for every M and for f32, bf16 and f16
+// B, bf16 and f16 widened exactly in registers (skinnyStripAVX2 in
+// sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
+// of sums), with more than 6 rows the first group copying the strip it
+// read to a contiguous buffer for the others (stripBuf). They compute
+// whole strips only; stripTail computes the last n mod 16 columns from a
+// zero-padded f32 copy of them. By CPU time on a shared 2-vCPU AVX2-only
+// EPYC they read 4096² B 3–7× as fast as the blocked path, which packed
+// B on every call (BenchmarkMatMulCPUTime, …/avx2 against …/blocked/avx2).
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
@@ -76,10 +88,14 @@ type skinnyKernels struct {
 	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
 	// rows of A, m ≤ len: see skinnyRowFunc.
 	rowsF32, rowsBF16 []skinnyRowFunc
-	// strip are the strip kernels for f32 B, [m-skinnyStripMinM] for m
-	// rows of A: see skinnyStripFunc.
-	strip []skinnyStripFunc
-	pairs bool
+	// strip, stripBF16 and stripF16 are the strip kernels for f32, bf16
+	// and f16 B, [m-stripMinM] for m rows of A: see skinnyStripFunc.
+	strip, stripBF16, stripF16 []skinnyStripFunc
+	stripMinM                  int
+	// stripWhole marks strip kernels that compute whole strips of 16
+	// columns only: skinnyStrips computes the rest (stripTail).
+	stripWhole bool
+	pairs      bool
 }
 
 // skinnyStripFunc computes, strip by strip of 16 columns, the m×n tile at
@@ -89,7 +105,7 @@ type skinnyKernels struct {
 // sgemm_gen.go. mask is 2^(n mod 16) − 1. Each k step prefetches a line
 // of the next block from pf on, pfLines lines a row, pfSkip bytes from a
 // row's last line to the next row's first.
-type skinnyStripFunc func(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+type skinnyStripFunc func(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 // skinnyStripMinM is the fewest rows of A the strip kernels take. With 9
 // to 16 rows of f32 B they read B 1.15–1.35× as fast as the 64-column
@@ -168,21 +184,36 @@ var skinnyPF = 32
 // path, to compare the two.
 var skinnyOff bool
 
-// skinnyKernel returns the kernels for j's product, plain and Store forms,
-// when it takes the skinny path: few rows, B f32 or bf16 stored by rows
-// (not transposed).
-func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
+// skinnyEligible reports whether j's product is of the skinny path's
+// shape for its variant: few rows, B stored by rows (not transposed), the
+// variant with skinny kernels this CPU (and its mask) can run.
+func (j *job) skinnyEligible() bool {
 	a, s := j.a, j.v.skinny
-	if s == nil || skinnyOff || a.M > skinnyMaxM || a.B.Trans || !cpufeat.Supports(s.features...) {
+	return s != nil && !skinnyOff && a.M <= skinnyMaxM && !a.B.Trans && cpufeat.Supports(s.features...)
+}
+
+// skinnyKernel returns the 64-column kernels for j's product, plain and
+// Store forms, when it takes them: a skinny shape, B f32 or bf16.
+func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
+	if !j.skinnyEligible() {
 		return nil, nil
 	}
-	switch a.B.DType {
+	s := j.v.skinny
+	switch j.a.B.DType {
 	case tile.F32:
 		return s.f32, s.f32Store
 	case tile.BF16:
 		return s.bf16, s.bf16Store
 	}
-	return nil, nil // float8 and f16 B take the blocked path
+	return nil, nil // float8 and f16 B take the blocked path or strips
+}
+
+// skinnyPath sets j's 64-column skinny kernels and reports whether the
+// product takes the skinny path: with those, or (a variant with strip
+// kernels only, AVX2) with a strip kernel.
+func (j *job) skinnyPath() bool {
+	j.skinny, j.skinnyStore = j.skinnyKernel()
+	return j.skinny != nil || j.skinnyEligible() && j.skinnyStripKernel() != nil
 }
 
 // skinnySplit shares the column blocks of every batch out as work items,
@@ -247,13 +278,26 @@ func (j *job) skinnyRowKernel() skinnyRowFunc {
 }
 
 // skinnyStripKernel returns the strip kernel for j's product, or nil when
-// its rows are outside the strip kernels' range or its variant has none.
+// its rows are outside the strip kernels' range or its variant has none
+// for its type of B.
 func (j *job) skinnyStripKernel() skinnyStripFunc {
-	k, M := j.v.skinny.strip, j.a.M
-	if skinnyStripsOff || j.a.B.DType != tile.F32 || M < skinnyStripMinM || M-skinnyStripMinM >= len(k) {
+	s, M := j.v.skinny, j.a.M
+	if skinnyStripsOff || s == nil {
 		return nil
 	}
-	return k[M-skinnyStripMinM]
+	var k []skinnyStripFunc
+	switch j.a.B.DType {
+	case tile.F32:
+		k = s.strip
+	case tile.BF16:
+		k = s.stripBF16
+	case tile.F16:
+		k = s.stripF16
+	}
+	if M < s.stripMinM || M-s.stripMinM >= len(k) {
+		return nil
+	}
+	return k[M-s.stripMinM]
 }
 
 // skinnyWork runs skinny items until none are left.
@@ -269,8 +313,10 @@ func (j *job) skinnyWork(w *workspace) {
 	w.row = grow(w.row, cols)
 	w.buf = grow(w.buf, max(len(w.buf), cols))
 	w.tile = growAligned(w.tile, max(M*skinnySB*skinnyNB, M*(roundUp(j.sb, 16)+16)))
-	if M > len(j.skinny) {
-		w.sk = growAligned(w.sk, j.kc*skinnyNB)
+	if M > len(j.skinny) || j.stripK != nil {
+		// A block of B for the further rows, or a strip kernel's tail
+		// (stripTail) and copy of a strip (stripBuf).
+		w.sk = growAligned(w.sk, max(j.kc*skinnyNB, 2*16*skinnyStripKC))
 	}
 	scale := a.Alpha // as packA applies it; the pair variant's epilogue does
 	if v.BF16Pairs {
@@ -418,7 +464,10 @@ func (j *job) skinnyStrips(w *workspace, b, j0, n, end int) {
 		}
 		if kc == 0 {
 			// K is zero: the kernel stores zero sums.
-			j.stripK(0, &w.a[0], nil, ldb, c, 4*ldc, n, mask, 0, unsafe.Pointer(&w.a[0]), 1, 0)
+			j.stripK(0, &w.a[0], nil, ldb, c, 4*ldc, n, mask, 0, unsafe.Pointer(&w.a[0]), 1, 0, stripBuf(w))
+			if mask != 0 && j.v.skinny.stripWhole {
+				j.stripTail(w, b, 0, 0, j0, n, c, ldc, 0)
+			}
 			break
 		}
 		bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+pc*B.LD+j0)*sz])
@@ -431,10 +480,52 @@ func (j *job) skinnyStrips(w *workspace, b, j0, n, end int) {
 		case j0+n < end:
 			next = unsafe.Pointer(&B.Data[(b*B.BatchStride+j0+n)*sz])
 		}
-		j.stripK(kc, &w.a[pc*M], bp, ldb, c, 4*ldc, n, mask, accum, next, pfLines, pfSkip)
+		j.stripK(kc, &w.a[pc*M], bp, ldb, c, 4*ldc, n, mask, accum, next, pfLines, pfSkip, stripBuf(w))
+		if mask != 0 && j.v.skinny.stripWhole {
+			j.stripTail(w, b, pc, kc, j0, n, c, ldc, accum)
+		}
 	}
 	j.tileOut(w, b, j0, n, w.tile[:M*ldc], ldc)
 }
+
+// stripTail computes, for strip kernels of whole strips only
+// (stripWhole), the sums of the last n mod 16 of the n columns of D[b]
+// from j0 on, over the K block of kc rows from pc: it widens those columns
+// of B to f32, exactly, in w.sk (16 floats a row, zero past them) and runs
+// the f32 strip kernel of M rows on that, storing (or adding to, with
+// accum) 16 columns of the tile c (rows ldc floats apart) from the first
+// of them on, which the tile's padding holds.
+func (j *job) stripTail(w *workspace, b, pc, kc, j0, n int, c *float32, ldc int, accum int) {
+	a, s := j.a, j.v.skinny
+	B := &a.B
+	whole, rem := n&^15, n%16
+	j0 += whole
+	buf := w.sk[:max(kc, 1)*16]
+	clear(buf)
+	for k := range kc {
+		row := buf[k*16 : k*16+rem]
+		o := b*B.BatchStride + (pc+k)*B.LD + j0
+		switch B.DType {
+		case tile.F32:
+			copy(row, unsafe.Slice(f32At(B.Data, o), rem))
+		case tile.BF16:
+			for i, x := range unsafe.Slice((*uint16)(unsafe.Pointer(&B.Data[2*o])), rem) {
+				row[i] = math.Float32frombits(uint32(x) << 16)
+			}
+		case tile.F16:
+			for i, x := range unsafe.Slice((*uint16)(unsafe.Pointer(&B.Data[2*o])), rem) {
+				row[i] = tile.F16ToF32(x)
+			}
+		}
+	}
+	ct := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*whole))
+	s.strip[a.M-s.stripMinM](kc, &w.a[pc*a.M], unsafe.Pointer(&buf[0]), 64, ct, 4*ldc, 16, 0, accum, unsafe.Pointer(&buf[0]), 1, 0, stripBuf(w))
+}
+
+// stripBuf is the buffer of the AVX2 strip kernels' copy of a strip of B
+// (skinnyStripKC rows of 16 floats, 64-byte aligned), in w.sk past the
+// part stripTail uses.
+func stripBuf(w *workspace) unsafe.Pointer { return unsafe.Pointer(&w.sk[skinnyStripKC*16]) }
 
 // tileOut writes the M×n tile t of sums (rows ldt floats apart) to
 // columns [j0, j0+n) of D[b]: copied when D is the destination, then the

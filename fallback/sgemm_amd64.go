@@ -287,28 +287,28 @@ func skinnyRows4DPBF16AVX512(rows int, a *float32, b unsafe.Pointer, ldb int, c 
 // registers.
 
 //go:noescape
-func skinnyStrip9AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip9AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 //go:noescape
-func skinnyStrip10AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip10AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 //go:noescape
-func skinnyStrip11AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip11AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 //go:noescape
-func skinnyStrip12AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip12AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 //go:noescape
-func skinnyStrip13AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip13AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 //go:noescape
-func skinnyStrip14AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip14AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 //go:noescape
-func skinnyStrip15AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip15AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 //go:noescape
-func skinnyStrip16AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+func skinnyStrip16AVX512(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
 // skinnyAVX512 holds the skinny kernels of the f32 AVX-512 variant, and
 // skinnyDPBF16 those of the bf16 pair variant. Their masks take AVX512BW's
@@ -326,9 +326,10 @@ var (
 			skinny4x64BF16AVX512Store, skinny5x64BF16AVX512Store, skinny6x64BF16AVX512Store},
 		rest: []skinnyFunc{skinny1x64RestAVX512, skinny2x64RestAVX512, skinny3x64RestAVX512,
 			skinny4x64RestAVX512, skinny5x64RestAVX512, skinny6x64RestAVX512},
-		rowsF32:  []skinnyRowFunc{skinnyRows1AVX512, skinnyRows2AVX512, skinnyRows3AVX512, skinnyRows4AVX512},
-		rowsBF16: []skinnyRowFunc{skinnyRows1BF16AVX512, skinnyRows2BF16AVX512, skinnyRows3BF16AVX512, skinnyRows4BF16AVX512},
-		strip:    []skinnyStripFunc{skinnyStrip9AVX512, skinnyStrip10AVX512, skinnyStrip11AVX512, skinnyStrip12AVX512, skinnyStrip13AVX512, skinnyStrip14AVX512, skinnyStrip15AVX512, skinnyStrip16AVX512},
+		rowsF32:   []skinnyRowFunc{skinnyRows1AVX512, skinnyRows2AVX512, skinnyRows3AVX512, skinnyRows4AVX512},
+		rowsBF16:  []skinnyRowFunc{skinnyRows1BF16AVX512, skinnyRows2BF16AVX512, skinnyRows3BF16AVX512, skinnyRows4BF16AVX512},
+		stripMinM: skinnyStripMinM,
+		strip:     []skinnyStripFunc{skinnyStrip9AVX512, skinnyStrip10AVX512, skinnyStrip11AVX512, skinnyStrip12AVX512, skinnyStrip13AVX512, skinnyStrip14AVX512, skinnyStrip15AVX512, skinnyStrip16AVX512},
 	}
 	skinnyDPBF16 = &skinnyKernels{
 		features: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512BF16},
@@ -484,6 +485,7 @@ func asmVariants() []*variant {
 			},
 			kernel:    sgemmKernelAVX2,
 			transPack: transPackAVX2,
+			skinny:    skinnyAVX2,
 			cvt:       wideConverters(8, cvtF16ToF32AVX2, cvtBF16ToF32AVX2, cvtF32ToF16AVX2, cvtF32ToBF16AVX2),
 		},
 	}

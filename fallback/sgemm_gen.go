@@ -122,6 +122,11 @@ func main() {
 	for m := skinnyStripMinM; m <= skinnyStripMaxM; m++ {
 		skinnyStripAVX512(m)
 	}
+	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyF16} {
+		for m := 1; m <= skinnyMaxMGen; m++ {
+			skinnyStripAVX2(m, b)
+		}
+	}
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -811,7 +816,7 @@ func convAVX2() {
 	}, func() {
 		for i, c := range []int{1, 0x7fff, 0x7fffffff, 0x7f800000, 0x40} {
 			p("\tMOVL $%#x, AX", c)
-			p("\tMOVL AX, X%d", 8+i)
+			p("\tVMOVD AX, X%d", 8+i)
 			p("\tVPBROADCASTD X%d, Y%d", 8+i, 8+i)
 		}
 	})
@@ -980,6 +985,7 @@ const (
 	skinnyPairs                   // bf16 B, two rows paired in registers, VDPBF16PS
 	skinnyPairsBuf                // B already paired, 64 pairs a step (a buffer that skinnyPairs stored), VDPBF16PS
 	skinnyF32Rest                 // f32 B from a buffer that a Store kernel wrote, VFMADD231PS
+	skinnyF16                     // f16 B widened exactly to f32 (VCVTPH2PS), VFMADD231PS: AVX2 strips only
 )
 
 // skinnyName names the skinny kernel of r rows.
@@ -1390,9 +1396,9 @@ func skinnyStripName(m int) string {
 // skinnyStripAVX512 writes the strip kernel of the skinny f32 products of
 // skinnyStripMinM ≤ m ≤ skinnyStripMaxM rows of A,
 //
-//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)
+//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 //
-// which computes Σ_k op(A)(i, k)·B(k, j) over kc rows of f32 B (ldb bytes
+// (buf is not read: see skinnyStripAVX2) which computes Σ_k op(A)(i, k)·B(k, j) over kc rows of f32 B (ldb bytes
 // apart) for the m×n tile at c (rows ldc bytes apart), strip by strip of
 // 16 columns: a strip's m sums stay in Z0–Z15 down all kc rows; each
 // row's vector of B is loaded once, into one of Z16–Z19, and multiplied
@@ -1419,8 +1425,8 @@ func skinnyStripAVX512(m int) {
 	name := skinnyStripName(m)
 	lbl := 0
 	p("")
-	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-96", name)
+	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-104", name)
 	p("\tMOVQ b+16(FP), R11")
 	p("\tMOVQ ldb+24(FP), R9")
 	p("\tMOVQ c+32(FP), DX")
@@ -1518,3 +1524,202 @@ func skinnyStripAVX512(m int) {
 	p("\tVZEROUPPER")
 	p("\tRET")
 }
+
+// skinnyStripAVX2Group is the most rows of A an AVX2 strip kernel keeps
+// sums for at once: 6 rows of two ymm (16 columns) are 12 accumulators,
+// beside two ymm for the step of B and two taking turns with the
+// broadcasts of A, all 16 registers.
+const skinnyStripAVX2Group = 6
+
+// skinnyStripAVX2Unroll is the k steps of the AVX2 strip kernels'
+// unrolled loop (even: 16-bit B prefetches every other step).
+const skinnyStripAVX2Unroll = 4
+
+// skinnyStripAVX2Name names the AVX2 strip kernel of m rows of A by B of
+// type bt (skinnyF32, skinnyBF16 or skinnyF16).
+func skinnyStripAVX2Name(m int, bt skinnyB) string {
+	return fmt.Sprintf("skinnyStrip%d%sAVX2", m, map[skinnyB]string{skinnyF32: "", skinnyBF16: "BF16", skinnyF16: "F16"}[bt])
+}
+
+// skinnyStripAVX2 writes the AVX2+FMA strip kernel of the skinny products
+// of 1 ≤ m ≤ 16 rows of A,
+//
+//	func name(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+//
+// with skinnyStripAVX512's arguments and results, but for the ⌊n/16⌋
+// whole strips of 16 columns only (mask is not read: the caller computes
+// the last n mod 16 columns from a zero-padded copy, with the f32 kernel).
+// B is f32, bf16 (widened exactly in registers: VPMOVZXWD, VPSLLD 16) or
+// f16 (VCVTPH2PS, exact), read in place. The m rows are taken in groups
+// of at most skinnyStripAVX2Group, as even as can be: for each strip, each
+// group's sums (two ymm a row) stay in Y0–Y11 down all kc rows of B, the
+// step of B in Y12–Y13, the broadcasts of A in Y14–Y15. The first group
+// reads the strip from memory and, when there are further groups, stores
+// it as it multiplied it (f32, 64 bytes a row) to buf, kc·64 bytes,
+// contiguous, which the further groups read: B's rows, a power of two
+// apart, would fall in few L1 sets and be evicted before the next group
+// read them again (M = 16, 4096² f32 B: 0.41 of the FMA peak per CPU
+// second reading B again). Each column's sum is one FMA chain in the order of k,
+// as the reference's. The first group's k steps prefetch the next block
+// as skinnyStripAVX512's do: a line a step for f32, a line every other
+// step for 16-bit B (a strip's row is half a line).
+//
+// Registers: SI walks A (from a + 4·first row of the group), DI the strip
+// of B down its rows (further groups: buf), R11 is the strip's first row,
+// DX the strip's sums in c, R12 the group's first row of them, BX walks
+// their rows (and buf in the first group's k loop); AX counts the
+// whole strips left, CX the k steps; R15 is the next line to prefetch, R14
+// the lines left in its row, R10 pfLines and R13 pfSkip.
+func skinnyStripAVX2(m int, bt skinnyB) {
+	name := skinnyStripAVX2Name(m, bt)
+	esz := 4
+	if bt != skinnyF32 {
+		esz = 2
+	}
+	groups := ceilDivGen(m, skinnyStripAVX2Group)
+	var sizes []int
+	for g := 0; g < groups; g++ {
+		sizes = append(sizes, (m*(g+1))/groups-(m*g)/groups)
+	}
+	lbl := 0
+	p("")
+	p("// func %s(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-104", name)
+	p("\tMOVQ b+16(FP), R11")
+	p("\tMOVQ ldb+24(FP), R9")
+	p("\tMOVQ c+32(FP), DX")
+	p("\tMOVQ ldc+40(FP), R8")
+	p("\tMOVQ pf+72(FP), R15")
+	p("\tMOVQ pfLines+80(FP), R10")
+	p("\tMOVQ pfSkip+88(FP), R13")
+	p("\tMOVQ R10, R14")
+	p("\tMOVQ n+48(FP), AX")
+	p("\tSHRQ $4, AX") // whole strips
+	prefetch := func() {
+		lbl++
+		p("\tPREFETCHT0 (R15)")
+		p("\tADDQ $64, R15")
+		p("\tDECQ R14")
+		p("\tJNZ %s_pf%d", name, lbl)
+		p("\tADDQ R13, R15")
+		p("\tMOVQ R10, R14")
+		p("%s_pf%d:", name, lbl)
+	}
+	// step multiplies row DI of B by the gs values of A at off(SI) and
+	// advances DI, prefetching when pf; with store it also stores the
+	// row to BX and advances BX; with fromBuf DI walks buf.
+	step := func(gs, off int, pf, store, fromBuf bool) {
+		switch {
+		case fromBuf:
+			p("\tVMOVUPS (DI), Y12")
+			p("\tVMOVUPS 32(DI), Y13")
+		case bt == skinnyF32:
+			p("\tVMOVUPS (DI), Y12")
+			p("\tVMOVUPS 32(DI), Y13")
+		case bt == skinnyBF16:
+			p("\tVPMOVZXWD (DI), Y12")
+			p("\tVPMOVZXWD 16(DI), Y13")
+			p("\tVPSLLD $16, Y12, Y12")
+			p("\tVPSLLD $16, Y13, Y13")
+		case bt == skinnyF16:
+			p("\tVCVTPH2PS (DI), Y12")
+			p("\tVCVTPH2PS 16(DI), Y13")
+		}
+		if fromBuf {
+			p("\tADDQ $64, DI")
+		} else {
+			p("\tADDQ R9, DI")
+		}
+		if store {
+			p("\tVMOVUPS Y12, (BX)")
+			p("\tVMOVUPS Y13, 32(BX)")
+			p("\tADDQ $64, BX")
+		}
+		if pf {
+			prefetch()
+		}
+		for i := 0; i < gs; i++ {
+			t := 14 + i%2
+			p("\tVBROADCASTSS %d(SI), Y%d", off+4*i, t)
+			p("\tVFMADD231PS Y12, Y%d, Y%d", t, 2*i)
+			p("\tVFMADD231PS Y13, Y%d, Y%d", t, 2*i+1)
+		}
+	}
+	p("%s_strips:", name)
+	p("\tTESTQ AX, AX")
+	p("\tJZ %s_done", name)
+	p("\tMOVQ DX, R12")
+	g0 := 0
+	for g, gs := range sizes {
+		first := g == 0
+		label := fmt.Sprintf("g%d", g)
+		p("\tMOVQ R12, BX")
+		p("\tCMPQ accum+64(FP), $0")
+		p("\tJEQ %s_%s_zero", name, label)
+		for i := 0; i < gs; i++ {
+			p("\tVMOVUPS (BX), Y%d", 2*i)
+			p("\tVMOVUPS 32(BX), Y%d", 2*i+1)
+			if i < gs-1 {
+				p("\tADDQ R8, BX")
+			}
+		}
+		p("\tJMP %s_%s_k", name, label)
+		p("%s_%s_zero:", name, label)
+		for i := 0; i < 2*gs; i++ {
+			p("\tVXORPS Y%d, Y%d, Y%d", i, i, i)
+		}
+		p("%s_%s_k:", name, label)
+		p("\tMOVQ a+8(FP), SI")
+		if g0 > 0 {
+			p("\tADDQ $%d, SI", 4*g0)
+		}
+		store, fromBuf := first && groups > 1, !first
+		if fromBuf {
+			p("\tMOVQ buf+96(FP), DI")
+		} else {
+			p("\tMOVQ R11, DI")
+		}
+		if store {
+			p("\tMOVQ buf+96(FP), BX")
+		}
+		p("\tMOVQ kc+0(FP), CX")
+		p("%s_%s_u:", name, label)
+		p("\tCMPQ CX, $%d", skinnyStripAVX2Unroll)
+		p("\tJLT %s_%s_one", name, label)
+		for u := 0; u < skinnyStripAVX2Unroll; u++ {
+			step(gs, 4*m*u, first && (bt == skinnyF32 || u%2 == 0), store, fromBuf)
+		}
+		p("\tADDQ $%d, SI", 4*m*skinnyStripAVX2Unroll)
+		p("\tSUBQ $%d, CX", skinnyStripAVX2Unroll)
+		p("\tJMP %s_%s_u", name, label)
+		p("%s_%s_one:", name, label)
+		p("\tTESTQ CX, CX")
+		p("\tJZ %s_%s_store", name, label)
+		step(gs, 0, first && bt == skinnyF32, store, fromBuf)
+		p("\tADDQ $%d, SI", 4*m)
+		p("\tDECQ CX")
+		p("\tJMP %s_%s_one", name, label)
+		p("%s_%s_store:", name, label)
+		p("\tMOVQ R12, BX")
+		for i := 0; i < gs; i++ {
+			p("\tVMOVUPS Y%d, (BX)", 2*i)
+			p("\tVMOVUPS Y%d, 32(BX)", 2*i+1)
+			p("\tADDQ R8, BX")
+		}
+		p("\tMOVQ BX, R12")
+		g0 += gs
+	}
+	p("\tADDQ $%d, R11", 16*esz)
+	p("\tADDQ $64, DX")
+	p("\tDECQ AX")
+	p("\tJMP %s_strips", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+func ceilDivGen(a, b int) int { return (a + b - 1) / b }
+
+// skinnyMaxMGen is skinnyMaxM of matmul_fast_skinny.go: the most rows of
+// A the skinny path takes.
+const skinnyMaxMGen = 16

@@ -1,0 +1,163 @@
+package fallback
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/tcrt-go/tcrt/internal/longtest"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// skinnyAVX2Dims are the ragged sizes the AVX2 skinny tests take N and K
+// from: none a multiple of the 16-column strips or the 64-row K blocks.
+var skinnyAVX2Dims = []int{1, 7, 129, 1000, 4099}
+
+// avx2Skinny returns the AVX2 variant when this CPU (and its mask) runs
+// it and it has skinny kernels, else skips t.
+func avx2Skinny(t *testing.T) *variant {
+	t.Helper()
+	v := variantByName("avx2")
+	if v == nil || !v.Available() || v.skinny == nil {
+		t.Skip("no AVX2 skinny kernels on this build or CPU")
+	}
+	return v
+}
+
+// TestSkinnyStripsAVX2Exact checks the AVX2 strip kernels bit for bit:
+// small integers in A and B make every product and partial sum exact in
+// f32, so any wrong element, row, column, strip, K block or tail column
+// shows. Every M of the skinny path (1 to 16: one, two and three groups
+// of rows), N and K from skinnyAVX2Dims, f32, bf16 and f16 B (A of the
+// same type), padded strides, a batch of 2, D poisoned; it first checks
+// that the product takes the AVX2 strip kernel of its rows and type. N·K
+// is at most 2^16 with -short (M·N·K at most 2^20), 2^18 by default
+// (2^22), every pair with TCRT_LONG_TESTS=1.
+func TestSkinnyStripsAVX2Exact(t *testing.T) {
+	v := avx2Skinny(t)
+	r := newRand(t)
+	limit, limitMNK := 1<<18, 1<<22
+	switch {
+	case longtest.Enabled():
+		limit, limitMNK = 1<<25, 1<<30
+	case testing.Short():
+		limit, limitMNK = 1<<16, 1<<20
+	}
+	for m := 1; m <= skinnyMaxM; m++ {
+		for _, n := range skinnyAVX2Dims {
+			for _, k := range skinnyAVX2Dims {
+				if n*k > limit || m*n*k > limitMNK {
+					continue
+				}
+				for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
+					a := MatMulArgs{M: m, N: n, K: k, Batch: 2, Alpha: 1}
+					f := mat{dt: dt, ldPad: 3, bsPad: 5}
+					a.A = newMatrix(r, f, 2, m, k)
+					a.B = newMatrix(r, f, 2, k, n)
+					a.D = newMatrix(r, mat{dt: tile.F32, ldPad: 2}, 2, m, n)
+					for _, x := range []*Matrix{&a.A, &a.B} {
+						for i := 0; i < len(x.Data)/dt.Size(); i++ {
+							setElem(x, i, float32(r.IntN(15)-7))
+						}
+					}
+					j := job{a: &a, v: v}
+					if !j.skinnyPath() || j.skinnyStripKernel() == nil {
+						t.Fatalf("avx2 %v %dx%dx%d: not on the strip kernels", dt, m, n, k)
+					}
+					ref := a
+					ref.D.Data = slices.Clone(a.D.Data)
+					MatMulRef(&ref)
+					poison(a.D.Data)
+					if err := MatMulFast("avx2", &a); err != nil {
+						t.Fatal(err)
+					}
+					if bb, i, jj, ok := touchedOutside(&a.D, 2, m, n); !ok {
+						t.Fatalf("avx2 %v %dx%dx%d: D[%d][%d,%d] written outside the product", dt, m, n, k, bb, i, jj)
+					}
+					for b := range 2 {
+						for i := range m {
+							for jj := range n {
+								o := b*a.D.BatchStride + i*a.D.LD + jj
+								if g, w := loadF32(tile.F32, a.D.Data, o), loadF32(tile.F32, ref.D.Data, o); math.Float32bits(g) != math.Float32bits(w) {
+									t.Fatalf("avx2 %v %dx%dx%d: D[%d][%d,%d] = %v, want %v", dt, m, n, k, b, i, jj, g, w)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulFastSkinnyAVX2 runs the AVX2 skinny path against the float64
+// reference within check's tolerances (check runs every available
+// variant), random inputs: every M with ragged N and K, f32, bf16 and f16
+// B with A of other types, alpha, beta·C (C in place too), bias,
+// activations, D bf16 and f16, transposed and padded A, batches, thread
+// counts, and no K. It first checks that each case takes the AVX2 skinny
+// path, and that transposed B does not (it takes the blocked path).
+func TestMatMulFastSkinnyAVX2(t *testing.T) {
+	v := avx2Skinny(t)
+	r := newRand(t)
+	var cases []mmCase
+	dts := []tile.DType{tile.F32, tile.BF16, tile.F16}
+	for m := 1; m <= skinnyMaxM; m++ {
+		n := []int{1, 7, 129, 1000, 17, 15}[m%6]
+		k := []int{1, 7, 129, 300, 65, 64}[m%6]
+		c := f32Case(m, n, k)
+		c.B.dt = dts[m%3]
+		c.A.dt = dts[(m/3)%3]
+		cases = append(cases, c)
+	}
+	for _, dt := range dts {
+		pad := mat{dt: dt, ldPad: 3, bsPad: 7}
+		c := f32Case(13, 1000, 257)
+		c.A, c.B = pad, pad
+		c.A.trans = true
+		c.Batch, c.Threads = 3, 2
+		c.Beta, c.Bias, c.Act = 0.5, true, ActGELU
+		cases = append(cases, c)
+		c = f32Case(4, 4099, 129)
+		c.A, c.B = pad, pad
+		c.Alpha, c.Bias, c.Act, c.Threads = 0.75, true, ActReLU, 3
+		cases = append(cases, c)
+		c = f32Case(7, 130, 33)
+		c.A.dt, c.B.dt, c.D.dt = dt, dt, tile.BF16
+		c.Alpha, c.Beta, c.InPlace = 1.5, -1, true
+		cases = append(cases, c)
+		c = f32Case(1, 1000, 4099)
+		c.B.dt, c.D.dt = dt, tile.F16
+		c.Beta, c.C.dt = 2, tile.BF16
+		cases = append(cases, c)
+		c = f32Case(16, 70, 0) // no K: D is the epilogue of zero
+		c.B.dt, c.Bias = dt, true
+		cases = append(cases, c)
+		c = f32Case(2, 15, 0)
+		c.B.dt, c.Bias, c.Beta = dt, true, 1
+		cases = append(cases, c)
+		c = f32Case(5, 300, 131)
+		c.B.dt, c.A.dt, c.Threads = dt, tile.E4M3, 7
+		cases = append(cases, c)
+	}
+	for _, c := range cases {
+		if !takesSkinnyAVX2(v, c) {
+			t.Errorf("%v: avx2 takes the blocked path", c)
+		}
+		check(t, r, c)
+	}
+	c := f32Case(3, 129, 7)
+	c.B.trans = true
+	if takesSkinnyAVX2(v, c) {
+		t.Errorf("%v: transposed B takes the skinny path", c)
+	}
+	check(t, r, c)
+}
+
+// takesSkinnyAVX2 reports whether variant v runs c on the skinny path.
+func takesSkinnyAVX2(v *variant, c mmCase) bool {
+	a := MatMulArgs{M: c.M, N: c.N, K: c.K, Batch: c.Batch}
+	a.B = Matrix{DType: c.B.dt, Trans: c.B.trans}
+	j := job{a: &a, v: v}
+	return j.skinnyPath()
+}

@@ -1,0 +1,224 @@
+//go:build !purego
+
+package fallback
+
+import (
+	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// AVX2+FMA strip skinny kernels in sgemm_amd64.s (see skinnyStripFunc and
+// skinnyStripAVX2 in sgemm_gen.go): 1 to 16 rows of packed A by f32, bf16
+// or f16 B read in place, 16 columns (two ymm) a strip, the rows in groups
+// of up to 6 whose sums stay in registers down a K block (with more than 6
+// rows the first group copies the strip to buf for the others). They compute the
+// whole strips only; skinnyStrips computes the last n mod 16 columns from a
+// zero-padded f32 copy with the f32 kernel.
+
+//go:noescape
+func skinnyStrip1AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip4AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip5AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip6AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip7AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip8AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip9AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip10AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip11AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip12AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip13AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip14AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip15AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip1BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip2BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip3BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip4BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip5BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip6BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip7BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip8BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip9BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip10BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip11BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip12BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip13BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip14BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip15BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip16BF16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip1F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip2F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip3F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip4F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip5F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip6F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip7F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip8F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip9F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip10F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip11F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip12F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip13F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip14F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip15F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip16F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+// skinnyAVX2 holds the skinny kernels of the AVX2 variant: strip kernels
+// only, for every M of the skinny path and f32, bf16 and f16 B (F16C's
+// VCVTPH2PS). AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
+var skinnyAVX2 = &skinnyKernels{
+	features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
+	strip: []skinnyStripFunc{
+		skinnyStrip1AVX2,
+		skinnyStrip2AVX2,
+		skinnyStrip3AVX2,
+		skinnyStrip4AVX2,
+		skinnyStrip5AVX2,
+		skinnyStrip6AVX2,
+		skinnyStrip7AVX2,
+		skinnyStrip8AVX2,
+		skinnyStrip9AVX2,
+		skinnyStrip10AVX2,
+		skinnyStrip11AVX2,
+		skinnyStrip12AVX2,
+		skinnyStrip13AVX2,
+		skinnyStrip14AVX2,
+		skinnyStrip15AVX2,
+		skinnyStrip16AVX2,
+	},
+	stripBF16: []skinnyStripFunc{
+		skinnyStrip1BF16AVX2,
+		skinnyStrip2BF16AVX2,
+		skinnyStrip3BF16AVX2,
+		skinnyStrip4BF16AVX2,
+		skinnyStrip5BF16AVX2,
+		skinnyStrip6BF16AVX2,
+		skinnyStrip7BF16AVX2,
+		skinnyStrip8BF16AVX2,
+		skinnyStrip9BF16AVX2,
+		skinnyStrip10BF16AVX2,
+		skinnyStrip11BF16AVX2,
+		skinnyStrip12BF16AVX2,
+		skinnyStrip13BF16AVX2,
+		skinnyStrip14BF16AVX2,
+		skinnyStrip15BF16AVX2,
+		skinnyStrip16BF16AVX2,
+	},
+	stripF16: []skinnyStripFunc{
+		skinnyStrip1F16AVX2,
+		skinnyStrip2F16AVX2,
+		skinnyStrip3F16AVX2,
+		skinnyStrip4F16AVX2,
+		skinnyStrip5F16AVX2,
+		skinnyStrip6F16AVX2,
+		skinnyStrip7F16AVX2,
+		skinnyStrip8F16AVX2,
+		skinnyStrip9F16AVX2,
+		skinnyStrip10F16AVX2,
+		skinnyStrip11F16AVX2,
+		skinnyStrip12F16AVX2,
+		skinnyStrip13F16AVX2,
+		skinnyStrip14F16AVX2,
+		skinnyStrip15F16AVX2,
+		skinnyStrip16F16AVX2,
+	},
+	stripMinM:  1,
+	stripWhole: true,
+}
