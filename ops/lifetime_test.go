@@ -124,6 +124,30 @@ func lifetimeOps(small bool) []lifetimeOp {
 				return ops.Dequantize(ctx, rt, y, q, &ops.DequantizeOptions{Granularity: ops.PerRow, ScaleInv: inv, Stream: s})
 			}
 		}},
+		{"rmsnorm", func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) ([]*runtime.Buffer, func(context.Context, *runtime.Stream) error) {
+			x, w, y := filled(t, rt, rng, tile.BF16, rows/4, 256), filled(t, rt, rng, tile.F32, 256), alloc(t, rt, tile.BF16, rows/4, 256)
+			return []*runtime.Buffer{x, w, y}, func(ctx context.Context, s *runtime.Stream) error {
+				o := ops.DefaultRMSNormOptions()
+				o.Stream = s
+				return ops.RMSNorm(ctx, rt, ops.RowsOf(y), ops.RowsOf(x), w, &o)
+			}
+		}},
+		{"rope", func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) ([]*runtime.Buffer, func(context.Context, *runtime.Stream) error) {
+			q, k := filled(t, rt, rng, tile.F16, rows/4, 4*64), filled(t, rt, rng, tile.F16, rows/4, 64)
+			return []*runtime.Buffer{q, k}, func(ctx context.Context, s *runtime.Stream) error {
+				o := ops.DefaultRoPEOptions()
+				o.HeadDim, o.Offset, o.Stream = 64, 3, s
+				return ops.RoPE(ctx, rt, ops.RowsOf(q), ops.RowsOf(k), &o)
+			}
+		}},
+		{"sample", func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) ([]*runtime.Buffer, func(context.Context, *runtime.Stream) error) {
+			logits, out := filled(t, rt, rng, tile.F32, 4, rows), alloc(t, rt, tile.S32, 4)
+			return []*runtime.Buffer{logits, out}, func(ctx context.Context, s *runtime.Stream) error {
+				o := ops.DefaultSampleOptions()
+				o.TopP, o.Seed, o.Stream = 0.9, 7, s
+				return ops.Sample(ctx, rt, out, ops.RowsOf(logits), &o)
+			}
+		}},
 		{"amax per row", func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) ([]*runtime.Buffer, func(context.Context, *runtime.Stream) error) {
 			x := filled(t, rt, rng, tile.F32, rows/4, 64)
 			out := alloc(t, rt, tile.F32, rows/4)
