@@ -197,6 +197,12 @@ func lightFRotBF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 //go:noescape
 func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
 
+//go:noescape
+func lightFSampleWeights(w *uint64, x *float32, inv, m float32, n int) uint64
+
+//go:noescape
+func lightFSampleSelect(idx *int32, x *float32, inv, sigma float32, n int) int
+
 func init() {
 	f := &lightFusedAsm
 	f.sumSq[0] = lightFSumSqF32
@@ -262,4 +268,6 @@ func init() {
 	f.geluTanh[2][2] = lightFGeluTanhBF16BF16
 	f.rot[2][2] = lightFRotBF16BF16
 	f.scale[2] = lightFScaleBF16
+	f.sampleWeights = lightFSampleWeights
+	f.sampleSelect = lightFSampleSelect
 }

@@ -123,7 +123,7 @@ func i64(n string) arg { return arg{n, 8} }
 
 // frame lays out args (and a float32 result when ret) as the Go ABI0 does
 // and returns the offsets and the frame size.
-func frame(args []arg, ret bool) (map[string]int, int) {
+func frame(args []arg, ret, ret64 bool) (map[string]int, int) {
 	off := map[string]int{}
 	o := 0
 	for _, a := range args {
@@ -135,6 +135,9 @@ func frame(args []arg, ret bool) (map[string]int, int) {
 		o = (o + 7) / 8 * 8
 		off["ret"] = o
 		o += 4
+		if ret64 {
+			o += 4
+		}
 	}
 	return off, o
 }
@@ -145,6 +148,7 @@ type kernel struct {
 	name  string
 	args  []arg
 	ret   bool
+	ret64 bool // an 8-byte result
 	goSig string
 	entry string
 	body  func(off map[string]int)
@@ -265,6 +269,162 @@ func exp() {
 		"VCMPPS $3, Y0, Y0, Y5", "VBLENDVPS Y5, Y0, Y2, Y2",
 	)
 }
+
+// expK are the vector constants of exp2x (8 float32 lanes each), at
+// lightFE+32·i: ExpF32's constants as in light_amd64.s's lightExpK.
+var expK = []struct {
+	name string
+	bits uint32
+}{
+	{"log2e", 0x3fb8aa3b}, {"magic", 0x4b400000}, {"ln2hi", 0x3f318000}, {"ln2lo", 0xb95e8083},
+	{"p0", 0x39506967}, {"p1", 0x3ab743ce}, {"p2", 0x3c088908}, {"p3", 0x3d2aa9c1}, {"p4", 0x3e2aaaaa}, {"p5", 0x3f000000},
+	{"one", 0x3f800000}, {"below", 0xc2aeac4f}, {"above", 0x42b17217}, {"inf", 0x7f800000}, {"i127", 0x7f},
+}
+
+func ek(name string) string {
+	for i, k := range expK {
+		if k.name == name {
+			return fmt.Sprintf("·lightFE+%d(SB)", 32*i)
+		}
+	}
+	panic(name)
+}
+
+// expRegs are the registers of one exp chain: in, out and four temporaries.
+type expRegs struct{ in, out, t1, t3, t4, t5 string }
+
+// exp2x computes out = ExpF32(in) for each chain, the chains' instructions
+// interleaved (two independent dependency chains keep the units busy);
+// the operations and their order are ExpF32's (the same bits), the
+// constants memory operands.
+func exp2x(cs ...expRegs) {
+	steps := func(r expRegs) []string {
+		return []string{
+			"VMULPS " + ek("log2e") + ", " + r.in + ", " + r.t1,
+			"VADDPS " + ek("magic") + ", " + r.t1 + ", " + r.t1,
+			"VSUBPS " + ek("magic") + ", " + r.t1 + ", " + r.t3,
+			"VPSUBD " + ek("magic") + ", " + r.t1 + ", " + r.t1,
+			"VMULPS " + ek("ln2hi") + ", " + r.t3 + ", " + r.t4,
+			"VSUBPS " + r.t4 + ", " + r.in + ", " + r.t4,
+			"VMULPS " + ek("ln2lo") + ", " + r.t3 + ", " + r.t5,
+			"VSUBPS " + r.t5 + ", " + r.t4 + ", " + r.t3,
+			"VMULPS " + ek("p0") + ", " + r.t3 + ", " + r.out,
+			"VADDPS " + ek("p1") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p2") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p3") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p4") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p5") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("one") + ", " + r.out + ", " + r.out,
+			"VPSRAD $1, " + r.t1 + ", " + r.t4,
+			"VPSUBD " + r.t4 + ", " + r.t1 + ", " + r.t5,
+			"VPADDD " + ek("i127") + ", " + r.t4 + ", " + r.t4,
+			"VPADDD " + ek("i127") + ", " + r.t5 + ", " + r.t5,
+			"VPSLLD $23, " + r.t4 + ", " + r.t4,
+			"VPSLLD $23, " + r.t5 + ", " + r.t5,
+			"VMULPS " + r.t4 + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t5 + ", " + r.out + ", " + r.out,
+			"VCMPPS $1, " + ek("below") + ", " + r.in + ", " + r.t5,
+			"VANDNPS " + r.out + ", " + r.t5 + ", " + r.out,
+			"VCMPPS $0x1e, " + ek("above") + ", " + r.in + ", " + r.t5,
+			"VMOVUPS " + ek("inf") + ", " + r.t4,
+			"VBLENDVPS " + r.t5 + ", " + r.t4 + ", " + r.out + ", " + r.out,
+			"VCMPPS $3, " + r.in + ", " + r.in + ", " + r.t5,
+			"VBLENDVPS " + r.t5 + ", " + r.in + ", " + r.out + ", " + r.out,
+		}
+	}
+	var all [][]string
+	for _, c := range cs {
+		all = append(all, steps(c))
+	}
+	for i := range all[0] {
+		for _, s := range all {
+			lines(s[i])
+		}
+	}
+}
+
+var chainA = expRegs{"Y0", "Y2", "Y1", "Y3", "Y4", "Y5"}
+var chainB = expRegs{"Y8", "Y10", "Y9", "Y11", "Y12", "Y13"}
+
+// sampleKernels are the sampling pass kernels.
+func sampleKernels() {
+	// w = ⌊ExpF32(x·inv − m)·2^40⌋ (NaN: 0), 16 a trip; returns Σ w.
+	kernels = append(kernels, kernel{
+		name: "lightFSampleWeights", args: []arg{ptr("w"), ptr("x"), f32("inv"), f32("m"), i64("n")}, ret: true, ret64: true,
+		goSig: "(w *uint64, x *float32, inv, m float32, n int) uint64", entry: "sampleWeights",
+		body: func(off map[string]int) {
+			movq(off, "w", "DI")
+			movq(off, "x", "SI")
+			movq(off, "n", "CX")
+			bcast(off, "inv", "Y6")
+			bcast(off, "m", "Y7")
+			lines("VPXOR Y14, Y14, Y14", "VPXOR Y15, Y15, Y15")
+			p("lfsw:")
+			lines("CMPQ CX, $16", "JLT lfswdone",
+				"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8")
+			exp2x(chainA, chainB)
+			for i, r := range []expRegs{chainA, chainB} {
+				acc := []string{"Y14", "Y15"}[i]
+				lines(
+					"VCMPPS $3, "+r.out+", "+r.out+", "+r.t1,
+					"VANDNPS "+r.out+", "+r.t1+", "+r.out,
+					"VCVTPS2PD "+x(r.out)+", "+r.t1,
+					"VEXTRACTF128 $1, "+r.out+", "+x(r.t3),
+					"VCVTPS2PD "+x(r.t3)+", "+r.t3,
+					"VMULPD ·lightFD+0(SB), "+r.t1+", "+r.t1,
+					"VMULPD ·lightFD+0(SB), "+r.t3+", "+r.t3,
+					"VROUNDPD $3, "+r.t1+", "+r.t1,
+					"VROUNDPD $3, "+r.t3+", "+r.t3,
+					"VADDPD ·lightFD+32(SB), "+r.t1+", "+r.t1,
+					"VADDPD ·lightFD+32(SB), "+r.t3+", "+r.t3,
+					"VPSUBQ ·lightFD+32(SB), "+r.t1+", "+r.t1,
+					"VPSUBQ ·lightFD+32(SB), "+r.t3+", "+r.t3,
+					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t1, 64*i),
+					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t3, 64*i+32),
+					"VPADDQ "+r.t1+", "+acc+", "+acc,
+					"VPADDQ "+r.t3+", "+acc+", "+acc,
+				)
+			}
+			lines("ADDQ $64, SI", "ADDQ $128, DI", "SUBQ $16, CX", "JMP lfsw")
+			p("lfswdone:")
+			lines("VPADDQ Y15, Y14, Y14", "VEXTRACTI128 $1, Y14, X1", "VPADDQ X1, X14, X0", "VPSHUFD $0x4e, X0, X1", "VPADDQ X1, X0, X0",
+				"VZEROUPPER", fmt.Sprintf("MOVQ X0, ret+%d(FP)", off["ret"]), "RET")
+		},
+	})
+	// idx receives, in order, the indices i < n (n a multiple of 8) with
+	// x_i·inv ≥ sigma (NaN: no); returns their count.
+	kernels = append(kernels, kernel{
+		name: "lightFSampleSelect", args: []arg{ptr("idx"), ptr("x"), f32("inv"), f32("sigma"), i64("n")}, ret: true, ret64: true,
+		goSig: "(idx *int32, x *float32, inv, sigma float32, n int) int", entry: "sampleSelect",
+		body: func(off map[string]int) {
+			movq(off, "idx", "DI")
+			movq(off, "x", "SI")
+			movq(off, "n", "CX")
+			bcast(off, "inv", "Y6")
+			bcast(off, "sigma", "Y7")
+			lines("MOVQ DI, R9", "XORQ BX, BX")
+			p("lfsel:")
+			lines("CMPQ BX, CX", "JGE lfseldone",
+				"VMULPS (SI)(BX*4), Y6, Y0", "VCMPPS $0x1d, Y7, Y0, Y1", "VMOVMSKPS Y1, AX", "TESTL AX, AX", "JZ lfselnext")
+			p("lfselbit:")
+			lines("BSFL AX, DX", "LEAQ (BX)(DX*1), R8", "MOVL R8, (DI)", "ADDQ $4, DI", "LEAL -1(AX), DX", "ANDL DX, AX", "JNZ lfselbit")
+			p("lfselnext:")
+			lines("ADDQ $8, BX", "JMP lfsel")
+			p("lfseldone:")
+			lines("SUBQ R9, DI", "SHRQ $2, DI", "VZEROUPPER", fmt.Sprintf("MOVQ DI, ret+%d(FP)", off["ret"]), "RET")
+		},
+	})
+}
+
+// x is the xmm register of a ymm one.
+func x(y string) string { return "X" + y[1:] }
 
 const unsafeP = "unsafe.Pointer"
 
@@ -434,6 +594,7 @@ func build() {
 			},
 		})
 	}
+	sampleKernels()
 }
 
 func nb(nt bool) string {
@@ -458,8 +619,24 @@ func writeAsm() {
 		}
 	}
 	p("GLOBL ·lightFK(SB), RODATA|NOPTR, $160")
+	p("")
+	p("// lightFE: ExpF32's constants, 8 lanes each (see expK).")
+	for i, k := range expK {
+		for l := 0; l < 8; l++ {
+			p("DATA ·lightFE+%d(SB)/4, $%#08x", 32*i+4*l, k.bits)
+		}
+	}
+	p("GLOBL ·lightFE(SB), RODATA|NOPTR, $%d", 32*len(expK))
+	p("")
+	p("// lightFD: 2^40 and 2^52 as float64, 4 lanes each.")
+	for i, v := range []uint64{0x4270000000000000, 0x4330000000000000} {
+		for l := 0; l < 4; l++ {
+			p("DATA ·lightFD+%d(SB)/8, $%#016x", 32*i+8*l, v)
+		}
+	}
+	p("GLOBL ·lightFD(SB), RODATA|NOPTR, $64")
 	for _, k := range kernels {
-		off, size := frame(k.args, k.ret)
+		off, size := frame(k.args, k.ret, k.ret64)
 		var names []string
 		for _, a := range k.args {
 			names = append(names, a.name)
