@@ -166,17 +166,33 @@ func bcast(off map[string]int, name, y string) {
 
 // loop emits a loop over CX elements, 8 a trip; incs are the pointer
 // registers and their element sizes.
-func loop(label string, body func(), incs map[string]int) {
+func loop(label string, body func(), incs map[string]int) { loopN(label, 8, body, incs) }
+
+// loopN is loop with step elements a trip.
+func loopN(label string, step int, body func(), incs map[string]int) {
 	p("%s:", label)
-	lines("CMPQ CX, $8", "JLT "+label+"done")
+	lines(fmt.Sprintf("CMPQ CX, $%d", step), "JLT "+label+"done")
 	body()
 	for _, r := range []string{"SI", "DI", "DX", "BX", "R8", "R9", "R10", "R11"} {
 		if s, ok := incs[r]; ok {
-			lines(fmt.Sprintf("ADDQ $%d, %s", 8*s, r))
+			lines(fmt.Sprintf("ADDQ $%d, %s", step*s, r))
 		}
 	}
-	lines("SUBQ $8, CX", "JMP "+label)
+	lines(fmt.Sprintf("SUBQ $%d, CX", step), "JMP "+label)
 	p("%sdone:", label)
+}
+
+// ntLoops2 is ntLoops with a loop of 16 a trip (body16) before the loop
+// of 8.
+func ntLoops2(off map[string]int, label string, body16, body8 func(nt bool), incs map[string]int) {
+	lines(fmt.Sprintf("MOVQ nt+%d(FP), AX", off["nt"]), "TESTQ AX, AX", "JNZ "+label+"nt")
+	loopN(label+"w", 16, func() { body16(false) }, incs)
+	loop(label, func() { body8(false) }, incs)
+	lines("VZEROUPPER", "RET")
+	p("%snt:", label)
+	loopN(label+"nw", 16, func() { body16(true) }, incs)
+	loop(label+"n", func() { body8(true) }, incs)
+	lines("SFENCE", "VZEROUPPER", "RET")
 }
 
 // ntLoops emits the loop twice, with ordinary and with non-temporal
@@ -279,6 +295,7 @@ var expK = []struct {
 	{"log2e", 0x3fb8aa3b}, {"magic", 0x4b400000}, {"ln2hi", 0x3f318000}, {"ln2lo", 0xb95e8083},
 	{"p0", 0x39506967}, {"p1", 0x3ab743ce}, {"p2", 0x3c088908}, {"p3", 0x3d2aa9c1}, {"p4", 0x3e2aaaaa}, {"p5", 0x3f000000},
 	{"one", 0x3f800000}, {"below", 0xc2aeac4f}, {"above", 0x42b17217}, {"inf", 0x7f800000}, {"i127", 0x7f},
+	{"sign", 0x80000000},
 }
 
 func ek(name string) string {
@@ -452,18 +469,24 @@ func build() {
 				movq(off, "dst", "DI")
 				movq(off, "x", "SI")
 				movq(off, "n", "CX")
-				expSetup()
-				bcast(off, "m", "Y15")
-				lines("VXORPS Y14, Y14, Y14")
+				bcast(off, "m", "Y6")
+				bcast(off, "inv", "Y7")
+				lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15")
+				incs := map[string]int{"SI": t.size(), "DI": 4}
+				loopN("lfexpw"+t.name, 16, func() {
+					t.load("(SI)", "Y0")
+					t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y8")
+					lines("VSUBPS Y6, Y0, Y0", "VSUBPS Y6, Y8, Y8", "VMULPS Y7, Y0, Y0", "VMULPS Y7, Y8, Y8")
+					exp2x(chainA, chainB)
+					lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
+				}, incs)
 				loop("lfexp"+t.name, func() {
 					t.load("(SI)", "Y0")
-					lines("VSUBPS Y15, Y0, Y0")
-					bcast(off, "inv", "Y1")
-					lines("VMULPS Y1, Y0, Y0")
-					exp()
+					lines("VSUBPS Y6, Y0, Y0", "VMULPS Y7, Y0, Y0")
+					exp2x(chainA)
 					lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
-				}, map[string]int{"SI": t.size(), "DI": 4})
-				lines("VMOVAPS Y14, Y0")
+				}, incs)
+				lines("VADDPS Y15, Y14, Y0")
 				hsum(off)
 			},
 		})
@@ -514,7 +537,53 @@ func build() {
 			})
 			// dst (u) = silu(a)·b or gelu_tanh(a)·b (b nil: no product),
 			// a and b of type t, with silu32's and geluTanh32's operations.
-			for _, g := range []struct{ name, entry string }{{"Silu", "silu"}, {"GeluTanh", "geluTanh"}} {
+			// SiLU, two chains (16 elements) a trip.
+			kernels = append(kernels, kernel{
+				name: "lightFSilu" + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
+				goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: "silu[" + ix + "][" + jx + "]",
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "a", "SI")
+					movq(off, "b", "BX")
+					movq(off, "n", "CX")
+					label := "lfsilu" + t.name + u.name
+					body := func(nt bool, wide bool) {
+						tag := nb(nt)
+						if wide {
+							tag += "w"
+						}
+						t.load("(SI)", "Y14")
+						lines("VXORPS " + ek("sign") + ", Y14, Y0")
+						if wide {
+							t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y15")
+							lines("VXORPS " + ek("sign") + ", Y15, Y8")
+							exp2x(chainA, chainB)
+							lines("VADDPS "+ek("one")+", Y10, Y10", "VDIVPS Y10, Y15, Y10")
+						} else {
+							exp2x(chainA)
+						}
+						lines("VADDPS "+ek("one")+", Y2, Y2", "VDIVPS Y2, Y14, Y2")
+						lines("TESTQ BX, BX", "JZ "+label+tag)
+						t.load("(BX)", "Y1")
+						lines("VMULPS Y1, Y2, Y2")
+						if wide {
+							t.load(fmt.Sprintf("%d(BX)", 8*t.size()), "Y9")
+							lines("VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
+						} else {
+							lines(fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+						}
+						p("%s%s:", label, tag)
+						u.store("(DI)", nt)
+						if wide {
+							lines("VMOVAPS Y10, Y2")
+							u.store(fmt.Sprintf("%d(DI)", 8*u.size()), nt)
+						}
+					}
+					ntLoops2(off, label, func(nt bool) { body(nt, true) }, func(nt bool) { body(nt, false) },
+						map[string]int{"SI": t.size(), "DI": u.size()})
+				},
+			})
+			for _, g := range []struct{ name, entry string }{{"GeluTanh", "geluTanh"}} {
 				g := g
 				kernels = append(kernels, kernel{
 					name: "lightF" + g.name + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},

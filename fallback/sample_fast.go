@@ -64,8 +64,10 @@ func (sp *sampler) sigma(a *SampleArgs, x []float32, w []uint64, inv, m float32,
 	if topK {
 		needC = 2*uint64(a.TopK) + 16*sampleStride
 	} else {
+		// P plus a quarter of the mass beyond it: room for the
+		// subsample's error.
 		p := TopPThreshold(a.TopP, total)
-		needW = p + p/4
+		needW = p + (total-p)/4
 	}
 	var c, wsum uint64
 	for b := range sampleBins - 3 {
