@@ -27,14 +27,14 @@ type lightFused struct {
 	scale           [3]func(dst unsafe.Pointer, x *float32, s float32, n, nt int)
 	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
 	// and returns their sum; sampleSelect lists the indices with
-	// x·inv ≥ sigma (sample_fast.go).
+	// x·inv ≥ sigma, writing up to 8 entries past them (sample_fast.go).
 	sampleWeights func(w *uint64, x *float32, inv, m float32, n int) uint64
 	sampleSelect  func(idx *int32, x *float32, inv, sigma float32, n int) int
 }
 
 var lightFusedAsm lightFused
 
-var lightFusedFeatures = []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C}
+var lightFusedFeatures = []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT}
 
 // lightFusedK returns the fused kernels if the build has them and the CPU
 // (and the CPU feature mask) allows them, else nil.

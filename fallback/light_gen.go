@@ -416,7 +416,9 @@ func sampleKernels() {
 		},
 	})
 	// idx receives, in order, the indices i < n (n a multiple of 8) with
-	// x_i·inv ≥ sigma (NaN: no); returns their count.
+	// x_i·inv ≥ sigma (NaN: no), 8 a trip by a permutation from the
+	// comparison's mask (lightFPerm); it writes up to 8 entries past the
+	// count. Returns the count.
 	kernels = append(kernels, kernel{
 		name: "lightFSampleSelect", args: []arg{ptr("idx"), ptr("x"), f32("inv"), f32("sigma"), i64("n")}, ret: true, ret64: true,
 		goSig: "(idx *int32, x *float32, inv, sigma float32, n int) int", entry: "sampleSelect",
@@ -426,15 +428,12 @@ func sampleKernels() {
 			movq(off, "n", "CX")
 			bcast(off, "inv", "Y6")
 			bcast(off, "sigma", "Y7")
-			lines("MOVQ DI, R9", "XORQ BX, BX")
-			p("lfsel:")
-			lines("CMPQ BX, CX", "JGE lfseldone",
-				"VMULPS (SI)(BX*4), Y6, Y0", "VCMPPS $0x1d, Y7, Y0, Y1", "VMOVMSKPS Y1, AX", "TESTL AX, AX", "JZ lfselnext")
-			p("lfselbit:")
-			lines("BSFL AX, DX", "LEAQ (BX)(DX*1), R8", "MOVL R8, (DI)", "ADDQ $4, DI", "LEAL -1(AX), DX", "ANDL DX, AX", "JNZ lfselbit")
-			p("lfselnext:")
-			lines("ADDQ $8, BX", "JMP lfsel")
-			p("lfseldone:")
+			lines("MOVQ DI, R9", "LEAQ ·lightFPerm(SB), R10", "VMOVDQU ·lightFIota(SB), Y5", "VPBROADCASTD ·lightFIota+32(SB), Y4")
+			loop("lfsel", func() {
+				lines("VMULPS (SI), Y6, Y0", "VCMPPS $0x1d, Y7, Y0, Y1", "VMOVMSKPS Y1, AX",
+					"MOVQ AX, DX", "SHLQ $5, DX", "VMOVDQU (R10)(DX*1), Y2", "VPERMD Y5, Y2, Y3", "VMOVDQU Y3, (DI)",
+					"POPCNTL AX, AX", "LEAQ (DI)(AX*4), DI", "VPADDD Y4, Y5, Y5")
+			}, map[string]int{"SI": 4})
 			lines("SUBQ R9, DI", "SHRQ $2, DI", "VZEROUPPER", fmt.Sprintf("MOVQ DI, ret+%d(FP)", off["ret"]), "RET")
 		},
 	})
@@ -704,6 +703,30 @@ func writeAsm() {
 		}
 	}
 	p("GLOBL ·lightFD(SB), RODATA|NOPTR, $64")
+	p("")
+	p("// lightFIota: 0..7, then 8 (int32).")
+	for i := 0; i < 9; i++ {
+		p("DATA ·lightFIota+%d(SB)/4, $%d", 4*i, i)
+	}
+	p("GLOBL ·lightFIota(SB), RODATA|NOPTR, $36")
+	p("")
+	p("// lightFPerm: for each 8-bit mask, the positions of its set bits in")
+	p("// order, then zeros (int32, 8 a mask).")
+	for m := 0; m < 256; m++ {
+		var pos []int
+		for b := 0; b < 8; b++ {
+			if m>>b&1 != 0 {
+				pos = append(pos, b)
+			}
+		}
+		for len(pos) < 8 {
+			pos = append(pos, 0)
+		}
+		for l, v := range pos {
+			p("DATA ·lightFPerm+%d(SB)/4, $%d", 32*m+4*l, v)
+		}
+	}
+	p("GLOBL ·lightFPerm(SB), RODATA|NOPTR, $8192")
 	for _, k := range kernels {
 		off, size := frame(k.args, k.ret, k.ret64)
 		var names []string

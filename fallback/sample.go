@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Sampling from logits, one token per row.
@@ -207,9 +209,16 @@ func SampleFast(a *SampleArgs) {
 	cv := lightCvt()
 	n := a.Logits.Cols
 	forRows(a.Logits.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
+		if a.Temperature == 0 && a.Logits.DType == tile.F32 { // greedy needs no scratch
+			vk := lightVec()
+			for r := lo; r < hi; r++ {
+				a.Out[r] = int32(vecArgmax(vk, loadRow(cv, &a.Logits, r, 0, n, nil)))
+			}
+			return
+		}
 		sp, _ := samplerPool.Get().(*sampler)
 		if sp == nil || cap(sp.x) < n {
-			sp = &sampler{x: make([]float32, n), s: make([]float32, n), e: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), cw: make([]uint64, n), list: make([]int32, n), cand: make([]int32, n)}
+			sp = &sampler{x: make([]float32, n), s: make([]float32, n), e: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), cw: make([]uint64, n), list: make([]int32, n), cand: make([]int32, n+8)}
 		}
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.Logits, r, 0, n, sp.x)
@@ -234,7 +243,7 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 	key, w := sp.key[:n], sp.w[:n]
 	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
 	if fk := lightFusedK(); fk != nil {
-		total := sampleWeights(fk, w, x, inv, m)
+		total := sampleWeightsSplit(fk, w, x, inv, m, sampleWorkers(a))
 		if topK || topP {
 			if tok, ok := sp.rowCandidates(a, fk, x, w, inv, m, total, row); ok {
 				return tok

@@ -1,6 +1,10 @@
 package fallback
 
-import "math"
+import (
+	"math"
+	goruntime "runtime"
+	"sync/atomic"
+)
 
 // The vector passes of SampleFast (the fused kernels): the weights of a
 // row in one pass, and the candidates of a cut.
@@ -31,6 +35,42 @@ func sampleWeights(fk *lightFused, w []uint64, x []float32, inv, m float32) uint
 		total += w[i]
 	}
 	return total
+}
+
+// sampleWeightsSplit is sampleWeights over chunks of the row on up to
+// workers goroutines of the pool (the sum is an integer sum: the same
+// in any order); SampleFast uses it for a single row, whose weights pass
+// is the row's largest cost.
+func sampleWeightsSplit(fk *lightFused, w []uint64, x []float32, inv, m float32, workers int) uint64 {
+	const chunk = 1 << 13 // a multiple of the kernel's 16
+	if workers <= 1 || len(x) < 4*chunk {
+		return sampleWeights(fk, w, x, inv, m)
+	}
+	tasks := (len(x) + chunk - 1) / chunk
+	var next atomic.Int64
+	var total atomic.Uint64
+	run(min(workers, tasks)-1, func() {
+		for {
+			t := int(next.Add(1) - 1)
+			if t >= tasks {
+				return
+			}
+			lo, hi := t*chunk, min(len(x), (t+1)*chunk)
+			total.Add(sampleWeights(fk, w[lo:hi], x[lo:hi], inv, m))
+		}
+	})
+	return total.Load()
+}
+
+// sampleWorkers is how many goroutines a single row's passes may use.
+func sampleWorkers(a *SampleArgs) int {
+	if a.Logits.Rows != 1 {
+		return 1 // the rows go across the pool instead
+	}
+	if a.Threads > 0 {
+		return min(a.Threads, goruntime.GOMAXPROCS(0))
+	}
+	return goruntime.GOMAXPROCS(0)
 }
 
 // sampleStride is the subsample's stride, sampleBins its bins of s − m,
@@ -94,7 +134,7 @@ func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, w [
 		return 0, false
 	}
 	n8 := n &^ 7
-	cand := sp.cand[:n]
+	cand := sp.cand[:n+8] // the kernel's slack
 	c := 0
 	if n8 > 0 {
 		c = fk.sampleSelect(&cand[0], &x[0], inv, sigma, n8)

@@ -9,8 +9,9 @@ import (
 )
 
 // TestSampleWeightsBits: the vector weights are weightOf(ExpF32(x·inv −
-// m)), bit for bit, NaN and ±Inf logits included, and their sum is the
-// integer sum.
+// m)), bit for bit, NaN and ±Inf logits included, their sum is the
+// integer sum, and the selection lists exactly the indices at or above
+// its bound, in order.
 func TestSampleWeightsBits(t *testing.T) {
 	fk := lightFusedK()
 	if fk == nil {
@@ -51,6 +52,29 @@ func TestSampleWeightsBits(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("n %d: total %d, want %d", n, got, want)
+		}
+		// The selection: the indices with x·inv ≥ sigma, in order.
+		for _, sigma := range []float32{m - 3, m, float32(math.Inf(-1)), float32(math.Inf(1))} {
+			n8 := n &^ 7
+			idx := make([]int32, n8+8)
+			c := 0
+			if n8 > 0 {
+				c = fk.sampleSelect(&idx[0], &x[0], inv, sigma, n8)
+			}
+			var wantIdx []int32
+			for i, v := range x[:n8] {
+				if v*inv >= sigma {
+					wantIdx = append(wantIdx, int32(i))
+				}
+			}
+			if c != len(wantIdx) {
+				t.Fatalf("n %d, sigma %v: %d selected, want %d", n, sigma, c, len(wantIdx))
+			}
+			for j := range wantIdx {
+				if idx[j] != wantIdx[j] {
+					t.Fatalf("n %d, sigma %v: entry %d is %d, want %d", n, sigma, j, idx[j], wantIdx[j])
+				}
+			}
 		}
 	}
 }
@@ -102,7 +126,7 @@ func TestSampleFastLargeRows(t *testing.T) {
 				}
 			}
 			if fk := lightFusedK(); fk != nil && (o.TopK > 0 || o.TopP < 1) {
-				sp := &sampler{key: make([]uint32, cols), w: make([]uint64, cols), cw: make([]uint64, cols), list: make([]int32, cols), cand: make([]int32, cols)}
+				sp := &sampler{key: make([]uint32, cols), w: make([]uint64, cols), cw: make([]uint64, cols), list: make([]int32, cols), cand: make([]int32, cols+8)}
 				row := xs[:cols]
 				inv := 1 / o.Temperature
 				mx := vecMax(lightVec(), row) * inv
