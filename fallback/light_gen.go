@@ -295,7 +295,7 @@ var expK = []struct {
 	{"log2e", 0x3fb8aa3b}, {"magic", 0x4b400000}, {"ln2hi", 0x3f318000}, {"ln2lo", 0xb95e8083},
 	{"p0", 0x39506967}, {"p1", 0x3ab743ce}, {"p2", 0x3c088908}, {"p3", 0x3d2aa9c1}, {"p4", 0x3e2aaaaa}, {"p5", 0x3f000000},
 	{"one", 0x3f800000}, {"below", 0xc2aeac4f}, {"above", 0x42b17217}, {"inf", 0x7f800000}, {"i127", 0x7f},
-	{"sign", 0x80000000},
+	{"sign", 0x80000000}, {"m87", 0xc2ae0000},
 }
 
 func ek(name string) string {
@@ -314,9 +314,16 @@ type expRegs struct{ in, out, t1, t3, t4, t5 string }
 // interleaved (two independent dependency chains keep the units busy);
 // the operations and their order are ExpF32's (the same bits), the
 // constants memory operands.
-func exp2x(cs ...expRegs) {
+func exp2x(cs ...expRegs) { exp2xOf(false, cs...) }
+
+// exp2xFast is exp2x for inputs known to be in [−87, 0] (no NaN): no
+// limits, and 2^n in one step (n ≥ −126, so 2^n is a normal float and
+// p·2^n is rounded once either way: the same bits).
+func exp2xFast(cs ...expRegs) { exp2xOf(true, cs...) }
+
+func exp2xOf(fast bool, cs ...expRegs) {
 	steps := func(r expRegs) []string {
-		return []string{
+		all := []string{
 			"VMULPS " + ek("log2e") + ", " + r.in + ", " + r.t1,
 			"VADDPS " + ek("magic") + ", " + r.t1 + ", " + r.t1,
 			"VSUBPS " + ek("magic") + ", " + r.t1 + ", " + r.t3,
@@ -355,6 +362,14 @@ func exp2x(cs ...expRegs) {
 			"VCMPPS $3, " + r.in + ", " + r.in + ", " + r.t5,
 			"VBLENDVPS " + r.t5 + ", " + r.in + ", " + r.out + ", " + r.out,
 		}
+		if !fast {
+			return all
+		}
+		// Up to the polynomial, then 2^n = (n + 127) << 23 and one product.
+		return append(all[:22:22],
+			"VPADDD "+ek("i127")+", "+r.t1+", "+r.t4,
+			"VPSLLD $23, "+r.t4+", "+r.t4,
+			"VMULPS "+r.t4+", "+r.out+", "+r.out)
 	}
 	var all [][]string
 	for _, c := range cs {
@@ -385,13 +400,21 @@ func sampleKernels() {
 			lines("VPXOR Y14, Y14, Y14", "VPXOR Y15, Y15, Y15")
 			p("lfsw:")
 			lines("CMPQ CX, $16", "JLT lfswdone",
-				"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8")
+				"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8",
+				// Every lane ≥ −87 (so not NaN): the fast exponential.
+				"VCMPPS $0x0d, "+ek("m87")+", Y0, Y1", "VCMPPS $0x0d, "+ek("m87")+", Y8, Y9",
+				"VANDPS Y1, Y9, Y1", "VMOVMSKPS Y1, AX", "CMPL AX, $0xff", "JNE lfswslow")
+			exp2xFast(chainA, chainB)
+			lines("JMP lfswint")
+			p("lfswslow:")
 			exp2x(chainA, chainB)
+			for _, r := range []expRegs{chainA, chainB} {
+				lines("VCMPPS $3, "+r.out+", "+r.out+", "+r.t1, "VANDNPS "+r.out+", "+r.t1+", "+r.out)
+			}
+			p("lfswint:")
 			for i, r := range []expRegs{chainA, chainB} {
 				acc := []string{"Y14", "Y15"}[i]
 				lines(
-					"VCMPPS $3, "+r.out+", "+r.out+", "+r.t1,
-					"VANDNPS "+r.out+", "+r.t1+", "+r.out,
 					"VCVTPS2PD "+x(r.out)+", "+r.t1,
 					"VEXTRACTF128 $1, "+r.out+", "+x(r.t3),
 					"VCVTPS2PD "+x(r.t3)+", "+r.t3,
