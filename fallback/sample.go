@@ -192,6 +192,7 @@ type sampler struct {
 	w, cw   []uint64
 	list    []int32
 	cand    []int32
+	chunkW  []uint64 // the weight of each sampleChunk of the row
 	hist    [2048]uint64
 }
 
@@ -218,7 +219,7 @@ func SampleFast(a *SampleArgs) {
 		}
 		sp, _ := samplerPool.Get().(*sampler)
 		if sp == nil || cap(sp.x) < n {
-			sp = &sampler{x: make([]float32, n), s: make([]float32, n), e: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), cw: make([]uint64, n), list: make([]int32, n), cand: make([]int32, n+8)}
+			sp = &sampler{x: make([]float32, n), s: make([]float32, n), e: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), cw: make([]uint64, n), list: make([]int32, n), cand: make([]int32, n+8), chunkW: make([]uint64, n/sampleChunk+1)}
 		}
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.Logits, r, 0, n, sp.x)
@@ -243,11 +244,17 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 	key, w := sp.key[:n], sp.w[:n]
 	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
 	if fk := lightFusedK(); fk != nil {
-		total := sampleWeightsSplit(fk, w, x, inv, m, sampleWorkers(a))
-		if topK || topP {
+		chunks := sp.chunkW[:(n+sampleChunk-1)/sampleChunk]
+		total := sampleWeightsSplit(fk, w, x, inv, m, sampleWorkers(a), chunks)
+		switch {
+		case topK || topP:
 			if tok, ok := sp.rowCandidates(a, fk, x, w, inv, m, total, row); ok {
 				return tok
 			}
+		case a.MinP > 0 && a.MinP <= 1:
+			return sp.rowMinP(a, fk, x, w, inv, m, row)
+		case a.MinP == 0:
+			return drawChunks(w, chunks, SampleUniform(a.Seed, a.Offset, row), total)
 		}
 		// No cut, or the candidates did not hold it: the whole row.
 		return sp.rowKeyed(a, x, w, inv, total, row, false)

@@ -37,29 +37,87 @@ func sampleWeights(fk *lightFused, w []uint64, x []float32, inv, m float32) uint
 	return total
 }
 
-// sampleWeightsSplit is sampleWeights over chunks of the row on up to
-// workers goroutines of the pool (the sum is an integer sum: the same
-// in any order); SampleFast uses it for a single row, whose weights pass
-// is the row's largest cost.
-func sampleWeightsSplit(fk *lightFused, w []uint64, x []float32, inv, m float32, workers int) uint64 {
-	const chunk = 1 << 13 // a multiple of the kernel's 16
-	if workers <= 1 || len(x) < 4*chunk {
-		return sampleWeights(fk, w, x, inv, m)
-	}
-	tasks := (len(x) + chunk - 1) / chunk
+// sampleChunk is the chunk of sampleWeightsSplit: a multiple of the
+// kernel's 16.
+const sampleChunk = 1 << 13
+
+// sampleWeightsSplit is sampleWeights over chunks of sampleChunk elements,
+// on up to workers goroutines of the pool (the sum is an integer sum: the
+// same in any order), writing each chunk's weight into chunks; SampleFast
+// splits a single row, whose weights pass is the row's largest cost.
+func sampleWeightsSplit(fk *lightFused, w []uint64, x []float32, inv, m float32, workers int, chunks []uint64) uint64 {
+	tasks := (len(x) + sampleChunk - 1) / sampleChunk
 	var next atomic.Int64
 	var total atomic.Uint64
-	run(min(workers, tasks)-1, func() {
+	do := func() {
 		for {
 			t := int(next.Add(1) - 1)
 			if t >= tasks {
 				return
 			}
-			lo, hi := t*chunk, min(len(x), (t+1)*chunk)
-			total.Add(sampleWeights(fk, w[lo:hi], x[lo:hi], inv, m))
+			lo, hi := t*sampleChunk, min(len(x), (t+1)*sampleChunk)
+			chunks[t] = sampleWeights(fk, w[lo:hi], x[lo:hi], inv, m)
+			total.Add(chunks[t])
 		}
-	})
+	}
+	if workers <= 1 || tasks < 4 {
+		do()
+	} else {
+		run(min(workers, tasks)-1, do)
+	}
 	return total.Load()
+}
+
+// drawChunks is rule 8 over every element of weight ≥ 1 (no cut, no
+// min-p): the chunk whose weights reach past r = pick(u, total), then the
+// element inside it.
+func drawChunks(w, chunks []uint64, u, total uint64) int {
+	target := pick(u, total)
+	var before uint64
+	for c, cw := range chunks {
+		if before+cw > target {
+			lo := c * sampleChunk
+			var cum uint64
+			for i, v := range w[lo:min(len(w), lo+sampleChunk)] {
+				cum += v
+				if before+cum > target {
+					return lo + i
+				}
+			}
+		}
+		before += cw
+	}
+	return drawFrom(w, nil, 0, 1, u, total, true) // not reached: target < total
+}
+
+// rowMinP is rules 7–8 for min-p alone (0 < MinP ≤ 1) over the candidates
+// s ≥ σ = m + ln(MinP) − margin. An element below σ has s − m (rounded)
+// below ln(MinP) − 0.99·margin, so ExpF32 (within 2^−22 of e^x) gives it
+// less than MinP·e^−0.0099 and its weight is below ⌈MinP·2^40⌉: it could
+// not be drawn. The margin (0.01 + 10^−5·|m|) is far above the float32
+// rounding of σ and of s − m.
+func (sp *sampler) rowMinP(a *SampleArgs, fk *lightFused, x []float32, w []uint64, inv, m float32, row int) int {
+	n := len(x)
+	margin := 0.01 + 1e-5*float32(math.Abs(float64(m)))
+	sigma := m + float32(math.Log(float64(a.MinP))) - margin
+	n8 := n &^ 7
+	cand := sp.cand[:n+8] // the kernel's slack
+	c := 0
+	if n8 > 0 {
+		c = fk.sampleSelect(&cand[0], &x[0], inv, sigma, n8)
+	}
+	for i := n8; i < n; i++ {
+		if x[i]*inv >= sigma {
+			cand[c] = int32(i)
+			c++
+		}
+	}
+	cw := sp.cw[:c]
+	for j, i := range cand[:c] {
+		cw[j] = w[i]
+	}
+	minW := max(1, MinPThreshold(a.MinP))
+	return int(cand[drawFrom(cw, nil, 0, minW, SampleUniform(a.Seed, a.Offset, row), 0, false)])
 }
 
 // sampleWorkers is how many goroutines a single row's passes may use.

@@ -85,7 +85,8 @@ func TestSampleWeightsBits(t *testing.T) {
 
 // TestSampleFastLargeRows compares SampleFast's tokens with the sorting
 // reference's on vocabulary-sized rows of several spreads, where the
-// candidate path takes the cut (checked), and where it falls back.
+// candidate path takes the cut (checked), where it falls back, and for
+// min-p alone and temperature alone (their own paths).
 func TestSampleFastLargeRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 3))
 	opts := []SampleArgs{
@@ -96,6 +97,9 @@ func TestSampleFastLargeRows(t *testing.T) {
 		{Temperature: 1.3, TopP: 0.99},
 		{Temperature: 1, TopK: 1, TopP: 1},
 		{Temperature: 1, TopP: 1, MinP: 0.05},
+		{Temperature: 0.8, TopP: 1},            // by chunks
+		{Temperature: 1, TopP: 1, MinP: 0.9},   // min-p candidates
+		{Temperature: 2, TopP: 1, MinP: 1e-30}, // min-p: every element a candidate
 	}
 	spreads := []func() float32{
 		func() float32 { return (rng.Float32()*2 - 1) * 12 },     // the benchmark's
