@@ -102,6 +102,9 @@ func ActRef(a *ActArgs) {
 // ActFast is the fast path: row conversions, the float32 function, rows
 // across the pool.
 func ActFast(a *ActArgs) {
+	if actFused(a, lightFusedK()) {
+		return
+	}
 	n := a.A.Cols
 	cv, vk := lightCvt(), lightVec()
 	f := actFast[a.Func]

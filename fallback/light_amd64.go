@@ -4,6 +4,9 @@ package fallback
 
 import "github.com/klauspost/cpuid/v2"
 
+//go:generate sh -c "go run light_gen.go > light_fused_amd64.s"
+//go:generate sh -c "go run light_gen.go -decl > light_fused_amd64.go"
+
 // The AVX2 and FMA row kernels of light_amd64.s; n is rounded down to a
 // multiple of 8.
 

@@ -99,6 +99,9 @@ func NormFast(a *NormArgs) {
 	for j := range w {
 		w[j] = a.scaleOf(j)
 	}
+	if normFused(a, lightFusedK(), w) {
+		return
+	}
 	var ones []float32
 	if a.Kind == NormLayer {
 		ones = make([]float32, n)

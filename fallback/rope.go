@@ -186,7 +186,7 @@ func RoPEFast(a *RoPEArgs) error {
 	if err := CheckPositions("rope", a.Pos, a.MaxPosition); err != nil {
 		return err
 	}
-	cv, vk := lightCvt(), lightVec()
+	cv, vk, fk := lightCvt(), lightVec(), lightFusedK()
 	half := a.RotaryDim / 2
 	nq := a.Q.Cols
 	nk := 0
@@ -199,8 +199,10 @@ func RoPEFast(a *RoPEArgs) error {
 		c, s := buf[2*n:2*n+half], buf[2*n+half:2*n+2*half]
 		for t := lo; t < hi; t++ {
 			a.ropeCosSin(a.Pos[t], c, s)
-			a.rotateRow(cv, vk, &a.Q, &a.QOut, t, a.HeadsQ, c, s, xb, ob)
-			if a.K != nil {
+			if !a.rotateFused(fk, &a.Q, &a.QOut, t, a.HeadsQ, c, s) {
+				a.rotateRow(cv, vk, &a.Q, &a.QOut, t, a.HeadsQ, c, s, xb, ob)
+			}
+			if a.K != nil && !a.rotateFused(fk, a.K, a.KOut, t, a.HeadsK, c, s) {
 				a.rotateRow(cv, vk, a.K, a.KOut, t, a.HeadsK, c, s, xb, ob)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Sampling from logits, one token per row.
@@ -187,8 +189,10 @@ func sampleRefRow(a *SampleArgs, x []float32, row int) int {
 type sampler struct {
 	x, s, e []float32
 	key     []uint32
-	w       []uint64
+	w, cw   []uint64
 	list    []int32
+	cand    []int32
+	chunkW  []uint64 // the weight of each sampleChunk of the row
 	hist    [2048]uint64
 }
 
@@ -206,9 +210,16 @@ func SampleFast(a *SampleArgs) {
 	cv := lightCvt()
 	n := a.Logits.Cols
 	forRows(a.Logits.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
+		if a.Temperature == 0 && a.Logits.DType == tile.F32 { // greedy needs no scratch
+			vk := lightVec()
+			for r := lo; r < hi; r++ {
+				a.Out[r] = int32(vecArgmax(vk, loadRow(cv, &a.Logits, r, 0, n, nil)))
+			}
+			return
+		}
 		sp, _ := samplerPool.Get().(*sampler)
 		if sp == nil || cap(sp.x) < n {
-			sp = &sampler{x: make([]float32, n), s: make([]float32, n), e: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), list: make([]int32, n)}
+			sp = &sampler{x: make([]float32, n), s: make([]float32, n), e: make([]float32, n), key: make([]uint32, n), w: make([]uint64, n), cw: make([]uint64, n), list: make([]int32, n), cand: make([]int32, n+8), chunkW: make([]uint64, n/sampleChunk+1)}
 		}
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.Logits, r, 0, n, sp.x)
@@ -231,10 +242,26 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 		return vecArgmax(vk, x)
 	}
 	key, w := sp.key[:n], sp.w[:n]
+	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
+	if fk := lightFusedK(); fk != nil {
+		chunks := sp.chunkW[:(n+sampleChunk-1)/sampleChunk]
+		total := sampleWeightsSplit(fk, w, x, inv, m, sampleWorkers(a), chunks)
+		switch {
+		case topK || topP:
+			if tok, ok := sp.rowCandidates(a, fk, x, w, inv, m, total, row); ok {
+				return tok
+			}
+		case a.MinP > 0 && a.MinP <= 1:
+			return sp.rowMinP(a, fk, x, w, inv, m, row)
+		case a.MinP == 0:
+			return drawChunks(w, chunks, SampleUniform(a.Seed, a.Offset, row), total)
+		}
+		// No cut, or the candidates did not hold it: the whole row.
+		return sp.rowKeyed(a, x, w, inv, total, row, false)
+	}
 	sc, e := sp.s[:n], sp.e[:n]
 	vecScale(vk, sc, x, inv)
 	vecExpSum(vk, e, sc, m, 1) // ExpF32((s − m)·1): the reference's bits
-	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
 	// One pass: weights, their total, keys, and the first cut's top-level
 	// histogram (counts for top-k, else weights for top-p).
 	h := sp.hist[:1<<11]
@@ -253,6 +280,29 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 				h[k>>21]++
 			} else {
 				h[k>>21] += wi
+			}
+		}
+	}
+	return sp.rowKeyed(a, x, w, inv, total, row, true)
+}
+
+// rowKeyed is rules 5–8 over the whole row given the weights w and their
+// total; keyed says sp.key holds the keys and sp.hist the first cut's
+// top-level histogram (else they are computed here).
+func (sp *sampler) rowKeyed(a *SampleArgs, x []float32, w []uint64, inv float32, total uint64, row int, keyed bool) int {
+	n := len(x)
+	key := sp.key[:n]
+	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
+	if !keyed && (topK || topP) {
+		h := sp.hist[:1<<11]
+		clear(h)
+		for i, v := range x {
+			k := sampleKey(v * inv)
+			key[i] = k
+			if topK {
+				h[k>>21]++
+			} else {
+				h[k>>21] += w[i]
 			}
 		}
 	}

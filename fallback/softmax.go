@@ -54,6 +54,9 @@ func SoftmaxRef(a *SoftmaxArgs) {
 // and storing e^{(x−m)/T} (ExpF32) while summing it, one scaling, on a
 // float32 row in cache; rows across the pool.
 func SoftmaxFast(a *SoftmaxArgs) {
+	if softmaxFused(a, lightFusedK()) {
+		return
+	}
 	n := a.X.Cols
 	cv, vk := lightCvt(), lightVec()
 	inv := 1 / a.Temperature

@@ -1,0 +1,281 @@
+package fallback
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
+	"github.com/tcrt-go/tcrt/internal/cpufeat"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// The fused row kernels (light_fused_amd64.s, written by light_gen.go):
+// each reads its rows in their own element type, widens, computes and
+// narrows in registers and writes the output row directly, so a light op
+// makes one pass over memory (a reduction's second pass reads the row
+// from L1 or L2) and keeps no float32 copy of its rows. Indices are
+// lightTypeIndex's: [input] or [input][output] (addRes: [residual][x]).
+// The zero value (purego, other architectures) has no kernels.
+type lightFused struct {
+	sumSq, sum, max [3]func(x unsafe.Pointer, n int) float32
+	sumSqDev        [3]func(x unsafe.Pointer, m float32, n int) float32
+	expSum          [3]func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+	affine          [3][3]func(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+	addRes          [3][3]func(res, x unsafe.Pointer, n int) float32
+	silu, geluTanh  [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
+	rot             [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
+	scale           [3]func(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
+	// and returns their sum; sampleSelect lists the indices with
+	// x·inv ≥ sigma, writing up to 8 entries past them (sample_fast.go).
+	sampleWeights func(w *uint64, x *float32, inv, m float32, n int) uint64
+	sampleSelect  func(idx *int32, x *float32, inv, sigma float32, n int) int
+}
+
+var lightFusedAsm lightFused
+
+var lightFusedFeatures = []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT}
+
+// lightFusedK returns the fused kernels if the build has them and the CPU
+// (and the CPU feature mask) allows them, else nil.
+func lightFusedK() *lightFused {
+	if lightFusedAsm.sumSq[0] != nil && cpufeat.Supports(lightFusedFeatures...) {
+		return &lightFusedAsm
+	}
+	return nil
+}
+
+// lightTypeIndex is a type's index in the fused tables (−1: none).
+func lightTypeIndex(d tile.DType) int {
+	switch d {
+	case tile.F32:
+		return 0
+	case tile.F16:
+		return 1
+	case tile.BF16:
+		return 2
+	}
+	return -1
+}
+
+// lightNTBytes is the output size from which the fused kernels store with
+// non-temporal stores: an output that large does not stay in the caches
+// for its reader anyway, and streaming it saves the read of each line
+// before its write (a third of a copy's traffic).
+var lightNTBytes float64 = 8 << 20
+
+// ntFor says whether an output of this size is streamed.
+func ntFor(m *Matrix) bool {
+	return float64(m.Rows)*float64(m.Cols)*float64(m.DType.Size()) >= lightNTBytes
+}
+
+// ntAt is the nt argument of a kernel storing at p: 1 when nt and p is
+// aligned as the non-temporal store of d needs.
+func ntAt(nt bool, p unsafe.Pointer, d tile.DType) int {
+	align := uintptr(16)
+	if d == tile.F32 {
+		align = 32
+	}
+	if nt && uintptr(p)%align == 0 {
+		return 1
+	}
+	return 0
+}
+
+// elem returns the address of element (r, j) of m.
+func elem(m *Matrix, r, j int) unsafe.Pointer {
+	return unsafe.Pointer(&m.Data[(r*m.LD+j)*m.DType.Size()])
+}
+
+// fusedTypes reports whether every matrix has a fused-kernel type.
+func fusedTypes(ms ...*Matrix) bool {
+	for _, m := range ms {
+		if m != nil && lightTypeIndex(m.DType) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// normFused is NormFast with the fused kernels: per row, one pass adds
+// the residual (storing the rounded sum) or reads x while summing squares
+// (LayerNorm: the sum, then the squared deviations from L1), and one pass
+// writes y. It reports false, doing nothing, where it does not apply.
+func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
+	if fk == nil || !fusedTypes(&a.X, &a.Y, a.Residual) {
+		return false
+	}
+	n := a.X.Cols
+	if n == 0 {
+		return true
+	}
+	n8 := n &^ 7
+	b := a.Bias
+	if b == nil {
+		b = zeroRow(n)
+	}
+	nt := ntFor(&a.Y)
+	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
+	forRows(a.X.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
+		for r := lo; r < hi; r++ {
+			src := &a.X
+			var ss float32
+			if res := a.Residual; res != nil {
+				tr := lightTypeIndex(res.DType)
+				ss = fk.addRes[tr][tx](elem(res, r, 0), elem(&a.X, r, 0), n8)
+				for j := n8; j < n; j++ {
+					i := r*res.LD + j
+					storeF32(res.DType, res.Data, i, loadF32(res.DType, res.Data, i)+loadF32(a.X.DType, a.X.Data, r*a.X.LD+j))
+					v := loadF32(res.DType, res.Data, i)
+					ss += v * v
+				}
+				src = res
+			}
+			ts := lightTypeIndex(src.DType)
+			sp := elem(src, r, 0)
+			var mean float32
+			if a.Kind == NormLayer {
+				s := fk.sum[ts](sp, n8)
+				for j := n8; j < n; j++ {
+					s += loadF32(src.DType, src.Data, r*src.LD+j)
+				}
+				mean = s / float32(n)
+				ss = fk.sumSqDev[ts](sp, mean, n8)
+				for j := n8; j < n; j++ {
+					d := loadF32(src.DType, src.Data, r*src.LD+j) - mean
+					ss += d * d
+				}
+			} else if a.Residual == nil {
+				ss = fk.sumSq[ts](sp, n8)
+				for j := n8; j < n; j++ {
+					v := loadF32(src.DType, src.Data, r*src.LD+j)
+					ss += v * v
+				}
+			}
+			inv := float32(1 / math.Sqrt(float64(ss)/float64(n)+float64(a.Eps)))
+			yp := elem(&a.Y, r, 0)
+			fk.affine[ts][ty](yp, sp, &w[0], &b[0], mean, inv, n8, ntAt(nt, yp, a.Y.DType))
+			for j := n8; j < n; j++ {
+				y := (loadF32(src.DType, src.Data, r*src.LD+j) - mean) * inv * w[j]
+				if a.Bias != nil {
+					y += a.Bias[j]
+				}
+				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, y)
+			}
+		}
+	})
+	return true
+}
+
+// actFused is ActFast's SiLU and tanh GELU with the fused kernels (the
+// bits of silu32 and geluTanh32); false where it does not apply.
+func actFused(a *ActArgs, fk *lightFused) bool {
+	if fk == nil || (a.Func != FnSiLU && a.Func != FnGELUTanh) || !fusedTypes(&a.A, &a.Y, a.B) ||
+		(a.B != nil && a.B.DType != a.A.DType) {
+		return false
+	}
+	n := a.A.Cols
+	if n == 0 {
+		return true
+	}
+	n8 := n &^ 7
+	k, f := fk.silu[lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)], silu32
+	if a.Func == FnGELUTanh {
+		k, f = fk.geluTanh[lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)], geluTanh32
+	}
+	nt := ntFor(&a.Y)
+	forRows(a.A.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
+		for r := lo; r < hi; r++ {
+			var bp unsafe.Pointer
+			if a.B != nil {
+				bp = elem(a.B, r, 0)
+			}
+			yp := elem(&a.Y, r, 0)
+			k(yp, elem(&a.A, r, 0), bp, n8, ntAt(nt, yp, a.Y.DType))
+			for j := n8; j < n; j++ {
+				y := f(loadF32(a.A.DType, a.A.Data, r*a.A.LD+j))
+				if a.B != nil {
+					y *= loadF32(a.B.DType, a.B.Data, r*a.B.LD+j)
+				}
+				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, y)
+			}
+		}
+	})
+	return true
+}
+
+// softmaxFused is SoftmaxFast (not Log) with the fused kernels: the
+// maximum from memory, the exponentials into a float32 row in L1 while
+// summing them, the scaled row narrowed into Y; false where it does not
+// apply.
+func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
+	if fk == nil || a.Log || !fusedTypes(&a.X, &a.Y) {
+		return false
+	}
+	n := a.X.Cols
+	if n == 0 {
+		return true
+	}
+	n8 := n &^ 7
+	inv := 1 / a.Temperature
+	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
+	nt := ntFor(&a.Y)
+	forRows(a.X.Rows, n, a.Threads, n, func(lo, hi int, e []float32) {
+		e = e[:n]
+		for r := lo; r < hi; r++ {
+			xp := elem(&a.X, r, 0)
+			m := fk.max[tx](xp, n8)
+			if n8 == 0 {
+				m = float32(math.Inf(-1))
+			}
+			for j := n8; j < n; j++ {
+				if v := loadF32(a.X.DType, a.X.Data, r*a.X.LD+j); v > m {
+					m = v
+				}
+			}
+			s := fk.expSum[tx](&e[0], xp, m, inv, n8)
+			for j := n8; j < n; j++ {
+				e[j] = ExpF32((loadF32(a.X.DType, a.X.Data, r*a.X.LD+j) - m) * inv)
+				s += e[j]
+			}
+			s = 1 / s
+			yp := elem(&a.Y, r, 0)
+			fk.scale[ty](yp, &e[0], s, n8, ntAt(nt, yp, a.Y.DType))
+			for j := n8; j < n; j++ {
+				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, s*e[j])
+			}
+		}
+	})
+	return true
+}
+
+// rotateFused is rotateRow for the NeoX layout with the fused kernels:
+// each head's halves rotated from x's row into y's, the rest of the head
+// copied when y is not x; false where it does not apply.
+func (a *RoPEArgs) rotateFused(fk *lightFused, x, y *Matrix, t, heads int, c, s []float32) bool {
+	if fk == nil || a.Interleaved || !fusedTypes(x, y) {
+		return false
+	}
+	half := a.RotaryDim / 2
+	h8 := half &^ 7
+	k := fk.rot[lightTypeIndex(x.DType)][lightTypeIndex(y.DType)]
+	same := x.DType == y.DType && elem(x, t, 0) == elem(y, t, 0)
+	for h := 0; h < heads; h++ {
+		o := h * a.HeadDim
+		if h8 > 0 {
+			k(elem(y, t, o), elem(y, t, o+half), elem(x, t, o), elem(x, t, o+half), &c[0], &s[0], h8)
+		}
+		xi, yi := t*x.LD+o, t*y.LD+o
+		for i := h8; i < half; i++ {
+			x0, x1 := loadF32(x.DType, x.Data, xi+i), loadF32(x.DType, x.Data, xi+i+half)
+			storeF32(y.DType, y.Data, yi+i, x0*c[i]-x1*s[i])
+			storeF32(y.DType, y.Data, yi+i+half, x1*c[i]+x0*s[i])
+		}
+		if !same {
+			for j := a.RotaryDim; j < a.HeadDim; j++ {
+				storeF32(y.DType, y.Data, yi+j, loadF32(x.DType, x.Data, xi+j))
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,800 @@
+//go:build ignore
+
+// light_gen writes light_fused_amd64.s, the fused AVX2 (+FMA3, F16C) row
+// kernels of the light ops, and with -decl their Go declarations and
+// tables, light_fused_amd64.go:
+//
+//	go run light_gen.go > light_fused_amd64.s
+//	go run light_gen.go -decl > light_fused_amd64.go
+//
+// Each kernel reads its rows in their own element type (f32, f16 or bf16),
+// widens eight elements at a time to float32 in a register, computes, and
+// narrows the result (round to nearest even, NaN kept quiet, as the
+// converters do) straight into the output row: one pass over memory, no
+// float32 copy of the row. A kernel processes the largest multiple of 8
+// elements of its count; the Go wrappers (light_fused.go) do the tails.
+// Kernels with an nt argument store with non-temporal stores when it is
+// not 0 (the destination then must be 32-byte aligned for f32 and 16-byte
+// for f16 and bf16) and end with SFENCE.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+var out strings.Builder
+
+func p(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+
+func lines(ls ...string) {
+	for _, l := range ls {
+		p("\t%s", l)
+	}
+}
+
+// typ is an element type of the rows.
+type typ struct{ name, goName string }
+
+var types = []typ{{"F32", "tile.F32"}, {"F16", "tile.F16"}, {"BF16", "tile.BF16"}}
+
+func (t typ) size() int {
+	if t.name == "F32" {
+		return 4
+	}
+	return 2
+}
+
+// load widens eight elements at addr into register y (Y0..Y15).
+func (t typ) load(addr, y string) {
+	switch t.name {
+	case "F32":
+		lines("VMOVUPS " + addr + ", " + y)
+	case "F16":
+		lines("VCVTPH2PS " + addr + ", " + y)
+	default:
+		lines("VPMOVZXWD "+addr+", "+y, "VPSLLD $16, "+y+", "+y)
+	}
+}
+
+// narrow rounds the eight float32 of Y2 to the type, leaving them packed
+// in X0 (Y2 for f32); it uses Y0, Y1, Y3.
+func (t typ) narrow() string {
+	switch t.name {
+	case "F32":
+		return "Y2"
+	case "F16":
+		lines("VCVTPS2PH $0, Y2, X0")
+	default:
+		lines(
+			"VPSRLD $16, Y2, Y1",
+			"VPAND ·lightFK+0(SB), Y1, Y0", // (x >> 16) & 1
+			"VPADDD ·lightFK+32(SB), Y0, Y0",
+			"VPADDD Y2, Y0, Y0",
+			"VPSRLD $16, Y0, Y0",
+			"VPAND ·lightFK+64(SB), Y2, Y3",
+			"VPCMPGTD ·lightFK+96(SB), Y3, Y3", // NaN
+			"VPOR ·lightFK+128(SB), Y1, Y1",
+			"VPBLENDVB Y3, Y1, Y0, Y0",
+			"VEXTRACTI128 $1, Y0, X1",
+			"VPACKUSDW X1, X0, X0",
+		)
+	}
+	return "X0"
+}
+
+// store narrows Y2 and stores it at addr (non-temporally when nt).
+func (t typ) store(addr string, nt bool) {
+	r := t.narrow()
+	switch {
+	case t.name == "F32" && nt:
+		lines("VMOVNTPS " + r + ", " + addr)
+	case t.name == "F32":
+		lines("VMOVUPS " + r + ", " + addr)
+	case nt:
+		lines("VMOVNTDQ " + r + ", " + addr)
+	default:
+		lines("VMOVDQU " + r + ", " + addr)
+	}
+}
+
+// rewiden puts the narrowed value (X0, or Y2 for f32) back into Y2 as
+// float32: the value the type holds.
+func (t typ) rewiden() {
+	switch t.name {
+	case "F16":
+		lines("VCVTPH2PS X0, Y2")
+	case "BF16":
+		lines("VPMOVZXWD X0, Y2", "VPSLLD $16, Y2, Y2")
+	}
+}
+
+// arg is a Go argument: name and size.
+type arg struct {
+	name string
+	size int
+}
+
+func ptr(n string) arg { return arg{n, 8} }
+func f32(n string) arg { return arg{n, 4} }
+func i64(n string) arg { return arg{n, 8} }
+
+// frame lays out args (and a float32 result when ret) as the Go ABI0 does
+// and returns the offsets and the frame size.
+func frame(args []arg, ret, ret64 bool) (map[string]int, int) {
+	off := map[string]int{}
+	o := 0
+	for _, a := range args {
+		o = (o + a.size - 1) / a.size * a.size
+		off[a.name] = o
+		o += a.size
+	}
+	if ret {
+		o = (o + 7) / 8 * 8
+		off["ret"] = o
+		o += 4
+		if ret64 {
+			o += 4
+		}
+	}
+	return off, o
+}
+
+// kernel is one generated function: its Go signature, the table entry it
+// fills and its body.
+type kernel struct {
+	name  string
+	args  []arg
+	ret   bool
+	ret64 bool // an 8-byte result
+	goSig string
+	entry string
+	body  func(off map[string]int)
+}
+
+var kernels []kernel
+
+func movq(off map[string]int, name, reg string) {
+	lines(fmt.Sprintf("MOVQ %s+%d(FP), %s", name, off[name], reg))
+}
+
+func bcast(off map[string]int, name, y string) {
+	lines(fmt.Sprintf("VBROADCASTSS %s+%d(FP), %s", name, off[name], y))
+}
+
+// loop emits a loop over CX elements, 8 a trip; incs are the pointer
+// registers and their element sizes.
+func loop(label string, body func(), incs map[string]int) { loopN(label, 8, body, incs) }
+
+// loopN is loop with step elements a trip.
+func loopN(label string, step int, body func(), incs map[string]int) {
+	p("%s:", label)
+	lines(fmt.Sprintf("CMPQ CX, $%d", step), "JLT "+label+"done")
+	body()
+	for _, r := range []string{"SI", "DI", "DX", "BX", "R8", "R9", "R10", "R11"} {
+		if s, ok := incs[r]; ok {
+			lines(fmt.Sprintf("ADDQ $%d, %s", step*s, r))
+		}
+	}
+	lines(fmt.Sprintf("SUBQ $%d, CX", step), "JMP "+label)
+	p("%sdone:", label)
+}
+
+// ntLoops2 is ntLoops with a loop of 16 a trip (body16) before the loop
+// of 8.
+func ntLoops2(off map[string]int, label string, body16, body8 func(nt bool), incs map[string]int) {
+	lines(fmt.Sprintf("MOVQ nt+%d(FP), AX", off["nt"]), "TESTQ AX, AX", "JNZ "+label+"nt")
+	loopN(label+"w", 16, func() { body16(false) }, incs)
+	loop(label, func() { body8(false) }, incs)
+	lines("VZEROUPPER", "RET")
+	p("%snt:", label)
+	loopN(label+"nw", 16, func() { body16(true) }, incs)
+	loop(label+"n", func() { body8(true) }, incs)
+	lines("SFENCE", "VZEROUPPER", "RET")
+}
+
+// ntLoops emits the loop twice, with ordinary and with non-temporal
+// stores, chosen by the nt argument, and returns.
+func ntLoops(off map[string]int, label string, body func(nt bool), incs map[string]int) {
+	lines(fmt.Sprintf("MOVQ nt+%d(FP), AX", off["nt"]), "TESTQ AX, AX", "JNZ "+label+"nt")
+	loop(label, func() { body(false) }, incs)
+	lines("VZEROUPPER", "RET")
+	p("%snt:", label)
+	loop(label+"n", func() { body(true) }, incs)
+	lines("SFENCE", "VZEROUPPER", "RET")
+}
+
+// hsum adds the lanes of Y0 into the float32 result and returns.
+func hsum(off map[string]int) {
+	lines("VEXTRACTF128 $1, Y0, X1", "VADDPS X1, X0, X0", "VHADDPS X0, X0, X0", "VHADDPS X0, X0, X0",
+		"VZEROUPPER", fmt.Sprintf("MOVSS X0, ret+%d(FP)", off["ret"]), "RET")
+}
+
+// reduce is a reduction kernel over x: Y0 and Y4 accumulate step(x, acc),
+// two vectors a trip, from zero (or from the constant at init), combined
+// by comb.
+func reduce(name string, t typ, extra []arg, setup func(off map[string]int), step func(x, acc string), init, comb string) {
+	args := append([]arg{ptr("x")}, extra...)
+	args = append(args, i64("n"))
+	name += t.name
+	kernels = append(kernels, kernel{
+		name: name, args: args, ret: true,
+		body: func(off map[string]int) {
+			movq(off, "x", "SI")
+			movq(off, "n", "CX")
+			if init == "" {
+				lines("VXORPS Y0, Y0, Y0", "VXORPS Y4, Y4, Y4")
+			} else {
+				lines("VBROADCASTSS "+init+", Y0", "VMOVAPS Y0, Y4")
+			}
+			setup(off)
+			p("%s2:", name)
+			lines("CMPQ CX, $16", "JLT "+name+"1")
+			t.load("(SI)", "Y1")
+			t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y5")
+			step("Y1", "Y0")
+			step("Y5", "Y4")
+			lines(fmt.Sprintf("ADDQ $%d, SI", 16*t.size()), "SUBQ $16, CX", "JMP "+name+"2")
+			p("%s1:", name)
+			lines("CMPQ CX, $8", "JLT "+name+"done")
+			t.load("(SI)", "Y1")
+			step("Y1", "Y0")
+			p("%sdone:", name)
+			lines(comb + " Y4, Y0, Y0")
+			if comb == "VMAXPS" {
+				lines("VEXTRACTF128 $1, Y0, X1", "VMAXPS X1, X0, X0", "VPERMILPS $0x4e, X0, X1", "VMAXPS X1, X0, X0",
+					"VPERMILPS $0xb1, X0, X1", "VMAXPS X1, X0, X0",
+					"VZEROUPPER", fmt.Sprintf("MOVSS X0, ret+%d(FP)", off["ret"]), "RET")
+				return
+			}
+			hsum(off)
+		},
+	})
+}
+
+// expSetup and exp are ExpF32 lane by lane, its operations in its order
+// (no fused multiply-adds: the same bits), as light_amd64.s's EXPSETUP
+// and EXP: expSetup loads the polynomial into Y6–Y11, 1 into Y12 and 127
+// into Y13; exp computes Y2 = ExpF32(Y0) using Y1, Y3, Y4, Y5.
+func expSetup() {
+	for i := 0; i < 6; i++ {
+		lines(fmt.Sprintf("VBROADCASTSS ·lightExpK+%d(SB), Y%d", 16+4*i, 6+i))
+	}
+	lines("VBROADCASTSS ·lightExpK+40(SB), Y12", "VPBROADCASTD ·lightExpK+56(SB), Y13")
+}
+
+func exp() {
+	lines(
+		"VBROADCASTSS ·lightExpK+0(SB), Y1", "VMULPS Y1, Y0, Y1",
+		"VBROADCASTSS ·lightExpK+4(SB), Y2", "VADDPS Y2, Y1, Y1", "VSUBPS Y2, Y1, Y3", "VPSUBD Y2, Y1, Y1",
+		"VBROADCASTSS ·lightExpK+8(SB), Y4", "VMULPS Y4, Y3, Y4", "VSUBPS Y4, Y0, Y4",
+		"VBROADCASTSS ·lightExpK+12(SB), Y5", "VMULPS Y5, Y3, Y5", "VSUBPS Y5, Y4, Y3",
+		"VMULPS Y3, Y6, Y2", "VADDPS Y7, Y2, Y2",
+		"VMULPS Y3, Y2, Y2", "VADDPS Y8, Y2, Y2",
+		"VMULPS Y3, Y2, Y2", "VADDPS Y9, Y2, Y2",
+		"VMULPS Y3, Y2, Y2", "VADDPS Y10, Y2, Y2",
+		"VMULPS Y3, Y2, Y2", "VADDPS Y11, Y2, Y2",
+		"VMULPS Y3, Y2, Y2", "VMULPS Y3, Y2, Y2", "VADDPS Y3, Y2, Y2", "VADDPS Y12, Y2, Y2",
+		"VPSRAD $1, Y1, Y4", "VPSUBD Y4, Y1, Y5", "VPADDD Y13, Y4, Y4", "VPADDD Y13, Y5, Y5",
+		"VPSLLD $23, Y4, Y4", "VPSLLD $23, Y5, Y5", "VMULPS Y4, Y2, Y2", "VMULPS Y5, Y2, Y2",
+		"VBROADCASTSS ·lightExpK+44(SB), Y4", "VCMPPS $1, Y4, Y0, Y5", "VANDNPS Y2, Y5, Y2",
+		"VBROADCASTSS ·lightExpK+48(SB), Y4", "VCMPPS $0x1e, Y4, Y0, Y5",
+		"VBROADCASTSS ·lightExpK+52(SB), Y4", "VBLENDVPS Y5, Y4, Y2, Y2",
+		"VCMPPS $3, Y0, Y0, Y5", "VBLENDVPS Y5, Y0, Y2, Y2",
+	)
+}
+
+// expK are the vector constants of exp2x (8 float32 lanes each), at
+// lightFE+32·i: ExpF32's constants as in light_amd64.s's lightExpK.
+var expK = []struct {
+	name string
+	bits uint32
+}{
+	{"log2e", 0x3fb8aa3b}, {"magic", 0x4b400000}, {"ln2hi", 0x3f318000}, {"ln2lo", 0xb95e8083},
+	{"p0", 0x39506967}, {"p1", 0x3ab743ce}, {"p2", 0x3c088908}, {"p3", 0x3d2aa9c1}, {"p4", 0x3e2aaaaa}, {"p5", 0x3f000000},
+	{"one", 0x3f800000}, {"below", 0xc2aeac4f}, {"above", 0x42b17217}, {"inf", 0x7f800000}, {"i127", 0x7f},
+	{"sign", 0x80000000}, {"m87", 0xc2ae0000},
+}
+
+func ek(name string) string {
+	for i, k := range expK {
+		if k.name == name {
+			return fmt.Sprintf("·lightFE+%d(SB)", 32*i)
+		}
+	}
+	panic(name)
+}
+
+// expRegs are the registers of one exp chain: in, out and four temporaries.
+type expRegs struct{ in, out, t1, t3, t4, t5 string }
+
+// exp2x computes out = ExpF32(in) for each chain, the chains' instructions
+// interleaved (two independent dependency chains keep the units busy);
+// the operations and their order are ExpF32's (the same bits), the
+// constants memory operands.
+func exp2x(cs ...expRegs) { exp2xOf(false, cs...) }
+
+// exp2xFast is exp2x for inputs known to be in [−87, 0] (no NaN): no
+// limits, and 2^n in one step (n ≥ −126, so 2^n is a normal float and
+// p·2^n is rounded once either way: the same bits).
+func exp2xFast(cs ...expRegs) { exp2xOf(true, cs...) }
+
+func exp2xOf(fast bool, cs ...expRegs) {
+	steps := func(r expRegs) []string {
+		all := []string{
+			"VMULPS " + ek("log2e") + ", " + r.in + ", " + r.t1,
+			"VADDPS " + ek("magic") + ", " + r.t1 + ", " + r.t1,
+			"VSUBPS " + ek("magic") + ", " + r.t1 + ", " + r.t3,
+			"VPSUBD " + ek("magic") + ", " + r.t1 + ", " + r.t1,
+			"VMULPS " + ek("ln2hi") + ", " + r.t3 + ", " + r.t4,
+			"VSUBPS " + r.t4 + ", " + r.in + ", " + r.t4,
+			"VMULPS " + ek("ln2lo") + ", " + r.t3 + ", " + r.t5,
+			"VSUBPS " + r.t5 + ", " + r.t4 + ", " + r.t3,
+			"VMULPS " + ek("p0") + ", " + r.t3 + ", " + r.out,
+			"VADDPS " + ek("p1") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p2") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p3") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p4") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("p5") + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VADDPS " + ek("one") + ", " + r.out + ", " + r.out,
+			"VPSRAD $1, " + r.t1 + ", " + r.t4,
+			"VPSUBD " + r.t4 + ", " + r.t1 + ", " + r.t5,
+			"VPADDD " + ek("i127") + ", " + r.t4 + ", " + r.t4,
+			"VPADDD " + ek("i127") + ", " + r.t5 + ", " + r.t5,
+			"VPSLLD $23, " + r.t4 + ", " + r.t4,
+			"VPSLLD $23, " + r.t5 + ", " + r.t5,
+			"VMULPS " + r.t4 + ", " + r.out + ", " + r.out,
+			"VMULPS " + r.t5 + ", " + r.out + ", " + r.out,
+			"VCMPPS $1, " + ek("below") + ", " + r.in + ", " + r.t5,
+			"VANDNPS " + r.out + ", " + r.t5 + ", " + r.out,
+			"VCMPPS $0x1e, " + ek("above") + ", " + r.in + ", " + r.t5,
+			"VMOVUPS " + ek("inf") + ", " + r.t4,
+			"VBLENDVPS " + r.t5 + ", " + r.t4 + ", " + r.out + ", " + r.out,
+			"VCMPPS $3, " + r.in + ", " + r.in + ", " + r.t5,
+			"VBLENDVPS " + r.t5 + ", " + r.in + ", " + r.out + ", " + r.out,
+		}
+		if !fast {
+			return all
+		}
+		// Up to the polynomial, then 2^n = (n + 127) << 23 and one product.
+		return append(all[:22:22],
+			"VPADDD "+ek("i127")+", "+r.t1+", "+r.t4,
+			"VPSLLD $23, "+r.t4+", "+r.t4,
+			"VMULPS "+r.t4+", "+r.out+", "+r.out)
+	}
+	var all [][]string
+	for _, c := range cs {
+		all = append(all, steps(c))
+	}
+	for i := range all[0] {
+		for _, s := range all {
+			lines(s[i])
+		}
+	}
+}
+
+var chainA = expRegs{"Y0", "Y2", "Y1", "Y3", "Y4", "Y5"}
+var chainB = expRegs{"Y8", "Y10", "Y9", "Y11", "Y12", "Y13"}
+
+// sampleKernels are the sampling pass kernels.
+func sampleKernels() {
+	// w = ⌊ExpF32(x·inv − m)·2^40⌋ (NaN: 0), 16 a trip; returns Σ w.
+	kernels = append(kernels, kernel{
+		name: "lightFSampleWeights", args: []arg{ptr("w"), ptr("x"), f32("inv"), f32("m"), i64("n")}, ret: true, ret64: true,
+		goSig: "(w *uint64, x *float32, inv, m float32, n int) uint64", entry: "sampleWeights",
+		body: func(off map[string]int) {
+			movq(off, "w", "DI")
+			movq(off, "x", "SI")
+			movq(off, "n", "CX")
+			bcast(off, "inv", "Y6")
+			bcast(off, "m", "Y7")
+			lines("VPXOR Y14, Y14, Y14", "VPXOR Y15, Y15, Y15")
+			p("lfsw:")
+			lines("CMPQ CX, $16", "JLT lfswdone",
+				"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8",
+				// Every lane ≥ −87 (so not NaN): the fast exponential.
+				"VCMPPS $0x0d, "+ek("m87")+", Y0, Y1", "VCMPPS $0x0d, "+ek("m87")+", Y8, Y9",
+				"VANDPS Y1, Y9, Y1", "VMOVMSKPS Y1, AX", "CMPL AX, $0xff", "JNE lfswslow")
+			exp2xFast(chainA, chainB)
+			lines("JMP lfswint")
+			p("lfswslow:")
+			exp2x(chainA, chainB)
+			for _, r := range []expRegs{chainA, chainB} {
+				lines("VCMPPS $3, "+r.out+", "+r.out+", "+r.t1, "VANDNPS "+r.out+", "+r.t1+", "+r.out)
+			}
+			p("lfswint:")
+			for i, r := range []expRegs{chainA, chainB} {
+				acc := []string{"Y14", "Y15"}[i]
+				lines(
+					"VCVTPS2PD "+x(r.out)+", "+r.t1,
+					"VEXTRACTF128 $1, "+r.out+", "+x(r.t3),
+					"VCVTPS2PD "+x(r.t3)+", "+r.t3,
+					"VMULPD ·lightFD+0(SB), "+r.t1+", "+r.t1,
+					"VMULPD ·lightFD+0(SB), "+r.t3+", "+r.t3,
+					"VROUNDPD $3, "+r.t1+", "+r.t1,
+					"VROUNDPD $3, "+r.t3+", "+r.t3,
+					"VADDPD ·lightFD+32(SB), "+r.t1+", "+r.t1,
+					"VADDPD ·lightFD+32(SB), "+r.t3+", "+r.t3,
+					"VPSUBQ ·lightFD+32(SB), "+r.t1+", "+r.t1,
+					"VPSUBQ ·lightFD+32(SB), "+r.t3+", "+r.t3,
+					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t1, 64*i),
+					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t3, 64*i+32),
+					"VPADDQ "+r.t1+", "+acc+", "+acc,
+					"VPADDQ "+r.t3+", "+acc+", "+acc,
+				)
+			}
+			lines("ADDQ $64, SI", "ADDQ $128, DI", "SUBQ $16, CX", "JMP lfsw")
+			p("lfswdone:")
+			lines("VPADDQ Y15, Y14, Y14", "VEXTRACTI128 $1, Y14, X1", "VPADDQ X1, X14, X0", "VPSHUFD $0x4e, X0, X1", "VPADDQ X1, X0, X0",
+				"VZEROUPPER", fmt.Sprintf("MOVQ X0, ret+%d(FP)", off["ret"]), "RET")
+		},
+	})
+	// idx receives, in order, the indices i < n (n a multiple of 8) with
+	// x_i·inv ≥ sigma (NaN: no), 8 a trip by a permutation from the
+	// comparison's mask (lightFPerm); it writes up to 8 entries past the
+	// count. Returns the count.
+	kernels = append(kernels, kernel{
+		name: "lightFSampleSelect", args: []arg{ptr("idx"), ptr("x"), f32("inv"), f32("sigma"), i64("n")}, ret: true, ret64: true,
+		goSig: "(idx *int32, x *float32, inv, sigma float32, n int) int", entry: "sampleSelect",
+		body: func(off map[string]int) {
+			movq(off, "idx", "DI")
+			movq(off, "x", "SI")
+			movq(off, "n", "CX")
+			bcast(off, "inv", "Y6")
+			bcast(off, "sigma", "Y7")
+			lines("MOVQ DI, R9", "LEAQ ·lightFPerm(SB), R10", "VMOVDQU ·lightFIota(SB), Y5", "VPBROADCASTD ·lightFIota+32(SB), Y4")
+			loop("lfsel", func() {
+				lines("VMULPS (SI), Y6, Y0", "VCMPPS $0x1d, Y7, Y0, Y1", "VMOVMSKPS Y1, AX",
+					"MOVQ AX, DX", "SHLQ $5, DX", "VMOVDQU (R10)(DX*1), Y2", "VPERMD Y5, Y2, Y3", "VMOVDQU Y3, (DI)",
+					"POPCNTL AX, AX", "LEAQ (DI)(AX*4), DI", "VPADDD Y4, Y5, Y5")
+			}, map[string]int{"SI": 4})
+			lines("SUBQ R9, DI", "SHRQ $2, DI", "VZEROUPPER", fmt.Sprintf("MOVQ DI, ret+%d(FP)", off["ret"]), "RET")
+		},
+	})
+}
+
+// x is the xmm register of a ymm one.
+func x(y string) string { return "X" + y[1:] }
+
+const unsafeP = "unsafe.Pointer"
+
+func build() {
+	for i, t := range types {
+		ix := fmt.Sprint(i)
+		none := func(map[string]int) {}
+		reduce("lightFSumSq", t, nil, none, func(x, acc string) { lines("VFMADD231PS " + x + ", " + x + ", " + acc) }, "", "VADDPS")
+		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, n int) float32", "sumSq["+ix+"]"
+		reduce("lightFSum", t, nil, none, func(x, acc string) { lines("VADDPS " + x + ", " + acc + ", " + acc) }, "", "VADDPS")
+		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, n int) float32", "sum["+ix+"]"
+		reduce("lightFSumSqDev", t, []arg{f32("m")}, func(off map[string]int) { bcast(off, "m", "Y15") }, func(x, acc string) {
+			lines("VSUBPS Y15, "+x+", "+x, "VFMADD231PS "+x+", "+x+", "+acc)
+		}, "", "VADDPS")
+		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, m float32, n int) float32", "sumSqDev["+ix+"]"
+		// acc stays unless x > acc: NaN is skipped, as `if v > m` does.
+		reduce("lightFMax", t, nil, none, func(x, acc string) { lines("VMAXPS " + acc + ", " + x + ", " + acc) }, "·lightExpK+64(SB)", "VMAXPS")
+		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, n int) float32", "max["+ix+"]"
+
+		// dst (f32) = ExpF32((x − m)·inv); the sum of dst.
+		kernels = append(kernels, kernel{
+			name: "lightFExpSum" + t.name, args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("inv"), i64("n")}, ret: true,
+			goSig: "(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32", entry: "expSum[" + ix + "]",
+			body: func(off map[string]int) {
+				movq(off, "dst", "DI")
+				movq(off, "x", "SI")
+				movq(off, "n", "CX")
+				bcast(off, "m", "Y6")
+				bcast(off, "inv", "Y7")
+				lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15")
+				incs := map[string]int{"SI": t.size(), "DI": 4}
+				loopN("lfexpw"+t.name, 16, func() {
+					t.load("(SI)", "Y0")
+					t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y8")
+					lines("VSUBPS Y6, Y0, Y0", "VSUBPS Y6, Y8, Y8", "VMULPS Y7, Y0, Y0", "VMULPS Y7, Y8, Y8")
+					exp2x(chainA, chainB)
+					lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
+				}, incs)
+				loop("lfexp"+t.name, func() {
+					t.load("(SI)", "Y0")
+					lines("VSUBPS Y6, Y0, Y0", "VMULPS Y7, Y0, Y0")
+					exp2x(chainA)
+					lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
+				}, incs)
+				lines("VADDPS Y15, Y14, Y0")
+				hsum(off)
+			},
+		})
+
+		for j, u := range types {
+			jx := fmt.Sprint(j)
+			t, u := t, u
+			// dst (u) = (x − m)·s·w + b, the last two one fused multiply-add.
+			kernels = append(kernels, kernel{
+				name: "lightFAffine" + t.name + u.name, args: []arg{ptr("dst"), ptr("x"), ptr("w"), ptr("b"), f32("m"), f32("s"), i64("n"), i64("nt")},
+				goSig: "(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)", entry: "affine[" + ix + "][" + jx + "]",
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "w", "DX")
+					movq(off, "b", "BX")
+					bcast(off, "m", "Y14")
+					bcast(off, "s", "Y15")
+					movq(off, "n", "CX")
+					ntLoops(off, "lfaff"+t.name+u.name, func(nt bool) {
+						t.load("(SI)", "Y4")
+						lines("VSUBPS Y14, Y4, Y4", "VMULPS Y15, Y4, Y4", "VMOVUPS (DX), Y5", "VMOVUPS (BX), Y2", "VFMADD231PS Y5, Y4, Y2")
+						u.store("(DI)", nt)
+					}, map[string]int{"SI": t.size(), "DI": u.size(), "DX": 4, "BX": 4})
+				},
+			})
+			// res (t) = round(res + x (u)); the sum of squares of the
+			// rounded values.
+			kernels = append(kernels, kernel{
+				name: "lightFAddRes" + t.name + u.name, args: []arg{ptr("res"), ptr("x"), i64("n")}, ret: true,
+				goSig: "(res, x unsafe.Pointer, n int) float32", entry: "addRes[" + ix + "][" + jx + "]",
+				body: func(off map[string]int) {
+					movq(off, "res", "DI")
+					movq(off, "x", "SI")
+					movq(off, "n", "CX")
+					lines("VXORPS Y8, Y8, Y8")
+					loop("lfadd"+t.name+u.name, func() {
+						u.load("(SI)", "Y4")
+						t.load("(DI)", "Y5")
+						lines("VADDPS Y4, Y5, Y2")
+						t.store("(DI)", false)
+						t.rewiden()
+						lines("VFMADD231PS Y2, Y2, Y8")
+					}, map[string]int{"SI": u.size(), "DI": t.size()})
+					lines("VMOVAPS Y8, Y0")
+					hsum(off)
+				},
+			})
+			// dst (u) = silu(a)·b or gelu_tanh(a)·b (b nil: no product),
+			// a and b of type t, with silu32's and geluTanh32's operations.
+			// SiLU, two chains (16 elements) a trip.
+			kernels = append(kernels, kernel{
+				name: "lightFSilu" + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
+				goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: "silu[" + ix + "][" + jx + "]",
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "a", "SI")
+					movq(off, "b", "BX")
+					movq(off, "n", "CX")
+					label := "lfsilu" + t.name + u.name
+					body := func(nt bool, wide bool) {
+						tag := nb(nt)
+						if wide {
+							tag += "w"
+						}
+						t.load("(SI)", "Y14")
+						lines("VXORPS " + ek("sign") + ", Y14, Y0")
+						if wide {
+							t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y15")
+							lines("VXORPS " + ek("sign") + ", Y15, Y8")
+							exp2x(chainA, chainB)
+							lines("VADDPS "+ek("one")+", Y10, Y10", "VDIVPS Y10, Y15, Y10")
+						} else {
+							exp2x(chainA)
+						}
+						lines("VADDPS "+ek("one")+", Y2, Y2", "VDIVPS Y2, Y14, Y2")
+						lines("TESTQ BX, BX", "JZ "+label+tag)
+						t.load("(BX)", "Y1")
+						lines("VMULPS Y1, Y2, Y2")
+						if wide {
+							t.load(fmt.Sprintf("%d(BX)", 8*t.size()), "Y9")
+							lines("VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
+						} else {
+							lines(fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+						}
+						p("%s%s:", label, tag)
+						u.store("(DI)", nt)
+						if wide {
+							lines("VMOVAPS Y10, Y2")
+							u.store(fmt.Sprintf("%d(DI)", 8*u.size()), nt)
+						}
+					}
+					ntLoops2(off, label, func(nt bool) { body(nt, true) }, func(nt bool) { body(nt, false) },
+						map[string]int{"SI": t.size(), "DI": u.size()})
+				},
+			})
+			for _, g := range []struct{ name, entry string }{{"GeluTanh", "geluTanh"}} {
+				g := g
+				kernels = append(kernels, kernel{
+					name: "lightF" + g.name + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
+					goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: g.entry + "[" + ix + "][" + jx + "]",
+					body: func(off map[string]int) {
+						movq(off, "dst", "DI")
+						movq(off, "a", "SI")
+						movq(off, "b", "BX")
+						movq(off, "n", "CX")
+						expSetup()
+						label := "lf" + g.entry + t.name + u.name
+						ntLoops(off, label, func(nt bool) {
+							t.load("(SI)", "Y14")
+							if g.name == "Silu" {
+								lines("VBROADCASTSS ·lightExpK+60(SB), Y15", "VXORPS Y15, Y14, Y0")
+								exp()
+								lines("VADDPS Y12, Y2, Y2", "VDIVPS Y2, Y14, Y2")
+							} else {
+								lines(
+									"VBROADCASTSS ·lightExpK+68(SB), Y15", "VMULPS Y14, Y15, Y0", "VMULPS Y14, Y0, Y0", "VMULPS Y14, Y0, Y0",
+									"VADDPS Y0, Y14, Y0", "VBROADCASTSS ·lightExpK+72(SB), Y15", "VMULPS Y0, Y15, Y0",
+									"VBROADCASTSS ·lightExpK+76(SB), Y15", "VMULPS Y0, Y15, Y0")
+								exp()
+								lines("VADDPS Y12, Y2, Y2", "VBROADCASTSS ·lightExpK+76(SB), Y15", "VDIVPS Y2, Y15, Y2",
+									"VSUBPS Y2, Y12, Y2", "VADDPS Y2, Y12, Y2", "VBROADCASTSS ·lightExpK+36(SB), Y15",
+									"VMULPS Y14, Y15, Y0", "VMULPS Y2, Y0, Y2")
+							}
+							lines("TESTQ BX, BX", "JZ "+label+nb(nt))
+							t.load("(BX)", "Y1")
+							lines("VMULPS Y1, Y2, Y2", fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+							p("%s%s:", label, nb(nt))
+							u.store("(DI)", nt)
+						}, map[string]int{"SI": t.size(), "DI": u.size()})
+					},
+				})
+			}
+			// olo = xlo·c − xhi·s, ohi = xhi·c + xlo·s (x of type t, o of
+			// u), each product rounded on its own; o may be x.
+			kernels = append(kernels, kernel{
+				name: "lightFRot" + t.name + u.name, args: []arg{ptr("olo"), ptr("ohi"), ptr("xlo"), ptr("xhi"), ptr("c"), ptr("s"), i64("n")},
+				goSig: "(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)", entry: "rot[" + ix + "][" + jx + "]",
+				body: func(off map[string]int) {
+					movq(off, "olo", "DI")
+					movq(off, "ohi", "R8")
+					movq(off, "xlo", "SI")
+					movq(off, "xhi", "R9")
+					movq(off, "c", "R10")
+					movq(off, "s", "R11")
+					movq(off, "n", "CX")
+					loop("lfrot"+t.name+u.name, func() {
+						t.load("(SI)", "Y4")
+						t.load("(R9)", "Y5")
+						lines("VMOVUPS (R10), Y6", "VMOVUPS (R11), Y7",
+							"VMULPS Y6, Y4, Y8", "VMULPS Y7, Y5, Y9", "VSUBPS Y9, Y8, Y2")
+						u.store("(DI)", false)
+						lines("VMULPS Y6, Y5, Y8", "VMULPS Y7, Y4, Y9", "VADDPS Y9, Y8, Y2")
+						u.store("(R8)", false)
+					}, map[string]int{"SI": t.size(), "R9": t.size(), "R10": 4, "R11": 4, "DI": u.size(), "R8": u.size()})
+					lines("VZEROUPPER", "RET")
+				},
+			})
+		}
+		// dst (t) = s·x, x float32.
+		u := t
+		kernels = append(kernels, kernel{
+			name: "lightFScale" + u.name, args: []arg{ptr("dst"), ptr("x"), f32("s"), i64("n"), i64("nt")},
+			goSig: "(dst unsafe.Pointer, x *float32, s float32, n, nt int)", entry: "scale[" + ix + "]",
+			body: func(off map[string]int) {
+				movq(off, "dst", "DI")
+				movq(off, "x", "SI")
+				bcast(off, "s", "Y15")
+				movq(off, "n", "CX")
+				ntLoops(off, "lfscl"+u.name, func(nt bool) {
+					lines("VMULPS (SI), Y15, Y2")
+					u.store("(DI)", nt)
+				}, map[string]int{"SI": 4, "DI": u.size()})
+			},
+		})
+	}
+	sampleKernels()
+}
+
+func nb(nt bool) string {
+	if nt {
+		return "ntnob"
+	}
+	return "nob"
+}
+
+func writeAsm() {
+	p("// Code generated by light_gen.go; DO NOT EDIT.")
+	p("")
+	p("//go:build amd64 && !purego")
+	p("")
+	p("#include \"textflag.h\"")
+	p("")
+	p("// lightFK: the bf16 rounding constants, 8 lanes each: 1, 0x7fff, the")
+	p("// magnitude mask, +Inf's bits, the quiet bit of a bf16 NaN.")
+	for i, v := range []uint32{1, 0x7fff, 0x7fffffff, 0x7f800000, 0x40} {
+		for l := 0; l < 8; l++ {
+			p("DATA ·lightFK+%d(SB)/4, $%#08x", 32*i+4*l, v)
+		}
+	}
+	p("GLOBL ·lightFK(SB), RODATA|NOPTR, $160")
+	p("")
+	p("// lightFE: ExpF32's constants, 8 lanes each (see expK).")
+	for i, k := range expK {
+		for l := 0; l < 8; l++ {
+			p("DATA ·lightFE+%d(SB)/4, $%#08x", 32*i+4*l, k.bits)
+		}
+	}
+	p("GLOBL ·lightFE(SB), RODATA|NOPTR, $%d", 32*len(expK))
+	p("")
+	p("// lightFD: 2^40 and 2^52 as float64, 4 lanes each.")
+	for i, v := range []uint64{0x4270000000000000, 0x4330000000000000} {
+		for l := 0; l < 4; l++ {
+			p("DATA ·lightFD+%d(SB)/8, $%#016x", 32*i+8*l, v)
+		}
+	}
+	p("GLOBL ·lightFD(SB), RODATA|NOPTR, $64")
+	p("")
+	p("// lightFIota: 0..7, then 8 (int32).")
+	for i := 0; i < 9; i++ {
+		p("DATA ·lightFIota+%d(SB)/4, $%d", 4*i, i)
+	}
+	p("GLOBL ·lightFIota(SB), RODATA|NOPTR, $36")
+	p("")
+	p("// lightFPerm: for each 8-bit mask, the positions of its set bits in")
+	p("// order, then zeros (int32, 8 a mask).")
+	for m := 0; m < 256; m++ {
+		var pos []int
+		for b := 0; b < 8; b++ {
+			if m>>b&1 != 0 {
+				pos = append(pos, b)
+			}
+		}
+		for len(pos) < 8 {
+			pos = append(pos, 0)
+		}
+		for l, v := range pos {
+			p("DATA ·lightFPerm+%d(SB)/4, $%d", 32*m+4*l, v)
+		}
+	}
+	p("GLOBL ·lightFPerm(SB), RODATA|NOPTR, $8192")
+	for _, k := range kernels {
+		off, size := frame(k.args, k.ret, k.ret64)
+		var names []string
+		for _, a := range k.args {
+			names = append(names, a.name)
+		}
+		p("")
+		p("// func %s%s", k.name, k.goSig)
+		p("TEXT ·%s(SB), NOSPLIT, $0-%d", k.name, size)
+		k.body(off)
+	}
+}
+
+func writeDecl() {
+	p("// Code generated by light_gen.go; DO NOT EDIT.")
+	p("")
+	p("//go:build amd64 && !purego")
+	p("")
+	p("package fallback")
+	p("")
+	p("import \"unsafe\"")
+	p("")
+	p("// The fused row kernels of light_fused_amd64.s (see light_gen.go).")
+	for _, k := range kernels {
+		p("")
+		p("//go:noescape")
+		p("func %s%s", k.name, k.goSig)
+	}
+	p("")
+	p("func init() {")
+	p("\tf := &lightFusedAsm")
+	for _, k := range kernels {
+		p("\tf.%s = %s", k.entry, k.name)
+	}
+	p("}")
+}
+
+func main() {
+	decl := flag.Bool("decl", false, "write the Go declarations instead of the assembly")
+	flag.Parse()
+	build()
+	if *decl {
+		writeDecl()
+	} else {
+		writeAsm()
+	}
+	os.Stdout.WriteString(out.String())
+}
