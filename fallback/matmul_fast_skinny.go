@@ -67,6 +67,18 @@ import (
 // zero-padded f32 copy of them. By CPU time on a shared 2-vCPU AVX2-only
 // EPYC they read 4096² B 3–7× as fast as the blocked path, which packed
 // B on every call (BenchmarkMatMulCPUTime, …/avx2 against …/blocked/avx2).
+//
+// Transposed B (D = x·Wᵀ, W stored N×K by rows as weights are) takes, on
+// the AVX2 variant only, the dot kernels (skinnyDotFunc, skinnyDots):
+// each element of D is the dot product of a row of A and a row of W, both
+// contiguous in K, so W is read in place, row after row, a few rows at a
+// time. A is packed by rows (alpha applied); the rows of A go in groups
+// of up to 4 over each block of about skinnyDotBlock bytes of W, which
+// the first group reads from memory and the further ones from L2. Each
+// sum is 8 FMA chains over K, one a lane, added at the end, then the last
+// K mod 8 products in the order of k: within f32 rounding of the
+// reference's order. The AVX-512 variant has no dot kernels: transposed
+// B takes its blocked path.
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
@@ -199,8 +211,9 @@ var skinnyPF = 32
 var skinnyOff bool
 
 // skinnyEligible reports whether j's product is of the skinny path's
-// shape for its variant: few rows, B stored by rows (not transposed), the
-// variant with skinny kernels this CPU (and its mask) can run.
+// shape for its variant: few rows, B stored by rows (not transposed) or
+// transposed with dot kernels for its type, the variant with skinny
+// kernels this CPU (and its mask) can run.
 func (j *job) skinnyEligible() bool {
 	a, s := j.a, j.v.skinny
 	return s != nil && !skinnyOff && a.M <= skinnyMaxM && (!a.B.Trans || j.skinnyDotKernels() != nil) && cpufeat.Supports(s.features...)

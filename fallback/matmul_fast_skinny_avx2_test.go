@@ -108,7 +108,7 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 // B with A of other types, alpha, beta·C (C in place too), bias,
 // activations, D bf16 and f16, transposed and padded A, batches, thread
 // counts, and no K. It first checks that each case takes the AVX2 skinny
-// path, and that transposed B does not (it takes the blocked path).
+// path, and that transposed fp8 B does not (it takes the blocked path).
 func TestMatMulFastSkinnyAVX2(t *testing.T) {
 	v := avx2Skinny(t)
 	r := newRand(t)

@@ -1762,9 +1762,10 @@ func skinnyDotAVX2Name(mr, nr int, bt skinnyB) string {
 // VPMOVZXWD, VPSLLD 16) or f16 (VCVTPH2PS, exact). Each product keeps 8
 // partial sums in a ymm, one FMA chain a lane in the order of k, added
 // pairwise at the end (lanes 0+4, 1+5, …, then horizontal adds). Each
-// step of 8 loads each row of B once, in turn, and multiplies it by each
-// row of A (a memory operand, from L1): the nr rows of B stream in order,
-// which the hardware prefetchers follow.
+// step of 8 loads each row of B once, in turn, then each row of A once
+// (the 3×4 kernels: as memory operands of the FMAs, no register left), and
+// multiplies them: the nr rows of B stream in order, which the hardware
+// prefetchers follow.
 //
 // Registers: SI, R8, R9, R10 are A's rows; DI, R11, R12, R13 B's; AX the
 // byte offset of the step in B (A's is AX·4/esz); CX counts the steps;
@@ -1795,6 +1796,10 @@ func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 		p("\tVXORPS Y%d, Y%d, Y%d", r, r, r)
 	}
 	p("\tXORQ AX, AX")
+	// With a register to spare past the sums and B's steps, each row of
+	// A's step is loaded once, to it, for its nr FMAs (mr+nr loads a
+	// step); else (3×4) the FMAs take A's rows from memory (mr·nr+nr).
+	aTmp := mr*nr + nr
 	step := func(off int) {
 		for j := 0; j < nr; j++ {
 			y := mr*nr + j
@@ -1808,8 +1813,19 @@ func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 			case skinnyF16:
 				p("\tVCVTPH2PS %s, Y%d", src, y)
 			}
-			for i := 0; i < mr; i++ {
-				p("\tVFMADD231PS %d(%s)(AX*%d), Y%d, Y%d", 4*off, aRegs[i], scale, y, i*nr+j)
+			if aTmp > 15 {
+				for i := 0; i < mr; i++ {
+					p("\tVFMADD231PS %d(%s)(AX*%d), Y%d, Y%d", 4*off, aRegs[i], scale, y, i*nr+j)
+				}
+			}
+		}
+		if aTmp > 15 {
+			return
+		}
+		for i := 0; i < mr; i++ {
+			p("\tVMOVUPS %d(%s)(AX*%d), Y%d", 4*off, aRegs[i], scale, aTmp)
+			for j := 0; j < nr; j++ {
+				p("\tVFMADD231PS Y%d, Y%d, Y%d", mr*nr+j, aTmp, i*nr+j)
 			}
 		}
 	}
