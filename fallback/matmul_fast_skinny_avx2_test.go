@@ -233,3 +233,24 @@ func takesSkinnyAVX2(v *variant, c mmCase) bool {
 	j := job{a: &a, v: v}
 	return j.skinnyPath()
 }
+
+// TestSkinnyDotsAVX2Only checks that only the AVX2 variant takes
+// transposed B on the skinny path: the AVX-512 variants have no dot
+// kernels, so their transposed products keep the blocked path (whatever
+// this CPU runs), and fp8 B has none on any variant.
+func TestSkinnyDotsAVX2Only(t *testing.T) {
+	for _, v := range variants {
+		for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3} {
+			a := MatMulArgs{M: 4, N: 4096, K: 4096, Batch: 1}
+			a.B = Matrix{DType: dt, Trans: true}
+			j := job{a: &a, v: v}
+			want := v.Name == "avx2" && dt != tile.E4M3 && v.skinny != nil
+			if got := j.skinnyDotKernels() != nil; got != want {
+				t.Errorf("%s %v: dot kernels %v, want %v", v.Name, dt, got, want)
+			}
+			if v.Name != "avx2" && j.skinnyPath() {
+				t.Errorf("%s %v: transposed B takes the skinny path", v.Name, dt)
+			}
+		}
+	}
+}
