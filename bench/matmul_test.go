@@ -41,26 +41,35 @@ func BenchmarkMatMul(b *testing.B) {
 // read-only BenchmarkMemRead: REF=MemRead/67108864 scripts/bench-ratio.sh
 // 'MatMulDecode') and GFLOP/s, and on the CPU, measured right after it,
 // both yardsticks and the fractions of-memcpy and of-memread.
+// …/m<M>/bT/<backend> is the same product with B transposed, stored N×K
+// by rows as weights are (D = x·Wᵀ), for f32, bf16 and f16 W.
 func BenchmarkMatMulDecode(b *testing.B) {
 	rts := backends(b)
-	for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+	run := func(b *testing.B, p bench.MatMulProblem) {
+		eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+			s, err := bench.NewMatMulSetup(ctx(), rt, p, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+			gbs := float64(p.K*p.N*p.DType.Size()) * float64(b.N) / sec / 1e9
+			b.ReportMetric(gbs, "GB/s")
+			b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+			reportOfMemcpy(b, rt, gbs)
+			reportOfMemread(b, rt, gbs)
+		})
+	}
+	for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
 		b.Run(dt.String(), func(b *testing.B) {
 			for _, m := range []int{1, 4, 16} {
 				b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
-					eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
-						p := bench.MatMulProblem{DType: dt, M: m, N: 4096, K: 4096}
-						s, err := bench.NewMatMulSetup(ctx(), rt, p, 1)
-						if err != nil {
-							b.Fatal(err)
-						}
-						defer s.Close()
-						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
-						gbs := float64(p.K*p.N*dt.Size()) * float64(b.N) / sec / 1e9
-						b.ReportMetric(gbs, "GB/s")
-						b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
-						reportOfMemcpy(b, rt, gbs)
-						reportOfMemread(b, rt, gbs)
-					})
+					p := bench.MatMulProblem{DType: dt, M: m, N: 4096, K: 4096}
+					if dt != tile.F16 {
+						run(b, p)
+					}
+					p.TransB = true
+					b.Run("bT", func(b *testing.B) { run(b, p) })
 				})
 			}
 		})

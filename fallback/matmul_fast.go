@@ -186,6 +186,9 @@ type job struct {
 	// stripK, when not nil, is the strip skinny kernel the items take
 	// (skinnyStrips).
 	stripK skinnyStripFunc
+	// dotK, when not nil, are the dot skinny kernels for transposed B
+	// the items take (skinnyDots), [mr-1][nr-1].
+	dotK [][]skinnyDotFunc
 	// sharedB, when not nil, holds the whole of op(B) packed (see
 	// shareB), in slots of bSlot floats: slot jb·numKBlk+kb is column
 	// block jb and K block kb, bPanels panels of NR columns. bState holds

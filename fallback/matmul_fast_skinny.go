@@ -67,6 +67,18 @@ import (
 // zero-padded f32 copy of them. By CPU time on a shared 2-vCPU AVX2-only
 // EPYC they read 4096² B 3–7× as fast as the blocked path, which packed
 // B on every call (BenchmarkMatMulCPUTime, …/avx2 against …/blocked/avx2).
+//
+// Transposed B (D = x·Wᵀ, W stored N×K by rows as weights are) takes, on
+// the AVX2 variant only, the dot kernels (skinnyDotFunc, skinnyDots):
+// each element of D is the dot product of a row of A and a row of W, both
+// contiguous in K, so W is read in place, row after row, a few rows at a
+// time. A is packed by rows (alpha applied); the rows of A go in groups
+// of up to 4 over each block of about skinnyDotBlock bytes of W, which
+// the first group reads from memory and the further ones from L2. Each
+// sum is 8 FMA chains over K, one a lane, added at the end, then the last
+// K mod 8 products in the order of k: within f32 rounding of the
+// reference's order. The AVX-512 variant has no dot kernels: transposed
+// B takes its blocked path.
 
 // skinnyFunc computes an r×64 tile: see skinnyAVX512 in sgemm_gen.go. lda,
 // ldb, ldc and pf are in bytes; mask selects the columns loaded and stored;
@@ -92,6 +104,9 @@ type skinnyKernels struct {
 	// and f16 B, [m-stripMinM] for m rows of A: see skinnyStripFunc.
 	strip, stripBF16, stripF16 []skinnyStripFunc
 	stripMinM                  int
+	// dotF32, dotBF16 and dotF16 are the dot kernels for transposed
+	// f32, bf16 and f16 B, [mr-1][nr-1]: see skinnyDotFunc.
+	dotF32, dotBF16, dotF16 [][]skinnyDotFunc
 	// stripWhole marks strip kernels that compute whole strips of 16
 	// columns only: skinnyStrips computes the rest (stripTail).
 	stripWhole bool
@@ -106,6 +121,17 @@ type skinnyKernels struct {
 // of the next block from pf on, pfLines lines a row, pfSkip bytes from a
 // row's last line to the next row's first.
 type skinnyStripFunc func(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+// skinnyDotFunc stores to c (rows ldc bytes apart) the mr×nr dot products
+// of mr rows of f32 A (lda bytes apart) with nr rows of B, stored W[N, K]
+// by rows as op(B) = Wᵀ is (ldb bytes apart), each over the first 8·k8
+// elements of the rows: see skinnyDotAVX2 in sgemm_gen.go.
+type skinnyDotFunc func(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+// skinnyDotBlock is the bytes of W that the dot kernels take in one block
+// of rows: every group of up to 4 rows of A multiplies the block in turn,
+// the first reading it from memory, the others (M > 4) from L2.
+const skinnyDotBlock = 128 << 10
 
 // skinnyStripMinM is the fewest rows of A the strip kernels take. With 9
 // to 16 rows of f32 B they read B 1.15–1.35× as fast as the 64-column
@@ -185,17 +211,36 @@ var skinnyPF = 32
 var skinnyOff bool
 
 // skinnyEligible reports whether j's product is of the skinny path's
-// shape for its variant: few rows, B stored by rows (not transposed), the
-// variant with skinny kernels this CPU (and its mask) can run.
+// shape for its variant: few rows, B stored by rows (not transposed) or
+// transposed with dot kernels for its type, the variant with skinny
+// kernels this CPU (and its mask) can run.
 func (j *job) skinnyEligible() bool {
 	a, s := j.a, j.v.skinny
-	return s != nil && !skinnyOff && a.M <= skinnyMaxM && !a.B.Trans && cpufeat.Supports(s.features...)
+	return s != nil && !skinnyOff && a.M <= skinnyMaxM && (!a.B.Trans || j.skinnyDotKernels() != nil) && cpufeat.Supports(s.features...)
+}
+
+// skinnyDotKernels returns the dot kernels for j's transposed B, or nil
+// when B is not transposed or the variant has none for its type.
+func (j *job) skinnyDotKernels() [][]skinnyDotFunc {
+	s := j.v.skinny
+	if s == nil || !j.a.B.Trans {
+		return nil
+	}
+	switch j.a.B.DType {
+	case tile.F32:
+		return s.dotF32
+	case tile.BF16:
+		return s.dotBF16
+	case tile.F16:
+		return s.dotF16
+	}
+	return nil
 }
 
 // skinnyKernel returns the 64-column kernels for j's product, plain and
 // Store forms, when it takes them: a skinny shape, B f32 or bf16.
 func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
-	if !j.skinnyEligible() {
+	if !j.skinnyEligible() || j.a.B.Trans {
 		return nil, nil
 	}
 	s := j.v.skinny
@@ -213,7 +258,7 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 // kernels only, AVX2) with a strip kernel.
 func (j *job) skinnyPath() bool {
 	j.skinny, j.skinnyStore = j.skinnyKernel()
-	return j.skinny != nil || j.skinnyEligible() && j.skinnyStripKernel() != nil
+	return j.skinny != nil || j.skinnyEligible() && (j.skinnyStripKernel() != nil || j.skinnyDotKernels() != nil)
 }
 
 // skinnySplit shares the column blocks of every batch out as work items,
@@ -225,6 +270,18 @@ func (j *job) skinnyPath() bool {
 // of a row of B, and a tile of sums of at most skinnyRowTile bytes.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
+	if j.dotK = j.skinnyDotKernels(); j.dotK != nil {
+		// Blocks of rows of W of about skinnyDotBlock bytes, in units
+		// of 12 rows (the 3- and 4-row kernels'); items as below.
+		sz := a.B.DType.Size()
+		j.sb = max(12, min(480, skinnyDotBlock/max(1, a.K*sz)/12*12))
+		j.mItems = 1
+		j.nItems = max(1, min(ceilDiv(a.N, 12), max(threads, min(4*threads, ceilDiv(a.N*max(a.K, 1)*sz, skinnyDotBlock)))))
+		j.items = a.Batch * j.nItems
+		j.kc = max(a.K, 1)
+		j.numKBlk = 1
+		return
+	}
 	if j.stripK = j.skinnyStripKernel(); j.stripK != nil {
 		sz := a.B.DType.Size()
 		j.sb = max(16, skinnyStripRun/sz)
@@ -262,7 +319,7 @@ func (j *job) skinnySplit(threads int) {
 // when it has too many rows for one or its variant none.
 func (j *job) skinnyRowKernel() skinnyRowFunc {
 	s, M := j.v.skinny, j.a.M
-	if skinnyRowsOff {
+	if skinnyRowsOff || j.a.B.Trans {
 		return nil
 	}
 	switch k := s.rowsF32; {
@@ -282,7 +339,7 @@ func (j *job) skinnyRowKernel() skinnyRowFunc {
 // for its type of B.
 func (j *job) skinnyStripKernel() skinnyStripFunc {
 	s, M := j.v.skinny, j.a.M
-	if skinnyStripsOff || s == nil {
+	if skinnyStripsOff || s == nil || j.a.B.Trans {
 		return nil
 	}
 	var k []skinnyStripFunc
@@ -313,7 +370,7 @@ func (j *job) skinnyWork(w *workspace) {
 	w.row = grow(w.row, cols)
 	w.buf = grow(w.buf, max(len(w.buf), cols))
 	w.tile = growAligned(w.tile, max(M*skinnySB*skinnyNB, M*(roundUp(j.sb, 16)+16)))
-	if M > len(j.skinny) || j.stripK != nil {
+	if j.dotK == nil && (M > len(j.skinny) || j.stripK != nil) {
 		// A block of B for the further rows, or a strip kernel's tail
 		// (stripTail) and copy of a strip (stripBuf).
 		w.sk = growAligned(w.sk, max(j.kc*skinnyNB, 2*16*skinnyStripKC))
@@ -323,6 +380,11 @@ func (j *job) skinnyWork(w *workspace) {
 		scale = 1
 	}
 	packed := -1 // the batch whose rows of A w.a holds
+	if j.dotK != nil {
+		kp := roundUp(K, 8)
+		w.a = growAligned(w.a, M*kp+panelSlack)
+		w.buf = grow(w.buf, max(len(w.buf), M*K, K))
+	}
 	for {
 		t := int(j.next.Add(1) - 1)
 		if t >= j.items {
@@ -332,6 +394,8 @@ func (j *job) skinnyWork(w *workspace) {
 		if b != packed && K > 0 {
 			base := b * a.A.BatchStride
 			switch {
+			case j.dotK != nil:
+				j.packRowsA(w, base, scale)
 			case v.skinny.pairs:
 				skinnyPackPairs(w.a, &a.A, base, M, K, w.h)
 			case a.A.Trans:
@@ -340,6 +404,13 @@ func (j *job) skinnyWork(w *workspace) {
 				v.packCols(w.a, &a.A, base, a.A.LD, K, M, M, scale, w.buf)
 			}
 			packed = b
+		}
+		if j.dotK != nil {
+			n0, n1 := itemRange(part, j.nItems, a.N, 12)
+			for jj := n0; jj < n1; jj += j.sb {
+				j.skinnyDots(w, b, jj, min(j.sb, n1-jj))
+			}
+			continue
 		}
 		if j.stripK != nil {
 			n0, n1 := itemRange(part, j.nItems, a.N, 16)
@@ -588,4 +659,75 @@ func skinnyPackPairs(dst []float32, m *Matrix, base, M, K int, h []uint16) {
 			d[K/2*M+i] = uint32(r[K-1])
 		}
 	}
+}
+
+// packRowsA packs the M rows of op(A) (the first element at base), scaled
+// by alpha, for the dot kernels: row i of op(A) at w.a[i·kp:], kp =
+// roundUp(K, 8), contiguous in K.
+func (j *job) packRowsA(w *workspace, base int, alpha float32) {
+	a, v := j.a, j.v
+	M, K, A := a.M, a.K, &a.A
+	kp := roundUp(K, 8)
+	if A.Trans {
+		// op(A)(i, k) is stored at k·LD + i: a run of M a k.
+		for k := range K {
+			for i, x := range v.loadRun(A, base+k*A.LD, M, w.buf) {
+				w.a[i*kp+k] = alpha * x
+			}
+		}
+		return
+	}
+	for i := range M {
+		row := w.a[i*kp : i*kp+K]
+		for k, x := range v.loadRun(A, base+i*A.LD, K, w.buf) {
+			row[k] = alpha * x
+		}
+	}
+}
+
+// skinnyDots computes columns [j0, j0+n) of D[b], n ≤ j.sb, with the dot
+// kernels: the rows of A in groups of up to 4, as even as can be, each
+// group taking the n rows of W in turn, 3 or 4 (its kernels' nr) at a
+// time, into a tile of M rows of n sums (padded by a cache line); the
+// last K mod 8 elements of each dot product are added in Go, in the order
+// of k; then the tile goes out through the epilogue (tileOut).
+func (j *job) skinnyDots(w *workspace, b, j0, n int) {
+	a := j.a
+	M, K, B := a.M, a.K, &a.B
+	sz := B.DType.Size()
+	kp := roundUp(K, 8)
+	ldt := roundUp(n, 16) + 16
+	t := w.tile[:M*ldt]
+	k8 := K / 8
+	groups := ceilDiv(M, 4)
+	for g := range groups {
+		i0, i1 := M*g/groups, M*(g+1)/groups
+		mr := i1 - i0
+		ks := j.dotK[mr-1]
+		nr := len(ks)
+		for jj := 0; jj < n; jj += nr {
+			r := min(nr, n-jj)
+			if k8 == 0 {
+				for i := i0; i < i1; i++ {
+					clear(t[i*ldt+jj : i*ldt+jj+r])
+				}
+				continue
+			}
+			bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+(j0+jj)*B.LD)*sz])
+			ks[r-1](k8, &w.a[i0*kp], 4*kp, bp, B.LD*sz, &t[i0*ldt+jj], 4*ldt)
+		}
+	}
+	if k0 := 8 * k8; k0 < K {
+		for jj := range n {
+			o := b*B.BatchStride + (j0+jj)*B.LD
+			for i := range M {
+				s := t[i*ldt+jj]
+				for k := k0; k < K; k++ {
+					s += w.a[i*kp+k] * loadF32(B.DType, B.Data, o+k)
+				}
+				t[i*ldt+jj] = s
+			}
+		}
+	}
+	j.tileOut(w, b, j0, n, t, ldt)
 }

@@ -33,7 +33,17 @@ func avx2Skinny(t *testing.T) *variant {
 // that the product takes the AVX2 strip kernel of its rows and type. N·K
 // is at most 2^16 with -short (M·N·K at most 2^20), 2^18 by default
 // (2^22), every pair with TCRT_LONG_TESTS=1.
-func TestSkinnyStripsAVX2Exact(t *testing.T) {
+func TestSkinnyStripsAVX2Exact(t *testing.T) { skinnyAVX2Exact(t, false) }
+
+// TestSkinnyDotsAVX2Exact is TestSkinnyStripsAVX2Exact for transposed B
+// (D = A·Wᵀ, W stored N×K by rows): the AVX2 dot kernels, every M (one to
+// four groups of rows, every kernel of 1 to 4 rows of W), their K steps of
+// 8 and the Go tail of K mod 8.
+func TestSkinnyDotsAVX2Exact(t *testing.T) { skinnyAVX2Exact(t, true) }
+
+// skinnyAVX2Exact runs the exact test of the AVX2 skinny kernels, B
+// transposed when trans: the strip kernels or the dot kernels.
+func skinnyAVX2Exact(t *testing.T, trans bool) {
 	v := avx2Skinny(t)
 	r := newRand(t)
 	limit, limitMNK := 1<<18, 1<<22
@@ -53,7 +63,9 @@ func TestSkinnyStripsAVX2Exact(t *testing.T) {
 					a := MatMulArgs{M: m, N: n, K: k, Batch: 2, Alpha: 1}
 					f := mat{dt: dt, ldPad: 3, bsPad: 5}
 					a.A = newMatrix(r, f, 2, m, k)
-					a.B = newMatrix(r, f, 2, k, n)
+					fb := f
+					fb.trans = trans
+					a.B = newMatrix(r, fb, 2, k, n)
 					a.D = newMatrix(r, mat{dt: tile.F32, ldPad: 2}, 2, m, n)
 					for _, x := range []*Matrix{&a.A, &a.B} {
 						for i := 0; i < len(x.Data)/dt.Size(); i++ {
@@ -61,8 +73,8 @@ func TestSkinnyStripsAVX2Exact(t *testing.T) {
 						}
 					}
 					j := job{a: &a, v: v}
-					if !j.skinnyPath() || j.skinnyStripKernel() == nil {
-						t.Fatalf("avx2 %v %dx%dx%d: not on the strip kernels", dt, m, n, k)
+					if !j.skinnyPath() || trans && j.skinnyDotKernels() == nil || !trans && j.skinnyStripKernel() == nil {
+						t.Fatalf("avx2 %v %dx%dx%d trans %v: not on the strip or dot kernels", dt, m, n, k, trans)
 					}
 					ref := a
 					ref.D.Data = slices.Clone(a.D.Data)
@@ -96,7 +108,7 @@ func TestSkinnyStripsAVX2Exact(t *testing.T) {
 // B with A of other types, alpha, beta·C (C in place too), bias,
 // activations, D bf16 and f16, transposed and padded A, batches, thread
 // counts, and no K. It first checks that each case takes the AVX2 skinny
-// path, and that transposed B does not (it takes the blocked path).
+// path, and that transposed fp8 B does not (it takes the blocked path).
 func TestMatMulFastSkinnyAVX2(t *testing.T) {
 	v := avx2Skinny(t)
 	r := newRand(t)
@@ -147,11 +159,71 @@ func TestMatMulFastSkinnyAVX2(t *testing.T) {
 		check(t, r, c)
 	}
 	c := f32Case(3, 129, 7)
-	c.B.trans = true
+	c.B.dt, c.B.trans = tile.E4M3, true
 	if takesSkinnyAVX2(v, c) {
-		t.Errorf("%v: transposed B takes the skinny path", c)
+		t.Errorf("%v: transposed fp8 B takes the skinny path", c)
 	}
 	check(t, r, c)
+}
+
+// TestMatMulFastSkinnyDotsAVX2 is TestMatMulFastSkinnyAVX2 for transposed
+// B, the dot kernels: every M with ragged N and K (K below, at and past a
+// step of 8), f32, bf16 and f16 B with A of other types, the epilogues,
+// D bf16 and f16, transposed and padded A, batches, thread counts, no K.
+// Each case must take the AVX2 dot kernels.
+func TestMatMulFastSkinnyDotsAVX2(t *testing.T) {
+	v := avx2Skinny(t)
+	r := newRand(t)
+	var cases []mmCase
+	dts := []tile.DType{tile.F32, tile.BF16, tile.F16}
+	for m := 1; m <= skinnyMaxM; m++ {
+		n := []int{1, 7, 129, 1000, 17, 13}[m%6]
+		k := []int{1, 7, 129, 300, 8, 4099}[m%6]
+		c := f32Case(m, n, k)
+		c.B.dt, c.B.trans = dts[m%3], true
+		c.A.dt = dts[(m/3)%3]
+		cases = append(cases, c)
+	}
+	for _, dt := range dts {
+		pad := mat{dt: dt, ldPad: 3, bsPad: 7}
+		c := f32Case(13, 1000, 257)
+		c.A, c.B = pad, pad
+		c.A.trans, c.B.trans = true, true
+		c.Batch, c.Threads = 3, 2
+		c.Beta, c.Bias, c.Act = 0.5, true, ActGELU
+		cases = append(cases, c)
+		c = f32Case(4, 4099, 129)
+		c.A, c.B = pad, pad
+		c.B.trans = true
+		c.Alpha, c.Bias, c.Act, c.Threads = 0.75, true, ActReLU, 3
+		cases = append(cases, c)
+		c = f32Case(7, 130, 33)
+		c.A.dt, c.B.dt, c.D.dt, c.B.trans = dt, dt, tile.BF16, true
+		c.Alpha, c.Beta, c.InPlace = 1.5, -1, true
+		cases = append(cases, c)
+		c = f32Case(1, 1000, 4099)
+		c.B.dt, c.D.dt, c.B.trans = dt, tile.F16, true
+		c.Beta, c.C.dt = 2, tile.BF16
+		cases = append(cases, c)
+		c = f32Case(16, 70, 0) // no K: D is the epilogue of zero
+		c.B.dt, c.Bias, c.B.trans = dt, true, true
+		cases = append(cases, c)
+		c = f32Case(2, 15, 0)
+		c.B.dt, c.Bias, c.Beta, c.B.trans = dt, true, 1, true
+		cases = append(cases, c)
+		c = f32Case(5, 300, 131)
+		c.B.dt, c.A.dt, c.Threads, c.B.trans = dt, tile.E4M3, 7, true
+		cases = append(cases, c)
+	}
+	for _, c := range cases {
+		a := MatMulArgs{M: c.M, N: c.N, K: c.K, Batch: c.Batch}
+		a.B = Matrix{DType: c.B.dt, Trans: c.B.trans}
+		j := job{a: &a, v: v}
+		if !j.skinnyPath() || j.skinnyDotKernels() == nil {
+			t.Errorf("%v: avx2 does not take the dot kernels", c)
+		}
+		check(t, r, c)
+	}
 }
 
 // takesSkinnyAVX2 reports whether variant v runs c on the skinny path.
@@ -160,4 +232,25 @@ func takesSkinnyAVX2(v *variant, c mmCase) bool {
 	a.B = Matrix{DType: c.B.dt, Trans: c.B.trans}
 	j := job{a: &a, v: v}
 	return j.skinnyPath()
+}
+
+// TestSkinnyDotsAVX2Only checks that only the AVX2 variant takes
+// transposed B on the skinny path: the AVX-512 variants have no dot
+// kernels, so their transposed products keep the blocked path (whatever
+// this CPU runs), and fp8 B has none on any variant.
+func TestSkinnyDotsAVX2Only(t *testing.T) {
+	for _, v := range variants {
+		for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3} {
+			a := MatMulArgs{M: 4, N: 4096, K: 4096, Batch: 1}
+			a.B = Matrix{DType: dt, Trans: true}
+			j := job{a: &a, v: v}
+			want := v.Name == "avx2" && dt != tile.E4M3 && v.skinny != nil
+			if got := j.skinnyDotKernels() != nil; got != want {
+				t.Errorf("%s %v: dot kernels %v, want %v", v.Name, dt, got, want)
+			}
+			if v.Name != "avx2" && j.skinnyPath() {
+				t.Errorf("%s %v: transposed B takes the skinny path", v.Name, dt)
+			}
+		}
+	}
 }

@@ -127,6 +127,13 @@ func main() {
 			skinnyStripAVX2(m, b)
 		}
 	}
+	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyF16} {
+		for mr := 1; mr <= skinnyDotAVX2MaxMR; mr++ {
+			for nr := 1; nr <= skinnyDotAVX2NR(mr); nr++ {
+				skinnyDotAVX2(mr, nr, b)
+			}
+		}
+	}
 	kernelAVX2("sgemmKernelAVX2", 6, 2, 4)
 	transPackAVX512("transPack14AVX512", 14, 14)
 	transPackAVX512("transPack16AVX512", 16, 32)
@@ -1723,3 +1730,136 @@ func ceilDivGen(a, b int) int { return (a + b - 1) / b }
 // skinnyMaxMGen is skinnyMaxM of matmul_fast_skinny.go: the most rows of
 // A the skinny path takes.
 const skinnyMaxMGen = 16
+
+// skinnyDotAVX2MaxMR is the most rows of A an AVX2 dot kernel takes: 4
+// rows by 3 rows of B are 12 accumulators beside 3 ymm for B's steps.
+const skinnyDotAVX2MaxMR = 4
+
+// skinnyDotAVX2NR is the rows of B (columns of D) an AVX2 dot kernel of
+// mr rows of A takes at most: mr·nr accumulators and nr steps of B fit the
+// 16 ymm registers.
+func skinnyDotAVX2NR(mr int) int {
+	if mr == 4 {
+		return 3
+	}
+	return 4
+}
+
+// skinnyDotAVX2Name names the AVX2 dot kernel of mr rows of A by nr rows
+// of transposed B of type bt.
+func skinnyDotAVX2Name(mr, nr int, bt skinnyB) string {
+	return fmt.Sprintf("skinnyDot%dx%d%sAVX2", mr, nr, map[skinnyB]string{skinnyF32: "", skinnyBF16: "BF16", skinnyF16: "F16"}[bt])
+}
+
+// skinnyDotAVX2 writes the AVX2+FMA dot kernel of the skinny products by
+// transposed B (D = A·Wᵀ, W stored N×K by rows, as weights are),
+//
+//	func name(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+//
+// which stores to c (rows ldc bytes apart) the mr×nr dot products of mr
+// rows of f32 A (lda bytes apart) with nr rows of B (ldb bytes apart),
+// each over 8·k8 elements: f32, bf16 (widened exactly in registers:
+// VPMOVZXWD, VPSLLD 16) or f16 (VCVTPH2PS, exact). Each product keeps 8
+// partial sums in a ymm, one FMA chain a lane in the order of k, added
+// pairwise at the end (lanes 0+4, 1+5, …, then horizontal adds). Each
+// step of 8 loads each row of B once, in turn, then each row of A once
+// (the 3×4 kernels: as memory operands of the FMAs, no register left), and
+// multiplies them: the nr rows of B stream in order, which the hardware
+// prefetchers follow.
+//
+// Registers: SI, R8, R9, R10 are A's rows; DI, R11, R12, R13 B's; AX the
+// byte offset of the step in B (A's is AX·4/esz); CX counts the steps;
+// accumulator (i, j) is Y(i·nr+j), B's row j Y(mr·nr+j).
+func skinnyDotAVX2(mr, nr int, bt skinnyB) {
+	name := skinnyDotAVX2Name(mr, nr, bt)
+	esz, scale := 4, 1
+	if bt != skinnyF32 {
+		esz, scale = 2, 2
+	}
+	aRegs := []string{"SI", "R8", "R9", "R10"}
+	bRegs := []string{"DI", "R11", "R12", "R13"}
+	p("")
+	p("// func %s(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+	p("\tMOVQ k8+0(FP), CX")
+	p("\tMOVQ a+8(FP), SI")
+	p("\tMOVQ lda+16(FP), BX")
+	for i := 1; i < mr; i++ {
+		p("\tLEAQ (%s)(BX*1), %s", aRegs[i-1], aRegs[i])
+	}
+	p("\tMOVQ b+24(FP), DI")
+	p("\tMOVQ ldb+32(FP), BX")
+	for j := 1; j < nr; j++ {
+		p("\tLEAQ (%s)(BX*1), %s", bRegs[j-1], bRegs[j])
+	}
+	for r := 0; r < mr*nr; r++ {
+		p("\tVXORPS Y%d, Y%d, Y%d", r, r, r)
+	}
+	p("\tXORQ AX, AX")
+	// With a register to spare past the sums and B's steps, each row of
+	// A's step is loaded once, to it, for its nr FMAs (mr+nr loads a
+	// step); else (3×4) the FMAs take A's rows from memory (mr·nr+nr).
+	aTmp := mr*nr + nr
+	step := func(off int) {
+		for j := 0; j < nr; j++ {
+			y := mr*nr + j
+			src := fmt.Sprintf("%d(%s)(AX*1)", off*esz, bRegs[j])
+			switch bt {
+			case skinnyF32:
+				p("\tVMOVUPS %s, Y%d", src, y)
+			case skinnyBF16:
+				p("\tVPMOVZXWD %s, Y%d", src, y)
+				p("\tVPSLLD $16, Y%d, Y%d", y, y)
+			case skinnyF16:
+				p("\tVCVTPH2PS %s, Y%d", src, y)
+			}
+			if aTmp > 15 {
+				for i := 0; i < mr; i++ {
+					p("\tVFMADD231PS %d(%s)(AX*%d), Y%d, Y%d", 4*off, aRegs[i], scale, y, i*nr+j)
+				}
+			}
+		}
+		if aTmp > 15 {
+			return
+		}
+		for i := 0; i < mr; i++ {
+			p("\tVMOVUPS %d(%s)(AX*%d), Y%d", 4*off, aRegs[i], scale, aTmp)
+			for j := 0; j < nr; j++ {
+				p("\tVFMADD231PS Y%d, Y%d, Y%d", mr*nr+j, aTmp, i*nr+j)
+			}
+		}
+	}
+	const unroll = 2
+	p("%s_u:", name)
+	p("\tCMPQ CX, $%d", unroll)
+	p("\tJLT %s_one", name)
+	for u := 0; u < unroll; u++ {
+		step(8 * u)
+	}
+	p("\tADDQ $%d, AX", 8*unroll*esz)
+	p("\tSUBQ $%d, CX", unroll)
+	p("\tJMP %s_u", name)
+	p("%s_one:", name)
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_store", name)
+	step(0)
+	p("\tADDQ $%d, AX", 8*esz)
+	p("%s_store:", name)
+	p("\tMOVQ c+40(FP), DX")
+	p("\tMOVQ ldc+48(FP), BX")
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nr; j++ {
+			r := i*nr + j
+			p("\tVEXTRACTF128 $1, Y%d, X15", r)
+			p("\tVADDPS X15, X%d, X%d", r, r)
+			p("\tVHADDPS X%d, X%d, X%d", r, r, r)
+			p("\tVHADDPS X%d, X%d, X%d", r, r, r)
+			p("\tVMOVSS X%d, %d(DX)", r, 4*j)
+		}
+		if i < mr-1 {
+			p("\tADDQ BX, DX")
+		}
+	}
+	p("\tVZEROUPPER")
+	p("\tRET")
+}

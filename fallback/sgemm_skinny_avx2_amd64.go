@@ -160,6 +160,146 @@ func skinnyStrip15F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *floa
 //go:noescape
 func skinnyStrip16F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
+// AVX2+FMA dot kernels in sgemm_amd64.s for transposed B (see
+// skinnyDotFunc and skinnyDotAVX2 in sgemm_gen.go): mr ≤ 4 rows of f32 A
+// by nr ≤ 4 (3 with 4 rows of A) rows of f32, bf16 or f16 W, both
+// contiguous in K, over whole steps of 8.
+
+//go:noescape
+func skinnyDot1x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x4AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x4AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x4AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x1BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x2BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x3BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x4BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x1BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x2BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x3BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x4BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x1BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x2BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x3BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x4BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x1BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x2BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x3BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x1F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x2F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x4F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x1F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x2F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x4F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x1F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x2F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x4F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x1F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x2F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
 // skinnyAVX2 holds the skinny kernels of the AVX2 variant: strip kernels
 // only, for every M of the skinny path and f32, bf16 and f16 B (F16C's
 // VCVTPH2PS). AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
@@ -218,6 +358,24 @@ var skinnyAVX2 = &skinnyKernels{
 		skinnyStrip14F16AVX2,
 		skinnyStrip15F16AVX2,
 		skinnyStrip16F16AVX2,
+	},
+	dotF32: [][]skinnyDotFunc{
+		{skinnyDot1x1AVX2, skinnyDot1x2AVX2, skinnyDot1x3AVX2, skinnyDot1x4AVX2},
+		{skinnyDot2x1AVX2, skinnyDot2x2AVX2, skinnyDot2x3AVX2, skinnyDot2x4AVX2},
+		{skinnyDot3x1AVX2, skinnyDot3x2AVX2, skinnyDot3x3AVX2, skinnyDot3x4AVX2},
+		{skinnyDot4x1AVX2, skinnyDot4x2AVX2, skinnyDot4x3AVX2},
+	},
+	dotBF16: [][]skinnyDotFunc{
+		{skinnyDot1x1BF16AVX2, skinnyDot1x2BF16AVX2, skinnyDot1x3BF16AVX2, skinnyDot1x4BF16AVX2},
+		{skinnyDot2x1BF16AVX2, skinnyDot2x2BF16AVX2, skinnyDot2x3BF16AVX2, skinnyDot2x4BF16AVX2},
+		{skinnyDot3x1BF16AVX2, skinnyDot3x2BF16AVX2, skinnyDot3x3BF16AVX2, skinnyDot3x4BF16AVX2},
+		{skinnyDot4x1BF16AVX2, skinnyDot4x2BF16AVX2, skinnyDot4x3BF16AVX2},
+	},
+	dotF16: [][]skinnyDotFunc{
+		{skinnyDot1x1F16AVX2, skinnyDot1x2F16AVX2, skinnyDot1x3F16AVX2, skinnyDot1x4F16AVX2},
+		{skinnyDot2x1F16AVX2, skinnyDot2x2F16AVX2, skinnyDot2x3F16AVX2, skinnyDot2x4F16AVX2},
+		{skinnyDot3x1F16AVX2, skinnyDot3x2F16AVX2, skinnyDot3x3F16AVX2, skinnyDot3x4F16AVX2},
+		{skinnyDot4x1F16AVX2, skinnyDot4x2F16AVX2, skinnyDot4x3F16AVX2},
 	},
 	stripMinM:  1,
 	stripWhole: true,
