@@ -49,7 +49,7 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 	limit, limitMNK := 1<<18, 1<<22
 	switch {
 	case longtest.Enabled():
-		limit, limitMNK = 1<<25, 1<<30
+		limit, limitMNK = 1<<23, 1<<23 // n·k up to 1000×4099, at most 8 Mi products
 	case testing.Short():
 		limit, limitMNK = 1<<16, 1<<20
 	}
