@@ -80,7 +80,7 @@ func TestAliasedOutputs(t *testing.T) {
 // (not ErrShape), one of the wrong count ErrShape, for Quantize's Amax and
 // DelayedScaling.UpdateFrom.
 func TestAmaxOutputType(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	x := alloc(t, rt, tile.F32, 4, 8)
 	q := alloc(t, rt, tile.E4M3, 4, 8)

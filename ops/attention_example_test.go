@@ -15,7 +15,7 @@ import (
 // The same last row comes out of a decode step over a KV cache.
 func ExampleAttention() {
 	ctx := context.Background()
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, err := runtime.Open(runtime.Options{})
 	if err != nil {
 		panic(err)
 	}

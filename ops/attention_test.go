@@ -153,7 +153,7 @@ func runAttnCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c attnCase) 
 }
 
 func TestAttentionMatchesReference(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(3, uint64(rand.Int64())))
 	lens := []int{1, 17, 128, 1000}
 	dims := []int{64, 128, 256, 72}

@@ -41,7 +41,7 @@ func ExampleMatMul() {
 
 // ExampleExplainMatMul shows how the runtime chose a kernel.
 func ExampleExplainMatMul() {
-	rt, _ := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, _ := runtime.Open(runtime.Options{})
 	defer rt.Close()
 	a, _ := rt.Alloc(tile.F32, 4, 4)
 	d, _ := rt.Alloc(tile.F32, 4, 4)

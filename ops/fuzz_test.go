@@ -86,7 +86,7 @@ func FuzzMatMulArgs(f *testing.F) {
 	f.Add(int16(1), int16(1), int64(0), int64(1<<62), int64(0), false, uint8(3), uint16(1),
 		int16(1), int16(1), int64(0), int64(0), int64(0), false, uint8(4), uint16(1),
 		int16(1), int16(1), int64(0), int64(0), int64(0), uint8(2), uint16(1), int16(4), float32(1), uint64(4))
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU, Threads: 1})
+	rt, err := runtime.Open(testOptions(runtime.Options{Threads: 1}))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func nextPow2(n int) int {
 // expected values that match about half the time. Addresses are distinct so
 // the result is defined.
 func TestMGatherCASMatchesReference(t *testing.T) {
-	fast, ref := openCPU(t), openForced(t, "cpu.mgather_cas.reference")
+	fast, ref := openTest(t), openForced(t, "cpu.mgather_cas.reference")
 	rng := rand.New(rand.NewPCG(31, 32))
 	ctx := context.Background()
 	n := 0
@@ -120,7 +120,7 @@ func TestMGatherCASContention(t *testing.T) {
 type casLane struct{ slot, exp, rep, obs uint64 }
 
 func casContention(t *testing.T, d tile.DType, G, rounds, lanes int) {
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU, Threads: 4})
+	rt, err := runtime.Open(testOptions(runtime.Options{Threads: 4}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func casContention(t *testing.T, d tile.DType, G, rounds, lanes int) {
 // TestMGatherCASFaults checks every bad-input rule with memory and every
 // tile byte-for-byte unchanged, and the all-zero mask as a strict no-op.
 func TestMGatherCASFaults(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(33, 34))
 	type setup struct {

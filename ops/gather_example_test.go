@@ -14,7 +14,7 @@ import (
 // value, and index −1 wraps to the last row.
 func ExampleMGather() {
 	ctx := context.Background()
-	rt, _ := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, _ := runtime.Open(runtime.Options{})
 	defer rt.Close()
 
 	table, _ := rt.Alloc(tile.S32, 4, 3)
@@ -45,7 +45,7 @@ func ExampleMGather() {
 // destination receives what each lane observed.
 func ExampleMGatherCAS() {
 	ctx := context.Background()
-	rt, _ := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, _ := runtime.Open(runtime.Options{})
 	defer rt.Close()
 
 	mem, _ := rt.Alloc(tile.U32, 4)

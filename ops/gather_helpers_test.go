@@ -14,10 +14,11 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// openForced opens a CPU runtime with the named kernel forced.
+// openForced opens a runtime on the tests' backend (testOptions) with the
+// named kernel forced (on a GPU, a CPU kernel's host fallback).
 func openForced(t testing.TB, kernel string) *runtime.Runtime {
 	t.Helper()
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU, Kernel: kernel})
+	rt, err := runtime.Open(testOptions(runtime.Options{Kernel: kernel}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func (c *gatherCase) run(t *testing.T, rt *runtime.Runtime) ([]byte, error) {
 // default kernel and on the forced reference kernel, and compares the
 // destinations bit for bit.
 func TestMGatherMatchesReference(t *testing.T) {
-	fast, ref := openCPU(t), openForced(t, "cpu.mgather.reference")
+	fast, ref := openTest(t), openForced(t, "cpu.mgather.reference")
 	rng := rand.New(rand.NewPCG(11, 12))
 	if k := mustExplainGather(t, fast); !fast.Device().GPU() && k != "cpu.mgather.fast" { // a GPU device has its own kernels
 		t.Fatalf("default kernel %s", k)
@@ -140,8 +140,8 @@ func mustExplainGather(t *testing.T, rt *runtime.Runtime) string {
 // argument named, and memory, index and destination byte-for-byte
 // unchanged.
 func TestMGatherFaults(t *testing.T) {
-	rt := openCPU(t)
-	other := openCPU(t)
+	rt := openTest(t)
+	other := openTest(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(13, 14))
 	type setup struct {

@@ -203,7 +203,7 @@ func TestGPUMatMulSM86(t *testing.T) {
 // ops.Quantize, bit for bit against the CPU, on both architectures.
 func TestGPUQuantizeSM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 8))
@@ -259,7 +259,7 @@ func TestGPUQuantizeSM86(t *testing.T) {
 // integers (which every order sums exactly).
 func TestGPUScatterAddSM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 9))
@@ -348,7 +348,7 @@ func TestGPUScatterAddSM86(t *testing.T) {
 // Explain says why.
 func TestGPUScatterDeterministicSM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 10))
@@ -489,7 +489,7 @@ func TestGPUKernelFault(t *testing.T) {
 // -race checks the device's locking) and checks each against the CPU.
 func TestGPUStreams(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		const streams, n = 4, 1000
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 4))
@@ -588,7 +588,7 @@ func TestGPUHostFallbackAttention(t *testing.T) {
 // the LSE, split-KV decode) against the CPU on the same inputs.
 func TestGPUAttentionSM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	type acase struct {
 		dt             tile.DType
 		batch, sq, skv int
@@ -675,7 +675,7 @@ func TestGPUAttentionSM86(t *testing.T) {
 // against the CPU, on odd shapes.
 func TestGPUFloat8SM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 88))
@@ -781,7 +781,7 @@ func TestGPUFloat8SM86(t *testing.T) {
 // ScaleInv and Amax unchanged.
 func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 89))
@@ -891,7 +891,7 @@ func TestGPUQuantizeGivenAmaxSM86(t *testing.T) {
 // some columns), output poisoned.
 func TestGPUAmaxColumnSM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 90))
@@ -936,7 +936,7 @@ func TestGPUAmaxColumnSM86(t *testing.T) {
 // given scale returns the CPU's error with every output unchanged.
 func TestGPUQuantizeAnyShapeSM86(t *testing.T) {
 	ctx := context.Background()
-	cpu := openCPU(t)
+	cpu := openTest(t)
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
 		needSM86(t, rt)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 91))

@@ -64,9 +64,9 @@ func probe(t *testing.T, name string, call func() error) {
 // TestEntryPointsDegenerate: every entry point with a nil runtime, a closed
 // runtime, and nil, closed, foreign or wrongly shaped buffers.
 func TestEntryPointsDegenerate(t *testing.T) {
-	rt := openCPU(t)
-	rt2 := openCPU(t)
-	closedRT, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt := openTest(t)
+	rt2 := openTest(t)
+	closedRT, err := runtime.Open(testOptions(runtime.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestOpsNilReceivers(t *testing.T) {
 // TestHugeSizes: host tables, caches and views sized past memory or past
 // int are typed errors, with nothing allocated or written.
 func TestHugeSizes(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	before := rt.Stats()
 	for _, n := range []int{1 << 40, math.MaxInt, math.MaxInt / 4} {
 		if _, err := ops.NewDelayedScaling(tile.E4M3, n, ops.AmaxMax, 0); !errors.Is(err, ops.ErrOutOfMemory) {
@@ -197,7 +197,7 @@ func TestHugeSizes(t *testing.T) {
 // [2^-126, 2^126] is clamped into it, so the ScaleInv written is one that
 // Dequantize accepts.
 func TestQuantizeScaleInverse(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	x := mustAlloc(t, rt, tile.F32, 4, 8)
 	q := mustAlloc(t, rt, tile.E4M3, 4, 8)
@@ -248,7 +248,7 @@ func mustAlloc(t *testing.T, rt *runtime.Runtime, d tile.DType, shape ...int) *r
 // TestKVCacheCloseFromStreamWork: closing a cache from work running on a
 // stream is refused (it would wait for itself) and leaves the cache open.
 func TestKVCacheCloseFromStreamWork(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	c, err := ops.NewKVCache(rt, ops.KVCacheOptions{DType: tile.F32, Batch: 2, HeadsKV: 1, HeadDim: 8, Capacity: 4})
 	if err != nil {
 		t.Fatal(err)

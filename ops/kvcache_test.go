@@ -46,7 +46,7 @@ func newBuf(t testing.TB, rt *runtime.Runtime, dt tile.DType, vals []float32, sh
 // out in shuffled order) in uneven steps and checks decode attention after
 // every step against the reference run on a packed copy the test keeps.
 func TestAttentionKVCache(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(5, uint64(rand.Int64())))
 	ctx := context.Background()
 	long := 700
@@ -253,8 +253,8 @@ func checkUnchanged(t *testing.T, name string, before [][]byte, bufs ...*runtime
 }
 
 func TestAttentionBadInput(t *testing.T) {
-	rt := openCPU(t)
-	other := openCPU(t)
+	rt := openTest(t)
+	other := openTest(t)
 	rng := rand.New(rand.NewPCG(8, 9))
 	ctx := context.Background()
 	mk := func(r *runtime.Runtime, dt tile.DType, shape ...int) ops.AttnTensor {
@@ -342,7 +342,7 @@ func TestAttentionBadInput(t *testing.T) {
 }
 
 func TestKVCacheBadInput(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(10, 11))
 	ctx := context.Background()
 	rb := func(dt tile.DType, shape ...int) ops.AttnTensor {
@@ -477,7 +477,7 @@ func TestKVCacheBadInput(t *testing.T) {
 // gives them back, Append without pages says so, and a Reserve beyond the
 // free pages is ErrOutOfMemory with nothing changed.
 func TestKVCachePageAllocator(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(28, 3))
 	c, err := ops.NewKVCache(rt, ops.KVCacheOptions{DType: tile.F32, Batch: 3, HeadsKV: 1, HeadDim: 8, PageSize: 16, NumPages: 5})

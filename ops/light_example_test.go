@@ -15,7 +15,7 @@ import (
 // the next token from the logits.
 func ExampleAddRMSNorm() {
 	ctx := context.Background()
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, err := runtime.Open(runtime.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func ExampleAddRMSNorm() {
 
 func ExampleSample() {
 	ctx := context.Background()
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, err := runtime.Open(runtime.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

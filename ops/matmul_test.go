@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -15,9 +16,24 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-func openCPU(t testing.TB) *runtime.Runtime {
+// testOptions is o on the backend the package's tests run on: the one
+// TCRT_BACKEND names when it is set (so CI's TCRT_BACKEND=sim run of
+// ./ops/... takes them through the simulated GPU's kernels and host
+// fallbacks), else the CPU. Options set explicitly win over the
+// environment, so the tests read it here, deliberately.
+func testOptions(o runtime.Options) runtime.Options {
+	o.Backend = runtime.BackendCPU
+	if v := os.Getenv("TCRT_BACKEND"); v != "" {
+		o.Backend = runtime.BackendKind(strings.ToLower(v))
+	}
+	return o
+}
+
+// openTest opens a runtime on the tests' backend (testOptions) and
+// closes it when t ends.
+func openTest(t testing.TB) *runtime.Runtime {
 	t.Helper()
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, err := runtime.Open(testOptions(runtime.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +161,7 @@ func runCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c mmCase) float6
 }
 
 func TestMatMulMatchesReference(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(1, uint64(rand.Int64())))
 	dims := []int{1, 7, 129}
 	if !testing.Short() {
@@ -184,8 +200,8 @@ func TestMatMulMatchesReference(t *testing.T) {
 // TestMatMulBadInput checks each rejected argument: the error wraps the
 // expected sentinel, names the argument, and D is left untouched.
 func TestMatMulBadInput(t *testing.T) {
-	rt := openCPU(t)
-	other := openCPU(t)
+	rt := openTest(t)
+	other := openTest(t)
 	rng := rand.New(rand.NewPCG(2, 3))
 	ctx := context.Background()
 	newM := func(r *runtime.Runtime, d tile.DType, rows, cols int) ops.Matrix {
@@ -256,7 +272,7 @@ func TestMatMulBadInput(t *testing.T) {
 // TestMatMulZeroOptions: &MatMulOptions{} is D = A·B (Alpha 0 means 1),
 // bit for bit the same as nil options and as Alpha 1.
 func TestMatMulZeroOptions(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(28, 1))
 	ab, _ := randBuf(t, rt, rng, tile.F32, 7*129)

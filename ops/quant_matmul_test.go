@@ -51,7 +51,7 @@ func randScales(rng *rand.Rand, n int) []float32 {
 
 func TestMatMulFloat8(t *testing.T) {
 	ctx := context.Background()
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	type c struct {
 		m, n, k    int
@@ -219,7 +219,7 @@ func TestMatMulFloat8(t *testing.T) {
 
 func TestMatMulFloat8BadScales(t *testing.T) {
 	ctx := context.Background()
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(15, 16))
 	abuf, _ := fp8Operand(t, rt, rng, tile.E4M3, 4, 8)
 	bbuf, _ := fp8Operand(t, rt, rng, tile.E4M3, 8, 3)

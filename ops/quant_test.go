@@ -68,7 +68,7 @@ func ulp(d tile.DType, v float32) float64 {
 
 func TestQuantizeRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, shape := range quantShapes {
 		for _, g := range granularities {
@@ -190,7 +190,7 @@ func checkRoundTrip(t *testing.T, name string, shape []int, g ops.Granularity, q
 
 func TestQuantizeGivenScales(t *testing.T) {
 	ctx := context.Background()
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	shape := []int{5, 300}
 	x := alloc(t, rt, tile.F32, shape...)
@@ -246,7 +246,7 @@ func TestQuantizeGivenScales(t *testing.T) {
 
 func TestAmaxOp(t *testing.T) {
 	ctx := context.Background()
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	x := alloc(t, rt, tile.F16, 129, 40)
 	xv := randWide(t, rng, x)
@@ -271,7 +271,7 @@ func TestAmaxOp(t *testing.T) {
 
 func TestQuantizeBadInput(t *testing.T) {
 	ctx := context.Background()
-	rt := openCPU(t)
+	rt := openTest(t)
 	rng := rand.New(rand.NewPCG(11, 12))
 	shape := []int{4, 64}
 	x := alloc(t, rt, tile.F32, shape...)
@@ -418,7 +418,7 @@ func TestDelayedScaling(t *testing.T) {
 // computed from their amax, then dequantises them.
 func ExampleQuantize() {
 	ctx := context.Background()
-	rt, _ := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+	rt, _ := runtime.Open(runtime.Options{})
 	defer rt.Close()
 	x, _ := rt.Alloc(tile.F32, 4)
 	q, _ := rt.Alloc(tile.E4M3, 4)

@@ -155,7 +155,7 @@ func TestRoPEClosedForm(t *testing.T) {
 // of q|k|v) are rotated in place, bit for bit as separate buffers are,
 // and v is untouched; views whose columns overlap are still refused.
 func TestRoPEFusedQKV(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(28, 4))
 	const tokens, hd, hq, hkv = 7, 32, 4, 2

@@ -67,7 +67,7 @@ func putElem(raw []byte, d tile.DType, i int, v uint64) {
 // otherwise "one of the writers"); unordered float adds use values whose sums
 // are exact in any order.
 func TestMScatterMatchesReference(t *testing.T) {
-	fast, ref := openCPU(t), openForced(t, "cpu.mscatter.reference")
+	fast, ref := openTest(t), openForced(t, "cpu.mscatter.reference")
 	rng := rand.New(rand.NewPCG(21, 22))
 	ctx := context.Background()
 	n := 0
@@ -158,7 +158,7 @@ func TestMScatterMatchesReference(t *testing.T) {
 // with many duplicates: every run gives the reference's bits, which differ
 // from at least one other order of the same adds.
 func TestMScatterDeterministicFloat(t *testing.T) {
-	fast, ref := openCPU(t), openForced(t, "cpu.mscatter.reference")
+	fast, ref := openTest(t), openForced(t, "cpu.mscatter.reference")
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(23, 24))
 	const lanes, slots = 20000, 3
@@ -200,7 +200,7 @@ func TestMScatterDeterministicFloat(t *testing.T) {
 // integers (and exactly representable floats) into a few shared slots at
 // once: the totals must be exact.
 func TestMScatterStress(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	G, rounds, lanes := 8, 20, 512
 	if testing.Short() {
@@ -303,7 +303,7 @@ func TestMScatterStress(t *testing.T) {
 // TestMScatterFaults checks every bad-input rule with memory and source
 // unchanged.
 func TestMScatterFaults(t *testing.T) {
-	rt := openCPU(t)
+	rt := openTest(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(25, 26))
 	type setup struct {

@@ -8,23 +8,27 @@
 //
 // # Environment
 //
+// The first five variables supply defaults for Open: each is read only
+// when the Options field it stands for (in brackets) is zero, so a field a
+// program sets wins.
+//
 //	TCRT_BACKEND=auto|cpu|cuda|sim
-//	                             force a backend (overrides Options.Backend);
-//	                             auto (the default) tries CUDA, then opens the
-//	                             CPU and keeps why (BackendReason, Explain);
-//	                             cuda returns the driver's typed error when it
-//	                             cannot open; sim is the simulated SM86/SM89
-//	                             GPU: the CUDA backend over a simulator driver
-//	TCRT_SIM_ARCH=86|89          the compute capability the simulated GPU
-//	                             models (overrides Options.SimArch; 86: an
-//	                             A10, 89: an L4)
-//	TCRT_CUDA_LIB=path           the CUDA driver library to load (overrides
-//	                             Options.CUDALib; default libcuda.so.1,
-//	                             found by the dynamic loader)
-//	TCRT_KERNEL=name[,op=name]   force a named kernel, for every op it
-//	                             implements or for the named op; a forced
+//	                             (Backend) auto, the default, tries CUDA,
+//	                             then opens the CPU and keeps why
+//	                             (BackendReason, Explain); cuda returns the
+//	                             driver's typed error when it cannot open;
+//	                             sim is the simulated SM86/SM89 GPU: the
+//	                             CUDA backend over a simulator driver
+//	TCRT_SIM_ARCH=86|89          (SimArch) the compute capability the
+//	                             simulated GPU models (86: an A10, the
+//	                             default; 89: an L4)
+//	TCRT_CUDA_LIB=path           (CUDALib) the CUDA driver library to load
+//	                             (default libcuda.so.1, found by the
+//	                             dynamic loader)
+//	TCRT_KERNEL=name[,op=name]   (Kernel) force a named kernel, for every op
+//	                             it implements or for the named op; a forced
 //	                             kernel that cannot run the call is an error
-//	TCRT_THREADS=n               CPU worker goroutines (overrides Options.Threads)
+//	TCRT_THREADS=n               (Threads) CPU worker goroutines
 //	TCRT_CPU=avx512|avx2|generic hide CPU features from every CPU kernel choice:
 //	                             avx2 hides AVX-512, generic also AVX/AVX2/FMA
 //	TCRT_CPU_FEATURES=-NAME,...  hide named cpuid features (-AVX512BF16); both

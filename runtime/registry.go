@@ -327,11 +327,11 @@ func explain(op string, args any, forced string, archReason func(Arch) string) E
 		switch {
 		case forced != "" && k.Name != forced:
 			if reason == "" {
-				reason = "could run, but " + forced + " is forced (TCRT_KERNEL)"
+				reason = "could run, but " + forced + " is forced (Options.Kernel, TCRT_KERNEL)"
 			}
 		case reason != "":
 			if forced != "" {
-				reason = "forced (TCRT_KERNEL) but cannot run: " + reason
+				reason = "forced (Options.Kernel, TCRT_KERNEL) but cannot run: " + reason
 			}
 		case chosen:
 			reason = "could run; a preferred kernel was chosen"
@@ -339,7 +339,7 @@ func explain(op string, args any, forced string, archReason func(Arch) string) E
 			chosen, c.Chosen = true, true
 			reason = "chosen"
 			if forced != "" {
-				reason = "chosen: forced by TCRT_KERNEL"
+				reason = "chosen: forced (Options.Kernel, TCRT_KERNEL)"
 			}
 		}
 		c.Reason = reason

@@ -13,17 +13,19 @@ import (
 	"sync/atomic"
 )
 
-// Options configures Open. The zero value selects the best backend.
+// Options configures Open. The zero value selects the best backend. A
+// field set here wins over the environment: the TCRT_* variables (package
+// doc) only supply the value of a field left zero.
 type Options struct {
 	// Backend forces a backend: "cpu", "cuda" or "sim" (the simulated
-	// SM86/SM89 GPU); "" or BackendAuto picks CUDA when the driver loads
-	// and a device is usable, else the CPU (BackendReason says why).
-	// TCRT_BACKEND overrides it.
+	// SM86/SM89 GPU); BackendAuto picks CUDA when the driver loads and a
+	// device is usable, else the CPU (BackendReason says why). "" means
+	// TCRT_BACKEND when it is set, else BackendAuto.
 	Backend BackendKind
 	// Device is the GPU ordinal on the CUDA backend.
 	Device int
-	// Threads bounds the CPU goroutines a kernel uses; 0 means GOMAXPROCS.
-	// TCRT_THREADS overrides it.
+	// Threads bounds the CPU goroutines a kernel uses; 0 means TCRT_THREADS
+	// when it is set, else GOMAXPROCS.
 	Threads int
 	// MemoryLimit bounds the bytes of live buffers: an Alloc that would pass
 	// it fails with ErrOutOfMemory. 0 means the default, DefaultMemoryLimit
@@ -36,15 +38,48 @@ type Options struct {
 	// too (package internal/hostmem), never a fatal error of the process.
 	MemoryLimit int64
 	// SimArch is the compute capability the simulated device models: 86
-	// (the default) or 89. TCRT_SIM_ARCH overrides it.
+	// or 89; 0 means TCRT_SIM_ARCH when it is set, else 86.
 	SimArch int
 	// CUDALib is the path of the CUDA driver library ("": libcuda.so.1,
-	// found by the dynamic loader). TCRT_CUDA_LIB overrides it. The -tags
-	// cuda build links the driver at build time and ignores it.
+	// found by the dynamic loader), or TCRT_CUDA_LIB when it is set. The
+	// -tags cuda build links the driver at build time and ignores it.
 	CUDALib string
-	// Kernel forces kernels by name, as TCRT_KERNEL does (which overrides it):
-	// "name" forces that kernel for its op, "op=name" for the named op.
+	// Kernel forces kernels by name: "name" forces that kernel for its op,
+	// "op=name" for the named op; several are separated by commas. ""
+	// takes TCRT_KERNEL's value when it is set.
 	Kernel string
+}
+
+// envDefaults fills the zero fields of o that an environment variable
+// names (TCRT_BACKEND, TCRT_THREADS, TCRT_KERNEL, TCRT_CUDA_LIB,
+// TCRT_SIM_ARCH) from that variable: the environment supplies defaults,
+// and a field the caller set wins. A variable is read only for a zero
+// field, so a malformed one is an error only when it would be used.
+func (o *Options) envDefaults() error {
+	if v := os.Getenv("TCRT_BACKEND"); v != "" && o.Backend == "" {
+		o.Backend = BackendKind(strings.ToLower(v))
+	}
+	if v := os.Getenv("TCRT_THREADS"); v != "" && o.Threads == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("tcrt: open: TCRT_THREADS=%q: want a non-negative integer: %w", v, ErrArgument)
+		}
+		o.Threads = n
+	}
+	if v := os.Getenv("TCRT_KERNEL"); v != "" && o.Kernel == "" {
+		o.Kernel = v
+	}
+	if v := os.Getenv("TCRT_CUDA_LIB"); v != "" && o.CUDALib == "" {
+		o.CUDALib = v
+	}
+	if v := os.Getenv("TCRT_SIM_ARCH"); v != "" && o.SimArch == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("tcrt: open: TCRT_SIM_ARCH=%q: want a compute capability such as 86 or 89: %w", v, ErrArgument)
+		}
+		o.SimArch = n
+	}
+	return nil
 }
 
 // Runtime is an opened backend with its streams, buffers and kernel
@@ -71,8 +106,8 @@ func CUDABuilt() bool {
 	return ok
 }
 
-// Open returns a runtime on the backend that Options and the environment ask
-// for. With the auto backend it tries the registered GPU backends that take
+// Open returns a runtime on the backend that Options ask for; the
+// environment supplies the fields left zero (see Options). With the auto backend it tries the registered GPU backends that take
 // part in auto selection (CUDA when linked in) and falls back to the CPU
 // when none opens, keeping each failure's reason (BackendReason); asking
 // for a backend explicitly that is not registered or does not open
@@ -80,28 +115,8 @@ func CUDABuilt() bool {
 // *driver.LoadError naming the step that failed). The simulated device
 // ("sim", package runtime/sim) opens only when asked for.
 func Open(opts Options) (*Runtime, error) {
-	if v := os.Getenv("TCRT_BACKEND"); v != "" {
-		opts.Backend = BackendKind(strings.ToLower(v))
-	}
-	if v := os.Getenv("TCRT_THREADS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("tcrt: open: TCRT_THREADS=%q: want a non-negative integer: %w", v, ErrArgument)
-		}
-		opts.Threads = n
-	}
-	if v := os.Getenv("TCRT_KERNEL"); v != "" {
-		opts.Kernel = v
-	}
-	if v := os.Getenv("TCRT_CUDA_LIB"); v != "" {
-		opts.CUDALib = v
-	}
-	if v := os.Getenv("TCRT_SIM_ARCH"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("tcrt: open: TCRT_SIM_ARCH=%q: want a compute capability such as 86 or 89: %w", v, ErrArgument)
-		}
-		opts.SimArch = n
+	if err := opts.envDefaults(); err != nil {
+		return nil, err
 	}
 	if opts.Threads < 0 {
 		return nil, fmt.Errorf("tcrt: open: argument Threads: %d is negative: %w", opts.Threads, ErrArgument)
@@ -236,11 +251,11 @@ func parseForced(s string) (map[string]string, error) {
 		if !ok {
 			k := lookupKernel(item)
 			if k == nil {
-				return nil, fmt.Errorf("tcrt: open: TCRT_KERNEL: no kernel named %q: %w", item, ErrArgument)
+				return nil, fmt.Errorf("tcrt: open: argument Kernel (or TCRT_KERNEL): no kernel named %q: %w", item, ErrArgument)
 			}
 			op, name = k.Op, item
 		} else if k := lookupKernel(name); k == nil || k.Op != op {
-			return nil, fmt.Errorf("tcrt: open: TCRT_KERNEL: no kernel %q for op %q: %w", name, op, ErrArgument)
+			return nil, fmt.Errorf("tcrt: open: argument Kernel (or TCRT_KERNEL): no kernel %q for op %q: %w", name, op, ErrArgument)
 		}
 		m[op] = name
 	}

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -53,14 +54,95 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("cuda without the build tag: %v", err)
 		}
 	}
-	t.Setenv("TCRT_BACKEND", "cpu")
-	rt := open(t, runtime.Options{Backend: runtime.BackendCUDA})
-	if rt.Backend() != runtime.BackendCPU {
-		t.Errorf("TCRT_BACKEND=cpu gave %v", rt.Backend())
-	}
 	t.Setenv("TCRT_THREADS", "x")
 	if _, err := runtime.Open(runtime.Options{}); !errors.Is(err, runtime.ErrArgument) {
 		t.Errorf("TCRT_THREADS=x: %v", err)
+	}
+	t.Setenv("TCRT_SIM_ARCH", "0")
+	if _, err := runtime.Open(runtime.Options{Backend: runtime.BackendSim}); !errors.Is(err, runtime.ErrArgument) {
+		t.Errorf("TCRT_SIM_ARCH=0: %v", err)
+	}
+}
+
+// TestOptionsOverEnvironment: each TCRT_* variable Open reads fills its
+// Options field when the field is zero, and a field the caller sets wins
+// (a malformed variable is then not even read).
+func TestOptionsOverEnvironment(t *testing.T) {
+	const ref = "cpu.matmul.reference"
+	forcedName := func(rt *runtime.Runtime) string { // the kernel forced for a matmul
+		a, _ := rt.Alloc(tile.F32, 2, 2)
+		d, _ := rt.Alloc(tile.F32, 2, 2)
+		m := runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}
+		args := &runtime.MatMulArgs{M: 2, N: 2, K: 2, Batch: 1, Alpha: 1, A: m, B: m, D: m}
+		args.D.Buf = d
+		for _, c := range rt.Explain(runtime.OpMatMul, args).Candidates {
+			if strings.HasPrefix(c.Reason, "forced") || strings.HasPrefix(c.Reason, "chosen: forced") {
+				return c.Kernel.Name
+			}
+		}
+		return "none"
+	}
+	cases := []struct {
+		env, val string
+		set      runtime.Options // the explicit field
+		got      func(rt *runtime.Runtime) string
+		fromEnv  string // got with the field zero
+		fromOpt  string // got with the field set
+	}{
+		{"TCRT_BACKEND", "sim", runtime.Options{Backend: runtime.BackendCPU},
+			func(rt *runtime.Runtime) string { return string(rt.Backend()) }, "sim", "cpu"},
+		{"TCRT_THREADS", "3", runtime.Options{Backend: runtime.BackendCPU, Threads: 5},
+			func(rt *runtime.Runtime) string { return fmt.Sprint(rt.Threads()) }, "3", "5"},
+		{"TCRT_THREADS", "x", runtime.Options{Backend: runtime.BackendCPU, Threads: 5},
+			func(rt *runtime.Runtime) string { return fmt.Sprint(rt.Threads()) }, "error", "5"},
+		{"TCRT_KERNEL", ref, runtime.Options{Backend: runtime.BackendCPU, Kernel: "cpu.matmul.generic"},
+			forcedName, ref, "cpu.matmul.generic"},
+		{"TCRT_KERNEL", "no.such.kernel", runtime.Options{Backend: runtime.BackendCPU, Kernel: ref},
+			forcedName, "error", ref},
+		{"TCRT_SIM_ARCH", "89", runtime.Options{Backend: runtime.BackendSim, SimArch: 86},
+			func(rt *runtime.Runtime) string { return fmt.Sprint(rt.Device().Major*10 + rt.Device().Minor) }, "89", "86"},
+		{"TCRT_CUDA_LIB", "/nonexistent/env/libcuda.so.1", runtime.Options{CUDALib: "/nonexistent/opt/libcuda.so.1"},
+			func(rt *runtime.Runtime) string {
+				why := rt.BackendReason()
+				return why[strings.Index(why, "/nonexistent/"):][:len("/nonexistent/env")]
+			}, "/nonexistent/env", "/nonexistent/opt"},
+	}
+	for _, c := range cases {
+		t.Run(c.env+"="+c.val, func(t *testing.T) {
+			for _, v := range []string{"TCRT_BACKEND", "TCRT_THREADS", "TCRT_KERNEL", "TCRT_SIM_ARCH", "TCRT_CUDA_LIB"} {
+				t.Setenv(v, "")
+			}
+			t.Setenv(c.env, c.val)
+			zero := c.set
+			switch c.env { // the field the variable stands for, left zero
+			case "TCRT_BACKEND":
+				zero.Backend = ""
+			case "TCRT_THREADS":
+				zero.Threads = 0
+			case "TCRT_KERNEL":
+				zero.Kernel = ""
+			case "TCRT_SIM_ARCH":
+				zero.SimArch = 0
+			case "TCRT_CUDA_LIB":
+				zero.CUDALib = ""
+			}
+			for _, o := range []struct {
+				opts runtime.Options
+				want string
+			}{{zero, c.fromEnv}, {c.set, c.fromOpt}} {
+				rt, err := runtime.Open(o.opts)
+				got := "error"
+				if err == nil {
+					got = c.got(rt)
+					rt.Close()
+				} else if !errors.Is(err, runtime.ErrArgument) {
+					t.Errorf("%+v: %v", o.opts, err)
+				}
+				if got != o.want {
+					t.Errorf("%+v: got %s, want %s (err %v)", o.opts, got, o.want, err)
+				}
+			}
+		})
 	}
 }
 
@@ -296,8 +378,7 @@ func TestRegistryExplainAndForce(t *testing.T) {
 			t.Fatalf("%v: Select %v, %v; Explain chose %v", dt, k, err, want)
 		}
 	}
-	t.Setenv("TCRT_KERNEL", "cpu.matmul.reference")
-	forced := open(t, runtime.Options{Backend: runtime.BackendCPU})
+	forced := open(t, runtime.Options{Backend: runtime.BackendCPU, Kernel: "cpu.matmul.reference"})
 	fa, _ := forced.Alloc(tile.F32, 2, 2)
 	fd, _ := forced.Alloc(tile.F32, 2, 2)
 	args.A.Buf, args.B.Buf, args.D.Buf = fa, fa, fd

@@ -84,6 +84,11 @@ func testBackendSelection(t *testing.T, ops string) {
 	if code != 1 || !strings.Contains(errs, "libcuda.so.1") || strings.Contains(errs, "panic") || out != "" {
 		t.Fatalf("TCRT_BACKEND=cuda: status %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
+	// the flag wins over the environment
+	code, out, errs = command(t, "-ops quantize -size small -backend cpu", "TCRT_BACKEND=cuda")
+	if code != 0 || !strings.HasPrefix(out, "device: cpu") {
+		t.Fatalf("-backend cpu with TCRT_BACKEND=cuda: status %d\nstdout:\n%.2000s\nstderr:\n%s", code, out, errs)
+	}
 	const libm = "/lib/x86_64-linux-gnu/libm.so.6"
 	if _, err := os.Stat(libm); err != nil {
 		t.Skip(err)

@@ -5,7 +5,8 @@
 //	go run ./bench/cmd/tcrt [-ops matmul,...] [-size small|medium|large] [-backend auto|cpu|sim|cuda] [-json] [-explain]
 //
 // The default build is CGO-free and loads the CUDA driver (libcuda.so.1, or
-// TCRT_CUDA_LIB) at run time: with -backend auto (the default) it runs on
+// TCRT_CUDA_LIB) at run time: with -backend auto (the default when neither
+// the flag nor TCRT_BACKEND names a backend; the flag wins) it runs on
 // the GPU when the driver and a device are usable and on the CPU
 // otherwise; -explain prints, first, one line saying which backend opened
 // and why (on the CPU: why the GPU was not used). -backend cuda fails, with
@@ -74,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	size := fs.String("size", "medium", "problem sizes: "+strings.Join(sizes, ", "))
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	explain := fs.Bool("explain", false, "print the kernel selection for each line")
-	backend := fs.String("backend", "auto", "backend: auto, cpu, sim (the simulated SM86/SM89 GPU) or cuda (libcuda.so.1 loaded at run time; TCRT_CUDA_LIB names another path); TCRT_BACKEND overrides it")
+	backend := fs.String("backend", "", "backend: auto, cpu, sim (the simulated SM86/SM89 GPU) or cuda (libcuda.so.1 loaded at run time; TCRT_CUDA_LIB names another path); unset: TCRT_BACKEND, else auto")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, err
@@ -94,7 +95,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if !slices.Contains(sizes, cfg.size) {
 		return fail("-size %q: want one of %s", cfg.size, strings.Join(sizes, ", "))
 	}
-	if !slices.Contains(backends, cfg.backend) {
+	set := false // an unset -backend leaves the choice to TCRT_BACKEND
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "backend" })
+	if set && !slices.Contains(backends, cfg.backend) {
 		return fail("-backend %q: want auto, cpu, sim or cuda", *backend)
 	}
 	names := bench.JobNames()

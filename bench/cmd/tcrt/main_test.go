@@ -34,7 +34,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("got %+v", cfg)
 	}
 	all, err := parseFlags(nil, io.Discard)
-	if err != nil || len(all.ops) < 2 || all.size != "medium" {
+	if err != nil || len(all.ops) < 2 || all.size != "medium" || all.backend != "" {
 		t.Errorf("defaults: %+v, %v", all, err)
 	}
 }
