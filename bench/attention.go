@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/callargs"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -176,11 +177,13 @@ func (s *AttentionSetup) Check(ctx context.Context, rt *runtime.Runtime) (float6
 		if err != nil {
 			return 0, err
 		}
-		args, _, err := ops.AttentionPlan(rt, ops.AttnTensorOf(ref), q, k, v, s.opts())
+		call, err := ops.AttentionPlan(rt, ops.AttnTensorOf(ref), q, k, v, s.opts())
 		if err != nil {
 			ref.Close()
 			return 0, err
 		}
+		a, _ := callargs.Of(call)
+		args := a.(*runtime.AttentionArgs)
 		if err := runtime.WithHostArgs(ctx, rt, args, func() error {
 			fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
 			return nil

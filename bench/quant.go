@@ -217,11 +217,9 @@ func quantResult(ctx context.Context, rt *runtime.Runtime, cfg Config, s *QuantS
 		if err = s.Quantize(ctx, rt); err != nil {
 			return Result{}, err
 		}
-		args, _, perr := ops.DequantizePlan(rt, s.Y, s.Q, &s.DequantOpt)
-		if perr != nil {
-			return Result{}, perr
+		if ex, err = ops.ExplainDequantize(rt, s.Y, s.Q, &s.DequantOpt); err != nil {
+			return Result{}, err
 		}
-		ex = rt.Explain(runtime.OpDequantize, args)
 	} else if ex, err = ops.ExplainQuantize(rt, s.Q, s.X, &s.QuantOpt); err != nil {
 		return Result{}, err
 	}

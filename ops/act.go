@@ -39,7 +39,7 @@ type ActivateOptions struct {
 // exponential within 2 ulp (and, for GELU, an erf within 1.5e-7), so it
 // differs from the float64 reference by a few ulp of the result.
 func Activate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) error {
-	args, s, err := ActivatePlan(rt, y, x, f, opt)
+	args, s, err := activateArgs(rt, y, x, f, opt)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func Activate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActFunc, 
 
 // ExplainActivate says which kernel Activate would select and why.
 func ExplainActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (runtime.Explanation, error) {
-	args, _, err := ActivatePlan(rt, y, x, f, opt)
+	args, _, err := activateArgs(rt, y, x, f, opt)
 	return explainOf(rt, runtime.OpActivation, args, err)
 }
 
@@ -57,7 +57,7 @@ func ExplainActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateO
 // else a is x and b is *opt.Gate. y may be exactly a's or b's view when
 // they are separate; it may not overlap a concatenated x.
 func GatedActivate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) error {
-	args, s, err := GatedActivatePlan(rt, y, x, f, opt)
+	args, s, err := gatedActivateArgs(rt, y, x, f, opt)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func GatedActivate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActF
 
 // ExplainGatedActivate says which kernel GatedActivate would select.
 func ExplainGatedActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (runtime.Explanation, error) {
-	args, _, err := GatedActivatePlan(rt, y, x, f, opt)
+	args, _, err := gatedActivateArgs(rt, y, x, f, opt)
 	return explainOf(rt, runtime.OpActivation, args, err)
 }
 
@@ -80,8 +80,8 @@ func actCommon(rt *runtime.Runtime, f ActFunc, s *runtime.Stream) error {
 	return nil
 }
 
-// ActivatePlan validates an Activate without launching it.
-func ActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*runtime.ActArgs, *runtime.Stream, error) {
+// activateArgs validates an Activate without launching it.
+func activateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*runtime.ActArgs, *runtime.Stream, error) {
 	const op = runtime.OpActivation
 	var o ActivateOptions
 	if opt != nil {
@@ -109,8 +109,8 @@ func ActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOpti
 	return &runtime.ActArgs{Func: f, A: x, Y: y}, o.Stream, nil
 }
 
-// GatedActivatePlan validates a GatedActivate without launching it.
-func GatedActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*runtime.ActArgs, *runtime.Stream, error) {
+// gatedActivateArgs validates a GatedActivate without launching it.
+func gatedActivateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*runtime.ActArgs, *runtime.Stream, error) {
 	const op = runtime.OpActivation
 	var o ActivateOptions
 	if opt != nil {
@@ -169,7 +169,7 @@ type ElementwiseOptions struct {
 // broadcast to every row. y may be exactly x's or z's view. alpha must be
 // finite.
 func Elementwise(ctx context.Context, rt *runtime.Runtime, op EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) error {
-	args, s, err := ElementwisePlan(rt, op, y, x, z, alpha, opt)
+	args, s, err := elementwiseArgs(rt, op, y, x, z, alpha, opt)
 	if err != nil {
 		return err
 	}
@@ -178,12 +178,12 @@ func Elementwise(ctx context.Context, rt *runtime.Runtime, op EltOp, y, x, z Mat
 
 // ExplainElementwise says which kernel Elementwise would select.
 func ExplainElementwise(rt *runtime.Runtime, op EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (runtime.Explanation, error) {
-	args, _, err := ElementwisePlan(rt, op, y, x, z, alpha, opt)
+	args, _, err := elementwiseArgs(rt, op, y, x, z, alpha, opt)
 	return explainOf(rt, runtime.OpElementwise, args, err)
 }
 
-// ElementwisePlan validates an Elementwise without launching it.
-func ElementwisePlan(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*runtime.EltArgs, *runtime.Stream, error) {
+// elementwiseArgs validates an Elementwise without launching it.
+func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*runtime.EltArgs, *runtime.Stream, error) {
 	const op = runtime.OpElementwise
 	var o ElementwiseOptions
 	if opt != nil {
@@ -230,4 +230,28 @@ func ElementwisePlan(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 		return nil, nil, err
 	}
 	return args, o.Stream, nil
+}
+
+// ActivatePlan validates an Activate call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func ActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*Call, error) {
+	args, s, err := activateArgs(rt, y, x, f, opt)
+	return newCall(rt, s, runtime.OpActivation, args, err)
+}
+
+// ElementwisePlan validates an Elementwise call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func ElementwisePlan(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*Call, error) {
+	args, s, err := elementwiseArgs(rt, eop, y, x, z, alpha, opt)
+	return newCall(rt, s, runtime.OpElementwise, args, err)
+}
+
+// GatedActivatePlan validates a GatedActivate call and selects its kernel
+// once, without launching it: the returned Call runs it (Call.Run) and
+// explains the choice (Call.Explain).
+func GatedActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*Call, error) {
+	args, s, err := gatedActivateArgs(rt, y, x, f, opt)
+	return newCall(rt, s, runtime.OpActivation, args, err)
 }

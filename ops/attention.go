@@ -78,7 +78,7 @@ const (
 // the argument and wraps ErrShape, ErrDType, ErrBounds, ErrAlias, ErrClosed
 // or ErrArgument, and nothing is written.
 func Attention(ctx context.Context, rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) error {
-	args, s, err := AttentionPlan(rt, o, q, k, v, opt)
+	args, s, err := attentionArgs(rt, o, q, k, v, opt)
 	if err != nil {
 		return err
 	}
@@ -88,16 +88,16 @@ func Attention(ctx context.Context, rt *runtime.Runtime, o, q, k, v AttnTensor, 
 // ExplainAttention says which kernel Attention would select for these
 // arguments and why each candidate was taken or rejected.
 func ExplainAttention(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (runtime.Explanation, error) {
-	args, _, err := AttentionPlan(rt, o, q, k, v, opt)
+	args, _, err := attentionArgs(rt, o, q, k, v, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
 	return rt.Explain(runtime.OpAttention, args), nil
 }
 
-// AttentionPlan validates an attention call and returns the runtime's
+// attentionArgs validates an attention call and returns the runtime's
 // argument struct and the stream, without launching.
-func AttentionPlan(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (*runtime.AttentionArgs, *runtime.Stream, error) {
+func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (*runtime.AttentionArgs, *runtime.Stream, error) {
 	var op AttentionOptions
 	if opt != nil {
 		op = *opt
@@ -304,4 +304,12 @@ func checkAttnView(rt *runtime.Runtime, op, name string, t AttnTensor) (runtime.
 		return v, tile.Errorf(ErrShape, op, name, "head dim %d exceeds %d", v.HeadDim, maxHeadDim)
 	}
 	return v, nil
+}
+
+// AttentionPlan validates an Attention call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func AttentionPlan(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (*Call, error) {
+	args, s, err := attentionArgs(rt, o, q, k, v, opt)
+	return newCall(rt, s, runtime.OpAttention, args, err)
 }

@@ -128,7 +128,7 @@ func runAttnCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c attnCase) 
 	if err := ops.Attention(ctx, rt, o, q, k, v, opt); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
-	args, _, err := ops.AttentionPlan(rt, o, q, k, v, opt)
+	args, _, err := ops.AttentionArgs(rt, o, q, k, v, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

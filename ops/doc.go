@@ -7,4 +7,10 @@
 // A call with a nil Stream runs synchronously on the runtime's default stream
 // and returns when the result is in the output buffer; a call with a Stream
 // only enqueues the work, and the caller synchronises the stream.
+//
+// Every op also has an Explain… function (which kernel it would select, and
+// why each candidate was taken or rejected) and a …Plan function, which
+// validates the call and selects its kernel once and returns a Call: Run
+// launches it as often as needed (a loop that repeats a call skips the
+// checks and the selection), and Explain says why its kernel was chosen.
 package ops

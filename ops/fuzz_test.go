@@ -199,7 +199,7 @@ func judgeMatMul(t *testing.T, rt *runtime.Runtime, o [3]mmOperand, batchOpt int
 	if err := ref.Write(ctx, 0, before); err != nil {
 		t.Fatal(err)
 	}
-	args, _, err := ops.MatMulPlan(rt, mat(2), mat(0), mat(1), opt)
+	args, _, err := ops.MatMulArgs(rt, mat(2), mat(0), mat(1), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ var gatherContract = tile.Contract{Op: opGather}
 // unchanged. The copies are plain reads: a gather racing with writers to
 // mem on another stream is a data race, so order them with events.
 func MGather(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) error {
-	args, s, err := MGatherPlan(rt, dst, mem, idx, opt)
+	args, s, err := mGatherArgs(rt, dst, mem, idx, opt)
 	if err != nil {
 		return err
 	}
@@ -85,16 +85,16 @@ func MGather(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime.Bu
 
 // ExplainMGather says which kernel MGather would select and why.
 func ExplainMGather(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (runtime.Explanation, error) {
-	args, _, err := MGatherPlan(rt, dst, mem, idx, opt)
+	args, _, err := mGatherArgs(rt, dst, mem, idx, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
 	return rt.Explain(runtime.OpGather, args), nil
 }
 
-// MGatherPlan runs MGather's legality checks and returns the runtime's
+// mGatherArgs runs MGather's legality checks and returns the runtime's
 // argument struct and the stream, without launching.
-func MGatherPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (*runtime.GatherArgs, *runtime.Stream, error) {
+func mGatherArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (*runtime.GatherArgs, *runtime.Stream, error) {
 	c := gatherContract
 	var o GatherOptions
 	if opt != nil {
@@ -194,4 +194,12 @@ func checkMemory(c tile.Contract, rt *runtime.Runtime, arg string, mem *runtime.
 		return 0, c.Legality(ErrShape, arg, "table rows of %d elements for a tile of %d valid columns", tc, cols)
 	}
 	return mem.Len() / tc, nil
+}
+
+// MGatherPlan validates an MGather call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func MGatherPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (*Call, error) {
+	args, s, err := mGatherArgs(rt, dst, mem, idx, opt)
+	return newCall(rt, s, runtime.OpGather, args, err)
 }

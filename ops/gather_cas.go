@@ -59,7 +59,7 @@ var gatherCASContract = tile.Contract{Op: opGatherCAS, Pow2: true}
 // unspecified order; every lane is one atomic operation, also against
 // gather-CAS and scatter calls running on other streams.
 func MGatherCAS(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) error {
-	args, s, err := MGatherCASPlan(rt, dst, mem, idx, expected, replacement, opt)
+	args, s, err := mGatherCASArgs(rt, dst, mem, idx, expected, replacement, opt)
 	if err != nil || args == nil {
 		return err
 	}
@@ -69,17 +69,17 @@ func MGatherCAS(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime
 // ExplainMGatherCAS says which kernel MGatherCAS would select and why (an
 // empty explanation for an all-zero mask, which runs nothing).
 func ExplainMGatherCAS(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (runtime.Explanation, error) {
-	args, _, err := MGatherCASPlan(rt, dst, mem, idx, expected, replacement, opt)
+	args, _, err := mGatherCASArgs(rt, dst, mem, idx, expected, replacement, opt)
 	if err != nil || args == nil {
 		return runtime.Explanation{Op: opGatherCAS}, err
 	}
 	return rt.Explain(runtime.OpGatherCAS, args), nil
 }
 
-// MGatherCASPlan runs MGatherCAS's legality checks and returns the runtime's
+// mGatherCASArgs runs MGatherCAS's legality checks and returns the runtime's
 // argument struct and the stream, without launching. It returns nil
 // arguments and no error for an all-zero mask.
-func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (*runtime.GatherCASArgs, *runtime.Stream, error) {
+func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (*runtime.GatherCASArgs, *runtime.Stream, error) {
 	o := DefaultGatherCASOptions()
 	if opt != nil {
 		o = *opt
@@ -145,4 +145,12 @@ func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 		return nil, nil, tile.Errorf(ErrAlias, opGatherCAS, "dst", "the destination shares a buffer with mem or an input tile")
 	}
 	return planned(runtime.OpGatherCAS, &runtime.GatherCASArgs{Mem: mem, Base: o.Base, Idx: ix, Expected: ins[0], Replacement: ins[1], Dst: d}, o.Stream)
+}
+
+// MGatherCASPlan validates an MGatherCAS call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (*Call, error) {
+	args, s, err := mGatherCASArgs(rt, dst, mem, idx, expected, replacement, opt)
+	return newCall(rt, s, runtime.OpGatherCAS, args, err)
 }

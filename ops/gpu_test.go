@@ -565,7 +565,7 @@ func TestGPUHostFallbackAttention(t *testing.T) {
 		if err := ops.Attention(ctx, rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), nil); err != nil {
 			t.Fatal(err)
 		}
-		args, _, err := ops.AttentionPlan(rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), nil)
+		args, _, err := ops.AttentionArgs(rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

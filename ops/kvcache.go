@@ -481,16 +481,16 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 // Options are those of Attention except CuSeqQ and CuSeqKV; the work is split
 // over key ranges when there are too few sequences and heads for the cores.
 func AttentionKVCache(ctx context.Context, rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) error {
-	args, s, err := AttentionKVCachePlan(rt, o, q, cache, opt)
+	args, s, err := attentionKVCacheArgs(rt, o, q, cache, opt)
 	if err != nil {
 		return err
 	}
 	return rt.Run(ctx, s, runtime.OpAttention, args)
 }
 
-// AttentionKVCachePlan validates an AttentionKVCache call and returns the
+// attentionKVCacheArgs validates an AttentionKVCache call and returns the
 // runtime's argument struct and the stream, without launching.
-func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*runtime.AttentionArgs, *runtime.Stream, error) {
+func attentionKVCacheArgs(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*runtime.AttentionArgs, *runtime.Stream, error) {
 	var op AttentionOptions
 	if opt != nil {
 		op = *opt
@@ -559,9 +559,17 @@ func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, 
 
 // ExplainAttentionKVCache says which kernel AttentionKVCache would select.
 func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (runtime.Explanation, error) {
-	args, _, err := AttentionKVCachePlan(rt, o, q, cache, opt)
+	args, _, err := attentionKVCacheArgs(rt, o, q, cache, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
 	return rt.Explain(runtime.OpAttention, args), nil
+}
+
+// AttentionKVCachePlan validates an AttentionKVCache call and selects its
+// kernel once, without launching it: the returned Call runs it (Call.Run)
+// and explains the choice (Call.Explain).
+func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*Call, error) {
+	args, s, err := attentionKVCacheArgs(rt, o, q, cache, opt)
+	return newCall(rt, s, runtime.OpAttention, args, err)
 }

@@ -186,7 +186,7 @@ func checkDecode(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c cacheCase,
 	qr := ops.AttnTensor{Buf: qb, Shape: []int{batch * c.seqQ, c.hq, c.d}}
 	refO, _ := rt.Alloc(c.dt, batch*c.seqQ, c.hq, c.d)
 	refL, _ := rt.Alloc(tile.F32, batch*c.hq*c.seqQ)
-	args, _, err := ops.AttentionPlan(rt, ops.AttnTensorOf(refO), qr, ops.AttnTensorOf(kb), ops.AttnTensorOf(vb),
+	args, _, err := ops.AttentionArgs(rt, ops.AttnTensorOf(refO), qr, ops.AttnTensorOf(kb), ops.AttnTensorOf(vb),
 		&ops.AttentionOptions{Causal: c.causal, Window: c.window, CuSeqQ: cuQ, CuSeqKV: cuKV})
 	if err != nil {
 		t.Fatal(err)

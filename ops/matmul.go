@@ -82,7 +82,7 @@ func DefaultMatMulOptions() MatMulOptions { return MatMulOptions{Alpha: 1} }
 // argument and wraps ErrShape, ErrDType, ErrBounds, ErrAlias, ErrClosed or
 // ErrArgument, and leaves D unchanged.
 func MatMul(ctx context.Context, rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) error {
-	args, s, err := MatMulPlan(rt, d, a, b, opt)
+	args, s, err := matMulArgs(rt, d, a, b, opt)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func MatMul(ctx context.Context, rt *runtime.Runtime, d, a, b Matrix, opt *MatMu
 // ExplainMatMul says which kernel MatMul would select for these arguments
 // and why each candidate was taken or rejected.
 func ExplainMatMul(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (runtime.Explanation, error) {
-	args, _, err := MatMulPlan(rt, d, a, b, opt)
+	args, _, err := matMulArgs(rt, d, a, b, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
@@ -103,10 +103,9 @@ const opMatMul = "matmul"
 
 var matmulFloat = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16: true}
 
-// MatMulPlan validates a matmul and returns the runtime's argument struct and
-// the stream, without launching. MatMul is MatMulPlan followed by
-// runtime.Run.
-func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runtime.MatMulArgs, *runtime.Stream, error) {
+// matMulArgs validates a matmul and returns the runtime's argument struct and
+// the stream, without launching.
+func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runtime.MatMulArgs, *runtime.Stream, error) {
 	o := DefaultMatMulOptions()
 	if opt != nil {
 		o = *opt
@@ -253,4 +252,12 @@ func checkMatrix(rt *runtime.Runtime, name string, m Matrix, batch int, allowed 
 			m.Offset, batch, m.BatchStride, m.Rows, m.Cols, m.LD, m.Buf.Len())
 	}
 	return m, nil
+}
+
+// MatMulPlan validates a MatMul call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*Call, error) {
+	args, s, err := matMulArgs(rt, d, a, b, opt)
+	return newCall(rt, s, runtime.OpMatMul, args, err)
 }

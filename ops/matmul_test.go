@@ -124,7 +124,7 @@ func runCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c mmCase) float6
 	if err := ops.MatMul(ctx, rt, dm, a, b, &opt); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
-	rargs, _, err := ops.MatMulPlan(rt, dm, a, b, &opt)
+	rargs, _, err := ops.MatMulArgs(rt, dm, a, b, &opt)
 	if err != nil {
 		t.Fatal(err)
 	}

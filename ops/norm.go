@@ -57,7 +57,7 @@ func checkEps(op string, eps float32) error {
 // y may be exactly x's view (in place). Errors wrap ErrShape, ErrDType,
 // ErrBounds, ErrAlias, ErrClosed or ErrArgument, and nothing is written.
 func RMSNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) error {
-	args, s, err := RMSNormPlan(rt, y, x, weight, opt)
+	args, s, err := rmsNormArgs(rt, y, x, weight, opt)
 	if err != nil {
 		return err
 	}
@@ -66,12 +66,12 @@ func RMSNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight *runt
 
 // ExplainRMSNorm says which kernel RMSNorm would select and why.
 func ExplainRMSNorm(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (runtime.Explanation, error) {
-	args, _, err := RMSNormPlan(rt, y, x, weight, opt)
+	args, _, err := rmsNormArgs(rt, y, x, weight, opt)
 	return explainOf(rt, runtime.OpRMSNorm, args, err)
 }
 
-// RMSNormPlan validates an RMSNorm without launching it.
-func RMSNormPlan(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
+// rmsNormArgs validates an RMSNorm without launching it.
+func rmsNormArgs(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
 	return normPlan(rt, runtime.OpRMSNorm, fallback.NormRMS, y, x, nil, weight, nil, opt)
 }
 
@@ -85,7 +85,7 @@ func RMSNormPlan(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *
 // followed by RMSNorm. x and residual are Rows × Cols views that may not
 // overlap. Errors as for RMSNorm.
 func AddRMSNorm(ctx context.Context, rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) error {
-	args, s, err := AddRMSNormPlan(rt, x, residual, weight, opt)
+	args, s, err := addRMSNormArgs(rt, x, residual, weight, opt)
 	if err != nil {
 		return err
 	}
@@ -94,12 +94,12 @@ func AddRMSNorm(ctx context.Context, rt *runtime.Runtime, x, residual Matrix, we
 
 // ExplainAddRMSNorm says which kernel AddRMSNorm would select and why.
 func ExplainAddRMSNorm(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (runtime.Explanation, error) {
-	args, _, err := AddRMSNormPlan(rt, x, residual, weight, opt)
+	args, _, err := addRMSNormArgs(rt, x, residual, weight, opt)
 	return explainOf(rt, runtime.OpAddRMSNorm, args, err)
 }
 
-// AddRMSNormPlan validates an AddRMSNorm without launching it.
-func AddRMSNormPlan(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
+// addRMSNormArgs validates an AddRMSNorm without launching it.
+func addRMSNormArgs(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
 	return normPlan(rt, runtime.OpAddRMSNorm, fallback.NormRMS, x, x, &residual, weight, nil, opt)
 }
 
@@ -112,7 +112,7 @@ func AddRMSNormPlan(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buf
 // Cols values each (nil: 1 and 0). y may be exactly x's view. Errors as
 // for RMSNorm.
 func LayerNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) error {
-	args, s, err := LayerNormPlan(rt, y, x, weight, bias, opt)
+	args, s, err := layerNormArgs(rt, y, x, weight, bias, opt)
 	if err != nil {
 		return err
 	}
@@ -121,12 +121,12 @@ func LayerNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight, bi
 
 // ExplainLayerNorm says which kernel LayerNorm would select and why.
 func ExplainLayerNorm(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (runtime.Explanation, error) {
-	args, _, err := LayerNormPlan(rt, y, x, weight, bias, opt)
+	args, _, err := layerNormArgs(rt, y, x, weight, bias, opt)
 	return explainOf(rt, runtime.OpLayerNorm, args, err)
 }
 
-// LayerNormPlan validates a LayerNorm without launching it.
-func LayerNormPlan(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
+// layerNormArgs validates a LayerNorm without launching it.
+func layerNormArgs(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
 	o := DefaultLayerNormOptions()
 	if opt != nil {
 		o = *opt
@@ -190,4 +190,28 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 		return nil, nil, err
 	}
 	return args, o.Stream, nil
+}
+
+// AddRMSNormPlan validates an AddRMSNorm call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func AddRMSNormPlan(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*Call, error) {
+	args, s, err := addRMSNormArgs(rt, x, residual, weight, opt)
+	return newCall(rt, s, runtime.OpAddRMSNorm, args, err)
+}
+
+// LayerNormPlan validates a LayerNorm call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func LayerNormPlan(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (*Call, error) {
+	args, s, err := layerNormArgs(rt, y, x, weight, bias, opt)
+	return newCall(rt, s, runtime.OpLayerNorm, args, err)
+}
+
+// RMSNormPlan validates an RMSNorm call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func RMSNormPlan(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*Call, error) {
+	args, s, err := rmsNormArgs(rt, y, x, weight, opt)
+	return newCall(rt, s, runtime.OpRMSNorm, args, err)
 }

@@ -57,7 +57,7 @@ func l2Eps(op string, e float32) (float32, error) {
 // last token, optionally L2-normalised: the sentence embedding of an
 // encoder. y may not overlap x.
 func Pool(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) error {
-	args, s, err := PoolPlan(rt, y, x, opt)
+	args, s, err := poolArgs(rt, y, x, opt)
 	if err != nil {
 		return err
 	}
@@ -66,12 +66,12 @@ func Pool(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *PoolOption
 
 // ExplainPool says which kernel Pool would select and why.
 func ExplainPool(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (runtime.Explanation, error) {
-	args, _, err := PoolPlan(rt, y, x, opt)
+	args, _, err := poolArgs(rt, y, x, opt)
 	return explainOf(rt, runtime.OpPool, args, err)
 }
 
-// PoolPlan validates a Pool without launching it.
-func PoolPlan(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*runtime.PoolArgs, *runtime.Stream, error) {
+// poolArgs validates a Pool without launching it.
+func poolArgs(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*runtime.PoolArgs, *runtime.Stream, error) {
 	const op = runtime.OpPool
 	var o PoolOptions
 	if opt != nil {
@@ -122,7 +122,7 @@ func PoolPlan(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*runtime.Pool
 // L2Normalize writes y = x / max(‖x‖₂, Eps) for every row; y may be exactly
 // x's view.
 func L2Normalize(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) error {
-	args, s, err := L2NormalizePlan(rt, y, x, opt)
+	args, s, err := l2NormalizeArgs(rt, y, x, opt)
 	if err != nil {
 		return err
 	}
@@ -131,12 +131,12 @@ func L2Normalize(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *L2N
 
 // ExplainL2Normalize says which kernel L2Normalize would select and why.
 func ExplainL2Normalize(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (runtime.Explanation, error) {
-	args, _, err := L2NormalizePlan(rt, y, x, opt)
+	args, _, err := l2NormalizeArgs(rt, y, x, opt)
 	return explainOf(rt, runtime.OpL2Normalize, args, err)
 }
 
-// L2NormalizePlan validates an L2Normalize without launching it.
-func L2NormalizePlan(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*runtime.L2NormArgs, *runtime.Stream, error) {
+// l2NormalizeArgs validates an L2Normalize without launching it.
+func l2NormalizeArgs(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*runtime.L2NormArgs, *runtime.Stream, error) {
 	const op = runtime.OpL2Normalize
 	var o L2NormalizeOptions
 	if opt != nil {
@@ -162,4 +162,20 @@ func L2NormalizePlan(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) 
 		return nil, nil, err
 	}
 	return &runtime.L2NormArgs{X: x, Y: y, Eps: eps}, o.Stream, nil
+}
+
+// L2NormalizePlan validates an L2Normalize call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func L2NormalizePlan(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*Call, error) {
+	args, s, err := l2NormalizeArgs(rt, y, x, opt)
+	return newCall(rt, s, runtime.OpL2Normalize, args, err)
+}
+
+// PoolPlan validates a Pool call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func PoolPlan(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*Call, error) {
+	args, s, err := poolArgs(rt, y, x, opt)
+	return newCall(rt, s, runtime.OpPool, args, err)
 }

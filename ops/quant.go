@@ -212,7 +212,7 @@ const (
 // argument and wraps ErrDType, ErrShape, ErrArgument, ErrAlias or ErrClosed,
 // and nothing is written.
 func Quantize(ctx context.Context, rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) error {
-	args, s, err := QuantizePlan(rt, q, x, opt)
+	args, s, err := quantizeArgs(rt, q, x, opt)
 	if err != nil {
 		return err
 	}
@@ -221,16 +221,16 @@ func Quantize(ctx context.Context, rt *runtime.Runtime, q, x *runtime.Buffer, op
 
 // ExplainQuantize says which kernel Quantize would select and why.
 func ExplainQuantize(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (runtime.Explanation, error) {
-	args, _, err := QuantizePlan(rt, q, x, opt)
+	args, _, err := quantizeArgs(rt, q, x, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
 	return rt.Explain(runtime.OpQuantize, args), nil
 }
 
-// QuantizePlan validates a quantisation and returns the runtime's argument
+// quantizeArgs validates a quantisation and returns the runtime's argument
 // struct and the stream, without launching.
-func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (*runtime.QuantizeArgs, *runtime.Stream, error) {
+func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (*runtime.QuantizeArgs, *runtime.Stream, error) {
 	const op = opQuantize
 	var o QuantizeOptions
 	if opt != nil {
@@ -334,15 +334,15 @@ func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 // with the product in float32 and one rounding to y's type. Errors are as
 // for Quantize; nothing is written on error.
 func Dequantize(ctx context.Context, rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) error {
-	args, s, err := DequantizePlan(rt, y, q, opt)
+	args, s, err := dequantizeArgs(rt, y, q, opt)
 	if err != nil {
 		return err
 	}
 	return rt.Run(ctx, s, runtime.OpDequantize, args)
 }
 
-// DequantizePlan validates a dequantisation without launching it.
-func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (*runtime.DequantizeArgs, *runtime.Stream, error) {
+// dequantizeArgs validates a dequantisation without launching it.
+func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (*runtime.DequantizeArgs, *runtime.Stream, error) {
 	const op = opDequantize
 	var o DequantizeOptions
 	if opt != nil {
@@ -391,15 +391,15 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 // Amax writes max |x| over each block of x (f32, f16 or bf16) into out (f32
 // of ScaleShape; one element per tensor). A block holding a NaN gives NaN.
 func Amax(ctx context.Context, rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) error {
-	args, s, err := AmaxPlan(rt, out, x, opt)
+	args, s, err := amaxArgs(rt, out, x, opt)
 	if err != nil {
 		return err
 	}
 	return rt.Run(ctx, s, runtime.OpAmax, args)
 }
 
-// AmaxPlan validates an amax reduction without launching it.
-func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*runtime.AmaxArgs, *runtime.Stream, error) {
+// amaxArgs validates an amax reduction without launching it.
+func amaxArgs(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*runtime.AmaxArgs, *runtime.Stream, error) {
 	const op = opAmax
 	var o AmaxOptions
 	if opt != nil {
@@ -426,7 +426,7 @@ func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*r
 
 // ExplainAmax validates the call and explains the kernel selection.
 func ExplainAmax(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (runtime.Explanation, error) {
-	args, _, err := AmaxPlan(rt, out, x, opt)
+	args, _, err := amaxArgs(rt, out, x, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
@@ -435,9 +435,33 @@ func ExplainAmax(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) 
 
 // ExplainDequantize validates the call and explains the kernel selection.
 func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (runtime.Explanation, error) {
-	args, _, err := DequantizePlan(rt, y, q, opt)
+	args, _, err := dequantizeArgs(rt, y, q, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
 	return rt.Explain(runtime.OpDequantize, args), nil
+}
+
+// AmaxPlan validates an Amax call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*Call, error) {
+	args, s, err := amaxArgs(rt, out, x, opt)
+	return newCall(rt, s, runtime.OpAmax, args, err)
+}
+
+// DequantizePlan validates a Dequantize call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (*Call, error) {
+	args, s, err := dequantizeArgs(rt, y, q, opt)
+	return newCall(rt, s, runtime.OpDequantize, args, err)
+}
+
+// QuantizePlan validates a Quantize call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (*Call, error) {
+	args, s, err := quantizeArgs(rt, q, x, opt)
+	return newCall(rt, s, runtime.OpQuantize, args, err)
 }

@@ -153,7 +153,7 @@ func TestMatMulFloat8(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The reference on the same arguments.
-		args, _, err := ops.MatMulPlan(rt, d, a, b, &opt)
+		args, _, err := ops.MatMulArgs(rt, d, a, b, &opt)
 		if err != nil {
 			t.Fatal(err)
 		}

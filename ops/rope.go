@@ -76,7 +76,7 @@ func DefaultRoPEOptions() RoPEOptions { return RoPEOptions{Theta: 10000} }
 // in float32. Errors wrap ErrShape, ErrDType, ErrBounds, ErrAlias,
 // ErrClosed or ErrArgument, and nothing is written.
 func RoPE(ctx context.Context, rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) error {
-	args, s, err := RoPEPlan(rt, q, k, opt)
+	args, s, err := ropeArgs(rt, q, k, opt)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func RoPE(ctx context.Context, rt *runtime.Runtime, q, k Matrix, opt *RoPEOption
 
 // ExplainRoPE says which kernel RoPE would select and why.
 func ExplainRoPE(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (runtime.Explanation, error) {
-	args, _, err := RoPEPlan(rt, q, k, opt)
+	args, _, err := ropeArgs(rt, q, k, opt)
 	return explainOf(rt, runtime.OpRoPE, args, err)
 }
 
@@ -114,8 +114,8 @@ func checkScaling(op string, s RoPEScaling) error {
 	return nil
 }
 
-// RoPEPlan validates a RoPE without launching it.
-func RoPEPlan(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPEArgs, *runtime.Stream, error) {
+// ropeArgs validates a RoPE without launching it.
+func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPEArgs, *runtime.Stream, error) {
 	const op = runtime.OpRoPE
 	o := DefaultRoPEOptions()
 	if opt != nil {
@@ -257,4 +257,12 @@ func RoPEPlan(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		args.HostPositions = pos
 	}
 	return args, o.Stream, nil
+}
+
+// RoPEPlan validates a RoPE call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func RoPEPlan(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*Call, error) {
+	args, s, err := ropeArgs(rt, q, k, opt)
+	return newCall(rt, s, runtime.OpRoPE, args, err)
 }

@@ -46,7 +46,7 @@ func DefaultSampleOptions() SampleOptions { return SampleOptions{Temperature: 1,
 // Errors wrap ErrShape, ErrDType, ErrBounds, ErrAlias, ErrClosed or
 // ErrArgument, and nothing is written.
 func Sample(ctx context.Context, rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) error {
-	args, s, err := SamplePlan(rt, out, logits, opt)
+	args, s, err := sampleArgs(rt, out, logits, opt)
 	if err != nil {
 		return err
 	}
@@ -55,12 +55,12 @@ func Sample(ctx context.Context, rt *runtime.Runtime, out *runtime.Buffer, logit
 
 // ExplainSample says which kernel Sample would select and why.
 func ExplainSample(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (runtime.Explanation, error) {
-	args, _, err := SamplePlan(rt, out, logits, opt)
+	args, _, err := sampleArgs(rt, out, logits, opt)
 	return explainOf(rt, runtime.OpSample, args, err)
 }
 
-// SamplePlan validates a Sample without launching it.
-func SamplePlan(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*runtime.SampleArgs, *runtime.Stream, error) {
+// sampleArgs validates a Sample without launching it.
+func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*runtime.SampleArgs, *runtime.Stream, error) {
 	const op = runtime.OpSample
 	o := DefaultSampleOptions()
 	if opt != nil {
@@ -100,4 +100,12 @@ func SamplePlan(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *Sa
 	}
 	return &runtime.SampleArgs{Logits: logits, Out: out, Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
 		Seed: o.Seed, Offset: o.Offset}, o.Stream, nil
+}
+
+// SamplePlan validates a Sample call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func SamplePlan(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*Call, error) {
+	args, s, err := sampleArgs(rt, out, logits, opt)
+	return newCall(rt, s, runtime.OpSample, args, err)
 }

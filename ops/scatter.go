@@ -64,7 +64,7 @@ var scatterTypes = map[ScatterOp]map[tile.DType]bool{
 // target the same memory at once. A fault (legality: ErrTileLegality; an
 // index outside mem under OOBError: ErrBounds) leaves mem unchanged.
 func MScatter(ctx context.Context, rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) error {
-	args, s, err := MScatterPlan(rt, mem, idx, src, opt)
+	args, s, err := mScatterArgs(rt, mem, idx, src, opt)
 	if err != nil {
 		return err
 	}
@@ -73,16 +73,16 @@ func MScatter(ctx context.Context, rt *runtime.Runtime, mem *runtime.Buffer, idx
 
 // ExplainMScatter says which kernel MScatter would select and why.
 func ExplainMScatter(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (runtime.Explanation, error) {
-	args, _, err := MScatterPlan(rt, mem, idx, src, opt)
+	args, _, err := mScatterArgs(rt, mem, idx, src, opt)
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
 	return rt.Explain(runtime.OpScatter, args), nil
 }
 
-// MScatterPlan runs MScatter's legality checks and returns the runtime's
+// mScatterArgs runs MScatter's legality checks and returns the runtime's
 // argument struct and the stream, without launching.
-func MScatterPlan(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (*runtime.ScatterArgs, *runtime.Stream, error) {
+func mScatterArgs(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (*runtime.ScatterArgs, *runtime.Stream, error) {
 	c := scatterContract
 	var o ScatterOptions
 	if opt != nil {
@@ -122,4 +122,12 @@ func MScatterPlan(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *
 	}
 	return planned(opScatter, &runtime.ScatterArgs{Mode: o.Mode, Op: o.Op, Deterministic: o.Deterministic, Mem: mem, MemRows: rows,
 		Idx: ix, Src: s, OOB: o.OOB}, o.Stream)
+}
+
+// MScatterPlan validates an MScatter call and selects its kernel once,
+// without launching it: the returned Call runs it (Call.Run) and explains
+// the choice (Call.Explain).
+func MScatterPlan(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (*Call, error) {
+	args, s, err := mScatterArgs(rt, mem, idx, src, opt)
+	return newCall(rt, s, runtime.OpScatter, args, err)
 }

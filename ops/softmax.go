@@ -28,7 +28,7 @@ func DefaultSoftmaxOptions() SoftmaxOptions { return SoftmaxOptions{Temperature:
 // 2-ulp float32 exponential and float32 sums: within about 1e-6 relative
 // (plus the output type's rounding) of the float64 reference.
 func Softmax(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) error {
-	args, s, err := SoftmaxPlan(rt, y, x, opt)
+	args, s, err := softmaxArgs(rt, y, x, opt)
 	if err != nil {
 		return err
 	}
@@ -37,12 +37,12 @@ func Softmax(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *Softmax
 
 // ExplainSoftmax says which kernel Softmax would select and why.
 func ExplainSoftmax(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (runtime.Explanation, error) {
-	args, _, err := SoftmaxPlan(rt, y, x, opt)
+	args, _, err := softmaxArgs(rt, y, x, opt)
 	return explainOf(rt, runtime.OpSoftmax, args, err)
 }
 
-// SoftmaxPlan validates a Softmax without launching it.
-func SoftmaxPlan(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*runtime.SoftmaxArgs, *runtime.Stream, error) {
+// softmaxArgs validates a Softmax without launching it.
+func softmaxArgs(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*runtime.SoftmaxArgs, *runtime.Stream, error) {
 	const op = runtime.OpSoftmax
 	o := DefaultSoftmaxOptions()
 	if opt != nil {
@@ -68,4 +68,12 @@ func SoftmaxPlan(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*runtim
 		return nil, nil, err
 	}
 	return &runtime.SoftmaxArgs{X: x, Y: y, Temperature: o.Temperature, Log: o.Log}, o.Stream, nil
+}
+
+// SoftmaxPlan validates a Softmax call and selects its kernel once, without
+// launching it: the returned Call runs it (Call.Run) and explains the choice
+// (Call.Explain).
+func SoftmaxPlan(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*Call, error) {
+	args, s, err := softmaxArgs(rt, y, x, opt)
+	return newCall(rt, s, runtime.OpSoftmax, args, err)
 }

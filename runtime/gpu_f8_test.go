@@ -117,11 +117,7 @@ func f8Read(t testing.TB, b *runtime.Buffer) []byte {
 }
 
 func f8ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *ops.DequantizeOptions) (runtime.Explanation, error) {
-	args, _, err := ops.DequantizePlan(rt, y, q, opt)
-	if err != nil {
-		return runtime.Explanation{}, err
-	}
-	return rt.Explain(runtime.OpDequantize, args), nil
+	return ops.ExplainDequantize(rt, y, q, opt)
 }
 
 // f8Chosen fails unless the kernel e chose is want (or, with a trailing

@@ -392,6 +392,52 @@ func (r *Runtime) Run(ctx context.Context, s *Stream, op string, args any) error
 	return r.launch(ctx, s, k, args)
 }
 
+// Prepared is a call checked (CheckArgs) with its kernel selected, ready
+// to launch on its stream any number of times: what Run does after
+// selection. Make one with Prepare; the zero value launches nothing and
+// returns an error wrapping ErrArgument.
+type Prepared struct {
+	r    *Runtime
+	s    *Stream
+	k    *Kernel
+	args any
+}
+
+// Prepare checks a call of op and selects its kernel as Run does, and
+// returns it prepared for launches on s (nil: synchronous on the default
+// stream). args must not change afterwards. A buffer, stream or runtime
+// closed between Prepare and a launch fails that launch with ErrClosed.
+func (r *Runtime) Prepare(s *Stream, op string, args any) (Prepared, error) {
+	k, err := r.Select(op, args)
+	if err != nil {
+		return Prepared{}, err
+	}
+	return Prepared{r: r, s: s, k: k, args: args}, nil
+}
+
+// Launch launches the prepared call with Run's stream rule, without
+// checking or selecting again.
+func (p Prepared) Launch(ctx context.Context) error {
+	if p.r == nil {
+		return fmt.Errorf("tcrt: launch: a zero Prepared (make one with Runtime.Prepare): %w", ErrArgument)
+	}
+	return p.r.launch(ctx, p.s, p.k, p.args)
+}
+
+// Kernel is the kernel selected for the call (nil for the zero value).
+func (p Prepared) Kernel() *Kernel { return p.k }
+
+// Args is the call's argument struct.
+func (p Prepared) Args() any { return p.args }
+
+// Explain is the runtime's explanation of the call's selection.
+func (p Prepared) Explain() Explanation {
+	if p.r == nil {
+		return Explanation{}
+	}
+	return p.r.Explain(p.k.Op, p.args)
+}
+
 // LaunchKernel launches k (which must be able to run args) on s, with Run's
 // nil-stream rule.
 func (r *Runtime) LaunchKernel(ctx context.Context, s *Stream, k *Kernel, args any) error {
