@@ -401,39 +401,6 @@ func TestRunnerErrors(t *testing.T) {
 	}
 }
 
-// TestDecodeAllocs measures a decode step's heap allocations: none are
-// buffers (NewRunner made them all). They are the ops' and the runtime's
-// per-call work (argument structs; most are runtime.checkBuffers' field
-// names and the kernel selection's reasons), a constant per op call: the
-// test checks that the count does not change with the sequence's length.
-func TestDecodeAllocs(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t, runtime.BackendCPU, llamatest.Tiny(), tile.F32, 1)
-	r := f.runner(t, llama.RunnerOptions{MaxSeqs: 1, MaxTokens: 16, MaxSeqLen: 256})
-	seq, _ := r.NewSequence()
-	if err := r.Step(ctx, []llama.Work{{Seq: seq, Tokens: []int32{1, 2, 3}}}); err != nil {
-		t.Fatal(err)
-	}
-	work := []llama.Work{{Seq: seq, Tokens: []int32{5}}}
-	step := func() {
-		if err := r.Step(ctx, work); err != nil {
-			t.Fatal(err)
-		}
-	}
-	step() // first page boundary crossings aside
-	short := testing.AllocsPerRun(20, step)
-	for r.Len(seq) < 200 {
-		step()
-	}
-	long := testing.AllocsPerRun(20, step)
-	t.Logf("decode step allocations: %.0f at length ~30, %.0f at length ~200 (2 layers)", short, long)
-	// Equal in a plain build; the race detector's sync.Pool drops items at
-	// random, which moves the count by a few.
-	if math.Abs(long-short) > 0.01*short {
-		t.Errorf("allocations change with length: %.0f → %.0f", short, long)
-	}
-}
-
 // TestForwardHalfKV: with a bf16 or f16 KV cache the logits stay within
 // the stated bound of the f32 reference (keys and values rounded to 8 or
 // 11 significant bits), decoding the reference's greedy tokens.
