@@ -420,7 +420,7 @@ func weightT(w *runtime.Buffer, in int) ops.Matrix {
 
 // linear writes d = a·Wᵀ (+ bias).
 func (r *Runner) linear(ctx context.Context, d, a ops.Matrix, w, bias *runtime.Buffer) error {
-	opt := ops.MatMulOptions{Alpha: 1, Bias: bias}
+	opt := ops.MatMulOptions{Alpha: 1, Bias: bias, ScaleB: r.m.scales[w]}
 	return ops.MatMul(ctx, r.rt, d, a, weightT(w, a.Cols), &opt)
 }
 
