@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && go test -c -o "$tmp/llama.test" ./model/llama/)
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 TCRT_THREADS=1 GOMAXPROCS=1
 for r in $(seq "$rounds"); do
-	(cd "$tmp" && "$tmp/llama.test" -test.run '^$' -test.bench 'LlamaLayerDecode' -test.benchtime "${steps}x") |
+	(cd "$tmp" && "$tmp/llama.test" -test.run '^$' -test.bench 'LlamaLayerDecode/(f32|bf16)/' -test.benchtime "${steps}x") |
 		awk '/^BenchmarkLlamaLayerDecode\/f32/ {f = $3} /^BenchmarkLlamaLayerDecode\/bf16/ {b = $3}
 			END {printf "%s %s ", f, b}'
 	/usr/bin/python3 "$root/scripts/layer-torch.py" "$steps" 1 | awk '{print $2}'

@@ -286,17 +286,22 @@ func BenchmarkLlamaPrefill(b *testing.B) {
 // (hidden 2048, 32/8 heads of 64, MLP 8192) with a 256-token vocabulary,
 // so that the embedding and the LM head (0.5 M parameters against the
 // layer's 60 M) hardly count, at 128 … 255 tokens of context (a 128-token
-// prompt, restarted untimed at 256). scripts/layer-vs-torch.sh runs it
-// against the same layer in PyTorch at one thread; GB/s counts the weight
-// bytes read per step.
+// prompt, restarted untimed at 256); e4m3 is the bf16 checkpoint loaded
+// with LoadOptions.Float8. scripts/layer-vs-torch.sh runs the f32 and
+// bf16 ones against the same layer in PyTorch at one thread; GB/s counts
+// the weight bytes read per step.
 func BenchmarkLlamaLayerDecode(b *testing.B) {
-	for _, dt := range []tile.DType{tile.F32, tile.BF16} {
+	for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.E4M3} {
 		b.Run(dt.String()+"/llama1b-layer/cpu", func(b *testing.B) {
+			stored, lo := dt, &llama.LoadOptions{}
+			if dt == tile.E4M3 {
+				stored, lo.Float8 = tile.BF16, true
+			}
 			cfg := llamatest.Llama1B()
 			cfg.NumLayers, cfg.VocabSize, cfg.TieWordEmbeddings = 1, 256, true
 			cfg.BOSTokenID, cfg.EOSTokenIDs = 1, []int{2}
 			dir := b.TempDir()
-			if err := llamatest.WriteRandomCheckpoint(dir, cfg, dt, 1, nil); err != nil {
+			if err := llamatest.WriteRandomCheckpoint(dir, cfg, stored, 1, nil); err != nil {
 				b.Fatal(err)
 			}
 			rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
@@ -305,7 +310,7 @@ func BenchmarkLlamaLayerDecode(b *testing.B) {
 			}
 			defer rt.Close()
 			ctx := context.Background()
-			m, err := llama.Load(ctx, rt, dir, nil)
+			m, err := llama.Load(ctx, rt, dir, lo)
 			if err != nil {
 				b.Fatal(err)
 			}
