@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,8 +202,10 @@ func BenchmarkLlamaDecode(b *testing.B) {
 				}
 			}
 			start()
-			// Peak RSS from here on: decoding, not the generator or the load
-			// (writing 5 to clear_refs resets VmHWM; Linux ≥ 4.0).
+			// Peak RSS from here on: decoding, not the generator, the load
+			// or an earlier run's copyGBs buffers, returned first (writing
+			// 5 to clear_refs resets VmHWM; Linux ≥ 4.0).
+			debug.FreeOSMemory()
 			_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 			b.ResetTimer()
 			for range b.N {
@@ -276,4 +279,76 @@ func BenchmarkLlamaPrefill(b *testing.B) {
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		b.ReportMetric(float64(s*b.N)/b.Elapsed().Seconds(), "tokens/s")
 	})
+}
+
+// BenchmarkLlamaLayerDecode/<dtype>/llama1b-layer/cpu: one decode step of
+// one sequence through a single decoder layer of the 1B-shaped model
+// (hidden 2048, 32/8 heads of 64, MLP 8192) with a 256-token vocabulary,
+// so that the embedding and the LM head (0.5 M parameters against the
+// layer's 60 M) hardly count, at 128 … 255 tokens of context (a 128-token
+// prompt, restarted untimed at 256); e4m3 is the bf16 checkpoint loaded
+// with LoadOptions.Float8. scripts/layer-vs-torch.sh runs the f32 and
+// bf16 ones against the same layer in PyTorch at one thread; GB/s counts
+// the weight bytes read per step.
+func BenchmarkLlamaLayerDecode(b *testing.B) {
+	for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.E4M3} {
+		b.Run(dt.String()+"/llama1b-layer/cpu", func(b *testing.B) {
+			stored, lo := dt, &llama.LoadOptions{}
+			if dt == tile.E4M3 {
+				stored, lo.Float8 = tile.BF16, true
+			}
+			cfg := llamatest.Llama1B()
+			cfg.NumLayers, cfg.VocabSize, cfg.TieWordEmbeddings = 1, 256, true
+			cfg.BOSTokenID, cfg.EOSTokenIDs = 1, []int{2}
+			dir := b.TempDir()
+			if err := llamatest.WriteRandomCheckpoint(dir, cfg, stored, 1, nil); err != nil {
+				b.Fatal(err)
+			}
+			rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close()
+			ctx := context.Background()
+			m, err := llama.Load(ctx, rt, dir, lo)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			const prompt, maxLen = 128, 256
+			r, err := llama.NewRunner(m, &llama.RunnerOptions{MaxSeqs: 1, MaxTokens: prompt, MaxSeqLen: maxLen})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			work := []llama.Work{{Seq: -1}}
+			start := func() {
+				if work[0].Seq >= 0 {
+					r.FreeSequence(work[0].Seq)
+				}
+				work[0].Seq, _ = r.NewSequence()
+				work[0].Tokens = make([]int32, prompt)
+				for j := range work[0].Tokens {
+					work[0].Tokens[j] = int32(7 * j % cfg.VocabSize)
+				}
+				if err := r.Step(ctx, work); err != nil {
+					b.Fatal(err)
+				}
+				work[0].Tokens = []int32{3}
+			}
+			start()
+			b.ResetTimer()
+			for range b.N {
+				if r.Len(work[0].Seq) >= maxLen {
+					b.StopTimer()
+					start()
+					b.StartTimer()
+				}
+				if err := r.Step(ctx, work); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(m.WeightBytes())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
 }

@@ -22,7 +22,10 @@
 // lm_head.weight unless tied) to a Weights of typed views, each checked
 // against the shape config.json implies. Load uploads them into buffers of
 // a runtime, optionally converting to one element type, and returns a
-// Model.
+// Model. LoadOptions.Float8 then quantises the projection matrices to e4m3
+// with one scale per output channel (the logit cost is TestLoadFloat8's
+// bound; on the CPU the fallback dequantises B on every call today, so it
+// saves memory, not decode time).
 //
 // # Forward pass and generation
 //
@@ -47,8 +50,9 @@
 // layer has its own paged cache; the runner hands pages from one free list
 // to sequences as they grow and takes them back in FreeSequence. Every
 // buffer is allocated by NewRunner and reused: a decode step allocates no
-// buffer (its heap allocations are the op calls' own, a constant per
-// call). ops.KVCache.Append and ops.AttentionKVCache index sequences by
+// buffer, and the package itself allocates nothing in a step
+// (TestDecodeAllocs): its heap allocations are the op calls' own, a
+// constant per call. ops.KVCache.Append and ops.AttentionKVCache index sequences by
 // their slot in a [MaxSeqs, seq, …] view, so the step's rows go through a
 // slot-indexed staging buffer of 64 rows a sequence for the append and the
 // decode queries. A prompt must fit in one step (no chunked prefill).
@@ -63,6 +67,6 @@
 // Package llamatest writes random checkpoints for tests and holds the plain
 // f32 reference forward pass, the oracle of the tcrt forward.
 //
-// Dependencies: model/llama → ops, runtime, tile (the loader alone needs
-// only runtime and tile).
+// Dependencies: model/llama → ops, runtime, tile (the loader needs ops
+// only for Float8's ops.Quantize).
 package llama

@@ -412,16 +412,16 @@ func rowsView(b *runtime.Buffer, r0, n, c0, cols, ld int) ops.Matrix {
 	return ops.Matrix{Buf: b, Offset: r0*ld + c0, Rows: n, Cols: cols, LD: ld}
 }
 
-// weightT is a [out, in] weight as the B operand of x·Wᵀ.
-func weightT(w *runtime.Buffer) ops.Matrix {
-	s := w.Shape()
-	return ops.Matrix{Buf: w, Rows: s[0], Cols: s[1], Trans: true}
+// weightT is a [out, in] weight as the B operand of x·Wᵀ (from its
+// length, not Buffer.Shape, which copies).
+func weightT(w *runtime.Buffer, in int) ops.Matrix {
+	return ops.Matrix{Buf: w, Rows: w.Len() / in, Cols: in, Trans: true}
 }
 
 // linear writes d = a·Wᵀ (+ bias).
 func (r *Runner) linear(ctx context.Context, d, a ops.Matrix, w, bias *runtime.Buffer) error {
-	opt := ops.MatMulOptions{Alpha: 1, Bias: bias}
-	return ops.MatMul(ctx, r.rt, d, a, weightT(w), &opt)
+	opt := ops.MatMulOptions{Alpha: 1, Bias: bias, ScaleB: r.m.scales[w]}
+	return ops.MatMul(ctx, r.rt, d, a, weightT(w, a.Cols), &opt)
 }
 
 // copyRows copies x into y (EltScale by 1: exact, converting types).

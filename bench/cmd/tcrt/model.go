@@ -30,14 +30,16 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 
 // modelFlags are the flags both model commands take.
 type modelFlags struct {
-	dir   *string
-	dtype *string
+	dir    *string
+	dtype  *string
+	float8 *bool
 }
 
 func addModelFlags(fs *flag.FlagSet) modelFlags {
 	return modelFlags{
-		dir:   fs.String("model", "", "Hugging Face model directory (config.json and *.safetensors); required"),
-		dtype: fs.String("dtype", "", "convert the weights on load: f32, f16 or bf16 (default: as stored)"),
+		dir:    fs.String("model", "", "Hugging Face model directory (config.json and *.safetensors); required"),
+		dtype:  fs.String("dtype", "", "convert the weights on load: f32, f16 or bf16 (default: as stored)"),
+		float8: fs.Bool("float8", false, "quantise the projection matrices to e4m3 on load, one scale per output channel"),
 	}
 }
 
@@ -59,7 +61,7 @@ func (mf modelFlags) load(ctx context.Context, stderr io.Writer) (*runtime.Runti
 		fmt.Fprintln(stderr, errorLine("", err))
 		return nil, nil, 1
 	}
-	m, err := llama.Load(ctx, rt, *mf.dir, &llama.LoadOptions{DType: dt})
+	m, err := llama.Load(ctx, rt, *mf.dir, &llama.LoadOptions{DType: dt, Float8: *mf.float8})
 	if err != nil {
 		rt.Close()
 		fmt.Fprintln(stderr, errorLine("load", err))

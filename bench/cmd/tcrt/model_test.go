@@ -75,6 +75,10 @@ func TestModelCommands(t *testing.T) {
 			t.Errorf("bench-model output lacks %q:\n%s", b, out.String())
 		}
 	}
+	out.Reset()
+	if rc := generateCmd([]string{"-model", dir, "-tokens", "1,2", "-n", "3", "-ignore-eos", "-float8"}, &out, &errOut); rc != 0 || strings.Count(strings.SplitN(out.String(), "\n", 2)[0], ",") != 2 {
+		t.Errorf("generate -float8: status %d, output %q: %s", rc, out.String(), errOut.String())
+	}
 	if rc := benchModelCmd([]string{"-model", dir, "-batches", "0"}, &out, &errOut); rc != 2 {
 		t.Errorf("bench-model -batches 0: status %d, want 2", rc)
 	}
