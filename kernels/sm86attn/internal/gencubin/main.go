@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn/gen"
 )
 
 func main() {
 	for _, arch := range []int{86, 89} {
-		b, err := sm86attn.ModuleCubin(arch)
+		b, err := gen.ModuleCubin(arch)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

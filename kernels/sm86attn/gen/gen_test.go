@@ -1,6 +1,7 @@
-package sm86attn
+package gen
 
 import (
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass/sched"
@@ -9,7 +10,7 @@ import (
 // TestGenerate: every variant generates, encodes, fits the register file
 // and passes the schedule checker with no finding.
 func TestGenerate(t *testing.T) {
-	for _, c := range Variants() {
+	for _, c := range sm86attn.Variants() {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name(), err)
@@ -17,7 +18,7 @@ func TestGenerate(t *testing.T) {
 		if _, err := p.Code(); err != nil {
 			t.Fatalf("%s: %v", c.Name(), err)
 		}
-		if n := c.Registers(); n > 255 {
+		if n := registers(c); n > 255 {
 			t.Errorf("%s: %d registers", c.Name(), n)
 		}
 		if f := sched.Check(p.Insts, sched.Options{Strict: true}); len(f) > 0 {

@@ -1,8 +1,9 @@
-package sm86mm
+package gen
 
 import (
 	"bytes"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +17,10 @@ import (
 
 // variants is the f32-output 128x128 pair the main-loop figures are
 // quoted for.
-func variants() []Config { return []Config{{In: F16}, {In: BF16}} }
+func variants() []sm86mm.Config { return []sm86mm.Config{{In: sm86mm.F16}, {In: sm86mm.BF16}} }
 
 // allVariants is every generated kernel.
-func allVariants() []Config { return Variants() }
+func allVariants() []sm86mm.Config { return sm86mm.Variants() }
 
 // TestNvdisasmOracle: every word of every variant decodes under nvdisasm
 // -b SM86 and -b SM89 to exactly the model's text (sasscheck.Oracle).
@@ -91,21 +92,21 @@ func TestSchedule(t *testing.T) {
 // TestEmbeddedCubinsCurrent: the embedded cubins are what the generator
 // produces now (regenerate with go generate ./kernels/sm86mm).
 func TestEmbeddedCubinsCurrent(t *testing.T) {
-	m := Module()
+	m := sm86mm.Module()
 	for _, arch := range []int{86, 89} {
 		b, err := ModuleCubin(arch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(b, m.Cubins[arch]) {
-			t.Errorf("cubin/%s.sm_%d.cubin is stale: run go generate ./kernels/sm86mm", ModuleName, arch)
+			t.Errorf("cubin/%s.sm_%d.cubin is stale: run go generate ./kernels/sm86mm", sm86mm.ModuleName, arch)
 		}
 		cu, err := cubin.Read(m.Cubins[arch])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cu.Kernels) != len(Variants()) {
-			t.Errorf("sm_%d: %d kernels, want %d", arch, len(cu.Kernels), len(Variants()))
+		if len(cu.Kernels) != len(sm86mm.Variants()) {
+			t.Errorf("sm_%d: %d kernels, want %d", arch, len(cu.Kernels), len(sm86mm.Variants()))
 		}
 	}
 }
@@ -114,10 +115,10 @@ func TestEmbeddedCubinsCurrent(t *testing.T) {
 // names every kernel.
 func TestModuleCubinTools(t *testing.T) {
 	var names []string
-	for _, c := range Variants() {
+	for _, c := range sm86mm.Variants() {
 		names = append(names, c.Name())
 	}
-	for _, b := range Module().Cubins {
+	for _, b := range sm86mm.Module().Cubins {
 		sasscheck.CubinNames(t, b, names)
 	}
 }

@@ -1,7 +1,8 @@
-package sm86attn
+package gen
 
 import (
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"sort"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func loopCycles(t *testing.T, p *Program, l [2]int) *sched.Cycles {
 // and the contiguous layout: the paged loop is reported).
 func TestCycleModel(t *testing.T) {
 	var rows []string
-	for _, c := range []Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 128, In: BF16}, {HeadDim: 128, SoftCap: true}, {HeadDim: 64, Paged: true}, {HeadDim: 128, Paged: true}, {HeadDim: 256}, {HeadDim: 256, SoftCap: true}, {HeadDim: 256, Paged: true}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 128, Decode: true, Paged: true}, {HeadDim: 256, Decode: true}} {
+	for _, c := range []sm86attn.Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 128, In: sm86attn.BF16}, {HeadDim: 128, SoftCap: true}, {HeadDim: 64, Paged: true}, {HeadDim: 128, Paged: true}, {HeadDim: 256}, {HeadDim: 256, SoftCap: true}, {HeadDim: 256, Paged: true}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 128, Decode: true, Paged: true}, {HeadDim: 256, Decode: true}} {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +65,7 @@ func TestCycleModel(t *testing.T) {
 			if m.n == "interior" && c.HeadDim == 128 && !c.SoftCap && !c.Paged && !c.Decode && cy.TensorShare < 0.85 {
 				t.Errorf("%s: interior tensor-pipe share %.1f%% < 85%%", c.Name(), 100*cy.TensorShare)
 			}
-			if c == (Config{HeadDim: 128}) && m.n == "interior" {
+			if c == (sm86attn.Config{HeadDim: 128}) && m.n == "interior" {
 				t.Logf("mix: %s", mixTable(cy.MixByOp))
 				var w []string
 				for k, n := range cy.Waited {
@@ -80,7 +81,7 @@ func TestCycleModel(t *testing.T) {
 }
 
 // TestDecodeRowCost compares, under the cycle model, the decode cost of
-// the 64-row kernel with the 16-row decode variant that Select picks when
+// the 64-row kernel with the 16-row decode variant that sm86attn.Select picks when
 // a CTA has at most 16 rows: warp-cycles (the modelled cycles of a
 // block's loop times the CTA's warps) per key per useful row, for
 // nq·G = 8 useful rows (one query, a GQA group of 8) on contiguous and
@@ -93,7 +94,7 @@ func TestDecodeRowCost(t *testing.T) {
 		for _, pg := range []bool{false, true} {
 			var cost [2]float64
 			for k, dec := range []bool{false, true} {
-				c := Config{HeadDim: d, Paged: pg, Decode: dec}
+				c := sm86attn.Config{HeadDim: d, Paged: pg, Decode: dec}
 				p, err := Generate(c)
 				if err != nil {
 					t.Fatal(err)

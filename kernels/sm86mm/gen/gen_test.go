@@ -1,14 +1,15 @@
-package sm86mm
+package gen
 
 import (
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"strings"
 	"testing"
 )
 
 func TestGenerateEncodes(t *testing.T) {
 	var rows []string
-	for _, c := range Variants() {
+	for _, c := range sm86mm.Variants() {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)
@@ -21,7 +22,7 @@ func TestGenerateEncodes(t *testing.T) {
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", c.Name(), len(p.Insts), p.Loop[0],
 			p.Loop[1]-p.Loop[0]+1, p.EpiLoop[0]-p.Loop[1]-1, p.EpiLoop[1]-p.EpiLoop[0]+1, len(p.Insts)-p.EpiLoop[1]-1))
-		if testing.Verbose() && c == (Config{}) {
+		if testing.Verbose() && c == (sm86mm.Config{}) {
 			t.Logf("%d instructions, loop %d..%d\n%s", len(p.Insts), p.Loop[0], p.Loop[1], p.Insts.Listing())
 		}
 	}

@@ -1,7 +1,8 @@
-package sm86attn
+package gen
 
 import (
 	"bytes"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"strings"
 	"testing"
 
@@ -17,14 +18,14 @@ import (
 // target makes equivalent).
 func TestNvdisasmOracle(t *testing.T) {
 	var progs []sasscheck.Program
-	for _, c := range Variants() {
+	for _, c := range sm86attn.Variants() {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		progs = append(progs, sasscheck.Program{Name: c.Name(), Insts: p.Insts})
 	}
-	for _, c := range CombineVariants() {
+	for _, c := range sm86attn.CombineVariants() {
 		p, err := GenerateCombine(c)
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +39,7 @@ func TestNvdisasmOracle(t *testing.T) {
 
 // TestSchedule: the schedule checker finds no hazard in any variant.
 func TestSchedule(t *testing.T) {
-	for _, c := range Variants() {
+	for _, c := range sm86attn.Variants() {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +48,7 @@ func TestSchedule(t *testing.T) {
 			t.Errorf("%s: %s", c.Name(), f)
 		}
 	}
-	for _, c := range CombineVariants() {
+	for _, c := range sm86attn.CombineVariants() {
 		p, err := GenerateCombine(c)
 		if err != nil {
 			t.Fatal(err)
@@ -62,31 +63,31 @@ func TestSchedule(t *testing.T) {
 // produces now (regenerate with go generate ./kernels/sm86attn), and they
 // read back with every kernel, its registers and dynamic shared memory.
 func TestEmbeddedCubinsCurrent(t *testing.T) {
-	m := Module()
+	m := sm86attn.Module()
 	for _, arch := range []int{86, 89} {
 		b, err := ModuleCubin(arch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(b, m.Cubins[arch]) {
-			t.Errorf("cubin/%s.sm_%d.cubin is stale: run go generate ./kernels/sm86attn", ModuleName, arch)
+			t.Errorf("cubin/%s.sm_%d.cubin is stale: run go generate ./kernels/sm86attn", sm86attn.ModuleName, arch)
 		}
 		cu, err := cubin.Read(m.Cubins[arch])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cu.Kernels) != len(Variants())+len(CombineVariants()) {
-			t.Fatalf("sm_%d: %d kernels, want %d", arch, len(cu.Kernels), len(Variants())+len(CombineVariants()))
+		if len(cu.Kernels) != len(sm86attn.Variants())+len(sm86attn.CombineVariants()) {
+			t.Fatalf("sm_%d: %d kernels, want %d", arch, len(cu.Kernels), len(sm86attn.Variants())+len(sm86attn.CombineVariants()))
 		}
-		for k, c := range CombineVariants() {
-			kk := cu.Kernels[len(Variants())+k].Kernel
+		for k, c := range sm86attn.CombineVariants() {
+			kk := cu.Kernels[len(sm86attn.Variants())+k].Kernel
 			if kk.Name != c.Name() || kk.Registers != CombineRegisters {
 				t.Errorf("sm_%d: combine kernel %d: %s, %d registers", arch, k, kk.Name, kk.Registers)
 			}
 		}
-		for k, c := range Variants() {
+		for k, c := range sm86attn.Variants() {
 			kk := cu.Kernels[k].Kernel
-			if kk.Name != c.Name() || kk.Registers != c.Registers() || !kk.DynamicShared {
+			if kk.Name != c.Name() || kk.Registers != registers(c) || !kk.DynamicShared {
 				t.Errorf("sm_%d kernel %d: %s, %d registers, dynamic %v", arch, k, kk.Name, kk.Registers, kk.DynamicShared)
 			}
 		}
@@ -98,15 +99,15 @@ func TestEmbeddedCubinsCurrent(t *testing.T) {
 func TestModuleCubinTools(t *testing.T) {
 	var names []string
 	want := 0
-	for _, c := range Variants() {
+	for _, c := range sm86attn.Variants() {
 		names = append(names, c.Name())
 		// 2 loops x (Q·Kᵀ + P·V HMMAs a warp a block)
-		want += 2 * (c.dw()/16*c.nTiles() + c.nKK()*c.dw()/8)
+		want += 2 * (dw(c)/16*nTiles(c) + nKK(c)*dw(c)/8)
 	}
-	for _, c := range CombineVariants() {
+	for _, c := range sm86attn.CombineVariants() {
 		names = append(names, c.Name())
 	}
-	for arch, b := range Module().Cubins {
+	for arch, b := range sm86attn.Module().Cubins {
 		dis := sasscheck.CubinNames(t, b, names)
 		if n := strings.Count(dis, "HMMA.16816.F32"); n != want {
 			t.Errorf("sm_%d: nvdisasm -c shows %d HMMA, want %d", arch, n, want)

@@ -1,9 +1,10 @@
-package sm86attn
+package gen
 
 import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -23,11 +24,11 @@ const (
 )
 
 var (
-	sims  = map[Config]*sim.Simulator{}
-	csims = map[CombineConfig]*sim.Simulator{}
+	sims  = map[sm86attn.Config]*sim.Simulator{}
+	csims = map[sm86attn.CombineConfig]*sim.Simulator{}
 )
 
-func combineSim(t *testing.T, c CombineConfig) *sim.Simulator {
+func combineSim(t *testing.T, c sm86attn.CombineConfig) *sim.Simulator {
 	t.Helper()
 	if s := csims[c]; s != nil {
 		return s
@@ -47,7 +48,7 @@ func combineSim(t *testing.T, c CombineConfig) *sim.Simulator {
 	return s
 }
 
-func simFor(t *testing.T, c Config) *sim.Simulator {
+func simFor(t *testing.T, c sm86attn.Config) *sim.Simulator {
 	t.Helper()
 	if s := sims[c]; s != nil {
 		return s
@@ -70,8 +71,8 @@ func simFor(t *testing.T, c Config) *sim.Simulator {
 // pcase is one simulator case.
 type pcase struct {
 	d              int
-	in             Input
-	out            Output
+	in             sm86attn.Input
+	out            sm86attn.Output
 	batch, hq, hkv int
 	nq, nk         []int // per sequence (varlen when varQ / varKV)
 	varQ, varKV    bool
@@ -93,11 +94,11 @@ func (p pcase) String() string {
 		p.d, p.in, p.out, p.batch, p.hq, p.hkv, p.nq, p.nk, p.varQ, p.varKV, p.causal, p.wl, p.wr, p.softcap, p.cache, p.splits, p.page)
 }
 
-func outPoison(o Output) uint32 {
+func outPoison(o sm86attn.Output) uint32 {
 	switch o {
-	case OutF16:
+	case sm86attn.OutF16:
 		return poisonF16
-	case OutBF16:
+	case sm86attn.OutBF16:
 		return poisonB16
 	}
 	return poisonF32
@@ -111,7 +112,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	t.Helper()
 	D := pc.d
 	dt, enc, nan := tile.F16, tile.F32ToF16, uint16(0x7e00)
-	if pc.in == BF16 {
+	if pc.in == sm86attn.BF16 {
 		dt, enc, nan = tile.BF16, tile.F32ToBF16, 0x7fc0
 	}
 	B := pc.batch
@@ -251,7 +252,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		}
 	}
 	wl, wr := pc.wl, pc.wr
-	args := PrefillArgs{
+	args := sm86attn.PrefillArgs{
 		Q: qB, K: kB, V: vB, O: oB, LSE: lB,
 		Batch: B, HeadsQ: pc.hq, HeadsKV: pc.hkv, HeadDim: D,
 		SeqQ: maxQ, SeqKV: maxK,
@@ -307,14 +308,14 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	}
 	if pc.splits > 1 {
 		args.Splits, args.Workspace = pc.splits, wsB
-		ws := make([]byte, SplitWorkspaceBytes(args))
+		ws := make([]byte, sm86attn.SplitWorkspaceBytes(args))
 		for i := 0; i < len(ws)/4; i++ {
 			put(ws, i, poisonF32, 4)
 		}
 		if err := mem.Map("workspace", wsB, ws); err != nil {
 			t.Fatal(err)
 		}
-		ls, err := PlanSplitKV(args)
+		ls, err := sm86attn.PlanSplitKV(args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,13 +324,13 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		}); err != nil {
 			t.Fatalf("%v: split kernel: %v", pc, err)
 		}
-		if _, err := combineSim(t, CombineConfig{HeadDim: D, Out: pc.out}).Launch(sim.Config{
+		if _, err := combineSim(t, sm86attn.CombineConfig{HeadDim: D, Out: pc.out}).Launch(sim.Config{
 			Grid: ls[1].Grid, Block: ls[1].Block, Params: ls[1].Params, Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: combine: %v", pc, err)
 		}
 	} else {
-		l, err := PlanPrefill(args)
+		l, err := sm86attn.PlanPrefill(args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,9 +374,9 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		}
 		var got float64
 		switch pc.out {
-		case OutF32:
+		case sm86attn.OutF32:
 			got = float64(math.Float32frombits(bits))
-		case OutF16:
+		case sm86attn.OutF16:
 			got = float64(tile.F16ToF32(uint16(bits)))
 		default:
 			got = float64(tile.BF16ToF32(uint16(bits)))
@@ -427,7 +428,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 }
 
 func tol(pc pcase) float64 {
-	if pc.in == BF16 || pc.out == OutBF16 {
+	if pc.in == sm86attn.BF16 || pc.out == sm86attn.OutBF16 {
 		return 1e-2
 	}
 	return 2e-3
@@ -435,37 +436,37 @@ func tol(pc pcase) float64 {
 
 func ciCases() []pcase {
 	return []pcase{
-		{d: 64, in: F16, out: OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{17}, wl: -1, wr: -1},
-		{d: 64, in: F16, out: OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{64}, nk: []int{129}, wl: -1, wr: -1},
-		{d: 64, in: F16, out: OutF16, batch: 2, hq: 4, hkv: 1, nq: []int{65}, nk: []int{127}, causal: true, wl: -1, wr: -1},
-		{d: 128, in: F16, out: OutF32, batch: 1, hq: 2, hkv: 2, nq: []int{1}, nk: []int{128}, wl: -1, wr: -1},
-		{d: 128, in: BF16, out: OutBF16, batch: 1, hq: 2, hkv: 1, nq: []int{129}, nk: []int{64}, causal: true, wl: -1, wr: -1},
-		{d: 64, in: BF16, out: OutF32, batch: 1, hq: 8, hkv: 1, nq: []int{33}, nk: []int{200}, wl: 40, wr: 3},
-		{d: 64, in: F16, out: OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{70}, nk: []int{150}, causal: true, wl: 20, wr: -1, softcap: 5},
-		{d: 64, in: F16, out: OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{17}, wl: -1, wr: -1},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{64}, nk: []int{129}, wl: -1, wr: -1},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF16, batch: 2, hq: 4, hkv: 1, nq: []int{65}, nk: []int{127}, causal: true, wl: -1, wr: -1},
+		{d: 128, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 2, hkv: 2, nq: []int{1}, nk: []int{128}, wl: -1, wr: -1},
+		{d: 128, in: sm86attn.BF16, out: sm86attn.OutBF16, batch: 1, hq: 2, hkv: 1, nq: []int{129}, nk: []int{64}, causal: true, wl: -1, wr: -1},
+		{d: 64, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 1, hq: 8, hkv: 1, nq: []int{33}, nk: []int{200}, wl: 40, wr: 3},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{70}, nk: []int{150}, causal: true, wl: 20, wr: -1, softcap: 5},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
 		// decode over a contiguous KV cache: one query, per-sequence key
 		// counts (0 included), plain and split-KV (+ combine)
-		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 2, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1},
-		{d: 128, in: BF16, out: OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
-		{d: 64, in: F16, out: OutF32, batch: 2, hq: 4, hkv: 4, nq: []int{3}, nk: []int{500, 65}, cache: true, causal: true, wl: 100, wr: -1, splits: 4},
+		{d: 128, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 8, hkv: 2, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1},
+		{d: 128, in: sm86attn.BF16, out: sm86attn.OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 2, hq: 4, hkv: 4, nq: []int{3}, nk: []int{500, 65}, cache: true, causal: true, wl: 100, wr: -1, splits: 4},
 		// windows wider than any sequence are unbounded
-		{d: 64, in: F16, out: OutF32, batch: 1, hq: 2, hkv: 2, nq: []int{20}, nk: []int{90}, wl: 1 << 30, wr: 1<<31 - 1},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 2, hkv: 2, nq: []int{20}, nk: []int{90}, wl: 1 << 30, wr: 1<<31 - 1},
 		// paged caches, shuffled block tables, pages of 16 and 64
-		{d: 128, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
-		{d: 64, in: BF16, out: OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 64, causal: true, wl: -1, wr: -1, softcap: 10},
+		{d: 128, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
+		{d: 64, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 64, causal: true, wl: -1, wr: -1, softcap: 10},
 		// head dimension 256 (8 warps, 32-key blocks, the partial-S
 		// exchange): plain, causal GQA, window + soft-cap, varlen with
 		// empty sequences, split decode over contiguous and paged caches
-		{d: 256, in: F16, out: OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{40}, wl: -1, wr: -1},
-		{d: 256, in: BF16, out: OutF16, batch: 1, hq: 2, hkv: 1, nq: []int{70}, nk: []int{100}, causal: true, wl: -1, wr: -1},
-		{d: 256, in: F16, out: OutBF16, batch: 1, hq: 8, hkv: 1, nq: []int{9}, nk: []int{129}, wl: 40, wr: 3, softcap: 5},
-		{d: 256, in: F16, out: OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
-		{d: 256, in: BF16, out: OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
-		{d: 256, in: F16, out: OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
-		{d: 256, in: BF16, out: OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 32, causal: true, wl: -1, wr: -1, softcap: 10},
+		{d: 256, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{40}, wl: -1, wr: -1},
+		{d: 256, in: sm86attn.BF16, out: sm86attn.OutF16, batch: 1, hq: 2, hkv: 1, nq: []int{70}, nk: []int{100}, causal: true, wl: -1, wr: -1},
+		{d: 256, in: sm86attn.F16, out: sm86attn.OutBF16, batch: 1, hq: 8, hkv: 1, nq: []int{9}, nk: []int{129}, wl: 40, wr: 3, softcap: 5},
+		{d: 256, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
+		{d: 256, in: sm86attn.BF16, out: sm86attn.OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 256, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
+		{d: 256, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 32, causal: true, wl: -1, wr: -1, softcap: 10},
 		// split-KV with varlen queries (empty query and key sequences)
-		{d: 64, in: F16, out: OutF16, batch: 4, hq: 4, hkv: 2, nq: []int{3, 0, 70, 1}, nk: []int{300, 40, 150, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1, splits: 3},
-		{d: 256, in: BF16, out: OutF32, batch: 3, hq: 2, hkv: 1, nq: []int{1, 5, 0}, nk: []int{200, 90, 7}, varQ: true, varKV: true, wl: -1, wr: -1, splits: 2},
+		{d: 64, in: sm86attn.F16, out: sm86attn.OutF16, batch: 4, hq: 4, hkv: 2, nq: []int{3, 0, 70, 1}, nk: []int{300, 40, 150, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 256, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 3, hq: 2, hkv: 1, nq: []int{1, 5, 0}, nk: []int{200, 90, 7}, varQ: true, varKV: true, wl: -1, wr: -1, splits: 2},
 	}
 }
 
@@ -474,7 +475,7 @@ func fullCases() []pcase {
 	lens := []int{1, 17, 64, 127, 128, 129, 1000}
 	k := 0
 	for _, d := range []int{64, 128, 256} {
-		for _, in := range []Input{F16, BF16} {
+		for _, in := range []sm86attn.Input{sm86attn.F16, sm86attn.BF16} {
 			for i, nq := range lens {
 				for j, nk := range lens {
 					if (i+j+k)%3 != 0 {
@@ -482,7 +483,7 @@ func fullCases() []pcase {
 					}
 					k++
 					g := []int{1, 4, 8}[k%3]
-					pc := pcase{d: d, in: in, out: Output(k % 3), batch: 1, hq: g, hkv: 1, nq: []int{nq}, nk: []int{nk}, wl: -1, wr: -1}
+					pc := pcase{d: d, in: in, out: sm86attn.Output(k % 3), batch: 1, hq: g, hkv: 1, nq: []int{nq}, nk: []int{nk}, wl: -1, wr: -1}
 					pc.causal = k%2 == 0
 					if k%5 == 0 {
 						pc.wl, pc.wr = 37, 11
@@ -500,9 +501,9 @@ func fullCases() []pcase {
 	// varlen batches with empty sequences
 	for k, nk := range []int{1, 17, 64, 127, 128, 129, 1000} {
 		for _, d := range []int{64, 128, 256} {
-			in := Input(k % 2)
+			in := sm86attn.Input(k % 2)
 			g := []int{1, 4, 8}[(k+d/64)%3]
-			pc := pcase{d: d, in: in, out: Output((k + d) % 3), batch: 3, hq: 2 * g, hkv: 2, nq: []int{1 + k%5},
+			pc := pcase{d: d, in: in, out: sm86attn.Output((k + d) % 3), batch: 3, hq: 2 * g, hkv: 2, nq: []int{1 + k%5},
 				nk: []int{nk, 0, (nk * 7) % 301}, causal: true, wl: -1, wr: -1, splits: 1 + (k+d/64)%5}
 			if pc.splits == 1 {
 				pc.splits = 0
@@ -520,7 +521,7 @@ func fullCases() []pcase {
 			}
 			out = append(out, pc)
 		}
-		out = append(out, pcase{d: []int{64, 128, 256}[k%3], in: Input(k % 2), out: OutF16, batch: 4, hq: 4, hkv: 1,
+		out = append(out, pcase{d: []int{64, 128, 256}[k%3], in: sm86attn.Input(k % 2), out: sm86attn.OutF16, batch: 4, hq: 4, hkv: 1,
 			nq: []int{nk % 130, 0, 64, 1}, nk: []int{nk, 3, 0, 200}, varQ: true, varKV: true, causal: k%3 != 0, wl: -1, wr: -1,
 			splits: []int{0, 2, 3, 0, 5}[k%5]})
 	}

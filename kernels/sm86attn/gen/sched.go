@@ -1,4 +1,4 @@
-package sm86attn
+package gen
 
 import (
 	"fmt"

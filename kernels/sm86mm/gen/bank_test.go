@@ -1,7 +1,8 @@
-package sm86mm
+package gen
 
 import (
 	"encoding/binary"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
@@ -13,7 +14,7 @@ import (
 // prologue's first copy) in the simulator, one CTA, with a store of the
 // shared-address registers appended, and returns them per thread: the
 // copy destinations rDA, rDB and the LDSM lane bases rLA0..3, rLB0..1.
-func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
+func laneAddresses(t *testing.T, c sm86mm.Config) (regs []int, vals [][]uint32) {
 	t.Helper()
 	p, err := Generate(c)
 	if err != nil {
@@ -54,8 +55,8 @@ func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
 	if err := mem.Map("out", out, buf); err != nil {
 		t.Fatal(err)
 	}
-	_, ls := Plan(Problem{M: 256, N: 256, K: 256, D: out, A: 0x10000000000, B: 0x20000000000, LDA: 264, LDB: 264, LDD: 256, Alpha: 1, NoSplit: true}, 1)
-	par, err := PackParams(ls[0].Params)
+	_, ls := sm86mm.Plan(sm86mm.Problem{M: 256, N: 256, K: 256, D: out, A: 0x10000000000, B: 0x20000000000, LDA: 264, LDB: 264, LDD: 256, Alpha: 1, NoSplit: true}, 1)
+	par, err := sm86mm.PackParams(ls[0].Params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +81,8 @@ func laneAddresses(t *testing.T, c Config) (regs []int, vals [][]uint32) {
 // exactly once, for every tile and layout.
 func TestSharedBankConflicts(t *testing.T) {
 	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-		for _, tl := range Tiles() {
-			c := Config{Tile: tl, TransA: l[0], TransB: l[1]}
+		for _, tl := range sm86mm.Tiles() {
+			c := sm86mm.Config{Tile: tl, TransA: l[0], TransB: l[1]}
 			regs, vals := laneAddresses(t, c)
 			col := map[int]int{}
 			for j, rg := range regs {

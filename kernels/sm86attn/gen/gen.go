@@ -1,221 +1,31 @@
-// Package sm86attn generates the hand-scheduled SM86/SM89 flash-attention
-// prefill kernels (the FlashAttention-2 structure): a CTA of 4 warps owns
-// 64 query rows (16 a warp) of one query head of one sequence; the key
-// and value tiles of 64 keys stream through shared memory in a two-stage
-// LDGSTS.E.BYPASS.128 pipeline, XOR-swizzled so that LDSM reads them
-// without bank conflicts; S = Q·Kᵀ by HMMA.16816.F32 (Q fragments stay in
-// registers for the whole kernel, K fragments by LDSM.16.M88.4); the
-// online softmax stays in registers (the row maximum across the quad by
-// SHFL.BFLY, exp2 by MUFU.EX2 of one FFMA that folds scale·log2(e),
-// running sums, the rescale of O); P is packed to f16/bf16 by F2FP in the
-// S registers and fed as the A fragment of P·V, V fragments read by
-// LDSM.16.MT88.4 (transposed). The epilogue divides by the row sum and
-// stores O (f32, f16 or bf16) and the natural-log LSE.
-//
-// Conventions are those of fallback.AttentionRef: tensors [batch, seq,
-// heads, headDim] with the head dimension contiguous and byte strides for
-// the other three; query i of nq sits at position i + nk − nq (masks
-// aligned bottom-right) and sees key j when j ≥ pos − windowLeft
-// (windowLeft ≥ 0) and j ≤ pos + windowRight (windowRight ≥ 0; causal is
-// windowRight 0); soft-cap cap·tanh(x/cap) of the scaled logit; a row that
-// sees no key stores zeros and LSE −Inf; varlen through cu_seqlens
-// (int32, batch+1 offsets) for queries and keys, empty sequences included.
-// Key blocks that no row of the CTA sees are skipped; blocks every row
-// sees in full run an unmasked loop body, the others (the causal diagonal,
-// window edges, the key tail) a masked one.
-//
-// The same kernel serves decode: with GQA (group > 1) a CTA's rows are
-// the query rows of all the query heads of one KV head (K/V read once per
-// KV head); keys may come from a KV cache read in place (SeqLensKV;
-// contiguous, or paged through a block table with Config.Paged); and
-// split-KV runs several CTAs over one row set's keys, each writing a
-// normalised f32 partial O and its LSE, which the combine kernel
-// (GenerateCombine) merges. Head dimension 256 runs 8 warps, each with
-// half of the head dimension, the pair of a row tile adding its partial
-// S through shared memory (Config.wide); calls with at most 16 rows a CTA
-// run the 16-row decode variant (Config.Decode, Select). PlanPrefill and
-// PlanSplitKV turn plain
-// values into launches; docs/sm86-attention.md has the budgets, the
-// schedule and the cycle-model figures.
-//
-// Nothing here has run on a GPU.
-package sm86attn
+// Package gen generates the sm86attn kernels (see package sm86attn for
+// what they compute and the variants): the prefill and decode kernels and
+// the split-KV combine kernel, scheduled by hand, with scoreboards placed
+// by a tracker and stall counts raised to the sass latency table. Only go
+// generate and the tests link it.
+package gen
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
-// Input is the element type of Q, K and V.
-type Input int
-
-// Inputs.
-const (
-	F16 Input = iota
-	BF16
-)
-
-// String names the input type.
-func (t Input) String() string {
-	if t == BF16 {
-		return "bf16"
-	}
-	return "f16"
-}
-
-// Output is the element type of O.
-type Output int
-
-// Outputs.
-const (
-	OutF32 Output = iota
-	OutF16
-	OutBF16
-)
-
-// String names the output type.
-func (o Output) String() string {
-	switch o {
-	case OutF16:
-		return "f16"
-	case OutBF16:
-		return "bf16"
-	}
-	return "f32"
-}
-
-// Size is the output element's size in bytes.
-func (o Output) Size() int {
-	if o == OutF32 {
-		return 4
-	}
-	return 2
-}
-
-// Config selects a prefill variant.
-type Config struct {
-	In      Input
-	Out     Output
-	HeadDim int // 64, 128 or 256
-	// SoftCap compiles the soft-cap: the logit becomes cap·tanh(s·scale/cap)
-	// (MUFU.TANH); the parameters carry scale/cap and cap·log2(e).
-	SoftCap bool
-	// Paged reads K and V from a paged KV cache: key j of sequence b is
-	// row j & (page-1) of page BlockTable[b*blocksPerSeq + j>>log2(page)]
-	// (the K/V batch stride is the page stride); SeqLensKV gives nk.
-	Paged bool
-	// Decode is the 16-row variant: a CTA owns one m16 row tile (one warp;
-	// the pair of half-d warps at head dimension 256) and key blocks of
-	// 16, for calls whose CTA rows (SeqQ·G') are at most 16, where a
-	// 64-row CTA would compute at least 48 idle rows (see Select).
-	Decode bool
-}
-
-// Name returns the kernel's symbol name.
-func (c Config) Name() string {
-	s := fmt.Sprintf("tcrt_sm86_attn_fwd_d%d_%s_%s", c.HeadDim, c.In, c.Out)
-	if c.SoftCap {
-		s += "_softcap"
-	}
-	if c.Paged {
-		s += "_paged"
-	}
-	if c.Decode {
-		s += "_r16"
-	}
-	return s
-}
-
-// Geometry constants: 64 query rows a CTA (4 warps of 16), key blocks of
-// 64, two stages of K then V. Head dimension 256 differs (see wide):
-// 8 warps, key blocks of 32 (Config.KeyBlock, Config.CTAThreads).
-const (
-	BlockQ  = 64
-	BlockKV = 64
-	Threads = 128
-	Stages  = 2
-)
-
-// wide is the head-dimension-256 layout: 8 warps, warps w and w+4 own the
-// same 16 rows (w&3) and half h = w>>2 of the head dimension each: the
-// warp keeps its half of Q (32 registers) and of O (64), computes the
-// partial S = Q_h·K_hᵀ over its 128 columns, and the pair adds the two
-// partials through shared memory (xchgBytes a warp) so that both run the
-// same online softmax on the full S; P·V then fills the warp's half of O.
-// The register map is d=128's; key blocks are 32 so that two stages of K
-// and V (32 KiB each) and the exchange fit in 80 KiB of shared memory.
-func (c Config) wide() bool { return c.HeadDim == 256 }
-
 // dw is the head-dimension columns a warp owns (of Q, K in S, and of O).
-func (c Config) dw() int { return min(c.HeadDim, 128) }
-
-// Rows is the query rows a CTA owns: 64, or 16 for the decode variant.
-func (c Config) Rows() int {
-	if c.Decode {
-		return 16
-	}
-	return BlockQ
-}
-
-// rowTiles is the 16-row tiles of a CTA (the warps of one head-dimension
-// half).
-func (c Config) rowTiles() int { return c.Rows() / 16 }
-
-// CTAThreads is the CTA size: a warp per row tile, twice that at head
-// dimension 256 (128 or 256 threads; 32 or 64 for the decode variant).
-func (c Config) CTAThreads() int {
-	n := 32 * c.rowTiles()
-	if c.wide() {
-		n *= 2
-	}
-	return n
-}
-
-// KeyBlock is the keys a block of the main loop: 64, 32 at head dimension
-// 256, 16 for the decode variant.
-func (c Config) KeyBlock() int {
-	switch {
-	case c.Decode:
-		return 16
-	case c.wide():
-		return BlockKV / 2
-	}
-	return BlockKV
-}
+func dw(c sm86attn.Config) int { return min(c.HeadDim, 128) }
 
 // kbShift is log2(KeyBlock).
-func (c Config) kbShift() int64 { return log2(c.KeyBlock()) }
+func kbShift(c sm86attn.Config) int64 { return log2(c.KeyBlock()) }
 
 // nTiles is the 8-key n-tiles of S a block; nKK the k16 steps of P·V.
-func (c Config) nTiles() int { return c.KeyBlock() / 8 }
-func (c Config) nKK() int    { return c.KeyBlock() / 16 }
+func nTiles(c sm86attn.Config) int { return c.KeyBlock() / 8 }
+func nKK(c sm86attn.Config) int    { return c.KeyBlock() / 16 }
 
-// xchgBytes is one warp's partial-S exchange area (wide only): 16 rows ×
-// KeyBlock f32, stored as each lane's 4 n-tile quads (STS.128).
-const xchgBytes = 32 * 16 * 4
-
-// rowBytes is one shared row of K or V (HeadDim halves).
-func (c Config) rowBytes() int { return 2 * c.HeadDim }
-
-// StageBytes is one stage: the K tile then the V tile.
-func (c Config) StageBytes() int { return 2 * c.KeyBlock() * c.rowBytes() }
-
-// SharedBytes is the dynamic shared memory: two stages (the Q tile is
-// loaded into the second stage before the loop and read into registers),
-// and at head dimension 256 the 8 warps' exchange areas.
-func (c Config) SharedBytes() int {
-	n := Stages * c.StageBytes()
-	if c.wide() {
-		n += 2 * c.rowTiles() * xchgBytes
-	}
-	return n
-}
-
-// Parameter offsets in constant bank 0 (see Params).
+// Parameter offsets in constant bank 0 (see sm86attn.Params).
 const (
 	pQ       = cubin.ParamBase + 0x00
 	pK       = cubin.ParamBase + 0x08
@@ -260,43 +70,7 @@ const (
 	pRowMag  = cubin.ParamBase + 0xc8 // ceil(2^32/G'), or 0 for G' 1
 	pRowLow  = cubin.ParamBase + 0xcc // 1 for G' 1, else 0
 	pRowNegG = cubin.ParamBase + 0xd0 // -G'
-	paramEnd = 0xd4
 )
-
-// Params is the parameter list of every variant: Q, K, V, O, LSE, CuSeqQ,
-// CuSeqKV (u64; LSE and the cu_seqlens may be 0), then u32 byte strides
-// (seq, head, batch) of Q, K, V and O, the LSE's head and batch strides in
-// bytes, seqQ, seqKV, group (query heads per KV head), groupMagic, c
-// (f32: scale·log2 e, or cap·log2 e with the soft-cap), capIn (f32:
-// scale/cap), windowLeft and windowRight (s32, negative: unbounded; causal
-// is windowRight 0), then SeqLensKV (u64: int32 key counts of a KV
-// cache, or 0), splits, splitMagic, blocksPerSplit (u32: CTA x is
-// qBlock*splits + split; split s takes key blocks [s*bps, (s+1)*bps)),
-// oSplit and lseSplit (u32 bytes between the splits' O and LSE), a
-// padding word, BlockTable (u64, int32 page numbers), blocksPerSeq,
-// pageShift and pageMask (u32; read by the paged variants only), then
-// the row packing G', its magic, low factor and -G' (u32): packed row r
-// of CTA (x, y) is query r/G' of query head y*G' + r%G' (G' = group packs
-// a KV head's query heads into one CTA, y being the KV head; G' = 1 is
-// one query head a CTA, y the query head).
-func Params() []cubin.Param {
-	var p []cubin.Param
-	for k := 0; k < 7; k++ {
-		p = append(p, cubin.Param{Size: 8, Align: 8})
-	}
-	for k := 0; k < (0x90-0x38)/4; k++ {
-		p = append(p, cubin.Param{Size: 4, Align: 4})
-	}
-	p = append(p, cubin.Param{Size: 8, Align: 8})
-	for k := 0; k < (0xb0-0x98)/4; k++ { // (0xac is padding)
-		p = append(p, cubin.Param{Size: 4, Align: 4})
-	}
-	p = append(p, cubin.Param{Size: 8, Align: 8})
-	for k := 0; k < (paramEnd-0xb8)/4; k++ {
-		p = append(p, cubin.Param{Size: 4, Align: 4})
-	}
-	return p
-}
 
 // regs is the register map of one variant.
 type regs struct {
@@ -350,7 +124,7 @@ func newRegs(d int) regs {
 }
 
 // Registers is the register count a variant records (highest index + 3).
-func (c Config) Registers() int { return newRegs(c.HeadDim).last - 1 + 3 }
+func registers(c sm86attn.Config) int { return newRegs(c.HeadDim).last - 1 + 3 }
 
 func r(n int) sass.Operand { return sass.R(sass.Reg(n)) }
 
@@ -414,7 +188,7 @@ const (
 )
 
 type builder struct {
-	c      Config
+	c      sm86attn.Config
 	g      regs
 	p      sass.Program
 	tr     *tracker
@@ -495,22 +269,22 @@ func (b *builder) resolve() {
 // Program is a generated kernel: the instructions, the unmasked and
 // masked loops ([first, backward BRA]) and the EXIT offsets.
 type Program struct {
-	Config   Config
+	Config   sm86attn.Config
 	Insts    sass.Program
 	Loop     [2]int // the unmasked main loop
 	MaskLoop [2]int // the masked loop (diagonal, window edges, key tail)
 	Exits    []int
 }
 
-func (c Config) hmmaMods() string {
-	if c.In == BF16 {
+func hmmaMods(c sm86attn.Config) string {
+	if c.In == sm86attn.BF16 {
 		return "16816.F32.BF16"
 	}
 	return "16816.F32"
 }
 
 // Generate emits the prefill kernel for c.
-func Generate(c Config) (*Program, error) { return generate(c, 0) }
+func Generate(c sm86attn.Config) (*Program, error) { return generate(c, 0) }
 
 // dumpRegs are the registers the dump stores: the LDSM addresses of K
 // (4) and V (4) of stage 0, the copy destination of this stage and of the
@@ -524,7 +298,7 @@ func (g regs) dumpRegs() []int {
 
 }
 
-func generate(c Config, dumpAt uint64) (*Program, error) {
+func generate(c sm86attn.Config, dumpAt uint64) (*Program, error) {
 	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
 		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64, 128 and 256", c.HeadDim)
 	}
@@ -620,14 +394,14 @@ func (b *builder) setup() {
 		// kv head = h / group: IMAD.HI by the magic (group 1: h)
 		sass.New("IMAD", "HI.U32", r(g.kvh), r(g.h), cb(pMagic), rz),
 	)
-	if c.wide() {
+	if c.Wide() {
 		// the warp's half hf = warp / rowTiles; warp becomes its row tile
 		// warp % rowTiles; exchange address xs = 2 stages + (warp's index)
-		// *xchgBytes + 16 lane
-		b.add(shr(g.hf, g.warp, log2(c.rowTiles())), shl(t+14, g.warp, log2(xchgBytes)))
-		b.add(and(g.warp, g.warp, int64(c.rowTiles()-1)))
+		// *sm86attn.ExchangeBytes + 16 lane
+		b.add(shr(g.hf, g.warp, log2(c.RowTiles())), shl(t+14, g.warp, log2(sm86attn.ExchangeBytes)))
+		b.add(and(g.warp, g.warp, int64(c.RowTiles()-1)))
 		b.add(lea(g.xs, g.lane, r(t+14), 4))
-		b.add(iadd(g.xs, r(g.xs), imm(int64(Stages*c.StageBytes()))))
+		b.add(iadd(g.xs, r(g.xs), imm(int64(sm86attn.Stages*c.StageBytes()))))
 	}
 	b.add(
 		mov(t+14, cb(pGroup)),
@@ -709,9 +483,9 @@ func (b *builder) setup() {
 		imin(t+5, r(t+14), r(t+6)),
 		iadd(t+5, r(t+5), r(g.hi)),
 		imin(t+5, r(t+5), r(g.nk)),
-		shr(g.j, t+4, c.kbShift()),
+		shr(g.j, t+4, kbShift(c)),
 		iadd(t+7, r(t+5), imm(int64(c.KeyBlock()-1))),
-		shr(g.jEnd, t+7, c.kbShift()),
+		shr(g.jEnd, t+7, kbShift(c)),
 		isetp("LE", sass.P1, t+5, r(t+4), pt),
 	)
 	b.add(
@@ -719,11 +493,11 @@ func (b *builder) setup() {
 		iadd(t+8, r(t+14), r(g.lo)),
 		imax(t+8, r(t+8), rz),
 		iadd(t+8, r(t+8), imm(int64(c.KeyBlock()-1))),
-		shr(g.fLo, t+8, c.kbShift()),
+		shr(g.fLo, t+8, kbShift(c)),
 		iadd(t+9, r(t+13), r(g.hi)),
 		imin(t+9, r(t+9), r(g.nk)),
 		imax(t+9, r(t+9), rz),
-		shr(g.fHi, t+9, c.kbShift()),
+		shr(g.fHi, t+9, kbShift(c)),
 		// this split's blocks: [max(j, sp*bps), min(jEnd, sp*bps+bps)),
 		// empty (no block: O 0, LSE -Inf) when that is
 		sass.New("IMAD", "", r(t+15), r(g.sp), cb(pBPS), rz),
@@ -807,14 +581,14 @@ func (b *builder) setup() {
 		and(t+3, g.rr, 7),
 		xor(t+3, t+3, r(t+1)),
 		shl(t+3, t+3, 4),
-		lea(g.dst, g.rr, r(t+3), log2(c.rowBytes())),
+		lea(g.dst, g.rr, r(t+3), log2(c.RowBytes())),
 	)
 	// LDSM lane bases. K (non-transposed, B of Q·Kᵀ): key row (lane&7) +
 	// 8(lane>>4), chunk 2ks + ((lane>>3)&1): kb = row*rowB + (((lane>>3)&1)
 	// ^ (lane&7))*16; ks&3 is an XOR by 32(ks&3), ks>>2 +128 bytes.
 	// V (transposed, B of P·V) and Q (A of Q·Kᵀ): row lane&15, chunk 2p +
 	// (lane>>4): vb = V offset + row*rowB + ((lane>>4) ^ (lane&7))*16.
-	rb := log2(c.rowBytes())
+	rb := log2(c.RowBytes())
 	b.add(
 		and(t+4, g.lane, 7),
 		shr(t+5, g.lane, 3),
@@ -828,10 +602,10 @@ func (b *builder) setup() {
 		shl(t+6, t+6, 4),
 		and(t+8, g.lane, 15),
 		shl(t+9, t+8, rb),
-		iadd3(g.vb, r(t+9), r(t+6), imm(int64(c.KeyBlock()*c.rowBytes()))),
+		iadd3(g.vb, r(t+9), r(t+6), imm(int64(c.KeyBlock()*c.RowBytes()))),
 		mov(g.ninf, imm(0xff800000)),
 	)
-	if c.wide() {
+	if c.Wide() {
 		// the warp's half of the head dimension: chunks 16hf.. (256 bytes
 		// on; the swizzle XORs only the low three chunk bits)
 		b.add(lea(g.kb, g.hf, r(g.kb), 8), lea(g.vb, g.hf, r(g.vb), 8))
@@ -840,7 +614,7 @@ func (b *builder) setup() {
 	for k := 0; k < 2; k++ {
 		b.add(mov(g.mo+k, r(g.ninf)), mov(g.l+k, rz), mov(g.ms+k, rz))
 	}
-	for k := 0; k < c.dw()/2; k += 2 {
+	for k := 0; k < dw(c)/2; k += 2 {
 		b.add(sass.New("CS2R", "", r(g.o+k), sass.SR(sass.SRZero)))
 	}
 }
@@ -860,7 +634,7 @@ type slot struct {
 // cn threads a row, rows rr + i·(threads/cn) (a multiple of 8).
 // Decode, 32 threads: rows rr + 8i, chunks c + 4v + 8m (v = alt); 64
 // threads: rows rr + 8i, chunks c + 8m.
-func (c Config) copySlots(n int) []slot {
+func copySlots(c sm86attn.Config, n int) []slot {
 	cn := c.HeadDim / 8
 	T := c.CTAThreads()
 	var out []slot
@@ -913,7 +687,7 @@ func rowsOf(sl []slot) [][]slot {
 func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64, dst, alt int) []sass.Inst {
 	g, c := b.g, b.c
 	var out []sass.Inst
-	for i, rs := range rowsOf(c.copySlots(c.KeyBlock())) {
+	for i, rs := range rowsOf(copySlots(c, c.KeyBlock())) {
 		tp := g.tp + 2*(i%4)
 		row := g.t + 12 + i%4
 		out = append(out,
@@ -926,7 +700,7 @@ func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64
 			if x.alt {
 				base = alt
 			}
-			out = append(out, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off+x.shared(c.rowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
+			out = append(out, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, off+x.shared(c.RowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
 		}
 	}
 	return out
@@ -940,7 +714,7 @@ func (b *builder) copyRows(ptr int, strideAt int64, j0 int, limit int, off int64
 // K and V copies from page*batchStride + (row & mask)*seqStride.
 func (b *builder) copyBlock(j0, dst, alt int, guard sass.Cond) []sass.Inst {
 	g, c := b.g, b.c
-	rb := c.rowBytes()
+	rb := c.RowBytes()
 	kb := int64(c.KeyBlock() * rb)
 	if !c.Paged {
 		out := b.copyRows(g.kp, pKS, j0, g.nkm1, 0, dst, alt)
@@ -953,7 +727,7 @@ func (b *builder) copyBlock(j0, dst, alt int, guard sass.Cond) []sass.Inst {
 		return out
 	}
 	t := g.t
-	rows := rowsOf(c.copySlots(c.KeyBlock()))
+	rows := rowsOf(copySlots(c, c.KeyBlock()))
 	var out []sass.Inst
 	for i, rs := range rows {
 		tp := g.tp + 2*(i%4)
@@ -1014,7 +788,7 @@ func (b *builder) prologue() {
 	// t+5 its alt (dst ^ 64)
 	b.add(iadd(t+10, r(g.dst), imm(int64(c.StageBytes()))))
 	b.add(xor(t+5, t+10, imm(64)))
-	for i, rs := range rowsOf(c.copySlots(c.Rows())) {
+	for i, rs := range rowsOf(copySlots(c, c.Rows())) {
 		tp := g.tp + 2*(i%4)
 		row := t + 12 + i%4
 		b.add(iadd3(row, r(t+11), r(g.rr), imm(int64(rs[0].row))))
@@ -1027,14 +801,14 @@ func (b *builder) prologue() {
 			if x.alt {
 				base = t + 5
 			}
-			b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, x.shared(c.rowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
+			b.addSB(sbMisc, sass.New("LDGSTS", "E.BYPASS.128", sass.Shared(sass.Reg(base), 0, x.shared(c.RowBytes())), sass.G64(sass.Reg(tp), int64(16*x.chunk))))
 		}
 	}
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	// first K/V block: rows from j*64, stage 0 (its own group, which the
 	// first body's DEPBAR waits for); blocks none: skip nothing
 	// (the copies are clamped and harmless); nk == 0: no copies at all
-	b.add(shl(t+8, g.j, c.kbShift()), mov(g.st, rz), xor(t+11, g.dst, imm(64)))
+	b.add(shl(t+8, g.j, kbShift(c)), mov(g.st, rz), xor(t+11, g.dst, imm(64)))
 	b.add(isetp("LT", sass.P3, g.nkm1, rz, pt))
 	b.add(b.copyBlock(t+8, g.dst, t+11, sass.IfNot(sass.P3))...)
 	b.add(sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
@@ -1042,9 +816,9 @@ func (b *builder) prologue() {
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
 	// Q lane base: the V lane base moved to the Q tile (stage 1) and the
 	// warp's 16 rows: vb - 64 rows + StageBytes + 16w rows
-	b.add(shl(t+3, g.warp, 4+log2(c.rowBytes())))
-	b.add(iadd3(t+3, r(t+3), r(g.vb), imm(int64(c.StageBytes()-c.KeyBlock()*c.rowBytes()))))
-	for ks := 0; ks < c.dw()/16; ks++ {
+	b.add(shl(t+3, g.warp, 4+log2(c.RowBytes())))
+	b.add(iadd3(t+3, r(t+3), r(g.vb), imm(int64(c.StageBytes()-c.KeyBlock()*c.RowBytes()))))
+	for ks := 0; ks < dw(c)/16; ks++ {
 		// chunk 2ks + (lane>>4): XOR 32(ks&3) then +128(ks>>2)
 		if ks%4 == 0 {
 			b.add(iadd(t+14, r(t+3), imm(int64(128*(ks/4)))))
@@ -1095,7 +869,7 @@ func (b *builder) dispatch() {
 // hmma emits one HMMA of the running group (SB1..3 rotate every 4).
 func (b *builder) hmma(d, a, bb, cc sass.Operand) {
 	sb := sass.Scoreboard(int(sass.SB1) + b.hmmaG%3)
-	b.addSB(sb, sass.New("HMMA", b.c.hmmaMods(), d, a, bb, cc).Stall(4))
+	b.addSB(sb, sass.New("HMMA", hmmaMods(b.c), d, a, bb, cc).Stall(4))
 	b.hmmaN++
 	if b.hmmaN%4 == 0 {
 		b.hmmaG++
@@ -1107,10 +881,10 @@ func (b *builder) hmma(d, a, bb, cc sass.Operand) {
 func (b *builder) body(masked bool) {
 	g, c := b.g, b.c
 	t := g.t
-	dw := c.dw()
-	rb := c.rowBytes()
+	dw := dw(c)
+	rb := c.RowBytes()
 	sb := c.StageBytes()
-	nt, nkk := c.nTiles(), c.nKK()
+	nt, nkk := nTiles(c), nKK(c)
 	b.add(sass.New("DEPBAR", "LE", sass.SB(0), imm(0)).Yield())
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
 	// addresses of this stage; next stage for the copies
@@ -1118,7 +892,7 @@ func (b *builder) body(masked bool) {
 		iadd(g.ka, r(g.kb), r(g.st)),
 		iadd(g.va, r(g.vb), r(g.st)),
 		xor(t+10, g.st, imm(int64(sb))),
-		shl(t+8, g.j, c.kbShift()),
+		shl(t+8, g.j, kbShift(c)),
 	)
 	b.add(
 		iadd(t+9, r(g.dst), r(t+10)),
@@ -1226,7 +1000,7 @@ func (b *builder) body(masked bool) {
 		}
 	}
 	popFill(len(fill))
-	if c.wide() {
+	if c.Wide() {
 		b.exchange()
 	}
 	fills := b.softmax(masked)
@@ -1276,16 +1050,16 @@ func (b *builder) exchange() {
 	// batch (free: the last S batch's HMMAs have issued, the first P·V
 	// batch is in the even half; 4-aligned for LDS.128)
 	x := g.f + 16
-	for n := 0; n < c.nTiles(); n++ {
+	for n := 0; n < nTiles(c); n++ {
 		b.add(sass.New("STS", "128", sass.Shared(sass.Reg(g.xs), 0, int64(512*n)), r(g.s+4*n)))
 	}
 	b.add(sass.New("BAR", "SYNC", imm(0)).Yield())
 	// the partner's area: ka is free (this block's K reads have landed)
-	b.add(xor(g.ka, g.xs, imm(int64(c.rowTiles()*xchgBytes))))
-	for n := 0; n < c.nTiles(); n++ {
+	b.add(xor(g.ka, g.xs, imm(int64(c.RowTiles()*sm86attn.ExchangeBytes))))
+	for n := 0; n < nTiles(c); n++ {
 		b.add(sass.New("LDS", "128", r(x+4*n), sass.Shared(sass.Reg(g.ka), 0, int64(512*n))))
 	}
-	for n := 0; n < c.nTiles(); n++ {
+	for n := 0; n < nTiles(c); n++ {
 		for e := 0; e < 4; e++ {
 			b.add(sass.New("FADD", "", r(g.s+4*n+e), r(g.s+4*n+e), r(x+4*n+e)))
 		}
@@ -1296,7 +1070,7 @@ func (b *builder) exchange() {
 // to P in place (packed), with the running max, sum and rescale of O.
 func (b *builder) softmax(masked bool) [][]sass.Inst {
 	g, c := b.g, b.c
-	nt, nkk := c.nTiles(), c.nKK()
+	nt, nkk := nTiles(c), nKK(c)
 	t := g.t
 	s := func(n, e int) int { return g.s + 4*n + e }
 	if c.SoftCap {
@@ -1314,7 +1088,7 @@ func (b *builder) softmax(masked bool) [][]sass.Inst {
 	if masked {
 		// A_r, B_r relative to this block: col = 8n + 2t + e sees iff
 		// A_r <= 8n+e < B_r (A, B already minus 2t)
-		b.add(shl(t+0, g.j, c.kbShift()))
+		b.add(shl(t+0, g.j, kbShift(c)))
 		for k := 0; k < 2; k++ {
 			b.add(
 				sass.New("IADD3", "", r(g.ma+k), r(g.ar+k), sass.Neg(r(t+0)), rz),
@@ -1378,7 +1152,7 @@ func (b *builder) softmax(masked bool) [][]sass.Inst {
 	// S(2kk)'s four registers. kk 0 now; the others are returned as fillers
 	// (fills[kk+1] precede kk+1's HMMAs; fills[nkk] the l update).
 	mods := "PACK_AB"
-	if c.In == BF16 {
+	if c.In == sm86attn.BF16 {
 		mods = "BF16.PACK_AB"
 	}
 	fills := make([][]sass.Inst, nkk+1)
@@ -1460,7 +1234,7 @@ func (b *builder) epilogue() {
 		iadd(t+7, r(t+6), imm(8)),
 		isetp("NE", sass.P0, t+9, rz, sass.P(sass.P0)),
 	)
-	if c.wide() {
+	if c.Wide() {
 		// the LSE by the half-0 warp only
 		b.add(isetp("EQ", sass.P0, g.hf, rz, sass.P(sass.P0)))
 	}
@@ -1478,9 +1252,9 @@ func (b *builder) epilogue() {
 	// O row pointers: O + qbat*oB + (qrow0 + i)*oS + head*oH + 2t*esz
 	esz := c.Out.Size()
 	b.add(mov(g.tp, cb(pO)), mov(g.tp+1, cb(pO+4)), shl(t+8, g.qt, log2(2*esz)))
-	if c.wide() {
+	if c.Wide() {
 		// the warp's half of the columns
-		b.add(sass.New("IMAD", "", r(t+8), r(g.hf), imm(int64(c.dw()*esz)), r(t+8)))
+		b.add(sass.New("IMAD", "", r(t+8), r(g.hf), imm(int64(dw(c)*esz)), r(t+8)))
 	}
 	b.add(wide(g.tp, g.qbat, cb(pOB), g.tp))
 	b.add(wide(g.tp, g.sp, cb(pOSplit), g.tp))
@@ -1488,7 +1262,7 @@ func (b *builder) epilogue() {
 	b.add(iadd(t+6, r(t+6), r(g.qrow0)), iadd(t+7, r(t+7), r(g.qrow0)))
 	b.add(wide(g.tp+2, t+6, cb(pOS), g.tp), wide(g.tp+4, t+7, cb(pOS), g.tp))
 	b.add(wide(g.tp+2, t+12, cb(pOH), g.tp+2), wide(g.tp+4, t+13, cb(pOH), g.tp+4))
-	for nt := 0; nt < c.dw()/8; nt++ {
+	for nt := 0; nt < dw(c)/8; nt++ {
 		for row := 0; row < 2; row++ {
 			o := g.o + 4*nt + 2*row
 			b.add(
@@ -1499,11 +1273,11 @@ func (b *builder) epilogue() {
 			off := int64(nt * 8 * esz)
 			pr := sass.If(sass.Pred(2 + row))
 			switch c.Out {
-			case OutF32:
+			case sm86attn.OutF32:
 				b.add(sass.New("STG", "E.64", sass.G64(ptr, off), r(o)).When(pr))
-			case OutF16, OutBF16:
+			case sm86attn.OutF16, sm86attn.OutBF16:
 				mods := "PACK_AB"
-				if c.Out == OutBF16 {
+				if c.Out == sm86attn.OutBF16 {
 					mods = "BF16.PACK_AB"
 				}
 				b.add(sass.New("F2FP", mods, r(t+10+row), r(o+1), r(o)))
@@ -1604,30 +1378,11 @@ func (p *Program) Kernel() (cubin.Kernel, error) {
 	return cubin.Kernel{
 		Name:          p.Config.Name(),
 		Code:          code,
-		Params:        Params(),
-		Registers:     p.Config.Registers(),
+		Params:        sm86attn.Params(),
+		Registers:     registers(p.Config),
 		Barriers:      1,
 		DynamicShared: true,
 		MaxThreads:    [3]int{p.Config.CTAThreads(), 1, 1},
 		ExitOffsets:   p.Exits,
 	}, nil
-}
-
-// Variants lists every prefill kernel the package ships.
-func Variants() []Config {
-	var out []Config
-	for _, d := range []int{64, 128, 256} {
-		for _, in := range []Input{F16, BF16} {
-			for _, o := range []Output{OutF32, OutF16, OutBF16} {
-				for _, sc := range []bool{false, true} {
-					for _, pg := range []bool{false, true} {
-						for _, dec := range []bool{false, true} {
-							out = append(out, Config{In: in, Out: o, HeadDim: d, SoftCap: sc, Paged: pg, Decode: dec})
-						}
-					}
-				}
-			}
-		}
-	}
-	return out
 }

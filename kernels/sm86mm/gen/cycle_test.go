@@ -1,7 +1,8 @@
-package sm86mm
+package gen
 
 import (
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"sort"
 	"strings"
 	"testing"
@@ -33,13 +34,13 @@ func mixTable(m map[sass.Op]int) string {
 func TestCycleModel(t *testing.T) {
 	var rows []string
 	cs := variants()
-	for _, tl := range []Tile{Tile128x64, Tile64x128} {
-		cs = append(cs, Config{Tile: tl}, Config{Tile: tl, In: BF16})
+	for _, tl := range []sm86mm.Tile{sm86mm.Tile128x64, sm86mm.Tile64x128} {
+		cs = append(cs, sm86mm.Config{Tile: tl}, sm86mm.Config{Tile: tl, In: sm86mm.BF16})
 	}
-	cs = append(cs, Config{SplitK: true}, Config{Tile: Tile64x128, SplitK: true})
+	cs = append(cs, sm86mm.Config{SplitK: true}, sm86mm.Config{Tile: sm86mm.Tile64x128, SplitK: true})
 	for _, l := range layouts() {
-		for _, tl := range Tiles() {
-			cs = append(cs, Config{Tile: tl, TransA: l[0], TransB: l[1]})
+		for _, tl := range sm86mm.Tiles() {
+			cs = append(cs, sm86mm.Config{Tile: tl, TransA: l[0], TransB: l[1]})
 		}
 	}
 	for _, c := range cs {
@@ -58,13 +59,13 @@ func TestCycleModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %.1f | %g | %.1f%% |", c.Name(), len(p.Insts), len(body), cy.Period, cy.HMMA, 100*cy.TensorShare))
-		if c.Tile == Tile128x128 && cy.TensorShare < 0.90 {
+		if c.Tile == sm86mm.Tile128x128 && cy.TensorShare < 0.90 {
 			t.Errorf("%s: tensor-pipe share %.1f%% < 90%%", c.Name(), 100*cy.TensorShare)
 		}
-		if c.In == F16 && !c.SplitK {
+		if c.In == sm86mm.F16 && !c.SplitK {
 			t.Logf("%s main loop mix: %s", c.Name(), mixTable(cy.MixByOp))
 		}
-		if c == (Config{}) {
+		if c == (sm86mm.Config{}) {
 			t.Logf("main loop mix: %s", mixTable(cy.MixByOp))
 			var w []string
 			for k, n := range cy.Waited {

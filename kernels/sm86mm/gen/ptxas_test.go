@@ -1,6 +1,7 @@
-package sm86mm
+package gen
 
 import (
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,7 +19,7 @@ func TestPtxasComparison(t *testing.T) {
 	ptxas := cudatools.Require(t, "ptxas")
 	dir := t.TempDir()
 	cub := filepath.Join(dir, "ref.cubin")
-	cudatools.Run(t, ptxas, "-arch=sm_86", "testdata/mma_ref.ptx", "-o", cub)
+	cudatools.Run(t, ptxas, "-arch=sm_86", "../testdata/mma_ref.ptx", "-o", cub)
 	b, err := os.ReadFile(cub)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestPtxasComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Generate(Config{})
+	p, err := Generate(sm86mm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

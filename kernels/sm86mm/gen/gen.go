@@ -1,219 +1,32 @@
-// Package sm86mm generates the hand-scheduled SM86/SM89 matmul kernels:
-// LDGSTS.E.BYPASS.128 global->shared copies in a multi-stage pipeline
-// (LDGDEPBAR / DEPBAR.LE), swizzled shared tiles read by LDSM.x4 (and
-// LDSM.x4.T for an operand stored with k rows: B plain, A transposed),
-// HMMA.16816.F32 with the fragments
-// double-buffered in registers, and a predicated epilogue.
-//
-// The generator emits the program instruction by instruction in an order
-// chosen by hand (the interleaving slots of the main loop are listed in
-// mainLoop); the scoreboards and wait masks are chosen by hand; the stall
-// counts are the hand-given minimums (HMMA to HMMA 8 cycles, ptxas's
-// spacing) raised where a fixed-latency producer needs more, using the
-// sass latency table (fixStalls). sched.Check verifies the result.
-//
-// Variants (Config): CTA tiles 128x128 (8 warps, 2 x 4), 128x64 (4
-// warps, 2 x 2) and 64x128 (4 warps, 1 x 4: the small-M tile), every warp
-// 64x32 (4x4 HMMA tiles of 16x8) so that the main loop is the same; K step
-// 32; 4 shared stages; f16 or bf16 inputs, f32 accumulation; D in f32, f16
-// or bf16. The epilogue stages the accumulators through shared memory and
-// computes act(alpha*acc + beta*C + bias) four columns a thread, with
-// 16-byte (f32) or 8-byte (f16/bf16) stores where they fit; the split-K
-// kernels add alpha*acc into an f32 D with RED.E.ADD.F32 instead.
-//
-// Operands: A is M x K row-major (lda elements per row), or K x M with
-// Config.TransA; B is K x N row-major (ldb), or N x K with Config.TransB;
-// C and D are M x N row-major (ldc, ldd). Requirements (the 16-byte
-// copies): lda and ldb multiples of 8, A and B 16-byte aligned; K a
-// positive multiple of 8 when an operand is copied along K (A plain or B
-// transposed: every layout but TN); and for an operand copied along N or
-// M (B plain, A transposed) ldb >= N (lda >= M) rounded up to 8 (a copy
-// that starts below N may read up to 7 elements of the row's padding;
-// those only reach output columns >= N (rows >= M), which are not
-// stored).
-// M, N any positive values; grid Geometry.Grid, Geometry.Threads threads,
-// Geometry.SharedBytes of dynamic shared memory. Nothing here has run on a
-// GPU.
-package sm86mm
+// Package gen generates the sm86mm kernels (see package sm86mm for what
+// they compute and the variants): the program instruction by instruction
+// in an order chosen by hand (the interleaving slots of the main loop are
+// listed in mainLoop); the scoreboards and wait masks are chosen by hand;
+// the stall counts are the hand-given minimums (HMMA to HMMA 8 cycles,
+// ptxas's spacing) raised where a fixed-latency producer needs more, using
+// the sass latency table (fixStalls). sched.Check verifies the result.
+// Only go generate and the tests link it.
+package gen
 
 import (
 	"fmt"
 	"math/bits"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
-	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Input is the element type of A and B.
-type Input int
-
-// Inputs.
-const (
-	F16 Input = iota
-	BF16
-)
-
-// String names the input type.
-func (t Input) String() string {
-	if t == BF16 {
-		return "bf16"
-	}
-	return "f16"
+func bOffset(g sm86mm.Geometry) int { return g.TM * sm86mm.TileK * 2 }
+func chunksB(g sm86mm.Geometry) int { return g.TN / 8 }
+func copiesA(g sm86mm.Geometry) int { return g.TM * 4 / g.Threads() }
+func copiesB(g sm86mm.Geometry) int { return sm86mm.TileK * chunksB(g) / g.Threads() }
+func ringPow2(g sm86mm.Geometry) bool {
+	s := sm86mm.Stages * g.StageBytes()
+	return s&(s-1) == 0
 }
-
-// Output is the element type of D (and of C, which the epilogue reads in
-// the same type).
-type Output int
-
-// Outputs.
-const (
-	OutF32 Output = iota
-	OutF16
-	OutBF16
-)
-
-// String names the output type.
-func (o Output) String() string {
-	switch o {
-	case OutF16:
-		return "f16"
-	case OutBF16:
-		return "bf16"
-	}
-	return "f32"
-}
-
-// Size is the output element's size in bytes.
-func (o Output) Size() int {
-	if o == OutF32 {
-		return 4
-	}
-	return 2
-}
-
-// Tile is a CTA tile shape. Every tile is built from warps of 64x32
-// (4x4 HMMA.16816 tiles), so the main loop of each warp is the same.
-type Tile int
-
-// Tiles.
-const (
-	// Tile128x128: 8 warps, 2 (M) x 4 (N).
-	Tile128x128 Tile = iota
-	// Tile128x64: 4 warps, 2 x 2, for N <= 64.
-	Tile128x64
-	// Tile64x128: 4 warps, 1 x 4: the small-M (decode-shaped) tile.
-	Tile64x128
-)
-
-// Tiles lists every tile shape.
-func Tiles() []Tile { return []Tile{Tile128x128, Tile128x64, Tile64x128} }
-
-// Config selects a variant. The zero value is the 128x128 kernel with f16
-// inputs and f32 output.
-//
-// The epilogue options (beta*C, bias, activation) are kernel parameters,
-// not variants: beta == 0 skips every C load (C may then be 0), a zero bias
-// pointer skips the bias, and the activation code selects none, ReLU, GELU
-// (tanh form) or SiLU without a branch. With SplitK the kernel instead adds
-// alpha times its partial product over one K range into D with
-// RED.E.ADD.F32 (D f32, no beta, bias or activation: see SplitKChunk).
-type Config struct {
-	In     Input
-	Tile   Tile
-	Out    Output
-	SplitK bool
-	// TransA: A is stored K x M row-major (lda elements a k row), the
-	// operand used is its transpose. The copies run along M and the
-	// fragments are read with LDSM.16.MT88.4.
-	TransA bool
-	// TransB: B is stored N x K row-major (ldb elements an n row: the
-	// "weights stored N x K" layout). The copies run along K and the
-	// fragments are read with LDSM.16.M88.4.
-	TransB bool
-}
-
-// Layout is the BLAS-style layout code: op(A) then op(B), N plain, T
-// transposed.
-func (c Config) Layout() string {
-	l := []byte("nn")
-	if c.TransA {
-		l[0] = 't'
-	}
-	if c.TransB {
-		l[1] = 't'
-	}
-	return string(l)
-}
-
-// Geometry is the tile shape of a variant.
-type Geometry struct {
-	// TM x TN is the CTA tile, WM x WN its warp grid (each warp 64x32).
-	TM, TN, WM, WN int
-}
-
-// Geometry returns the variant's tile shape.
-func (c Config) Geometry() Geometry {
-	switch c.Tile {
-	case Tile128x64:
-		return Geometry{128, 64, 2, 2}
-	case Tile64x128:
-		return Geometry{64, 128, 1, 4}
-	}
-	return Geometry{128, 128, 2, 4}
-}
-
-// Threads is the CTA size.
-func (g Geometry) Threads() int { return 32 * g.WM * g.WN }
-
-// StageBytes is one pipeline stage: the A tile (TM x 32 halves) then the B
-// tile (32 x TN halves).
-func (g Geometry) StageBytes() int { return g.TM*TileK*2 + TileK*g.TN*2 }
-
-// SharedBytes is the dynamic shared memory: the larger of the Stages-stage
-// ring and the epilogue's staging area (8 KiB a warp).
-func (g Geometry) SharedBytes() int { return max(Stages*g.StageBytes(), g.WM*g.WN*8192) }
-
-// Grid returns the launch grid for an M x N problem (splits CTAs along K
-// for the split-K kernel; 1 otherwise).
-func (g Geometry) Grid(M, N, splits int) [3]int {
-	return [3]int{(N + g.TN - 1) / g.TN, (M + g.TM - 1) / g.TM, max(splits, 1)}
-}
-
-func (g Geometry) bOffset() int   { return g.TM * TileK * 2 }
-func (g Geometry) chunksB() int   { return g.TN / 8 }
-func (g Geometry) copiesA() int   { return g.TM * 4 / g.Threads() }
-func (g Geometry) copiesB() int   { return TileK * g.chunksB() / g.Threads() }
-func (g Geometry) ringPow2() bool { s := Stages * g.StageBytes(); return s&(s-1) == 0 }
-func (g Geometry) String() string { return fmt.Sprintf("%dx%d", g.TM, g.TN) }
-func log2(n int) int64            { return int64(bits.TrailingZeros(uint(n))) }
-
-// Geometry of the 128x128 tile (variant 1), and the constants every tile
-// shares.
-const (
-	TileM   = 128
-	TileN   = 128
-	TileK   = 32
-	Threads = 256
-	Stages  = 4
-	// StageBytes is one stage of the 128x128 tile: the A tile (128x32
-	// halves, 8 KiB) then the B tile (32x128 halves, 8 KiB).
-	StageBytes  = 0x4000
-	SharedBytes = Stages * StageBytes
-)
-
-// Activation codes (the act parameter): tile.Activation's values, which
-// the compile-time check below ties them to.
-const (
-	ActNone = 0
-	ActReLU = 1
-	ActGELU = 2 // 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), MUFU.TANH
-	ActSiLU = 3 // x*sigmoid(x) = 0.5x(1+tanh(x/2)), MUFU.TANH
-)
-
-// The codes must equal tile's: an array index out of range fails the build.
-var _ = [1]struct{}{}[(ActNone-int(tile.ActNone))|(ActReLU-int(tile.ActReLU))|(ActGELU-int(tile.ActGELU))|(ActSiLU-int(tile.ActSiLU))]
+func log2(n int) int64 { return int64(bits.TrailingZeros(uint(n))) }
 
 // Parameter offsets in constant bank 0.
 const (
@@ -235,33 +48,6 @@ const (
 	pKC    = cubin.ParamBase + 0x50
 	pKOff  = cubin.ParamBase + 0x54
 )
-
-// Params is the kernel's parameter list, the same for every variant: D, A,
-// B (pointers), M, N, K, lda, ldb, ldd (u32), alpha, beta (f32), ldc, act
-// (u32), C, bias (pointers; bias is N f32 values), kc, koff (u32: the
-// split-K kernel's CTA z does K range [koff + z*kc, min(K, koff+(z+1)*kc));
-// the other kernels ignore them).
-func Params() []cubin.Param {
-	p := []cubin.Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}
-	for k := 0; k < 10; k++ {
-		p = append(p, cubin.Param{Size: 4, Align: 4})
-	}
-	p = append(p, cubin.Param{Size: 8, Align: 8}, cubin.Param{Size: 8, Align: 8})
-	return append(p, cubin.Param{Size: 4, Align: 4}, cubin.Param{Size: 4, Align: 4})
-}
-
-// Name returns the kernel's symbol name.
-func (c Config) Name() string {
-	g := c.Geometry()
-	s := fmt.Sprintf("tcrt_sm86_mm_%dx%dx32_%s_%s", g.TM, g.TN, c.In, c.Out)
-	if c.SplitK {
-		s += "_splitk"
-	}
-	if c.TransA || c.TransB {
-		s += "_" + c.Layout()
-	}
-	return s
-}
 
 // Register map.
 const (
@@ -436,8 +222,8 @@ func asm(s string) sass.Inst {
 func asmf(format string, a ...any) sass.Inst { return asm(fmt.Sprintf(format, a...)) }
 
 type builder struct {
-	c     Config
-	g     Geometry
+	c     sm86mm.Config
+	g     sm86mm.Geometry
 	p     sass.Program
 	loops [][2]int // [first, backward BRA] of every loop, in program order
 	exits []int
@@ -456,7 +242,7 @@ func (b *builder) add(is ...sass.Inst) {
 // starts and ends (Loop[0] is the first instruction of the body, Loop[1]
 // the backward BRA), the epilogue's row loop, and the EXIT offsets.
 type Program struct {
-	Config Config
+	Config sm86mm.Config
 	Insts  sass.Program
 	Loop   [2]int
 	// EpiLoop is the epilogue's loop over staged rows.
@@ -464,8 +250,8 @@ type Program struct {
 	Exits   []int
 }
 
-func (c Config) hmmaMods() string {
-	if c.In == BF16 {
+func hmmaMods(c sm86mm.Config) string {
+	if c.In == sm86mm.BF16 {
 		return "16816.F32.BF16"
 	}
 	return "16816.F32"
@@ -521,7 +307,7 @@ func (b *builder) kOp() sass.Operand {
 }
 
 // copies is the number of 16-byte copies a thread issues per K tile.
-func (b *builder) copies() int { return b.g.copiesA() + b.g.copiesB() }
+func (b *builder) copies() int { return copiesA(b.g) + copiesB(b.g) }
 
 // Shared layouts. An operand whose rows run along K (A plain, B
 // transposed) is a tile of TM (TN) rows of 32 k, 64 bytes a row, the
@@ -536,12 +322,12 @@ func (b *builder) rowA() int {
 	if b.c.TransA {
 		return b.g.TM * 2
 	}
-	return TileK * 2
+	return sm86mm.TileK * 2
 }
 
 func (b *builder) rowB() int {
 	if b.c.TransB {
-		return TileK * 2
+		return sm86mm.TileK * 2
 	}
 	return b.g.TN * 2
 }
@@ -569,7 +355,7 @@ func (b *builder) stepB() int {
 // P3..P6 for four, P1..P6 for six.
 func (b *builder) copyTile(dstA, dstB int, off int64) (preds, copies, updates []sass.Inst) {
 	g := b.g
-	nA, nB := g.copiesA(), g.copiesB()
+	nA, nB := copiesA(g), copiesB(g)
 	n := nA + nB
 	type cp struct {
 		p        sass.Pred
@@ -594,12 +380,12 @@ func (b *builder) copyTile(dstA, dstB int, off int64) (preds, copies, updates []
 	}
 	copies = append(copies, sass.New("LDGDEPBAR", "").WriteSB(sass.SB0))
 	var u []sass.Inst
-	stA, stB := imm(TileK*2), r(rBStep)
+	stA, stB := imm(sm86mm.TileK*2), r(rBStep)
 	if b.c.TransA {
 		stA = r(rAStep)
 	}
 	if b.c.TransB {
-		stB = imm(TileK * 2)
+		stB = imm(sm86mm.TileK * 2)
 	}
 	for i := 0; i < nA; i++ {
 		u = append(u, add64(rPA0+2*i, stA, sass.Pred(1+i%2))...)
@@ -609,14 +395,14 @@ func (b *builder) copyTile(dstA, dstB int, off int64) (preds, copies, updates []
 	}
 	u[0] = u[0].Wait(1 << 1)
 	for _, c := range cs {
-		u = append(u, iadd(c.k, r(c.k), imm(-TileK)))
+		u = append(u, iadd(c.k, r(c.k), imm(-sm86mm.TileK)))
 	}
 	return preds, copies, u
 }
 
 // Generate emits the kernel for c.
-func Generate(c Config) (*Program, error) {
-	if c.SplitK && c.Out != OutF32 {
+func Generate(c sm86mm.Config) (*Program, error) {
+	if c.SplitK && c.Out != sm86mm.OutF32 {
 		return nil, fmt.Errorf("sm86mm: split-K reduces into f32 D only")
 	}
 	g := c.Geometry()
@@ -664,9 +450,9 @@ func Generate(c Config) (*Program, error) {
 	b.add(
 		// stages: read 0, write 3 (tile S-1); tiles = ceil(K/32)
 		sass.New("MOV", "", r(rSt), imm(0)),
-		sass.New("MOV", "", r(rStW), imm(int64((Stages-1)*g.StageBytes()))),
+		sass.New("MOV", "", r(rStW), imm(int64((sm86mm.Stages-1)*g.StageBytes()))),
 		sass.New("MOV", "", r(rKT), b.kOp()),
-		iadd(rKT, r(rKT), imm(TileK-1)),
+		iadd(rKT, r(rKT), imm(sm86mm.TileK-1)),
 		shr(rKT, rKT, 5),
 		sass.New("MOV", "", r(rAA0), r(rLA0)),
 		sass.New("MOV", "", r(rAA1), r(rLA1)),
@@ -678,14 +464,14 @@ func Generate(c Config) (*Program, error) {
 	}
 	_ = T
 	// --- prologue: tiles 0..S-2 ------------------------------------------
-	for t := 0; t < Stages-1; t++ {
+	for t := 0; t < sm86mm.Stages-1; t++ {
 		preds, copies, upd := b.copyTile(rDA, rDB, int64(t*g.StageBytes()))
 		b.add(preds...)
 		b.add(copies...)
 		b.add(upd...)
 	}
 	b.add(
-		sass.New("DEPBAR", "LE", sass.SB(0), imm(Stages-2)).Yield(),
+		sass.New("DEPBAR", "LE", sass.SB(0), imm(sm86mm.Stages-2)).Yield(),
 		sass.New("BAR", "SYNC", imm(0)).Yield(),
 	)
 	// The last prologue LDSM sets SB5 rather than SB2, so that the loop's
@@ -723,8 +509,8 @@ func Generate(c Config) (*Program, error) {
 // counters and pointers.
 func (b *builder) setupCopies() {
 	g := b.g
-	b.operandCopies(!b.c.TransA, g.TM, rM0, pM, pLDA, pA, rKA0, rPA0, rDA, 0, g.copiesA(), rAStep)
-	b.operandCopies(b.c.TransB, g.TN, rN0, pN, pLDB, pB, rKB0, rPB0, rDB, g.bOffset(), g.copiesB(), rBStep)
+	b.operandCopies(!b.c.TransA, g.TM, rM0, pM, pLDA, pA, rKA0, rPA0, rDA, 0, copiesA(g), rAStep)
+	b.operandCopies(b.c.TransB, g.TN, rN0, pN, pLDB, pB, rKB0, rPB0, rDB, bOffset(g), copiesB(g), rBStep)
 }
 
 // operandCopies emits the set-up of one operand's n copies a thread, for
@@ -791,7 +577,7 @@ func (b *builder) operandCopies(kMajor bool, X, origin int, ext, ld, ptrAt int64
 		lea(rT1, rT1, r(origin), 3),
 		isetp("LT", sass.P1, rT1, cb(ext), pt),
 		sass.New("IADD3", "", r(rT2), sass.Neg(r(rT0)), b.kOp(), rz),
-		sass.New("MOV", "", r(stepReg), imm(2*TileK)),
+		sass.New("MOV", "", r(stepReg), imm(2*sm86mm.TileK)),
 		sass.New("IMAD", "", r(stepReg), r(stepReg), cb(ld), rz),
 	)
 	if b.c.SplitK {
@@ -874,7 +660,7 @@ func (b *builder) laneBases() {
 		)
 	}
 	b.add(
-		iadd(rLB0, r(rLB0), imm(int64(g.bOffset()))),
+		iadd(rLB0, r(rLB0), imm(int64(bOffset(g)))),
 		xor(rLB1, rLB0, imm(0x20)),
 	)
 }
@@ -886,7 +672,7 @@ func (b *builder) laneBases() {
 // computes with F1 while LDSM fills F0 from tile kt+1.
 func (b *builder) mainLoop() {
 	g := b.g
-	hm := b.c.hmmaMods()
+	hm := hmmaMods(b.c)
 	order := hmmaOrder()
 	hmma := func(fa, fb int, k int) sass.Inst {
 		mi, ni := order[k][0], order[k][1]
@@ -894,7 +680,7 @@ func (b *builder) mainLoop() {
 	}
 	start := len(b.p)
 	n := b.copies()
-	ring := int64(Stages * g.StageBytes())
+	ring := int64(sm86mm.Stages * g.StageBytes())
 
 	// first half: F0 x 16 HMMA (write SB4); fillers per slot
 	preds, copies, upd := b.copyTile(rDstA, rDstB, 0)
@@ -919,7 +705,7 @@ func (b *builder) mainLoop() {
 		slots[6+i] = copies[2*i : 2*i+2]
 	}
 	slots[5+n] = append(append([]sass.Inst{}, slots[5+n]...), copies[2*n])
-	if g.ringPow2() {
+	if ringPow2(g) {
 		slots[10] = []sass.Inst{iadd(rSt, r(rSt), imm(int64(g.StageBytes()))), and(rSt, rSt, ring-1)}
 	} else {
 		// the stage just read is the next write stage; the read stage
@@ -934,7 +720,7 @@ func (b *builder) mainLoop() {
 	slots[12] = []sass.Inst{f1[3], f1[4]}
 	slots[13] = []sass.Inst{f1[5]}
 	slots[15] = []sass.Inst{
-		sass.New("DEPBAR", "LE", sass.SB(0), imm(Stages-2)).Wait(1 << 2).Yield(),
+		sass.New("DEPBAR", "LE", sass.SB(0), imm(sm86mm.Stages-2)).Wait(1 << 2).Yield(),
 		sass.New("BAR", "SYNC", imm(0)).Yield(),
 	}
 	// HMMAs 0..11 (mi 0..2) set SB4, 12..15 (mi 3) SB3: the second half's
@@ -959,8 +745,8 @@ func (b *builder) mainLoop() {
 	slots[1] = []sass.Inst{f0[0]}
 	slots[2] = []sass.Inst{f0[1]}
 	slots[3] = []sass.Inst{f0[2]}
-	if g.ringPow2() {
-		slots[4] = []sass.Inst{iadd(rStW, r(rSt), imm(int64((Stages-1)*g.StageBytes()))), and(rStW, rStW, ring-1)}
+	if ringPow2(g) {
+		slots[4] = []sass.Inst{iadd(rStW, r(rSt), imm(int64((sm86mm.Stages-1)*g.StageBytes()))), and(rStW, rStW, ring-1)}
 	}
 	// one pointer update a slot from 5, then the counters
 	for i := 0; i < n; i++ {
@@ -1116,7 +902,7 @@ func (b *builder) epilogue() {
 		}
 		b.add(
 			sass.New("MOV", "", r(rAct), cb(pAct)),
-			isetp("EQ", sass.P1, rAct, imm(ActReLU), pt),
+			isetp("EQ", sass.P1, rAct, imm(sm86mm.ActReLU), pt),
 			sel(rFloor, rz, imm(0xff800000), sass.P1),
 		)
 	}
@@ -1192,7 +978,7 @@ func (b *builder) epilogue() {
 				b.add(lop3(rCV+j, rCV+j, r(rTmp+j), 0xfc))
 			}
 			for j := 0; j < 4; j++ {
-				if c.Out == OutF16 {
+				if c.Out == sm86mm.OutF16 {
 					b.add(asmf("HADD2.F32 R%d, -RZ, R%d.H0_H0 ;", rCV+j, rCV+j))
 				} else {
 					b.add(shl(rCV+j, rCV+j, 16))
@@ -1214,7 +1000,7 @@ func (b *builder) epilogue() {
 		// FMNMX returns the other operand: NaN rows became -Inf with no
 		// activation, 0 with ReLU); act >= 2 takes g
 		const c0 = 0.7978845608028654 // sqrt(2/pi)
-		b.add(isetp("GE", sass.P3, rAct, imm(ActGELU), pt), isetp("EQ", sass.P4, rAct, imm(ActGELU), pt))
+		b.add(isetp("GE", sass.P3, rAct, imm(sm86mm.ActGELU), pt), isetp("EQ", sass.P4, rAct, imm(sm86mm.ActGELU), pt))
 		for j := 0; j < 4; j++ {
 			x, t, h := rV+j, rTmp+j, rTmp+4+j
 			b.add(
@@ -1257,7 +1043,7 @@ func (b *builder) epilogue() {
 		}
 	default:
 		pk := "F2FP.PACK_AB"
-		if c.Out == OutBF16 {
+		if c.Out == sm86mm.OutBF16 {
 			pk = "F2FP.BF16.PACK_AB"
 		}
 		b.add(
@@ -1370,7 +1156,7 @@ func (p *Program) Kernel() (cubin.Kernel, error) {
 	return cubin.Kernel{
 		Name:          p.Config.Name(),
 		Code:          code,
-		Params:        Params(),
+		Params:        sm86mm.Params(),
 		Registers:     Registers,
 		Barriers:      1,
 		DynamicShared: true,
@@ -1388,20 +1174,21 @@ func (p *Program) Cubin(arch int) ([]byte, error) {
 	return cubin.Write(arch, k)
 }
 
-// Variants lists every kernel the package ships: each tile, input and
-// output type, and the split-K kernel (f32 output) of each tile and input,
-// in each operand layout (NN first, then NT, TN, TT).
-func Variants() []Config {
-	var out []Config
-	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-		for _, t := range Tiles() {
-			for _, in := range []Input{F16, BF16} {
-				for _, o := range []Output{OutF32, OutF16, OutBF16} {
-					out = append(out, Config{In: in, Tile: t, Out: o, TransA: l[0], TransB: l[1]})
-				}
-				out = append(out, Config{In: in, Tile: t, SplitK: true, TransA: l[0], TransB: l[1]})
-			}
+// ModuleCubin generates the module's cubin for arch (86 or 89) from the
+// generator as it is now; go generate writes it to cubin/, and
+// TestEmbeddedCubinsCurrent fails when the embedded files differ.
+func ModuleCubin(arch int) ([]byte, error) {
+	var ks []cubin.Kernel
+	for _, c := range sm86mm.Variants() {
+		p, err := Generate(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}
+		k, err := p.Kernel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		ks = append(ks, k)
 	}
-	return out
+	return cubin.Write(arch, ks...)
 }

@@ -1,8 +1,9 @@
-package sm86mm
+package gen
 
 import (
 	"encoding/binary"
 	"flag"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"math"
 	"math/rand"
 	"testing"
@@ -37,30 +38,30 @@ type epi struct {
 	splits int
 }
 
-func outDType(o Output) tile.DType {
+func outDType(o sm86mm.Output) tile.DType {
 	switch o {
-	case OutF16:
+	case sm86mm.OutF16:
 		return tile.F16
-	case OutBF16:
+	case sm86mm.OutBF16:
 		return tile.BF16
 	}
 	return tile.F32
 }
 
-func outPoison(o Output) uint32 {
+func outPoison(o sm86mm.Output) uint32 {
 	switch o {
-	case OutF16:
+	case sm86mm.OutF16:
 		return poisonF16
-	case OutBF16:
+	case sm86mm.OutBF16:
 		return poisonB16
 	}
 	return poisonF32
 }
 
 // sims caches one simulator per variant.
-var sims = map[Config]*sim.Simulator{}
+var sims = map[sm86mm.Config]*sim.Simulator{}
 
-func simFor(t *testing.T, c Config) *sim.Simulator {
+func simFor(t *testing.T, c sm86mm.Config) *sim.Simulator {
 	t.Helper()
 	if s := sims[c]; s != nil {
 		return s
@@ -84,7 +85,7 @@ func simFor(t *testing.T, c Config) *sim.Simulator {
 // (poison mode) and returns the largest error relative to max(|ref|, 1)
 // against the float64 reference (fallback.MatMulRef with an f32 D); it
 // fails on any fault, any poisoned output left or any padding written.
-func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64 {
+func simCase(t *testing.T, c sm86mm.Config, M, N, K int, e epi, rng *rand.Rand) float64 {
 	t.Helper()
 	// stored shapes: A M x K (K x M with TransA), B K x N (N x K with
 	// TransB); ld is the stored row rounded up to 8, plus 8 of padding
@@ -102,7 +103,7 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 	dt := tile.F16
 	enc := tile.F32ToF16
 	nan := uint16(0x7e00)
-	if c.In == BF16 {
+	if c.In == sm86mm.BF16 {
 		dt, enc, nan = tile.BF16, tile.F32ToBF16, 0x7fc0
 	}
 	ot := outDType(c.Out)
@@ -182,17 +183,17 @@ func simCase(t *testing.T, c Config, M, N, K int, e epi, rng *rand.Rand) float64
 			*r.addr = r.base
 		}
 	}
-	// the launches come from Plan, the device-level operator the runtime
+	// the launches come from sm86mm.Plan, the device-level operator the runtime
 	// calls: the same grid, split and parameter packing
-	prob := Problem{M: M, N: N, K: K, In: c.In, Out: c.Out, TransA: c.TransA, TransB: c.TransB,
+	prob := sm86mm.Problem{M: M, N: N, K: K, In: c.In, Out: c.Out, TransA: c.TransA, TransB: c.TransB,
 		D: dBase, A: aBase, B: bBase, C: cAddr, Bias: biasAddr, LDD: ldd, LDA: lda, LDB: ldb, LDC: ldc,
 		Alpha: e.alpha, Beta: e.beta, Act: int(e.act), Splits: max(e.splits, 1)}
-	_, launches := Plan(prob, 1)
+	_, launches := sm86mm.Plan(prob, 1)
 	if (e.splits > 1) != (len(launches) == 2) {
 		t.Fatalf("%s M=%d N=%d K=%d %+v: plan has %d launches", c.Name(), M, N, K, e, len(launches))
 	}
 	for _, l := range launches {
-		par, err := PackParams(l.Params)
+		par, err := sm86mm.PackParams(l.Params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,8 +274,8 @@ func fullShapes() []shape {
 	return out
 }
 
-func tolerance(c Config) float64 {
-	if c.In == BF16 || c.Out == OutBF16 {
+func tolerance(c sm86mm.Config) float64 {
+	if c.In == sm86mm.BF16 || c.Out == sm86mm.OutBF16 {
 		return 1e-2
 	}
 	return 1e-3
@@ -316,9 +317,9 @@ func TestSimEpilogue(t *testing.T) {
 	if *long {
 		shapes = fullShapes()
 	}
-	for _, in := range []Input{F16, BF16} {
-		for _, out := range []Output{OutF32, OutF16, OutBF16} {
-			c := Config{In: in, Out: out}
+	for _, in := range []sm86mm.Input{sm86mm.F16, sm86mm.BF16} {
+		for _, out := range []sm86mm.Output{sm86mm.OutF32, sm86mm.OutF16, sm86mm.OutBF16} {
+			c := sm86mm.Config{In: in, Out: out}
 			rng := rand.New(rand.NewSource(2))
 			worst := 0.0
 			for k, sh := range shapes {
@@ -351,11 +352,11 @@ func TestSimTiles(t *testing.T) {
 		shapes = fullShapes()
 	}
 	acts := []fallback.Activation{fallback.ActNone, fallback.ActReLU, fallback.ActGELU, fallback.ActSiLU}
-	for _, tl := range []Tile{Tile128x64, Tile64x128} {
-		for _, in := range []Input{F16, BF16} {
-			for _, out := range []Output{OutF32, OutF16, OutBF16} {
-				c := Config{In: in, Tile: tl, Out: out}
-				if !*long && out != OutF32 && in == BF16 {
+	for _, tl := range []sm86mm.Tile{sm86mm.Tile128x64, sm86mm.Tile64x128} {
+		for _, in := range []sm86mm.Input{sm86mm.F16, sm86mm.BF16} {
+			for _, out := range []sm86mm.Output{sm86mm.OutF32, sm86mm.OutF16, sm86mm.OutBF16} {
+				c := sm86mm.Config{In: in, Tile: tl, Out: out}
+				if !*long && out != sm86mm.OutF32 && in == sm86mm.BF16 {
 					continue // CI: the output types once per tile
 				}
 				rng := rand.New(rand.NewSource(3))
@@ -390,9 +391,9 @@ func TestSimSplitK(t *testing.T) {
 		{shape{129, 127, 200}, epi{alpha: 1, beta: 0.5, splits: 2, ldPad: 4}},
 		{shape{64, 131, 96}, epi{alpha: 0.75, beta: -1, bias: true, splits: 3}},
 	}
-	for _, tl := range Tiles() {
-		for _, in := range []Input{F16, BF16} {
-			c := Config{In: in, Tile: tl}
+	for _, tl := range sm86mm.Tiles() {
+		for _, in := range []sm86mm.Input{sm86mm.F16, sm86mm.BF16} {
+			c := sm86mm.Config{In: in, Tile: tl}
 			rng := rand.New(rand.NewSource(4))
 			worst := 0.0
 			for _, k := range cases {
@@ -422,10 +423,10 @@ func TestSimTransposed(t *testing.T) {
 	}
 	acts := []fallback.Activation{fallback.ActNone, fallback.ActReLU, fallback.ActGELU, fallback.ActSiLU}
 	for li, l := range layouts() {
-		for ti, tl := range Tiles() {
-			in := []Input{F16, BF16}[(li+ti)%2]
-			out := []Output{OutF32, OutF16, OutBF16}[(li+2*ti)%3]
-			c := Config{In: in, Tile: tl, Out: out, TransA: l[0], TransB: l[1]}
+		for ti, tl := range sm86mm.Tiles() {
+			in := []sm86mm.Input{sm86mm.F16, sm86mm.BF16}[(li+ti)%2]
+			out := []sm86mm.Output{sm86mm.OutF32, sm86mm.OutF16, sm86mm.OutBF16}[(li+2*ti)%3]
+			c := sm86mm.Config{In: in, Tile: tl, Out: out, TransA: l[0], TransB: l[1]}
 			rng := rand.New(rand.NewSource(5))
 			worst := 0.0
 			sh := shapes
@@ -445,7 +446,7 @@ func TestSimTransposed(t *testing.T) {
 			}
 			t.Logf("%s: %d shapes, max rel err %.3g", c.Name(), len(sh), worst)
 		}
-		c := Config{In: F16, Tile: Tile64x128, TransA: l[0], TransB: l[1]}
+		c := sm86mm.Config{In: sm86mm.F16, Tile: sm86mm.Tile64x128, TransA: l[0], TransB: l[1]}
 		rng := rand.New(rand.NewSource(6))
 		for _, e := range []epi{{alpha: 1, splits: 3, ldPad: 3}, {alpha: 0.75, beta: -1, bias: true, splits: 2}} {
 			if er := simCase(t, c, 17, 40, 320, e, rng); er > tolerance(c) {

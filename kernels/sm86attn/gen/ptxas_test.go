@@ -1,6 +1,7 @@
-package sm86attn
+package gen
 
 import (
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,7 +21,7 @@ func TestPtxasComparison(t *testing.T) {
 	ptxas := cudatools.Require(t, "ptxas")
 	dir := t.TempDir()
 	cub := filepath.Join(dir, "ref.cubin")
-	cudatools.Run(t, ptxas, "-arch=sm_86", "testdata/attn_ref.ptx", "-o", cub)
+	cudatools.Run(t, ptxas, "-arch=sm_86", "../testdata/attn_ref.ptx", "-o", cub)
 	b, err := os.ReadFile(cub)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestPtxasComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Generate(Config{HeadDim: 128})
+	p, err := Generate(sm86attn.Config{HeadDim: 128})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package sm86attn
+package gen
 
 import (
 	"encoding/binary"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // laneAddresses runs the kernel of c built with the dump (generate's
 // dumpAt) in the simulator, one CTA of a 64 x 64 problem, and returns the
 // shared-address registers of every thread (dumpRegs order).
-func laneAddresses(t *testing.T, c Config) [][]uint32 {
+func laneAddresses(t *testing.T, c sm86attn.Config) [][]uint32 {
 	t.Helper()
 	const out = 0x60000000000
 	p, err := generate(c, out)
@@ -35,7 +36,7 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 		t.Fatal(err)
 	}
 	st := [3]int{n, c.HeadDim, c.HeadDim}
-	l, err := PlanPrefill(PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, Batch: 1, HeadsQ: 1, HeadsKV: 1,
+	l, err := sm86attn.PlanPrefill(sm86attn.PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, Batch: 1, HeadsQ: 1, HeadsKV: 1,
 		HeadDim: c.HeadDim, SeqQ: c.Rows(), SeqKV: 64, QStrides: st, KStrides: st, VStrides: st, OStrides: st,
 		In: c.In, Out: c.Out, Scale: 1, WindowLeft: -1, WindowRight: -1})
 	if err != nil {
@@ -66,9 +67,9 @@ func laneAddresses(t *testing.T, c Config) [][]uint32 {
 // exchange's STS.128/LDS.128 too (8 lanes a phase), each warp's area
 // disjoint from the others' and from the stages.
 func TestSharedBankConflicts(t *testing.T) {
-	for _, c := range []Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 256}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 256, Decode: true}} {
+	for _, c := range []sm86attn.Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 256}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 256, Decode: true}} {
 		d := c.HeadDim
-		if l, err := PlanPrefill(PrefillArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Config != c {
+		if l, err := sm86attn.PlanPrefill(sm86attn.PrefillArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Config != c {
 			t.Fatalf("%s: the plan selects %s, %v", c.Name(), l.Config.Name(), err)
 		}
 		threads := c.CTAThreads()
@@ -112,10 +113,10 @@ func TestSharedBankConflicts(t *testing.T) {
 				groups(in.String(), func(tid int) uint32 { return vals[tid][j] + uint32(m.Imm) }, 8*q, 8)
 			}
 		}
-		if want := 4 * (c.dw()/16*c.nTiles()/8 + c.nKK()*c.dw()/64); nLD != want {
+		if want := 4 * (dw(c)/16*nTiles(c)/8 + nKK(c)*dw(c)/64); nLD != want {
 			t.Errorf("d%d: %d LDSM in the loop, want %d", d, nLD, want)
 		}
-		if c.wide() {
+		if c.Wide() {
 			// the exchange: own area at xs, the partner's at xs ^ 4 areas
 			areas := map[uint32]int{}
 			nx := 0
@@ -130,7 +131,7 @@ func TestSharedBankConflicts(t *testing.T) {
 				}
 				flip := uint32(0)
 				if in.Op == "LDS" {
-					flip = 4 * xchgBytes
+					flip = 4 * sm86attn.ExchangeBytes
 				}
 				for q := 0; q < threads/8; q++ {
 					groups(in.String(), func(tid int) uint32 { return (vals[tid][col[g.xs]] ^ flip) + uint32(m.Imm) }, 8*q, 8)
@@ -138,24 +139,24 @@ func TestSharedBankConflicts(t *testing.T) {
 				if in.Op == "STS" {
 					for tid := 0; tid < threads; tid++ {
 						a := vals[tid][col[g.xs]] + uint32(m.Imm)
-						if a < uint32(Stages*c.StageBytes()) || a+16 > uint32(c.SharedBytes()) {
+						if a < uint32(sm86attn.Stages*c.StageBytes()) || a+16 > uint32(c.SharedBytes()) {
 							t.Errorf("d%d: exchange store at %#x outside the area", d, a)
 						}
 						areas[a]++
 					}
 				}
 			}
-			if nx != 2*c.nTiles() || len(areas) != threads*c.nTiles() {
-				t.Errorf("d%d: %d exchange accesses, %d distinct 16-byte stores (want %d, %d)", d, nx, len(areas), 2*c.nTiles(), threads*c.nTiles())
+			if nx != 2*nTiles(c) || len(areas) != threads*nTiles(c) {
+				t.Errorf("d%d: %d exchange accesses, %d distinct 16-byte stores (want %d, %d)", d, nx, len(areas), 2*nTiles(c), threads*nTiles(c))
 			}
 		}
 		// Q: the prologue's lane base (the V lane base of stage 0 moved to
 		// the Q tile and the warp's rows), chunk pair ks: ^32(ks&3) +
 		// 128(ks>>2)
-		for ks := 0; ks < c.dw()/16; ks++ {
+		for ks := 0; ks < dw(c)/16; ks++ {
 			for q := 0; q < threads/8; q++ {
 				groups("Q LDSM", func(tid int) uint32 {
-					base := vals[tid][col[g.va]] + uint32(c.StageBytes()-c.KeyBlock()*c.rowBytes()) + vals[tid][col[g.warp]]*uint32(16*c.rowBytes())
+					base := vals[tid][col[g.va]] + uint32(c.StageBytes()-c.KeyBlock()*c.RowBytes()) + vals[tid][col[g.warp]]*uint32(16*c.RowBytes())
 					return (base ^ uint32(32*(ks%4))) + uint32(128*(ks/4))
 				}, 8*q, 8)
 			}
