@@ -168,7 +168,7 @@ func Check(p *MatMul) error {
 		m    ScaleMode
 		addr uint64
 	}{{p.ScaleAMode, p.ScaleA}, {p.ScaleBMode, p.ScaleB}} {
-		if s.m < ScaleNone || s.m > ScaleVector || (s.m != ScaleNone && (!p.In.fp8() || s.addr == 0 || s.addr%4 != 0)) {
+		if s.m < ScaleNone || s.m > ScaleVector || (s.m != ScaleNone && (!p.In.Float8() || s.addr == 0 || s.addr%4 != 0)) {
 			return bad("scale mode %d at %#x: scales need float8 inputs and a 4-byte aligned address", s.m, s.addr)
 		}
 	}

@@ -1,6 +1,7 @@
-package mma
+package gen
 
 import (
+	"github.com/tcrt-go/tcrt/kernels/mma"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -68,16 +69,16 @@ func (p *attnProb) refAttn(b, h, i int) ([]float64, float64) {
 // read with its ldmatrix addresses, S and P·V by m16n8k16 fragments, the
 // online base-2 softmax with P rounded to f16, per-thread partial sums
 // reduced at the end. It returns the rows' O and LSE.
-func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b, kLo, kHi int) ([][]float32, []float32) {
-	tq, tk, tv, _ := c.attnTiles()
+func modelAttnCTA(t *testing.T, c mma.AttnConfig, p *attnProb, qb, h, b, kLo, kHi int) ([][]float32, []float32) {
+	tq, tk, tv, _ := attnTiles(c)
 	bn := c.BN()
 	g := h / (p.hq / p.hkv)
 	smem := make([]uint16, c.SharedBytes()/2)
 	fill := func(tr tileRows, src func(row, col int) uint16) {
 		seen := map[int]bool{}
-		for th := 0; th < AttnThreads; th++ {
-			for i := 0; i < tr.rows*tr.l/AttnThreads; i++ {
-				row, ch, off := tr.copyDst(th, i, AttnThreads)
+		for th := 0; th < mma.AttnThreads; th++ {
+			for i := 0; i < tr.rows*tr.l/mma.AttnThreads; i++ {
+				row, ch, off := tr.copyDst(th, i, mma.AttnThreads)
 				if seen[off] {
 					t.Fatalf("%s: two copies to %d", c.Name(), off)
 				}
@@ -88,7 +89,7 @@ func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b, kLo, kHi in
 			}
 		}
 	}
-	i0 := qb * AttnBM
+	i0 := qb * mma.AttnBM
 	fill(tq, func(r, col int) uint16 {
 		if i0+r >= p.nq {
 			return 0
@@ -96,7 +97,7 @@ func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b, kLo, kHi in
 		return p.at(p.q, p.hq, b, i0+r, h, col, p.nq)
 	})
 	pos0 := i0 + p.nk - p.nq
-	posL := min(i0+AttnBM-1, p.nq-1) + p.nk - p.nq
+	posL := min(i0+mma.AttnBM-1, p.nq-1) + p.nk - p.nq
 	lo, hi := 0, p.nk
 	if p.wl >= 0 {
 		lo = max(0, pos0-p.wl)
@@ -107,8 +108,8 @@ func modelAttnCTA(t *testing.T, c AttnConfig, p *attnProb, qb, h, b, kLo, kHi in
 	lo, hi = max(lo, kLo), min(hi, kHi) // the split's range (paged kernel)
 	kvS := lo / bn * bn
 	f := tile.F16ToF32
-	outO := make([][]float32, AttnBM)
-	outL := make([]float32, AttnBM)
+	outO := make([][]float32, mma.AttnBM)
+	outL := make([]float32, mma.AttnBM)
 	for warp := 0; warp < 4; warp++ {
 		// per lane state: rows g, g+8
 		var m, l [32][2]float32
@@ -303,7 +304,7 @@ func TestModelAttention(t *testing.T) {
 		cases = cases[:3]
 	}
 	for _, cc := range cases {
-		c := AttnConfig{D: cc.d, In: F16}
+		c := mma.AttnConfig{D: cc.d, In: mma.F16}
 		p := &attnProb{nq: cc.nq, nk: cc.nk, hq: cc.hq, hkv: cc.hkv, d: cc.d, scale: 1 / float32(math.Sqrt(float64(cc.d))),
 			softcap: cc.cap, wl: cc.wl, wr: cc.wr, batch: 1}
 		gen := func(n int) []uint16 {
@@ -315,10 +316,10 @@ func TestModelAttention(t *testing.T) {
 		}
 		p.q, p.k, p.v = gen(p.nq*p.hq*p.d), gen(p.nk*p.hkv*p.d), gen(p.nk*p.hkv*p.d)
 		for h := 0; h < p.hq; h++ {
-			for qb := 0; qb*AttnBM < p.nq; qb++ {
+			for qb := 0; qb*mma.AttnBM < p.nq; qb++ {
 				o, lse := modelAttnCTA(t, c, p, qb, h, 0, 0, p.nk)
-				for r := 0; r < AttnBM && qb*AttnBM+r < p.nq; r++ {
-					i := qb*AttnBM + r
+				for r := 0; r < mma.AttnBM && qb*mma.AttnBM+r < p.nq; r++ {
+					i := qb*mma.AttnBM + r
 					want, wl := p.refAttn(0, h, i)
 					if math.IsInf(wl, -1) != math.IsInf(float64(lse[r]), -1) || (!math.IsInf(wl, -1) && math.Abs(wl-float64(lse[r])) > 1e-3) {
 						t.Fatalf("%+v h %d row %d: LSE %v, want %v", cc, h, i, lse[r], wl)
@@ -337,14 +338,14 @@ func TestModelAttention(t *testing.T) {
 // TestAttnBankConflicts checks the attention tiles' copies and ldmatrix
 // reads hit distinct 16-byte bank groups in every 8-lane phase.
 func TestAttnBankConflicts(t *testing.T) {
-	for _, c := range AttnVariants() {
-		tq, tk, tv, _ := c.attnTiles()
+	for _, c := range mma.AttnVariants() {
+		tq, tk, tv, _ := attnTiles(c)
 		for _, tr := range []tileRows{tq, tk, tv} {
-			for i := 0; i < tr.rows*tr.l/AttnThreads; i++ {
-				for ph := 0; ph < AttnThreads; ph += 8 {
+			for i := 0; i < tr.rows*tr.l/mma.AttnThreads; i++ {
+				for ph := 0; ph < mma.AttnThreads; ph += 8 {
 					seen := map[int]bool{}
 					for th := ph; th < ph+8; th++ {
-						_, _, off := tr.copyDst(th, i, AttnThreads)
+						_, _, off := tr.copyDst(th, i, mma.AttnThreads)
 						seen[off%128/16] = true
 					}
 					if len(seen) != 8 {
@@ -383,7 +384,7 @@ func TestAttnBankConflicts(t *testing.T) {
 func TestModelSplitKV(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
 	for _, cc := range []struct{ d, nq, nk, wl, splits int }{{128, 1, 300, -1, 4}, {64, 3, 200, 50, 3}, {256, 1, 70, -1, 3}} {
-		c := AttnConfig{D: cc.d, In: F16, Paged: true}
+		c := mma.AttnConfig{D: cc.d, In: mma.F16, Paged: true}
 		p := &attnProb{nq: cc.nq, nk: cc.nk, hq: 4, hkv: 1, d: cc.d, scale: 0.1, wl: cc.wl, wr: 0, batch: 1}
 		gen := func(n int) []uint16 {
 			x := make([]uint16, n)
@@ -393,9 +394,9 @@ func TestModelSplitKV(t *testing.T) {
 			return x
 		}
 		p.q, p.k, p.v = gen(p.nq*p.hq*p.d), gen(p.nk*p.hkv*p.d), gen(p.nk*p.hkv*p.d)
-		dev := Device{SM: 80, SMs: 108}
-		ap := &Attention{D: cc.d, Batch: 1, HeadsQ: 4, SeqQ: cc.nq, SeqLensKV: []int{cc.nk}}
-		splits, chunk := AttnSplits(dev, ap, cc.splits)
+		dev := mma.Device{SM: 80, SMs: 108}
+		ap := &mma.Attention{D: cc.d, Batch: 1, HeadsQ: 4, SeqQ: cc.nq, SeqLensKV: []int{cc.nk}}
+		splits, chunk := mma.AttnSplits(dev, ap, cc.splits)
 		if splits < 2 || splits > cc.splits || chunk%c.BN() != 0 || (splits-1)*chunk >= cc.nk || splits*chunk < cc.nk {
 			t.Fatalf("%+v: %d splits of %d", cc, splits, chunk)
 		}

@@ -1,26 +1,27 @@
-package mma
+package gen
 
 import (
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/mma"
 	"strings"
 )
 
 // GenerateAttn returns the PTX of one FlashAttention-2 style kernel (see
-// AttnParamNames for its interface). Each warp owns 16 query rows; the Q
+// mma.AttnParamNames for its interface). Each warp owns 16 query rows; the Q
 // tile stays in shared memory, K and V blocks stream through two
 // cp.async stages; S = Q·Kᵀ and O += P·V run on mma.sync.m16n8k16 with f32
 // accumulators, the P fragments taken straight from S's registers; the
 // softmax is online in base 2 (ex2.approx), with the scale, soft-cap
 // (tanh.approx), causal/window masks (bottom-right aligned) applied to S.
-func GenerateAttn(c AttnConfig) string {
+func GenerateAttn(c mma.AttnConfig) string {
 	e := &emitter{}
-	nt := AttnThreads
+	nt := mma.AttnThreads
 	bn, d := c.BN(), c.D
-	tq, tk, tv, kvStage := c.attnTiles()
+	tq, tk, tv, kvStage := attnTiles(c)
 	par := map[string]string{}
-	names := AttnParamNames
+	names := mma.AttnParamNames
 	if c.Paged {
-		names = AttnPagedParamNames
+		names = mma.AttnPagedParamNames
 	}
 	for _, n := range names {
 		switch attnParamTypes[n] {
@@ -104,9 +105,9 @@ func GenerateAttn(c AttnConfig) string {
 	// KV range of the CTA's rows
 	nq, nk := par["nq"], par["nk"]
 	i0, pos0, posL, lo, hi, kvS, nblk := e.r(), e.r(), e.r(), e.r(), e.r(), e.r(), e.r()
-	e.w("shl.b32 %s, %s, %d;", i0, qb, log2(AttnBM))
+	e.w("shl.b32 %s, %s, %d;", i0, qb, log2(mma.AttnBM))
 	e.w("sub.s32 %s, %s, %s;", pos0, nk, nq)
-	e.w("add.s32 %s, %s, %d;", posL, i0, AttnBM-1)
+	e.w("add.s32 %s, %s, %d;", posL, i0, mma.AttnBM-1)
 	e.w("sub.s32 %s, %s, 1;", lo, nq)
 	e.w("min.s32 %s, %s, %s;", posL, posL, lo)
 	e.w("add.s32 %s, %s, %s;", posL, posL, pos0)
@@ -621,13 +622,13 @@ func GenerateAttn(c AttnConfig) string {
 func i0Const(r int) int { return 8 * r }
 
 // GenerateCombine returns the split-KV combine kernel for head dimension d
-// (CombineParamNames; D threads, CTA (i, h, b)): O = Σ_s w_s·O_s / Σ_s w_s
+// (mma.CombineParamNames; D threads, CTA (i, h, b)): O = Σ_s w_s·O_s / Σ_s w_s
 // with w_s = exp(LSE_s − max LSE), LSE = max + log Σ w_s; a row no split
 // saw outputs zeros and −Inf.
-func GenerateCombine(d int, in Input) string {
+func GenerateCombine(d int, in mma.Input) string {
 	e := &emitter{}
 	par := map[string]string{}
-	for _, n := range CombineParamNames {
+	for _, n := range mma.CombineParamNames {
 		if n == "wsO" || n == "wsL" || n == "O" || n == "LSE" {
 			x := e.rd()
 			e.w("ld.param.u64 %s, [p_%s];", x, n)
@@ -733,14 +734,14 @@ func GenerateCombine(d int, in Input) string {
 	}
 	e.w("ret;")
 	var sb strings.Builder
-	fmt.Fprintf(&sb, ".visible .entry %s(\n", CombineName(d, in))
-	for k, n := range CombineParamNames {
+	fmt.Fprintf(&sb, ".visible .entry %s(\n", mma.CombineName(d, in))
+	for k, n := range mma.CombineParamNames {
 		t := "u32"
 		if n == "wsO" || n == "wsL" || n == "O" || n == "LSE" {
 			t = "u64"
 		}
 		sep := ","
-		if k == len(CombineParamNames)-1 {
+		if k == len(mma.CombineParamNames)-1 {
 			sep = ""
 		}
 		fmt.Fprintf(&sb, "\t.param .%s p_%s%s\n", t, n, sep)

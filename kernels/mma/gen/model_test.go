@@ -1,6 +1,7 @@
-package mma
+package gen
 
 import (
+	"github.com/tcrt-go/tcrt/kernels/mma"
 	"math/rand/v2"
 	"testing"
 
@@ -21,7 +22,7 @@ type modelProb struct {
 
 // stored element of operand o at (mn, k) in global memory, or 0 past the
 // extents (the kernel's zero-fill).
-func (p *modelProb) load(c Config, name string, mn, k, kEnd int) uint16 {
+func (p *modelProb) load(c mma.Config, name string, mn, k, kEnd int) uint16 {
 	switch name {
 	case "A":
 		if mn >= p.M || k >= kEnd {
@@ -45,7 +46,7 @@ func (p *modelProb) load(c Config, name string, mn, k, kEnd int) uint16 {
 // fillStage does the copies of every thread for the K tile at k0: each
 // 16-byte chunk is 8 elements along the contiguous dimension, zero past the
 // extent (the src-size rule).
-func fillStage(t *testing.T, c Config, p *modelProb, o operand, mn0, k0, kEnd int, stage []uint16) {
+func fillStage(t *testing.T, c mma.Config, p *modelProb, o operand, mn0, k0, kEnd int, stage []uint16) {
 	g := c.Tile.Geometry()
 	nt := g.Threads()
 	seen := map[int]bool{}
@@ -96,14 +97,14 @@ func ldmatrix(stage []uint16, addr [32]int, trans bool, lane int) [4][2]uint16 {
 
 // modelCTA computes the CTA tile at (m0, n0) over [kS, kE) and returns its
 // TM x TN f32 accumulators as the fragments lay them out.
-func modelCTA(t *testing.T, c Config, p *modelProb, m0, n0, kS, kE int) []float32 {
+func modelCTA(t *testing.T, c mma.Config, p *modelProb, m0, n0, kS, kE int) []float32 {
 	g := c.Tile.Geometry()
-	oa, ob := c.operands()
+	oa, ob := operands(c)
 	stage := make([]uint16, g.StageBytes()/2)
 	acc := make([]float32, g.TM*g.TN)
 	wtm, wtn := g.TM/g.WarpsM, g.TN/g.WarpsN
 	f := tile.F16ToF32
-	for k0 := kS; k0 < kE; k0 += BK {
+	for k0 := kS; k0 < kE; k0 += mma.BK {
 		for i := range stage {
 			stage[i] = 0x7E00 // NaN: every read must hit a written slot
 		}
@@ -111,7 +112,7 @@ func modelCTA(t *testing.T, c Config, p *modelProb, m0, n0, kS, kE int) []float3
 		fillStage(t, c, p, ob, n0, k0, kE, stage)
 		for warp := 0; warp < g.WarpsM*g.WarpsN; warp++ {
 			wA, wB := (warp/g.WarpsN)*wtm, (warp%g.WarpsN)*wtn
-			for kk := 0; kk < BK/16; kk++ {
+			for kk := 0; kk < mma.BK/16; kk++ {
 				af := make([][32][4][2]uint16, wtm/16)
 				bf := make([][32][2][2]uint16, wtn/8)
 				for j := range af {
@@ -180,9 +181,9 @@ func TestModelMatMul(t *testing.T) {
 	if testing.Short() {
 		shapes = [][3]int{{7, 9, 13}, {129, 65, 100}}
 	}
-	for tl := Tile(0); tl < numTiles; tl++ {
+	for _, tl := range mma.Tiles() {
 		for _, lay := range [4][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-			c := Config{Tile: tl, TransA: lay[0], TransB: lay[1]}
+			c := mma.Config{Tile: tl, TransA: lay[0], TransB: lay[1]}
 			g := tl.Geometry()
 			for _, s := range shapes {
 				M, N, K := s[0], s[1], s[2]
@@ -203,10 +204,10 @@ func TestModelMatMul(t *testing.T) {
 				for i := range p.b {
 					p.b[i] = tile.F32ToF16(float32(rng.IntN(9) - 4))
 				}
-				// split K in two chunks of a multiple of BK when K allows
+				// split K in two chunks of a multiple of mma.BK when K allows
 				chunks := [][2]int{{0, K}}
-				if K > BK {
-					chunks = [][2]int{{0, BK}, {BK, K}}
+				if K > mma.BK {
+					chunks = [][2]int{{0, mma.BK}, {mma.BK, K}}
 				}
 				for m0 := 0; m0 < M; m0 += g.TM {
 					for n0 := 0; n0 < N; n0 += g.TN {
@@ -239,10 +240,10 @@ func TestModelMatMul(t *testing.T) {
 // lanes a phase, 16 bytes each: distinct 16-byte bank groups mod 128
 // bytes) and the epilogue's 8-byte accumulator stores (16 lanes a phase).
 func TestBankConflicts(t *testing.T) {
-	for _, c := range Variants() {
+	for _, c := range mma.Variants() {
 		g := c.Tile.Geometry()
 		nt := g.Threads()
-		oa, ob := c.operands()
+		oa, ob := operands(c)
 		for _, o := range []operand{oa, ob} {
 			for i := 0; i < o.copies(nt); i++ {
 				for ph := 0; ph < nt; ph += 8 {
@@ -261,7 +262,7 @@ func TestBankConflicts(t *testing.T) {
 			}
 			for w := 0; w < wt*4; w += wt {
 				for j := 0; j < 4; j++ {
-					for kk := 0; kk < BK/16; kk++ {
+					for kk := 0; kk < mma.BK/16; kk++ {
 						for q := 0; q < 4; q++ {
 							seen := map[int]bool{}
 							for l := 8 * q; l < 8*q+8; l++ {
@@ -279,7 +280,7 @@ func TestBankConflicts(t *testing.T) {
 		for half := 0; half < 2; half++ {
 			seen := map[int]bool{}
 			for l := 16 * half; l < 16*half+16; l++ {
-				seen[((l/4)*g.epiStride()+2*(l%4))*4%128/8] = true
+				seen[((l/4)*g.EpiStride()+2*(l%4))*4%128/8] = true
 			}
 			if len(seen) != 16 {
 				t.Fatalf("%s epilogue staging: bank conflict", c.Name())
@@ -290,7 +291,7 @@ func TestBankConflicts(t *testing.T) {
 
 // f8ToF16 mirrors the kernels' float8 conversion of one word (four bytes)
 // into two f16x2 words, with the same constants.
-func f8ToF16(in Input, x uint32) [2]uint32 {
+func f8ToF16(in mma.Input, x uint32) [2]uint32 {
 	prmt := func(x uint32, sel uint32) uint32 { // b = 0
 		var out uint32
 		for i := 0; i < 4; i++ {
@@ -306,7 +307,7 @@ func f8ToF16(in Input, x uint32) [2]uint32 {
 	var w [2]uint32
 	for k, sel := range []uint32{fp8Lo, fp8Hi} {
 		v := prmt(x, sel)
-		if in == E4M3 {
+		if in == mma.E4M3 {
 			v = (v & fp8SignMask) | ((v & fp8BodyMask) >> 1)
 			lo := tile.F16ToF32(uint16(v)) * 256
 			hi := tile.F16ToF32(uint16(v>>16)) * 256
@@ -321,7 +322,7 @@ func f8ToF16(in Input, x uint32) [2]uint32 {
 // lane against package tile's decoders: exact for all e5m2 values and all
 // e4m3 values but NaN (0x7F, 0xFF), which the kernels turn into ±480.
 func TestF8Conversion(t *testing.T) {
-	for _, in := range []Input{E4M3, E5M2} {
+	for _, in := range []mma.Input{mma.E4M3, mma.E5M2} {
 		for v := 0; v < 256; v++ {
 			for lane := 0; lane < 4; lane++ {
 				x := uint32(0x3C3C3C3C)&^(0xFF<<(8*lane)) | uint32(v)<<(8*lane)
@@ -329,7 +330,7 @@ func TestF8Conversion(t *testing.T) {
 				h := uint16(w[lane/2] >> (16 * (lane % 2)))
 				got := tile.F16ToF32(h)
 				var want float32
-				if in == E4M3 {
+				if in == mma.E4M3 {
 					want = tile.E4M3ToF32(uint8(v))
 					if v&0x7F == 0x7F {
 						if got != 480 && got != -480 {
