@@ -12,12 +12,13 @@ import (
 	"path/filepath"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86"
+	"github.com/tcrt-go/tcrt/kernels/sm86/gen"
 )
 
 func main() {
 	for _, arch := range sm86.Archs {
 		path := filepath.Join("cubin", fmt.Sprintf("sass.sm_%d.cubin", arch))
-		b, err := sm86.Cubin(arch)
+		b, err := gen.Cubin(arch)
 		if errors.Is(err, sm86.ErrNotEncodable) {
 			// no cubin rather than a stale one
 			fmt.Fprintln(os.Stderr, "gencubin: skipping:", err)

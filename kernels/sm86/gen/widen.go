@@ -1,14 +1,14 @@
-package sm86
+package gen
 
 import (
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
-	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Widening of f16 and bf16 elements to binary32, exactly
 // (tile.F16ToF32, tile.BF16ToF32 bit for bit, NaN payloads and signs
 // kept), four elements a thread: the step that lets the f32 block and MX
-// quantisers take 16-bit input (PlanWiden into scratch, then the
+// quantisers take 16-bit input (sm86.PlanWiden into scratch, then the
 // quantiser reads the scratch). bf16 is the top half of binary32 (a
 // shift); f16 converts with HADD2.F32 (−0 + x, exact, subnormals
 // included) except NaN and Inf, which integer code builds (sign, all-ones
@@ -16,38 +16,36 @@ import (
 // x448/float16 quiets it).
 
 // Widen parameters: out (binary32), x (16-bit); lanes (groups of
-// widenPer), 1, 0, 0, -1, n (elements).
+// sm86.WidenPer), 1, 0, 0, -1, n (elements).
 var widenParams = sgParamsOf(2, 6)
 
-const (
-	widenPer = 4    // elements a thread
-	wdN      = 0x24 // the element count
-)
+// wdN is the offset of the element count n in the parameter window.
+const wdN = 0x24
 
-// widenKernel widens widenPer consecutive elements a thread (the last
+// widenKernel widens sm86.WidenPer consecutive elements a thread (the last
 // group element by element): f16 with half, else bf16. The loads are
 // independent (one dependent level, 8 bytes a thread in flight).
 func widenKernel(half bool) sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x10), false)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(2*widenPer)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(2*sm86.WidenPer)))
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(rgL), r(9), param(0x08)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4*widenPer)))
+	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4*sm86.WidenPer)))
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x00)))
-	// rem = n − widenPer·lane elements from this group on (at least 1)
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(10), r(rgL), imm(widenPer), rz))
+	// rem = n − sm86.WidenPer·lane elements from this group on (at least 1)
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(10), r(rgL), imm(sm86.WidenPer), rz))
 	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), sass.Neg(r(10)), param(wdN), rz))
-	for k := 1; k < widenPer; k++ {
+	for k := 1; k < sm86.WidenPer; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(10), imm(int64(k)), pt))
 	}
-	for k := 1; k < widenPer; k++ { // the tail's missing elements: defined, not stored
+	for k := 1; k < sm86.WidenPer; k++ { // the tail's missing elements: defined, not stored
 		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
 	}
 	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U16", r(16), sass.G64(6, 0)))
-	for k := 1; k < widenPer; k++ {
+	for k := 1; k < sm86.WidenPer; k++ {
 		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U16", r(sass.Reg(16+k)), sass.G64(6, int64(2*k))).When(sass.If(sass.Pred(k-1))))
 	}
-	for k := range widenPer {
+	for k := range sm86.WidenPer {
 		h, o := sass.Reg(16+k), sass.Reg(20+k)
 		ctl := "[B------:R-:W-:-:S01]"
 		if k == 0 {
@@ -70,7 +68,7 @@ func widenKernel(half bool) sass.Program {
 		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(o), r(14), r(o), p(sass.P4)))
 	}
 	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, 0), r(20)))
-	for k := 1; k < widenPer; k++ {
+	for k := 1; k < sm86.WidenPer; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, int64(4*k)), r(sass.Reg(20+k))).When(sass.If(sass.Pred(k-1))))
 	}
 	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
@@ -82,39 +80,4 @@ func widenKernel(half bool) sass.Program {
 var widenKernels = []sgKernel{
 	{"tcrt_sass_widen_f16", func() sass.Program { return widenKernel(true) }, widenParams},
 	{"tcrt_sass_widen_bf16", func() sass.Program { return widenKernel(false) }, widenParams},
-}
-
-// SGWiden is one widening of N elements of XType (f16 or bf16) at X to
-// binary32 at Out (4·N bytes).
-type SGWiden struct {
-	Out, X uint64
-	XType  tile.DType
-	N      int
-}
-
-// WidenSupports reports whether PlanWiden covers a: nil, or an error
-// wrapping ErrSGUnsupported naming the rule. Covered: f16 and bf16, 1 to
-// 2^31−1 elements.
-func WidenSupports(a SGWiden) error {
-	if a.XType != tile.F16 && a.XType != tile.BF16 {
-		return unsupported("widen %v (covered: f16, bf16)", a.XType)
-	}
-	if a.N < 1 || a.N >= sgLimit {
-		return unsupported("widen %d elements", a.N)
-	}
-	return nil
-}
-
-// PlanWiden returns the launch of widening a.
-func PlanWiden(a SGWiden) ([]SGLaunch, error) {
-	if err := WidenSupports(a); err != nil {
-		return nil, err
-	}
-	k := "tcrt_sass_widen_bf16"
-	if a.XType == tile.F16 {
-		k = "tcrt_sass_widen_f16"
-	}
-	groups := (a.N + widenPer - 1) / widenPer
-	return []SGLaunch{{Kernel: k, Grid: laneGrid(groups), Block: SGBlock,
-		Params: []uint64{a.Out, a.X, uint64(groups), 1, 0, 0, 0xffffffff, uint64(a.N)}}}, nil
 }

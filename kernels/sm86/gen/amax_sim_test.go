@@ -1,9 +1,10 @@
-package sm86
+package gen
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -58,7 +59,7 @@ func amaxInput(rng *rand.Rand, d tile.DType, n int, nan bool) []byte {
 	return b
 }
 
-// TestSimAmax runs PlanAmax against fallback.AmaxRef bit for bit: f32,
+// TestSimAmax runs sm86.PlanAmax against fallback.AmaxRef bit for bit: f32,
 // bf16 and f16 inputs, per tensor, per row, 1×128, 128×128, MX blocks and
 // per column,
 // with and without NaNs, over shapes whose sides are not multiples of the
@@ -85,7 +86,7 @@ func TestSimAmax(t *testing.T) {
 						got[i] = 0xFF // poisoned
 					}
 					xa, _ := dev.put(x)
-					ls, err := PlanAmax(SGAmax{Out: out, X: xa, XType: d, Rows: rows, Cols: cols, BlockRows: br, BlockCols: bc})
+					ls, err := sm86.PlanAmax(sm86.SGAmax{Out: out, X: xa, XType: d, Rows: rows, Cols: cols, BlockRows: br, BlockCols: bc})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -99,10 +100,10 @@ func TestSimAmax(t *testing.T) {
 			}
 		}
 	}
-	if err := AmaxSupports(SGAmax{XType: tile.F32, Rows: 4, Cols: 4, BlockRows: 2, BlockCols: 1}); !errors.Is(err, ErrSGUnsupported) {
+	if err := sm86.AmaxSupports(sm86.SGAmax{XType: tile.F32, Rows: 4, Cols: 4, BlockRows: 2, BlockCols: 1}); !errors.Is(err, sm86.ErrSGUnsupported) {
 		t.Errorf("2 × 1 blocks: %v", err)
 	}
-	if err := AmaxSupports(SGAmax{XType: tile.E4M3, Rows: 4, Cols: 4, BlockRows: 4, BlockCols: 4}); !errors.Is(err, ErrSGUnsupported) {
+	if err := sm86.AmaxSupports(sm86.SGAmax{XType: tile.E4M3, Rows: 4, Cols: 4, BlockRows: 4, BlockCols: 4}); !errors.Is(err, sm86.ErrSGUnsupported) {
 		t.Errorf("e4m3 input: %v", err)
 	}
 }

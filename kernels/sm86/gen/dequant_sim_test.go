@@ -1,10 +1,11 @@
-package sm86
+package gen
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -13,9 +14,9 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// TestSimDequant runs PlanDequant against fallback.DequantizeRef bit for
+// TestSimDequant runs sm86.PlanDequant against fallback.DequantizeRef bit for
 // bit: every float8 byte (NaN codes, subnormals, E5M2 infinities) at random
-// places, both formats, f32/bf16 outputs (f16 is refused: DequantSupports), per tensor (with and without
+// places, both formats, f32/bf16 outputs (f16 is refused: sm86.DequantSupports), per tensor (with and without
 // scales), per row, per column, 1×128, 128×128 and MX (E8M0 scales
 // including 0, 255 and the extremes), scales that push products into
 // subnormals and overflow, outputs poisoned.
@@ -63,7 +64,7 @@ func TestSimDequant(t *testing.T) {
 							ia, _ = d.put(inv)
 						}
 						ya, got := d.put(bytes.Repeat([]byte{0xFF}, n*y.Size()))
-						ls, err := PlanDequant(SGDequant{Slot: slot, Q: qa, Y: ya, Inv: ia, QType: q, YType: y, Rows: rows,
+						ls, err := sm86.PlanDequant(sm86.SGDequant{Slot: slot, Q: qa, Y: ya, Inv: ia, QType: q, YType: y, Rows: rows,
 							Cols: cols, BlockRows: br, BlockCols: bc, MX: gran == fallback.MX})
 						if err != nil {
 							t.Fatal(err)
@@ -88,7 +89,7 @@ func TestSimDequant(t *testing.T) {
 // faults its block (the first such block is recorded) and leaves the
 // output untouched, as fallback.DequantizeRef refuses it.
 func TestSimDequantBadScale(t *testing.T) {
-	if err := DequantSupports(SGDequant{QType: tile.E4M3, YType: tile.S32, Rows: 1, Cols: 1, BlockRows: 1, BlockCols: 1}); !errors.Is(err, ErrSGUnsupported) {
+	if err := sm86.DequantSupports(sm86.SGDequant{QType: tile.E4M3, YType: tile.S32, Rows: 1, Cols: 1, BlockRows: 1, BlockCols: 1}); !errors.Is(err, sm86.ErrSGUnsupported) {
 		t.Errorf("s32 output: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(19, 9))
@@ -112,13 +113,13 @@ func TestSimDequantBadScale(t *testing.T) {
 		ia, _ := d.put(inv)
 		y0 := randBytes(rng, 4*rows*cols)
 		ya, got := d.put(y0)
-		ls, err := PlanDequant(SGDequant{Slot: slot, Q: qa, Y: ya, Inv: ia, QType: tile.E4M3, YType: tile.F32,
+		ls, err := sm86.PlanDequant(sm86.SGDequant{Slot: slot, Q: qa, Y: ya, Inv: ia, QType: tile.E4M3, YType: tile.F32,
 			Rows: rows, Cols: cols, BlockRows: 1, BlockCols: cols})
 		if err != nil {
 			t.Fatal(err)
 		}
 		d.run(ls)
-		if b, ok := SGFault(binary.LittleEndian.Uint64(slotB)); !ok || b != first {
+		if b, ok := sm86.SGFault(binary.LittleEndian.Uint64(slotB)); !ok || b != first {
 			t.Errorf("scale %#08x: slot says block %d (%v), want %d", bad, b, ok, first)
 		}
 		if !bytes.Equal(got, y0) {

@@ -1,14 +1,12 @@
-package sm86
+package gen
 
 import (
-	"math"
-
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
-	"github.com/tcrt-go/tcrt/tile"
 )
 
 // The amax reduction of the float8 quantisers on hand-scheduled SASS
-// (fallback.AmaxRef's result, bit for bit): PlanAmax's launches zero the
+// (fallback.AmaxRef's result, bit for bit): sm86.PlanAmax's launches zero the
 // per-block words, reduce, and finish them.
 //
 // Absolute values of IEEE floats order as their bits with the sign
@@ -18,9 +16,6 @@ import (
 // word with RED.E.MAX (u32). The finishing kernel turns a word above the
 // infinity's bits into the canonical quiet NaN 0x7fc00000 (AmaxRef's NaN)
 // and, for f16 input, widens the f16 bits to binary32 (exact).
-
-// amaxRun is the elements one reduction thread reads.
-const amaxRun = 8
 
 // Reduction parameters: out, x; lanes, runs, magic, shift, -runs, cols,
 // block-rows magic and shift, block-cols magic and shift, blocks a row.
@@ -57,19 +52,19 @@ func amaxKernel(esz int, half bool) sass.Program {
 	if esz == 2 {
 		mask, mod = 0x7fff, "E.U16"
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rgC), r(rgC), imm(amaxRun), rz)) // c0
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rgC), r(rgC), imm(sm86.AmaxRun), rz)) // c0
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(int64(esz))))
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgR), param(amCols), r(rgC)))
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(6), r(3), param(amX)))
 	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(8), sass.Neg(r(rgC)), param(amCols), rz))
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(8), imm(int64(k)), pt))
 	}
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
 	}
 	g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(16), sass.G64(6, 0)))
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(sass.Reg(16+k)), sass.G64(6, int64(k*esz))).When(sass.If(sass.Pred(k-1))))
 	}
 	// the block: (r / br)·sc + c0 / bc.
@@ -83,11 +78,11 @@ func amaxKernel(esz int, half bool) sass.Program {
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(10), param(amSC), r(11)))
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(10), r(9), param(amOut)))
 	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(16), r(16), imm(mask), rz, imm(0xc0), npt))
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(sass.Reg(16+k)), r(sass.Reg(16+k)), imm(mask), rz, imm(0xc0), npt))
 	}
-	for s := 1; s < amaxRun; s *= 2 { // a tree: 16←17, 18←19, ...; 16←18, ...; 16←20
-		for k := 0; k < amaxRun; k += 2 * s {
+	for s := 1; s < sm86.AmaxRun; s *= 2 { // a tree: 16←17, 18←19, ...; 16←18, ...; 16←20
+		for k := 0; k < sm86.AmaxRun; k += 2 * s {
 			g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "U32", r(sass.Reg(16+k)), r(sass.Reg(16+k)), r(sass.Reg(16+k+s)), npt))
 		}
 	}
@@ -144,72 +139,4 @@ var amaxKernels = []sgKernel{
 	{"tcrt_sass_amax_zero", amaxZeroKernel, amaxFinParams},
 	{"tcrt_sass_amax_fin", func() sass.Program { return amaxFinKernel(false) }, amaxFinParams},
 	{"tcrt_sass_amax_fin_f16", func() sass.Program { return amaxFinKernel(true) }, amaxFinParams},
-}
-
-// SGAmax is one amax reduction (fallback.AmaxArgs' meaning) over device
-// memory: X is a dense row-major Rows × Cols matrix of XType (f32, bf16 or
-// f16); Out receives one binary32 per block of BlockRows × BlockCols
-// (block-row-major over ⌈Rows/BlockRows⌉ × ⌈Cols/BlockCols⌉; the caller
-// turns a granularity into its block shape with fallback.Granularity.Block).
-type SGAmax struct {
-	Out, X                           uint64
-	XType                            tile.DType
-	Rows, Cols, BlockRows, BlockCols int
-}
-
-// perColumn says whether a's blocks are the columns (fallback.PerColumn).
-func (a SGAmax) perColumn() bool { return a.BlockCols == 1 && a.BlockRows >= a.Rows }
-
-// AmaxSupports reports whether PlanAmax covers a: nil, or an error wrapping
-// ErrSGUnsupported naming the rule. Covered: f32, bf16 and f16 input;
-// blocks whose width is a multiple of 8 or spans the row (per tensor, per
-// row, 1×128, 128×128, MX) or one column wide spanning every row (per
-// column, the column kernels); fewer than
-// 2^31 elements.
-func AmaxSupports(a SGAmax) error {
-	if a.XType != tile.F32 && a.XType != tile.BF16 && a.XType != tile.F16 {
-		return unsupported("amax of %v", a.XType)
-	}
-	if a.Rows < 1 || a.Cols < 1 || a.BlockRows < 1 || a.BlockCols < 1 || a.Rows*a.Cols >= sgLimit {
-		return unsupported("amax of %d × %d in blocks of %d × %d", a.Rows, a.Cols, a.BlockRows, a.BlockCols)
-	}
-	if a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols && !a.perColumn() {
-		return unsupported("amax blocks %d × %d (a multiple of %d wide, the whole row, or one column of every row)", a.BlockRows, a.BlockCols, amaxRun)
-	}
-	return nil
-}
-
-// PlanAmax returns the launches of amax reduction a: zero the block words,
-// reduce, finish.
-func PlanAmax(a SGAmax) ([]SGLaunch, error) {
-	if err := AmaxSupports(a); err != nil {
-		return nil, err
-	}
-	if a.perColumn() && a.Cols > 1 {
-		return amaxColPlan(a), nil
-	}
-	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+a.BlockCols-1)/a.BlockCols
-	blocks := sr * sc
-	fin := func(k string, n int) SGLaunch {
-		return SGLaunch{Kernel: k, Grid: laneGrid(n), Block: SGBlock, Params: []uint64{a.Out, uint64(n), 1, 0, 0, math.MaxUint32}}
-	}
-	runs := (a.Cols + amaxRun - 1) / amaxRun
-	lanes := a.Rows * runs
-	magic, shift := DivMagic(uint32(runs))
-	brm, brs := DivMagic(uint32(a.BlockRows))
-	bcm, bcs := DivMagic(uint32(a.BlockCols))
-	name, finName := "tcrt_sass_amax_f32", "tcrt_sass_amax_fin"
-	switch a.XType {
-	case tile.BF16:
-		name = "tcrt_sass_amax_bf16"
-	case tile.F16:
-		name, finName = "tcrt_sass_amax_f16", "tcrt_sass_amax_fin_f16"
-	}
-	return []SGLaunch{
-		fin("tcrt_sass_amax_zero", blocks),
-		{Kernel: name, Grid: laneGrid(lanes), Block: SGBlock, Params: []uint64{a.Out, a.X, uint64(lanes), uint64(runs),
-			uint64(magic), uint64(shift), uint64(uint32(-runs)), uint64(a.Cols), uint64(brm), uint64(brs), uint64(bcm),
-			uint64(bcs), uint64(sc)}},
-		fin(finName, blocks),
-	}, nil
 }

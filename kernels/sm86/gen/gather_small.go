@@ -1,27 +1,14 @@
-package sm86
+package gen
 
 import (
 	"math/bits"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
 )
 
-// GatherPerThread is how many lanes a thread of the 1- and 2-byte element
-// gathers copies: their position loads, then their data loads, are issued
-// together, so a thread keeps twice the bytes in flight of a one-lane
-// thread (see MemoryEstimates); wider elements keep one lane a thread.
-const GatherPerThread = 2
-
-// gatherLanesPerThread is GatherPerThread for elements of b bytes.
-func gatherLanesPerThread(b int) int {
-	if b <= 2 {
-		return GatherPerThread
-	}
-	return 1
-}
-
 // gatherSmallKernel is gatherKernel for elements of b (1 or 2) bytes,
-// GatherPerThread lanes a thread: lane t·G + k for k < G (those below the
+// sm86.GatherPerThread lanes a thread: lane t·G + k for k < G (those below the
 // lane count); a dropped lane stores zeros.
 func gatherSmallKernel(b int) sass.Program {
 	var g prog
@@ -34,7 +21,7 @@ func gatherSmallKernel(b int) sass.Program {
 	lanes := []laneRegs{
 		{10, 11, 12, 13, 14, 16, 28, 26, sass.P3, sass.P5},
 		{18, 19, 20, 21, 22, 24, 30, 27, sass.P4, sass.P6},
-	}[:GatherPerThread]
+	}[:sm86.GatherPerThread]
 	la := lanesFrom(0x20)
 	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(t), sass.SR(sass.SRTidX)))
 	g.at("[B------:R-:W1:-:S01]", inst("S2R", "", r(rgCta), sass.SR(sass.SRCtaidX)))
@@ -43,7 +30,7 @@ func gatherSmallKernel(b int) sass.Program {
 	g.at(plain, inst("MOV", "", r(5), param(sgSlot+4)))
 	g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rgSlotHi), sass.G64(4, 4)))
 	g.at("[B01----:R-:W-:-:S01]", inst("LEA", "", r(t), r(rgCta), r(t), imm(8)))
-	g.at(plain, inst("SHF", "L.U32", r(t), r(t), imm(int64(bits.Len(GatherPerThread)-1)), rz)) // G is a power of two
+	g.at(plain, inst("SHF", "L.U32", r(t), r(t), imm(int64(bits.Len(sm86.GatherPerThread)-1)), rz)) // G is a power of two
 	g.at(plain, inst("ISETP", "GE.U32.AND", p(sass.P0), pt, r(t), param(la.lanes), pt))
 	g.at(plain, inst("EXIT", "").When(sass.If(sass.P0)))
 	g.at(plain, inst("MOV", "", r(one), imm(1)))

@@ -1,4 +1,4 @@
-package sm86
+package gen
 
 import (
 	"fmt"

@@ -1,16 +1,14 @@
-package sm86
+package gen
 
 import (
-	"math"
-	"strings"
-
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
 // MX quantisation on hand-scheduled SASS (fallback.QuantizeRef with
-// Granularity MX, f32 input, tile.Saturate or NonSaturating): PlanQuantizeMX's launches
+// Granularity MX, f32 input, tile.Saturate or NonSaturating): sm86.PlanQuantizeMX's launches
 // reduce each 32-element block's amax (the amax kernels), turn it into the
 // block's E8M0 scale and multiplier (tcrt_sass_mx_scale_<q>, fallback.MXScale
 // in integer code), and encode with the per-tensor quantiser's code taking
@@ -120,82 +118,8 @@ func mxKernels(arch int) ([]sgKernel, error) {
 			sgKernel{"tcrt_sass_mx_scale_" + q.String(), func() sass.Program { return mxScaleKernel(tile.Float8EMax(q)) }, mxScaleParams},
 			sgKernel{"tcrt_sass_quantize_mx_" + q.String(), func() sass.Program { p, _ := quantizeKernel(arch, q, true, true); return p }, quantBlockParams},
 			sgKernel{"tcrt_sass_quantize_mx_" + q.String() + "_nonsat", func() sass.Program { p, _ := quantizeKernel(arch, q, true, false); return p }, quantBlockParams},
-			sgKernel{encodeElemKernel(q, false), func() sass.Program { p, _ := quantizeElemKernel(arch, q, true); return p }, quantBlockParams},
-			sgKernel{encodeElemKernel(q, true), func() sass.Program { p, _ := quantizeElemKernel(arch, q, false); return p }, quantBlockParams})
+			sgKernel{sm86.EncodeElemKernel(q, false), func() sass.Program { p, _ := quantizeElemKernel(arch, q, true); return p }, quantBlockParams},
+			sgKernel{sm86.EncodeElemKernel(q, true), func() sass.Program { p, _ := quantizeElemKernel(arch, q, false); return p }, quantBlockParams})
 	}
 	return ks, nil
-}
-
-// SGQuantizeMX is one MX quantisation over device memory: X (f32) and Q
-// (QType E4M3 or E5M2) dense row-major Rows × Cols; E8M0 receives one
-// scale byte per 32-element block of a row (⌈Cols/32⌉ a row, rows first);
-// Work is scratch of 4 bytes per block.
-type SGQuantizeMX struct {
-	Q, X, E8M0, Work uint64
-	QType            tile.DType
-	Rows, Cols       int
-	// NonSaturating encodes overflow as the format's overflow code
-	// (tile.NonSaturating) instead of saturating.
-	NonSaturating bool
-}
-
-// encodeKernel names the block-scale encoder for q and the overflow mode.
-func encodeKernel(q tile.DType, nonSat bool) string {
-	if nonSat {
-		return "tcrt_sass_quantize_mx_" + q.String() + "_nonsat"
-	}
-	return "tcrt_sass_quantize_mx_" + q.String()
-}
-
-// encodeElemKernel names the block-scale encoder that loads a multiplier
-// per element (any Cols, any block width: per column, rows whose length is
-// not a multiple of 4) for q and the overflow mode.
-func encodeElemKernel(q tile.DType, nonSat bool) string {
-	return strings.Replace(encodeKernel(q, nonSat), "_mx_", "_elem_", 1)
-}
-
-// QuantizeMXSupports reports whether PlanQuantizeMX covers a: nil, or an
-// error wrapping ErrSGUnsupported naming the rule. Covered: f32 input,
-// E4M3 and E5M2, tile.Saturate or NonSaturating (the caller checks the
-// mode), any Cols (not a multiple of 4: the encoder loads a multiplier per
-// element), fewer than 2^31 elements.
-func QuantizeMXSupports(a SGQuantizeMX) error {
-	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
-		return unsupported("quantise to %v", a.QType)
-	}
-	if a.Rows < 1 || a.Cols < 1 || a.Rows*a.Cols >= sgLimit {
-		return unsupported("MX quantise of %d × %d (fewer than 2^31 elements)", a.Rows, a.Cols)
-	}
-	return nil
-}
-
-// mxBlock is the OCP MX block (fallback.MXBlock).
-const mxBlock = 32
-
-// PlanQuantizeMX returns the launches of MX quantisation a: amax per block
-// into Work, the scales (E8M0 out, multipliers into Work), the encoding.
-func PlanQuantizeMX(a SGQuantizeMX) ([]SGLaunch, error) {
-	if err := QuantizeMXSupports(a); err != nil {
-		return nil, err
-	}
-	ls, err := PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: 1, BlockCols: mxBlock})
-	if err != nil {
-		return nil, err
-	}
-	sc := (a.Cols + mxBlock - 1) / mxBlock
-	blocks := a.Rows * sc
-	n := a.Rows * a.Cols
-	magic, shift := DivMagic(uint32(a.Cols))
-	bcm, bcs := DivMagic(mxBlock)
-	enc := encodeKernel(a.QType, a.NonSaturating)
-	if a.Cols%4 != 0 {
-		enc = encodeElemKernel(a.QType, a.NonSaturating)
-	}
-	ls = append(ls,
-		SGLaunch{Kernel: "tcrt_sass_mx_scale_" + a.QType.String(), Grid: laneGrid(blocks), Block: SGBlock,
-			Params: []uint64{a.Work, a.E8M0, uint64(blocks), 1, 0, 0, math.MaxUint32}},
-		SGLaunch{Kernel: enc, Grid: QuantGrid(n), Block: QuantBlock,
-			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
-				uint64(shift), uint64(uint32(-a.Cols)), 0, 0, uint64(bcm), uint64(bcs), uint64(sc)}})
-	return ls, nil
 }

@@ -1,8 +1,9 @@
-package sm86
+package gen
 
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -73,7 +74,7 @@ func f8Inputs(rng *rand.Rand, n int) []float32 {
 func TestSimQuantize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(86, 89))
 	scales := []float32{1, 0.5, 3.7, 0x1p-10, 1e-3, 448 / 17.5, 1.0 / 3}
-	for _, arch := range Archs {
+	for _, arch := range sm86.Archs {
 		for _, d := range []tile.DType{tile.E4M3, tile.E5M2} {
 			p, err := Quantize(arch, d)
 			if err != nil {
@@ -108,7 +109,7 @@ func TestSimQuantize(t *testing.T) {
 					t.Fatal(err)
 				}
 				slots := []uint64{dstBase, srcBase, uint64(n), uint64(math.Float32bits(scale))}
-				st, err := sim.Launch(sasssim.Config{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
+				st, err := sim.Launch(sasssim.Config{StrictScoreboards: true, Grid: [3]int{sm86.QuantGrid(n)}, Block: [3]int{sm86.QuantBlock},
 					Params: paramBytes(t, quantParams, slots), Memory: mem, Poison: true})
 				if err != nil {
 					t.Fatalf("sm_%d %v n=%d: %v", arch, d, n, err)
@@ -172,7 +173,7 @@ func TestSimQuantizeExhaustive(t *testing.T) {
 			t.Fatal(err)
 		}
 		slots := []uint64{0x9000000, 0x1000000, uint64(n), uint64(math.Float32bits(1))}
-		if _, err := sasssim.Launch(p, sasssim.Config{StrictScoreboards: true, Grid: [3]int{QuantGrid(n)}, Block: [3]int{QuantBlock},
+		if _, err := sasssim.Launch(p, sasssim.Config{StrictScoreboards: true, Grid: [3]int{sm86.QuantGrid(n)}, Block: [3]int{sm86.QuantBlock},
 			Params: paramBytes(t, quantParams, slots), Memory: mem, Poison: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -320,8 +321,8 @@ func runScatterCase(t *testing.T, sim *sasssim.Simulator, rng *rand.Rand, c scat
 	if c.mode == fallback.IndexElements {
 		cols = 1
 	}
-	slots := ScatterParams(memBase, idxBase, srcBase, uint32(lanes), uint32(cols), uint32(c.memRows), c.signed, c.skip)
-	if _, err := sim.Launch(sasssim.Config{StrictScoreboards: true, Grid: [3]int{ScatterGrid(lanes)}, Block: [3]int{ScatterBlock},
+	slots := sm86.ScatterParams(memBase, idxBase, srcBase, uint32(lanes), uint32(cols), uint32(c.memRows), c.signed, c.skip)
+	if _, err := sim.Launch(sasssim.Config{StrictScoreboards: true, Grid: [3]int{sm86.ScatterGrid(lanes)}, Block: [3]int{sm86.ScatterBlock},
 		Params: paramBytes(t, scatterParams, slots), Memory: mem, Poison: true}); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}

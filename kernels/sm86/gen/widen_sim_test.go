@@ -1,10 +1,11 @@
-package sm86
+package gen
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,7 +13,7 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// TestSimWiden runs PlanWiden in the simulator against tile.F16ToF32 and
+// TestSimWiden runs sm86.PlanWiden in the simulator against tile.F16ToF32 and
 // tile.BF16ToF32, bit for bit: random bits (NaNs with payloads, ±Inf,
 // subnormals, ±0) and every f16 pattern, output poisoned.
 func TestSimWiden(t *testing.T) {
@@ -31,7 +32,7 @@ func TestSimWiden(t *testing.T) {
 				dev := newSGDev(t)
 				xa, _ := dev.put(x)
 				oa, got := dev.put(bytes.Repeat([]byte{0xA5}, 4*n))
-				ls, err := PlanWiden(SGWiden{Out: oa, X: xa, XType: d, N: n})
+				ls, err := sm86.PlanWiden(sm86.SGWiden{Out: oa, X: xa, XType: d, N: n})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -51,10 +52,10 @@ func TestSimWiden(t *testing.T) {
 	}
 }
 
-// TestWidenSupports: what the plan refuses, with ErrSGUnsupported.
+// TestWidenSupports: what the plan refuses, with sm86.ErrSGUnsupported.
 func TestWidenSupports(t *testing.T) {
-	for _, a := range []SGWiden{{XType: tile.F32, N: 4}, {XType: tile.F16}, {XType: tile.BF16, N: sgLimit}} {
-		if _, err := PlanWiden(a); !errors.Is(err, ErrSGUnsupported) {
+	for _, a := range []sm86.SGWiden{{XType: tile.F32, N: 4}, {XType: tile.F16}, {XType: tile.BF16, N: sm86.SGLimit}} {
+		if _, err := sm86.PlanWiden(a); !errors.Is(err, sm86.ErrSGUnsupported) {
 			t.Errorf("%+v: %v", a, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package sm86
+package gen
 
 import (
 	"github.com/tcrt-go/tcrt/sass"
@@ -20,7 +20,7 @@ import (
 //
 // Deterministic float adds need the updates of a destination in lane
 // order (a sort by destination on the device); they run on the host (see
-// ScatterSupports).
+// sm86.ScatterSupports).
 
 // Claim parameters: slot, pos, win; lanes, cols (1), magic, shift, -cols.
 const (

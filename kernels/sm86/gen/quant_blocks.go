@@ -1,15 +1,13 @@
-package sm86
+package gen
 
 import (
-	"math"
-
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Block-scaled quantisation with the scales computed on the device
 // (fallback.QuantizeRef with Scales nil and a granularity of blocks: per
-// tensor, per row, 1×128, 128×128): PlanQuantizeBlocks' launches reduce
+// tensor, per row, 1×128, 128×128): sm86.PlanQuantizeBlocks' launches reduce
 // each block's amax (the amax kernels), turn it into the block's scale
 // and its inverse (tcrt_sass_f8_scale, fallback.ScaleFromAmax bit for bit)
 // and encode with the MX quantiser's code, which takes each group's
@@ -149,124 +147,4 @@ func givenKernel() sass.Program {
 	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
 	g.p = settle(g.p)
 	return g.end()
-}
-
-// SGQuantizeBlocks is one quantisation with scales computed from each
-// block's amax (fallback.QuantizeArgs with Scales nil and Mode
-// tile.Saturate, or tile.NonSaturating with NonSaturating) over device
-// memory: X (f32) and Q (QType E4M3 or E5M2) dense row-major Rows × Cols in blocks of BlockRows × BlockCols; Inv, if
-// not 0, receives the float32 1/s per block (block-row-major); Work is
-// scratch of 4 bytes per block.
-type SGQuantizeBlocks struct {
-	Q, X, Inv, Work                  uint64
-	QType                            tile.DType
-	Rows, Cols, BlockRows, BlockCols int
-	Margin                           int
-	PowerOfTwo                       bool
-	// Given, per tensor only: Scale is the scale (positive, finite, with a
-	// finite inverse: the caller checked it), no amax is taken.
-	Given bool
-	Scale float32
-	// Scales, if not 0, holds a given float32 scale per block
-	// (block-row-major; positive, finite, with a finite inverse: the caller
-	// checked them): no amax is taken, no scale is computed, Inv and Work are
-	// not used, and the encoding reads its multipliers from Scales.
-	Scales uint64
-	// NonSaturating encodes overflow as the format's overflow code
-	// (tile.NonSaturating: E4M3 NaN, E5M2 Inf) instead of saturating.
-	NonSaturating bool
-}
-
-// perColumn says whether a's blocks are the columns (one column of every
-// row).
-func (a SGQuantizeBlocks) perColumn() bool { return a.BlockCols == 1 && a.BlockRows >= a.Rows }
-
-// perElement says whether a group of four elements may span blocks, so
-// the encoder must load a multiplier per element: rows not a multiple of
-// 4 long, or blocks not a multiple of 4 wide, unless one block covers all.
-func (a SGQuantizeBlocks) perElement() bool {
-	return !a.oneBlock() && (a.Cols%4 != 0 || min(a.BlockCols, a.Cols)%4 != 0)
-}
-
-// oneBlock says whether a's blocks cover the whole tensor (per tensor).
-func (a SGQuantizeBlocks) oneBlock() bool { return a.BlockRows >= a.Rows && a.BlockCols >= a.Cols }
-
-// QuantizeBlocksSupports reports whether PlanQuantizeBlocks covers a: nil,
-// or an error wrapping ErrSGUnsupported naming the rule. Covered: f32
-// input, E4M3 and E5M2, either overflow mode (the caller checks it), any
-// Cols (when a group of four may span blocks, the encoder loads a
-// multiplier per element), blocks a multiple of 8 wide, the whole row or
-// one column of every row (per tensor, per row, per column, 1×128,
-// 128×128), any margin, fewer than 2^31 elements.
-func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
-	if a.QType != tile.E4M3 && a.QType != tile.E5M2 {
-		return unsupported("quantise to %v", a.QType)
-	}
-	if a.Rows < 1 || a.Cols < 1 || a.Rows*a.Cols >= sgLimit {
-		return unsupported("quantise %d × %d (fewer than 2^31 elements)", a.Rows, a.Cols)
-	}
-	if a.Given && a.Scales == 0 && (a.BlockRows < a.Rows || a.BlockCols < a.Cols || !tile.ValidScale(a.Scale)) {
-		return unsupported("a given scale %v for blocks of %d × %d (one valid scale per tensor)", a.Scale, a.BlockRows, a.BlockCols)
-	}
-	if a.BlockRows < 1 || a.BlockCols < 1 || (a.BlockCols%amaxRun != 0 && a.BlockCols < a.Cols && !a.perColumn()) {
-		return unsupported("blocks of %d × %d (a multiple of %d wide, the whole row, or one column of every row)", a.BlockRows, a.BlockCols, amaxRun)
-	}
-	return nil
-}
-
-// PlanQuantizeBlocks returns the launches of a: amax per block into Work,
-// the scales (into Work, their inverses into Inv), the encoding; with given
-// Scales, the encoding alone.
-func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
-	if err := QuantizeBlocksSupports(a); err != nil {
-		return nil, err
-	}
-	bc := min(a.BlockCols, a.Cols)
-	var ls []SGLaunch
-	if !a.Given && a.Scales == 0 {
-		var err error
-		ls, err = PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: a.BlockRows, BlockCols: bc})
-		if err != nil {
-			return nil, err
-		}
-	}
-	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+bc-1)/bc
-	blocks := sr * sc
-	fmax := math.Float64bits(float64(tile.Float8Max(a.QType)))
-	m := min(max(a.Margin, -400), 400) // beyond ±400 every scale clamps the same way
-	mask := uint64(math.MaxUint32)
-	if a.PowerOfTwo {
-		mask = 0xff800000
-	}
-	n := a.Rows * a.Cols
-	// the encoder's view: with one block, a single row of n elements
-	// rounded up to whole groups of four (every group's block is 0)
-	cols, brows := a.Cols, a.BlockRows
-	if a.oneBlock() {
-		cols, brows, bc = (n+3)&^3, 1, (n+3)&^3
-	}
-	magic, shift := DivMagic(uint32(cols))
-	brm, brs := DivMagic(uint32(brows))
-	bcm, bcs := DivMagic(uint32(bc))
-	scale := SGLaunch{Kernel: "tcrt_sass_f8_scale", Grid: laneGrid(blocks), Block: SGBlock,
-		Params: []uint64{a.Work, a.Inv, uint64(blocks), 1, 0, 0, math.MaxUint32, fmax & math.MaxUint32, fmax >> 32,
-			uint64(uint32(1023-m) << 20), mask}}
-	if a.Given {
-		scale = SGLaunch{Kernel: "tcrt_sass_f8_given", Grid: 1, Block: SGBlock,
-			Params: []uint64{a.Work, a.Inv, uint64(math.Float32bits(a.Scale)), uint64(math.Float32bits(1 / a.Scale))}}
-	}
-	words := a.Work
-	if a.Scales != 0 {
-		words = a.Scales
-	} else {
-		ls = append(ls, scale)
-	}
-	enc := encodeKernel(a.QType, a.NonSaturating)
-	if a.perElement() {
-		enc = encodeElemKernel(a.QType, a.NonSaturating)
-	}
-	return append(ls,
-		SGLaunch{Kernel: enc, Grid: QuantGrid(n), Block: QuantBlock,
-			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(cols), uint64(magic),
-				uint64(shift), uint64(uint32(-cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
 }

@@ -1,9 +1,10 @@
-package sm86
+package gen
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
@@ -30,7 +31,7 @@ const (
 type MemoryEstimate struct {
 	Kernel       string
 	Registers    int     // per thread, as recorded in the cubin
-	ThreadsPerSM int     // resident threads per SM (registers, slots, blocks of SGBlock)
+	ThreadsPerSM int     // resident threads per SM (registers, slots, blocks of sm86.SGBlock)
 	StreamBytes  int     // DRAM bytes a thread loads (cache-resident scales and the fault slot not counted)
 	RoundTrips   int     // dependent load levels of a thread
 	InFlight     float64 // ThreadsPerSM · StreamBytes / RoundTrips
@@ -50,19 +51,19 @@ type MemoryEstimate struct {
 var streamKernels = func() map[string][2]int {
 	m := map[string][2]int{}
 	for _, b := range []int{1, 2, 4, 8, 16} {
-		m[fmt.Sprintf("tcrt_sass_sg_gather_%d", b)] = [2]int{gatherLanesPerThread(b) * (4 + b), 2} // positions, then data
+		m[fmt.Sprintf("tcrt_sass_sg_gather_%d", b)] = [2]int{sm86.GatherLanesPerThread(b) * (4 + b), 2} // positions, then data
 	}
 	for _, n := range []string{"e4m3_f32", "e4m3_f16", "e4m3_bf16", "e5m2_f32", "e5m2_f16", "e5m2_bf16"} {
-		m["tcrt_sass_dequant_"+n] = [2]int{DequantPerThread, 1} // the codes; the scales are cache hits
+		m["tcrt_sass_dequant_"+n] = [2]int{sm86.DequantPerThread, 1} // the codes; the scales are cache hits
 	}
-	m["tcrt_sass_amax_f32"] = [2]int{4 * amaxRun, 1}
-	m["tcrt_sass_amax_bf16"] = [2]int{2 * amaxRun, 1}
-	m["tcrt_sass_amax_f16"] = [2]int{2 * amaxRun, 1}
-	m["tcrt_sass_amax_col_f32"] = [2]int{4 * amaxRun, 1}
-	m["tcrt_sass_amax_col_bf16"] = [2]int{2 * amaxRun, 1}
-	m["tcrt_sass_amax_col_f16"] = [2]int{2 * amaxRun, 1}
-	m["tcrt_sass_widen_f16"] = [2]int{2 * widenPer, 1}
-	m["tcrt_sass_widen_bf16"] = [2]int{2 * widenPer, 1}
+	m["tcrt_sass_amax_f32"] = [2]int{4 * sm86.AmaxRun, 1}
+	m["tcrt_sass_amax_bf16"] = [2]int{2 * sm86.AmaxRun, 1}
+	m["tcrt_sass_amax_f16"] = [2]int{2 * sm86.AmaxRun, 1}
+	m["tcrt_sass_amax_col_f32"] = [2]int{4 * sm86.AmaxRun, 1}
+	m["tcrt_sass_amax_col_bf16"] = [2]int{2 * sm86.AmaxRun, 1}
+	m["tcrt_sass_amax_col_f16"] = [2]int{2 * sm86.AmaxRun, 1}
+	m["tcrt_sass_widen_f16"] = [2]int{2 * sm86.WidenPer, 1}
+	m["tcrt_sass_widen_bf16"] = [2]int{2 * sm86.WidenPer, 1}
 	return m
 }()
 
@@ -101,7 +102,7 @@ func MemoryEstimates(arch int) ([]MemoryEstimate, error) {
 		}
 		e := MemoryEstimate{Kernel: k.name, Registers: registers(p), StreamBytes: s[0], RoundTrips: s[1],
 			Period: c.Period, GlobalOps: c.MixByClass[sass.ClassGlobal]}
-		e.ThreadsPerSM = residentThreads(e.Registers, SGBlock)
+		e.ThreadsPerSM = residentThreads(e.Registers, sm86.SGBlock)
 		e.InFlight = float64(e.ThreadsPerSM*e.StreamBytes) / float64(e.RoundTrips)
 		e.IssueRate = float64(e.GlobalOps) / e.Period
 		e.IssueNeed = float64(e.GlobalOps) * A10Bandwidth / A10SMs / A10Clock / float64(32*e.StreamBytes)

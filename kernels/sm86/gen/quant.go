@@ -1,4 +1,4 @@
-package sm86
+package gen
 
 import (
 	"fmt"
@@ -7,17 +7,6 @@ import (
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
-
-// QuantBlock is the thread-block size of the quantisation kernels (the
-// code computes the group index as ctaid·256 + tid).
-const QuantBlock = 256
-
-// QuantGrid returns the number of blocks for n elements: one thread per
-// group of four.
-func QuantGrid(n int) int {
-	groups := (n + 3) / 4
-	return max(1, (groups+QuantBlock-1)/QuantBlock)
-}
 
 // Parameter offsets of the quantisation kernels (from cubin.ParamBase).
 const (

@@ -1,10 +1,11 @@
-package sm86
+package gen
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -58,7 +59,7 @@ func (d *sgDev) put(b []byte) (uint64, []byte) {
 }
 
 // runArch launches ls with the programs of one module (progs by name).
-func (d *sgDev) runArch(ls []SGLaunch, progs map[string]sass.Program, arch int) {
+func (d *sgDev) runArch(ls []sm86.SGLaunch, progs map[string]sass.Program, arch int) {
 	d.t.Helper()
 	ks, err := familyKernels(arch)
 	if err != nil {
@@ -81,7 +82,7 @@ func (d *sgDev) runArch(ls []SGLaunch, progs map[string]sass.Program, arch int) 
 }
 
 // run launches ls in order and fails the test on any simulator error.
-func (d *sgDev) run(ls []SGLaunch) {
+func (d *sgDev) run(ls []sm86.SGLaunch) {
 	d.t.Helper()
 	sims, err := sgSims()
 	if err != nil {
@@ -187,7 +188,7 @@ func shapeOf(rng *rand.Rand, n int) (rows, cols int) {
 	return n / c, c
 }
 
-// TestSimGather runs PlanGather's launches in the simulator against
+// TestSimGather runs sm86.PlanGather's launches in the simulator against
 // fallback.GatherRef, byte for byte over the whole poisoned destination:
 // both modes, every index type and gather policy, element sizes 1..8,
 // valid regions inside larger physical ones, both layouts, every pad kind.
@@ -247,7 +248,7 @@ func testGatherCase(t *testing.T, rng *rand.Rand, rows bool, itype tile.DType, o
 	ma, _ := d.put(mem)
 	ia, _ := d.put(idx)
 	da, got := d.put(dst)
-	ls, err := PlanGather(SGGather{Rows: rows, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Dst: da, MemRows: memRows,
+	ls, err := sm86.PlanGather(sm86.SGGather{Rows: rows, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Dst: da, MemRows: memRows,
 		IdxTile: it, DstTile: dt, OOB: oob})
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +262,7 @@ func testGatherCase(t *testing.T, rng *rand.Rand, rows bool, itype tile.DType, o
 	}
 }
 
-func kernelsOf(ls []SGLaunch) []string {
+func kernelsOf(ls []sm86.SGLaunch) []string {
 	var out []string
 	for _, l := range ls {
 		out = append(out, l.Kernel)
@@ -382,13 +383,13 @@ func TestSimGatherFault(t *testing.T) {
 				ma, _ := d.put(mem)
 				ia, _ := d.put(idx)
 				da, got := d.put(dst)
-				ls, err := PlanGather(SGGather{Rows: rows, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Dst: da, MemRows: memRows,
+				ls, err := sm86.PlanGather(sm86.SGGather{Rows: rows, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Dst: da, MemRows: memRows,
 					IdxTile: it, DstTile: dt, OOB: tile.OOBError})
 				if err != nil {
 					t.Fatal(err)
 				}
 				d.run(ls)
-				lane, faulted := SGFault(binary.LittleEndian.Uint64(slotB))
+				lane, faulted := sm86.SGFault(binary.LittleEndian.Uint64(slotB))
 				if !faulted || lane != first {
 					t.Errorf("%v n=%d rows=%v: slot says lane %d (faulted %v), want %d", itype, n, rows, lane, faulted, first)
 				}
@@ -400,24 +401,24 @@ func TestSimGatherFault(t *testing.T) {
 	}
 }
 
-// scatterCases are the (op, type) pairs PlanScatter covers.
+// scatterCases are the (op, type) pairs sm86.PlanScatter covers.
 var scatterCases = []struct {
-	op SGOp
+	op sm86.SGOp
 	fo fallback.ScatterOp
 	d  tile.DType
 }{
-	{SGStore, fallback.ScatterStore, tile.U8}, {SGStore, fallback.ScatterStore, tile.BF16},
-	{SGStore, fallback.ScatterStore, tile.F32}, {SGStore, fallback.ScatterStore, tile.S64},
-	{SGAdd, fallback.ScatterAdd, tile.S32}, {SGAdd, fallback.ScatterAdd, tile.U32},
-	{SGMax, fallback.ScatterMax, tile.S32}, {SGMax, fallback.ScatterMax, tile.U32},
-	{SGMin, fallback.ScatterMin, tile.S32}, {SGMin, fallback.ScatterMin, tile.U32},
-	{SGAdd, fallback.ScatterAdd, tile.F64},
-	{SGMax, fallback.ScatterMax, tile.F32}, {SGMin, fallback.ScatterMin, tile.F32},
-	{SGAdd, fallback.ScatterAdd, tile.F32}, {SGAdd, fallback.ScatterAdd, tile.F16},
-	{SGAdd, fallback.ScatterAdd, tile.BF16},
+	{sm86.SGStore, fallback.ScatterStore, tile.U8}, {sm86.SGStore, fallback.ScatterStore, tile.BF16},
+	{sm86.SGStore, fallback.ScatterStore, tile.F32}, {sm86.SGStore, fallback.ScatterStore, tile.S64},
+	{sm86.SGAdd, fallback.ScatterAdd, tile.S32}, {sm86.SGAdd, fallback.ScatterAdd, tile.U32},
+	{sm86.SGMax, fallback.ScatterMax, tile.S32}, {sm86.SGMax, fallback.ScatterMax, tile.U32},
+	{sm86.SGMin, fallback.ScatterMin, tile.S32}, {sm86.SGMin, fallback.ScatterMin, tile.U32},
+	{sm86.SGAdd, fallback.ScatterAdd, tile.F64},
+	{sm86.SGMax, fallback.ScatterMax, tile.F32}, {sm86.SGMin, fallback.ScatterMin, tile.F32},
+	{sm86.SGAdd, fallback.ScatterAdd, tile.F32}, {sm86.SGAdd, fallback.ScatterAdd, tile.F16},
+	{sm86.SGAdd, fallback.ScatterAdd, tile.BF16},
 }
 
-// TestSimScatter runs PlanScatter's launches against fallback.ScatterRef
+// TestSimScatter runs sm86.PlanScatter's launches against fallback.ScatterRef
 // with many duplicate positions: exact updates (integers) must match bit
 // for bit in any order; a store must leave, per element, the value of some
 // lane aimed at it (the serial order of some lane permutation); f64 adds
@@ -442,8 +443,8 @@ func TestSimScatter(t *testing.T) {
 }
 
 // floatAdd reports whether (op, d) is a float scatter-add of the CAS family.
-func floatAdd(op SGOp, d tile.DType) bool {
-	return op == SGAdd && (d == tile.F32 || d == tile.F16 || d == tile.BF16)
+func floatAdd(op sm86.SGOp, d tile.DType) bool {
+	return op == sm86.SGAdd && (d == tile.F32 || d == tile.F16 || d == tile.BF16)
 }
 
 // scatterKind is how a scatter test aims its lanes.
@@ -456,7 +457,7 @@ const (
 )
 
 // testScatterCase runs one scatter of the given kind.
-func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterOp, et tile.DType, rows bool, itype tile.DType, oob tile.OOB, n int, kind scatterKind) {
+func testScatterCase(t *testing.T, rng *rand.Rand, op sm86.SGOp, fo fallback.ScatterOp, et tile.DType, rows bool, itype tile.DType, oob tile.OOB, n int, kind scatterKind) {
 	unique, det := kind == kindUnique, kind == kindDet
 	memRows := 1 + rng.IntN(max(1, n/4)) // duplicates
 	if floatAdd(op, et) && !unique {
@@ -558,12 +559,12 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 			t.Errorf("the bytes after the table changed: %x, were %x", gotAll[len(mem):], tail)
 		}
 	}()
-	sgs := SGScatter{Rows: rows, Op: op, Deterministic: det, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
+	sgs := sm86.SGScatter{Rows: rows, Op: op, Deterministic: det, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
 		MemRows: memRows, IdxTile: it, SrcTile: st, OOB: oob}
-	if w := ScatterWinBytes(sgs); w > 0 {
+	if w := sm86.ScatterWinBytes(sgs); w > 0 {
 		sgs.Win, _ = d.put(randBytes(rng, w)) // poisoned: the plan zeroes it
 	}
-	ls, err := PlanScatter(sgs)
+	ls, err := sm86.PlanScatter(sgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +572,7 @@ func testScatterCase(t *testing.T, rng *rand.Rand, op SGOp, fo fallback.ScatterO
 	if !bytes.Equal(slotB, make([]byte, 8)) {
 		t.Fatalf("fault slot %x after a call without faults", slotB)
 	}
-	if op != SGStore || det {
+	if op != sm86.SGStore || det {
 		if k := scatterDiff(et, fo, mem, got, want); k >= 0 {
 			t.Fatalf("mem byte %d of %d: got %#02x, want %#02x", k, len(got), got[k], want[k])
 		}
@@ -647,13 +648,13 @@ func TestSimScatterFault(t *testing.T) {
 			ma, got := d.put(mem)
 			ia, _ := d.put(idx)
 			sa, _ := d.put(src)
-			ls, err := PlanScatter(SGScatter{Op: sc.op, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
+			ls, err := sm86.PlanScatter(sm86.SGScatter{Op: sc.op, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
 				MemRows: memRows, IdxTile: it, SrcTile: st, OOB: tile.OOBError})
 			if err != nil {
 				t.Fatal(err)
 			}
 			d.run(ls)
-			if lane, ok := SGFault(binary.LittleEndian.Uint64(slotB)); !ok || lane != l {
+			if lane, ok := sm86.SGFault(binary.LittleEndian.Uint64(slotB)); !ok || lane != l {
 				t.Errorf("%d %v %v n=%d: slot says lane %d (%v), want %d", sc.op, sc.d, itype, n, lane, ok, l)
 			}
 			if !bytes.Equal(got, mem) {
@@ -664,32 +665,32 @@ func TestSimScatterFault(t *testing.T) {
 }
 
 // TestSGSupports: the plans refuse what their kernels do not cover, with
-// ErrSGUnsupported.
+// sm86.ErrSGUnsupported.
 func TestSGSupports(t *testing.T) {
 	it := tile.Dense(tile.S32, 4, 1)
-	ok := SGScatter{Op: SGAdd, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)}
-	if err := ScatterSupports(ok); err != nil {
+	ok := sm86.SGScatter{Op: sm86.SGAdd, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)}
+	if err := sm86.ScatterSupports(ok); err != nil {
 		t.Fatal(err)
 	}
-	for name, s := range map[string]SGScatter{
-		"det f64 add":    {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F64, 4, 1)},
-		"det f32 add":    {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F32, 4, 1)},
-		"det bf16 add":   {Op: SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.BF16, 4, 1)},
-		"f16 max":        {Op: SGMax, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F16, 4, 1)},
-		"zero policy":    {Op: SGAdd, OOB: tile.OOBZero, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
-		"no memory":      {Op: SGAdd, MemRows: 0, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
-		"index f32":      {Op: SGAdd, MemRows: 8, IdxTile: tile.Dense(tile.F32, 4, 1), SrcTile: tile.Dense(tile.S32, 4, 1)},
-		"huge memory":    {Op: SGAdd, MemRows: 1 << 31, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
-		"e4m3 storeless": {Op: SGAdd, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.E4M3, 4, 1)},
+	for name, s := range map[string]sm86.SGScatter{
+		"det f64 add":    {Op: sm86.SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F64, 4, 1)},
+		"det f32 add":    {Op: sm86.SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F32, 4, 1)},
+		"det bf16 add":   {Op: sm86.SGAdd, Deterministic: true, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.BF16, 4, 1)},
+		"f16 max":        {Op: sm86.SGMax, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.F16, 4, 1)},
+		"zero policy":    {Op: sm86.SGAdd, OOB: tile.OOBZero, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
+		"no memory":      {Op: sm86.SGAdd, MemRows: 0, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
+		"index f32":      {Op: sm86.SGAdd, MemRows: 8, IdxTile: tile.Dense(tile.F32, 4, 1), SrcTile: tile.Dense(tile.S32, 4, 1)},
+		"huge memory":    {Op: sm86.SGAdd, MemRows: 1 << 31, IdxTile: it, SrcTile: tile.Dense(tile.S32, 4, 1)},
+		"e4m3 storeless": {Op: sm86.SGAdd, MemRows: 8, IdxTile: it, SrcTile: tile.Dense(tile.E4M3, 4, 1)},
 	} {
-		if err := ScatterSupports(s); !errors.Is(err, ErrSGUnsupported) {
+		if err := sm86.ScatterSupports(s); !errors.Is(err, sm86.ErrSGUnsupported) {
 			t.Errorf("%s: %v", name, err)
 		}
-		if _, err := PlanScatter(s); !errors.Is(err, ErrSGUnsupported) {
+		if _, err := sm86.PlanScatter(s); !errors.Is(err, sm86.ErrSGUnsupported) {
 			t.Errorf("%s: plan: %v", name, err)
 		}
 	}
-	if err := GatherSupports(SGGather{MemRows: 8, IdxTile: it, DstTile: tile.Dense(tile.F32, 4, 1), OOB: tile.OOBSkip}); !errors.Is(err, ErrSGUnsupported) {
+	if err := sm86.GatherSupports(sm86.SGGather{MemRows: 8, IdxTile: it, DstTile: tile.Dense(tile.F32, 4, 1), OOB: tile.OOBSkip}); !errors.Is(err, sm86.ErrSGUnsupported) {
 		t.Errorf("gather skip: %v", err)
 	}
 }
@@ -712,7 +713,7 @@ func newCASCase(rng *rand.Rand, d, it tile.DType, rows, cols, memElems int, aim 
 	c.itile = randTile(rng, it, rows, cols, rng.IntN(2) == 0)
 	c.etile = randTile(rng, d, rows, cols, rng.IntN(2) == 0)
 	c.rtile = randTile(rng, d, rows, cols, rng.IntN(2) == 0)
-	c.mem = randBytes(rng, (memElems*sz+3)&^3) // whole words (GatherCASSupports)
+	c.mem = randBytes(rng, (memElems*sz+3)&^3) // whole words (sm86.GatherCASSupports)
 	if !it.IsSigned() {
 		c.base = 0
 	} else {
@@ -736,7 +737,7 @@ func newCASCase(rng *rand.Rand, d, it tile.DType, rows, cols, memElems int, aim 
 	return c
 }
 
-// run runs PlanGatherCAS in the simulator; it returns the memory, the
+// run runs sm86.PlanGatherCAS in the simulator; it returns the memory, the
 // destination and the fault slot after the launches.
 func (c *casCase) run(t *testing.T) (mem, dst []byte, slot uint64) {
 	t.Helper()
@@ -749,7 +750,7 @@ func (c *casCase) run(t *testing.T) (mem, dst []byte, slot uint64) {
 	ea, _ := d.put(c.exp)
 	ra, _ := d.put(c.rep)
 	da, dst := d.put(c.dst)
-	ls, err := PlanGatherCAS(SGGatherCAS{Slot: sa, Pos: pos, Mem: ma, Idx: ia, Exp: ea, Rep: ra, Dst: da,
+	ls, err := sm86.PlanGatherCAS(sm86.SGGatherCAS{Slot: sa, Pos: pos, Mem: ma, Idx: ia, Exp: ea, Rep: ra, Dst: da,
 		MemBytes: len(c.mem), Base: c.base, IdxTile: c.itile, ExpTile: c.etile, RepTile: c.rtile, DstTile: c.dt})
 	if err != nil {
 		t.Fatal(err)
@@ -957,7 +958,7 @@ func TestSimGatherCASFault(t *testing.T) {
 					t.Fatalf("%v %v: the reference does not fault: %v", d, it, err)
 				}
 				mem, dst, slot := c.run(t)
-				if lane, ok := SGFault(slot); !ok || lane != l {
+				if lane, ok := sm86.SGFault(slot); !ok || lane != l {
 					t.Errorf("%v %v misalign=%v n=%d: slot says lane %d (%v), want %d", d, it, misalign, n, lane, ok, l)
 				}
 				if !bytes.Equal(mem, c.mem) || !bytes.Equal(dst, c.dst) {
@@ -984,7 +985,7 @@ func TestSimScatterDeterministic(t *testing.T) {
 						}
 						name := fmt.Sprintf("%v/rows=%v/%v/%v/%d", d, rows, itype, oob, n)
 						t.Run(name, func(t *testing.T) {
-							testScatterCase(t, rng, SGStore, fallback.ScatterStore, d, rows, itype, oob, n, kindDet)
+							testScatterCase(t, rng, sm86.SGStore, fallback.ScatterStore, d, rows, itype, oob, n, kindDet)
 						})
 					}
 				}
@@ -1013,7 +1014,7 @@ func TestSimScatterAddUnique(t *testing.T) {
 					for _, n := range ns {
 						name := fmt.Sprintf("%v/rows=%v/%v/%v/%d", d, rows, itype, oob, n)
 						t.Run(name, func(t *testing.T) {
-							testScatterCase(t, rng, SGAdd, fallback.ScatterAdd, d, rows, itype, oob, n, kindUnique)
+							testScatterCase(t, rng, sm86.SGAdd, fallback.ScatterAdd, d, rows, itype, oob, n, kindUnique)
 						})
 					}
 				}
@@ -1055,7 +1056,7 @@ func TestSimScatterAddNaN(t *testing.T) {
 		ma, got := dev.put(mem)
 		ia, _ := dev.put(idx)
 		sa, _ := dev.put(src)
-		ls, err := PlanScatter(SGScatter{Op: SGAdd, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
+		ls, err := sm86.PlanScatter(sm86.SGScatter{Op: sm86.SGAdd, Slot: slot, Pos: pos, Mem: ma, Idx: ia, Src: sa,
 			MemRows: n, IdxTile: it, SrcTile: st})
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,10 @@
-package sm86
+package gen
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +31,7 @@ func programs(t *testing.T, arch int) map[string]sass.Program {
 // (sasscheck.Oracle: one nvdisasm run per architecture, each distinct word
 // once).
 func TestOracle(t *testing.T) {
-	for _, arch := range Archs {
+	for _, arch := range sm86.Archs {
 		progs := programs(t, arch)
 		names := make([]string, 0, len(progs))
 		for name := range progs {
@@ -51,7 +52,7 @@ func TestOracle(t *testing.T) {
 
 // TestSchedule runs the schedule checker on every kernel: no findings.
 func TestSchedule(t *testing.T) {
-	for _, arch := range Archs {
+	for _, arch := range sm86.Archs {
 		for name, p := range programs(t, arch) {
 			if _, err := sass.Encode(p); errors.Is(err, sass.ErrNoForm) {
 				t.Logf("%s sm_%d: not encodable by the model yet, not checked: %v", name, arch, err)
@@ -67,14 +68,14 @@ func TestSchedule(t *testing.T) {
 // TestCubinsCurrent fails when an embedded cubin differs from what the
 // generators produce now (run go generate ./kernels/sm86).
 func TestCubinsCurrent(t *testing.T) {
-	for _, arch := range Archs {
+	for _, arch := range sm86.Archs {
 		want, err := Cubin(arch)
-		if errors.Is(err, ErrNotEncodable) {
-			if Embedded(arch) != nil {
+		if errors.Is(err, sm86.ErrNotEncodable) {
+			if sm86.Embedded(arch) != nil {
 				t.Errorf("sm_%d: a cubin is embedded but the generators cannot build it: %v", arch, err)
 			}
-			if _, ok := Module().Cubins[arch]; ok {
-				t.Errorf("sm_%d: Module lists a cubin it cannot have", arch)
+			if _, ok := sm86.Module().Cubins[arch]; ok {
+				t.Errorf("sm_%d: sm86.Module lists a cubin it cannot have", arch)
 			}
 			t.Logf("sm_%d: no cubin (%v)", arch, err)
 			continue
@@ -82,11 +83,11 @@ func TestCubinsCurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(Embedded(arch), want) {
+		if !bytes.Equal(sm86.Embedded(arch), want) {
 			t.Errorf("sm_%d: the embedded cubin is stale; run go generate ./kernels/sm86", arch)
 		}
-		if got := Module().Cubins[arch]; !bytes.Equal(got, want) {
-			t.Errorf("sm_%d: Module's cubin differs from the embedded one", arch)
+		if got := sm86.Module().Cubins[arch]; !bytes.Equal(got, want) {
+			t.Errorf("sm_%d: sm86.Module's cubin differs from the embedded one", arch)
 		}
 	}
 }
@@ -96,13 +97,13 @@ func TestCubinsCurrent(t *testing.T) {
 func TestCubinTools(t *testing.T) {
 	cuobjdump, nvdisasm := cudatools.Require(t, "cuobjdump"), cudatools.Require(t, "nvdisasm")
 	dir := t.TempDir()
-	for _, arch := range Archs {
-		if Embedded(arch) == nil {
+	for _, arch := range sm86.Archs {
+		if sm86.Embedded(arch) == nil {
 			t.Logf("sm_%d: no cubin embedded", arch)
 			continue
 		}
 		path := filepath.Join(dir, fmt.Sprintf("sass.sm_%d.cubin", arch))
-		if err := os.WriteFile(path, Embedded(arch), 0o644); err != nil {
+		if err := os.WriteFile(path, sm86.Embedded(arch), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		elf, err := exec.Command(cuobjdump, "-elf", path).CombinedOutput()
@@ -142,7 +143,7 @@ func TestDivMagic(t *testing.T) {
 		if d == 0 || d >= 1<<31 {
 			continue
 		}
-		m, s := DivMagic(d)
+		m, s := sm86.DivMagic(d)
 		for _, l := range append(ls, d-1, d, d+1, 2*d-1, 2*d) {
 			if l >= 1<<31 {
 				continue

@@ -1,15 +1,16 @@
-package sm86
+package gen
 
 import (
 	"fmt"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
 // The scatter-gather family on hand-scheduled SASS. Every op is a launch
-// sequence over device memory (see PlanGather and PlanScatter):
+// sequence over device memory (see sm86.PlanGather and sm86.PlanScatter):
 //
 //  1. resolve (tcrt_sass_sg_resolve_<s32|u32|s64|u64>): one thread per index
 //     lane reads the lane's index, applies the out-of-bounds policy
@@ -29,16 +30,13 @@ import (
 //     skipped after a fault).
 //
 // Every kernel maps thread l = ctaid.x·256 + tid.x to (r, c) = (l / cols,
-// l % cols) with DivMagic; element (r, c) of a tile is at r·sr + c·sc
+// l % cols) with sm86.DivMagic; element (r, c) of a tile is at r·sr + c·sc
 // bytes, so both layouts and any valid region inside a larger physical
 // one are strides.
 
 // SGDropped is the position the resolve kernel writes for a lane outside
 // the memory whose policy does not move it (OOBError, OOBZero, OOBSkip).
 const SGDropped = 0xffffffff
-
-// SGBlock is the thread-block size of every scatter-gather kernel.
-const SGBlock = 256
 
 // sgParamsOf is n parameters: p pointers, then u32s.
 func sgParamsOf(ptrs, words int) []cubin.Param {
@@ -428,7 +426,7 @@ var sgKernels = func() []sgKernel {
 	}
 	for _, b := range []int{1, 2, 4, 8, 16} {
 		gen := func() sass.Program { return gatherKernel(b) }
-		if gatherLanesPerThread(b) > 1 {
+		if sm86.GatherLanesPerThread(b) > 1 {
 			gen = func() sass.Program { return gatherSmallKernel(b) }
 		}
 		ks = append(ks, sgKernel{fmt.Sprintf("tcrt_sass_sg_gather_%d", b), gen, effectParams})

@@ -1,12 +1,12 @@
-package sm86
+package gen
 
 import (
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
-	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Per-column amax (blocks one element wide spanning every row,
-// fallback.PerColumn): a thread reduces a segment of amaxRun rows of one
+// fallback.PerColumn): a thread reduces a segment of sm86.AmaxRun rows of one
 // column (lanes ordered column-fastest, so a warp's loads are coalesced
 // along a row), then one ordered-integer RED.MAX into the column's word;
 // the amax zero and finish kernels do the rest, as for the other
@@ -28,20 +28,20 @@ func amaxColKernel(esz int, half bool) sass.Program {
 	if esz == 2 {
 		mask, mod = 0x7fff, "E.U16"
 	}
-	const cols = 0x14                                                                        // the lane split's divisor is Cols
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rgR), r(rgR), imm(amaxRun), rz)) // first row
+	const cols = 0x14                                                                             // the lane split's divisor is Cols
+	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rgR), r(rgR), imm(sm86.AmaxRun), rz)) // first row
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(int64(esz))))
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(4), r(rgR), param(cols), r(rgC))) // element index
 	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(8), sass.Neg(r(rgR)), param(amcRows), rz))
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(8), imm(int64(k)), pt))
 	}
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
 	}
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(4), r(3), param(amX)))
 	g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(16), sass.G64(6, 0)))
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		a := sass.Reg(24 + 2*k)
 		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(4), r(4), param(cols), rz))
 		g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(a), r(4), r(3), param(amX)))
@@ -50,11 +50,11 @@ func amaxColKernel(esz int, half bool) sass.Program {
 	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
 	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgC), r(9), param(amOut)))
 	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(16), r(16), imm(mask), rz, imm(0xc0), npt))
-	for k := 1; k < amaxRun; k++ {
+	for k := 1; k < sm86.AmaxRun; k++ {
 		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(sass.Reg(16+k)), r(sass.Reg(16+k)), imm(mask), rz, imm(0xc0), npt))
 	}
-	for s := 1; s < amaxRun; s *= 2 {
-		for k := 0; k < amaxRun; k += 2 * s {
+	for s := 1; s < sm86.AmaxRun; s *= 2 {
+		for k := 0; k < sm86.AmaxRun; k += 2 * s {
 			g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "U32", r(sass.Reg(16+k)), r(sass.Reg(16+k)), r(sass.Reg(16+k+s)), npt))
 		}
 	}
@@ -72,27 +72,4 @@ var amaxColKernels = []sgKernel{
 	{"tcrt_sass_amax_col_f32", func() sass.Program { return amaxColKernel(4, false) }, amaxColParams},
 	{"tcrt_sass_amax_col_bf16", func() sass.Program { return amaxColKernel(2, false) }, amaxColParams},
 	{"tcrt_sass_amax_col_f16", func() sass.Program { return amaxColKernel(2, true) }, amaxColParams},
-}
-
-// amaxColPlan is PlanAmax for blocks one column wide spanning every row.
-func amaxColPlan(a SGAmax) []SGLaunch {
-	segs := (a.Rows + amaxRun - 1) / amaxRun
-	lanes := segs * a.Cols
-	magic, shift := DivMagic(uint32(a.Cols))
-	name, finName := "tcrt_sass_amax_col_f32", "tcrt_sass_amax_fin"
-	switch a.XType {
-	case tile.BF16:
-		name = "tcrt_sass_amax_col_bf16"
-	case tile.F16:
-		name, finName = "tcrt_sass_amax_col_f16", "tcrt_sass_amax_fin_f16"
-	}
-	fin := func(k string) SGLaunch {
-		return SGLaunch{Kernel: k, Grid: laneGrid(a.Cols), Block: SGBlock, Params: []uint64{a.Out, uint64(a.Cols), 1, 0, 0, 0xffffffff}}
-	}
-	return []SGLaunch{
-		fin("tcrt_sass_amax_zero"),
-		{Kernel: name, Grid: laneGrid(lanes), Block: SGBlock, Params: []uint64{a.Out, a.X, uint64(lanes), uint64(a.Cols),
-			uint64(magic), uint64(shift), uint64(uint32(-a.Cols)), uint64(a.Rows)}},
-		fin(finName),
-	}
 }

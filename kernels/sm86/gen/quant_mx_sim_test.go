@@ -1,10 +1,11 @@
-package sm86
+package gen
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// TestSimQuantizeMX runs PlanQuantizeMX for both modules against
+// TestSimQuantizeMX runs sm86.PlanQuantizeMX for both modules against
 // fallback.QuantizeRef (MX, f32 input, tile.Saturate) bit for bit, codes
 // and E8M0 scales: random values over the whole binary32 range with
 // specials (NaN of both signs, ±Inf, ±0, subnormals), blocks of zeros, a
@@ -21,7 +22,7 @@ import (
 // 1000 × 13, 5 × 1001), outputs poisoned.
 func TestSimQuantizeMX(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 10))
-	for _, arch := range Archs {
+	for _, arch := range sm86.Archs {
 		for _, q := range []tile.DType{tile.E4M3, tile.E5M2} {
 			// random shapes (sgSizes), then fixed ones with Cols not a
 			// multiple of 4 (the per-element encoder)
@@ -72,7 +73,7 @@ func TestSimQuantizeMX(t *testing.T) {
 					xa, _ := d.put(xb)
 					ea, gotS := d.put(bytes.Repeat([]byte{0xA5}, rows*sc))
 					wa, _ := d.put(bytes.Repeat([]byte{0xA5}, 4*rows*sc))
-					ls, err := PlanQuantizeMX(SGQuantizeMX{Q: qa, X: xa, E8M0: ea, Work: wa, QType: q, Rows: rows, Cols: cols,
+					ls, err := sm86.PlanQuantizeMX(sm86.SGQuantizeMX{Q: qa, X: xa, E8M0: ea, Work: wa, QType: q, Rows: rows, Cols: cols,
 						NonSaturating: mode == tile.NonSaturating})
 					if err != nil {
 						t.Fatal(err)
@@ -89,10 +90,10 @@ func TestSimQuantizeMX(t *testing.T) {
 			}
 		}
 	}
-	if err := QuantizeMXSupports(SGQuantizeMX{QType: tile.E4M3, Rows: 2, Cols: 6}); err != nil {
+	if err := sm86.QuantizeMXSupports(sm86.SGQuantizeMX{QType: tile.E4M3, Rows: 2, Cols: 6}); err != nil {
 		t.Errorf("cols 6: %v", err)
 	}
-	if err := QuantizeMXSupports(SGQuantizeMX{QType: tile.E4M3, Rows: 0, Cols: 6}); !errors.Is(err, ErrSGUnsupported) {
+	if err := sm86.QuantizeMXSupports(sm86.SGQuantizeMX{QType: tile.E4M3, Rows: 0, Cols: 6}); !errors.Is(err, sm86.ErrSGUnsupported) {
 		t.Errorf("no rows: %v", err)
 	}
 }

@@ -1,10 +1,11 @@
-package sm86
+package gen
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -39,7 +40,7 @@ func TestSimScaleKernel(t *testing.T) {
 				d := newSGDev(t)
 				wa, gotS := d.put(amax)
 				ia, gotInv := d.put(bytes.Repeat([]byte{0xA5}, 4*n))
-				ls, err := PlanQuantizeBlocks(SGQuantizeBlocks{Q: 8, X: 8, Inv: ia, Work: wa, QType: q, Rows: n, Cols: 8,
+				ls, err := sm86.PlanQuantizeBlocks(sm86.SGQuantizeBlocks{Q: 8, X: 8, Inv: ia, Work: wa, QType: q, Rows: n, Cols: 8,
 					BlockRows: 1, BlockCols: 8, Margin: margin, PowerOfTwo: pow2})
 				if err != nil {
 					t.Fatal(err)
@@ -62,7 +63,7 @@ func TestSimScaleKernel(t *testing.T) {
 	}
 }
 
-// TestSimQuantizeBlocks runs PlanQuantizeBlocks for both modules against
+// TestSimQuantizeBlocks runs sm86.PlanQuantizeBlocks for both modules against
 // fallback.QuantizeRef (computed scales, f32 input, tile.Saturate) bit for
 // bit, codes and 1/s: per tensor (computed or given), per row, per column, 1×128 and 128×128,
 // any Cols (1 × 1, 7 × 3, 129 × 7, 1000 × 13, 5 × 1001 among them), random
@@ -82,7 +83,7 @@ func TestSimQuantizeBlocks(t *testing.T) {
 	for _, rc := range [][2]int{{1, 1}, {7, 3}, {129, 7}, {1000, 13}, {5, 1001}} {
 		shapes = append(shapes, shape{rows: rc[0], cols: rc[1]})
 	}
-	for _, arch := range Archs {
+	for _, arch := range sm86.Archs {
 		progs, err := Programs(arch)
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +131,7 @@ func TestSimQuantizeBlocks(t *testing.T) {
 						xa, _ := d.put(xb)
 						ia, gotS := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
 						wa, _ := d.put(bytes.Repeat([]byte{0xA5}, 4*sr*sc))
-						a := SGQuantizeBlocks{Q: qa, X: xa, Inv: ia, Work: wa, QType: q, Rows: rows, Cols: cols,
+						a := sm86.SGQuantizeBlocks{Q: qa, X: xa, Inv: ia, Work: wa, QType: q, Rows: rows, Cols: cols,
 							BlockRows: br, BlockCols: bc, Margin: margin, PowerOfTwo: pow2, Given: given,
 							NonSaturating: mode == tile.NonSaturating}
 						if given {
@@ -143,7 +144,7 @@ func TestSimQuantizeBlocks(t *testing.T) {
 							}
 							a.Scales, _ = d.put(sb)
 						}
-						ls, err := PlanQuantizeBlocks(a)
+						ls, err := sm86.PlanQuantizeBlocks(a)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -161,28 +162,28 @@ func TestSimQuantizeBlocks(t *testing.T) {
 	}
 }
 
-// TestQuantizeBlocksSupports: what the plan refuses, with ErrSGUnsupported.
+// TestQuantizeBlocksSupports: what the plan refuses, with sm86.ErrSGUnsupported.
 func TestQuantizeBlocksSupports(t *testing.T) {
-	ok := SGQuantizeBlocks{QType: tile.E4M3, Rows: 4, Cols: 256, BlockRows: 1, BlockCols: 128}
-	if err := QuantizeBlocksSupports(ok); err != nil {
+	ok := sm86.SGQuantizeBlocks{QType: tile.E4M3, Rows: 4, Cols: 256, BlockRows: 1, BlockCols: 128}
+	if err := sm86.QuantizeBlocksSupports(ok); err != nil {
 		t.Fatal(err)
 	}
-	if err := QuantizeBlocksSupports(SGQuantizeBlocks{QType: tile.E4M3, Rows: 3, Cols: 7, BlockRows: 3, BlockCols: 7}); err != nil {
+	if err := sm86.QuantizeBlocksSupports(sm86.SGQuantizeBlocks{QType: tile.E4M3, Rows: 3, Cols: 7, BlockRows: 3, BlockCols: 7}); err != nil {
 		t.Fatalf("one block of 3 × 7: %v", err) // any shape per tensor
 	}
-	if err := QuantizeBlocksSupports(SGQuantizeBlocks{QType: tile.E4M3, Rows: 5, Cols: 7, BlockRows: 5, BlockCols: 1}); err != nil {
+	if err := sm86.QuantizeBlocksSupports(sm86.SGQuantizeBlocks{QType: tile.E4M3, Rows: 5, Cols: 7, BlockRows: 5, BlockCols: 1}); err != nil {
 		t.Fatalf("per column, 5 × 7: %v", err)
 	}
-	for name, mut := range map[string]func(a *SGQuantizeBlocks){
-		"to f16":        func(a *SGQuantizeBlocks) { a.QType = tile.F16 },
-		"blocks 4 wide": func(a *SGQuantizeBlocks) { a.BlockCols = 4 },
-		"no rows":       func(a *SGQuantizeBlocks) { a.Rows = 0 },
-		"given per row": func(a *SGQuantizeBlocks) { a.Given, a.Scale = true, 1 },
-		"given zero":    func(a *SGQuantizeBlocks) { a.Given, a.BlockRows, a.BlockCols = true, 4, 256 },
+	for name, mut := range map[string]func(a *sm86.SGQuantizeBlocks){
+		"to f16":        func(a *sm86.SGQuantizeBlocks) { a.QType = tile.F16 },
+		"blocks 4 wide": func(a *sm86.SGQuantizeBlocks) { a.BlockCols = 4 },
+		"no rows":       func(a *sm86.SGQuantizeBlocks) { a.Rows = 0 },
+		"given per row": func(a *sm86.SGQuantizeBlocks) { a.Given, a.Scale = true, 1 },
+		"given zero":    func(a *sm86.SGQuantizeBlocks) { a.Given, a.BlockRows, a.BlockCols = true, 4, 256 },
 	} {
 		a := ok
 		mut(&a)
-		if _, err := PlanQuantizeBlocks(a); !errors.Is(err, ErrSGUnsupported) {
+		if _, err := sm86.PlanQuantizeBlocks(a); !errors.Is(err, sm86.ErrSGUnsupported) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
