@@ -52,46 +52,46 @@ func amaxKernel(esz int, half bool) sass.Program {
 	if esz == 2 {
 		mask, mod = 0x7fff, "E.U16"
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rgC), r(rgC), imm(sm86.AmaxRun), rz)) // c0
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(int64(esz))))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgR), param(amCols), r(rgC)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(6), r(3), param(amX)))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(8), sass.Neg(r(rgC)), param(amCols), rz))
+	g.Add(inst("IMAD", "SHL.U32", r(rgC), r(rgC), imm(sm86.AmaxRun), rz)) // c0
+	g.Add(inst("MOV", "", r(3), imm(int64(esz))))
+	g.Add(inst("IMAD", "", r(6), r(rgR), param(amCols), r(rgC)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(6), r(3), param(amX)))
+	g.Add(inst("IADD3", "", r(8), sass.Neg(r(rgC)), param(amCols), rz))
 	for k := 1; k < sm86.AmaxRun; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(8), imm(int64(k)), pt))
+		g.Add(inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(8), imm(int64(k)), pt))
 	}
 	for k := 1; k < sm86.AmaxRun; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
+		g.Add(inst("MOV", "", r(sass.Reg(16+k)), rz))
 	}
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(16), sass.G64(6, 0)))
+	g.Add(inst("LDG", mod, r(16), sass.G64(6, 0)).WriteSB(sass.SB2))
 	for k := 1; k < sm86.AmaxRun; k++ {
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(sass.Reg(16+k)), sass.G64(6, int64(k*esz))).When(sass.If(sass.Pred(k-1))))
+		g.Add(inst("LDG", mod, r(sass.Reg(16+k)), sass.G64(6, int64(k*esz))).When(sass.If(sass.Pred(k - 1))).WriteSB(sass.SB2))
 	}
 	// the block: (r / br)·sc + c0 / bc.
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(10), r(rgR), param(amBRMagic), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(11), r(rgC), param(amBCMagic), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), r(10), r(rgR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(11), r(11), r(rgC), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(10), rz, param(amBRShift), r(10)))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(11), rz, param(amBCShift), r(11)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(10), param(amSC), r(11)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(10), r(9), param(amOut)))
-	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(16), r(16), imm(mask), rz, imm(0xc0), npt))
+	g.Add(inst("IMAD", "HI.U32", r(10), r(rgR), param(amBRMagic), rz))
+	g.Add(inst("IMAD", "HI.U32", r(11), r(rgC), param(amBCMagic), rz))
+	g.Add(inst("IADD3", "", r(10), r(10), r(rgR), rz))
+	g.Add(inst("IADD3", "", r(11), r(11), r(rgC), rz))
+	g.Add(inst("SHF", "R.U32.HI", r(10), rz, param(amBRShift), r(10)))
+	g.Add(inst("SHF", "R.U32.HI", r(11), rz, param(amBCShift), r(11)))
+	g.Add(inst("MOV", "", r(9), imm(4)))
+	g.Add(inst("IMAD", "", r(10), r(10), param(amSC), r(11)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(10), r(9), param(amOut)))
+	g.Add(inst("LOP3", "LUT", r(16), r(16), imm(mask), rz, imm(0xc0), npt).Wait(waits(2)))
 	for k := 1; k < sm86.AmaxRun; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(sass.Reg(16+k)), r(sass.Reg(16+k)), imm(mask), rz, imm(0xc0), npt))
+		g.Add(inst("LOP3", "LUT", r(sass.Reg(16+k)), r(sass.Reg(16+k)), imm(mask), rz, imm(0xc0), npt))
 	}
 	for s := 1; s < sm86.AmaxRun; s *= 2 { // a tree: 16←17, 18←19, ...; 16←18, ...; 16←20
 		for k := 0; k < sm86.AmaxRun; k += 2 * s {
-			g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "U32", r(sass.Reg(16+k)), r(sass.Reg(16+k)), r(sass.Reg(16+k+s)), npt))
+			g.Add(inst("IMNMX", "U32", r(sass.Reg(16+k)), r(sass.Reg(16+k)), r(sass.Reg(16+k+s)), npt))
 		}
 	}
 	if esz == 2 && !half { // bf16: the top half of binary32
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(16), r(16), imm(16), rz))
+		g.Add(inst("SHF", "L.U32", r(16), r(16), imm(16), rz))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("RED", "E.MAX.STRONG.GPU", sass.G64(12, 0), r(16)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("RED", "E.MAX.STRONG.GPU", sass.G64(12, 0), r(16)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -99,11 +99,11 @@ func amaxKernel(esz int, half bool) sass.Program {
 func amaxZeroKernel() sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x08), false)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(amOut)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, 0), rz))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("MOV", "", r(9), imm(4)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(amOut)))
+	g.Add(inst("STG", "E", sass.G64(12, 0), rz))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -112,22 +112,22 @@ func amaxZeroKernel() sass.Program {
 func amaxFinKernel(half bool) sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x08), false)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(amOut)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(12, 0)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(0x7fc00000)))
+	g.Add(inst("MOV", "", r(9), imm(4)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(amOut)))
+	g.Add(inst("LDG", "E", r(8), sass.G64(12, 0)).WriteSB(sass.SB2))
+	g.Add(inst("MOV", "", r(9), imm(0x7fc00000)))
 	inf := int64(0x7f800000)
 	if half {
 		inf = 0x7c00
 	}
-	g.at("[B--2---:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P1), pt, r(8), imm(inf), pt))
+	g.Add(inst("ISETP", "GT.U32.AND", p(sass.P1), pt, r(8), imm(inf), pt).Wait(waits(2)))
 	if half {
-		g.at("[B------:R-:W-:-:S01]", inst("HADD2", "F32", r(8), sass.Neg(rz), selOp(8, ".H0_H0")))
+		g.Add(inst("HADD2", "F32", r(8), sass.Neg(rz), selOp(8, ".H0_H0")))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(8), r(9), r(8), p(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, 0), r(8)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("SEL", "", r(8), r(9), r(8), p(sass.P1)))
+	g.Add(inst("STG", "E", sass.G64(12, 0), r(8)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 

@@ -28,42 +28,42 @@ func amaxColKernel(esz int, half bool) sass.Program {
 	if esz == 2 {
 		mask, mod = 0x7fff, "E.U16"
 	}
-	const cols = 0x14                                                                             // the lane split's divisor is Cols
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rgR), r(rgR), imm(sm86.AmaxRun), rz)) // first row
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(int64(esz))))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(4), r(rgR), param(cols), r(rgC))) // element index
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(8), sass.Neg(r(rgR)), param(amcRows), rz))
+	const cols = 0x14                                                     // the lane split's divisor is Cols
+	g.Add(inst("IMAD", "SHL.U32", r(rgR), r(rgR), imm(sm86.AmaxRun), rz)) // first row
+	g.Add(inst("MOV", "", r(3), imm(int64(esz))))
+	g.Add(inst("IMAD", "", r(4), r(rgR), param(cols), r(rgC))) // element index
+	g.Add(inst("IADD3", "", r(8), sass.Neg(r(rgR)), param(amcRows), rz))
 	for k := 1; k < sm86.AmaxRun; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(8), imm(int64(k)), pt))
+		g.Add(inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(8), imm(int64(k)), pt))
 	}
 	for k := 1; k < sm86.AmaxRun; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
+		g.Add(inst("MOV", "", r(sass.Reg(16+k)), rz))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(4), r(3), param(amX)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(16), sass.G64(6, 0)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(4), r(3), param(amX)))
+	g.Add(inst("LDG", mod, r(16), sass.G64(6, 0)).WriteSB(sass.SB2))
 	for k := 1; k < sm86.AmaxRun; k++ {
 		a := sass.Reg(24 + 2*k)
-		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(4), r(4), param(cols), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(a), r(4), r(3), param(amX)))
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", mod, r(sass.Reg(16+k)), sass.G64(a, 0)).When(sass.If(sass.Pred(k-1))))
+		g.Add(inst("IADD3", "", r(4), r(4), param(cols), rz))
+		g.Add(inst("IMAD", "WIDE.U32", r(a), r(4), r(3), param(amX)))
+		g.Add(inst("LDG", mod, r(sass.Reg(16+k)), sass.G64(a, 0)).When(sass.If(sass.Pred(k - 1))).WriteSB(sass.SB2))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgC), r(9), param(amOut)))
-	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(16), r(16), imm(mask), rz, imm(0xc0), npt))
+	g.Add(inst("MOV", "", r(9), imm(4)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(rgC), r(9), param(amOut)))
+	g.Add(inst("LOP3", "LUT", r(16), r(16), imm(mask), rz, imm(0xc0), npt).Wait(waits(2)))
 	for k := 1; k < sm86.AmaxRun; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(sass.Reg(16+k)), r(sass.Reg(16+k)), imm(mask), rz, imm(0xc0), npt))
+		g.Add(inst("LOP3", "LUT", r(sass.Reg(16+k)), r(sass.Reg(16+k)), imm(mask), rz, imm(0xc0), npt))
 	}
 	for s := 1; s < sm86.AmaxRun; s *= 2 {
 		for k := 0; k < sm86.AmaxRun; k += 2 * s {
-			g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "U32", r(sass.Reg(16+k)), r(sass.Reg(16+k)), r(sass.Reg(16+k+s)), npt))
+			g.Add(inst("IMNMX", "U32", r(sass.Reg(16+k)), r(sass.Reg(16+k)), r(sass.Reg(16+k+s)), npt))
 		}
 	}
 	if esz == 2 && !half { // bf16: the top half of binary32
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(16), r(16), imm(16), rz))
+		g.Add(inst("SHF", "L.U32", r(16), r(16), imm(16), rz))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("RED", "E.MAX.STRONG.GPU", sass.G64(12, 0), r(16)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("RED", "E.MAX.STRONG.GPU", sass.G64(12, 0), r(16)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 

@@ -1,57 +1,38 @@
 package gen
 
 import (
-	"fmt"
-
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 // Shorthands for the operands the generators use.
 var (
-	r   = sass.R
-	imm = sass.Imm
-	p   = sass.P
-	np  = sass.NotP
-	rz  = sass.R(sass.RZ)
-	pt  = sass.P(sass.PT)
-	npt = sass.NotP(sass.PT)
+	r, p, np       = sass.R, sass.P, sass.NotP
+	imm, c0, waits = sasskit.Imm, sasskit.CB, sasskit.Waits
+	rz, pt, npt    = sasskit.RZ, sasskit.PT, sasskit.NPT
 )
-
-// c0 is the constant-bank-0 operand c[0x0][off] (kernel parameters start
-// at cubin.ParamBase).
-func c0(off int64) sass.Operand { return sass.CB(0, off) }
 
 // param is the constant-bank operand of the parameter at byte offset off
 // of the parameter window.
 func param(off int64) sass.Operand { return c0(cubin.ParamBase + off) }
 
-// prog accumulates a program; each instruction is given with its control
-// word in the listing form ("[B01----:R-:W2:Y:S04]", see sass.Control).
-type prog struct{ p sass.Program }
-
-// at appends i with the control word ctl. A malformed control string is a
-// bug in a generator, so it panics.
-func (g *prog) at(ctl string, i sass.Inst) {
-	c, err := sass.ParseControl(ctl)
-	if err != nil {
-		panic(fmt.Sprintf("sm86: instruction %d (%s): %v", len(g.p), i, err))
-	}
-	g.p = append(g.p, i.C(c))
-}
+// prog accumulates a program with the kit's builder; each instruction is
+// appended with its control word as given (At).
+type prog struct{ sasskit.Builder }
 
 // end appends what ptxas ends every kernel with: a branch to itself after
 // the last EXIT, then NOPs up to the next multiple of 128 bytes and 128
 // bytes more.
 func (g *prog) end() sass.Program {
-	g.at("[B------:R-:W-:Y:S00]", sass.New("BRA", "", sass.Target(-16)))
-	for len(g.p)%8 != 0 {
-		g.at("[B------:R-:W-:Y:S00]", sass.New("NOP", ""))
+	g.At(sass.New("BRA", "", sass.Target(-16)).Yield())
+	for len(g.Prog)%8 != 0 {
+		g.At(sass.New("NOP", "").Yield())
 	}
 	for range 8 {
-		g.at("[B------:R-:W-:Y:S00]", sass.New("NOP", ""))
+		g.At(sass.New("NOP", "").Yield())
 	}
-	return g.p
+	return g.Prog
 }
 
 // inst is sass.New.

@@ -54,32 +54,32 @@ var dequantParams = sgParamsOf(4, 13)
 // conversions and stores.
 func dequantKernel(q, y tile.DType, mx bool) sass.Program {
 	var g prog
-	const plain = "[B------:R-:W-:-:S01]"
+	plain := sass.Control{Stall: 1}
 	const base, one, invNZ, nanPos, nanNeg, nanSel = 0, 1, 17, 24, 23, 26
 	code := func(k int) sass.Reg { return sass.Reg(28 + k) }
 	scale := func(k int) sass.Reg { return sass.Reg(32 + k) }
 	saddr := func(k int) sass.Reg { return sass.Reg(36 + 2*k) }
 	ysz := int64(y.Size())
 	// thread t converts elements 4t .. 4t+3 (those below n)
-	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(base), sass.SR(sass.SRTidX)))
-	g.at("[B------:R-:W1:-:S01]", inst("S2R", "", r(rgCta), sass.SR(sass.SRCtaidX)))
-	g.at(plain, inst("ULDC", "64", sass.UR(4), c0(0x118)))
-	g.at(plain, inst("MOV", "", r(4), param(sgSlot)))
-	g.at(plain, inst("MOV", "", r(5), param(sgSlot+4)))
-	g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rgSlotHi), sass.G64(4, 4)))
-	g.at("[B01----:R-:W-:-:S01]", inst("LEA", "", r(base), r(rgCta), r(base), imm(8)))
-	g.at(plain, inst("SHF", "L.U32", r(base), r(base), imm(2), rz))
-	g.at(plain, inst("ISETP", "GE.U32.AND", p(sass.P0), pt, r(base), param(0x20), pt))
-	g.at(plain, inst("EXIT", "").When(sass.If(sass.P0)))
-	g.at(plain, inst("MOV", "", r(one), imm(1)))
-	g.at(plain, inst("IMAD", "WIDE.U32", r(6), r(base), r(one), param(dqQ)))
-	g.at(plain, inst("MOV", "", r(25), imm(ysz)))
-	g.at(plain, inst("IMAD", "WIDE.U32", r(18), r(base), r(25), param(dqY)))
-	g.at(plain, inst("MOV", "", r(14), param(dqInv)))
-	g.at(plain, inst("MOV", "", r(15), param(dqInv+4)))
-	g.at(plain, inst("LOP3", "LUT", r(invNZ), r(14), r(15), rz, imm(0xfc), npt))
-	g.at(plain, inst("MOV", "", r(nanPos), param(dqNaNPos)))
-	g.at(plain, inst("MOV", "", r(nanNeg), param(dqNaNNeg)))
+	g.Add(inst("S2R", "", r(base), sass.SR(sass.SRTidX)).WriteSB(sass.SB0))
+	g.Add(inst("S2R", "", r(rgCta), sass.SR(sass.SRCtaidX)).WriteSB(sass.SB1))
+	g.At(inst("ULDC", "64", sass.UR(4), c0(0x118)).C(plain))
+	g.At(inst("MOV", "", r(4), param(sgSlot)).C(plain))
+	g.At(inst("MOV", "", r(5), param(sgSlot+4)).C(plain))
+	g.Add(inst("LDG", "E", r(rgSlotHi), sass.G64(4, 4)).WriteSB(sass.SB3))
+	g.Add(inst("LEA", "", r(base), r(rgCta), r(base), imm(8)).Wait(waits(0, 1)))
+	g.At(inst("SHF", "L.U32", r(base), r(base), imm(2), rz).C(plain))
+	g.At(inst("ISETP", "GE.U32.AND", p(sass.P0), pt, r(base), param(0x20), pt).C(plain))
+	g.At(inst("EXIT", "").When(sass.If(sass.P0)).C(plain))
+	g.At(inst("MOV", "", r(one), imm(1)).C(plain))
+	g.At(inst("IMAD", "WIDE.U32", r(6), r(base), r(one), param(dqQ)).C(plain))
+	g.At(inst("MOV", "", r(25), imm(ysz)).C(plain))
+	g.At(inst("IMAD", "WIDE.U32", r(18), r(base), r(25), param(dqY)).C(plain))
+	g.At(inst("MOV", "", r(14), param(dqInv)).C(plain))
+	g.At(inst("MOV", "", r(15), param(dqInv+4)).C(plain))
+	g.At(inst("LOP3", "LUT", r(invNZ), r(14), r(15), rz, imm(0xfc), npt).C(plain))
+	g.At(inst("MOV", "", r(nanPos), param(dqNaNPos)).C(plain))
+	g.At(inst("MOV", "", r(nanNeg), param(dqNaNNeg)).C(plain))
 	sb := int64(4)
 	if mx {
 		sb = 1
@@ -87,29 +87,29 @@ func dequantKernel(q, y tile.DType, mx bool) sass.Program {
 	for k := range sm86.DequantPerThread {
 		// e = 4t + k; P6: e < n; the code; (r, c) of e; the block's scale:
 		// inv[(r / br)·sc + c / bc], or the constant (P5: there are scales).
-		g.at(plain, inst("IADD3", "", r(9), r(base), imm(int64(k)), rz))
-		g.at(plain, inst("ISETP", "LT.U32.AND", p(sass.P6), pt, r(9), param(0x20), pt))
-		g.at(plain, inst("MOV", "", r(code(k)), rz))
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U8", r(code(k)), sass.G64(6, int64(k))).When(sass.If(sass.P6)))
-		g.at(plain, inst("IMAD", "HI.U32", r(10), r(9), param(0x28), rz))
-		g.at(plain, inst("IADD3", "", r(10), r(10), r(9), rz))
-		g.at(plain, inst("SHF", "R.U32.HI", r(10), rz, param(0x2c), r(10)))
-		g.at(plain, inst("IMAD", "", r(11), r(10), param(0x30), r(9)))
-		g.at(plain, inst("IMAD", "HI.U32", r(12), r(10), param(dqBRMagic), rz))
-		g.at(plain, inst("IMAD", "HI.U32", r(13), r(11), param(dqBCMagic), rz))
-		g.at(plain, inst("IADD3", "", r(12), r(12), r(10), rz))
-		g.at(plain, inst("IADD3", "", r(13), r(13), r(11), rz))
-		g.at(plain, inst("SHF", "R.U32.HI", r(12), rz, param(dqBRShift), r(12)))
-		g.at(plain, inst("SHF", "R.U32.HI", r(13), rz, param(dqBCShift), r(13)))
-		g.at(plain, inst("MOV", "", r(9), imm(sb)))
-		g.at(plain, inst("IMAD", "", r(12), r(12), param(dqSC), r(13)))
-		g.at(plain, inst("IMAD", "WIDE.U32", r(saddr(k)), r(12), r(9), param(dqInv)))
-		g.at(plain, inst("ISETP", "NE.U32.AND", p(sass.P5), pt, r(invNZ), rz, p(sass.P6)))
-		g.at(plain, inst("MOV", "", r(scale(k)), param(dqConst)))
+		g.At(inst("IADD3", "", r(9), r(base), imm(int64(k)), rz).C(plain))
+		g.At(inst("ISETP", "LT.U32.AND", p(sass.P6), pt, r(9), param(0x20), pt).C(plain))
+		g.At(inst("MOV", "", r(code(k)), rz).C(plain))
+		g.Add(inst("LDG", "E.U8", r(code(k)), sass.G64(6, int64(k))).When(sass.If(sass.P6)).WriteSB(sass.SB2))
+		g.At(inst("IMAD", "HI.U32", r(10), r(9), param(0x28), rz).C(plain))
+		g.At(inst("IADD3", "", r(10), r(10), r(9), rz).C(plain))
+		g.At(inst("SHF", "R.U32.HI", r(10), rz, param(0x2c), r(10)).C(plain))
+		g.At(inst("IMAD", "", r(11), r(10), param(0x30), r(9)).C(plain))
+		g.At(inst("IMAD", "HI.U32", r(12), r(10), param(dqBRMagic), rz).C(plain))
+		g.At(inst("IMAD", "HI.U32", r(13), r(11), param(dqBCMagic), rz).C(plain))
+		g.At(inst("IADD3", "", r(12), r(12), r(10), rz).C(plain))
+		g.At(inst("IADD3", "", r(13), r(13), r(11), rz).C(plain))
+		g.At(inst("SHF", "R.U32.HI", r(12), rz, param(dqBRShift), r(12)).C(plain))
+		g.At(inst("SHF", "R.U32.HI", r(13), rz, param(dqBCShift), r(13)).C(plain))
+		g.At(inst("MOV", "", r(9), imm(sb)).C(plain))
+		g.At(inst("IMAD", "", r(12), r(12), param(dqSC), r(13)).C(plain))
+		g.At(inst("IMAD", "WIDE.U32", r(saddr(k)), r(12), r(9), param(dqInv)).C(plain))
+		g.At(inst("ISETP", "NE.U32.AND", p(sass.P5), pt, r(invNZ), rz, p(sass.P6)).C(plain))
+		g.At(inst("MOV", "", r(scale(k)), param(dqConst)).C(plain))
 		if mx {
-			g.at("[B------:R-:W4:-:S01]", inst("LDG", "E.U8", r(scale(k)), sass.G64(saddr(k), 0)).When(sass.If(sass.P5)))
+			g.Add(inst("LDG", "E.U8", r(scale(k)), sass.G64(saddr(k), 0)).When(sass.If(sass.P5)).WriteSB(sass.SB4))
 		} else {
-			g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(scale(k)), sass.G64(saddr(k), 0)).When(sass.If(sass.P5)))
+			g.Add(inst("LDG", "E", r(scale(k)), sass.G64(saddr(k), 0)).When(sass.If(sass.P5)).WriteSB(sass.SB4))
 		}
 	}
 	faultExit(&g)
@@ -117,52 +117,52 @@ func dequantKernel(q, y tile.DType, mx bool) sass.Program {
 		c, sc := code(k), scale(k)
 		wait := plain
 		if k == 0 {
-			wait = "[B--2-4-:R-:W-:-:S01]"
+			wait = sass.Control{Wait: waits(2, 4), Stall: 1}
 		}
-		g.at(wait, inst("IADD3", "", r(9), r(base), imm(int64(k)), rz))
-		g.at(plain, inst("ISETP", "LT.U32.AND", p(sass.P6), pt, r(9), param(0x20), pt))
+		g.At(inst("IADD3", "", r(9), r(base), imm(int64(k)), rz).C(wait))
+		g.At(inst("ISETP", "LT.U32.AND", p(sass.P6), pt, r(9), param(0x20), pt).C(plain))
 		// decode: the value in the code's register (each store reads its
 		// own), P2 a NaN code, P3 the sign.
-		g.at(plain, inst("LOP3", "LUT", r(20), r(c), imm(0x7f), rz, imm(0xc0), npt))
-		g.at(plain, inst("LOP3", "LUT", r(22), r(c), imm(0x80), rz, imm(0xc0), npt))
+		g.At(inst("LOP3", "LUT", r(20), r(c), imm(0x7f), rz, imm(0xc0), npt).C(plain))
+		g.At(inst("LOP3", "LUT", r(22), r(c), imm(0x80), rz, imm(0xc0), npt).C(plain))
 		if q == tile.E4M3 {
-			g.at(plain, inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7e), pt))
-			g.at(plain, inst("SHF", "L.U32", r(c), r(20), imm(7), rz))
-			g.at(plain, inst("LEA", "", r(c), r(22), r(c), imm(8)))
+			g.At(inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7e), pt).C(plain))
+			g.At(inst("SHF", "L.U32", r(c), r(20), imm(7), rz).C(plain))
+			g.At(inst("LEA", "", r(c), r(22), r(c), imm(8)).C(plain))
 		} else {
-			g.at(plain, inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7c), pt))
-			g.at(plain, inst("SHF", "L.U32", r(c), r(c), imm(8), rz))
+			g.At(inst("ISETP", "GT.U32.AND", p(sass.P2), pt, r(20), imm(0x7c), pt).C(plain))
+			g.At(inst("SHF", "L.U32", r(c), r(c), imm(8), rz).C(plain))
 		}
-		g.at(plain, inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(22), rz, pt))
-		g.at(plain, inst("HADD2", "F32", r(c), sass.Neg(rz), selOp(c, ".H0_H0")))
+		g.At(inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(22), rz, pt).C(plain))
+		g.At(inst("HADD2", "F32", r(c), sass.Neg(rz), selOp(c, ".H0_H0")).C(plain))
 		if q == tile.E4M3 {
-			g.at(plain, inst("FMUL", "", r(c), r(c), sass.F32Bits(0x43800000)))
+			g.At(inst("FMUL", "", r(c), r(c), sass.F32Bits(0x43800000)).C(plain))
 		}
-		g.at(plain, inst("SEL", "", r(nanSel), r(nanNeg), r(nanPos), p(sass.P3)))
+		g.At(inst("SEL", "", r(nanSel), r(nanNeg), r(nanPos), p(sass.P3)).C(plain))
 		if mx { // E8M0 e: 2^(e−127); e = 0 is 2^-127 (0x00400000); e = 255 NaN (P4)
-			g.at(plain, inst("ISETP", "EQ.U32.AND", p(sass.P4), pt, r(sc), imm(255), pt))
-			g.at(plain, inst("ISETP", "EQ.U32.AND", p(sass.P5), pt, r(sc), rz, pt))
-			g.at(plain, inst("SHF", "L.U32", r(sc), r(sc), imm(23), rz))
-			g.at(plain, inst("SEL", "", r(sc), r(sc), imm(0x00400000), np(sass.P5)))
+			g.At(inst("ISETP", "EQ.U32.AND", p(sass.P4), pt, r(sc), imm(255), pt).C(plain))
+			g.At(inst("ISETP", "EQ.U32.AND", p(sass.P5), pt, r(sc), rz, pt).C(plain))
+			g.At(inst("SHF", "L.U32", r(sc), r(sc), imm(23), rz).C(plain))
+			g.At(inst("SEL", "", r(sc), r(sc), imm(0x00400000), np(sass.P5)).C(plain))
 		}
-		g.at(plain, inst("FMUL", "", r(c), r(c), r(sc)))
+		g.At(inst("FMUL", "", r(c), r(c), r(sc)).C(plain))
 		if y == tile.BF16 { // round to nearest even on bit 16: u + 0x7fff + bit 16, then the top half
-			g.at(plain, inst("SHF", "R.U32.HI", r(22), rz, imm(16), r(c)))
-			g.at(plain, inst("LOP3", "LUT", r(22), r(22), imm(1), rz, imm(0xc0), npt))
-			g.at(plain, inst("IADD3", "", r(c), r(c), imm(0x7fff), r(22)))
-			g.at(plain, inst("SHF", "R.U32.HI", r(c), rz, imm(16), r(c)))
+			g.At(inst("SHF", "R.U32.HI", r(22), rz, imm(16), r(c)).C(plain))
+			g.At(inst("LOP3", "LUT", r(22), r(22), imm(1), rz, imm(0xc0), npt).C(plain))
+			g.At(inst("IADD3", "", r(c), r(c), imm(0x7fff), r(22)).C(plain))
+			g.At(inst("SHF", "R.U32.HI", r(c), rz, imm(16), r(c)).C(plain))
 		}
 		if y == tile.F16 { // cvt.rn.f16.f32: nearest even, subnormals kept, overflow to ±Inf
-			g.at(plain, inst("F2FP", "PACK_AB", r(c), rz, r(c)))
+			g.At(inst("F2FP", "PACK_AB", r(c), rz, r(c)).C(plain))
 		}
-		g.at(plain, inst("SEL", "", r(c), r(nanSel), r(c), p(sass.P2)))
+		g.At(inst("SEL", "", r(c), r(nanSel), r(c), p(sass.P2)).C(plain))
 		if mx {
-			g.at(plain, inst("SEL", "", r(c), r(nanPos), r(c), p(sass.P4)))
+			g.At(inst("SEL", "", r(c), r(nanPos), r(c), p(sass.P4)).C(plain))
 		}
-		g.at(plain, inst("STG", sizeMod[int(ysz)], sass.G64(18, int64(k)*ysz), r(c)).When(sass.If(sass.P6)))
+		g.At(inst("STG", sizeMod[int(ysz)], sass.G64(18, int64(k)*ysz), r(c)).When(sass.If(sass.P6)).C(plain))
 	}
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -175,18 +175,18 @@ var checkScaleParams = sgParamsOf(2, 5)
 func checkScaleKernel() sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x10), false)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x08)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(12, 0)))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(26), rz, r(rgL), rz, imm(0x33), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(27), imm(0xffffffff)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(28), param(sgSlot)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(29), param(sgSlot+4)))
-	g.at("[B--2---:R-:W-:-:S01]", inst("IADD3", "", r(8), r(8), imm(-tile.MinScaleBits), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(tile.MaxScaleBits-tile.MinScaleBits+1), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P1)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("MOV", "", r(9), imm(4)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x08)))
+	g.Add(inst("LDG", "E", r(8), sass.G64(12, 0)).WriteSB(sass.SB2))
+	g.Add(inst("LOP3", "LUT", r(26), rz, r(rgL), rz, imm(0x33), npt))
+	g.Add(inst("MOV", "", r(27), imm(0xffffffff)))
+	g.Add(inst("MOV", "", r(28), param(sgSlot)))
+	g.Add(inst("MOV", "", r(29), param(sgSlot+4)))
+	g.Add(inst("IADD3", "", r(8), r(8), imm(-tile.MinScaleBits), rz).Wait(waits(2)))
+	g.Add(inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(tile.MaxScaleBits-tile.MinScaleBits+1), pt))
+	g.Add(inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P1)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 

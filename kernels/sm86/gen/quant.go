@@ -105,123 +105,123 @@ func quantizeKernelOf(arch int, d tile.DType, blocks, elem, sat bool) (sass.Prog
 		return nil, fmt.Errorf("sm86: quantize: no kernel for sm_%d", arch)
 	}
 	var g prog
-	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(rTid), sass.SR(sass.SRTidX)))
-	g.at("[B------:R-:W1:-:S01]", inst("S2R", "", r(rCta), sass.SR(sass.SRCtaidX)))
-	g.at("[B------:R-:W-:-:S01]", inst("ULDC", "64", sass.UR(4), c0(0x118)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rSrc+1), imm(16)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rDst+1), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rX+1), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("CS2R", "", r(rX+2), sass.SR(sass.SRZero)))
+	g.Add(inst("S2R", "", r(rTid), sass.SR(sass.SRTidX)).WriteSB(sass.SB0))
+	g.Add(inst("S2R", "", r(rCta), sass.SR(sass.SRCtaidX)).WriteSB(sass.SB1))
+	g.Add(inst("ULDC", "64", sass.UR(4), c0(0x118)))
+	g.Add(inst("MOV", "", r(rSrc+1), imm(16)))
+	g.Add(inst("MOV", "", r(rDst+1), imm(4)))
+	g.Add(inst("MOV", "", r(rX+1), rz))
+	g.Add(inst("CS2R", "", r(rX+2), sass.SR(sass.SRZero)))
 	intEnc := arch == 86 || !sat
 	if intEnc {
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rK800000), imm(0x800000)))
+		g.Add(inst("MOV", "", r(rK800000), imm(0x800000)))
 	}
 	// group q = ctaid·256 + tid; rem = n − 4q elements from it on.
-	g.at("[B01----:R-:W-:-:S04]", inst("LEA", "", r(rTid), r(rCta), r(rTid), imm(8)))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(rRem), r(rTid), imm(2), rz))
+	g.At(inst("LEA", "", r(rTid), r(rCta), r(rTid), imm(8)).Wait(waits(0, 1)).Stall(4))
+	g.Add(inst("SHF", "L.U32", r(rRem), r(rTid), imm(2), rz))
 	switch {
 	case elem:
-		g.p[len(g.p)-1].Ctrl.Stall = 5 // the SHF that computed e
+		g.Prog[len(g.Prog)-1].Ctrl.Stall = 5 // the SHF that computed e
 		// the multipliers of missing elements (not loaded) are 0
-		g.at("[B------:R-:W-:-:S01]", inst("CS2R", "", r(rElemMul), sass.SR(sass.SRZero)))
-		g.at("[B------:R-:W-:-:S01]", inst("CS2R", "", r(rElemMul+2), sass.SR(sass.SRZero)))
+		g.Add(inst("CS2R", "", r(rElemMul), sass.SR(sass.SRZero)))
+		g.Add(inst("CS2R", "", r(rElemMul+2), sass.SR(sass.SRZero)))
 		for j := range 4 {
-			g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(rElemE), r(rRem), imm(int64(j)), rz))
+			g.At(inst("IADD3", "", r(rElemE), r(rRem), imm(int64(j)), rz).Stall(5))
 			blockScaleAddrOf(&g, rElemE, sass.Reg(rElemA+2*j))
 		}
 	case blocks:
 		blockScaleAddr(&g)
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(rSrc), r(rTid), r(rSrc+1), param(qSrc)))
-	g.at("[B------:R-:W-:-:S02]", inst("IMAD", "WIDE.U32", r(rDst), r(rTid), r(rDst+1), param(qDst)))
-	g.at("[B------:R-:W-:-:S04]", inst("IADD3", "", r(rRem), sass.Neg(r(rRem)), param(qN), rz))
+	g.Add(inst("IMAD", "WIDE.U32", r(rSrc), r(rTid), r(rSrc+1), param(qSrc)))
+	g.At(inst("IMAD", "WIDE.U32", r(rDst), r(rTid), r(rDst+1), param(qDst)).Stall(2))
+	g.At(inst("IADD3", "", r(rRem), sass.Neg(r(rRem)), param(qN), rz).Stall(4))
 	// P0: a full group; P3: nothing left (exit); P1, P2: a tail of at
 	// least two, three elements.
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P0), pt, r(rRem), imm(4), pt))
-	g.at("[B------:R-:W-:-:S03]", inst("ISETP", "LT.AND", p(sass.P3), pt, r(rRem), imm(1), pt))
+	g.Add(inst("ISETP", "GE.AND", p(sass.P0), pt, r(rRem), imm(4), pt))
+	g.At(inst("ISETP", "LT.AND", p(sass.P3), pt, r(rRem), imm(1), pt).Stall(3))
 	if elem { // element j exists when rem > j: P5 (rem ≥ 2), P6 (rem ≥ 3), P0 (rem ≥ 4)
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P5), pt, r(rRem), imm(2), pt))
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P6), pt, r(rRem), imm(3), pt))
+		g.Add(inst("ISETP", "GE.AND", p(sass.P5), pt, r(rRem), imm(2), pt))
+		g.Add(inst("ISETP", "GE.AND", p(sass.P6), pt, r(rRem), imm(3), pt))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.AND", p(sass.P1), pt, r(rRem), imm(2), np(sass.P0)))
-	g.at("[B------:R-:W-:-:S09]", inst("ISETP", "GE.AND", p(sass.P2), pt, r(rRem), imm(3), np(sass.P0)))
-	g.at("[B------:R-:W-:-:S05]", inst("EXIT", "").When(sass.If(sass.P3)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.128", r(rX), sass.G64(rSrc, 0)).When(sass.If(sass.P0)))
-	g.at("[B--2---:R-:W2:-:S01]", inst("LDG", "E", r(rX), sass.G64(rSrc, 0)).When(sass.IfNot(sass.P0)))
-	g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rX+1), sass.G64(rSrc, 4)).When(sass.If(sass.P1)))
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(rX+2), sass.G64(rSrc, 8)).When(sass.If(sass.P2)))
+	g.Add(inst("ISETP", "GE.AND", p(sass.P1), pt, r(rRem), imm(2), np(sass.P0)))
+	g.At(inst("ISETP", "GE.AND", p(sass.P2), pt, r(rRem), imm(3), np(sass.P0)).Stall(9))
+	g.At(inst("EXIT", "").When(sass.If(sass.P3)).Stall(5))
+	g.Add(inst("LDG", "E.128", r(rX), sass.G64(rSrc, 0)).When(sass.If(sass.P0)).WriteSB(sass.SB2))
+	g.Add(inst("LDG", "E", r(rX), sass.G64(rSrc, 0)).When(sass.IfNot(sass.P0)).Wait(waits(2)).WriteSB(sass.SB2))
+	g.Add(inst("LDG", "E", r(rX+1), sass.G64(rSrc, 4)).When(sass.If(sass.P1)).WriteSB(sass.SB3))
+	g.Add(inst("LDG", "E", r(rX+2), sass.G64(rSrc, 8)).When(sass.If(sass.P2)).WriteSB(sass.SB4))
 	scale := func(int) sass.Operand { return param(qScale) }
-	prmtWait := "[B--234-:R-:W-:-:S01]"
+	prmtWait := sass.Control{Wait: waits(2, 3, 4), Stall: 1}
 	switch {
 	case elem:
-		scale, prmtWait = func(j int) sass.Operand { return r(sass.Reg(rElemMul + j)) }, "[B------:R-:W-:-:S01]"
-		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul), sass.G64(rElemA, 0)))
-		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul+1), sass.G64(rElemA+2, 0)).When(sass.If(sass.P5)))
-		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul+2), sass.G64(rElemA+4, 0)).When(sass.If(sass.P6)))
-		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rElemMul+3), sass.G64(rElemA+6, 0)).When(sass.If(sass.P0)))
+		scale, prmtWait = func(j int) sass.Operand { return r(sass.Reg(rElemMul + j)) }, sass.Control{Stall: 1}
+		g.Add(inst("LDG", "E", r(rElemMul), sass.G64(rElemA, 0)).WriteSB(sass.SB5))
+		g.Add(inst("LDG", "E", r(rElemMul+1), sass.G64(rElemA+2, 0)).When(sass.If(sass.P5)).WriteSB(sass.SB5))
+		g.Add(inst("LDG", "E", r(rElemMul+2), sass.G64(rElemA+4, 0)).When(sass.If(sass.P6)).WriteSB(sass.SB5))
+		g.Add(inst("LDG", "E", r(rElemMul+3), sass.G64(rElemA+6, 0)).When(sass.If(sass.P0)).WriteSB(sass.SB5))
 		// a NaN multiplier: clear the sign of x_j unless x_j is a NaN.
 		for j := range 4 {
-			ctl := "[B------:R-:W-:-:S04]"
+			ctl := sass.Control{Stall: 4}
 			if j == 0 {
-				ctl = "[B--2345:R-:W-:-:S04]"
+				ctl = sass.Control{Wait: waits(2, 3, 4, 5), Stall: 4}
 			}
-			g.at(ctl, inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(sass.Reg(rElemMul+j)), imm(0x7f800000), pt))
-			g.at("[B------:R-:W-:-:S04]", inst("LOP3", "LUT", r(rAbs), r(sass.Reg(rX+j)), imm(0x7fffffff), rz, imm(0xc0), npt))
-			g.at("[B------:R-:W-:-:S05]", inst("ISETP", "LE.U32.AND", p(sass.P5), pt, r(rAbs), imm(0x7f800000), p(sass.P4)))
-			g.at("[B------:R-:W-:-:S05]", inst("SEL", "", r(sass.Reg(rX+j)), r(rAbs), r(sass.Reg(rX+j)), p(sass.P5)))
+			g.At(inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(sass.Reg(rElemMul+j)), imm(0x7f800000), pt).C(ctl))
+			g.At(inst("LOP3", "LUT", r(rAbs), r(sass.Reg(rX+j)), imm(0x7fffffff), rz, imm(0xc0), npt).Stall(4))
+			g.At(inst("ISETP", "LE.U32.AND", p(sass.P5), pt, r(rAbs), imm(0x7f800000), p(sass.P4)).Stall(5))
+			g.At(inst("SEL", "", r(sass.Reg(rX+j)), r(rAbs), r(sass.Reg(rX+j)), p(sass.P5)).Stall(5))
 		}
 	case blocks:
-		scale, prmtWait = func(int) sass.Operand { return r(rMul) }, "[B------:R-:W-:-:S01]"
-		g.at("[B------:R-:W5:-:S01]", inst("LDG", "E", r(rMul), sass.G64(rMulA, 0)))
+		scale, prmtWait = func(int) sass.Operand { return r(rMul) }, sass.Control{Stall: 1}
+		g.Add(inst("LDG", "E", r(rMul), sass.G64(rMulA, 0)).WriteSB(sass.SB5))
 		// a NaN scale: clear the sign of every x that is not a NaN.
-		g.at("[B-----5:R-:W-:-:S04]", inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(rMul), imm(0x7f800000), pt))
+		g.At(inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(rMul), imm(0x7f800000), pt).Wait(waits(5)).Stall(4))
 		for j := range 4 {
-			ctl := "[B------:R-:W-:-:S04]"
+			ctl := sass.Control{Stall: 4}
 			if j == 0 {
-				ctl = "[B--234-:R-:W-:-:S04]"
+				ctl = sass.Control{Wait: waits(2, 3, 4), Stall: 4}
 			}
-			g.at(ctl, inst("LOP3", "LUT", r(rAbs), r(sass.Reg(rX+j)), imm(0x7fffffff), rz, imm(0xc0), npt))
-			g.at("[B------:R-:W-:-:S05]", inst("ISETP", "LE.U32.AND", p(sass.P5), pt, r(rAbs), imm(0x7f800000), p(sass.P4)))
-			g.at("[B------:R-:W-:-:S05]", inst("SEL", "", r(sass.Reg(rX+j)), r(rAbs), r(sass.Reg(rX+j)), p(sass.P5)))
+			g.At(inst("LOP3", "LUT", r(rAbs), r(sass.Reg(rX+j)), imm(0x7fffffff), rz, imm(0xc0), npt).C(ctl))
+			g.At(inst("ISETP", "LE.U32.AND", p(sass.P5), pt, r(rAbs), imm(0x7f800000), p(sass.P4)).Stall(5))
+			g.At(inst("SEL", "", r(sass.Reg(rX+j)), r(rAbs), r(sass.Reg(rX+j)), p(sass.P5)).Stall(5))
 		}
 	}
 	// The result's sign is x's (the scale is positive): the FMUL turns a
 	// NaN into the canonical +NaN, the reference keeps x's sign. sg gathers
 	// the x_j's top bytes (byte j from x_j), read before the FMULs
 	// overwrite them.
-	g.at(prmtWait, inst("PRMT", "", r(rSg), r(rX), imm(0x73), r(rX+1)))
-	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg+1), r(rX+2), imm(0x73), r(rX+3)))
+	g.At(inst("PRMT", "", r(rSg), r(rX), imm(0x73), r(rX+1)).C(prmtWait))
+	g.Add(inst("PRMT", "", r(rSg+1), r(rX+2), imm(0x73), r(rX+3)))
 	// y = f32(x·scale), round to nearest even, subnormals kept.
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX), r(rX), scale(0)))
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+1), r(rX+1), scale(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("FMUL", "", r(rX+2), r(rX+2), scale(2)))
-	g.at("[B------:R-:W-:-:S01]", inst("PRMT", "", r(rSg), r(rSg), imm(0x5410), r(rSg+1)))
+	g.Add(inst("FMUL", "", r(rX), r(rX), scale(0)))
+	g.Add(inst("FMUL", "", r(rX+1), r(rX+1), scale(1)))
+	g.Add(inst("FMUL", "", r(rX+2), r(rX+2), scale(2)))
+	g.Add(inst("PRMT", "", r(rSg), r(rSg), imm(0x5410), r(rSg+1)))
 	if !intEnc {
-		g.at("[B------:R-:W-:-:S05]", inst("FMUL", "", r(rX+3), r(rX+3), scale(3)))
+		g.At(inst("FMUL", "", r(rX+3), r(rX+3), scale(3)).Stall(5))
 		fm := "SATFINITE.E4M3.F32.PACK_AB_MERGE_C"
 		if d == tile.E5M2 {
 			fm = "SATFINITE.E5M2.F32.PACK_AB_MERGE_C"
 		}
 		// bytes 2, 3 first, then bytes 0, 1 with them merged in from the
 		// low half: x3 x2 x1 x0 from the high byte down.
-		g.at("[B------:R-:W-:-:S04]", inst("F2FP", fm, r(rHi), r(rX+3), r(rX+2), rz))
-		g.at("[B------:R-:W-:-:S05]", inst("F2FP", fm, r(rLo), r(rX+1), r(rX), r(rHi)))
+		g.At(inst("F2FP", fm, r(rHi), r(rX+3), r(rX+2), rz).Stall(4))
+		g.At(inst("F2FP", fm, r(rLo), r(rX+1), r(rX), r(rHi)).Stall(5))
 	} else {
-		g.at("[B------:R-:W-:-:S02]", inst("FMUL", "", r(rX+3), r(rX+3), scale(3)))
+		g.At(inst("FMUL", "", r(rX+3), r(rX+3), scale(3)).Stall(2))
 		encodeInt(&g, f)
-		g.at("[B------:R-:W-:-:S02]", inst("PRMT", "", r(rLo), encResult(0), imm(0x40), encResult(1)))
-		g.at("[B------:R-:W-:-:S04]", inst("PRMT", "", r(rHi), encResult(2), imm(0x40), encResult(3)))
-		g.at("[B------:R-:W-:-:S04]", inst("PRMT", "", r(rLo), r(rLo), imm(0x5410), r(rHi)))
+		g.At(inst("PRMT", "", r(rLo), encResult(0), imm(0x40), encResult(1)).Stall(2))
+		g.At(inst("PRMT", "", r(rHi), encResult(2), imm(0x40), encResult(3)).Stall(4))
+		g.At(inst("PRMT", "", r(rLo), r(rLo), imm(0x5410), r(rHi)).Stall(4))
 	}
 	// out = codes | (sg & 0x80808080)
-	g.at("[B------:R-:W-:-:S05]", inst("LOP3", "LUT", r(rOut), r(rSg), imm(0x80808080), r(rLo), imm(0xea), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(rDst, 0), r(rOut)).When(sass.If(sass.P0)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(rDst, 0), r(rOut)).When(sass.IfNot(sass.P0)))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(rB1), rz, imm(8), r(rOut)))
-	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(rB2), rz, imm(16), r(rOut)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(rDst, 1), r(rB1)).When(sass.If(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(rDst, 2), r(rB2)).When(sass.If(sass.P2)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
+	g.At(inst("LOP3", "LUT", r(rOut), r(rSg), imm(0x80808080), r(rLo), imm(0xea), npt).Stall(5))
+	g.Add(inst("STG", "E", sass.G64(rDst, 0), r(rOut)).When(sass.If(sass.P0)))
+	g.Add(inst("STG", "E.U8", sass.G64(rDst, 0), r(rOut)).When(sass.IfNot(sass.P0)))
+	g.Add(inst("SHF", "R.U32.HI", r(rB1), rz, imm(8), r(rOut)))
+	g.At(inst("SHF", "R.U32.HI", r(rB2), rz, imm(16), r(rOut)).Stall(5))
+	g.Add(inst("STG", "E.U8", sass.G64(rDst, 1), r(rB1)).When(sass.If(sass.P1)))
+	g.Add(inst("STG", "E.U8", sass.G64(rDst, 2), r(rB2)).When(sass.If(sass.P2)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
 	return g.end(), nil
 }
 
@@ -288,9 +288,9 @@ func encodeInt(g *prog, f f8Format) {
 	}
 	for _, st := range steps {
 		for j := range 4 {
-			g.at("[B------:R-:W-:-:S01]", st(j))
+			g.Add(st(j))
 		}
 	}
 	// the packing PRMTs read the last step's results four cycles on.
-	g.p[len(g.p)-1].Ctrl.Stall = 2
+	g.Prog[len(g.Prog)-1].Ctrl.Stall = 2
 }

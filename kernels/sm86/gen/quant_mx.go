@@ -49,7 +49,7 @@ const (
 // blockScaleAddr computes the address of the group's multiplier into
 // rMulA from e = 4q in rRem.
 func blockScaleAddr(g *prog) {
-	g.p[len(g.p)-1].Ctrl.Stall = 5 // the SHF that computed e
+	g.Prog[len(g.Prog)-1].Ctrl.Stall = 5 // the SHF that computed e
 	blockScaleAddrOf(g, rRem, rMulA)
 }
 
@@ -57,19 +57,19 @@ func blockScaleAddr(g *prog) {
 // multiplier of element e (row-major index in register e): mul +
 // 4·((e/cols)/br·sc + (e%cols)/bc).
 func blockScaleAddrOf(g *prog, e, dst sass.Reg) {
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(rBR), r(e), param(qbMagic), rz))
-	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(rBR), r(rBR), r(e), rz))
-	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(rBR), rz, param(qbShift), r(rBR)))
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "", r(rBC), r(rBR), param(qbNegCols), r(e)))
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(45), r(rBR), param(qbBRMagic), rz))
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "HI.U32", r(46), r(rBC), param(qbBCMagic), rz))
-	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(45), r(45), r(rBR), rz))
-	g.at("[B------:R-:W-:-:S05]", inst("IADD3", "", r(46), r(46), r(rBC), rz))
-	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(45), rz, param(qbBRShift), r(45)))
-	g.at("[B------:R-:W-:-:S05]", inst("SHF", "R.U32.HI", r(46), rz, param(qbBCShift), r(46)))
-	g.at("[B------:R-:W-:-:S05]", inst("MOV", "", r(47), imm(4)))
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "", r(45), r(45), param(qbSC), r(46)))
-	g.at("[B------:R-:W-:-:S05]", inst("IMAD", "WIDE.U32", r(dst), r(45), r(47), param(qbMul)))
+	g.At(inst("IMAD", "HI.U32", r(rBR), r(e), param(qbMagic), rz).Stall(5))
+	g.At(inst("IADD3", "", r(rBR), r(rBR), r(e), rz).Stall(5))
+	g.At(inst("SHF", "R.U32.HI", r(rBR), rz, param(qbShift), r(rBR)).Stall(5))
+	g.At(inst("IMAD", "", r(rBC), r(rBR), param(qbNegCols), r(e)).Stall(5))
+	g.At(inst("IMAD", "HI.U32", r(45), r(rBR), param(qbBRMagic), rz).Stall(5))
+	g.At(inst("IMAD", "HI.U32", r(46), r(rBC), param(qbBCMagic), rz).Stall(5))
+	g.At(inst("IADD3", "", r(45), r(45), r(rBR), rz).Stall(5))
+	g.At(inst("IADD3", "", r(46), r(46), r(rBC), rz).Stall(5))
+	g.At(inst("SHF", "R.U32.HI", r(45), rz, param(qbBRShift), r(45)).Stall(5))
+	g.At(inst("SHF", "R.U32.HI", r(46), rz, param(qbBCShift), r(46)).Stall(5))
+	g.At(inst("MOV", "", r(47), imm(4)).Stall(5))
+	g.At(inst("IMAD", "", r(45), r(45), param(qbSC), r(46)).Stall(5))
+	g.At(inst("IMAD", "WIDE.U32", r(dst), r(45), r(47), param(qbMul)).Stall(5))
 }
 
 // MX scale parameters: words (the amax output, replaced by the
@@ -83,27 +83,27 @@ var mxScaleParams = sgParamsOf(2, 5)
 func mxScaleKernel(emax int) sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x10), false)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x00)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(12, 0)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(3), imm(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(14), r(rgL), r(3), param(0x08)))
-	g.at("[B--2---:R-:W-:-:S01]", inst("LOP3", "LUT", r(8), r(8), imm(0x7fffffff), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(0x7f800000), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(10), rz, imm(23), r(8)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P2), pt, r(10), rz, pt))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), r(10), imm(int64(-127-emax)), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMNMX", "", r(10), r(10), imm(-127), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(10), r(10), imm(0xffffff81), np(sass.P2))) // −127
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(11), r(10), imm(127), rz))               // the E8M0 byte
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(16), sass.Neg(r(10)), imm(127), rz))     // 127 − e
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(16), r(16), imm(23), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(11), r(11), imm(0xff), np(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(16), r(16), imm(0x7fc00000), np(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.U8", sass.G64(14, 0), r(11)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, 0), r(16)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("MOV", "", r(9), imm(4)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x00)))
+	g.Add(inst("LDG", "E", r(8), sass.G64(12, 0)).WriteSB(sass.SB2))
+	g.Add(inst("MOV", "", r(3), imm(1)))
+	g.Add(inst("IMAD", "WIDE.U32", r(14), r(rgL), r(3), param(0x08)))
+	g.Add(inst("LOP3", "LUT", r(8), r(8), imm(0x7fffffff), rz, imm(0xc0), npt).Wait(waits(2)))
+	g.Add(inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), imm(0x7f800000), pt))
+	g.Add(inst("SHF", "R.U32.HI", r(10), rz, imm(23), r(8)))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P2), pt, r(10), rz, pt))
+	g.Add(inst("IADD3", "", r(10), r(10), imm(int64(-127-emax)), rz))
+	g.Add(inst("IMNMX", "", r(10), r(10), imm(-127), npt))
+	g.Add(inst("SEL", "", r(10), r(10), imm(0xffffff81), np(sass.P2))) // −127
+	g.Add(inst("IADD3", "", r(11), r(10), imm(127), rz))               // the E8M0 byte
+	g.Add(inst("IADD3", "", r(16), sass.Neg(r(10)), imm(127), rz))     // 127 − e
+	g.Add(inst("SHF", "L.U32", r(16), r(16), imm(23), rz))
+	g.Add(inst("SEL", "", r(11), r(11), imm(0xff), np(sass.P1)))
+	g.Add(inst("SEL", "", r(16), r(16), imm(0x7fc00000), np(sass.P1)))
+	g.Add(inst("STG", "E.U8", sass.G64(14, 0), r(11)))
+	g.Add(inst("STG", "E", sass.G64(12, 0), r(16)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 

@@ -35,15 +35,15 @@ func claimKernel() sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x18), false)
 	const four = 3
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(four), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(rgL), r(four), param(clPos)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(6, 0)))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(9), r(rgL), imm(1), rz))
-	g.at("[B--2---:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P1), pt, r(8), imm(-1), pt)) // SGDropped
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(8), r(four), param(clWin)))
-	g.at("[B------:R-:W-:-:S01]", inst("RED", "E.MAX.STRONG.GPU", sass.G64(12, 0), r(9)).When(sass.IfNot(sass.P1)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("MOV", "", r(four), imm(4)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(rgL), r(four), param(clPos)))
+	g.Add(inst("LDG", "E", r(8), sass.G64(6, 0)).WriteSB(sass.SB2))
+	g.Add(inst("IADD3", "", r(9), r(rgL), imm(1), rz))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P1), pt, r(8), imm(-1), pt).Wait(waits(2))) // SGDropped
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(8), r(four), param(clWin)))
+	g.Add(inst("RED", "E.MAX.STRONG.GPU", sass.G64(12, 0), r(9)).When(sass.IfNot(sass.P1)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -58,19 +58,19 @@ func detStoreKernel(b int) sass.Program {
 	var g prog
 	effectPrologue(&g)
 	// the index lane r·pr + c·pc, plus one
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(14), r(rgR), param(efPR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(14), r(rgC), param(efPC), r(14)))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(14), r(14), imm(1), rz))
+	g.Add(inst("IMAD", "", r(14), r(rgR), param(efPR), rz))
+	g.Add(inst("IMAD", "", r(14), r(rgC), param(efPC), r(14)))
+	g.Add(inst("IADD3", "", r(14), r(14), imm(1), rz))
 	sgTileAddr(&g, efIn)
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", sizeMod[b], r(16), sass.G64(10, 0)))
+	g.Add(inst("LDG", sizeMod[b], r(16), sass.G64(10, 0)).WriteSB(sass.SB4))
 	sgMemAddr(&g, efOut)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(15), imm(0)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(18), r(8), r(3), param(dsWin)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(15), sass.G64(18, 0)).When(sass.IfNot(sass.P1)))
+	g.Add(inst("MOV", "", r(15), imm(0)))
+	g.Add(inst("IMAD", "WIDE.U32", r(18), r(8), r(3), param(dsWin)))
+	g.Add(inst("LDG", "E", r(15), sass.G64(18, 0)).When(sass.IfNot(sass.P1)).WriteSB(sass.SB2))
 	faultExit(&g)
-	g.at("[B--2---:R-:W-:-:S01]", inst("ISETP", "NE.U32.OR", p(sass.P1), pt, r(15), r(14), p(sass.P1)))
-	g.at("[B----4-:R-:W-:-:S01]", inst("STG", sizeMod[b], sass.G64(12, 0), r(16)).When(sass.IfNot(sass.P1)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("ISETP", "NE.U32.OR", p(sass.P1), pt, r(15), r(14), p(sass.P1)).Wait(waits(2)))
+	g.Add(inst("STG", sizeMod[b], sass.G64(12, 0), r(16)).When(sass.IfNot(sass.P1)).Wait(waits(4)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }

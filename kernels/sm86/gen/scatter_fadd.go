@@ -47,7 +47,7 @@ func faddKernel(ft faddType) sass.Program {
 	effectPrologue(&g)
 	sgTileAddr(&g, efIn)
 	narrow := ft.d.Size() == 2
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", sizeMod[ft.d.Size()], r(16), sass.G64(10, 0)))
+	g.Add(inst("LDG", sizeMod[ft.d.Size()], r(16), sass.G64(10, 0)).WriteSB(sass.SB4))
 	sgMemAddr(&g, efOut)
 	faultExit(&g)
 	const (
@@ -58,61 +58,61 @@ func faddKernel(ft faddType) sass.Program {
 	if narrow {
 		// R22 the element's bit offset in its word, R23 its mask, R12 the
 		// word's address.
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rShift), r(12), imm(3), rz, imm(0xc0), npt))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(12), r(12), imm(0xfffffffc), rz, imm(0xc0), npt))
-		g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(rShift), r(rShift), imm(8), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rMask), imm(0xffff)))
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(rMask), r(rMask), r(rShift), rz))
+		g.Add(inst("LOP3", "LUT", r(rShift), r(12), imm(3), rz, imm(0xc0), npt))
+		g.Add(inst("LOP3", "LUT", r(12), r(12), imm(0xfffffffc), rz, imm(0xc0), npt))
+		g.Add(inst("IMAD", "SHL.U32", r(rShift), r(rShift), imm(8), rz))
+		g.Add(inst("MOV", "", r(rMask), imm(0xffff)))
+		g.Add(inst("SHF", "L.U32", r(rMask), r(rMask), r(rShift), rz))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rW), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rGot), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rDef), imm(int64(ft.defNaN))))
+	g.Add(inst("MOV", "", r(rW), rz))
+	g.Add(inst("MOV", "", r(rGot), rz))
+	g.Add(inst("MOV", "", r(rDef), imm(int64(ft.defNaN))))
 	// P3: the lane is live (not dropped).
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P3), pt, rz, rz, np(sass.P1)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.STRONG.GPU", r(rW), sass.G64(12, 0)).When(sass.If(sass.P3)))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P3), pt, rz, rz, np(sass.P1)))
+	g.Add(inst("LDG", "E.STRONG.GPU", r(rW), sass.G64(12, 0)).When(sass.If(sass.P3)).WriteSB(sass.SB2))
 	// v as binary32 (R17), v quieted (R18), P4: v is a NaN.
-	toF32 := func(d, s sass.Reg, wait string) {
+	toF32 := func(d, s sass.Reg, wait sass.Control) {
 		switch ft.d {
 		case tile.F16:
-			g.at(wait, inst("HADD2", "F32", r(d), sass.Neg(rz), selOp(s, ".H0_H0")))
+			g.At(inst("HADD2", "F32", r(d), sass.Neg(rz), selOp(s, ".H0_H0")).C(wait))
 		case tile.BF16:
-			g.at(wait, inst("SHF", "L.U32", r(d), r(s), imm(16), rz))
+			g.At(inst("SHF", "L.U32", r(d), r(s), imm(16), rz).C(wait))
 		default:
-			g.at(wait, inst("MOV", "", r(d), r(s)))
+			g.At(inst("MOV", "", r(d), r(s)).C(wait))
 		}
 	}
-	toF32(rV32, rV, "[B----4-:R-:W-:-:S01]")
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rVQ), r(rV), imm(int64(ft.quiet)), rz, imm(0xfc), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rT), r(rV32), imm(0x7fffffff), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(rT), imm(0x7f800000), pt))
-	g.at("[B--2---:R-:W-:-:S01]", inst("MOV", "", r(rBallot), rz))
-	loop := len(g.p)
+	toF32(rV32, rV, sass.Control{Wait: waits(4), Stall: 1})
+	g.Add(inst("LOP3", "LUT", r(rVQ), r(rV), imm(int64(ft.quiet)), rz, imm(0xfc), npt))
+	g.Add(inst("LOP3", "LUT", r(rT), r(rV32), imm(0x7fffffff), rz, imm(0xc0), npt))
+	g.Add(inst("ISETP", "GT.U32.AND", p(sass.P4), pt, r(rT), imm(0x7f800000), pt))
+	g.Add(inst("MOV", "", r(rBallot), rz).Wait(waits(2)))
+	loop := len(g.Prog)
 	old := sass.Reg(rW)
 	if narrow {
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(rO), rz, r(rShift), r(rW)))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rO), r(rO), imm(0xffff), rz, imm(0xc0), npt))
+		g.Add(inst("SHF", "R.U32.HI", r(rO), rz, r(rShift), r(rW)))
+		g.Add(inst("LOP3", "LUT", r(rO), r(rO), imm(0xffff), rz, imm(0xc0), npt))
 		old = rO
 	}
-	toF32(rA32, old, "[B------:R-:W-:-:S01]")
-	g.at("[B------:R-:W-:-:S01]", inst("FADD", "", r(rS32), r(rA32), r(rV32)))
+	toF32(rA32, old, sass.Control{Stall: 1})
+	g.Add(inst("FADD", "", r(rS32), r(rA32), r(rV32)))
 	switch ft.d {
 	case tile.F16:
-		g.at("[B------:R-:W-:-:S01]", inst("F2FP", "PACK_AB", r(rS), rz, r(rS32)))
+		g.Add(inst("F2FP", "PACK_AB", r(rS), rz, r(rS32)))
 	case tile.BF16:
-		g.at("[B------:R-:W-:-:S01]", inst("F2FP", "BF16.PACK_AB", r(rS), rz, r(rS32)))
+		g.Add(inst("F2FP", "BF16.PACK_AB", r(rS), rz, r(rS32)))
 	default:
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rS), r(rS32)))
+		g.Add(inst("MOV", "", r(rS), r(rS32)))
 	}
 	// NaNs: the sum's NaN is the default one, then the operands' quieted
 	// NaNs, the winner of two last.
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rT), r(rS32), imm(0x7fffffff), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P5), pt, r(rT), imm(0x7f800000), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(rS), r(rDef), r(rS), p(sass.P5)))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rT), r(rA32), imm(0x7fffffff), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P5), pt, r(rT), imm(0x7f800000), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rT), r(old), imm(int64(ft.quiet)), rz, imm(0xfc), npt))
-	held := func() { g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(rS), r(rT), r(rS), p(sass.P5))) }
-	arriving := func() { g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(rS), r(rVQ), r(rS), p(sass.P4))) }
+	g.Add(inst("LOP3", "LUT", r(rT), r(rS32), imm(0x7fffffff), rz, imm(0xc0), npt))
+	g.Add(inst("ISETP", "GT.U32.AND", p(sass.P5), pt, r(rT), imm(0x7f800000), pt))
+	g.Add(inst("SEL", "", r(rS), r(rDef), r(rS), p(sass.P5)))
+	g.Add(inst("LOP3", "LUT", r(rT), r(rA32), imm(0x7fffffff), rz, imm(0xc0), npt))
+	g.Add(inst("ISETP", "GT.U32.AND", p(sass.P5), pt, r(rT), imm(0x7f800000), pt))
+	g.Add(inst("LOP3", "LUT", r(rT), r(old), imm(int64(ft.quiet)), rz, imm(0xfc), npt))
+	held := func() { g.At(inst("SEL", "", r(rS), r(rT), r(rS), p(sass.P5)).Stall(1)) }
+	arriving := func() { g.At(inst("SEL", "", r(rS), r(rVQ), r(rS), p(sass.P4)).Stall(1)) }
 	if ft.heldWins {
 		arriving()
 		held()
@@ -121,16 +121,16 @@ func faddKernel(ft faddType) sass.Program {
 		arriving()
 	}
 	if narrow { // the new word: the neighbour's bytes, this element's
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(rS), r(rS), r(rShift), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(rS), r(rW), r(rMask), r(rS), imm(0xba), npt))
+		g.Add(inst("SHF", "L.U32", r(rS), r(rS), r(rShift), rz))
+		g.Add(inst("LOP3", "LUT", r(rS), r(rW), r(rMask), r(rS), imm(0xba), npt))
 	}
-	g.at("[B------:R-:W5:-:S01]", inst("ATOMG", "E.CAS.STRONG.GPU", pt, r(rGot), maOperand(12), r(rW), r(rS)).When(sass.If(sass.P3)))
-	g.at("[B-----5:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(rGot), r(rW), p(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(rW), r(rGot)).When(sass.If(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("VOTE", "ANY", r(rBallot), pt, p(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(rBallot), rz, pt))
-	g.at("[B------:R-:W-:-:S01]", inst("BRA", "", sass.Target(int64(16*(loop-len(g.p)-1)))).When(sass.If(sass.P0)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("ATOMG", "E.CAS.STRONG.GPU", pt, r(rGot), maOperand(12), r(rW), r(rS)).When(sass.If(sass.P3)).WriteSB(sass.SB5))
+	g.Add(inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(rGot), r(rW), p(sass.P3)).Wait(waits(5)))
+	g.Add(inst("MOV", "", r(rW), r(rGot)).When(sass.If(sass.P3)))
+	g.Add(inst("VOTE", "ANY", r(rBallot), pt, p(sass.P3)))
+	g.Add(inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(rBallot), rz, pt))
+	g.Add(inst("BRA", "", sass.Target(int64(16*(loop-len(g.Prog)-1)))).When(sass.If(sass.P0)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }

@@ -124,28 +124,28 @@ const (
 // sgProlog emits l, r, c (R0, R2, R1) and exits threads l ≥ lanes. With
 // fault set it also loads the slot's high word into R5 on SB3.
 func sgProlog(g *prog, la lanesAt, fault bool) {
-	g.at("[B------:R-:W0:-:S01]", inst("S2R", "", r(rgL), sass.SR(sass.SRTidX)))
-	g.at("[B------:R-:W1:-:S01]", inst("S2R", "", r(rgCta), sass.SR(sass.SRCtaidX)))
-	g.at("[B------:R-:W-:-:S01]", inst("ULDC", "64", sass.UR(4), c0(0x118)))
+	g.Add(inst("S2R", "", r(rgL), sass.SR(sass.SRTidX)).WriteSB(sass.SB0))
+	g.Add(inst("S2R", "", r(rgCta), sass.SR(sass.SRCtaidX)).WriteSB(sass.SB1))
+	g.Add(inst("ULDC", "64", sass.UR(4), c0(0x118)))
 	if fault {
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(4), param(sgSlot)))
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(5), param(sgSlot+4)))
-		g.at("[B------:R-:W3:-:S01]", inst("LDG", "E", r(rgSlotHi), sass.G64(4, 4)))
+		g.Add(inst("MOV", "", r(4), param(sgSlot)))
+		g.Add(inst("MOV", "", r(5), param(sgSlot+4)))
+		g.Add(inst("LDG", "E", r(rgSlotHi), sass.G64(4, 4)).WriteSB(sass.SB3))
 	}
-	g.at("[B01----:R-:W-:-:S01]", inst("LEA", "", r(rgL), r(rgCta), r(rgL), imm(8)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P0), pt, r(rgL), param(la.lanes), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(rgR), r(rgL), param(la.magic), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(rgR), r(rgR), r(rgL), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(rgR), rz, param(la.shift), r(rgR)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(rgC), r(rgR), param(la.negCols), r(rgL)))
-	g.at("[B------:R-:W-:-:S01]", inst("EXIT", "").When(sass.If(sass.P0)))
+	g.Add(inst("LEA", "", r(rgL), r(rgCta), r(rgL), imm(8)).Wait(waits(0, 1)))
+	g.Add(inst("ISETP", "GE.U32.AND", p(sass.P0), pt, r(rgL), param(la.lanes), pt))
+	g.Add(inst("IMAD", "HI.U32", r(rgR), r(rgL), param(la.magic), rz))
+	g.Add(inst("IADD3", "", r(rgR), r(rgR), r(rgL), rz))
+	g.Add(inst("SHF", "R.U32.HI", r(rgR), rz, param(la.shift), r(rgR)))
+	g.Add(inst("IMAD", "", r(rgC), r(rgR), param(la.negCols), r(rgL)))
+	g.Add(inst("EXIT", "").When(sass.If(sass.P0)))
 }
 
 // faultExit waits for the slot's high word (SB3) and exits when a fault
 // was recorded.
 func faultExit(g *prog) {
-	g.at("[B---3--:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P2), pt, r(rgSlotHi), rz, pt))
-	g.at("[B------:R-:W-:-:S01]", inst("EXIT", "").When(sass.If(sass.P2)))
+	g.Add(inst("ISETP", "NE.U32.AND", p(sass.P2), pt, r(rgSlotHi), rz, pt).Wait(waits(3)))
+	g.Add(inst("EXIT", "").When(sass.If(sass.P2)))
 }
 
 // settle sets every stall count to the fewest cycles that meet the
@@ -208,77 +208,77 @@ func resolveKernel(width int, signed bool) sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x18), false)
 	const one, four = 10, 4
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(one), imm(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgR), param(rvISR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgC), param(rvISC), r(6)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(6), r(one), param(rvIdx)))
+	g.Add(inst("MOV", "", r(one), imm(1)))
+	g.Add(inst("IMAD", "", r(6), r(rgR), param(rvISR), rz))
+	g.Add(inst("IMAD", "", r(6), r(rgC), param(rvISC), r(6)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(6), r(one), param(rvIdx)))
 	if width == 8 {
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.64", r(8), sass.G64(6, 0)))
+		g.Add(inst("LDG", "E.64", r(8), sass.G64(6, 0)).WriteSB(sass.SB2))
 	} else {
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(6, 0)))
+		g.Add(inst("LDG", "E", r(8), sass.G64(6, 0)).WriteSB(sass.SB2))
 	}
 	// pos address and the fault record's operands, under the load.
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(four), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(24), r(rgL), r(four), param(rvPos)))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(26), rz, r(rgL), rz, imm(0x33), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(27), imm(0xffffffff)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(28), param(sgSlot)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(29), param(sgSlot+4)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(21), param(rvPolicy)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(22), imm(0xffffffff)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P5), pt, r(21), imm(1), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P6), pt, r(21), imm(2), pt))
+	g.Add(inst("MOV", "", r(four), imm(4)))
+	g.Add(inst("IMAD", "WIDE.U32", r(24), r(rgL), r(four), param(rvPos)))
+	g.Add(inst("LOP3", "LUT", r(26), rz, r(rgL), rz, imm(0x33), npt))
+	g.Add(inst("MOV", "", r(27), imm(0xffffffff)))
+	g.Add(inst("MOV", "", r(28), param(sgSlot)))
+	g.Add(inst("MOV", "", r(29), param(sgSlot+4)))
+	g.Add(inst("MOV", "", r(21), param(rvPolicy)))
+	g.Add(inst("MOV", "", r(22), imm(0xffffffff)))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P5), pt, r(21), imm(1), pt))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P6), pt, r(21), imm(2), pt))
 	// the raw index as 64 bits in R8:R9.
 	switch {
 	case width == 8:
 	case signed:
-		g.at("[B--2---:R-:W-:-:S01]", inst("SHF", "R.S32.HI", r(9), rz, imm(31), r(8)))
+		g.Add(inst("SHF", "R.S32.HI", r(9), rz, imm(31), r(8)).Wait(waits(2)))
 	default:
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), rz))
+		g.Add(inst("MOV", "", r(9), rz))
 	}
-	wait := "[B--2---:R-:W-:-:S01]"
+	wait := sass.Control{Wait: waits(2), Stall: 1}
 	if width == 4 && signed {
-		wait = "[B------:R-:W-:-:S01]"
+		wait = sass.Control{Stall: 1}
 	}
 	// P1: the index is outside [0, n) (unsigned 64-bit compare; a negative
 	// signed index is a huge unsigned one).
-	g.at(wait, inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), param(rvN), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND.EX", p(sass.P1), pt, r(9), rz, pt, p(sass.P1)))
+	g.At(inst("ISETP", "GE.U32.AND", p(sass.P1), pt, r(8), param(rvN), pt).C(wait))
+	g.Add(inst("ISETP", "GE.U32.AND.EX", p(sass.P1), pt, r(9), rz, pt, p(sass.P1)))
 	// q = ⌊x·m / 2^64⌋ (m = ⌊(2^64−1)/n⌋), low word only; r = x − q·n < 2n.
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "HI.U32", r(10), r(8), param(rvMLo), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(11), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(8), param(rvMHi), r(10)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(10), r(12)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(14), r(9), param(rvMLo), r(10)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(16), r(9), param(rvMHi), r(13)))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(16), r(16), r(15), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(18), r(16), param(rvNegN), r(8)))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(19), r(18), param(rvNegN), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P2), pt, r(18), param(rvN), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(18), r(19), r(18), p(sass.P2)))
+	g.Add(inst("IMAD", "HI.U32", r(10), r(8), param(rvMLo), rz))
+	g.Add(inst("MOV", "", r(11), rz))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(8), param(rvMHi), r(10)))
+	g.Add(inst("MOV", "", r(10), r(12)))
+	g.Add(inst("IMAD", "WIDE.U32", r(14), r(9), param(rvMLo), r(10)))
+	g.Add(inst("IMAD", "", r(16), r(9), param(rvMHi), r(13)))
+	g.Add(inst("IADD3", "", r(16), r(16), r(15), rz))
+	g.Add(inst("IMAD", "", r(18), r(16), param(rvNegN), r(8)))
+	g.Add(inst("IADD3", "", r(19), r(18), param(rvNegN), rz))
+	g.Add(inst("ISETP", "GE.U32.AND", p(sass.P2), pt, r(18), param(rvN), pt))
+	g.Add(inst("SEL", "", r(18), r(19), r(18), p(sass.P2)))
 	if signed {
 		// a negative x: its unsigned value is x + 2^64, so the wrapped
 		// position is (r + n − 2^64 mod n) mod n; clamp goes to 0.
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "LT.AND", p(sass.P3), pt, r(9), rz, pt))
-		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(19), r(18), param(rvWrapAdd), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P4), pt, r(19), param(rvN), pt))
-		g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(20), r(19), param(rvNegN), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(19), r(20), r(19), p(sass.P4)))
-		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(18), r(19), r(18), p(sass.P3)))
-		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(20), rz, param(rvNm1), p(sass.P3)))
+		g.Add(inst("ISETP", "LT.AND", p(sass.P3), pt, r(9), rz, pt))
+		g.Add(inst("IADD3", "", r(19), r(18), param(rvWrapAdd), rz))
+		g.Add(inst("ISETP", "GE.U32.AND", p(sass.P4), pt, r(19), param(rvN), pt))
+		g.Add(inst("IADD3", "", r(20), r(19), param(rvNegN), rz))
+		g.Add(inst("SEL", "", r(19), r(20), r(19), p(sass.P4)))
+		g.Add(inst("SEL", "", r(18), r(19), r(18), p(sass.P3)))
+		g.Add(inst("SEL", "", r(20), rz, param(rvNm1), p(sass.P3)))
 	} else {
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(20), param(rvNm1)))
+		g.Add(inst("MOV", "", r(20), param(rvNm1)))
 	}
 	// policy: clamp (1) the clamped position, wrap (2) the remainder, the
 	// others SGDropped; an index inside keeps its low word.
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(22), r(20), r(22), p(sass.P5)))
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(22), r(18), r(22), p(sass.P6)))
-	g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(22), r(22), r(8), p(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P6), pt, r(21), rz, p(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(24, 0), r(22)))
-	g.at("[B------:R-:W-:-:S01]", inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P6)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("SEL", "", r(22), r(20), r(22), p(sass.P5)))
+	g.Add(inst("SEL", "", r(22), r(18), r(22), p(sass.P6)))
+	g.Add(inst("SEL", "", r(22), r(22), r(8), p(sass.P1)))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P6), pt, r(21), rz, p(sass.P1)))
+	g.Add(inst("STG", "E", sass.G64(24, 0), r(22)))
+	g.Add(inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P6)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -289,28 +289,28 @@ func resolveKernel(width int, signed bool) sass.Program {
 func effectPrologue(g *prog) {
 	sgProlog(g, lanesFrom(0x20), true)
 	const one, four = 9, 3
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(four), imm(4)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(one), imm(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgR), param(efPR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgC), param(efPC), r(6)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(6), r(four), param(efPos)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(6, 0)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(rgR), param(efSR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(rgC), param(efSC), r(10)))
+	g.Add(inst("MOV", "", r(four), imm(4)))
+	g.Add(inst("MOV", "", r(one), imm(1)))
+	g.Add(inst("IMAD", "", r(6), r(rgR), param(efPR), rz))
+	g.Add(inst("IMAD", "", r(6), r(rgC), param(efPC), r(6)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(6), r(four), param(efPos)))
+	g.Add(inst("LDG", "E", r(8), sass.G64(6, 0)).WriteSB(sass.SB2))
+	g.Add(inst("IMAD", "", r(10), r(rgR), param(efSR), rz))
+	g.Add(inst("IMAD", "", r(10), r(rgC), param(efSC), r(10)))
 }
 
 // sgTileAddr finishes the tile element's address: R10:R11 = base + R10.
 func sgTileAddr(g *prog, base int64) {
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(10), r(10), r(9), param(base)))
+	g.Add(inst("IMAD", "WIDE.U32", r(10), r(10), r(9), param(base)))
 }
 
 // sgMemAddr waits for the position and computes R12:R13 = in/out +
 // pos·mr + c·mc and P1 = dropped.
 func sgMemAddr(g *prog, base int64) {
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(12), param(efMR)))
-	g.at("[B--2---:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P1), pt, r(8), imm(-1), pt)) // SGDropped
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(8), r(12), param(base)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgC), param(efMC), r(12)))
+	g.Add(inst("MOV", "", r(12), param(efMR)))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P1), pt, r(8), imm(-1), pt).Wait(waits(2))) // SGDropped
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(8), r(12), param(base)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(rgC), param(efMC), r(12)))
 }
 
 // sizeMod is the LDG/STG size modifier of an element of b bytes.
@@ -323,14 +323,14 @@ func gatherKernel(b int) sass.Program {
 	effectPrologue(&g)
 	sgTileAddr(&g, efOut)
 	for k := 0; k < max(1, b/4); k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
+		g.Add(inst("MOV", "", r(sass.Reg(16+k)), rz))
 	}
 	sgMemAddr(&g, efIn)
 	faultExit(&g)
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", sizeMod[b], r(16), sass.G64(12, 0)).When(sass.IfNot(sass.P1)))
-	g.at("[B----4-:R-:W-:-:S01]", inst("STG", sizeMod[b], sass.G64(10, 0), r(16)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("LDG", sizeMod[b], r(16), sass.G64(12, 0)).When(sass.IfNot(sass.P1)).WriteSB(sass.SB4))
+	g.Add(inst("STG", sizeMod[b], sass.G64(10, 0), r(16)).Wait(waits(4)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -368,7 +368,7 @@ func scatterKernel(k ScatterKind) sass.Program {
 	var g prog
 	effectPrologue(&g)
 	sgTileAddr(&g, efIn)
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", sizeMod[k.Bytes], r(16), sass.G64(10, 0)))
+	g.Add(inst("LDG", sizeMod[k.Bytes], r(16), sass.G64(10, 0)).WriteSB(sass.SB4))
 	sgMemAddr(&g, efOut)
 	faultExit(&g)
 	var op sass.Op
@@ -378,9 +378,9 @@ func scatterKernel(k ScatterKind) sass.Program {
 	if op == "ATOMG" { // the f64 add: the form with a (discarded) result
 		args = append([]sass.Operand{pt, rz}, args...)
 	}
-	g.at("[B----4-:R-:W-:-:S01]", inst(op, mods, args...).When(sass.IfNot(sass.P1)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst(op, mods, args...).When(sass.IfNot(sass.P1)).Wait(waits(4)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -389,18 +389,18 @@ func scatterKernel(k ScatterKind) sass.Program {
 func padKernel(b int) sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x10), true)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(16), param(pdLo)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(17), param(pdHi)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "LT.U32.AND", p(sass.P1), pt, r(rgR), param(pdVRows), pt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "LT.U32.AND", p(sass.P1), pt, r(rgC), param(pdVCols), p(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(rgR), param(pdSR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(10), r(rgC), param(pdSC), r(10)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(10), r(10), r(9), param(pdDst)))
+	g.Add(inst("MOV", "", r(9), imm(1)))
+	g.Add(inst("MOV", "", r(16), param(pdLo)))
+	g.Add(inst("MOV", "", r(17), param(pdHi)))
+	g.Add(inst("ISETP", "LT.U32.AND", p(sass.P1), pt, r(rgR), param(pdVRows), pt))
+	g.Add(inst("ISETP", "LT.U32.AND", p(sass.P1), pt, r(rgC), param(pdVCols), p(sass.P1)))
+	g.Add(inst("IMAD", "", r(10), r(rgR), param(pdSR), rz))
+	g.Add(inst("IMAD", "", r(10), r(rgC), param(pdSC), r(10)))
+	g.Add(inst("IMAD", "WIDE.U32", r(10), r(10), r(9), param(pdDst)))
 	faultExit(&g)
-	g.at("[B------:R-:W-:-:S01]", inst("STG", sizeMod[b], sass.G64(10, 0), r(16)).When(sass.IfNot(sass.P1)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("STG", sizeMod[b], sass.G64(10, 0), r(16)).When(sass.IfNot(sass.P1)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -483,45 +483,45 @@ func checkDispKernel(width int, signed bool) sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x18), false)
 	const one, eight = 10, 4
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(one), imm(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgR), param(cdISR), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(6), r(rgC), param(cdISC), r(6)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(6), r(one), param(cdIdx)))
+	g.Add(inst("MOV", "", r(one), imm(1)))
+	g.Add(inst("IMAD", "", r(6), r(rgR), param(cdISR), rz))
+	g.Add(inst("IMAD", "", r(6), r(rgC), param(cdISC), r(6)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(6), r(one), param(cdIdx)))
 	if width == 8 {
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.64", r(8), sass.G64(6, 0)))
+		g.Add(inst("LDG", "E.64", r(8), sass.G64(6, 0)).WriteSB(sass.SB2))
 	} else {
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(8), sass.G64(6, 0)))
+		g.Add(inst("LDG", "E", r(8), sass.G64(6, 0)).WriteSB(sass.SB2))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(eight), imm(8)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(24), r(rgL), r(eight), param(cdPos)))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(26), rz, r(rgL), rz, imm(0x33), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(27), imm(0xffffffff)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(28), param(sgSlot)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(29), param(sgSlot+4)))
-	wait := "[B--2---:R-:W-:-:S01]"
+	g.Add(inst("MOV", "", r(eight), imm(8)))
+	g.Add(inst("IMAD", "WIDE.U32", r(24), r(rgL), r(eight), param(cdPos)))
+	g.Add(inst("LOP3", "LUT", r(26), rz, r(rgL), rz, imm(0x33), npt))
+	g.Add(inst("MOV", "", r(27), imm(0xffffffff)))
+	g.Add(inst("MOV", "", r(28), param(sgSlot)))
+	g.Add(inst("MOV", "", r(29), param(sgSlot+4)))
+	wait := sass.Control{Wait: waits(2), Stall: 1}
 	switch {
 	case width == 8:
 	case signed:
-		g.at(wait, inst("SHF", "R.S32.HI", r(9), rz, imm(31), r(8)))
-		wait = "[B------:R-:W-:-:S01]"
+		g.At(inst("SHF", "R.S32.HI", r(9), rz, imm(31), r(8)).C(wait))
+		wait = sass.Control{Stall: 1}
 	default:
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), rz))
+		g.Add(inst("MOV", "", r(9), rz))
 	}
-	g.at(wait, inst("IADD3", "", r(10), p(sass.P2), r(8), param(cdBaseLo), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "X", r(11), r(9), param(cdBaseHi), rz, p(sass.P2), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P1), pt, r(10), param(cdLastLo), pt))
+	g.At(inst("IADD3", "", r(10), p(sass.P2), r(8), param(cdBaseLo), rz).C(wait))
+	g.Add(inst("IADD3", "X", r(11), r(9), param(cdBaseHi), rz, p(sass.P2), npt))
+	g.Add(inst("ISETP", "GT.U32.AND", p(sass.P1), pt, r(10), param(cdLastLo), pt))
 	if signed {
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND.EX", p(sass.P1), pt, r(11), param(cdLastHi), pt, p(sass.P1)))
+		g.Add(inst("ISETP", "GT.U32.AND.EX", p(sass.P1), pt, r(11), param(cdLastHi), pt, p(sass.P1)))
 	} else {
 		// an unsigned displacement that carried out wrapped past 2^64.
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.OR.EX", p(sass.P1), pt, r(11), param(cdLastHi), p(sass.P2), p(sass.P1)))
+		g.Add(inst("ISETP", "GT.U32.OR.EX", p(sass.P1), pt, r(11), param(cdLastHi), p(sass.P2), p(sass.P1)))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(12), r(10), param(cdAlign), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.OR", p(sass.P1), pt, r(12), rz, p(sass.P1)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E.64", sass.G64(24, 0), r(10)))
-	g.at("[B------:R-:W-:-:S01]", inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P1)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("LOP3", "LUT", r(12), r(10), param(cdAlign), rz, imm(0xc0), npt))
+	g.Add(inst("ISETP", "NE.U32.OR", p(sass.P1), pt, r(12), rz, p(sass.P1)))
+	g.Add(inst("STG", "E.64", sass.G64(24, 0), r(10)))
+	g.Add(inst("ATOMG", "E.MAX.64.STRONG.GPU", pt, rz, sass.G64(28, 0), r(26)).When(sass.If(sass.P1)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -559,65 +559,65 @@ func casKernel(b int) sass.Program {
 	sgProlog(&g, lanesFrom(0x30), true)
 	const one, eight = 9, 3
 	size := sizeMod[b]
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(eight), imm(8)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(one), imm(1)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(rgL), r(eight), param(csPos)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.64", r(6), sass.G64(6, 0)))
+	g.Add(inst("MOV", "", r(eight), imm(8)))
+	g.Add(inst("MOV", "", r(one), imm(1)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(rgL), r(eight), param(csPos)))
+	g.Add(inst("LDG", "E.64", r(6), sass.G64(6, 0)).WriteSB(sass.SB2))
 	tileAddr := func(d sass.Reg, sr, sc, base int64) {
-		g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(d), r(rgR), param(sr), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("IMAD", "", r(d), r(rgC), param(sc), r(d)))
-		g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(d), r(d), r(one), param(base)))
+		g.Add(inst("IMAD", "", r(d), r(rgR), param(sr), rz))
+		g.Add(inst("IMAD", "", r(d), r(rgC), param(sc), r(d)))
+		g.Add(inst("IMAD", "WIDE.U32", r(d), r(d), r(one), param(base)))
 	}
 	tileAddr(10, csESR, csESC, csExp)
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", size, r(16), sass.G64(10, 0)))
+	g.Add(inst("LDG", size, r(16), sass.G64(10, 0)).WriteSB(sass.SB4))
 	tileAddr(12, csRSR, csRSC, csRep)
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", size, r(18), sass.G64(12, 0)))
+	g.Add(inst("LDG", size, r(18), sass.G64(12, 0)).WriteSB(sass.SB4))
 	tileAddr(14, csDSR, csDSC, csDst)
-	g.at("[B--2---:R-:W-:-:S01]", inst("IADD3", "", r(6), p(sass.P2), r(6), param(csMem), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "X", r(7), r(7), param(csMem+4), rz, p(sass.P2), npt))
+	g.Add(inst("IADD3", "", r(6), p(sass.P2), r(6), param(csMem), rz).Wait(waits(2)))
+	g.Add(inst("IADD3", "X", r(7), r(7), param(csMem+4), rz, p(sass.P2), npt))
 	if b >= 4 {
 		faultExit(&g)
 		mods := "E.CAS.STRONG.GPU"
 		if b == 8 {
 			mods = "E.CAS.64.STRONG.GPU"
 		}
-		g.at("[B----4-:R-:W5:-:S01]", inst("ATOMG", mods, pt, r(20), maOperand(6), r(16), r(18)))
-		g.at("[B-----5:R-:W-:-:S01]", inst("STG", size, sass.G64(14, 0), r(20)))
-		g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-		g.p = settle(g.p)
+		g.Add(inst("ATOMG", mods, pt, r(20), maOperand(6), r(16), r(18)).Wait(waits(4)).WriteSB(sass.SB5))
+		g.Add(inst("STG", size, sass.G64(14, 0), r(20)).Wait(waits(5)))
+		g.At(inst("EXIT", "").Yield().Stall(5))
+		g.Prog = settle(g.Prog)
 		return g.end()
 	}
 	// R22 the bit shift of the lane's bytes in their word, R23 their mask,
 	// R6 the word's address; R16/R18 the expected and replacement bits in
 	// place.
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(6), imm(3), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(6), r(6), imm(0xfffffffc), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(22), r(22), imm(8), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(23), imm(int64(1)<<(8*b)-1)))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(23), r(23), r(22), rz))
+	g.Add(inst("LOP3", "LUT", r(22), r(6), imm(3), rz, imm(0xc0), npt))
+	g.Add(inst("LOP3", "LUT", r(6), r(6), imm(0xfffffffc), rz, imm(0xc0), npt))
+	g.Add(inst("IMAD", "SHL.U32", r(22), r(22), imm(8), rz))
+	g.Add(inst("MOV", "", r(23), imm(int64(1)<<(8*b)-1)))
+	g.Add(inst("SHF", "L.U32", r(23), r(23), r(22), rz))
 	faultExit(&g)
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E", r(20), sass.G64(6, 0)))
-	g.at("[B----4-:R-:W-:-:S01]", inst("SHF", "L.U32", r(16), r(16), r(22), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(18), r(18), r(22), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(26), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(27), rz))
-	g.at("[B--2---:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P3), pt, rz, rz, pt))
-	loop := len(g.p)
+	g.Add(inst("LDG", "E", r(20), sass.G64(6, 0)).WriteSB(sass.SB2))
+	g.Add(inst("SHF", "L.U32", r(16), r(16), r(22), rz).Wait(waits(4)))
+	g.Add(inst("SHF", "L.U32", r(18), r(18), r(22), rz))
+	g.Add(inst("MOV", "", r(26), rz))
+	g.Add(inst("MOV", "", r(27), rz))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P3), pt, rz, rz, pt).Wait(waits(2)))
+	loop := len(g.Prog)
 	// P3: the lane still retries; P6: it swaps this round.
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(21), r(20), r(23), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(25), r(20), r(23), r(18), imm(0xba), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "EQ.U32.AND", p(sass.P6), pt, r(21), r(16), p(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(26), r(21)).When(sass.If(sass.P3)))
-	g.at("[B------:R-:W5:-:S01]", inst("ATOMG", "E.CAS.STRONG.GPU", pt, r(27), maOperand(6), r(20), r(25)).When(sass.If(sass.P6)))
-	g.at("[B-----5:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(27), r(20), p(sass.P6)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(20), r(27)).When(sass.If(sass.P6)))
-	g.at("[B------:R-:W-:-:S01]", inst("VOTE", "ANY", r(28), pt, p(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(28), rz, pt))
-	g.at("[B------:R-:W-:-:S01]", inst("BRA", "", sass.Target(int64(16*(loop-len(g.p)-1)))).When(sass.If(sass.P0)))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.U32.HI", r(26), rz, r(22), r(26)))
-	g.at("[B------:R-:W-:-:S01]", inst("STG", size, sass.G64(14, 0), r(26)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("LOP3", "LUT", r(21), r(20), r(23), rz, imm(0xc0), npt))
+	g.Add(inst("LOP3", "LUT", r(25), r(20), r(23), r(18), imm(0xba), npt))
+	g.Add(inst("ISETP", "EQ.U32.AND", p(sass.P6), pt, r(21), r(16), p(sass.P3)))
+	g.Add(inst("MOV", "", r(26), r(21)).When(sass.If(sass.P3)))
+	g.Add(inst("ATOMG", "E.CAS.STRONG.GPU", pt, r(27), maOperand(6), r(20), r(25)).When(sass.If(sass.P6)).WriteSB(sass.SB5))
+	g.Add(inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(27), r(20), p(sass.P6)).Wait(waits(5)))
+	g.Add(inst("MOV", "", r(20), r(27)).When(sass.If(sass.P6)))
+	g.Add(inst("VOTE", "ANY", r(28), pt, p(sass.P3)))
+	g.Add(inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(28), rz, pt))
+	g.Add(inst("BRA", "", sass.Target(int64(16*(loop-len(g.Prog)-1)))).When(sass.If(sass.P0)))
+	g.Add(inst("SHF", "R.U32.HI", r(26), rz, r(22), r(26)))
+	g.Add(inst("STG", size, sass.G64(14, 0), r(26)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 
@@ -632,39 +632,39 @@ func scatterF32MinMaxKernel(min bool) sass.Program {
 	var g prog
 	effectPrologue(&g)
 	sgTileAddr(&g, efIn)
-	g.at("[B------:R-:W4:-:S01]", inst("LDG", "E", r(16), sass.G64(10, 0)))
+	g.Add(inst("LDG", "E", r(16), sass.G64(10, 0)).WriteSB(sass.SB4))
 	sgMemAddr(&g, efOut)
 	faultExit(&g)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(20), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(23), rz))
+	g.Add(inst("MOV", "", r(20), rz))
+	g.Add(inst("MOV", "", r(23), rz))
 	// P3: the lane is live (not dropped) and its value is not a NaN.
-	g.at("[B----4-:R-:W-:-:S01]", inst("LOP3", "LUT", r(17), r(16), imm(0x7fffffff), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "LE.U32.AND", p(sass.P3), pt, r(17), imm(0x7f800000), np(sass.P1)))
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.STRONG.GPU", r(20), sass.G64(12, 0)).When(sass.If(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.S32.HI", r(19), rz, imm(31), r(16)))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(19), r(19), imm(0x80000000), rz, imm(0xfc), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(18), r(16), r(19), rz, imm(0x3c), npt)) // key(v)
-	g.at("[B--2---:R-:W-:-:S01]", inst("MOV", "", r(24), rz))
-	loop := len(g.p)
+	g.Add(inst("LOP3", "LUT", r(17), r(16), imm(0x7fffffff), rz, imm(0xc0), npt).Wait(waits(4)))
+	g.Add(inst("ISETP", "LE.U32.AND", p(sass.P3), pt, r(17), imm(0x7f800000), np(sass.P1)))
+	g.Add(inst("LDG", "E.STRONG.GPU", r(20), sass.G64(12, 0)).When(sass.If(sass.P3)).WriteSB(sass.SB2))
+	g.Add(inst("SHF", "R.S32.HI", r(19), rz, imm(31), r(16)))
+	g.Add(inst("LOP3", "LUT", r(19), r(19), imm(0x80000000), rz, imm(0xfc), npt))
+	g.Add(inst("LOP3", "LUT", r(18), r(16), r(19), rz, imm(0x3c), npt)) // key(v)
+	g.Add(inst("MOV", "", r(24), rz).Wait(waits(2)))
+	loop := len(g.Prog)
 	// P6: the lane swaps this round (its value beats the held one, which
 	// is not a NaN).
-	g.at("[B------:R-:W-:-:S01]", inst("SHF", "R.S32.HI", r(22), rz, imm(31), r(20)))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(21), r(20), imm(0x7fffffff), rz, imm(0xc0), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(22), imm(0x80000000), rz, imm(0xfc), npt))
-	g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(22), r(20), r(22), rz, imm(0x3c), npt)) // key(old)
+	g.Add(inst("SHF", "R.S32.HI", r(22), rz, imm(31), r(20)))
+	g.Add(inst("LOP3", "LUT", r(21), r(20), imm(0x7fffffff), rz, imm(0xc0), npt))
+	g.Add(inst("LOP3", "LUT", r(22), r(22), imm(0x80000000), rz, imm(0xfc), npt))
+	g.Add(inst("LOP3", "LUT", r(22), r(20), r(22), rz, imm(0x3c), npt)) // key(old)
 	cmp := "GT.U32.AND"
 	if min {
 		cmp = "LT.U32.AND"
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", cmp, p(sass.P6), pt, r(18), r(22), p(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "LE.U32.AND", p(sass.P6), pt, r(21), imm(0x7f800000), p(sass.P6)))
-	g.at("[B------:R-:W5:-:S01]", inst("ATOMG", "E.CAS.STRONG.GPU", pt, r(23), maOperand(12), r(20), r(16)).When(sass.If(sass.P6)))
-	g.at("[B-----5:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(23), r(20), p(sass.P6)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(20), r(23)).When(sass.If(sass.P6)))
-	g.at("[B------:R-:W-:-:S01]", inst("VOTE", "ANY", r(24), pt, p(sass.P3)))
-	g.at("[B------:R-:W-:-:S01]", inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(24), rz, pt))
-	g.at("[B------:R-:W-:-:S01]", inst("BRA", "", sass.Target(int64(16*(loop-len(g.p)-1)))).When(sass.If(sass.P0)))
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.Add(inst("ISETP", cmp, p(sass.P6), pt, r(18), r(22), p(sass.P3)))
+	g.Add(inst("ISETP", "LE.U32.AND", p(sass.P6), pt, r(21), imm(0x7f800000), p(sass.P6)))
+	g.Add(inst("ATOMG", "E.CAS.STRONG.GPU", pt, r(23), maOperand(12), r(20), r(16)).When(sass.If(sass.P6)).WriteSB(sass.SB5))
+	g.Add(inst("ISETP", "NE.U32.AND", p(sass.P3), pt, r(23), r(20), p(sass.P6)).Wait(waits(5)))
+	g.Add(inst("MOV", "", r(20), r(23)).When(sass.If(sass.P6)))
+	g.Add(inst("VOTE", "ANY", r(24), pt, p(sass.P3)))
+	g.Add(inst("ISETP", "NE.U32.AND", p(sass.P0), pt, r(24), rz, pt))
+	g.Add(inst("BRA", "", sass.Target(int64(16*(loop-len(g.Prog)-1)))).When(sass.If(sass.P0)))
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }

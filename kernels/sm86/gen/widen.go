@@ -28,51 +28,51 @@ const wdN = 0x24
 func widenKernel(half bool) sass.Program {
 	var g prog
 	sgProlog(&g, lanesFrom(0x10), false)
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(2*sm86.WidenPer)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(6), r(rgL), r(9), param(0x08)))
-	g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(9), imm(4*sm86.WidenPer)))
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x00)))
+	g.Add(inst("MOV", "", r(9), imm(2*sm86.WidenPer)))
+	g.Add(inst("IMAD", "WIDE.U32", r(6), r(rgL), r(9), param(0x08)))
+	g.Add(inst("MOV", "", r(9), imm(4*sm86.WidenPer)))
+	g.Add(inst("IMAD", "WIDE.U32", r(12), r(rgL), r(9), param(0x00)))
 	// rem = n − sm86.WidenPer·lane elements from this group on (at least 1)
-	g.at("[B------:R-:W-:-:S01]", inst("IMAD", "SHL.U32", r(10), r(rgL), imm(sm86.WidenPer), rz))
-	g.at("[B------:R-:W-:-:S01]", inst("IADD3", "", r(10), sass.Neg(r(10)), param(wdN), rz))
+	g.Add(inst("IMAD", "SHL.U32", r(10), r(rgL), imm(sm86.WidenPer), rz))
+	g.Add(inst("IADD3", "", r(10), sass.Neg(r(10)), param(wdN), rz))
 	for k := 1; k < sm86.WidenPer; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(10), imm(int64(k)), pt))
+		g.Add(inst("ISETP", "GT.U32.AND", p(sass.Pred(k-1)), pt, r(10), imm(int64(k)), pt))
 	}
 	for k := 1; k < sm86.WidenPer; k++ { // the tail's missing elements: defined, not stored
-		g.at("[B------:R-:W-:-:S01]", inst("MOV", "", r(sass.Reg(16+k)), rz))
+		g.Add(inst("MOV", "", r(sass.Reg(16+k)), rz))
 	}
-	g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U16", r(16), sass.G64(6, 0)))
+	g.Add(inst("LDG", "E.U16", r(16), sass.G64(6, 0)).WriteSB(sass.SB2))
 	for k := 1; k < sm86.WidenPer; k++ {
-		g.at("[B------:R-:W2:-:S01]", inst("LDG", "E.U16", r(sass.Reg(16+k)), sass.G64(6, int64(2*k))).When(sass.If(sass.Pred(k-1))))
+		g.Add(inst("LDG", "E.U16", r(sass.Reg(16+k)), sass.G64(6, int64(2*k))).When(sass.If(sass.Pred(k - 1))).WriteSB(sass.SB2))
 	}
 	for k := range sm86.WidenPer {
 		h, o := sass.Reg(16+k), sass.Reg(20+k)
-		ctl := "[B------:R-:W-:-:S01]"
+		ctl := sass.Control{Stall: 1}
 		if k == 0 {
-			ctl = "[B--2---:R-:W-:-:S01]"
+			ctl = sass.Control{Wait: waits(2), Stall: 1}
 		}
 		if !half {
-			g.at(ctl, inst("SHF", "L.U32", r(o), r(h), imm(16), rz))
+			g.At(inst("SHF", "L.U32", r(o), r(h), imm(16), rz).C(ctl))
 			continue
 		}
-		g.at(ctl, inst("HADD2", "F32", r(o), sass.Neg(rz), selOp(h, ".H0_H0")))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(11), r(h), imm(0x7fff), rz, imm(0xc0), npt))
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GE.U32.AND", p(sass.P4), pt, r(11), imm(0x7c00), pt))
-		g.at("[B------:R-:W-:-:S01]", inst("ISETP", "GT.U32.AND", p(sass.P5), pt, r(11), imm(0x7c00), pt))
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(14), r(h), imm(13), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(15), r(h), imm(0x8000), rz, imm(0xc0), npt))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(14), r(14), imm(0x7fe000), rz, imm(0xc0), npt))
-		g.at("[B------:R-:W-:-:S01]", inst("SHF", "L.U32", r(15), r(15), imm(16), rz))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(14), r(14), imm(0x7f800000), r(15), imm(0xfe), npt))
-		g.at("[B------:R-:W-:-:S01]", inst("LOP3", "LUT", r(14), r(14), imm(0x400000), rz, imm(0xfc), npt).When(sass.If(sass.P5))) // a NaN comes back quiet
-		g.at("[B------:R-:W-:-:S01]", inst("SEL", "", r(o), r(14), r(o), p(sass.P4)))
+		g.At(inst("HADD2", "F32", r(o), sass.Neg(rz), selOp(h, ".H0_H0")).C(ctl))
+		g.Add(inst("LOP3", "LUT", r(11), r(h), imm(0x7fff), rz, imm(0xc0), npt))
+		g.Add(inst("ISETP", "GE.U32.AND", p(sass.P4), pt, r(11), imm(0x7c00), pt))
+		g.Add(inst("ISETP", "GT.U32.AND", p(sass.P5), pt, r(11), imm(0x7c00), pt))
+		g.Add(inst("SHF", "L.U32", r(14), r(h), imm(13), rz))
+		g.Add(inst("LOP3", "LUT", r(15), r(h), imm(0x8000), rz, imm(0xc0), npt))
+		g.Add(inst("LOP3", "LUT", r(14), r(14), imm(0x7fe000), rz, imm(0xc0), npt))
+		g.Add(inst("SHF", "L.U32", r(15), r(15), imm(16), rz))
+		g.Add(inst("LOP3", "LUT", r(14), r(14), imm(0x7f800000), r(15), imm(0xfe), npt))
+		g.Add(inst("LOP3", "LUT", r(14), r(14), imm(0x400000), rz, imm(0xfc), npt).When(sass.If(sass.P5))) // a NaN comes back quiet
+		g.Add(inst("SEL", "", r(o), r(14), r(o), p(sass.P4)))
 	}
-	g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, 0), r(20)))
+	g.Add(inst("STG", "E", sass.G64(12, 0), r(20)))
 	for k := 1; k < sm86.WidenPer; k++ {
-		g.at("[B------:R-:W-:-:S01]", inst("STG", "E", sass.G64(12, int64(4*k)), r(sass.Reg(20+k))).When(sass.If(sass.Pred(k-1))))
+		g.Add(inst("STG", "E", sass.G64(12, int64(4*k)), r(sass.Reg(20+k))).When(sass.If(sass.Pred(k - 1))))
 	}
-	g.at("[B------:R-:W-:Y:S05]", inst("EXIT", ""))
-	g.p = settle(g.p)
+	g.At(inst("EXIT", "").Yield().Stall(5))
+	g.Prog = settle(g.Prog)
 	return g.end()
 }
 

@@ -66,7 +66,7 @@ func GenerateCombine(c sm86attn.CombineConfig) (*CombineProgram, error) {
 	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
 		return nil, fmt.Errorf("sm86attn: combine head dimension %d: 64, 128 and 256", c.HeadDim)
 	}
-	b := &builder{tr: newTracker(), labels: map[string]int{}}
+	b := &builder{tr: newTracker()}
 	per := c.HeadDim / 32 // floats a thread
 	// vector accesses of vec floats (at most 4: LDG/STG.E.128)
 	vec := min(per, 4)
@@ -100,7 +100,7 @@ func GenerateCombine(c sm86attn.CombineConfig) (*CombineProgram, error) {
 	)
 	b.add(sass.New("IADD3", "", r(xW), r(xW), sass.Neg(r(xL)), rz))
 	b.add(isetp("GE", sass.P0, xI, r(xW), sass.P(sass.P3)))
-	b.exits = append(b.exits, len(b.p))
+	b.Exit()
 	b.add(sass.New("EXIT", "").When(sass.If(sass.P0)).Yield().Stall(5))
 	b.add(iadd(xI, r(xI), r(xL)), sass.New("SEL", "", r(xB), rz, r(xB), sass.P(sass.P3)))
 	// partial O row ((b*nq + i)*HQ + h)*d*4 + lane*per*4; partial LSE
@@ -203,31 +203,30 @@ func GenerateCombine(c sm86attn.CombineConfig) (*CombineProgram, error) {
 	b.add(wide(xPL, xH, cb(cLH), xPL))
 	b.add(wide(xPL, xI, imm(4), xPL))
 	b.add(sass.New("STG", "E", sass.G64(sass.Reg(xPL), 0), r(xT+1)).When(sass.If(sass.P0)))
-	b.exits = append(b.exits, len(b.p))
+	b.Exit()
 	b.add(sass.New("EXIT", "").Yield())
 	b.bra("self", sass.Cond{})
-	b.labels["self"] = len(b.p) - 1
-	for len(b.p)%8 != 0 {
+	b.LabelAt("self", len(b.Prog)-1)
+	for len(b.Prog)%8 != 0 {
 		b.add(sass.New("NOP", ""))
 	}
-	b.resolve()
+	if err := b.Resolve(); err != nil {
+		return nil, fmt.Errorf("sm86attn: %w", err)
+	}
 	if b.err != nil {
 		return nil, b.err
 	}
 	// the loops, for the stall pass's back edges
-	var loops [][2]int
-	for k, i := range b.p {
+	for k, i := range b.Prog {
 		if i.Op == "BRA" && i.Args[0].Imm < 0 {
-			loops = append(loops, [2]int{k + 1 + int(i.Args[0].Imm/16), k})
+			b.Loops = append(b.Loops, [2]int{k + 1 + int(i.Args[0].Imm/16), k})
 		}
 	}
-	if err := fixStalls(b.p, loops, sched.DefaultLatencies()); err != nil {
+	if err := b.FixStalls(sched.DefaultLatencies()); err != nil {
 		return nil, err
 	}
-	p := &CombineProgram{Config: c, Insts: b.p}
-	for _, e := range b.exits {
-		p.Exits = append(p.Exits, 16*e)
-	}
+	p := &CombineProgram{Config: c, Insts: b.Prog}
+	p.Exits = b.ExitOffsets()
 	return p, nil
 }
 

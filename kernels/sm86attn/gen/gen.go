@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
@@ -126,56 +127,6 @@ func newRegs(d int) regs {
 // Registers is the register count a variant records (highest index + 3).
 func registers(c sm86attn.Config) int { return newRegs(c.HeadDim).last - 1 + 3 }
 
-func r(n int) sass.Operand { return sass.R(sass.Reg(n)) }
-
-var (
-	rz = sass.R(sass.RZ)
-	pt = sass.P(sass.PT)
-)
-
-func imm(v int64) sass.Operand  { return sass.Imm(v) }
-func cb(off int64) sass.Operand { return sass.CB(0, off) }
-
-func lop3(d, a int, b sass.Operand, lut int64) sass.Inst {
-	return sass.New("LOP3", "LUT", r(d), r(a), b, rz, imm(lut), sass.NotP(sass.PT))
-}
-func and(d, a int, m int64) sass.Inst        { return lop3(d, a, imm(m), 0xc0) }
-func xor(d, a int, b sass.Operand) sass.Inst { return lop3(d, a, b, 0x3c) }
-func shr(d, a int, n int64) sass.Inst {
-	return sass.New("SHF", "R.U32.HI", r(d), rz, imm(n), r(a))
-}
-func shl(d, a int, n int64) sass.Inst { return sass.New("SHF", "L.U32", r(d), r(a), imm(n), rz) }
-func lea(d, a int, b sass.Operand, sh int64) sass.Inst {
-	return sass.New("LEA", "", r(d), r(a), b, imm(sh))
-}
-func iadd(d int, a, b sass.Operand) sass.Inst { return sass.New("IADD3", "", r(d), a, b, rz) }
-func iadd3(d int, a, b, c sass.Operand) sass.Inst {
-	if c.Kind == sass.KImm {
-		b, c = c, b // only the B operand takes an immediate
-	}
-	return sass.New("IADD3", "", r(d), a, b, c)
-}
-func mov(d int, a sass.Operand) sass.Inst { return sass.New("MOV", "", r(d), a) }
-func isetp(cmp string, p sass.Pred, a int, b sass.Operand, comb sass.Operand) sass.Inst {
-	return sass.New("ISETP", cmp+".AND", sass.P(p), pt, r(a), b, comb)
-}
-func imin(d int, a, b sass.Operand) sass.Inst { return sass.New("IMNMX", "", r(d), a, b, pt) }
-func imax(d int, a, b sass.Operand) sass.Inst {
-	return sass.New("IMNMX", "", r(d), a, b, sass.NotP(sass.PT))
-}
-func fmax(d, a, b int) sass.Inst { return sass.New("FMNMX", "", r(d), r(a), r(b), sass.NotP(sass.PT)) }
-func wide(d, a int, b sass.Operand, c int) sass.Inst {
-	return sass.New("IMAD", "WIDE.U32", r(d), r(a), b, r(c))
-}
-func mufu(fn string, d, a int) sass.Inst { return sass.New("MUFU", fn, r(d), r(a)) }
-func log2(n int) int64 {
-	k := int64(0)
-	for 1<<k < n {
-		k++
-	}
-	return k
-}
-
 // Scoreboards: SB0 the copies' groups (LDGDEPBAR / DEPBAR); SB1..3
 // rotate over groups of four HMMAs (an HMMA's accumulator dependence is
 // on the group two back, never the one in flight); SB4 the LDSM batches
@@ -188,27 +139,18 @@ const (
 )
 
 type builder struct {
-	c      sm86attn.Config
-	g      regs
-	p      sass.Program
-	tr     *tracker
-	err    error
-	drain  bool
-	loops  [][2]int
-	exits  []int
-	labels map[string]int
-	fix    []fixup
-	hmmaG  int // HMMA group counter (4 a group)
+	sasskit.Builder
+	c     sm86attn.Config
+	g     regs
+	tr    *tracker
+	err   error
+	drain bool
+	hmmaG int // HMMA group counter (4 a group)
 	// dumpAt, when set, makes the first block store the shared-address
 	// registers (dumpRegs) of each thread to dumpAt + 64*tid and exit: the
 	// bank-conflict test runs it in the simulator.
 	dumpAt uint64
 	hmmaN  int
-}
-
-type fixup struct {
-	at    int
-	label string
 }
 
 // add places instructions: the tracker's waits, scoreboard sb for
@@ -227,7 +169,7 @@ func (b *builder) addSB(sb sass.Scoreboard, is ...sass.Inst) {
 		if i.Ctrl.Stall == 0 {
 			i.Ctrl.Stall = 1
 		}
-		b.p = append(b.p, i)
+		b.Prog = append(b.Prog, i)
 	}
 }
 
@@ -241,9 +183,9 @@ func (b *builder) label(name string) {
 		// instruction waits on nothing (a path arriving by the branch has
 		// nothing in flight)
 		b.tr.clear(m)
-		b.p = append(b.p, sass.New("NOP", "").Wait(m).Stall(1))
+		b.Prog = append(b.Prog, sass.New("NOP", "").Wait(m).Stall(1))
 	}
-	b.labels[name] = len(b.p)
+	b.Label(name)
 }
 
 // bra emits a branch to label (guarded by cond when set), draining first.
@@ -251,19 +193,8 @@ func (b *builder) bra(label string, cond sass.Cond) {
 	i := sass.New("BRA", "", sass.Target(0)).When(cond).Yield()
 	i = i.Wait(b.tr.pendingMask())
 	b.tr.clear(b.tr.pendingMask())
-	b.fix = append(b.fix, fixup{len(b.p), label})
+	b.BranchTo(label)
 	b.add(i.Stall(6))
-}
-
-func (b *builder) resolve() {
-	for _, f := range b.fix {
-		to, ok := b.labels[f.label]
-		if !ok {
-			b.err = fmt.Errorf("sm86attn: no label %q", f.label)
-			return
-		}
-		b.p[f.at].Args[0] = sass.Target(int64(16 * (to - (f.at + 1))))
-	}
 }
 
 // Program is a generated kernel: the instructions, the unmasked and
@@ -302,25 +233,25 @@ func generate(c sm86attn.Config, dumpAt uint64) (*Program, error) {
 	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
 		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64, 128 and 256", c.HeadDim)
 	}
-	b := &builder{c: c, g: newRegs(c.HeadDim), tr: newTracker(), labels: map[string]int{}, dumpAt: dumpAt}
+	b := &builder{c: c, g: newRegs(c.HeadDim), tr: newTracker(), dumpAt: dumpAt}
 	b.setup()
 	b.prologue()
 	b.dispatch()
 	b.epilogue()
-	for len(b.p)%8 != 0 {
+	for len(b.Prog)%8 != 0 {
 		b.add(sass.New("NOP", ""))
 	}
-	b.resolve()
+	if err := b.Resolve(); err != nil {
+		return nil, fmt.Errorf("sm86attn: %w", err)
+	}
 	if b.err != nil {
 		return nil, b.err
 	}
-	if err := fixStalls(b.p, b.loops, sched.DefaultLatencies()); err != nil {
+	if err := b.FixStalls(sched.DefaultLatencies()); err != nil {
 		return nil, err
 	}
-	p := &Program{Config: c, Insts: b.p, Loop: b.loops[1], MaskLoop: b.loops[0]}
-	for _, e := range b.exits {
-		p.Exits = append(p.Exits, 16*e)
-	}
+	p := &Program{Config: c, Insts: b.Prog, Loop: b.Loops[1], MaskLoop: b.Loops[0]}
+	p.Exits = b.ExitOffsets()
 	return p, nil
 }
 
@@ -449,7 +380,7 @@ func (b *builder) setup() {
 		sass.New("IMAD", "", r(t+15), r(g.nq), cb(pRowG), rz),
 	)
 	b.add(isetp("GE", sass.P0, t+0, r(t+15), pt))
-	b.exits = append(b.exits, len(b.p))
+	b.Exit()
 	b.add(sass.New("EXIT", "").When(sass.If(sass.P0)).Yield().Stall(5))
 	// mask offsets: lo = nk-nq-winL (winL < 0: -2^30), hi = nk-nq+winR+1
 	// (winR < 0: 2^30); query i sees keys [max(0, i+lo), min(nk, i+hi))
@@ -846,23 +777,23 @@ func (b *builder) dispatch() {
 	b.bra("full", sass.If(sass.P1))
 	// masked loop
 	b.label("masked")
-	start := len(b.p)
+	start := len(b.Prog)
 	b.body(true)
 	// next: j < jEnd and not full
 	b.add(isetp("GE", sass.P1, g.j, r(g.fLo), pt))
 	b.add(isetp("LT", sass.P1, g.j, r(g.fHi), sass.P(sass.P1)))
 	b.add(isetp("LT", sass.P0, g.j, r(g.jEnd), sass.NotP(sass.P1)))
 	b.bra("masked", sass.If(sass.P0))
-	b.loops = append(b.loops, [2]int{start, len(b.p) - 1})
+	b.Loops = append(b.Loops, [2]int{start, len(b.Prog) - 1})
 	b.bra("disp", sass.Cond{})
 	// unmasked loop
 	b.label("full")
-	start = len(b.p)
+	start = len(b.Prog)
 	b.body(false)
 	b.add(isetp("LT", sass.P0, g.j, r(g.fHi), pt))
 	b.add(isetp("LT", sass.P0, g.j, r(g.jEnd), sass.P(sass.P0)))
 	b.bra("full", sass.If(sass.P0))
-	b.loops = append(b.loops, [2]int{start, len(b.p) - 1})
+	b.Loops = append(b.Loops, [2]int{start, len(b.Prog) - 1})
 	b.bra("disp", sass.Cond{})
 }
 
@@ -1293,77 +1224,10 @@ func (b *builder) epilogue() {
 	for row := 0; row < 2; row++ {
 		b.add(sass.New("STG", "E", sass.G64(sass.Reg(g.tp+2+2*row), 0), r(t+4+row)).When(sass.If(sass.Pred(4 + row))))
 	}
-	b.exits = append(b.exits, len(b.p))
+	b.Exit()
 	b.add(sass.New("EXIT", "").Yield())
 	b.bra("self", sass.Cond{})
-	b.labels["self"] = len(b.p) - 1
-}
-
-// fixStalls raises stall counts so that every fixed-latency producer's
-// result is ready for its consumer (the sass latency table), over the
-// program with each loop body repeated once more for back-edge
-// dependences.
-func fixStalls(p sass.Program, loops [][2]int, lat *sched.LatencyTable) error {
-	deps := make([]sass.Deps, len(p))
-	for k, i := range p {
-		d, err := sass.DepsOf(i)
-		if err != nil {
-			return fmt.Errorf("instruction %d %s: %w", k, i, err)
-		}
-		deps[k] = d
-	}
-	var seq []int
-	for k := range p {
-		seq = append(seq, k)
-		for _, l := range loops {
-			if k == l[1] {
-				for q := l[0]; q <= l[1]; q++ {
-					seq = append(seq, q)
-				}
-			}
-		}
-	}
-	for pass := 0; pass < 3; pass++ {
-		for j := 1; j < len(seq); j++ {
-			cj := seq[j]
-			dj := deps[cj]
-			cum := 0
-			for q := j - 1; q >= 0 && cum < 16; q-- {
-				cq := seq[q]
-				cum += int(p[cq].Ctrl.Stall)
-				dq := deps[cq]
-				if dq.Class.Variable() || dq.Class == sass.ClassBranch || dq.Class == sass.ClassNone {
-					continue
-				}
-				need := 0
-				for _, w := range dq.Writes {
-					for _, rd := range dj.Reads {
-						if rd == w {
-							need = max(need, lat.Need(dq.Class, dj.Class))
-						}
-					}
-					if dj.HasGuard && dj.Guard == w {
-						need = max(need, lat.Need(dq.Class, sass.ClassGuard))
-					}
-				}
-				if need > cum {
-					prev := seq[j-1]
-					p[prev].Ctrl.Stall += uint8(need - cum)
-					cum = need
-				}
-			}
-		}
-	}
-	for k := range p {
-		if p[k].Ctrl.Stall > 15 {
-			return fmt.Errorf("instruction %d %s: stall %d", k, p[k], p[k].Ctrl.Stall)
-		}
-		if p[k].Ctrl.Stall > 11 {
-			p[k].Ctrl.Yield = true
-			p[k].Ctrl.Reuse = 0
-		}
-	}
-	return nil
+	b.LabelAt("self", len(b.Prog)-1)
 }
 
 // Code returns the program's words.

@@ -34,16 +34,16 @@ func laneAddresses(t *testing.T, c sm86mm.Config) (regs []int, vals [][]uint32) 
 	}
 	regs = []int{rDA, rDB, rLA0, rLA1, rLA2, rLA3, rLB0, rLB1}
 	b := &builder{c: c, g: c.Geometry()}
-	b.p = append(b.p, p.Insts[:end+1]...)
+	b.Prog = append(b.Prog, p.Insts[:end+1]...)
 	b.add(ptr(rPD, rTid, pD, 5, sass.P0)...)
 	for j, rg := range regs {
 		b.add(sass.New("STG", "E", sass.G64(sass.Reg(rPD), int64(4*j)), r(rg)))
 	}
 	b.add(sass.New("EXIT", "").Yield())
-	if err := b.fixStalls(sched.DefaultLatencies()); err != nil {
+	if err := b.FixStalls(sched.DefaultLatencies()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := sim.New(b.p)
+	s, err := sim.New(b.Prog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,14 @@
 // listed in mainLoop); the scoreboards and wait masks are chosen by hand;
 // the stall counts are the hand-given minimums (HMMA to HMMA 8 cycles,
 // ptxas's spacing) raised where a fixed-latency producer needs more, using
-// the sass latency table (fixStalls). sched.Check verifies the result.
+// the sass latency table (the kit's FixStalls). sched.Check verifies the result.
 // Only go generate and the tests link it.
 package gen
 
 import (
 	"fmt"
-	"math/bits"
 
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
@@ -26,7 +26,6 @@ func ringPow2(g sm86mm.Geometry) bool {
 	s := sm86mm.Stages * g.StageBytes()
 	return s&(s-1) == 0
 }
-func log2(n int) int64 { return int64(bits.TrailingZeros(uint(n))) }
 
 // Parameter offsets in constant bank 0.
 const (
@@ -159,84 +158,15 @@ const (
 // highest index + 3).
 const Registers = rLast - 1 + 3
 
-func r(n int) sass.Operand { return sass.R(sass.Reg(n)) }
-
-var (
-	rz = sass.R(sass.RZ)
-	pt = sass.P(sass.PT)
-)
-
-func imm(v int64) sass.Operand  { return sass.Imm(v) }
-func cb(off int64) sass.Operand { return sass.CB(0, off) }
-
-func lop3(d, a int, b sass.Operand, lut int64) sass.Inst {
-	return sass.New("LOP3", "LUT", r(d), r(a), b, rz, imm(lut), sass.NotP(sass.PT))
-}
-func and(d, a int, m int64) sass.Inst        { return lop3(d, a, imm(m), 0xc0) }
-func xor(d, a int, b sass.Operand) sass.Inst { return lop3(d, a, b, 0x3c) }
-func shr(d, a int, n int64) sass.Inst {
-	return sass.New("SHF", "R.U32.HI", r(d), rz, imm(n), r(a))
-}
-func shl(d, a int, n int64) sass.Inst { return sass.New("SHF", "L.U32", r(d), r(a), imm(n), rz) }
-func lea(d, a int, b sass.Operand, sh int64) sass.Inst {
-	return sass.New("LEA", "", r(d), r(a), b, imm(sh))
-}
-func iadd(d int, a sass.Operand, b sass.Operand) sass.Inst {
-	return sass.New("IADD3", "", r(d), a, b, rz)
-}
-func isetp(cmp string, p sass.Pred, a int, b sass.Operand, comb sass.Operand) sass.Inst {
-	return sass.New("ISETP", cmp+".AND", sass.P(p), pt, r(a), b, comb)
-}
-func sel(d int, a, b sass.Operand, p sass.Pred) sass.Inst {
-	return sass.New("SEL", "", r(d), a, b, sass.P(p))
-}
-
-// add64 adds b (an immediate or register) to the pointer pair at p, with
-// carry predicate c.
-func add64(p int, b sass.Operand, c sass.Pred) []sass.Inst {
-	return []sass.Inst{
-		sass.New("IADD3", "", r(p), sass.P(c), r(p), b, rz),
-		sass.New("IADD3", "X", r(p+1), rz, r(p+1), rz, sass.P(c), sass.NotP(sass.PT)),
-	}
-}
-
-// ptr sets the pair p to param(at) + off*scale (off an unsigned 32-bit element
-// offset).
-func ptr(p, off int, at int64, shift int64, c sass.Pred) []sass.Inst {
-	return []sass.Inst{
-		sass.New("LEA", "", r(p), sass.P(c), r(off), cb(at), imm(shift)),
-		sass.New("LEA", "HI.X", r(p+1), r(off), cb(at+4), rz, imm(shift), sass.P(c)),
-	}
-}
-
-// asm parses one instruction of the model's text form (the generator's
-// shorthand for the epilogue); the text is fixed, so an error is a bug.
-func asm(s string) sass.Inst {
-	i, err := sass.ParseInst(s, 0)
-	if err != nil {
-		panic(fmt.Sprintf("sm86mm: %q: %v", s, err))
-	}
-	return i
-}
-
-func asmf(format string, a ...any) sass.Inst { return asm(fmt.Sprintf(format, a...)) }
-
+// builder is the kit's builder (Loops: [first, backward BRA] of every
+// loop, in program order) with the variant it generates.
 type builder struct {
-	c     sm86mm.Config
-	g     sm86mm.Geometry
-	p     sass.Program
-	loops [][2]int // [first, backward BRA] of every loop, in program order
-	exits []int
+	sasskit.Builder
+	c sm86mm.Config
+	g sm86mm.Geometry
 }
 
-func (b *builder) add(is ...sass.Inst) {
-	for _, i := range is {
-		if i.Ctrl.Stall == 0 {
-			i.Ctrl.Stall = 1
-		}
-		b.p = append(b.p, i)
-	}
-}
+func (b *builder) add(is ...sass.Inst) { b.Add(is...) }
 
 // Program is a generated kernel: the instructions, where the main loop
 // starts and ends (Loop[0] is the first instruction of the body, Loop[1]
@@ -434,7 +364,7 @@ func Generate(c sm86mm.Config) (*Program, error) {
 			sass.New("IMNMX", "", r(rKeff), r(rKeff), cb(pKC), pt),
 			isetp("LT", sass.P0, rKeff, imm(1), pt),
 		)
-		b.exits = append(b.exits, len(b.p))
+		b.Exit()
 		b.add(sass.New("EXIT", "").When(sass.If(sass.P0)).Yield())
 	}
 	b.add(shr(rWarp, rTid, 5),
@@ -482,26 +412,24 @@ func Generate(c sm86mm.Config) (*Program, error) {
 	b.add(pro...)
 
 	// --- main loop -------------------------------------------------------
-	loopStart := len(b.p)
+	loopStart := len(b.Prog)
 	b.mainLoop()
-	loopEnd := len(b.p) - 1
-	b.loops = append(b.loops, [2]int{loopStart, loopEnd})
+	loopEnd := len(b.Prog) - 1
+	b.Loops = append(b.Loops, [2]int{loopStart, loopEnd})
 
 	// --- epilogue ----------------------------------------------------------
 	b.epilogue()
-	b.exits = append(b.exits, len(b.p))
+	b.Exit()
 	b.add(sass.New("EXIT", "").Yield())
 	b.add(sass.New("BRA", "", sass.Target(-16)).Yield())
-	for len(b.p)%8 != 0 {
+	for len(b.Prog)%8 != 0 {
 		b.add(sass.New("NOP", ""))
 	}
-	if err := b.fixStalls(lat); err != nil {
+	if err := b.FixStalls(lat); err != nil {
 		return nil, err
 	}
-	p := &Program{Config: c, Insts: b.p, Loop: b.loops[0], EpiLoop: b.loops[1]}
-	for _, e := range b.exits {
-		p.Exits = append(p.Exits, 16*e)
-	}
+	p := &Program{Config: c, Insts: b.Prog, Loop: b.Loops[0], EpiLoop: b.Loops[1]}
+	p.Exits = b.ExitOffsets()
 	return p, nil
 }
 
@@ -678,7 +606,7 @@ func (b *builder) mainLoop() {
 		mi, ni := order[k][0], order[k][1]
 		return sass.New("HMMA", hm, sass.R(acc(mi, ni)), r(fa+4*mi), r(fb+2*ni), sass.R(acc(mi, ni)))
 	}
-	start := len(b.p)
+	start := len(b.Prog)
 	n := b.copies()
 	ring := int64(sm86mm.Stages * g.StageBytes())
 
@@ -763,7 +691,7 @@ func (b *builder) mainLoop() {
 		}
 		return sass.SB5
 	}, slots)
-	m := len(b.p)
+	m := len(b.Prog)
 	b.add(sass.New("BRA", "", sass.Target(int64(16*(start-(m+1))))).When(sass.If(sass.P0)).Yield())
 }
 
@@ -909,11 +837,11 @@ func (b *builder) epilogue() {
 	// the first iteration's uses of the bias: wait here, once
 	b.add(sass.New("MOV", "", r(rT0), imm(0)))
 	if !c.SplitK {
-		b.p[len(b.p)-1] = b.p[len(b.p)-1].Wait(1 << 4)
+		b.Prog[len(b.Prog)-1] = b.Prog[len(b.Prog)-1].Wait(1 << 4)
 	}
 
 	// --- the loop over staged rows ---------------------------------------
-	ls := len(b.p)
+	ls := len(b.Prog)
 	b.add(
 		xor(rT0, rRow, r(rQ)),
 		and(rT0, rT0, 7),
@@ -1064,84 +992,9 @@ func (b *builder) epilogue() {
 		iadd(rEIt, r(rEIt), imm(-1)),
 		isetp("GT", sass.P0, rEIt, rz, pt),
 	)
-	n := len(b.p)
+	n := len(b.Prog)
 	b.add(sass.New("BRA", "", sass.Target(int64(16*(ls-(n+1))))).When(sass.If(sass.P0)).Yield())
-	b.loops = append(b.loops, [2]int{ls, n})
-}
-
-// fixStalls raises stall counts so that every fixed-latency result is read
-// (or its guard tested) only after the latency table's cycles, along the
-// straight line and around each loop's back edge. It never lowers a
-// hand-given stall. Stalls above 11 get the yield flag.
-func (b *builder) fixStalls(lat *sched.LatencyTable) error {
-	p := b.p
-	deps := make([]sass.Deps, len(p))
-	for k, i := range p {
-		d, err := sass.DepsOf(i)
-		if err != nil {
-			return fmt.Errorf("instruction %d %s: %w", k, i, err)
-		}
-		deps[k] = d
-	}
-	// the sequence analysed: the program, with each loop body repeated
-	// once more so that back-edge dependences are seen
-	var seq []int
-	for k := range p {
-		seq = append(seq, k)
-		for _, l := range b.loops {
-			if k == l[1] {
-				for q := l[0]; q <= l[1]; q++ {
-					seq = append(seq, q)
-				}
-			}
-		}
-	}
-	for pass := 0; pass < 3; pass++ {
-		for j := 1; j < len(seq); j++ {
-			cj := seq[j]
-			dj := deps[cj]
-			// walk back over producers
-			cum := 0
-			for q := j - 1; q >= 0 && cum < 16; q-- {
-				cq := seq[q]
-				cum += int(p[cq].Ctrl.Stall)
-				dq := deps[cq]
-				if dq.Class.Variable() || dq.Class == sass.ClassBranch || dq.Class == sass.ClassNone {
-					continue
-				}
-				need := 0
-				for _, w := range dq.Writes {
-					for _, rd := range dj.Reads {
-						if rd == w {
-							if n := lat.Need(dq.Class, dj.Class); n > need {
-								need = n
-							}
-						}
-					}
-					if dj.HasGuard && dj.Guard == w {
-						if n := lat.Need(dq.Class, sass.ClassGuard); n > need {
-							need = n
-						}
-					}
-				}
-				if need > cum {
-					prev := seq[j-1]
-					p[prev].Ctrl.Stall += uint8(need - cum)
-					cum = need
-				}
-			}
-		}
-	}
-	for k := range p {
-		if p[k].Ctrl.Stall > 15 {
-			return fmt.Errorf("instruction %d %s: stall %d", k, p[k], p[k].Ctrl.Stall)
-		}
-		if p[k].Ctrl.Stall > 11 {
-			p[k].Ctrl.Yield = true
-			p[k].Ctrl.Reuse = 0
-		}
-	}
-	return nil
+	b.Loops = append(b.Loops, [2]int{ls, n})
 }
 
 // Code returns the program's words.

@@ -1,0 +1,31 @@
+package sasskit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteCubins is go generate's writer of a module's cubins: for each
+// architecture of archs it writes build(arch) to dir/<name>.sm_<arch>.cubin.
+// A nil result with no error means the module has no cubin for that
+// architecture: a file left from before is removed, so none is stale.
+func WriteCubins(dir, name string, archs []int, build func(arch int) ([]byte, error)) error {
+	for _, arch := range archs {
+		path := filepath.Join(dir, fmt.Sprintf("%s.sm_%d.cubin", name, arch))
+		b, err := build(arch)
+		if err != nil {
+			return fmt.Errorf("%s sm_%d: %w", name, arch, err)
+		}
+		if b == nil {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			continue
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
