@@ -1,11 +1,11 @@
 package gen
 
 import (
-	"github.com/tcrt-go/tcrt/kernels/mma"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/kernels/mma"
 	"github.com/tcrt-go/tcrt/tile"
 )
 

@@ -2,9 +2,10 @@ package gen
 
 import (
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/mma"
 	"math/bits"
 	"strings"
+
+	"github.com/tcrt-go/tcrt/kernels/mma"
 )
 
 // ModulePTX returns the PTX source of the module: every kernel of

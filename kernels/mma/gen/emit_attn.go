@@ -2,8 +2,9 @@ package gen
 
 import (
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/mma"
 	"strings"
+
+	"github.com/tcrt-go/tcrt/kernels/mma"
 )
 
 // GenerateAttn returns the PTX of one FlashAttention-2 style kernel (see

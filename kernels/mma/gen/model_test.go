@@ -1,10 +1,10 @@
 package gen
 
 import (
-	"github.com/tcrt-go/tcrt/kernels/mma"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/kernels/mma"
 	"github.com/tcrt-go/tcrt/tile"
 )
 

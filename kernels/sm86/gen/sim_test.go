@@ -3,12 +3,12 @@ package gen
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	sasssim "github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"

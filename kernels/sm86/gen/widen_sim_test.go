@@ -5,11 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/tile"
 )
 

@@ -2,11 +2,11 @@ package gen
 
 import (
 	"encoding/binary"
-	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/sim"
 )
 

@@ -2,32 +2,13 @@ package gen
 
 import (
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/sm86attn"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
-
-// mixTable prints an instruction mix, most frequent first.
-func mixTable(m map[sass.Op]int) string {
-	type kv struct {
-		op sass.Op
-		n  int
-	}
-	var s []kv
-	for k, v := range m {
-		s = append(s, kv{k, v})
-	}
-	sort.Slice(s, func(i, j int) bool { return s[i].n > s[j].n || s[i].n == s[j].n && s[i].op < s[j].op })
-	var b strings.Builder
-	for _, x := range s {
-		fmt.Fprintf(&b, "%s %d, ", x.op, x.n)
-	}
-	return strings.TrimSuffix(b.String(), ", ")
-}
 
 // loopCycles runs the cycle model on the loop [first, BRA] of p.
 func loopCycles(t *testing.T, p *Program, l [2]int) *sched.Cycles {
@@ -66,7 +47,7 @@ func TestCycleModel(t *testing.T) {
 				t.Errorf("%s: interior tensor-pipe share %.1f%% < 85%%", c.Name(), 100*cy.TensorShare)
 			}
 			if c == (sm86attn.Config{HeadDim: 128}) && m.n == "interior" {
-				t.Logf("mix: %s", mixTable(cy.MixByOp))
+				t.Logf("mix: %s", sasscheck.MixTable(cy.MixByOp))
 				var w []string
 				for k, n := range cy.Waited {
 					if n > 2 {

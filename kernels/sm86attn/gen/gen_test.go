@@ -1,9 +1,9 @@
 package gen
 
 import (
-	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
 

@@ -1,15 +1,10 @@
 package gen
 
 import (
-	"github.com/tcrt-go/tcrt/kernels/sm86attn"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/internal/cudatools"
-	"github.com/tcrt-go/tcrt/sass"
-	"github.com/tcrt-go/tcrt/sass/cubin"
-	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 )
 
 // TestPtxasComparison compiles the equivalent mma.sync FlashAttention-2
@@ -18,34 +13,7 @@ import (
 // through the same cycle model as the hand-scheduled unmasked loop; the
 // hand-scheduled loop must take fewer cycles a block.
 func TestPtxasComparison(t *testing.T) {
-	ptxas := cudatools.Require(t, "ptxas")
-	dir := t.TempDir()
-	cub := filepath.Join(dir, "ref.cubin")
-	cudatools.Run(t, ptxas, "-arch=sm_86", "../testdata/attn_ref.ptx", "-o", cub)
-	b, err := os.ReadFile(cub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cu, err := cubin.Read(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := cu.Section(".text.attn_ref")
-	if text == nil {
-		t.Fatal("no .text.attn_ref")
-	}
-	prog, err := sass.Decode(text.Data)
-	if err != nil {
-		t.Fatal(err) // every word ptxas emits here is in the model
-	}
-	body, at, err := sched.LoopBody(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := sched.CycleModel(body, sched.CycleOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, at, ref := sasscheck.PtxasLoop(t, "../testdata/attn_ref.ptx", "attn_ref")
 	p, err := Generate(sm86attn.Config{HeadDim: 128})
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +28,6 @@ func TestPtxasComparison(t *testing.T) {
 	t.Logf("ptxas loop at %#x..%#x: %d instructions", 16*at, 16*(at+len(body)-1), len(body))
 	t.Logf("\n| kernel (interior block, d=128) | loop body | mix | cycles/block | tensor-pipe share |\n|---|---|---|---|---|\n"+
 		"| hand-scheduled (sm86attn) | %d | %s | %.1f | %.1f%% |\n| ptxas 11.8 -arch=sm_86 | %d | %s | %.1f | %.1f%% |",
-		len(p.Insts[p.Loop[0]:p.Loop[1]+1]), mixTable(cy.MixByOp), cy.Period, 100*cy.TensorShare,
-		len(body), mixTable(ref.MixByOp), ref.Period, 100*ref.TensorShare)
+		len(p.Insts[p.Loop[0]:p.Loop[1]+1]), sasscheck.MixTable(cy.MixByOp), cy.Period, 100*cy.TensorShare,
+		len(body), sasscheck.MixTable(ref.MixByOp), ref.Period, 100*ref.TensorShare)
 }

@@ -4,12 +4,14 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
+	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -23,49 +25,30 @@ const (
 	poisonB16 = 0x7fa5
 )
 
+// sims and csims cache one simulator per variant.
 var (
-	sims  = map[sm86attn.Config]*sim.Simulator{}
-	csims = map[sm86attn.CombineConfig]*sim.Simulator{}
+	sims  sasscheck.SimCache[sm86attn.Config]
+	csims sasscheck.SimCache[sm86attn.CombineConfig]
 )
 
 func combineSim(t *testing.T, c sm86attn.CombineConfig) *sim.Simulator {
-	t.Helper()
-	if s := csims[c]; s != nil {
-		return s
-	}
-	p, err := GenerateCombine(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.New(p.Insts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u := s.Unsupported(); len(u) > 0 {
-		t.Fatalf("%s: simulator cannot run: %v", c.Name(), u)
-	}
-	csims[c] = s
-	return s
+	return csims.Get(t, c, c.Name(), func() (sass.Program, error) {
+		p, err := GenerateCombine(c)
+		if err != nil {
+			return nil, err
+		}
+		return p.Insts, nil
+	})
 }
 
 func simFor(t *testing.T, c sm86attn.Config) *sim.Simulator {
-	t.Helper()
-	if s := sims[c]; s != nil {
-		return s
-	}
-	p, err := Generate(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.New(p.Insts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u := s.Unsupported(); len(u) > 0 {
-		t.Fatalf("%s: simulator cannot run: %v", c.Name(), u)
-	}
-	sims[c] = s
-	return s
+	return sims.Get(t, c, c.Name(), func() (sass.Program, error) {
+		p, err := Generate(c)
+		if err != nil {
+			return nil, err
+		}
+		return p.Insts, nil
+	})
 }
 
 // pcase is one simulator case.

@@ -2,11 +2,11 @@ package gen
 
 import (
 	"bytes"
-	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"strings"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
+	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )

@@ -2,9 +2,9 @@ package gen
 
 import (
 	"encoding/binary"
-	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/sched"
 	"github.com/tcrt-go/tcrt/sass/sim"

@@ -2,32 +2,13 @@ package gen
 
 import (
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/sm86mm"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
-
-// mixTable prints an instruction mix, most frequent first.
-func mixTable(m map[sass.Op]int) string {
-	type kv struct {
-		op sass.Op
-		n  int
-	}
-	var s []kv
-	for k, v := range m {
-		s = append(s, kv{k, v})
-	}
-	sort.Slice(s, func(i, j int) bool { return s[i].n > s[j].n || s[i].n == s[j].n && s[i].op < s[j].op })
-	var b strings.Builder
-	for _, x := range s {
-		fmt.Fprintf(&b, "%s %d, ", x.op, x.n)
-	}
-	return strings.TrimSuffix(b.String(), ", ")
-}
 
 // TestCycleModel reports the main loop's tensor-pipe share under the sass
 // cycle model and requires at least 90% for the 128x128 tile.
@@ -63,10 +44,10 @@ func TestCycleModel(t *testing.T) {
 			t.Errorf("%s: tensor-pipe share %.1f%% < 90%%", c.Name(), 100*cy.TensorShare)
 		}
 		if c.In == sm86mm.F16 && !c.SplitK {
-			t.Logf("%s main loop mix: %s", c.Name(), mixTable(cy.MixByOp))
+			t.Logf("%s main loop mix: %s", c.Name(), sasscheck.MixTable(cy.MixByOp))
 		}
 		if c == (sm86mm.Config{}) {
-			t.Logf("main loop mix: %s", mixTable(cy.MixByOp))
+			t.Logf("main loop mix: %s", sasscheck.MixTable(cy.MixByOp))
 			var w []string
 			for k, n := range cy.Waited {
 				if n > 0 {

@@ -2,9 +2,10 @@ package gen
 
 import (
 	"fmt"
-	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"strings"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 )
 
 func TestGenerateEncodes(t *testing.T) {

@@ -1,14 +1,10 @@
 package gen
 
 import (
-	"github.com/tcrt-go/tcrt/kernels/sm86mm"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/tcrt-go/tcrt/internal/cudatools"
-	"github.com/tcrt-go/tcrt/sass"
-	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
@@ -16,34 +12,7 @@ import (
 // ptxas for sm_86, decodes its main loop and runs it through the same
 // cycle model.
 func TestPtxasComparison(t *testing.T) {
-	ptxas := cudatools.Require(t, "ptxas")
-	dir := t.TempDir()
-	cub := filepath.Join(dir, "ref.cubin")
-	cudatools.Run(t, ptxas, "-arch=sm_86", "../testdata/mma_ref.ptx", "-o", cub)
-	b, err := os.ReadFile(cub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cu, err := cubin.Read(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := cu.Section(".text.mma_ref")
-	if text == nil {
-		t.Fatal("no .text.mma_ref")
-	}
-	prog, err := sass.Decode(text.Data)
-	if err != nil {
-		t.Fatal(err) // every word ptxas emits here is in the model
-	}
-	body, at, err := sched.LoopBody(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := sched.CycleModel(body, sched.CycleOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, at, ref := sasscheck.PtxasLoop(t, "../testdata/mma_ref.ptx", "mma_ref")
 	p, err := Generate(sm86mm.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +28,6 @@ func TestPtxasComparison(t *testing.T) {
 	t.Logf("ptxas loop at %#x..%#x: %d instructions", 16*at, 16*(at+len(body)-1), len(body))
 	t.Logf("\n| kernel | loop body | mix | cycles/iteration | tensor-pipe share |\n|---|---|---|---|---|\n"+
 		"| hand-scheduled (sm86mm) | %d | %s | %.1f | %.1f%% |\n| ptxas 11.8 -arch=sm_86 | %d | %s | %.1f | %.1f%% |",
-		len(ours), mixTable(cy.MixByOp), cy.Period, 100*cy.TensorShare,
-		len(body), mixTable(ref.MixByOp), ref.Period, 100*ref.TensorShare)
+		len(ours), sasscheck.MixTable(cy.MixByOp), cy.Period, 100*cy.TensorShare,
+		len(body), sasscheck.MixTable(ref.MixByOp), ref.Period, 100*ref.TensorShare)
 }

@@ -3,12 +3,14 @@ package gen
 import (
 	"encoding/binary"
 	"flag"
-	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"math"
 	"math/rand"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/sasscheck"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm"
+	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/sim"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -59,26 +61,16 @@ func outPoison(o sm86mm.Output) uint32 {
 }
 
 // sims caches one simulator per variant.
-var sims = map[sm86mm.Config]*sim.Simulator{}
+var sims sasscheck.SimCache[sm86mm.Config]
 
 func simFor(t *testing.T, c sm86mm.Config) *sim.Simulator {
-	t.Helper()
-	if s := sims[c]; s != nil {
-		return s
-	}
-	p, err := Generate(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.New(p.Insts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u := s.Unsupported(); len(u) > 0 {
-		t.Fatalf("%s: simulator cannot run: %v", c.Name(), u)
-	}
-	sims[c] = s
-	return s
+	return sims.Get(t, c, c.Name(), func() (sass.Program, error) {
+		p, err := Generate(c)
+		if err != nil {
+			return nil, err
+		}
+		return p.Insts, nil
+	})
 }
 
 // simCase runs the kernel for one shape and epilogue in the simulator
