@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 // WriteCubins is go generate's writer of a module's cubins: for each
@@ -28,4 +30,22 @@ func WriteCubins(dir, name string, archs []int, build func(arch int) ([]byte, er
 		}
 	}
 	return nil
+}
+
+// Kernels generates every variant of cs with gen and returns the cubin
+// description of each, in order: what a module's cubin holds.
+func Kernels[C interface{ Name() string }, P interface{ Kernel() (cubin.Kernel, error) }](cs []C, gen func(C) (P, error)) ([]cubin.Kernel, error) {
+	var ks []cubin.Kernel
+	for _, c := range cs {
+		p, err := gen(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		k, err := p.Kernel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
 }

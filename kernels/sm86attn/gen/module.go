@@ -1,8 +1,7 @@
 package gen
 
 import (
-	"fmt"
-
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 )
@@ -11,28 +10,14 @@ import (
 // generator as it is now; go generate writes it to cubin/, and
 // TestEmbeddedCubinsCurrent fails when the embedded files differ.
 func ModuleCubin(arch int) ([]byte, error) {
-	var ks []cubin.Kernel
-	for _, c := range sm86attn.Variants() {
-		p, err := Generate(c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		k, err := p.Kernel()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		ks = append(ks, k)
+	ks, err := sasskit.Kernels(sm86attn.Variants(), Generate)
+	if err != nil {
+		return nil, err
 	}
-	for _, c := range sm86attn.CombineVariants() {
-		p, err := GenerateCombine(c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		k, err := p.Kernel()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		ks = append(ks, k)
+	cs, err := sasskit.Kernels(sm86attn.CombineVariants(), GenerateCombine)
+	if err != nil {
+		return nil, err
 	}
+	ks = append(ks, cs...)
 	return cubin.Write(arch, ks...)
 }

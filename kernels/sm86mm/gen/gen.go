@@ -1031,17 +1031,9 @@ func (p *Program) Cubin(arch int) ([]byte, error) {
 // generator as it is now; go generate writes it to cubin/, and
 // TestEmbeddedCubinsCurrent fails when the embedded files differ.
 func ModuleCubin(arch int) ([]byte, error) {
-	var ks []cubin.Kernel
-	for _, c := range sm86mm.Variants() {
-		p, err := Generate(c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		k, err := p.Kernel()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		ks = append(ks, k)
+	ks, err := sasskit.Kernels(sm86mm.Variants(), Generate)
+	if err != nil {
+		return nil, err
 	}
 	return cubin.Write(arch, ks...)
 }
