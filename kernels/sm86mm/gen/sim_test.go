@@ -60,6 +60,18 @@ func outPoison(o sm86mm.Output) uint32 {
 	return poisonF32
 }
 
+// variantNamed is the variant whose kernel a launch names.
+func variantNamed(t *testing.T, name string) sm86mm.Config {
+	t.Helper()
+	for _, c := range sm86mm.Variants() {
+		if c.Name() == name {
+			return c
+		}
+	}
+	t.Fatalf("no variant is named %s", name)
+	return sm86mm.Config{}
+}
+
 // sims caches one simulator per variant.
 var sims sasscheck.SimCache[sm86mm.Config]
 
@@ -189,7 +201,7 @@ func simCase(t *testing.T, c sm86mm.Config, M, N, K int, e epi, rng *rand.Rand) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = simFor(t, l.Config).Launch(sim.Config{StrictScoreboards: true,
+		_, err = simFor(t, variantNamed(t, l.Func)).Launch(sim.Config{StrictScoreboards: true,
 			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: par, Memory: mem, Poison: true,
 		})
 		if err != nil {
