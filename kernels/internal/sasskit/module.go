@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
@@ -48,4 +49,15 @@ func Kernels[C interface{ Name() string }, P interface{ Kernel() (cubin.Kernel, 
 		ks = append(ks, k)
 	}
 	return ks, nil
+}
+
+// Kernel is k, the cubin description of a generated kernel, with its
+// code: insts encoded.
+func Kernel(insts sass.Program, k cubin.Kernel) (cubin.Kernel, error) {
+	code, err := sass.Encode(insts)
+	if err != nil {
+		return cubin.Kernel{}, err
+	}
+	k.Code = code
+	return k, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
 )
 
@@ -101,5 +102,17 @@ func TestWriteCubins(t *testing.T) {
 	bad := errors.New("bad")
 	if err := WriteCubins(dir, "m", []int{80}, func(int) ([]byte, error) { return nil, bad }); !errors.Is(err, bad) {
 		t.Errorf("error %v, want one wrapping %v", err, bad)
+	}
+}
+
+// TestKernel: the description keeps its fields and gets the encoded code;
+// an instruction the model cannot encode is an error.
+func TestKernel(t *testing.T) {
+	k, err := Kernel(sass.Program{sass.New("EXIT", ""), sass.New("NOP", "")}, cubin.Kernel{Name: "k", Registers: 8})
+	if err != nil || k.Name != "k" || k.Registers != 8 || len(k.Code) != 32 {
+		t.Errorf("Kernel: %+v, %v", k, err)
+	}
+	if _, err := Kernel(sass.Program{sass.New("NOSUCHOP", "")}, cubin.Kernel{Name: "bad"}); !errors.Is(err, sass.ErrUnknownOp) {
+		t.Errorf("unknown op: %v, want sass.ErrUnknownOp", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
@@ -51,16 +52,16 @@ func Kernels(arch int) ([]cubin.Kernel, error) {
 	}
 	for _, name := range names {
 		p := progs[name]
-		code, err := sass.Encode(p)
+		params, block := shapes[name], sm86.SGBlock // every kernel's block is 256 threads (sm86.QuantBlock too)
+		k, err := sasskit.Kernel(p, cubin.Kernel{Name: name, Params: params, Registers: registers(p),
+			ReqThreads: [3]int{block, 1, 1}, ExitOffsets: exitOffsets(p)})
 		if errors.Is(err, sass.ErrNoForm) || errors.Is(err, sass.ErrUnknownOp) {
 			return nil, fmt.Errorf("%w: %s for sm_%d: %w", sm86.ErrNotEncodable, name, arch, err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sm86: %s for sm_%d: %w", name, arch, err)
 		}
-		params, block := shapes[name], sm86.SGBlock // every kernel's block is 256 threads (sm86.QuantBlock too)
-		out = append(out, cubin.Kernel{Name: name, Code: code, Params: params, Registers: registers(p),
-			ReqThreads: [3]int{block, 1, 1}, ExitOffsets: exitOffsets(p)})
+		out = append(out, k)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
@@ -232,16 +233,11 @@ func GenerateCombine(c sm86attn.CombineConfig) (*CombineProgram, error) {
 
 // Kernel returns the cubin description of the combine program.
 func (p *CombineProgram) Kernel() (cubin.Kernel, error) {
-	code, err := sass.Encode(p.Insts)
-	if err != nil {
-		return cubin.Kernel{}, err
-	}
-	return cubin.Kernel{
+	return sasskit.Kernel(p.Insts, cubin.Kernel{
 		Name:        p.Config.Name(),
-		Code:        code,
 		Params:      sm86attn.CombineParams(),
 		Registers:   CombineRegisters,
 		MaxThreads:  [3]int{sm86attn.CombineThreads, 1, 1},
 		ExitOffsets: p.Exits,
-	}, nil
+	})
 }

@@ -1235,18 +1235,13 @@ func (p *Program) Code() ([]byte, error) { return sass.Encode(p.Insts) }
 
 // Kernel returns the cubin description of the program.
 func (p *Program) Kernel() (cubin.Kernel, error) {
-	code, err := p.Code()
-	if err != nil {
-		return cubin.Kernel{}, err
-	}
-	return cubin.Kernel{
+	return sasskit.Kernel(p.Insts, cubin.Kernel{
 		Name:          p.Config.Name(),
-		Code:          code,
 		Params:        sm86attn.Params(),
 		Registers:     registers(p.Config),
 		Barriers:      1,
 		DynamicShared: true,
 		MaxThreads:    [3]int{p.Config.CTAThreads(), 1, 1},
 		ExitOffsets:   p.Exits,
-	}, nil
+	})
 }

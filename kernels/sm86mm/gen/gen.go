@@ -1002,20 +1002,15 @@ func (p *Program) Code() ([]byte, error) { return sass.Encode(p.Insts) }
 
 // Kernel returns the cubin description of the program.
 func (p *Program) Kernel() (cubin.Kernel, error) {
-	code, err := p.Code()
-	if err != nil {
-		return cubin.Kernel{}, err
-	}
-	return cubin.Kernel{
+	return sasskit.Kernel(p.Insts, cubin.Kernel{
 		Name:          p.Config.Name(),
-		Code:          code,
 		Params:        sm86mm.Params(),
 		Registers:     Registers,
 		Barriers:      1,
 		DynamicShared: true,
 		MaxThreads:    [3]int{p.Config.Geometry().Threads(), 1, 1},
 		ExitOffsets:   p.Exits,
-	}, nil
+	})
 }
 
 // Cubin assembles the program into a cubin for arch (86 or 89).
