@@ -1,8 +1,9 @@
-// Package sasscheck holds the checks every hand-scheduled SASS kernel
-// package runs against NVIDIA's tools: the nvdisasm oracle (each word
-// prints as the model prints it) and the cubin listing (cuobjdump -elf
-// names each kernel). Tests call them; they need the CUDA tools
-// (internal/cudatools).
+// Package sasscheck is the test harness every hand-scheduled SASS kernel
+// package shares: the checks against NVIDIA's tools (the nvdisasm oracle:
+// each word prints as the model prints it; the cubin listing: cuobjdump
+// -elf names each kernel) and the ptxas reference loop a hand-scheduled
+// loop's cycle model is compared with (PtxasLoop). Tests call them; they
+// need the CUDA tools (internal/cudatools).
 package sasscheck
 
 import (

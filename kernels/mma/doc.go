@@ -1,6 +1,6 @@
 // Package mma holds tcrt's tensor-core matmul and attention kernels for every NVIDIA GPU
 // from sm_80 on (A100, A10/RTX 30, L4/L40S, H100/H200, and later parts
-// through the PTX), written as PTX by a Go generator (gen.go, emit.go) and
+// through the PTX), written as PTX by a Go generator (package gen, kernels/mma/gen) and
 // assembled by ptxas: mma.sync.aligned.m16n8k16 (f16 or bf16 inputs, f32
 // accumulators), ldmatrix.x4 (.trans for operands stored with K rows),
 // a 3-stage cp.async.cg 16-byte pipeline in dynamic shared memory with
@@ -32,7 +32,7 @@
 // swizzle, ldmatrix and mma fragment layouts, split K) in Go against a
 // reference on ragged shapes.
 //
-// Attention (AttnVariants, 6; attn.go, emit_attn.go): FlashAttention-2
+// Attention (AttnVariants, 6; attn.go, gen/emit_attn.go): FlashAttention-2
 // prefill for D 64, 128, 256 and f16/bf16, 64 query rows a CTA (4 warps of
 // 16), K/V blocks of 64 keys (32 for D 256) double-buffered by cp.async,
 // online base-2 softmax, causal/window masks aligned bottom-right, GQA,

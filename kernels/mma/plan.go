@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -79,15 +80,11 @@ const (
 	ScaleVector
 )
 
-// Launch is one kernel launch of a plan.
-type Launch struct {
-	Func        string
-	Grid, Block [3]int
-	SharedBytes int
-	// Params holds one slot a parameter, in ParamNames order (package ptx's
-	// slot encoding).
-	Params []uint64
-}
+// Launch is one kernel launch of a plan: the device seam's launch
+// description, with Params in ParamNames order (AttnParamNames,
+// CombineParamNames for the attention kernels). Plans leave Module nil;
+// the caller launches in this package's Module.
+type Launch = backend.Launch
 
 // Plan is how a matmul runs: the tile, the K split and the launches (in
 // stream order).
@@ -168,7 +165,7 @@ func Check(p *MatMul) error {
 		m    ScaleMode
 		addr uint64
 	}{{p.ScaleAMode, p.ScaleA}, {p.ScaleBMode, p.ScaleB}} {
-		if s.m < ScaleNone || s.m > ScaleVector || (s.m != ScaleNone && (!p.In.fp8() || s.addr == 0 || s.addr%4 != 0)) {
+		if s.m < ScaleNone || s.m > ScaleVector || (s.m != ScaleNone && (!p.In.Float8() || s.addr == 0 || s.addr%4 != 0)) {
 			return bad("scale mode %d at %#x: scales need float8 inputs and a 4-byte aligned address", s.m, s.addr)
 		}
 	}

@@ -15,14 +15,6 @@ import (
 	"github.com/tcrt-go/tcrt/internal/cudatools"
 )
 
-// TestPTXCurrent checks the embedded PTX is what the generator writes
-// today (go generate ./kernels/mma refreshes it).
-func TestPTXCurrent(t *testing.T) {
-	if !bytes.Equal(ModulePTX(), modulePTX) {
-		t.Fatal("mma.ptx is stale: run go generate ./kernels/mma")
-	}
-}
-
 var (
 	reEntry = regexp.MustCompile(`Compiling entry function '(\w+)' for 'sm_(\d+)'`)
 	reSpill = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)

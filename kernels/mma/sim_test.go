@@ -302,7 +302,7 @@ func simCases(long bool) []simCase {
 			in := Input(x % 4)
 			out = append(out, simCase{m: s[0], n: s[1], k: s[2], in: in, out: Output((si + 2*l) % 3), ta: lay[0], tb: lay[1],
 				act: (x + 1) % 4, alpha: []float32{1, 0.5}[si%2], beta: []float32{0, 0.5}[x%2], bias: x%3 == 1,
-				scales: in.fp8() && x%2 == 0, sms: 82})
+				scales: in.Float8() && x%2 == 0, sms: 82})
 		}
 	}
 	// split-K: small M and N, K >= 1024, on a 2-SM device

@@ -1,14 +1,17 @@
 // Package sm86 holds tcrt's hand-scheduled SASS kernels for SM86 and SM89
 // (Ampere GA10x, Ada), written in Go against the instruction model of
 // package sass: every instruction and every control word (stall count,
-// yield, scoreboards, waits) is chosen here, by hand, not by ptxas.
+// yield, scoreboards, waits) is chosen by hand, not by ptxas. This package
+// holds the embedded cubins, the kernel names and the launch plans; the
+// generators are package gen (kernels/sm86/gen), which only go generate
+// and the tests link.
 //
-// Each kernel is a generator function returning a sass.Program. Cubin
+// Each kernel is a generator function returning a sass.Program. gen.Cubin
 // assembles the kernels of one architecture with cubin.Write; the
 // results for sm_86 and sm_89 are embedded (cubin/), go generate rebuilds
-// them, and TestCubinsCurrent fails when an embedded cubin differs from what
-// the generators produce now. Module wraps them as a kernels/ptx Module for
-// runtime.LaunchGPU (the CUDA backend selects them on sm_86..sm_89 only).
+// them, and TestCubinsCurrent (in gen) fails when an embedded cubin
+// differs from what the generators produce now. Module wraps them as a
+// backend.Module (the CUDA backend selects them on sm_86..sm_89 only).
 //
 // # Kernels
 //
@@ -51,13 +54,13 @@
 // block, parameter slots) of one op, each with a Supports function stating
 // what it covers (nil, or an error wrapping ErrSGUnsupported):
 //
-//	PlanGather / GatherSupports          sg.go, sg_plan.go (rows and elements)
-//	PlanScatter / ScatterSupports        store (deterministic too: scatter_det.go); add, max, min on
-//	                                     s32/u32; max, min on f32; add on f64, f32, f16, bf16 (scatter_fadd.go)
+//	PlanGather / GatherSupports          sg_plan.go; gen/sg.go (rows and elements)
+//	PlanScatter / ScatterSupports        store (deterministic too: gen/scatter_det.go); add, max, min on
+//	                                     s32/u32; max, min on f32; add on f64, f32, f16, bf16 (gen/scatter_fadd.go)
 //	PlanGatherCAS / GatherCASSupports    8/16/32/64-bit compare-and-swap at byte displacements
-//	PlanAmax / AmaxSupports              amax.go
-//	PlanDequant / DequantSupports        dequant.go (E4M3/E5M2 to f32/f16/bf16)
-//	PlanQuantizeMX / QuantizeMXSupports  quant_mx.go (f32 to E4M3/E5M2, E8M0 scales)
+//	PlanAmax / AmaxSupports              amax_plan.go; gen/amax.go
+//	PlanDequant / DequantSupports        dequant_plan.go; gen/dequant.go (E4M3/E5M2 to f32/f16/bf16)
+//	PlanQuantizeMX / QuantizeMXSupports  quant_plan.go; gen/quant_mx.go (f32 to E4M3/E5M2, E8M0 scales)
 //
 // Faults follow the tile contract: a preflight kernel records the first
 // faulting lane (or scale block) as ^lane in an 8-byte slot the caller

@@ -88,10 +88,10 @@ func strides(t tile.Tile) (sr, sc int) {
 	return t.Cols * sz, sz
 }
 
-// sgLimit is the bound on lane counts, table rows, positions and tile
+// SGLimit is the bound on lane counts, table rows, positions and tile
 // bytes: lanes and positions are u32 below SGDropped and the lane division
 // (DivMagic) is exact below 2^31.
-const sgLimit = 1 << 31
+const SGLimit = 1 << 31
 
 func unsupported(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrSGUnsupported, fmt.Sprintf(format, a...))
@@ -105,10 +105,10 @@ func checkIndex(idx tile.Tile, lanes, memRows int, oob tile.OOB) error {
 	if !oob.Valid() {
 		return unsupported("policy %v", oob)
 	}
-	if lanes < 1 || lanes >= sgLimit {
+	if lanes < 1 || lanes >= SGLimit {
 		return unsupported("%d index lanes (1 to 2^31-1)", lanes)
 	}
-	if memRows < 1 || memRows >= sgLimit {
+	if memRows < 1 || memRows >= SGLimit {
 		return unsupported("memory of %d rows (1 to 2^31-1)", memRows)
 	}
 	if idx.Bytes() > math.MaxUint32 {
@@ -153,7 +153,7 @@ func GatherSupports(g SGGather) error {
 	if g.OOB == tile.OOBSkip {
 		return unsupported("policy %v for a gather", g.OOB)
 	}
-	if dt.Elements() >= sgLimit || dt.Bytes() > math.MaxUint32 {
+	if dt.Elements() >= SGLimit || dt.Bytes() > math.MaxUint32 {
 		return unsupported("destination of %d elements", dt.Elements())
 	}
 	return checkIndex(it, it.ValidRows*it.ValidCols, g.MemRows, g.OOB)
@@ -190,7 +190,7 @@ func PlanGather(g SGGather) ([]SGLaunch, error) {
 	}
 	magic, shift := DivMagic(uint32(cols))
 	out = append(out, SGLaunch{
-		Kernel: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: laneGrid((lanes + gatherLanesPerThread(w) - 1) / gatherLanesPerThread(w)), Block: SGBlock,
+		Kernel: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: laneGrid((lanes + GatherLanesPerThread(w) - 1) / GatherLanesPerThread(w)), Block: SGBlock,
 		Params: []uint64{g.Slot, g.Pos, g.Dst, g.Mem, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
 			uint64(uint32(-cols)), uint64(pr), uint64(pc), uint64(mr), uint64(mc), uint64(sr), uint64(sc)},
 	})
@@ -266,7 +266,7 @@ func ScatterSupports(s SGScatter) error {
 	if s.OOB == tile.OOBZero {
 		return unsupported("policy %v for a scatter", s.OOB)
 	}
-	if st.Elements() >= sgLimit || st.Bytes() > math.MaxUint32 {
+	if st.Elements() >= SGLimit || st.Bytes() > math.MaxUint32 {
 		return unsupported("source of %d elements", st.Elements())
 	}
 	return checkIndex(it, it.ValidRows*it.ValidCols, s.MemRows, s.OOB)
@@ -353,7 +353,7 @@ func GatherCASSupports(g SGGatherCAS) error {
 		return unsupported("%d-bit elements in a memory of %d bytes (a multiple of 4 needed)", 8*sz, g.MemBytes)
 	}
 	for _, t := range []tile.Tile{dt, g.ExpTile.Resolved(), g.RepTile.Resolved()} {
-		if t.Elements() >= sgLimit || t.Bytes() > math.MaxUint32 {
+		if t.Elements() >= SGLimit || t.Bytes() > math.MaxUint32 {
 			return unsupported("tile of %d elements", t.Elements())
 		}
 	}
@@ -361,7 +361,7 @@ func GatherCASSupports(g SGGatherCAS) error {
 	if !tile.IsIndexType(it.DType) {
 		return unsupported("index type %v", it.DType)
 	}
-	if n := dt.ValidRows * dt.ValidCols; n < 1 || n >= sgLimit || it.Bytes() > math.MaxUint32 {
+	if n := dt.ValidRows * dt.ValidCols; n < 1 || n >= SGLimit || it.Bytes() > math.MaxUint32 {
 		return unsupported("%d lanes", n)
 	}
 	return nil
@@ -397,3 +397,20 @@ func PlanGatherCAS(g SGGatherCAS) ([]SGLaunch, error) {
 	}
 	return out, nil
 }
+
+// GatherPerThread is how many lanes a thread of the 1- and 2-byte element
+// gathers copies: their position loads, then their data loads, are issued
+// together, so a thread keeps twice the bytes in flight of a one-lane
+// thread (see MemoryEstimates); wider elements keep one lane a thread.
+const GatherPerThread = 2
+
+// GatherLanesPerThread is GatherPerThread for elements of b bytes.
+func GatherLanesPerThread(b int) int {
+	if b <= 2 {
+		return GatherPerThread
+	}
+	return 1
+}
+
+// SGBlock is the thread-block size of every scatter-gather kernel.
+const SGBlock = 256

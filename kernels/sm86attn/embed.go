@@ -2,10 +2,8 @@ package sm86attn
 
 import (
 	_ "embed"
-	"fmt"
 
 	"github.com/tcrt-go/tcrt/runtime/backend"
-	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 //go:generate go run ./internal/gencubin
@@ -25,34 +23,4 @@ const ModuleName = "sm86attn"
 // these kernels exist only as SASS. Unverified on a GPU.
 func Module() *backend.Module {
 	return &backend.Module{Name: ModuleName, Cubins: map[int][]byte{86: cubinSM86, 89: cubinSM89}}
-}
-
-// ModuleCubin generates the module's cubin for arch (86 or 89) from the
-// generator as it is now; go generate writes it to cubin/, and
-// TestEmbeddedCubinsCurrent fails when the embedded files differ.
-func ModuleCubin(arch int) ([]byte, error) {
-	var ks []cubin.Kernel
-	for _, c := range Variants() {
-		p, err := Generate(c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		k, err := p.Kernel()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		ks = append(ks, k)
-	}
-	for _, c := range CombineVariants() {
-		p, err := GenerateCombine(c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		k, err := p.Kernel()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		ks = append(ks, k)
-	}
-	return cubin.Write(arch, ks...)
 }

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
-
-	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 func basePlanArgs() PrefillArgs {
@@ -48,9 +46,9 @@ func TestPlanPrefill(t *testing.T) {
 	a.Splits, a.Workspace, a.SeqQ, a.SeqKV = 3, 5<<40, 1, 320
 	dec := Config{HeadDim: 256, Out: OutF32, Decode: true}
 	if ls, err := PlanSplitKV(a); err != nil || ls[0].Grid != [3]int{3, 2, 2} || ls[0].Kernel != dec.Name() || ls[0].Block != [3]int{64, 1, 1} ||
-		ls[0].SharedBytes != 2*2*16*512+2*xchgBytes || ls[1].Kernel != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
+		ls[0].SharedBytes != 2*2*16*512+2*ExchangeBytes || ls[1].Kernel != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
 		t.Errorf("d256 split launches %v, %v", ls, err)
-	} else if got := binary.LittleEndian.Uint32(ls[0].Params[pBPS-cubin.ParamBase:]); got != 7 {
+	} else if got := binary.LittleEndian.Uint32(ls[0].Params[0xa0:]); got != 7 { // blocksPerSplit (Params)
 		t.Errorf("d256 split: %d blocks a split, want 7 (20 blocks of 16 keys over 3)", got)
 	}
 	// the rule's edge: 16 rows decode, 17 the 64-row kernel

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
@@ -46,16 +47,12 @@ type Problem struct {
 	Splits int
 }
 
-// Launch is one kernel launch of a plan.
-type Launch struct {
-	Config      Config
-	Func        string
-	Grid, Block [3]int
-	SharedBytes int
-	// Params has one 8-byte slot per kernel parameter (see package ptx);
-	// PackParams lays them out for a parameter window.
-	Params []uint64
-}
+// Launch is one kernel launch of a plan: the device seam's launch
+// description, Params with one 8-byte slot per kernel parameter (see
+// package ptx; PackParams lays them out for a parameter window). Func is
+// the variant's Config.Name. Plans leave Module nil; the caller launches
+// in this package's Module.
+type Launch = backend.Launch
 
 // PlanInfo says how a call runs.
 type PlanInfo struct {
@@ -125,12 +122,12 @@ func Plan(p Problem, sms int) (PlanInfo, []Launch) {
 	if info.Splits > 1 {
 		k0 = info.KC
 	}
-	ls := []Launch{{Config: c, Func: c.Name(), Grid: g.Grid(p.M, p.N, 0), Block: [3]int{g.Threads(), 1, 1},
+	ls := []Launch{{Func: c.Name(), Grid: g.Grid(p.M, p.N, 0), Block: [3]int{g.Threads(), 1, 1},
 		SharedBytes: g.SharedBytes(), Params: params(k0, 0, 0, beta, cp, p.Bias)}}
 	if info.Splits > 1 {
 		sc := c
 		sc.SplitK = true
-		ls = append(ls, Launch{Config: sc, Func: sc.Name(), Grid: g.Grid(p.M, p.N, info.Splits-1), Block: [3]int{g.Threads(), 1, 1},
+		ls = append(ls, Launch{Func: sc.Name(), Grid: g.Grid(p.M, p.N, info.Splits-1), Block: [3]int{g.Threads(), 1, 1},
 			SharedBytes: g.SharedBytes(), Params: params(p.K, info.KC, info.KC, 0, 0, 0)})
 	}
 	return info, ls

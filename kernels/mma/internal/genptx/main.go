@@ -12,6 +12,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/kernels/mma"
+	"github.com/tcrt-go/tcrt/kernels/mma/gen"
 )
 
 func main() {
@@ -22,7 +23,7 @@ func main() {
 }
 
 func run() error {
-	if err := os.WriteFile("mma.ptx", mma.ModulePTX(), 0o644); err != nil {
+	if err := os.WriteFile("mma.ptx", gen.ModulePTX(), 0o644); err != nil {
 		return err
 	}
 	if len(os.Args) > 1 && os.Args[1] == "-ptxonly" {

@@ -9,31 +9,24 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86"
+	"github.com/tcrt-go/tcrt/kernels/sm86/gen"
 )
 
 func main() {
-	for _, arch := range sm86.Archs {
-		path := filepath.Join("cubin", fmt.Sprintf("sass.sm_%d.cubin", arch))
-		b, err := sm86.Cubin(arch)
+	build := func(arch int) ([]byte, error) {
+		b, err := gen.Cubin(arch)
 		if errors.Is(err, sm86.ErrNotEncodable) {
 			// no cubin rather than a stale one
 			fmt.Fprintln(os.Stderr, "gencubin: skipping:", err)
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				fmt.Fprintln(os.Stderr, "gencubin:", err)
-				os.Exit(1)
-			}
-			continue
+			return nil, nil
 		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "gencubin:", err)
-			os.Exit(1)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "gencubin:", err)
-			os.Exit(1)
-		}
+		return b, err
+	}
+	if err := sasskit.WriteCubins("cubin", "sass", sm86.Archs, build); err != nil {
+		fmt.Fprintln(os.Stderr, "gencubin:", err)
+		os.Exit(1)
 	}
 }

@@ -6,22 +6,15 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
+	"github.com/tcrt-go/tcrt/kernels/sm86mm/gen"
 )
 
 func main() {
-	for _, arch := range []int{86, 89} {
-		b, err := sm86mm.ModuleCubin(arch)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		path := filepath.Join("cubin", fmt.Sprintf("%s.sm_%d.cubin", sm86mm.ModuleName, arch))
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+	if err := sasskit.WriteCubins("cubin", sm86mm.ModuleName, []int{86, 89}, gen.ModuleCubin); err != nil {
+		fmt.Fprintln(os.Stderr, "gencubin:", err)
+		os.Exit(1)
 	}
 }
