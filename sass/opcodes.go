@@ -1103,7 +1103,7 @@ var opcodes = []opcode{
 			`95c 84:3{3=TRAP,4=INT} | U@34:3n`,
 		},
 	},
-	{op: "FCHK", class: ClassSFU, sim: SimFCHK, noReuse: true,
+	{op: "FCHK", class: ClassSFU, queue: QueueSFU, sim: SimFCHK, noReuse: true,
 		forms: []string{
 			// FCHK: the IEEE division's range check (P = the fast path is not
 			// exact), negate/abs as FFMA's A and B
