@@ -864,15 +864,17 @@ var opcodes = []opcode{
 	},
 	{op: "LDGSTS", class: ClassGlobal, late: true, sim: SimLDGSTS, noReuse: true,
 		forms: []string{
-			`fae 0:0{E} =70:1:1 =76:1:1 =87:5:23 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64`,
+			`fae 0:0{E} =70:1:1 =76:1:1 =87:5:23 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 77:4{0=} | MX@16+44:20, MG@24+32:12/64`,
 			// with a zero-fill predicate at 87 (not at 90), printed last
 			// (cp.async with a source size: testdata/ptxas/golden/kptx_sg.*)
-			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			// (84:3: the cache-eviction hint, printed after .BYPASS as LDG's:
+			// nvdisasm on the word with 84:3 varied)
 			// LDGSTS .ZFILL (bit 82): cp.async with a register source size. The
 			// predicate at 87 (false: all 16 bytes zero) and the source address's
 			// low 4 bits the number of trailing bytes zero-filled; ptxas builds the
 			// address as src + (16-size)&15 and the predicate as size != 0.
-			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 82:1{?,ZFILL} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 82:1{?,ZFILL} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
 		},
 	},
 	{op: "LDGDEPBAR", class: ClassSync, queue: QueueAsync, sim: SimLDGDEPBAR,

@@ -410,7 +410,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimLoad:         tokWidth + tokCache,
 	sass.SimStore:        tokWidth + tokCache,
 	sass.SimLDSM:         "16 M88 MT88 2 4",
-	sass.SimLDGSTS:       "E BYPASS 32 64 128 LTC64B LTC128B ZFILL",
+	sass.SimLDGSTS:       "E BYPASS 32 64 128 LTC64B LTC128B ZFILL EF EL LU EU NA",
 	sass.SimDEPBAR:       "LE",
 	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING RED POPC AND OR",
 	sass.SimSHFL:         "IDX UP DOWN BFLY",

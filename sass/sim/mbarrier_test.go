@@ -47,9 +47,10 @@ func TestMbarArrive(t *testing.T) {
 // in a uniform register (nvcc's [UR4]) and as ptxas writes it
 // ([URZ+off]): every lane of a warp arrives on a word initialised for 32
 // arrivals after an LDGSTS copy, so the phase completes, and the copy has
-// landed.
+// landed; the copy's cache-eviction hints (.LU, .EU) change nothing.
 func TestSimArrivesUR(t *testing.T) {
-	for _, addr := range []string{"[UR4]", "[UR4+0x8]", "[URZ+0x10]"} {
+	for k, addr := range []string{"[UR4]", "[UR4+0x8]", "[URZ+0x10]"} {
+		copyOp := []string{"LDGSTS.E", "LDGSTS.E.LU", "LDGSTS.E.EU"}[k]
 		src := `
 [B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
 [B------:R-:W-:-:S02] ULDC.64 UR6, c[0x0][0x118] ;
@@ -62,7 +63,7 @@ func TestSimArrivesUR(t *testing.T) {
 [B------:R-:W-:-:S02] BAR.SYNC 0x0 ;
 [B------:R-:W-:-:S04] IMAD.WIDE R6, R0, R5, c[0x0][0x160] ;
 [B------:R-:W-:-:S04] IMAD.SHL.U32 R4, R0, 0x4, RZ ;
-[B------:R0:W-:-:S02] LDGSTS.E [R4+0x100], [R6.64] ;
+[B------:R0:W-:-:S02] ` + copyOp + ` [R4+0x100], [R6.64] ;
 [B------:R-:W-:-:S02] UMOV UR4, ` + map[bool]string{true: "0x8", false: "0x10"}[addr == "[UR4+0x8]"] + ` ;
 [B0-----:R-:W-:-:S02] ARRIVES.LDGSTSBAR.64 ` + addr + ` ;
 [B------:R-:W-:-:S02] BAR.SYNC 0x0 ;
