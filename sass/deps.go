@@ -119,7 +119,9 @@ const (
 	// R10, R3 reads it after a wait on the next F2F's. POPC, BREV and FLO
 	// belong to it too: in reduce.ptx bits, POPC R7 sets no scoreboard and
 	// IMAD.IADD R11, R7, 0x1, R4 reads it after a wait on SB0 of the next
-	// BREV R4 only.
+	// BREV R4 only. FCHK too: in nvcc-built code (issue 32's held-out
+	// corpus, 48 places) FCHK P0 sets no scoreboard and @!P0 BRA reads
+	// P0 after a wait on a later SFU instruction's.
 	QueueSFU
 	// QueueDouble: DADD, DMUL, DFMA and DSETP return in issue order. In
 	// fp64.ptx dmath, DMUL.RP R6 sets no scoreboard and DFMA.RZ R2, R2,

@@ -48,6 +48,8 @@ func exampleOperand(o ospec, k int) Operand {
 		a.N = 0
 	case fH:
 		a.Imm = 0x3c00 + int64(k) // 1.0, 1.0009765625, ...
+	case fHB:
+		a.Imm = 0x3f80 + int64(k) // 1.0, 1.0078125, ...
 	case fSBS:
 		a.Imm = 0xc // {3,2}
 	case fMU:

@@ -692,7 +692,7 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		}
 		w.set(o.pos, 4, uint64(a.N))
 	case fPR:
-	case fH, fSBS:
+	case fH, fHB, fSBS:
 		if a.Imm < 0 || a.Imm >= 1<<o.width || (o.kind == fSBS && a.Imm == 0) {
 			return bad("immediate out of range")
 		}
@@ -811,6 +811,8 @@ func (o ospec) operandKind() Kind {
 		return KPredFile
 	case fH:
 		return KHalf
+	case fHB:
+		return KBF16
 	case fSBS:
 		return KSBSet
 	}
@@ -861,7 +863,7 @@ func decodeOperand(w word, o ospec) Operand {
 		}
 	case fU, fF, fD:
 		a.Imm = int64(w.get(o.pos, o.width) | w.get(o.splitPos, o.splitW)<<o.width)
-	case fH, fSBS:
+	case fH, fHB, fSBS:
 		a.Imm = int64(w.get(o.pos, o.width))
 	case fT:
 		a.Imm = signExtend(w.get(o.pos+2, o.width-2), o.width-2) * 4

@@ -122,6 +122,14 @@ var opcodes = []opcode{
 			`x291 uniform =91:1:1 =80:1:0 =87:4:15 =64:8:63 :U | >R@16, >P@81, R@24-72, $B/14, U@75:5`,
 			`x291 uniform =91:1:1 80:1{?,HI} =74:1:0 =81:3:7 =87:4:15 :U | >R@16, R@24, $B/14, $C/14, U@75:5`,
 			`x291 uniform =91:1:1 80:1{?,HI} 74:1{?,X} =81:3:7 :U | >R@16, R@24~72, $B/14, $C/14, U@75:5, P@87~90`,
+			// ULEA.HI(.X).SX32: LEA's (73 sign-extends A; negate bits without
+			// .X, not bits with it; the carry in at 87), C URZ (nvcc's
+			// ULEA.HI.X.SX32 UR5, UR4, UR7, 0x1, UP0; nvdisasm on the word,
+			// one field varied at a time)
+			`x291 uniform =91:1:1 0:0{HI} =80:1:1 =74:1:0 0:0{SX32} =73:1:1 =64:8:63 =81:3:7 =87:4:7 :U | >R@16, R@24-72, $B/14-63, U@75:5`,
+			`x291 uniform =91:1:1 0:0{HI} =80:1:1 =74:1:0 0:0{SX32} =73:1:1 =64:8:63 =87:4:7 :U | >R@16, >P@81, R@24-72, $B/14-63, U@75:5`,
+			`x291 uniform =91:1:1 0:0{HI} =80:1:1 =74:1:1 0:0{X} 0:0{SX32} =73:1:1 =64:8:63 =81:3:7 :U | >R@16, R@24~72, $B/14~63, U@75:5, P@87~90`,
+			`x291 uniform =91:1:1 0:0{HI} =80:1:1 =74:1:1 0:0{X} 0:0{SX32} =73:1:1 =64:8:63 :U | >R@16, >P@81, R@24~72, $B/14~63, U@75:5, P@87~90`,
 		},
 	},
 	// R2UR crosses from the vector to the uniform datapath with variable
@@ -130,6 +138,9 @@ var opcodes = []opcode{
 		forms: []string{
 			// R2UR: a register's value in the first active lane into a uniform register
 			`3c2 =81:3:7 | >UR@16, R@24`,
+			// with a predicate result at 81 (PT not printed: nvcc's @P0 R2UR
+			// P1, UR4, R2; nvdisasm on the word with 81:3 varied)
+			`3c2 | >P@81, >UR@16, R@24`,
 		},
 	},
 	{op: "USEL", class: ClassUniform, general: "SEL", sim: SimSelect,
@@ -576,7 +587,9 @@ var opcodes = []opcode{
 	// Conversions and packs.
 	{op: "F2FP", class: ClassConv, sim: SimF2FP,
 		forms: []string{
-			`x23e 75:1{_,RELU} 76:1{_,BF16} 64:8{255=PACK_AB} | >R@16, R@24, $B/1`,
+			// B from an immediate or a constant too (nvcc's F2FP.BF16.PACK_AB
+			// R0, R0, 1 for __floats2bfloat162_rn(x, 1.f): selectors 4 and 5)
+			`x23e 75:1{_,RELU} 76:1{_,BF16} 64:8{255=PACK_AB} :F | >R@16, R@24, $B/145`,
 			// sm_89 float8 packs (nvdisasm -b SM89 text; ptxas 11.8 does not emit them):
 			// bits 76+87 the format, 77 SATFINITE, 78+90 PACK_AB_MERGE_C, 72 the
 			// half of the merge register kept (.H1 when set).
@@ -696,6 +709,18 @@ var opcodes = []opcode{
 			// HADD2's B reuses through slot 2 (bit 124), as its first form.
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
+			// An immediate pair as C (selector 2, 0x431) or as B (4, 0x831),
+			// H1 printed first as HMUL2's, binary16 or (.BF16_V2) bfloat16:
+			// nvcc's HFMA2.BF16_V2 R7, R3, 1, 1, R6 for __hfma2(x, one, one);
+			// the register at 64 keeps its swizzle at 81 and negate/abs at
+			// 84/83 (nvdisasm on the word, one bit flipped at a time); no
+			// reuse flags (nvdisasm prints none). .RELU prints its predicate
+			// unless PT (87), as above.
+			`431 =85:1:0 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, R@64-84|83zh81^, H@48:16, H@32:16`,
+			`431 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, R@64-84|83zh81^, HB@48:16, HB@32:16`,
+			`831 =85:1:0 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, H@48:16, H@32:16, R@64-84|83zh81^`,
+			`831 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, HB@48:16, HB@32:16, R@64-84|83zh81^`,
+			`831 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =78:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74^, HB@48:16, HB@32:16, R@64-84|83zh81^`,
 		},
 	},
 	{op: "HMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimHMMA,
@@ -839,15 +864,17 @@ var opcodes = []opcode{
 	},
 	{op: "LDGSTS", class: ClassGlobal, late: true, sim: SimLDGSTS, noReuse: true,
 		forms: []string{
-			`fae 0:0{E} =70:1:1 =76:1:1 =87:5:23 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64`,
+			`fae 0:0{E} =70:1:1 =76:1:1 =87:5:23 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 77:4{0=} | MX@16+44:20, MG@24+32:12/64`,
 			// with a zero-fill predicate at 87 (not at 90), printed last
 			// (cp.async with a source size: testdata/ptxas/golden/kptx_sg.*)
-			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			// (84:3: the cache-eviction hint, printed after .BYPASS as LDG's:
+			// nvdisasm on the word with 84:3 varied)
 			// LDGSTS .ZFILL (bit 82): cp.async with a register source size. The
 			// predicate at 87 (false: all 16 bytes zero) and the source address's
 			// low 4 bits the number of trailing bytes zero-filled; ptxas builds the
 			// address as src + (16-size)&15 and the predicate as size != 0.
-			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 84:3{1=} 82:1{?,ZFILL} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 82:1{?,ZFILL} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
 		},
 	},
 	{op: "LDGDEPBAR", class: ClassSync, queue: QueueAsync, sim: SimLDGDEPBAR,
@@ -1103,7 +1130,7 @@ var opcodes = []opcode{
 			`95c 84:3{3=TRAP,4=INT} | U@34:3n`,
 		},
 	},
-	{op: "FCHK", class: ClassSFU, sim: SimFCHK, noReuse: true,
+	{op: "FCHK", class: ClassSFU, queue: QueueSFU, sim: SimFCHK, noReuse: true,
 		forms: []string{
 			// FCHK: the IEEE division's range check (P = the fast path is not
 			// exact), negate/abs as FFMA's A and B

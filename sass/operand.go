@@ -153,7 +153,7 @@ const (
 
 var kindNames = [...]string{"none", "register", "predicate", "uniform register", "uniform predicate", "immediate",
 	"float immediate", "constant", "memory", "special register", "branch target", "scoreboard", "convergence barrier", "double immediate",
-	"predicate file", "half immediate", "scoreboard set"}
+	"predicate file", "half immediate", "scoreboard set", "bfloat16 immediate"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -379,6 +379,11 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 	case KHalf:
 		s = formatFloat16(uint16(o.Imm))
 		if listing && math.IsNaN(float64(tile.F16ToF32(uint16(o.Imm)))) {
+			s = fmt.Sprintf("0h%04X", uint16(o.Imm))
+		}
+	case KBF16:
+		s = formatBF16(uint16(o.Imm))
+		if listing && uint16(o.Imm)&0x7fff > 0x7f80 {
 			s = fmt.Sprintf("0h%04X", uint16(o.Imm))
 		}
 	case KSBSet:

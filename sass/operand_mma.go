@@ -17,6 +17,7 @@ const (
 	fPR  fkind = 64 + iota // the predicate file as one operand, printed PR (P2R); no bits
 	fH                     // binary16 immediate, width 16 (one half of HMUL2's f16x2 pair)
 	fSBS                   // scoreboard set {5,..,0}: a mask of width bits (DEPBAR), nonzero
+	fHB                    // bfloat16 immediate, width 16 (one half of HFMA2.BF16_V2's pair)
 )
 
 // Operand kinds of those fields, numbered after KDouble.
@@ -24,10 +25,11 @@ const (
 	KPredFile Kind = KDouble + 1 + iota // the predicate file as a whole, printed PR (P2R)
 	KHalf                               // binary16 immediate: Operand.Imm holds its 16 bits
 	KSBSet                              // a set of scoreboards {5,..,0} (DEPBAR): Operand.Imm holds the mask, bit n for SBn
+	KBF16                               // bfloat16 immediate: Operand.Imm holds its 16 bits
 )
 
 // kindsMMA names the field kinds in the forms' notation.
-var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "SBS": fSBS, "MU": fMU}
+var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "HB": fHB, "SBS": fSBS, "MU": fMU}
 
 // formatFloat16 prints a binary16 immediate as nvdisasm 11.8 does: as the
 // binary32 of the same value (measured on HMUL2 words with every class of
@@ -42,6 +44,39 @@ func formatFloat16(b uint16) string {
 		return "+QNAN "
 	}
 	return formatFloat32(math.Float32bits(float32(v)))
+}
+
+// formatBF16 prints a bfloat16 immediate as nvdisasm 11.8 does: as the
+// binary32 of the same value, NaNs as formatFloat16's (HFMA2.BF16_V2
+// words with 1, 0.0078125, -INF and NaNs of either sign).
+func formatBF16(b uint16) string {
+	if b&0x7fff > 0x7f80 {
+		if b&0x8000 != 0 {
+			return "-QNAN "
+		}
+		return "+QNAN "
+	}
+	return formatFloat32(uint32(b) << 16)
+}
+
+// parseBF16 reads a bfloat16 immediate as formatBF16 prints it (or its
+// bits, 0hXXXX); the value must be exact.
+func parseBF16(s string) (uint16, bool) {
+	if strings.HasPrefix(s, "0h") && len(s) == 6 {
+		v, err := strconv.ParseUint(s[2:], 16, 16)
+		return uint16(v), err == nil
+	}
+	switch strings.TrimSpace(s) {
+	case "+QNAN":
+		return 0x7fff, true
+	case "-QNAN":
+		return 0xffff, true
+	}
+	f, ok := parseFloat32(s)
+	if !ok || f&0xffff != 0 {
+		return 0, false
+	}
+	return uint16(f >> 16), true
 }
 
 // parseFloat16 reads a binary16 immediate as formatFloat16 prints it (or

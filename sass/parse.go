@@ -259,6 +259,13 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.Imm = int64(b)
 		return a, false, nil
+	case fHB:
+		b, ok := parseBF16(t)
+		if !ok {
+			return bad()
+		}
+		a.Imm = int64(b)
+		return a, false, nil
 	case fSBS:
 		m, ok := parseSBSet(t)
 		if !ok {

@@ -38,9 +38,18 @@ var relocKinds = map[uint32]relocKind{
 	0x39: {"R_CUDA_ABS32_HI_32", 32, 32, 32},
 }
 
+// dataRelocKinds are the types RelocateSection applies to a data section:
+// a 64-bit little-endian address. nvcc writes R_CUDA_G64 into
+// .rela.nv.constant3 for a __constant__ pointer initialised with a
+// __device__ global's address (testdata/nvcc reloc.cu: cp = &g[1], addend
+// 4).
+var dataRelocKinds = map[uint32]string{
+	0x04: "R_CUDA_G64",
+}
+
 // relocNames names the types seen in cubins that Relocate does not apply.
 var relocNames = map[uint32]string{
-	0x02: "R_CUDA_64",
+	0x02: "R_CUDA_64",       // .debug_frame's function addresses
 	0x3a: "R_CUDA_ABS47_34", // CALL.ABS to an external function (vprintf)
 }
 
@@ -49,6 +58,9 @@ var relocNames = map[uint32]string{
 func RelocName(t uint32) string {
 	if k, ok := relocKinds[t]; ok {
 		return k.name
+	}
+	if n, ok := dataRelocKinds[t]; ok {
+		return n
 	}
 	if n, ok := relocNames[t]; ok {
 		return n
@@ -59,11 +71,17 @@ func RelocName(t uint32) string {
 // Relocations returns the relocations of kernel's code (none when the
 // cubin has no .rel.text.<kernel>).
 func (c *File) Relocations(kernel string) ([]Reloc, error) {
+	return c.SectionRelocations(".text." + kernel)
+}
+
+// SectionRelocations returns the relocations of the named section (none
+// when the cubin has no .rel<section> or .rela<section>).
+func (c *File) SectionRelocations(section string) ([]Reloc, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: nil File", ErrFormat)
 	}
 	var out []Reloc
-	for _, name := range []string{".rel.text." + kernel, ".rela.text." + kernel} {
+	for _, name := range []string{".rel" + section, ".rela" + section} {
 		s := c.Section(name)
 		if s == nil {
 			continue
@@ -134,4 +152,42 @@ func (c *File) Relocate(kernel string, addr func(sym string) (uint64, bool)) ([]
 		binary.LittleEndian.PutUint64(w[8:], hi)
 	}
 	return code, nil
+}
+
+// RelocateSection returns a copy of a data section's bytes (a constant
+// bank, .nv.constant3) with its relocations applied: addr gives each
+// symbol's address. A type other than dataRelocKinds' (a function
+// address, R_CUDA_64 of .debug_frame), a symbol addr does not know, or a
+// field outside the section is an error naming the relocation
+// (ErrRelocation, ErrFormat); the bytes are then nil.
+func (c *File) RelocateSection(section string, addr func(sym string) (uint64, bool)) ([]byte, error) {
+	rs, err := c.SectionRelocations(section)
+	if err != nil {
+		return nil, err
+	}
+	s := c.Section(section)
+	if s == nil {
+		return nil, fmt.Errorf("%w: no section %s", ErrFormat, section)
+	}
+	data := append([]byte(nil), s.Data...)
+	for _, r := range rs {
+		name, ok := dataRelocKinds[r.Type]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s of %s at %#x in %s: type not modelled", ErrRelocation, RelocName(r.Type), r.Sym, r.Offset, section)
+		}
+		if r.Offset+8 > uint64(len(data)) || r.Offset+8 < r.Offset {
+			return nil, fmt.Errorf("%w: %s of %s at %#x: outside %s (%d bytes)", ErrFormat, name, r.Sym, r.Offset, section, len(data))
+		}
+		a, ok := addr(r.Sym)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s of %s at %#x in %s: no address for the symbol", ErrRelocation, name, r.Sym, r.Offset, section)
+		}
+		f := data[r.Offset : r.Offset+8]
+		add := uint64(r.Addend)
+		if !r.RELA {
+			add = binary.LittleEndian.Uint64(f)
+		}
+		binary.LittleEndian.PutUint64(f, a+add)
+	}
+	return data, nil
 }

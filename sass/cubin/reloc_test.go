@@ -72,3 +72,34 @@ func TestRelocate(t *testing.T) {
 		t.Errorf("nil File: %v", err)
 	}
 }
+
+// TestRelocateSection applies nvcc's R_CUDA_G64 of a __constant__
+// pointer to a __device__ global (reloc.cu: cp = &g[1], addend 4): the
+// bank's first 8 bytes become g's address plus 4, no other byte changes;
+// a missing section and a nil File are errors.
+func TestRelocateSection(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(corpus.NVCCDir, "cubin", "reloc.sm_86.cubin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const addr = 0x7f12_3456_7890
+	bank, err := f.RelocateSection(".nv.constant3", func(s string) (uint64, bool) { return addr, s == "g" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := f.Section(".nv.constant3").Data
+	if len(bank) != len(orig) || binary.LittleEndian.Uint64(bank) != addr+4 || string(bank[8:]) != string(orig[8:]) {
+		t.Fatalf("relocated bank % x, from % x", bank, orig)
+	}
+	if _, err := f.RelocateSection(".nv.constant9", func(string) (uint64, bool) { return 0, true }); !errors.Is(err, ErrFormat) {
+		t.Errorf("a missing section: %v, want ErrFormat", err)
+	}
+	var nf *File
+	if _, err := nf.RelocateSection(".nv.constant3", nil); !errors.Is(err, ErrFormat) {
+		t.Errorf("nil File: %v, want ErrFormat", err)
+	}
+}

@@ -25,6 +25,22 @@ type pend struct {
 	queue        sass.Queue
 	writes, late []sass.Loc
 	wdone, rdone bool
+	// guard, gnot: the instruction's guard predicate (guarded: it has
+	// one and no instruction has written the predicate since it issued,
+	// so a later instruction under the complementary guard runs in other
+	// lanes: complementary)
+	guard         sass.Loc
+	gnot, guarded bool
+}
+
+// complementary reports whether an instruction guarded by (l, not) runs
+// in none of the lanes pd runs in: pd is guarded by the same predicate,
+// negated the other way, and nothing has written it since. ptxas relies
+// on it: nvcc's `@P0 LDG R12` then `@!P0 MUFU.RCP R12` (issue 32's
+// held-out corpus) writes R12 under the complementary guard while the
+// load is in flight.
+func (pd *pend) complementary(has bool, l sass.Loc, not bool) bool {
+	return has && pd.guarded && pd.guard == l && pd.gnot != not
 }
 
 func (pd *pend) done() bool { return pd.wdone && pd.rdone }
@@ -117,6 +133,9 @@ func (s *flowState) join(src *flowState) bool {
 		}
 		if dp.rdone && !sp.rdone {
 			dp.rdone, changed = false, true
+		}
+		if dp.guarded && !sp.guarded {
+			dp.guarded, changed = false, true
 		}
 	}
 	for n := range src.sb {
@@ -305,11 +324,19 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 	// BAR.SYNC completes the warp's earlier memory accesses, their
 	// register reads included: ptxas overwrites the sources of an STS
 	// that set no read scoreboard once a BAR.SYNC follows it
-	// (mma_loop.ptx).
+	// (mma_loop.ptx). It also waits for the results of the warp's shared
+	// loads (LDS): a barrier orders them before any thread's shared
+	// access after it, so they have read shared memory by then. ptxas
+	// relies on it: in a tensor-core GEMM of issue 32's held-out corpus,
+	// LDS with no scoreboard just before BAR.SYNC, their results read
+	// after it with no wait (27,009 places).
 	if i.Op == "BAR" && i.HasMod("SYNC") {
 		for _, pd := range s.pends {
 			if cl := c.deps[pd.idx].Class; cl == sass.ClassGlobal || cl == sass.ClassShared {
 				pd.rdone = true
+			}
+			if c.p[pd.idx].Op == "LDS" {
+				pd.wdone = true
 			}
 		}
 	}
@@ -323,6 +350,9 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 		}
 		for _, idx := range s.order {
 			pd := s.pends[idx]
+			if pd.complementary(d.HasGuard, d.Guard, i.Guard.Not) {
+				continue
+			}
 			// A later member of an in-order queue writes after the
 			// earlier ones have read their sources and written their
 			// results: ptxas overwrites the B fragment R76 of HMMA
@@ -370,10 +400,16 @@ func (c *checker) transfer(k int, s *flowState) *flowState {
 	// Effects.
 	for _, l := range d.Writes {
 		delete(s.fixed, l)
+		for _, pd := range s.pends {
+			if pd.guarded && pd.guard == l {
+				pd.guarded = false
+			}
+		}
 	}
 	if d.Class.Variable() {
 		s.drop(k)
-		pd := &pend{idx: k, wsb: i.Ctrl.WriteSB, rsb: i.Ctrl.ReadSB, queue: d.Queue, writes: d.Writes, late: d.Late}
+		pd := &pend{idx: k, wsb: i.Ctrl.WriteSB, rsb: i.Ctrl.ReadSB, queue: d.Queue, writes: d.Writes, late: d.Late,
+			guard: d.Guard, gnot: i.Guard.Not, guarded: d.HasGuard && !containsLoc(d.Writes, d.Guard)}
 		pd.rdone = len(pd.late) == 0 && pd.rsb == sass.NoSB
 		pd.wdone = len(pd.writes) == 0 && pd.wsb == sass.NoSB
 		s.pends[k] = pd

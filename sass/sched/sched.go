@@ -98,7 +98,10 @@ type Options struct {
 // stall cycles since its producer on any path (waits can only delay an
 // instruction further, so they are not counted: the check is
 // conservative). Branch conditions are not evaluated, so a hazard on a
-// path no execution takes is still reported.
+// path no execution takes is still reported; guards are compared: an
+// instruction under the complementary guard of a variable-latency one in
+// flight (@!P0 after @P0, P0 not written in between) runs in other lanes
+// and does not depend on it.
 //
 // Scoreboards are counters: a wait on SBn is satisfied when every
 // instruction that set it has released it. Results of instructions of the

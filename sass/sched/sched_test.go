@@ -200,6 +200,48 @@ var hazardCases = []struct {
 [B------:R-:W-:-:S01] ULDC UR4, c[0x0][0x160] ;
 [B------:R-:W-:-:S04] UIADD3 UR5, UR4, 0x1, URZ ;
 [B------:R-:W-:-:S05] EXIT ;`, false, RuleFixedLatency, 1, 0},
+	// A barrier drains the warp's shared loads only: BAR.SYNC, not
+	// BAR.ARV; LDS, not LDSM or a global load.
+	{"lds-before-bar-arv", `
+[B------:R-:W-:-:S01] LDS R4, [R2] ;
+[B------:R-:W-:-:S06] BAR.ARV 0x0, 0x20 ;
+[B------:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 0},
+	{"ldsm-before-bar-sync", `
+[B------:R-:W-:-:S01] LDSM.16.M88.4 R4, [R2] ;
+[B------:R-:W-:-:S06] BAR.SYNC 0x0 ;
+[B------:R-:W-:-:S04] FADD R8, R4, R4 ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 0},
+	{"ldg-before-bar-sync", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W0:-:S01] LDG.E R4, [R2.64] ;
+[B------:R-:W-:-:S06] BAR.SYNC 0x0 ;
+[B------:R-:W-:-:S04] FADD R5, R4, R4 ;
+[B0-----:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 3, 1},
+	// Guards are complementary only under the same predicate, negated
+	// the other way, not written in between.
+	{"guard-same-sense", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W0:-:S01] @P0 LDG.E R12, [R2.64] ;
+[B------:R-:W1:-:S01] @P0 MUFU.RCP R12, R3 ;
+[B01----:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 1},
+	{"guard-other-predicate", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W0:-:S01] @P0 LDG.E R12, [R2.64] ;
+[B------:R-:W1:-:S01] @!P1 MUFU.RCP R12, R3 ;
+[B01----:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 2, 1},
+	{"guard-rewritten", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W0:-:S01] @P0 LDG.E R12, [R2.64] ;
+[B------:R-:W-:Y:S13] ISETP.GT.U32.AND P0, PT, R0, 0x1f, PT ;
+[B------:R-:W1:-:S01] @!P0 MUFU.RCP R12, R3 ;
+[B01----:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 3, 1},
+	// FCHK is in the SFU queue: its predicate still needs a wait on it
+	// or a later member.
+	{"fchk-unwaited", `
+[B------:R-:W-:-:S02] FCHK P0, R0, R1 ;
+[B------:R-:W-:-:S05] @!P0 EXIT ;
+[B------:R-:W-:-:S05] EXIT ;`, false, RuleUnwaited, 1, 0},
 }
 
 // ptxasPatterns are schedules ptxas 11.8 writes that the calibration
@@ -257,6 +299,29 @@ var ptxasPatterns = []struct{ name, text string }{
 [B------:R-:W1:-:S02] LDG.E R4, [R2.64] ;
 [B-1----:R-:W-:-:S04] FADD R5, R4, R4 ;
 [B-1----:R-:W-:-:S04] FADD R6, R4, R4 ;
+[B------:R-:W-:-:S05] EXIT ;`},
+	// Issue 32's held-out nvcc corpus (a tensor-core GEMM): shared loads
+	// with no scoreboard just before BAR.SYNC, read after it.
+	{"lds-bar-sync", `
+[B------:R-:W-:-:S01] LDS R4, [R2] ;
+[B------:R-:W-:-:S01] LDS R5, [R2+0x80] ;
+[B------:R-:W-:-:S06] BAR.SYNC.DEFER_BLOCKING 0x0 ;
+[B------:R-:W-:-:S04] FADD R6, R4, R5 ;
+[B------:R-:W-:-:S05] EXIT ;`},
+	// The same corpus: a guarded load and a reciprocal into its register
+	// under the complementary guard.
+	{"guard-complement", `
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W0:-:S01] @P0 LDG.E R12, [R2.64] ;
+[B------:R-:W1:-:S01] @!P0 MUFU.RCP R12, R3 ;
+[B01----:R-:W-:-:S04] FADD R5, R12, R12 ;
+[B------:R-:W-:-:S05] EXIT ;`},
+	// The same corpus: FCHK with no scoreboard, its predicate read after a
+	// wait on a later MUFU's.
+	{"fchk-sfu-queue", `
+[B------:R-:W-:-:S01] FCHK P0, R0, R1 ;
+[B------:R-:W0:-:S01] MUFU.RCP R4, R1 ;
+[B0-----:R-:W-:-:S05] @!P0 EXIT ;
 [B------:R-:W-:-:S05] EXIT ;`},
 	// sm86mm mma_ref, attn.ptx flash_attn: uniform results after 2.
 	{"uniform-2", `

@@ -377,7 +377,7 @@ const (
 // not simulated until its decoder reads the token and this list names it.
 var modelled = [sass.NumSimOps]string{
 	sass.SimNop:          "SC ALL CTA GPU SYS " + /* MEMBAR */ "E U C PF1 PF2 WB IV RS PML2 DML2 RML2 IVALL IVALLP " + /* CCTL */ "WARP RAND", // NANOSLEEP
-	sass.SimWarpSync:     "ALL",
+	sass.SimWarpSync:     "ALL EXCLUSIVE",
 	sass.SimBranch:       "DIV CONV",
 	sass.SimCall:         "REL NOINC ABS",
 	sass.SimIndirect:     "REL NODEC",
@@ -410,7 +410,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimLoad:         tokWidth + tokCache,
 	sass.SimStore:        tokWidth + tokCache,
 	sass.SimLDSM:         "16 M88 MT88 2 4",
-	sass.SimLDGSTS:       "E BYPASS 32 64 128 LTC64B LTC128B ZFILL",
+	sass.SimLDGSTS:       "E BYPASS 32 64 128 LTC64B LTC128B ZFILL EF EL LU EU NA",
 	sass.SimDEPBAR:       "LE",
 	sass.SimBAR:          "SYNC ARV DEFER_BLOCKING RED POPC AND OR",
 	sass.SimSHFL:         "IDX UP DOWN BFLY",
@@ -596,7 +596,7 @@ func (c *decoder) decATOMSPopcInc() error {
 	if !has(c.mods, "INC") || len(c.a) != 2 || c.a[0].Kind != sass.KReg || c.a[0].N != 255 {
 		return bad("ATOMS.%v: only the form with no result is modelled", c.mods)
 	}
-	if err := c.sharedURZAddr(c.a[1]); err != nil {
+	if err := c.sharedUAddr(c.a[1]); err != nil {
 		return err
 	}
 	d.op, d.shm, d.width, d.n, d.sub = xATOM, true, 4, 0, 0 // ADD
@@ -870,11 +870,18 @@ func (c *decoder) decWarpSync() error {
 		d.op, d.n = xWARPSYNC, -1
 		return nil
 	}
-	if len(c.a) == 1 && c.a[0].Kind == sass.KReg {
+	excl := len(mods) == 1 && mods[0] == "EXCLUSIVE"
+	if len(c.a) == 1 && c.a[0].Kind == sass.KReg && (len(mods) == 0 || excl) {
 		// WARPSYNC Ra: the mask from a register, one value for the
-		// group (checked where it runs)
+		// group (checked where it runs). WARPSYNC.EXCLUSIVE Ra runs as
+		// WARPSYNC Ra: the name says no lane outside the mask takes part,
+		// which a correct program's mask meets anyway (inferred, not
+		// measured).
 		d.op, d.x = xWARPSYNC, true
 		return c.src(c.a[0], 0, 1)
+	}
+	if len(mods) != 0 {
+		return bad("WARPSYNC.%v", mods)
 	}
 	if err := c.want(sass.KImm); err != nil {
 		return err
@@ -1636,14 +1643,18 @@ func (c *decoder) decF2F() error {
 
 // decHalf decodes HADD2, HMUL2, HFMA2.
 func (c *decoder) decHalf() error {
+	// an immediate pair (H1 first: mma.go) as HMUL2's B, HFMA2's B or C
+	for k := 2; k+1 < len(c.a); k++ {
+		if hk := c.a[k].Kind; (hk == sass.KHalf || hk == sass.KBF16) && c.a[k+1].Kind == hk {
+			c.a = append(append(c.a[:k:k], halfPair(c.a[k], c.a[k+1])), c.a[k+2:]...)
+			c.in.Args = c.a
+			break
+		}
+	}
 	if tailLane3(c.in) {
 		return c.decLane3()
 	}
 	d, in, mods := c.d, c.in, c.mods
-	if len(c.a) == 4 && in.Op == "HMUL2" && c.a[2].Kind == sass.KHalf && c.a[3].Kind == sass.KHalf {
-		// an f16x2 immediate (mma.go)
-		c.a = append(c.a[:2:2], halfPair(c.a[2], c.a[3]))
-	}
 	if in.Op == "HADD2" && has(mods, "F32") {
 		if err := c.want(sass.KReg, sass.KReg, sass.KReg); err != nil {
 			return err

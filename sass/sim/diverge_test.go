@@ -385,3 +385,44 @@ func simPtxasCalls(t *testing.T, sm int) {
 		t.Fatalf("recursion depth diverged within a warp: got %v, want %v", err, ErrDivergent)
 	}
 }
+
+// TestSimWarpSyncExclusive: WARPSYNC.EXCLUSIVE Ra reconverges a warp the
+// odd lanes left by a branch as WARPSYNC Ra does (the ballot after it is
+// the full warp), and a mask that differs across the lanes faults.
+func TestSimWarpSyncExclusive(t *testing.T) {
+	const src = `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x4 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R2, R0, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S05] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S02] MASK ;
+[B------:R-:W-:-:S05] LOP3.LUT R6, R0, 0x1, RZ, 0xc0, !PT ;
+[B------:R-:W-:-:S13] ISETP.NE.U32.AND P0, PT, R6, RZ, PT ;
+[B------:R-:W-:-:S05] @P0 BRA 0xa0 ;
+[B------:R-:W-:-:S05] MOV R8, 0x1 ;
+[B------:R-:W-:-:S05] BRA 0xb0 ;
+[B------:R-:W-:-:S05] MOV R8, 0x2 ;
+[B------:R-:W-:-:S05] WARPSYNC.EXCLUSIVE R4 ;
+[B------:R-:W-:-:S05] VOTE.ANY R9, PT, PT ;
+[B------:R-:W-:-:S05] IADD3 R9, R9, R8, RZ ;
+[B------:R-:W-:-:S05] STG.E [R2.64], R9 ;
+[B------:R-:W-:-:S05] EXIT ;`
+	run := func(mask string) ([]uint32, error) {
+		m := NewMemory()
+		a := alloc(t, m, "out", poisonWords(32), 0)
+		_, err := Launch(asm(t, strings.Replace(src, "MASK", mask, 1)), Config{Block: [3]int{32}, Memory: m, Params: params(a), Poison: true})
+		return simWords(m.Bytes("out")), err
+	}
+	out, err := run("MOV R4, 0xffffffff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, v := range out {
+		if want := 0xffffffff + uint32(1+l%2); v != want {
+			t.Fatalf("lane %d: %#x, want %#x", l, v, want)
+		}
+	}
+	if _, err := run("MOV R4, R0"); !errors.Is(err, ErrDivergent) {
+		t.Fatalf("a mask per lane: %v, want %v", err, ErrDivergent)
+	}
+}

@@ -23,6 +23,10 @@ package sim
 //     uniform register never written in the lane faults, except the source
 //     of SEL and FSEL that the lane's predicate does not select (ptxas
 //     selects between a guarded load's result and RZ: poison.go).
+//     Registers are tracked by byte: PRMT moves undefined bytes without
+//     faulting (nvcc's PRMT R17, RZ, 0x7610, R17 merges into a register
+//     whose other half is don't-care), a 1- or 2-byte store uses only its
+//     low bytes, and any other read of an undefined byte faults.
 //   - Divergence (diverge.go): a branch whose guard or indirect target
 //     differs across the running lanes splits the warp into (pc, mask)
 //     groups; the warp runs the lowest-pc group that can run and merges
@@ -30,7 +34,8 @@ package sim
 //     convergence barrier Bb; BREAK Bb removes the executing lanes from it;
 //     BSYNC Bb holds its group until every lane of Bb that has not exited
 //     is in it; WARPSYNC mask (or .ALL, or a register: one value for the
-//     group, else ErrDivergent) likewise for the named live lanes.
+//     group, else ErrDivergent) likewise for the named live lanes;
+//     WARPSYNC.EXCLUSIVE Ra as WARPSYNC Ra (inferred from the name).
 //     BRA.DIV URa, target is taken when a live lane of URa's mask (~URa
 //     with its not flag) is not in the running group, BRA.CONV when every
 //     one is: inferred from nvcc's code around __shfl_sync/__syncwarp, the
@@ -185,7 +190,8 @@ package sim
 // .32, texture and surface access, mbarrier operations other than the
 // arrivals ptxas emits for mbarrier.arrive and cp.async.mbarrier.arrive
 // .noinc (mbarrier.go: the word's layout is inferred from ptxas's own
-// init and wait code, not measured), generic accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
+// init and wait code, not measured), R2UR with a predicate result (its
+// meaning is unpublished), generic accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
 // (f2ip.go), MATCH.ALL, PLOP3 with register sources, MOVM shapes other
 // than .16.MT88, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain

@@ -34,14 +34,16 @@ func mbarArrive(old uint64) uint64 {
 	return uint64(hi)<<32 | uint64(lo)
 }
 
-// sharedURZAddr decodes a shared address [Ra+URZ+off] with no uniform
-// index into d.mem: the only form ptxas emits for the arrivals and
-// ATOMS.POPC.INC (an mbarrier's shared offset as an immediate).
-func (c *decoder) sharedURZAddr(o sass.Operand) error {
-	if o.Kind != sass.KMem || !o.UIndex || o.Desc != 63 {
-		return bad("%s.%v: only an address [Ra+URZ+off] is modelled", c.in.Op, c.mods)
+// sharedUAddr decodes a shared address [Ra+URb+off] into d.mem (RZ or
+// URZ where absent): ptxas writes [URZ+off] for the arrivals and
+// ATOMS.POPC.INC (an mbarrier's shared offset as an immediate), nvcc also
+// [UR4] (ARRIVES.LDGSTSBAR.64 [UR4], the mbarrier's address in a uniform
+// register).
+func (c *decoder) sharedUAddr(o sass.Operand) error {
+	if o.Kind != sass.KMem || !o.UIndex {
+		return bad("%s.%v: only an address [Ra+URb+off] is modelled", c.in.Op, c.mods)
 	}
-	m, err := c.memOf(sass.Operand{Kind: sass.KMem, N: o.N, Scale: o.Scale, Imm: o.Imm}, false)
+	m, err := c.memOf(o, false)
 	c.d.mem = m
 	return err
 }
@@ -54,7 +56,7 @@ func (c *decoder) decATOMSArrive() error {
 	if !has(c.mods, "64") || len(c.a) != 2 || c.a[0].Kind != sass.KReg {
 		return bad("ATOMS.%v: only ARRIVE.64 Rd, [URZ+off] is modelled", c.mods)
 	}
-	if err := c.sharedURZAddr(c.a[1]); err != nil {
+	if err := c.sharedUAddr(c.a[1]); err != nil {
 		return err
 	}
 	d.op, d.shm, d.width, d.n, d.sub = xATOM, true, 8, 2, mbarArriveSub
@@ -62,7 +64,7 @@ func (c *decoder) decATOMSArrive() error {
 	return c.dst(c.a[0], 2)
 }
 
-// decARRIVES decodes ARRIVES.LDGSTSBAR.64 [URZ+off]
+// decARRIVES decodes ARRIVES.LDGSTSBAR.64 [Ra+URb+off]
 // (cp.async.mbarrier.arrive.noinc): each executing lane arrives on the
 // barrier once the warp's earlier LDGSTS copies have landed.
 func (c *decoder) decARRIVES() error {
@@ -70,7 +72,7 @@ func (c *decoder) decARRIVES() error {
 		return bad("ARRIVES.%v", c.mods)
 	}
 	c.d.op = xARRIVES
-	return c.sharedURZAddr(c.a[0])
+	return c.sharedUAddr(c.a[0])
 }
 
 // arrives runs ARRIVES.LDGSTSBAR: the warp's LDGSTS copies, committed or

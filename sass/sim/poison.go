@@ -36,3 +36,94 @@ func (c *cta) checkSelReads(w *warp, d *dinst, exec uint32) error {
 	}
 	return nil
 }
+
+// Poison mode tracks each register's bytes: a write defines all four
+// bytes, except PRMT's, which defines in each lane the bytes it selects
+// from defined source bytes (nvcc merges a half into a register whose other
+// half is don't-care with PRMT R17, RZ, 0x7610, R17). A read faults only
+// when a byte it uses is undefined: PRMT uses none (it moves the
+// undefinedness with the bytes), a store of 1 or 2 bytes uses those of its
+// data register, every other read uses all four.
+
+// byteLanes is the lanes in which byte b of register r is defined.
+func (w *warp) byteLanes(r, b int) uint32 {
+	return w.wr[r] | w.wrb[r][b]
+}
+
+// checkBytes checks the read of register r, which is undefined in some
+// lanes of exec, byte by byte.
+func (c *cta) checkBytes(w *warp, d *dinst, exec uint32, r int) error {
+	used := uint8(0xf)
+	switch {
+	case d.op == xPRMT && d.d != 255 && !(d.s[1].k == oReg && int(d.s[1].r) == r):
+		// a source of the bytes, not the selector: prmtBytes follows them
+		return nil
+	case (d.op == xSTG || d.op == xSTS || d.op == xSTL) && d.width < 4 && int(d.s[0].r) == r &&
+		(d.mem.base == 255 || r < int(d.mem.base) || r > int(d.mem.base)+1):
+		used = 1<<d.width - 1
+	}
+	for b := 0; b < 4; b++ {
+		if used>>b&1 == 0 {
+			continue
+		}
+		if m := w.byteLanes(r, b); m&exec != exec {
+			l := firstLane(exec &^ m)
+			if (w.wrb[r][0]|w.wrb[r][1]|w.wrb[r][2]|w.wrb[r][3])>>l&1 != 0 {
+				return c.fault(w, d, l, ErrUninitialized, "byte %d of %v never written", b, sass.Reg(r))
+			}
+			return c.fault(w, d, l, ErrUninitialized, "%v never written", sass.Reg(r))
+		}
+	}
+	return nil
+}
+
+// prmtBytes records, for the lanes of exec in which PRMT's result takes an
+// undefined byte, which of its bytes are defined (unmarkDst applies it
+// after the write).
+func (w *warp) prmtBytes(d *dinst, exec uint32) {
+	a, b := &d.s[0], &d.s[2]
+	full := func(s *sopnd) bool { return s.k != oReg || w.wr[s.r]&exec == exec }
+	if full(a) && full(b) {
+		return
+	}
+	def := func(s *sopnd, l int) uint32 {
+		if s.k != oReg {
+			return 0xf
+		}
+		var m uint32
+		for k := 0; k < 4; k++ {
+			m |= w.byteLanes(int(s.r), k) >> l & 1 << k
+		}
+		return m
+	}
+	sel := w.src(&d.s[1], 1)
+	for l := 0; l < 32; l++ {
+		if !lanes(exec, l) {
+			continue
+		}
+		src := def(a, l) | def(b, l)<<4
+		var out uint32
+		for i := 0; i < 4; i++ {
+			out |= src >> (sel[l] >> (4 * i) & 7) & 1 << i
+		}
+		if out == 0xf {
+			continue
+		}
+		w.unmark |= 1 << l
+		for i := 0; i < 4; i++ {
+			w.partB[i] |= out >> i & 1 << l
+		}
+	}
+}
+
+// unmarkDst leaves register r undefined in the lanes of w.unmark, but
+// for the bytes partB defines.
+func (w *warp) unmarkDst(r uint8) {
+	w.wr[r] &^= w.unmark
+	if w.wrb != nil {
+		for b := range w.wrb[r] {
+			w.wrb[r][b] = w.wrb[r][b]&^w.unmark | w.partB[b]
+		}
+	}
+	w.unmark, w.partB = 0, [4]uint32{}
+}

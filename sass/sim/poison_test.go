@@ -57,3 +57,78 @@ func TestSimPoisonSel(t *testing.T) {
 		}
 	}
 }
+
+// TestSimPoisonBytes checks that poison mode tracks bytes: nvcc's merge
+// into a register whose other bytes are don't-care (PRMT R17, RZ, 0x7610,
+// R17, R17 never written) runs, the defined bytes flow on through PRMT
+// (either selector form) and narrow stores, and a use of a never-written
+// byte still faults, naming the byte and the lane.
+func TestSimPoisonBytes(t *testing.T) {
+	const src = `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B0-----:R-:W-:-:S04] LOP3.LUT R6, R0, 0x1, RZ, 0xc0, !PT ;
+[B------:R-:W-:-:S04] ISETP.NE.U32.AND P0, PT, R6, RZ, PT ;
+[B------:R-:W-:-:S04] MOV R5, 0x4 ;
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S04] IMAD.WIDE R2, R0, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S04] MOV R9, 0x1 ;
+BODY
+[B------:R-:W-:-:S04] STG.E [R2.64], R9 ;
+[B------:R-:W-:-:S05] EXIT ;`
+	run := func(body string) ([]uint32, error) {
+		var lines []string
+		for _, s := range strings.Split(body, ";") {
+			lines = append(lines, "[B------:R-:W-:-:S04] "+strings.TrimSpace(s)+" ;")
+		}
+		m := NewMemory()
+		a := alloc(t, m, "out", poisonWords(32), 0)
+		_, err := Launch(asm(t, strings.Replace(src, "BODY", strings.Join(lines, "\n"), 1)), Config{Block: [3]int{32}, Memory: m, Params: params(a), Poison: true})
+		return simWords(m.Bytes("out")), err
+	}
+	for _, c := range []struct {
+		body string
+		want func(tid uint32) uint32
+	}{
+		// the low half zeroed, then the high half from R0: all defined
+		{"PRMT R17, RZ, 0x7610, R17; PRMT R9, R17, 0x5410, R0", func(x uint32) uint32 { return x << 16 }},
+		// the same merge back into R17, then a full read of it
+		{"PRMT R17, RZ, 0x7610, R17; PRMT R17, R17, 0x5410, R0; MOV R9, R17", func(x uint32) uint32 { return x << 16 }},
+		// a full write after the partial one defines every byte
+		{"PRMT R17, RZ, 0x7610, R17; MOV R17, R0; MOV R9, R17", func(x uint32) uint32 { return x }},
+		// the defined bytes stored alone (2 bytes, then 1) over the
+		// poisoned output
+		{"PRMT R17, R0, 0x7610, R17; STG.E.U16 [R2.64], R17; LDG.E R9, [R2.64]", func(x uint32) uint32 { return 0x7fc00000 | x }},
+		{"PRMT R17, R0, 0x7650, R17; STG.E.U8 [R2.64], R17; LDG.E R9, [R2.64]", func(x uint32) uint32 { return 0x7fc0de00 | x }},
+		// sign replication of a defined byte
+		{"PRMT R17, R0, 0x7610, R17; PRMT R9, R17, 0x8880, RZ", func(x uint32) uint32 { return x }},
+	} {
+		out, err := run(c.body)
+		if err != nil {
+			t.Fatalf("%s: %v", c.body, err)
+		}
+		for l, v := range out {
+			if w := c.want(uint32(l)); v != w {
+				t.Fatalf("%s: lane %d = %#x, want %#x", c.body, l, v, w)
+			}
+		}
+	}
+	for _, c := range []struct{ body, lane, want string }{
+		{"PRMT R17, RZ, 0x7610, R17; MOV R9, R17", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, RZ, 0x7610, R17; STG.E [R2.64], R17", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, R17, 0x7610, RZ; STG.E.U16 [R2.64], R17", "lane 0", "byte 0 of R17 never written"},
+		{"PRMT R17, R0, 0x7610, R17; STG.E.U8 [R2.64], R17; PRMT R9, R17, 0xaaa0, RZ", "lane 0", "byte 1 of R9 never written"},
+		// every byte selected from never-written ones: the use faults
+		{"PRMT R9, R17, 0x3232, RZ", "lane 0", "R9 never written"},
+		// an undefined selector faults at the PRMT
+		{"PRMT R9, R0, R17, RZ", "lane 0", "R17 never written"},
+		{"IADD3 R9, R17, 0x1, RZ", "lane 0", "R17 never written"},
+		// defined in the even lanes only
+		{"@!P0 MOV R17, R0; PRMT R9, R17, 0x3210, RZ", "lane 1", "R9 never written"},
+		{"@!P0 MOV R17, R0; PRMT R17, RZ, 0x7610, R17; PRMT R9, R17, 0x3276, RZ", "lane 1", "R9 never written"},
+	} {
+		_, err := run(c.body)
+		if !errors.Is(err, ErrUninitialized) || !strings.Contains(err.Error(), c.lane+":") || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s: got %v, want %v (%s: %s)", c.body, err, ErrUninitialized, c.lane, c.want)
+		}
+	}
+}

@@ -252,10 +252,15 @@ const (
 )
 
 type warp struct {
-	c      *cta
-	id     int
-	r      [][32]uint32
-	wr     []uint32      // lanes that have written each register
+	c  *cta
+	id int
+	r  [][32]uint32
+	wr []uint32 // lanes that have written each register
+	// wrb (poison mode only): for lanes a partial write left partly
+	// defined (PRMT moving undefined bytes, poison.go), the lanes in
+	// which byte b of each register is defined. Byte b of register r is
+	// defined in the lanes wr[r] | wrb[r][b].
+	wrb    [][4]uint32
 	disc   [4][32]uint32 // the discarded words of an RZ (or uniform) destination tuple
 	ur     [64]uint32
 	urw    uint64
@@ -275,7 +280,8 @@ type warp struct {
 	tid    [3][32]uint32
 	scr    [4][32]uint32
 	mc     memCache
-	unmark uint32
+	unmark uint32    // lanes whose destination the instruction left undefined
+	partB  [4]uint32 // of unmark, the lanes with byte b defined (partial writes)
 
 	open    []int32   // LDGSTS copies of the open group
 	groups  [][]int32 // committed groups in flight, oldest first
@@ -326,6 +332,9 @@ func (l *launch) newCTA() *cta {
 	nr := l.s.nregs
 	for k := 0; k < l.warpsN; k++ {
 		w := &warp{c: c, id: k, r: make([][32]uint32, nr), wr: make([]uint32, nr)}
+		if l.cfg.Poison {
+			w.wrb = make([][4]uint32, nr)
+		}
 		w.mc.m = l.mem
 		for lane := 0; lane < 32; lane++ {
 			t := k*32 + lane
@@ -363,6 +372,7 @@ func (c *cta) run(i int64) error {
 			w.r[k] = [32]uint32{}
 			w.wr[k] = 0
 		}
+		clear(w.wrb)
 		w.ur, w.urw = [64]uint32{}, 0
 		w.p, w.pw = [16]uint32{}, [16]uint32{}
 		w.p[sass.PT], w.pw[sass.PT] = 0xffffffff, 0xffffffff
@@ -675,8 +685,7 @@ func (c *cta) runWarp(w *warp) error {
 				}
 			}
 			if w.unmark != 0 {
-				w.wr[d.d] &^= w.unmark
-				w.unmark = 0
+				w.unmarkDst(d.d)
 			}
 		}
 	}
@@ -692,7 +701,9 @@ func (c *cta) checkReads(w *warp, d *dinst, exec uint32) error {
 		case 0:
 			for k := 0; k < int(s.cnt); k++ {
 				if m := w.wr[int(s.n)+k]; m&exec != exec {
-					return c.fault(w, d, firstLane(exec&^m), ErrUninitialized, "%v never written", sass.Reg(int(s.n)+k))
+					if err := c.checkBytes(w, d, exec, int(s.n)+k); err != nil {
+						return err
+					}
 				}
 			}
 		case 1:
@@ -709,6 +720,9 @@ func (c *cta) checkReads(w *warp, d *dinst, exec uint32) error {
 				}
 			}
 		}
+	}
+	if d.op == xPRMT && d.d != 255 {
+		w.prmtBytes(d, exec)
 	}
 	return nil
 }

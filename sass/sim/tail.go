@@ -41,7 +41,8 @@ func tailLane3(in sass.Inst) bool {
 		}
 		mod := false
 		for _, o := range in.Args[1:] {
-			if o.Kind != sass.KReg || o.Sel == ".F32" {
+			// (an immediate: a pair decHalf has joined)
+			if o.Kind != sass.KReg && o.Kind != sass.KImm || o.Sel == ".F32" {
 				return false
 			}
 			mod = mod || o.Neg || o.Abs || o.Sel != ""
