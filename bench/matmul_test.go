@@ -75,3 +75,35 @@ func BenchmarkMatMulDecode(b *testing.B) {
 		})
 	}
 }
+
+// skinnyShapes are the (N, K) pairs of BenchmarkMatMulSkinny: the square
+// sizes of small, mid-size and 7B-class models and a 512↔1408 MLP pair
+// (each N and K from {512, 1408, 2048, 4096}).
+var skinnyShapes = [][2]int{{512, 512}, {1408, 512}, {512, 1408}, {2048, 2048}, {4096, 1408}, {1408, 4096}, {4096, 4096}}
+
+// BenchmarkMatMulSkinny/f32/m<M>/<N>x<K>/<layout>/<backend> reports GFLOP/s
+// of the decode-shaped f32 product D = x·W with x M×K: layout bN stores W
+// K×N, bT stores it N×K (D = x·Wᵀ). scripts/openblas-ratio.sh times the
+// same shapes in numpy's OpenBLAS, in the same run, for ratios.
+func BenchmarkMatMulSkinny(b *testing.B) {
+	rts := backends(b)
+	for _, m := range []int{1, 4, 16} {
+		for _, nk := range skinnyShapes {
+			for _, trans := range []bool{false, true} {
+				name := fmt.Sprintf("f32/m%d/%dx%d/%s", m, nk[0], nk[1], map[bool]string{false: "bN", true: "bT"}[trans])
+				b.Run(name, func(b *testing.B) {
+					eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+						p := bench.MatMulProblem{DType: tile.F32, M: m, N: nk[0], K: nk[1], TransB: trans}
+						s, err := bench.NewMatMulSetup(ctx(), rt, p, 1)
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer s.Close()
+						sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
+						b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
+					})
+				})
+			}
+		}
+	}
+}

@@ -52,3 +52,33 @@ func benchQuant(b *testing.B, dequant bool) {
 		})
 	}
 }
+
+// BenchmarkAmax/<granularity>/<elements>/<backend> reports GB/s of bytes
+// read (f32 in; the amax out is negligible) of max |x| over a 4096×4096
+// f32 tensor (64 MiB), per tensor and per row. Compare with
+// BenchmarkMemcpy: scripts/bench-ratio.sh 'Amax' 5.
+func BenchmarkAmax(b *testing.B) {
+	rts := backends(b)
+	const rows, cols = 4096, 4096
+	for _, g := range []ops.Granularity{ops.PerTensor, ops.PerRow} {
+		b.Run(g.String(), func(b *testing.B) {
+			b.Run(fmt.Sprint(rows*cols), func(b *testing.B) {
+				eachBackend(b, rts, func(b *testing.B, rt *runtime.Runtime) {
+					s, err := bench.NewQuantSetup(ctx(), rt, bench.QuantProblem{Format: tile.E4M3, Gran: g, Rows: rows, Cols: cols}, 1)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer s.Close()
+					out, err := rt.Alloc(tile.F32, ops.ScaleShape(g, []int{rows, cols})...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer out.Close()
+					opt := &ops.AmaxOptions{Granularity: g}
+					sec := timeLoop(b, func() error { return ops.Amax(ctx(), rt, out, s.X, opt) })
+					b.ReportMetric(4*rows*cols*float64(b.N)/sec/1e9, "GB/s")
+				})
+			})
+		})
+	}
+}

@@ -137,7 +137,7 @@ func expRows() {
 		} else {
 			p("\tMOVL $0x%08x, AX", v)
 		}
-		p("\tMOVQ AX, X%d", reg)
+		p("\tVMOVQ AX, X%d", reg) // VEX: no legacy-SSE instruction among the VEX code
 		p("\t%s X%d, Y%d", op, reg, reg)
 	}
 	bcst(0x3fb8aa3b, 15, "VBROADCASTSS") // log2(e)

@@ -39,7 +39,7 @@ func testDecodeKernels(t *testing.T, qk4 [3]qk4Func, pv4 [3]pv4Func, dims []int)
 	for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
 		x := kvIndex(dt)
 		for _, d := range dims {
-			for _, nk := range []int{0, 4, 8, 64} {
+			for _, nk := range []int{0, 4, 8, 20, 64, 100} { // 20, 100: a last group of keys short of 16 (pvGrouped)
 				const ldkRows = 3 // row stride, in rows of d elements
 				sz := dt.Size()
 				ld := ldkRows * d * sz

@@ -80,9 +80,9 @@ qk_end:
 
 // func attnPV4F32AVX2(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 // o[i*ldo+c] = corr[i]*o[i*ldo+c] + sum_{j<nk} p[j*4+i]*v[j][c] for i < 4,
-// c < d (a multiple of 16); ldo is in elements, ldv in bytes.
+// c < d (a multiple of 16); ldo is in elements, ldv in bytes. Keys in
+// groups of 16 (see pvGrouped in attn_decode_gen.go).
 TEXT ·attnPV4F32AVX2(SB), NOSPLIT, $0-72
-	MOVQ o+0(FP), DI
 	MOVQ ldo+8(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R12
@@ -91,12 +91,18 @@ TEXT ·attnPV4F32AVX2(SB), NOSPLIT, $0-72
 	MOVQ ldv+32(FP), R9
 	MOVQ pf+64(FP), R10
 	MOVQ nk+40(FP), R14
+	MOVQ corr+56(FP), R11
+	MOVQ R14, R15
+	CMPQ R15, $16
+	JLE pv_first_size
+	MOVQ $16, R15
+pv_first_size:
+	MOVQ o+0(FP), DI
 	MOVQ d+48(FP), BX
 	SHRQ $4, BX
-	MOVQ corr+56(FP), R11
 	TESTQ BX, BX
-	JZ pv_end
-pv_chunk:
+	JZ pv_first_done
+pv_first_chunk:
 	VBROADCASTSS 0(R11), Y15
 	VMULPS (DI), Y15, Y0
 	VMULPS 32(DI), Y15, Y1
@@ -111,10 +117,10 @@ pv_chunk:
 	VMULPS 32(DI)(R12*1), Y15, Y7
 	MOVQ SI, AX
 	MOVQ R13, DX
-	MOVQ R14, CX
+	MOVQ R15, CX
 	TESTQ CX, CX
-	JZ pv_store
-pv_loop:
+	JZ pv_first_store
+pv_first_loop:
 	PREFETCHT0 (AX)(R10*1)
 	VMOVUPS (AX), Y8
 	VMOVUPS 32(AX), Y9
@@ -133,8 +139,8 @@ pv_loop:
 	ADDQ R9, AX
 	ADDQ $16, DX
 	DECQ CX
-	JNZ pv_loop
-pv_store:
+	JNZ pv_first_loop
+pv_first_store:
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, (DI)(R8*1)
@@ -146,7 +152,92 @@ pv_store:
 	ADDQ $64, DI
 	ADDQ $64, SI
 	DECQ BX
-	JNZ pv_chunk
+	JNZ pv_first_chunk
+pv_first_done:
+	MOVQ d+48(FP), AX
+	SHRQ $4, AX
+	SHLQ $6, AX
+	SUBQ AX, SI
+	MOVQ R15, AX
+	IMULQ R9, AX
+	ADDQ AX, SI
+	MOVQ R15, AX
+	SHLQ $4, AX
+	ADDQ AX, R13
+	SUBQ R15, R14
+pv_groups:
+	TESTQ R14, R14
+	JLE pv_end
+	MOVQ R14, R15
+	CMPQ R15, $16
+	JLE pv_group_size
+	MOVQ $16, R15
+pv_group_size:
+	MOVQ o+0(FP), DI
+	MOVQ d+48(FP), BX
+	SHRQ $4, BX
+	TESTQ BX, BX
+	JZ pv_group_done
+pv_group_chunk:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R8*1), Y2
+	VMOVUPS 32(DI)(R8*1), Y3
+	VMOVUPS (DI)(R8*2), Y4
+	VMOVUPS 32(DI)(R8*2), Y5
+	VMOVUPS (DI)(R12*1), Y6
+	VMOVUPS 32(DI)(R12*1), Y7
+	MOVQ SI, AX
+	MOVQ R13, DX
+	MOVQ R15, CX
+	TESTQ CX, CX
+	JZ pv_group_store
+pv_group_loop:
+	PREFETCHT0 (AX)(R10*1)
+	VMOVUPS (AX), Y8
+	VMOVUPS 32(AX), Y9
+	VBROADCASTSS 0(DX), Y10
+	VBROADCASTSS 4(DX), Y11
+	VBROADCASTSS 8(DX), Y12
+	VBROADCASTSS 12(DX), Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ R9, AX
+	ADDQ $16, DX
+	DECQ CX
+	JNZ pv_group_loop
+pv_group_store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R8*1)
+	VMOVUPS Y3, 32(DI)(R8*1)
+	VMOVUPS Y4, (DI)(R8*2)
+	VMOVUPS Y5, 32(DI)(R8*2)
+	VMOVUPS Y6, (DI)(R12*1)
+	VMOVUPS Y7, 32(DI)(R12*1)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ BX
+	JNZ pv_group_chunk
+pv_group_done:
+	MOVQ d+48(FP), AX
+	SHRQ $4, AX
+	SHLQ $6, AX
+	SUBQ AX, SI
+	MOVQ R15, AX
+	IMULQ R9, AX
+	ADDQ AX, SI
+	MOVQ R15, AX
+	SHLQ $4, AX
+	ADDQ AX, R13
+	SUBQ R15, R14
+	JMP pv_groups
 pv_end:
 	VZEROUPPER
 	RET
@@ -225,9 +316,9 @@ qk_end:
 
 // func attnPV4BF16AVX2(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 // o[i*ldo+c] = corr[i]*o[i*ldo+c] + sum_{j<nk} p[j*4+i]*v[j][c] for i < 4,
-// c < d (a multiple of 16); ldo is in elements, ldv in bytes.
+// c < d (a multiple of 16); ldo is in elements, ldv in bytes. Keys in
+// groups of 16 (see pvGrouped in attn_decode_gen.go).
 TEXT ·attnPV4BF16AVX2(SB), NOSPLIT, $0-72
-	MOVQ o+0(FP), DI
 	MOVQ ldo+8(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R12
@@ -236,12 +327,18 @@ TEXT ·attnPV4BF16AVX2(SB), NOSPLIT, $0-72
 	MOVQ ldv+32(FP), R9
 	MOVQ pf+64(FP), R10
 	MOVQ nk+40(FP), R14
+	MOVQ corr+56(FP), R11
+	MOVQ R14, R15
+	CMPQ R15, $16
+	JLE pv_first_size
+	MOVQ $16, R15
+pv_first_size:
+	MOVQ o+0(FP), DI
 	MOVQ d+48(FP), BX
 	SHRQ $4, BX
-	MOVQ corr+56(FP), R11
 	TESTQ BX, BX
-	JZ pv_end
-pv_chunk:
+	JZ pv_first_done
+pv_first_chunk:
 	VBROADCASTSS 0(R11), Y15
 	VMULPS (DI), Y15, Y0
 	VMULPS 32(DI), Y15, Y1
@@ -256,10 +353,10 @@ pv_chunk:
 	VMULPS 32(DI)(R12*1), Y15, Y7
 	MOVQ SI, AX
 	MOVQ R13, DX
-	MOVQ R14, CX
+	MOVQ R15, CX
 	TESTQ CX, CX
-	JZ pv_store
-pv_loop:
+	JZ pv_first_store
+pv_first_loop:
 	PREFETCHT0 (AX)(R10*1)
 	VPMOVZXWD (AX), Y8
 	VPSLLD $16, Y8, Y8
@@ -280,8 +377,8 @@ pv_loop:
 	ADDQ R9, AX
 	ADDQ $16, DX
 	DECQ CX
-	JNZ pv_loop
-pv_store:
+	JNZ pv_first_loop
+pv_first_store:
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, (DI)(R8*1)
@@ -293,7 +390,94 @@ pv_store:
 	ADDQ $64, DI
 	ADDQ $32, SI
 	DECQ BX
-	JNZ pv_chunk
+	JNZ pv_first_chunk
+pv_first_done:
+	MOVQ d+48(FP), AX
+	SHRQ $4, AX
+	SHLQ $5, AX
+	SUBQ AX, SI
+	MOVQ R15, AX
+	IMULQ R9, AX
+	ADDQ AX, SI
+	MOVQ R15, AX
+	SHLQ $4, AX
+	ADDQ AX, R13
+	SUBQ R15, R14
+pv_groups:
+	TESTQ R14, R14
+	JLE pv_end
+	MOVQ R14, R15
+	CMPQ R15, $16
+	JLE pv_group_size
+	MOVQ $16, R15
+pv_group_size:
+	MOVQ o+0(FP), DI
+	MOVQ d+48(FP), BX
+	SHRQ $4, BX
+	TESTQ BX, BX
+	JZ pv_group_done
+pv_group_chunk:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R8*1), Y2
+	VMOVUPS 32(DI)(R8*1), Y3
+	VMOVUPS (DI)(R8*2), Y4
+	VMOVUPS 32(DI)(R8*2), Y5
+	VMOVUPS (DI)(R12*1), Y6
+	VMOVUPS 32(DI)(R12*1), Y7
+	MOVQ SI, AX
+	MOVQ R13, DX
+	MOVQ R15, CX
+	TESTQ CX, CX
+	JZ pv_group_store
+pv_group_loop:
+	PREFETCHT0 (AX)(R10*1)
+	VPMOVZXWD (AX), Y8
+	VPSLLD $16, Y8, Y8
+	VPMOVZXWD 16(AX), Y9
+	VPSLLD $16, Y9, Y9
+	VBROADCASTSS 0(DX), Y10
+	VBROADCASTSS 4(DX), Y11
+	VBROADCASTSS 8(DX), Y12
+	VBROADCASTSS 12(DX), Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ R9, AX
+	ADDQ $16, DX
+	DECQ CX
+	JNZ pv_group_loop
+pv_group_store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R8*1)
+	VMOVUPS Y3, 32(DI)(R8*1)
+	VMOVUPS Y4, (DI)(R8*2)
+	VMOVUPS Y5, 32(DI)(R8*2)
+	VMOVUPS Y6, (DI)(R12*1)
+	VMOVUPS Y7, 32(DI)(R12*1)
+	ADDQ $64, DI
+	ADDQ $32, SI
+	DECQ BX
+	JNZ pv_group_chunk
+pv_group_done:
+	MOVQ d+48(FP), AX
+	SHRQ $4, AX
+	SHLQ $5, AX
+	SUBQ AX, SI
+	MOVQ R15, AX
+	IMULQ R9, AX
+	ADDQ AX, SI
+	MOVQ R15, AX
+	SHLQ $4, AX
+	ADDQ AX, R13
+	SUBQ R15, R14
+	JMP pv_groups
 pv_end:
 	VZEROUPPER
 	RET
@@ -370,9 +554,9 @@ qk_end:
 
 // func attnPV4F16AVX2(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)
 // o[i*ldo+c] = corr[i]*o[i*ldo+c] + sum_{j<nk} p[j*4+i]*v[j][c] for i < 4,
-// c < d (a multiple of 16); ldo is in elements, ldv in bytes.
+// c < d (a multiple of 16); ldo is in elements, ldv in bytes. Keys in
+// groups of 16 (see pvGrouped in attn_decode_gen.go).
 TEXT ·attnPV4F16AVX2(SB), NOSPLIT, $0-72
-	MOVQ o+0(FP), DI
 	MOVQ ldo+8(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R12
@@ -381,12 +565,18 @@ TEXT ·attnPV4F16AVX2(SB), NOSPLIT, $0-72
 	MOVQ ldv+32(FP), R9
 	MOVQ pf+64(FP), R10
 	MOVQ nk+40(FP), R14
+	MOVQ corr+56(FP), R11
+	MOVQ R14, R15
+	CMPQ R15, $16
+	JLE pv_first_size
+	MOVQ $16, R15
+pv_first_size:
+	MOVQ o+0(FP), DI
 	MOVQ d+48(FP), BX
 	SHRQ $4, BX
-	MOVQ corr+56(FP), R11
 	TESTQ BX, BX
-	JZ pv_end
-pv_chunk:
+	JZ pv_first_done
+pv_first_chunk:
 	VBROADCASTSS 0(R11), Y15
 	VMULPS (DI), Y15, Y0
 	VMULPS 32(DI), Y15, Y1
@@ -401,10 +591,10 @@ pv_chunk:
 	VMULPS 32(DI)(R12*1), Y15, Y7
 	MOVQ SI, AX
 	MOVQ R13, DX
-	MOVQ R14, CX
+	MOVQ R15, CX
 	TESTQ CX, CX
-	JZ pv_store
-pv_loop:
+	JZ pv_first_store
+pv_first_loop:
 	PREFETCHT0 (AX)(R10*1)
 	VCVTPH2PS (AX), Y8
 	VCVTPH2PS 16(AX), Y9
@@ -423,8 +613,8 @@ pv_loop:
 	ADDQ R9, AX
 	ADDQ $16, DX
 	DECQ CX
-	JNZ pv_loop
-pv_store:
+	JNZ pv_first_loop
+pv_first_store:
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, (DI)(R8*1)
@@ -436,7 +626,92 @@ pv_store:
 	ADDQ $64, DI
 	ADDQ $32, SI
 	DECQ BX
-	JNZ pv_chunk
+	JNZ pv_first_chunk
+pv_first_done:
+	MOVQ d+48(FP), AX
+	SHRQ $4, AX
+	SHLQ $5, AX
+	SUBQ AX, SI
+	MOVQ R15, AX
+	IMULQ R9, AX
+	ADDQ AX, SI
+	MOVQ R15, AX
+	SHLQ $4, AX
+	ADDQ AX, R13
+	SUBQ R15, R14
+pv_groups:
+	TESTQ R14, R14
+	JLE pv_end
+	MOVQ R14, R15
+	CMPQ R15, $16
+	JLE pv_group_size
+	MOVQ $16, R15
+pv_group_size:
+	MOVQ o+0(FP), DI
+	MOVQ d+48(FP), BX
+	SHRQ $4, BX
+	TESTQ BX, BX
+	JZ pv_group_done
+pv_group_chunk:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R8*1), Y2
+	VMOVUPS 32(DI)(R8*1), Y3
+	VMOVUPS (DI)(R8*2), Y4
+	VMOVUPS 32(DI)(R8*2), Y5
+	VMOVUPS (DI)(R12*1), Y6
+	VMOVUPS 32(DI)(R12*1), Y7
+	MOVQ SI, AX
+	MOVQ R13, DX
+	MOVQ R15, CX
+	TESTQ CX, CX
+	JZ pv_group_store
+pv_group_loop:
+	PREFETCHT0 (AX)(R10*1)
+	VCVTPH2PS (AX), Y8
+	VCVTPH2PS 16(AX), Y9
+	VBROADCASTSS 0(DX), Y10
+	VBROADCASTSS 4(DX), Y11
+	VBROADCASTSS 8(DX), Y12
+	VBROADCASTSS 12(DX), Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ R9, AX
+	ADDQ $16, DX
+	DECQ CX
+	JNZ pv_group_loop
+pv_group_store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R8*1)
+	VMOVUPS Y3, 32(DI)(R8*1)
+	VMOVUPS Y4, (DI)(R8*2)
+	VMOVUPS Y5, 32(DI)(R8*2)
+	VMOVUPS Y6, (DI)(R12*1)
+	VMOVUPS Y7, 32(DI)(R12*1)
+	ADDQ $64, DI
+	ADDQ $32, SI
+	DECQ BX
+	JNZ pv_group_chunk
+pv_group_done:
+	MOVQ d+48(FP), AX
+	SHRQ $4, AX
+	SHLQ $5, AX
+	SUBQ AX, SI
+	MOVQ R15, AX
+	IMULQ R9, AX
+	ADDQ AX, SI
+	MOVQ R15, AX
+	SHLQ $4, AX
+	ADDQ AX, R13
+	SUBQ R15, R14
+	JMP pv_groups
 pv_end:
 	VZEROUPPER
 	RET

@@ -42,6 +42,9 @@ type isa struct {
 	// corrRegs: P·V keeps corr[0..3] broadcast in registers 28–31 (else it
 	// broadcasts each into register 15 per chunk).
 	corrRegs bool
+	// pvGroup, when not zero, makes P·V take the keys in groups of that
+	// many, each group along all of d's column chunks (pvGrouped).
+	pvGroup int
 	// reduce writes the reduction of the accumulators of a pass to the
 	// 4·keys logits s[j*4+i], stores them at DI and moves DI and SI on.
 	reduce func()
@@ -61,7 +64,7 @@ var isas = map[string]isa{
 		reduce: reduceAVX512,
 	},
 	"avx2": {
-		suffix: "AVX2", reg: "Y", lanes: 8, keys: 2, pvVecs: 2, zero: "VXORPS", group: "qk_pair",
+		suffix: "AVX2", reg: "Y", lanes: 8, keys: 2, pvVecs: 2, zero: "VXORPS", group: "qk_pair", pvGroup: 16,
 		header: []string{
 			"// AVX2 decode kernels of the attention fast path (see attn_decode_amd64.s",
 			"// for the AVX-512 ones and the prefetch hint pf).",
@@ -250,6 +253,10 @@ var orows = []string{"(DI)", "(DI)(R8*1)", "(DI)(R8*2)", "(DI)(R12*1)"}
 // output columns, the accumulators R(pvVecs·i+c) = corr[i]·o[i][chunk c] +
 // Σ_j p[j][i]·v[j][chunk c].
 func (x isa) pv(t elemType) {
+	if x.pvGroup > 0 {
+		x.pvGrouped(t)
+		return
+	}
 	r := func(n int) string { return fmt.Sprintf("%s%d", x.reg, n) }
 	nv := x.pvVecs
 	chunk := x.lanes * nv // columns
@@ -320,6 +327,127 @@ func (x isa) pv(t elemType) {
 	p("\tADDQ $%d, SI", chunk*t.size)
 	p("\tDECQ BX")
 	p("\tJNZ pv_chunk")
+	p("pv_end:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// pvGrouped writes attnPV4<type><suffix> with pv's arguments and results
+// (each column's sum the same FMA chain, in the order of the keys), but
+// the keys taken in groups of x.pvGroup: each group walks all of d's
+// column chunks, loading each chunk's accumulators from o (the first
+// group: corr·o) and storing them back. A chunk of 16 columns is one
+// line of an f32 value row (half a line of a 16-bit one); walked down all
+// nk keys, as pv does, each chunk reads one line of every row, rows a
+// cache row stride (several KiB) apart: one line per page for nk pages.
+// A group reads its rows whole, 16 pages at a time, which the memory
+// streams better.
+//
+// Registers: DI points at o's chunk, SI at the group's value rows' chunk,
+// R13 at its probabilities, R14 counts the keys left, R15 the group's,
+// BX the chunks; AX and DX walk the value rows and probabilities of a
+// chunk, CX its keys.
+func (x isa) pvGrouped(t elemType) {
+	r := func(n int) string { return fmt.Sprintf("%s%d", x.reg, n) }
+	nv := x.pvVecs
+	chunk := x.lanes * nv // columns
+	name := "attnPV4" + t.name + x.suffix
+	p("// func %s(o *float32, ldo int, p *float32, v *byte, ldv, nk, d int, corr *float32, pf int)", name)
+	p("// o[i*ldo+c] = corr[i]*o[i*ldo+c] + sum_{j<nk} p[j*4+i]*v[j][c] for i < 4,")
+	p("// c < d (a multiple of %d); ldo is in elements, ldv in bytes. Keys in", chunk)
+	p("// groups of %d (see pvGrouped in attn_decode_gen.go).", x.pvGroup)
+	p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
+	for _, l := range []string{
+		"MOVQ ldo+8(FP), R8", "SHLQ $2, R8", "LEAQ (R8)(R8*2), R12",
+		"MOVQ p+16(FP), R13", "MOVQ v+24(FP), SI", "MOVQ ldv+32(FP), R9", "MOVQ pf+64(FP), R10",
+		"MOVQ nk+40(FP), R14", "MOVQ corr+56(FP), R11",
+	} {
+		p("\t%s", l)
+	}
+	// group writes one pass of a group of R15 keys over the chunks; first
+	// scales o by corr as it loads it.
+	group := func(label string, first bool) {
+		p("\tMOVQ R14, R15")
+		p("\tCMPQ R15, $%d", x.pvGroup)
+		p("\tJLE %s_size", label)
+		p("\tMOVQ $%d, R15", x.pvGroup)
+		p("%s_size:", label)
+		p("\tMOVQ o+0(FP), DI")
+		p("\tMOVQ d+48(FP), BX")
+		p("\tSHRQ $%d, BX", log2(chunk))
+		p("\tTESTQ BX, BX")
+		p("\tJZ %s_done", label)
+		p("%s_chunk:", label)
+		for i, row := range orows {
+			if first {
+				p("\tVBROADCASTSS %d(R11), %s", 4*i, r(15))
+			}
+			for c := 0; c < nv; c++ {
+				if first {
+					p("\tVMULPS %s%s, %s, %s", off(4*x.lanes*c), row, r(15), r(nv*i+c))
+				} else {
+					p("\tVMOVUPS %s%s, %s", off(4*x.lanes*c), row, r(nv*i+c))
+				}
+			}
+		}
+		p("\tMOVQ SI, AX")
+		p("\tMOVQ R13, DX")
+		p("\tMOVQ R15, CX")
+		p("\tTESTQ CX, CX")
+		p("\tJZ %s_store", label)
+		p("%s_loop:", label)
+		for l := 0; l < max(1, chunk*t.size/64); l++ { // the lines of the row's chunk
+			p("\tPREFETCHT0 %s(AX)(R10*1)", off(64*l))
+		}
+		for c := 0; c < nv; c++ {
+			t.widen(off(x.lanes*t.size*c)+"(AX)", r(4*nv+c))
+		}
+		for i := 0; i < 4; i++ {
+			p("\tVBROADCASTSS %d(DX), %s", 4*i, r(5*nv+i))
+		}
+		for i := 0; i < 4; i++ {
+			for c := 0; c < nv; c++ {
+				p("\tVFMADD231PS %s, %s, %s", r(4*nv+c), r(5*nv+i), r(nv*i+c))
+			}
+		}
+		p("\tADDQ R9, AX")
+		p("\tADDQ $16, DX")
+		p("\tDECQ CX")
+		p("\tJNZ %s_loop", label)
+		p("%s_store:", label)
+		for i, row := range orows {
+			for c := 0; c < nv; c++ {
+				p("\tVMOVUPS %s, %s%s", r(nv*i+c), off(4*x.lanes*c), row)
+			}
+		}
+		p("\tADDQ $%d, DI", 4*chunk)
+		p("\tADDQ $%d, SI", chunk*t.size)
+		p("\tDECQ BX")
+		p("\tJNZ %s_chunk", label)
+		p("%s_done:", label)
+		// Back to the group's first row (the chunks moved SI d elements
+		// on), then the next group: SI += R15·ldv, R13 += 16·R15,
+		// R14 -= R15.
+		p("\tMOVQ d+48(FP), AX")
+		p("\tSHRQ $%d, AX", log2(chunk))
+		p("\tSHLQ $%d, AX", log2(chunk*t.size))
+		p("\tSUBQ AX, SI")
+		p("\tMOVQ R15, AX")
+		p("\tIMULQ R9, AX")
+		p("\tADDQ AX, SI")
+		p("\tMOVQ R15, AX")
+		p("\tSHLQ $4, AX")
+		p("\tADDQ AX, R13")
+		p("\tSUBQ R15, R14")
+	}
+	// The first group (every call has one, nk 0 too: it applies corr),
+	// then the rest.
+	group("pv_first", true)
+	p("pv_groups:")
+	p("\tTESTQ R14, R14")
+	p("\tJLE pv_end")
+	group("pv_group", false)
+	p("\tJMP pv_groups")
 	p("pv_end:")
 	p("\tVZEROUPPER")
 	p("\tRET")

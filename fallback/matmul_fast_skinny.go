@@ -57,8 +57,10 @@ import (
 // carries them from one K block to the next: each column's sum is one
 // FMA chain in the order of k, as the reference's.
 //
-// The AVX2 variant (no 64-column or row-streaming kernels: 16 ymm
-// registers) takes the strip kernels for every M and for f32, bf16 and f16
+// The AVX2 variant (no 64-column kernels: 16 ymm registers) takes, for
+// one row of A by f32 B, a row-streaming kernel (skinnyRowsAVX2 in
+// sgemm_gen.go: 8 columns a vector, the last n mod 8 loaded under a mask),
+// and otherwise the strip kernels for every M and for f32, bf16 and f16
 // B, bf16 and f16 widened exactly in registers (skinnyStripAVX2 in
 // sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
 // of sums), with more than 6 rows the first group copying the strip it
@@ -254,11 +256,11 @@ func (j *job) skinnyKernel() (plain, store []skinnyFunc) {
 }
 
 // skinnyPath sets j's 64-column skinny kernels and reports whether the
-// product takes the skinny path: with those, or (a variant with strip
-// kernels only, AVX2) with a strip kernel.
+// product takes the skinny path: with those, or (a variant without them,
+// AVX2) with a row-streaming, strip or dot kernel.
 func (j *job) skinnyPath() bool {
 	j.skinny, j.skinnyStore = j.skinnyKernel()
-	return j.skinny != nil || j.skinnyEligible() && (j.skinnyStripKernel() != nil || j.skinnyDotKernels() != nil)
+	return j.skinny != nil || j.skinnyEligible() && (j.skinnyRowKernel() != nil || j.skinnyStripKernel() != nil || j.skinnyDotKernels() != nil)
 }
 
 // skinnySplit shares the column blocks of every batch out as work items,
@@ -282,18 +284,6 @@ func (j *job) skinnySplit(threads int) {
 		j.numKBlk = 1
 		return
 	}
-	if j.stripK = j.skinnyStripKernel(); j.stripK != nil {
-		sz := a.B.DType.Size()
-		j.sb = max(16, skinnyStripRun/sz)
-		j.mItems = 1
-		// Up to four items a thread, none narrower than a run when
-		// there are runs enough, as below.
-		j.nItems = max(1, min(ceilDiv(a.N, 16), max(threads, min(4*threads, ceilDiv(a.N*sz, skinnyStripRun)))))
-		j.items = a.Batch * j.nItems
-		j.kc = max(1, skinnyStripKC)
-		j.numKBlk = max(1, ceilDiv(a.K, j.kc))
-		return
-	}
 	if j.rowsK = j.skinnyRowKernel(); j.rowsK != nil {
 		j.sb = max(16, min(skinnyRowRun/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
 		j.mItems = 1
@@ -304,6 +294,18 @@ func (j *job) skinnySplit(threads int) {
 		j.items = a.Batch * j.nItems
 		j.kc = max(a.K, 1)
 		j.numKBlk = 1
+		return
+	}
+	if j.stripK = j.skinnyStripKernel(); j.stripK != nil {
+		sz := a.B.DType.Size()
+		j.sb = max(16, skinnyStripRun/sz)
+		j.mItems = 1
+		// Up to four items a thread, none narrower than a run when
+		// there are runs enough, as below.
+		j.nItems = max(1, min(ceilDiv(a.N, 16), max(threads, min(4*threads, ceilDiv(a.N*sz, skinnyStripRun)))))
+		j.items = a.Batch * j.nItems
+		j.kc = max(1, skinnyStripKC)
+		j.numKBlk = max(1, ceilDiv(a.K, j.kc))
 		return
 	}
 	blocks := ceilDiv(a.N, skinnyNB)
@@ -319,19 +321,20 @@ func (j *job) skinnySplit(threads int) {
 // when it has too many rows for one or its variant none.
 func (j *job) skinnyRowKernel() skinnyRowFunc {
 	s, M := j.v.skinny, j.a.M
-	if skinnyRowsOff || j.a.B.Trans {
+	if skinnyRowsOff || s == nil || j.a.B.Trans {
 		return nil
 	}
-	switch k := s.rowsF32; {
-	case j.a.B.DType == tile.BF16:
+	var k []skinnyRowFunc
+	switch j.a.B.DType {
+	case tile.F32:
+		k = s.rowsF32
+	case tile.BF16:
 		k = s.rowsBF16
-		fallthrough
-	default:
-		if M <= len(k) {
-			return k[M-1]
-		}
 	}
-	return nil
+	if M > len(k) {
+		return nil
+	}
+	return k[M-1]
 }
 
 // skinnyStripKernel returns the strip kernel for j's product, or nil when

@@ -24,13 +24,15 @@ func avx2Skinny(t *testing.T) *variant {
 	return v
 }
 
-// TestSkinnyStripsAVX2Exact checks the AVX2 strip kernels bit for bit:
+// TestSkinnyStripsAVX2Exact checks the AVX2 row-streaming (f32 B, M = 1)
+// and strip kernels bit for bit:
 // small integers in A and B make every product and partial sum exact in
 // f32, so any wrong element, row, column, strip, K block or tail column
 // shows. Every M of the skinny path (1 to 16: one, two and three groups
 // of rows), N and K from skinnyAVX2Dims, f32, bf16 and f16 B (A of the
 // same type), padded strides, a batch of 2, D poisoned; it first checks
-// that the product takes the AVX2 strip kernel of its rows and type. N·K
+// that the product takes the AVX2 row or strip kernel of its rows and type
+// (the row kernels' masked tails: N mod 8 from 1 to 7). N·K
 // is at most 2^16 with -short (M·N·K at most 2^20), 2^18 by default
 // (2^22), every pair with TCRT_LONG_TESTS=1.
 func TestSkinnyStripsAVX2Exact(t *testing.T) { skinnyAVX2Exact(t, false) }
@@ -73,8 +75,11 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 						}
 					}
 					j := job{a: &a, v: v}
-					if !j.skinnyPath() || trans && j.skinnyDotKernels() == nil || !trans && j.skinnyStripKernel() == nil {
-						t.Fatalf("avx2 %v %dx%dx%d trans %v: not on the strip or dot kernels", dt, m, n, k, trans)
+					rows := !trans && dt == tile.F32 && m <= len(v.skinny.rowsF32)
+					if !j.skinnyPath() || trans && j.skinnyDotKernels() == nil || !trans && (j.skinnyRowKernel() != nil) != rows ||
+						!trans && !rows && j.skinnyStripKernel() == nil {
+						t.Fatalf("avx2 %v %dx%dx%d trans %v: not on the row, strip or dot kernels (row kernel %v, want %v)",
+							dt, m, n, k, trans, j.skinnyRowKernel() != nil, rows)
 					}
 					ref := a
 					ref.D.Data = slices.Clone(a.D.Data)

@@ -16804,6 +16804,136 @@ skinnyStrip16AVX512_done:
 	VZEROUPPER
 	RET
 
+DATA skinnyRowsTail<>+0(SB)/8, $0xffffffffffffffff
+DATA skinnyRowsTail<>+8(SB)/8, $0xffffffffffffffff
+DATA skinnyRowsTail<>+16(SB)/8, $0xffffffffffffffff
+DATA skinnyRowsTail<>+24(SB)/8, $0xffffffffffffffff
+DATA skinnyRowsTail<>+32(SB)/8, $0
+DATA skinnyRowsTail<>+40(SB)/8, $0
+DATA skinnyRowsTail<>+48(SB)/8, $0
+DATA skinnyRowsTail<>+56(SB)/8, $0
+GLOBL skinnyRowsTail<>(SB), RODATA|NOPTR, $64
+
+// func skinnyRows1AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+TEXT ·skinnyRows1AVX2(SB), NOSPLIT, $0-72
+	MOVQ rows+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R11
+	MOVQ ldb+24(FP), R9
+	MOVQ ldc+40(FP), R8
+	MOVQ n+48(FP), BX
+	MOVQ pf+64(FP), R10
+	LEAQ (R8)(R8*2), R14
+	MOVQ BX, AX
+	ANDQ $7, AX
+	NEGQ AX
+	LEAQ skinnyRowsTail<>+32(SB), R12
+	VMOVDQU (R12)(AX*4), Y15
+skinnyRows1AVX2_full:
+	CMPQ CX, $2
+	JLT skinnyRows1AVX2_rest
+	VBROADCASTSS 0(SI), Y0
+	VBROADCASTSS 4(SI), Y1
+	MOVQ R11, DI
+	LEAQ (R11)(R10*1), R15
+	MOVQ c+32(FP), DX
+	MOVQ BX, AX
+	SHRQ $4, AX
+	JZ skinnyRows1AVX2_full_eight
+skinnyRows1AVX2_full_loop:
+	PREFETCHT0 0(R15)
+	PREFETCHT0 0(R15)(R9*1)
+	VMOVUPS 0(DX), Y8
+	VMOVUPS 0(DI), Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMOVUPS 0(DI)(R9*1), Y13
+	VFMADD231PS Y13, Y1, Y8
+	VMOVUPS Y8, 0(DX)
+	VMOVUPS 32(DX), Y8
+	VMOVUPS 32(DI), Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMOVUPS 32(DI)(R9*1), Y13
+	VFMADD231PS Y13, Y1, Y8
+	VMOVUPS Y8, 32(DX)
+	ADDQ $64, DI
+	ADDQ $64, R15
+	ADDQ $64, DX
+	DECQ AX
+	JNZ skinnyRows1AVX2_full_loop
+skinnyRows1AVX2_full_eight:
+	TESTQ $8, BX
+	JZ skinnyRows1AVX2_full_tail
+	VMOVUPS 0(DX), Y8
+	VMOVUPS 0(DI), Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMOVUPS 0(DI)(R9*1), Y13
+	VFMADD231PS Y13, Y1, Y8
+	VMOVUPS Y8, 0(DX)
+	ADDQ $32, DI
+	ADDQ $32, DX
+skinnyRows1AVX2_full_tail:
+	TESTQ $7, BX
+	JZ skinnyRows1AVX2_full_next
+	VMOVUPS 0(DX), Y8
+	VMASKMOVPS 0(DI), Y15, Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMASKMOVPS 0(DI)(R9*1), Y15, Y13
+	VFMADD231PS Y13, Y1, Y8
+	VMOVUPS Y8, 0(DX)
+skinnyRows1AVX2_full_next:
+	LEAQ (R11)(R9*2), R11
+	ADDQ $8, SI
+	SUBQ $2, CX
+	JMP skinnyRows1AVX2_full
+skinnyRows1AVX2_rest:
+	TESTQ CX, CX
+	JZ skinnyRows1AVX2_done
+	VBROADCASTSS 0(SI), Y0
+	MOVQ R11, DI
+	LEAQ (R11)(R10*1), R15
+	MOVQ c+32(FP), DX
+	MOVQ BX, AX
+	SHRQ $4, AX
+	JZ skinnyRows1AVX2_one_eight
+skinnyRows1AVX2_one_loop:
+	PREFETCHT0 0(R15)
+	VMOVUPS 0(DX), Y8
+	VMOVUPS 0(DI), Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMOVUPS Y8, 0(DX)
+	VMOVUPS 32(DX), Y8
+	VMOVUPS 32(DI), Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMOVUPS Y8, 32(DX)
+	ADDQ $64, DI
+	ADDQ $64, R15
+	ADDQ $64, DX
+	DECQ AX
+	JNZ skinnyRows1AVX2_one_loop
+skinnyRows1AVX2_one_eight:
+	TESTQ $8, BX
+	JZ skinnyRows1AVX2_one_tail
+	VMOVUPS 0(DX), Y8
+	VMOVUPS 0(DI), Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMOVUPS Y8, 0(DX)
+	ADDQ $32, DI
+	ADDQ $32, DX
+skinnyRows1AVX2_one_tail:
+	TESTQ $7, BX
+	JZ skinnyRows1AVX2_one_next
+	VMOVUPS 0(DX), Y8
+	VMASKMOVPS 0(DI), Y15, Y12
+	VFMADD231PS Y12, Y0, Y8
+	VMOVUPS Y8, 0(DX)
+skinnyRows1AVX2_one_next:
+	ADDQ R9, R11
+	ADDQ $4, SI
+	SUBQ $1, CX
+skinnyRows1AVX2_done:
+	VZEROUPPER
+	RET
+
 // func skinnyStrip1AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 TEXT ·skinnyStrip1AVX2(SB), NOSPLIT, $0-104
 	MOVQ b+16(FP), R11

@@ -122,6 +122,10 @@ func main() {
 	for m := skinnyStripMinM; m <= skinnyStripMaxM; m++ {
 		skinnyStripAVX512(m)
 	}
+	skinnyRowsAVX2Mask()
+	for m := 1; m <= skinnyRowsAVX2MaxM; m++ {
+		skinnyRowsAVX2(m)
+	}
 	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyF16} {
 		for m := 1; m <= skinnyMaxMGen; m++ {
 			skinnyStripAVX2(m, b)
@@ -1380,6 +1384,151 @@ func skinnyRowsAVX512(m int, bt skinnyB) {
 		sweep("one", 1, false)
 		p("\tJMP %s_rest", name)
 	}
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// skinnyRowsAVX2Mask writes the table the AVX2 row-streaming kernels load
+// their tail mask from: 8 dwords of all ones, then 8 of zeros, so that the
+// 8 dwords from dword 8 − r on select the first r lanes.
+func skinnyRowsAVX2Mask() {
+	p("")
+	for i := 0; i < 8; i++ {
+		v := "$0xffffffffffffffff"
+		if i >= 4 {
+			v = "$0"
+		}
+		p("DATA skinnyRowsTail<>+%d(SB)/8, %s", 8*i, v)
+	}
+	p("GLOBL skinnyRowsTail<>(SB), RODATA|NOPTR, $64")
+}
+
+// skinnyRowsAVX2MaxM is the most rows of A an AVX2 row-streaming kernel
+// takes. With one row it read 4096² B and the other decode shapes 1.18–1.47×
+// as fast as the strip kernel; with four 0.79–1.21× (median about 0.93),
+// so from two rows on the strips stay (BenchmarkMatMulSkinny, one thread,
+// scripts/bench-ab.sh, medians of 5 alternated rounds, load 5–10, on the
+// 2-vCPU AVX2-only EPYC).
+const skinnyRowsAVX2MaxM = 1
+
+// skinnyRowsAVX2Name names the AVX2 row-streaming kernel of m rows.
+func skinnyRowsAVX2Name(m int) string { return fmt.Sprintf("skinnyRows%dAVX2", m) }
+
+// skinnyRowsAVX2 writes the AVX2+FMA row-streaming kernel of the skinny
+// products of m ≤ skinnyRowsAVX2MaxM (at most 4) rows of A by f32 B, with
+// skinnyRowsAVX512's signature, arguments and sums (each column one FMA
+// chain in the order of k), but mask is not read: the last n mod 8
+// columns of B are loaded under a mask built from n (VMASKMOVPS, the
+// lanes past n zero), and the tile's rows are loaded and stored whole, so
+// they need room for n rounded up to 8 floats (the caller's tile has).
+// Each sweep takes skinnyRowsSteps rows of B along all n columns, 16 a
+// loop trip in two halves of 8, prefetching one line of each of the rows
+// pf bytes further down a trip.
+//
+// Registers: DI points at the sweep's first row of B (R9: ldb further),
+// R15 at the rows to prefetch (R10 = pf further), R11 at the row the
+// sweep starts from, DX at the tile (R8, R14: 1 and 3 rows), AX counts
+// the trips of 16 columns, BX holds n; Y0–Y7 hold the broadcasts of A,
+// Y8–Y11 the sums, Y12–Y13 the rows of B, Y15 the tail mask.
+func skinnyRowsAVX2(m int) {
+	name := skinnyRowsAVX2Name(m)
+	steps := skinnyRowsSteps
+	p("")
+	p("// func %s(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
+	p("\tMOVQ rows+0(FP), CX")
+	p("\tMOVQ a+8(FP), SI")
+	p("\tMOVQ b+16(FP), R11")
+	p("\tMOVQ ldb+24(FP), R9")
+	p("\tMOVQ ldc+40(FP), R8")
+	p("\tMOVQ n+48(FP), BX")
+	p("\tMOVQ pf+64(FP), R10")
+	p("\tLEAQ (R8)(R8*2), R14")
+	// Y15: lanes 0 to (n mod 8) − 1 set, from dword 8 − n mod 8 of the
+	// table.
+	p("\tMOVQ BX, AX")
+	p("\tANDQ $7, AX")
+	p("\tNEGQ AX")
+	p("\tLEAQ skinnyRowsTail<>+32(SB), R12")
+	p("\tVMOVDQU (R12)(AX*4), Y15")
+	rowAddr := func(off int, base string, r int) string {
+		return fmt.Sprintf("%d(%s)%s", off, base, [...]string{"", "(R9*1)"}[r])
+	}
+	cAddr := func(off, i int) string {
+		return fmt.Sprintf("%d%s", off, []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)", "(DX)(R14*1)"}[i])
+	}
+	// half multiplies 8 columns at byte off of the tile (4·off of B) by
+	// the sweep's rows, B masked when tail.
+	half := func(steps, off int, tail bool) {
+		for i := 0; i < m; i++ {
+			p("\tVMOVUPS %s, Y%d", cAddr(off, i), 8+i)
+		}
+		for s := 0; s < steps; s++ {
+			if tail {
+				p("\tVMASKMOVPS %s, Y15, Y%d", rowAddr(off, "DI", s), 12+s)
+			} else {
+				p("\tVMOVUPS %s, Y%d", rowAddr(off, "DI", s), 12+s)
+			}
+			for i := 0; i < m; i++ {
+				p("\tVFMADD231PS Y%d, Y%d, Y%d", 12+s, s*m+i, 8+i)
+			}
+		}
+		for i := 0; i < m; i++ {
+			p("\tVMOVUPS Y%d, %s", 8+i, cAddr(off, i))
+		}
+	}
+	sweep := func(label string, steps int) {
+		for s := 0; s < steps; s++ {
+			for i := 0; i < m; i++ {
+				p("\tVBROADCASTSS %d(SI), Y%d", 4*(s*m+i), s*m+i)
+			}
+		}
+		p("\tMOVQ R11, DI")
+		p("\tLEAQ (R11)(R10*1), R15") // past B's end at the last sweeps: a prefetch does not fault
+		p("\tMOVQ c+32(FP), DX")
+		p("\tMOVQ BX, AX")
+		p("\tSHRQ $4, AX")
+		p("\tJZ %s_%s_eight", name, label)
+		p("%s_%s_loop:", name, label)
+		for s := 0; s < steps; s++ {
+			p("\tPREFETCHT0 %s", rowAddr(0, "R15", s))
+		}
+		half(steps, 0, false)
+		half(steps, 32, false)
+		p("\tADDQ $64, DI")
+		p("\tADDQ $64, R15")
+		p("\tADDQ $64, DX")
+		p("\tDECQ AX")
+		p("\tJNZ %s_%s_loop", name, label)
+		p("%s_%s_eight:", name, label)
+		p("\tTESTQ $8, BX")
+		p("\tJZ %s_%s_tail", name, label)
+		half(steps, 0, false)
+		p("\tADDQ $32, DI")
+		p("\tADDQ $32, DX")
+		p("%s_%s_tail:", name, label)
+		p("\tTESTQ $7, BX")
+		p("\tJZ %s_%s_next", name, label)
+		half(steps, 0, true)
+		p("%s_%s_next:", name, label)
+		if steps == 2 {
+			p("\tLEAQ (R11)(R9*2), R11")
+		} else {
+			p("\tADDQ R9, R11")
+		}
+		p("\tADDQ $%d, SI", 4*m*steps)
+		p("\tSUBQ $%d, CX", steps)
+	}
+	p("%s_full:", name)
+	p("\tCMPQ CX, $%d", steps)
+	p("\tJLT %s_rest", name)
+	sweep("full", steps)
+	p("\tJMP %s_full", name)
+	p("%s_rest:", name)
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	sweep("one", 1)
 	p("%s_done:", name)
 	p("\tVZEROUPPER")
 	p("\tRET")

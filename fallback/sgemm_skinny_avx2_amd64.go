@@ -16,6 +16,13 @@ import (
 // whole strips only; skinnyStrips computes the last n mod 16 columns from a
 // zero-padded f32 copy with the f32 kernel.
 
+// skinnyRows1AVX2 is the row-streaming kernel of 1 row of packed A by f32
+// B (see skinnyRowFunc, and skinnyRowsAVX2 in sgemm_gen.go for why not
+// more rows).
+
+//go:noescape
+func skinnyRows1AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
 //go:noescape
 func skinnyStrip1AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
 
@@ -300,11 +307,13 @@ func skinnyDot4x2F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int,
 //go:noescape
 func skinnyDot4x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
-// skinnyAVX2 holds the skinny kernels of the AVX2 variant: strip kernels
-// only, for every M of the skinny path and f32, bf16 and f16 B (F16C's
-// VCVTPH2PS). AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
+// skinnyAVX2 holds the skinny kernels of the AVX2 variant: a row-streaming
+// kernel for one row of A by f32 B, strip kernels for every M of the
+// skinny path and f32, bf16 and f16 B (F16C's VCVTPH2PS), dot kernels for
+// transposed B. AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
 var skinnyAVX2 = &skinnyKernels{
 	features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
+	rowsF32:  []skinnyRowFunc{skinnyRows1AVX2},
 	strip: []skinnyStripFunc{
 		skinnyStrip1AVX2,
 		skinnyStrip2AVX2,
