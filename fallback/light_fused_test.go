@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -199,6 +200,53 @@ func closeRows(t *testing.T, what string, got, want Matrix, rel float64) {
 			g, w := float64(loadF32(got.DType, got.Data, i)), float64(loadF32(want.DType, want.Data, i))
 			if !(math.Abs(g-w) <= rel*(1+math.Abs(w))) {
 				t.Fatalf("%s: (%d, %d) is %v, want %v", what, r, j, g, w)
+			}
+		}
+	}
+}
+
+// TestLightFusedNarrow: the kernels' narrowing to each output type (16
+// and 8 elements a trip, NaN fix-up, ordinary and non-temporal stores) is
+// storeF32's, bit for bit, on specials: quiet NaN with payloads (the
+// kernels multiply, which quiets a signalling NaN), ±Inf, ±0,
+// subnormals, the largest floats, rounding ties, at random places.
+func TestLightFusedNarrow(t *testing.T) {
+	fk := lightFusedK()
+	if fk == nil {
+		t.Skip("no fused kernels on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(29, 2))
+	specials := []uint32{0x7fc00000, 0x7fc00001, 0xffe12345, 0x7fffffff, 0x7fd0ffff, 0x7f800000, 0xff800000, 0, 0x80000000,
+		1, 0x807fffff, 0x7f7fffff, 0xff7fffff, 0x3f808000, 0x3f818000, 0x3f808001, 0x477ff000, 0x33000000}
+	const n = 1000
+	for _, to := range fusedTypesAll {
+		for trial := range 20 {
+			x := make([]float32, n+8)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+				if rng.IntN(4) == 0 || trial == 0 {
+					x[i] = math.Float32frombits(specials[rng.IntN(len(specials))])
+				}
+			}
+			ones := make([]float32, n)
+			for i := range ones {
+				ones[i] = 1
+			}
+			want := make([]byte, (n+8)*to.Size())
+			for i := range n {
+				storeF32(to, want, i, x[i])
+			}
+			for _, nt := range []int{0, 1} {
+				got := make([]byte, (n+8)*to.Size()+32)
+				off := (32 - int(uintptr(unsafe.Pointer(&got[0]))%32)) % 32
+				got = got[off : off+(n+8)*to.Size()]
+				m := Matrix{DType: tile.F32, Data: unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)), Rows: 1, Cols: n, LD: n}
+				k := lightTypeIndex(to)
+				fk.scaleW[0][k](unsafe.Pointer(&got[0]), elem(&m, 0, 0), &ones[0], 1, elem(&m, 0, 0), n&^7, nt)
+				sameBytes(t, fmt.Sprintf("scaleW f32->%v nt %d trial %d", to, nt, trial), got[:(n&^7)*to.Size()], want[:(n&^7)*to.Size()])
+				clear(got)
+				fk.scale[k](unsafe.Pointer(&got[0]), &x[0], 1, n&^7, nt)
+				sameBytes(t, fmt.Sprintf("scale ->%v nt %d trial %d", to, nt, trial), got[:(n&^7)*to.Size()], want[:(n&^7)*to.Size()])
 			}
 		}
 	}
