@@ -30,10 +30,12 @@ type lightFused struct {
 	rot            [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 	scale          [3]func(dst unsafe.Pointer, x *float32, s float32, n, nt int)
 	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
-	// and returns their sum; sampleSelect lists the indices with
+	// and returns their sum (sampleWeightSum only returns it, w unused);
+	// sampleSelect lists the indices with
 	// x·inv ≥ sigma, writing up to 8 entries past them (sample_fast.go).
-	sampleWeights func(w *uint64, x *float32, inv, m float32, n int) uint64
-	sampleSelect  func(idx *int32, x *float32, inv, sigma float32, n int) int
+	sampleWeights   func(w *uint64, x *float32, inv, m float32, n int) uint64
+	sampleWeightSum func(w *uint64, x *float32, inv, m float32, n int) uint64
+	sampleSelect    func(idx *int32, x *float32, inv, sigma float32, n int) int
 }
 
 var lightFusedAsm lightFused

@@ -228,6 +228,9 @@ func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
 func lightFSampleWeights(w *uint64, x *float32, inv, m float32, n int) uint64
 
 //go:noescape
+func lightFSampleWeightSum(w *uint64, x *float32, inv, m float32, n int) uint64
+
+//go:noescape
 func lightFSampleSelect(idx *int32, x *float32, inv, sigma float32, n int) int
 
 func init() {
@@ -305,5 +308,6 @@ func init() {
 	f.rot[2][2] = lightFRotBF16BF16
 	f.scale[2] = lightFScaleBF16
 	f.sampleWeights = lightFSampleWeights
+	f.sampleWeightSum = lightFSampleWeightSum
 	f.sampleSelect = lightFSampleSelect
 }

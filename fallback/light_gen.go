@@ -522,56 +522,64 @@ var chainB = expRegs{"Y8", "Y10", "Y9", "Y11", "Y12", "Y13"}
 // sampleKernels are the sampling pass kernels.
 func sampleKernels() {
 	// w = ⌊ExpF32(x·inv − m)·2^40⌋ (NaN: 0), 16 a trip; returns Σ w.
-	kernels = append(kernels, kernel{
-		name: "lightFSampleWeights", args: []arg{ptr("w"), ptr("x"), f32("inv"), f32("m"), i64("n")}, ret: true, ret64: true,
-		goSig: "(w *uint64, x *float32, inv, m float32, n int) uint64", entry: "sampleWeights",
-		body: func(off map[string]int) {
-			movq(off, "w", "DI")
-			movq(off, "x", "SI")
-			movq(off, "n", "CX")
-			bcast(off, "inv", "Y6")
-			bcast(off, "m", "Y7")
-			lines("VPXOR Y14, Y14, Y14", "VPXOR Y15, Y15, Y15")
-			p("lfsw:")
-			lines("CMPQ CX, $16", "JLT lfswdone",
-				"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8",
-				// Every lane ≥ −87 (so not NaN): the fast exponential.
-				"VCMPPS $0x0d, "+ek("m87")+", Y0, Y1", "VCMPPS $0x0d, "+ek("m87")+", Y8, Y9",
-				"VANDPS Y1, Y9, Y1", "VMOVMSKPS Y1, AX", "CMPL AX, $0xff", "JNE lfswslow")
-			exp2xFast(chainA, chainB)
-			lines("JMP lfswint")
-			p("lfswslow:")
-			exp2x(chainA, chainB)
-			for _, r := range []expRegs{chainA, chainB} {
-				lines("VCMPPS $3, "+r.out+", "+r.out+", "+r.t1, "VANDNPS "+r.out+", "+r.t1+", "+r.out)
-			}
-			p("lfswint:")
-			for i, r := range []expRegs{chainA, chainB} {
-				acc := []string{"Y14", "Y15"}[i]
-				lines(
-					"VCVTPS2PD "+x(r.out)+", "+r.t1,
-					"VEXTRACTF128 $1, "+r.out+", "+x(r.t3),
-					"VCVTPS2PD "+x(r.t3)+", "+r.t3,
-					"VMULPD ·lightFD+0(SB), "+r.t1+", "+r.t1,
-					"VMULPD ·lightFD+0(SB), "+r.t3+", "+r.t3,
-					"VROUNDPD $3, "+r.t1+", "+r.t1,
-					"VROUNDPD $3, "+r.t3+", "+r.t3,
-					"VADDPD ·lightFD+32(SB), "+r.t1+", "+r.t1,
-					"VADDPD ·lightFD+32(SB), "+r.t3+", "+r.t3,
-					"VPSUBQ ·lightFD+32(SB), "+r.t1+", "+r.t1,
-					"VPSUBQ ·lightFD+32(SB), "+r.t3+", "+r.t3,
-					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t1, 64*i),
-					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t3, 64*i+32),
-					"VPADDQ "+r.t1+", "+acc+", "+acc,
-					"VPADDQ "+r.t3+", "+acc+", "+acc,
-				)
-			}
-			lines("ADDQ $64, SI", "ADDQ $128, DI", "SUBQ $16, CX", "JMP lfsw")
-			p("lfswdone:")
-			lines("VPADDQ Y15, Y14, Y14", "VEXTRACTI128 $1, Y14, X1", "VPADDQ X1, X14, X0", "VPSHUFD $0x4e, X0, X1", "VPADDQ X1, X0, X0",
-				"VZEROUPPER", fmt.Sprintf("MOVQ X0, ret+%d(FP)", off["ret"]), "RET")
-		},
-	})
+	// The Sum variant (w unused) only returns Σ w.
+	for _, store := range []bool{true, false} {
+		name, entry, L := "lightFSampleWeights", "sampleWeights", "lfsw"
+		if !store {
+			name, entry, L = "lightFSampleWeightSum", "sampleWeightSum", "lfsws"
+		}
+		kernels = append(kernels, kernel{
+			name: name, args: []arg{ptr("w"), ptr("x"), f32("inv"), f32("m"), i64("n")}, ret: true, ret64: true,
+			goSig: "(w *uint64, x *float32, inv, m float32, n int) uint64", entry: entry,
+			body: func(off map[string]int) {
+				movq(off, "w", "DI")
+				movq(off, "x", "SI")
+				movq(off, "n", "CX")
+				bcast(off, "inv", "Y6")
+				bcast(off, "m", "Y7")
+				lines("VPXOR Y14, Y14, Y14", "VPXOR Y15, Y15, Y15")
+				p("%s:", L)
+				lines("CMPQ CX, $16", "JLT "+L+"done",
+					"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8",
+					// Every lane ≥ −87 (so not NaN): the fast exponential.
+					"VCMPPS $0x0d, "+ek("m87")+", Y0, Y1", "VCMPPS $0x0d, "+ek("m87")+", Y8, Y9",
+					"VANDPS Y1, Y9, Y1", "VMOVMSKPS Y1, AX", "CMPL AX, $0xff", "JNE "+L+"slow")
+				exp2xFast(chainA, chainB)
+				lines("JMP " + L + "int")
+				p("%sslow:", L)
+				exp2x(chainA, chainB)
+				for _, r := range []expRegs{chainA, chainB} {
+					lines("VCMPPS $3, "+r.out+", "+r.out+", "+r.t1, "VANDNPS "+r.out+", "+r.t1+", "+r.out)
+				}
+				p("%sint:", L)
+				for i, r := range []expRegs{chainA, chainB} {
+					acc := []string{"Y14", "Y15"}[i]
+					lines(
+						"VCVTPS2PD "+x(r.out)+", "+r.t1,
+						"VEXTRACTF128 $1, "+r.out+", "+x(r.t3),
+						"VCVTPS2PD "+x(r.t3)+", "+r.t3,
+						"VMULPD ·lightFD+0(SB), "+r.t1+", "+r.t1,
+						"VMULPD ·lightFD+0(SB), "+r.t3+", "+r.t3,
+						"VROUNDPD $3, "+r.t1+", "+r.t1,
+						"VROUNDPD $3, "+r.t3+", "+r.t3,
+						"VADDPD ·lightFD+32(SB), "+r.t1+", "+r.t1,
+						"VADDPD ·lightFD+32(SB), "+r.t3+", "+r.t3,
+						"VPSUBQ ·lightFD+32(SB), "+r.t1+", "+r.t1,
+						"VPSUBQ ·lightFD+32(SB), "+r.t3+", "+r.t3,
+						"VPADDQ "+r.t1+", "+acc+", "+acc,
+						"VPADDQ "+r.t3+", "+acc+", "+acc,
+					)
+					if store {
+						lines(fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t1, 64*i), fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t3, 64*i+32))
+					}
+				}
+				lines("ADDQ $64, SI", "ADDQ $128, DI", "SUBQ $16, CX", "JMP "+L)
+				p("%sdone:", L)
+				lines("VPADDQ Y15, Y14, Y14", "VEXTRACTI128 $1, Y14, X1", "VPADDQ X1, X14, X0", "VPSHUFD $0x4e, X0, X1", "VPADDQ X1, X0, X0",
+					"VZEROUPPER", fmt.Sprintf("MOVQ X0, ret+%d(FP)", off["ret"]), "RET")
+			},
+		})
+	}
 	// idx receives, in order, the indices i < n (n a multiple of 8) with
 	// x_i·inv ≥ sigma (NaN: no), 8 a trip by a permutation from the
 	// comparison's mask (lightFPerm); it writes up to 8 entries past the
