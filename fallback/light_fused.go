@@ -20,6 +20,9 @@ type lightFused struct {
 	sumSq, sum, max [3]func(x unsafe.Pointer, n int) float32
 	sumSqDev        [3]func(x unsafe.Pointer, m float32, n int) float32
 	expSum          [3]func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+	// expSumExact is expSum[0] with ExpF32's bits (expSum's exponential
+	// is softmax's, within 2 ulp of them).
+	expSumExact func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
 	// affine and scaleW, the norms' last pass, prefetch pf (the next
 	// row's input) as they go, so that the next row's reductions read
 	// from the caches while this row's stores stream out.

@@ -24,6 +24,9 @@ func lightFMaxF32(x unsafe.Pointer, n int) float32
 func lightFExpSumF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
 
 //go:noescape
+func lightFExpSumExactF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+
+//go:noescape
 func lightFAffineF32F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
@@ -240,6 +243,7 @@ func init() {
 	f.sumSqDev[0] = lightFSumSqDevF32
 	f.max[0] = lightFMaxF32
 	f.expSum[0] = lightFExpSumF32
+	f.expSumExact = lightFExpSumExactF32
 	f.affine[0][0] = lightFAffineF32F32
 	f.scaleW[0][0] = lightFScaleWF32F32
 	f.addRes[0][0] = lightFAddResF32F32

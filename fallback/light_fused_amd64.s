@@ -48,6 +48,30 @@ DATA ·lightFK+152(SB)/4, $0x00000040
 DATA ·lightFK+156(SB)/4, $0x00000040
 GLOBL ·lightFK(SB), RODATA|NOPTR, $160
 
+// lightExpK: ExpF32's constants and others, one lane each (see
+// lightExpK in light_gen.go).
+DATA ·lightExpK+0(SB)/4, $0x3fb8aa3b // log2 e
+DATA ·lightExpK+4(SB)/4, $0x4b400000 // 1.5·2^23
+DATA ·lightExpK+8(SB)/4, $0x3f318000 // ln 2, high part
+DATA ·lightExpK+12(SB)/4, $0xb95e8083 // −(ln 2, low part)
+DATA ·lightExpK+16(SB)/4, $0x39506967 // p0
+DATA ·lightExpK+20(SB)/4, $0x3ab743ce // p1
+DATA ·lightExpK+24(SB)/4, $0x3c088908 // p2
+DATA ·lightExpK+28(SB)/4, $0x3d2aa9c1 // p3
+DATA ·lightExpK+32(SB)/4, $0x3e2aaaaa // p4
+DATA ·lightExpK+36(SB)/4, $0x3f000000 // p5
+DATA ·lightExpK+40(SB)/4, $0x3f800000 // 1
+DATA ·lightExpK+44(SB)/4, $0xc2aeac4f // below: 0
+DATA ·lightExpK+48(SB)/4, $0x42b17217 // above: +Inf
+DATA ·lightExpK+52(SB)/4, $0x7f800000 // +Inf
+DATA ·lightExpK+56(SB)/4, $0x0000007f // 127
+DATA ·lightExpK+60(SB)/4, $0x80000000 // sign bit
+DATA ·lightExpK+64(SB)/4, $0xff800000 // −Inf
+DATA ·lightExpK+68(SB)/4, $0x3d372713 // 0.044715
+DATA ·lightExpK+72(SB)/4, $0x3f4c422a // √(2/π)
+DATA ·lightExpK+76(SB)/4, $0x40000000 // 2
+GLOBL ·lightExpK(SB), RODATA|NOPTR, $80
+
 // lightFE: ExpF32's constants, 8 lanes each (see expK).
 DATA ·lightFE+0(SB)/4, $0x3fb8aa3b
 DATA ·lightFE+4(SB)/4, $0x3fb8aa3b
@@ -2541,6 +2565,166 @@ lfexpF32:
 	SUBQ $8, CX
 	JMP lfexpF32
 lfexpF32done:
+	VADDPS Y15, Y14, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
+	RET
+
+// func lightFExpSumExactF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+TEXT ·lightFExpSumExactF32(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSS m+16(FP), Y6
+	VBROADCASTSS inv+20(FP), Y7
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+lfexpxw:
+	CMPQ CX, $16
+	JLT lfexpxwdone
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y8
+	VSUBPS Y6, Y0, Y0
+	VSUBPS Y6, Y8, Y8
+	VMULPS Y7, Y0, Y0
+	VMULPS Y7, Y8, Y8
+	VMULPS ·lightFE+0(SB), Y0, Y1
+	VMULPS ·lightFE+0(SB), Y8, Y9
+	VADDPS ·lightFE+32(SB), Y1, Y1
+	VADDPS ·lightFE+32(SB), Y9, Y9
+	VSUBPS ·lightFE+32(SB), Y1, Y3
+	VSUBPS ·lightFE+32(SB), Y9, Y11
+	VPSUBD ·lightFE+32(SB), Y1, Y1
+	VPSUBD ·lightFE+32(SB), Y9, Y9
+	VMULPS ·lightFE+64(SB), Y3, Y4
+	VMULPS ·lightFE+64(SB), Y11, Y12
+	VSUBPS Y4, Y0, Y4
+	VSUBPS Y12, Y8, Y12
+	VMULPS ·lightFE+96(SB), Y3, Y5
+	VMULPS ·lightFE+96(SB), Y11, Y13
+	VSUBPS Y5, Y4, Y3
+	VSUBPS Y13, Y12, Y11
+	VMULPS ·lightFE+128(SB), Y3, Y2
+	VMULPS ·lightFE+128(SB), Y11, Y10
+	VADDPS ·lightFE+160(SB), Y2, Y2
+	VADDPS ·lightFE+160(SB), Y10, Y10
+	VMULPS Y3, Y2, Y2
+	VMULPS Y11, Y10, Y10
+	VADDPS ·lightFE+192(SB), Y2, Y2
+	VADDPS ·lightFE+192(SB), Y10, Y10
+	VMULPS Y3, Y2, Y2
+	VMULPS Y11, Y10, Y10
+	VADDPS ·lightFE+224(SB), Y2, Y2
+	VADDPS ·lightFE+224(SB), Y10, Y10
+	VMULPS Y3, Y2, Y2
+	VMULPS Y11, Y10, Y10
+	VADDPS ·lightFE+256(SB), Y2, Y2
+	VADDPS ·lightFE+256(SB), Y10, Y10
+	VMULPS Y3, Y2, Y2
+	VMULPS Y11, Y10, Y10
+	VADDPS ·lightFE+288(SB), Y2, Y2
+	VADDPS ·lightFE+288(SB), Y10, Y10
+	VMULPS Y3, Y2, Y2
+	VMULPS Y11, Y10, Y10
+	VMULPS Y3, Y2, Y2
+	VMULPS Y11, Y10, Y10
+	VADDPS Y3, Y2, Y2
+	VADDPS Y11, Y10, Y10
+	VADDPS ·lightFE+320(SB), Y2, Y2
+	VADDPS ·lightFE+320(SB), Y10, Y10
+	VPSRAD $1, Y1, Y4
+	VPSRAD $1, Y9, Y12
+	VPSUBD Y4, Y1, Y5
+	VPSUBD Y12, Y9, Y13
+	VPADDD ·lightFE+448(SB), Y4, Y4
+	VPADDD ·lightFE+448(SB), Y12, Y12
+	VPADDD ·lightFE+448(SB), Y5, Y5
+	VPADDD ·lightFE+448(SB), Y13, Y13
+	VPSLLD $23, Y4, Y4
+	VPSLLD $23, Y12, Y12
+	VPSLLD $23, Y5, Y5
+	VPSLLD $23, Y13, Y13
+	VMULPS Y4, Y2, Y2
+	VMULPS Y12, Y10, Y10
+	VMULPS Y5, Y2, Y2
+	VMULPS Y13, Y10, Y10
+	VCMPPS $1, ·lightFE+352(SB), Y0, Y5
+	VCMPPS $1, ·lightFE+352(SB), Y8, Y13
+	VANDNPS Y2, Y5, Y2
+	VANDNPS Y10, Y13, Y10
+	VCMPPS $0x1e, ·lightFE+384(SB), Y0, Y5
+	VCMPPS $0x1e, ·lightFE+384(SB), Y8, Y13
+	VMOVUPS ·lightFE+416(SB), Y4
+	VMOVUPS ·lightFE+416(SB), Y12
+	VBLENDVPS Y5, Y4, Y2, Y2
+	VBLENDVPS Y13, Y12, Y10, Y10
+	VCMPPS $3, Y0, Y0, Y5
+	VCMPPS $3, Y8, Y8, Y13
+	VBLENDVPS Y5, Y0, Y2, Y2
+	VBLENDVPS Y13, Y8, Y10, Y10
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y10, 32(DI)
+	VADDPS Y2, Y14, Y14
+	VADDPS Y10, Y15, Y15
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP lfexpxw
+lfexpxwdone:
+lfexpx:
+	CMPQ CX, $8
+	JLT lfexpxdone
+	VMOVUPS (SI), Y0
+	VSUBPS Y6, Y0, Y0
+	VMULPS Y7, Y0, Y0
+	VMULPS ·lightFE+0(SB), Y0, Y1
+	VADDPS ·lightFE+32(SB), Y1, Y1
+	VSUBPS ·lightFE+32(SB), Y1, Y3
+	VPSUBD ·lightFE+32(SB), Y1, Y1
+	VMULPS ·lightFE+64(SB), Y3, Y4
+	VSUBPS Y4, Y0, Y4
+	VMULPS ·lightFE+96(SB), Y3, Y5
+	VSUBPS Y5, Y4, Y3
+	VMULPS ·lightFE+128(SB), Y3, Y2
+	VADDPS ·lightFE+160(SB), Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VADDPS ·lightFE+192(SB), Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VADDPS ·lightFE+224(SB), Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VADDPS ·lightFE+256(SB), Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VADDPS ·lightFE+288(SB), Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VADDPS Y3, Y2, Y2
+	VADDPS ·lightFE+320(SB), Y2, Y2
+	VPSRAD $1, Y1, Y4
+	VPSUBD Y4, Y1, Y5
+	VPADDD ·lightFE+448(SB), Y4, Y4
+	VPADDD ·lightFE+448(SB), Y5, Y5
+	VPSLLD $23, Y4, Y4
+	VPSLLD $23, Y5, Y5
+	VMULPS Y4, Y2, Y2
+	VMULPS Y5, Y2, Y2
+	VCMPPS $1, ·lightFE+352(SB), Y0, Y5
+	VANDNPS Y2, Y5, Y2
+	VCMPPS $0x1e, ·lightFE+384(SB), Y0, Y5
+	VMOVUPS ·lightFE+416(SB), Y4
+	VBLENDVPS Y5, Y4, Y2, Y2
+	VCMPPS $3, Y0, Y0, Y5
+	VBLENDVPS Y5, Y0, Y2, Y2
+	VMOVUPS Y2, (DI)
+	VADDPS Y2, Y14, Y14
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP lfexpx
+lfexpxdone:
 	VADDPS Y15, Y14, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0

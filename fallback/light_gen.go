@@ -1,8 +1,9 @@
 //go:build ignore
 
-// light_gen writes light_fused_amd64.s, the fused AVX2 (+FMA3, F16C) row
-// kernels of the light ops, and with -decl their Go declarations and
-// tables, light_fused_amd64.go:
+// light_gen writes light_fused_amd64.s, the AVX2 (+FMA3, F16C) row
+// kernels of the light ops (the fused kernels, whose float32 variants are
+// also the vector kernels of light_vec.go), and with -decl their Go
+// declarations and tables, light_fused_amd64.go:
 //
 //	go run light_gen.go > light_fused_amd64.s
 //	go run light_gen.go -decl > light_fused_amd64.go
@@ -347,9 +348,9 @@ func reduce(name string, t typ, extra []arg, setup func(off map[string]int), ste
 }
 
 // expSetup and exp are ExpF32 lane by lane, its operations in its order
-// (no fused multiply-adds: the same bits), as light_amd64.s's EXPSETUP
-// and EXP: expSetup loads the polynomial into Y6–Y11, 1 into Y12 and 127
-// into Y13; exp computes Y2 = ExpF32(Y0) using Y1, Y3, Y4, Y5.
+// (no fused multiply-adds: the same bits): expSetup loads the polynomial
+// into Y6–Y11, 1 into Y12 and 127 into Y13; exp computes Y2 = ExpF32(Y0)
+// using Y1, Y3, Y4, Y5.
 func expSetup() {
 	for i := 0; i < 6; i++ {
 		lines(fmt.Sprintf("VBROADCASTSS ·lightExpK+%d(SB), Y%d", 16+4*i, 6+i))
@@ -378,8 +379,21 @@ func exp() {
 	)
 }
 
+// lightExpK are the scalar constants of expSetup, exp and the kernels
+// that broadcast them (4 bytes each, at lightExpK+4·i): ExpF32's, then
+// 127, the sign bit, −Inf and the constants of the tanh GELU.
+var lightExpK = []struct {
+	bits uint32
+	what string
+}{
+	{0x3fb8aa3b, "log2 e"}, {0x4b400000, "1.5·2^23"}, {0x3f318000, "ln 2, high part"}, {0xb95e8083, "−(ln 2, low part)"},
+	{0x39506967, "p0"}, {0x3ab743ce, "p1"}, {0x3c088908, "p2"}, {0x3d2aa9c1, "p3"}, {0x3e2aaaaa, "p4"}, {0x3f000000, "p5"},
+	{0x3f800000, "1"}, {0xc2aeac4f, "below: 0"}, {0x42b17217, "above: +Inf"}, {0x7f800000, "+Inf"}, {0x0000007f, "127"},
+	{0x80000000, "sign bit"}, {0xff800000, "−Inf"}, {0x3d372713, "0.044715"}, {0x3f4c422a, "√(2/π)"}, {0x40000000, "2"},
+}
+
 // expK are the vector constants of exp2x (8 float32 lanes each), at
-// lightFE+32·i: ExpF32's constants as in light_amd64.s's lightExpK.
+// lightFE+32·i: ExpF32's constants, as in lightExpK.
 var expK = []struct {
 	name string
 	bits uint32
@@ -655,6 +669,36 @@ func build() {
 			},
 		})
 
+		if t.name == "F32" {
+			// dst = ExpF32((x − m)·inv), ExpF32's bits (the sampling
+			// paths' exponential); the sum of dst.
+			kernels = append(kernels, kernel{
+				name: "lightFExpSumExactF32", args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("inv"), i64("n")}, ret: true,
+				goSig: "(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32", entry: "expSumExact",
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "n", "CX")
+					bcast(off, "m", "Y6")
+					bcast(off, "inv", "Y7")
+					lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15")
+					incs := map[string]int{"SI": 4, "DI": 4}
+					loopN("lfexpxw", 16, func() {
+						lines("VMOVUPS (SI), Y0", "VMOVUPS 32(SI), Y8",
+							"VSUBPS Y6, Y0, Y0", "VSUBPS Y6, Y8, Y8", "VMULPS Y7, Y0, Y0", "VMULPS Y7, Y8, Y8")
+						exp2x(chainA, chainB)
+						lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
+					}, incs)
+					loop("lfexpx", func() {
+						lines("VMOVUPS (SI), Y0", "VSUBPS Y6, Y0, Y0", "VMULPS Y7, Y0, Y0")
+						exp2x(chainA)
+						lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
+					}, incs)
+					lines("VADDPS Y15, Y14, Y0")
+					hsum(off)
+				},
+			})
+		}
 		for j, u := range types {
 			jx := fmt.Sprint(j)
 			t, u := t, u
@@ -900,6 +944,13 @@ func writeAsm() {
 		}
 	}
 	p("GLOBL ·lightFK(SB), RODATA|NOPTR, $160")
+	p("")
+	p("// lightExpK: ExpF32's constants and others, one lane each (see")
+	p("// lightExpK in light_gen.go).")
+	for i, k := range lightExpK {
+		p("DATA ·lightExpK+%d(SB)/4, $%#08x // %s", 4*i, k.bits, k.what)
+	}
+	p("GLOBL ·lightExpK(SB), RODATA|NOPTR, $%d", 4*len(lightExpK))
 	p("")
 	p("// lightFE: ExpF32's constants, 8 lanes each (see expK).")
 	for i, k := range expK {
