@@ -269,10 +269,15 @@ func (a *RoPEArgs) rotateFused(fk *lightFused, x, y *Matrix, t, heads int, c, s 
 	h8 := half &^ 7
 	k := fk.rot[lightTypeIndex(x.DType)][lightTypeIndex(y.DType)]
 	same := x.DType == y.DType && elem(x, t, 0) == elem(y, t, 0)
+	// The token's rows, bounds-checked once (their last elements).
+	n := heads * a.HeadDim
+	_, _ = elem(x, t, n-1), elem(y, t, n-1)
+	xp, yp := elem(x, t, 0), elem(y, t, 0)
+	xs, ys := x.DType.Size(), y.DType.Size()
 	for h := 0; h < heads; h++ {
 		o := h * a.HeadDim
 		if h8 > 0 {
-			k(elem(y, t, o), elem(y, t, o+half), elem(x, t, o), elem(x, t, o+half), &c[0], &s[0], h8)
+			k(unsafe.Add(yp, o*ys), unsafe.Add(yp, (o+half)*ys), unsafe.Add(xp, o*xs), unsafe.Add(xp, (o+half)*xs), &c[0], &s[0], h8)
 		}
 		xi, yi := t*x.LD+o, t*y.LD+o
 		for i := h8; i < half; i++ {

@@ -122,7 +122,11 @@ func roundBF16(src, dst, tmp string) {
 // and stores them at addr (non-temporally when nt: then addr is 32-byte
 // aligned); it uses Y0, Y1, Y4, Y5. For bf16 the NaN lanes' fix-up runs
 // only when the pair holds a NaN.
-func (t typ) storePair(addr string, nt bool) {
+func (t typ) storePair(addr string, nt bool) { t.storeTwo(addr, "", nt) }
+
+// storeTwo is storePair with the second eight stored at addr2 (not after
+// the first eight) when addr2 is not empty; then nt must be false.
+func (t typ) storeTwo(addr, addr2 string, nt bool) {
 	at := func(o int) string {
 		if o == 0 {
 			return addr
@@ -134,13 +138,19 @@ func (t typ) storePair(addr string, nt bool) {
 		}
 		return fmt.Sprintf("%d%s", o, addr)
 	}
+	second := func(o int) string {
+		if addr2 != "" {
+			return addr2
+		}
+		return at(o)
+	}
 	switch t.name {
 	case "F32":
 		op := "VMOVUPS"
 		if nt {
 			op = "VMOVNTPS"
 		}
-		lines(op+" Y2, "+addr, op+" Y3, "+at(32))
+		lines(op+" Y2, "+addr, op+" Y3, "+second(32))
 		return
 	case "F16":
 		lines("VCVTPS2PH $0, Y2, X0", "VCVTPS2PH $0, Y3, X1")
@@ -148,7 +158,7 @@ func (t typ) storePair(addr string, nt bool) {
 		if nt {
 			op = "VMOVNTDQ"
 		}
-		lines(op+" X0, "+addr, op+" X1, "+at(16))
+		lines(op+" X0, "+addr, op+" X1, "+second(16))
 		return
 	}
 	labelN++
@@ -168,6 +178,10 @@ func (t typ) storePair(addr string, nt bool) {
 	}
 	p("%s:", join)
 	lines("VPACKUSDW Y1, Y0, Y4", "VPERMQ $0xd8, Y4, Y4")
+	if addr2 != "" {
+		lines("VMOVDQU X4, "+addr, "VEXTRACTI128 $1, Y4, X5", "VMOVDQU X5, "+addr2)
+		return
+	}
 	if nt {
 		lines("VMOVNTDQ Y4, " + addr)
 	} else {
@@ -887,13 +901,12 @@ func build() {
 					movq(off, "s", "R11")
 					movq(off, "n", "CX")
 					loop("lfrot"+t.name+u.name, func() {
-						t.load("(SI)", "Y4")
-						t.load("(R9)", "Y5")
+						t.load("(SI)", "Y10")
+						t.load("(R9)", "Y11")
 						lines("VMOVUPS (R10), Y6", "VMOVUPS (R11), Y7",
-							"VMULPS Y6, Y4, Y8", "VMULPS Y7, Y5, Y9", "VSUBPS Y9, Y8, Y2")
-						u.store("(DI)", false)
-						lines("VMULPS Y6, Y5, Y8", "VMULPS Y7, Y4, Y9", "VADDPS Y9, Y8, Y2")
-						u.store("(R8)", false)
+							"VMULPS Y6, Y10, Y8", "VMULPS Y7, Y11, Y9", "VSUBPS Y9, Y8, Y2",
+							"VMULPS Y6, Y11, Y8", "VMULPS Y7, Y10, Y9", "VADDPS Y9, Y8, Y3")
+						u.storeTwo("(DI)", "(R8)", false)
 					}, map[string]int{"SI": t.size(), "R9": t.size(), "R10": 4, "R11": 4, "DI": u.size(), "R8": u.size()})
 					lines("VZEROUPPER", "RET")
 				},
