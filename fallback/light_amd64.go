@@ -20,7 +20,7 @@ func init() {
 		affine: func(dst, x, w, b *float32, m, s float32, n int) {
 			f.affine[0][0](p(dst), p(x), w, b, m, s, p(x), n, 0)
 		},
-		scale:  func(dst, x *float32, s float32, n int) { f.scale[0](p(dst), x, s, n, 0) },
+		scale:  func(dst, x *float32, s float32, n int) { f.scale[0](p(dst), x, s, p(x), n, 0) },
 		expSum: func(dst, x *float32, m, inv float32, n int) float32 { return f.expSumExact(dst, p(x), m, inv, n) },
 		silu:   func(dst, a, b *float32, n int) { f.silu[0][0](p(dst), p(a), p(b), n, 0) },
 		rot: func(olo, ohi, xlo, xhi, c, s *float32, n int) {

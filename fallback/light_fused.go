@@ -31,7 +31,7 @@ type lightFused struct {
 	addRes         [3][3]func(res, x unsafe.Pointer, n int) float32
 	silu, geluTanh [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
 	rot            [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
-	scale          [3]func(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+	scale          [3]func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
 	// and returns their sum (sampleWeightSum only returns it, w unused);
 	// sampleSelect lists the indices with
@@ -249,7 +249,7 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 			}
 			s = 1 / s
 			yp := elem(&a.Y, r, 0)
-			fk.scale[ty](yp, &e[0], s, n8, ntAt(nt, yp))
+			fk.scale[ty](yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp))
 			for j := n8; j < n; j++ {
 				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, s*e[j])
 			}

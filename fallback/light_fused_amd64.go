@@ -81,7 +81,7 @@ func lightFGeluTanhF32BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF32BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFScaleF32(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+func lightFScaleF32(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSumSqF16(x unsafe.Pointer, n int) float32
@@ -153,7 +153,7 @@ func lightFGeluTanhF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFScaleF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+func lightFScaleF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSumSqBF16(x unsafe.Pointer, n int) float32
@@ -225,7 +225,7 @@ func lightFGeluTanhBF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotBF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSampleWeights(w *uint64, x *float32, inv, m float32, n int) uint64

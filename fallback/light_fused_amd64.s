@@ -5350,24 +5350,27 @@ lfrotF32BF16done:
 	VZEROUPPER
 	RET
 
-// func lightFScaleF32(dst unsafe.Pointer, x *float32, s float32, n, nt int)
-TEXT ·lightFScaleF32(SB), NOSPLIT, $0-40
+// func lightFScaleF32(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+TEXT ·lightFScaleF32(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
+	MOVQ pf+24(FP), R12
 	VBROADCASTSS s+16(FP), Y15
-	MOVQ n+24(FP), CX
-	MOVQ nt+32(FP), AX
+	MOVQ n+32(FP), CX
+	MOVQ nt+40(FP), AX
 	TESTQ AX, AX
 	JNZ lfsclF32nt
 lfsclF32w:
 	CMPQ CX, $16
 	JLT lfsclF32wdone
+	PREFETCHT0 (R12)
 	VMULPS (SI), Y15, Y2
 	VMULPS 32(SI), Y15, Y3
 	VMOVUPS Y2, (DI)
 	VMOVUPS Y3, 32(DI)
 	ADDQ $64, SI
 	ADDQ $64, DI
+	ADDQ $64, R12
 	SUBQ $16, CX
 	JMP lfsclF32w
 lfsclF32wdone:
@@ -5378,6 +5381,7 @@ lfsclF32:
 	VMOVUPS Y2, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DI
+	ADDQ $32, R12
 	SUBQ $8, CX
 	JMP lfsclF32
 lfsclF32done:
@@ -5387,12 +5391,14 @@ lfsclF32nt:
 lfsclF32nw:
 	CMPQ CX, $16
 	JLT lfsclF32nwdone
+	PREFETCHT0 (R12)
 	VMULPS (SI), Y15, Y2
 	VMULPS 32(SI), Y15, Y3
 	VMOVNTPS Y2, (DI)
 	VMOVNTPS Y3, 32(DI)
 	ADDQ $64, SI
 	ADDQ $64, DI
+	ADDQ $64, R12
 	SUBQ $16, CX
 	JMP lfsclF32nw
 lfsclF32nwdone:
@@ -5403,6 +5409,7 @@ lfsclF32n:
 	VMOVNTPS Y2, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DI
+	ADDQ $32, R12
 	SUBQ $8, CX
 	JMP lfsclF32n
 lfsclF32ndone:
@@ -8324,18 +8331,20 @@ lfrotF16BF16done:
 	VZEROUPPER
 	RET
 
-// func lightFScaleF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
-TEXT ·lightFScaleF16(SB), NOSPLIT, $0-40
+// func lightFScaleF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+TEXT ·lightFScaleF16(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
+	MOVQ pf+24(FP), R12
 	VBROADCASTSS s+16(FP), Y15
-	MOVQ n+24(FP), CX
-	MOVQ nt+32(FP), AX
+	MOVQ n+32(FP), CX
+	MOVQ nt+40(FP), AX
 	TESTQ AX, AX
 	JNZ lfsclF16nt
 lfsclF16w:
 	CMPQ CX, $16
 	JLT lfsclF16wdone
+	PREFETCHT0 (R12)
 	VMULPS (SI), Y15, Y2
 	VMULPS 32(SI), Y15, Y3
 	VCVTPS2PH $0, Y2, X0
@@ -8344,6 +8353,7 @@ lfsclF16w:
 	VMOVDQU X1, 16(DI)
 	ADDQ $64, SI
 	ADDQ $32, DI
+	ADDQ $64, R12
 	SUBQ $16, CX
 	JMP lfsclF16w
 lfsclF16wdone:
@@ -8355,6 +8365,7 @@ lfsclF16:
 	VMOVDQU X0, (DI)
 	ADDQ $32, SI
 	ADDQ $16, DI
+	ADDQ $32, R12
 	SUBQ $8, CX
 	JMP lfsclF16
 lfsclF16done:
@@ -8364,6 +8375,7 @@ lfsclF16nt:
 lfsclF16nw:
 	CMPQ CX, $16
 	JLT lfsclF16nwdone
+	PREFETCHT0 (R12)
 	VMULPS (SI), Y15, Y2
 	VMULPS 32(SI), Y15, Y3
 	VCVTPS2PH $0, Y2, X0
@@ -8372,6 +8384,7 @@ lfsclF16nw:
 	VMOVNTDQ X1, 16(DI)
 	ADDQ $64, SI
 	ADDQ $32, DI
+	ADDQ $64, R12
 	SUBQ $16, CX
 	JMP lfsclF16nw
 lfsclF16nwdone:
@@ -8383,6 +8396,7 @@ lfsclF16n:
 	VMOVNTDQ X0, (DI)
 	ADDQ $32, SI
 	ADDQ $16, DI
+	ADDQ $32, R12
 	SUBQ $8, CX
 	JMP lfsclF16n
 lfsclF16ndone:
@@ -11522,18 +11536,20 @@ lfrotBF16BF16done:
 	VZEROUPPER
 	RET
 
-// func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
-TEXT ·lightFScaleBF16(SB), NOSPLIT, $0-40
+// func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+TEXT ·lightFScaleBF16(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
+	MOVQ pf+24(FP), R12
 	VBROADCASTSS s+16(FP), Y15
-	MOVQ n+24(FP), CX
-	MOVQ nt+32(FP), AX
+	MOVQ n+32(FP), CX
+	MOVQ nt+40(FP), AX
 	TESTQ AX, AX
 	JNZ lfsclBF16nt
 lfsclBF16w:
 	CMPQ CX, $16
 	JLT lfsclBF16wdone
+	PREFETCHT0 (R12)
 	VMULPS (SI), Y15, Y2
 	VMULPS 32(SI), Y15, Y3
 	VCMPPS $3, Y3, Y2, Y4
@@ -11563,6 +11579,7 @@ lfjoin25:
 	VMOVDQU Y4, (DI)
 	ADDQ $64, SI
 	ADDQ $32, DI
+	ADDQ $64, R12
 	SUBQ $16, CX
 	JMP lfsclBF16w
 lfsclBF16wdone:
@@ -11584,6 +11601,7 @@ lfsclBF16:
 	VMOVDQU X0, (DI)
 	ADDQ $32, SI
 	ADDQ $16, DI
+	ADDQ $32, R12
 	SUBQ $8, CX
 	JMP lfsclBF16
 lfsclBF16done:
@@ -11593,6 +11611,7 @@ lfsclBF16nt:
 lfsclBF16nw:
 	CMPQ CX, $16
 	JLT lfsclBF16nwdone
+	PREFETCHT0 (R12)
 	VMULPS (SI), Y15, Y2
 	VMULPS 32(SI), Y15, Y3
 	VCMPPS $3, Y3, Y2, Y4
@@ -11622,6 +11641,7 @@ lfjoin26:
 	VMOVNTDQ Y4, (DI)
 	ADDQ $64, SI
 	ADDQ $32, DI
+	ADDQ $64, R12
 	SUBQ $16, CX
 	JMP lfsclBF16nw
 lfsclBF16nwdone:
@@ -11643,6 +11663,7 @@ lfsclBF16n:
 	VMOVNTDQ X0, (DI)
 	ADDQ $32, SI
 	ADDQ $16, DI
+	ADDQ $32, R12
 	SUBQ $8, CX
 	JMP lfsclBF16n
 lfsclBF16ndone:

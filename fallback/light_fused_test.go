@@ -245,7 +245,7 @@ func TestLightFusedNarrow(t *testing.T) {
 				fk.scaleW[0][k](unsafe.Pointer(&got[0]), elem(&m, 0, 0), &ones[0], 1, elem(&m, 0, 0), n&^7, nt)
 				sameBytes(t, fmt.Sprintf("scaleW f32->%v nt %d trial %d", to, nt, trial), got[:(n&^7)*to.Size()], want[:(n&^7)*to.Size()])
 				clear(got)
-				fk.scale[k](unsafe.Pointer(&got[0]), &x[0], 1, n&^7, nt)
+				fk.scale[k](unsafe.Pointer(&got[0]), &x[0], 1, unsafe.Pointer(&x[0]), n&^7, nt)
 				sameBytes(t, fmt.Sprintf("scale ->%v nt %d trial %d", to, nt, trial), got[:(n&^7)*to.Size()], want[:(n&^7)*to.Size()])
 			}
 		}

@@ -912,23 +912,26 @@ func build() {
 				},
 			})
 		}
-		// dst (t) = s·x, x float32.
+		// dst (t) = s·x, x float32, prefetching pf (softmax's next row).
 		u := t
 		kernels = append(kernels, kernel{
-			name: "lightFScale" + u.name, args: []arg{ptr("dst"), ptr("x"), f32("s"), i64("n"), i64("nt")},
-			goSig: "(dst unsafe.Pointer, x *float32, s float32, n, nt int)", entry: "scale[" + ix + "]",
+			name: "lightFScale" + u.name, args: []arg{ptr("dst"), ptr("x"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
+			goSig: "(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)", entry: "scale[" + ix + "]",
 			body: func(off map[string]int) {
 				movq(off, "dst", "DI")
 				movq(off, "x", "SI")
+				movq(off, "pf", "R12")
 				bcast(off, "s", "Y15")
 				movq(off, "n", "CX")
+				// pf advances 4 bytes an element whatever the type it
+				// prefetches: a 16-bit row is covered twice over.
 				ntLoops2(off, "lfscl"+u.name, func(nt bool) {
-					lines("VMULPS (SI), Y15, Y2", "VMULPS 32(SI), Y15, Y3")
+					lines("PREFETCHT0 (R12)", "VMULPS (SI), Y15, Y2", "VMULPS 32(SI), Y15, Y3")
 					u.storePair("(DI)", nt)
 				}, func(nt bool) {
 					lines("VMULPS (SI), Y15, Y2")
 					u.store("(DI)", nt)
-				}, map[string]int{"SI": 4, "DI": u.size()})
+				}, map[string]int{"SI": 4, "DI": u.size(), "R12": 4})
 			},
 		})
 	}
