@@ -251,3 +251,52 @@ func TestLightFusedNarrow(t *testing.T) {
 		}
 	}
 }
+
+// TestLightFusedSoftmaxSpecials: the fused softmax on rows with masked
+// (−Inf) logits, a spread past the exponential's range, a NaN, a +Inf and
+// only −Inf: exactly 0 where the reference has 0, NaN where it has NaN,
+// else within the softmax bound.
+func TestLightFusedSoftmaxSpecials(t *testing.T) {
+	if lightFusedK() == nil {
+		t.Skip("no fused kernels on this CPU or build")
+	}
+	const cols = 133
+	inf := float32(math.Inf(1))
+	rows := [][]float32{make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols)}
+	rng := rand.New(rand.NewPCG(29, 4))
+	for j := range cols {
+		rows[0][j] = float32(rng.NormFloat64())
+		if j%3 == 1 {
+			rows[0][j] = -inf
+		}
+		rows[1][j] = -200 * float32(j) / cols
+		rows[2][j], rows[3][j], rows[4][j] = float32(rng.NormFloat64()), float32(rng.NormFloat64()), -inf
+	}
+	rows[2][17] = float32(math.NaN())
+	rows[3][40] = inf
+	for _, to := range fusedTypesAll {
+		x := Matrix{DType: tile.F32, Data: make([]byte, 4*cols*len(rows)), Rows: len(rows), Cols: cols, LD: cols}
+		for r, v := range rows {
+			copy(F32s(x.Data)[r*cols:], v)
+		}
+		y := fusedMatrix(rng, to, len(rows), cols, 0, 0)
+		yr := fusedMatrix(rng, to, len(rows), cols, 0, 0)
+		SoftmaxFast(&SoftmaxArgs{X: x, Y: y, Temperature: 0.9})
+		SoftmaxRef(&SoftmaxArgs{X: x, Y: yr, Temperature: 0.9})
+		for i := range len(rows) * cols {
+			g, w := loadF32(to, y.Data, i), loadF32(to, yr.Data, i)
+			switch {
+			case w != w || g != g:
+				if (w != w) != (g != g) {
+					t.Fatalf("%v: element %d is %v, want %v", to, i, g, w)
+				}
+			case w == 0:
+				if math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("%v: element %d is %v, want exactly %v", to, i, g, w)
+				}
+			case math.Abs(float64(g-w)) > 8*math.Max(typeUnit(to), 0x1p-20)*(1+math.Abs(float64(w))):
+				t.Fatalf("%v: element %d is %v, want %v", to, i, g, w)
+			}
+		}
+	}
+}

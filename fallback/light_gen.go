@@ -504,15 +504,16 @@ func exp2xOf(fast bool, cs ...expRegs) {
 
 // expSoftmax computes out = e^in for each chain, for inputs ≤ 0 or NaN
 // (softmax's (x − m)/T), chains interleaved: not ExpF32's bits but within
-// 2 ulp of them, in half its instructions: inputs below −86.5 are raised
-// to it (e^−86.5 < 2^−124, nothing beside a sum ≥ 1), n = round(in·log2 e),
-// r = in − n·ln 2 by two fused multiply-adds, ExpF32's polynomial by
-// fused multiply-adds, and 2^n added to the exponent field. Y12 must hold
-// −86.5 (expSoftmaxSetup); a NaN input stays NaN (VMAXPS returns its
-// first Go operand when either is NaN).
+// 2 ulp of them, in half its instructions: inputs below −86.5 give 0
+// (e^−86.5 < 2^−124, and a masked −Inf logit's probability stays 0), the
+// others n = round(in·log2 e), r = in − n·ln 2 by two fused
+// multiply-adds, ExpF32's polynomial by fused multiply-adds, and 2^n
+// added to the exponent field. Y12 must hold −86.5; a NaN input stays
+// NaN (VMAXPS returns its first Go operand when either is NaN).
 func expSoftmax(cs ...expRegs) {
 	steps := func(r expRegs) []string {
 		return []string{
+			"VCMPPS $1, Y12, " + r.in + ", " + r.t5,
 			"VMAXPS " + r.in + ", Y12, " + r.in,
 			"VMULPS " + ek("log2e") + ", " + r.in + ", " + r.t1,
 			"VROUNDPS $0, " + r.t1 + ", " + r.t1,
@@ -531,6 +532,7 @@ func expSoftmax(cs ...expRegs) {
 			"VCVTPS2DQ " + r.t1 + ", " + r.t1,
 			"VPSLLD $23, " + r.t1 + ", " + r.t1,
 			"VPADDD " + r.t1 + ", " + r.out + ", " + r.out,
+			"VANDNPS " + r.out + ", " + r.t5 + ", " + r.out,
 		}
 	}
 	var all [][]string
