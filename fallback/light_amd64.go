@@ -2,52 +2,32 @@
 
 package fallback
 
-import "github.com/klauspost/cpuid/v2"
+import "unsafe"
 
 //go:generate sh -c "go run light_gen.go > light_fused_amd64.s"
 //go:generate sh -c "go run light_gen.go -decl > light_fused_amd64.go"
 
-// The AVX2 and FMA row kernels of light_amd64.s; n is rounded down to a
-// multiple of 8.
-
-//go:noescape
-func lightSumSqAVX2(x *float32, n int) float32
-
-//go:noescape
-func lightAffineAVX2(dst, x, w, b *float32, m, s float32, n int)
-
-//go:noescape
-func lightScaleAVX2(dst, x *float32, s float32, n int)
-
-//go:noescape
-func lightExpSumAVX2(dst, x *float32, m, inv float32, n int) float32
-
-//go:noescape
-func lightSiluAVX2(dst, a, b *float32, n int)
-
-//go:noescape
-func lightRotAVX2(olo, ohi, xlo, xhi, c, s *float32, n int)
-
-//go:noescape
-func lightMaxAVX2(x *float32, n int) float32
-
-//go:noescape
-func lightGeluTanhAVX2(dst, a, b *float32, n int)
-
-//go:noescape
-func lightSumAVX2(x *float32, n int) float32
-
+// The vector kernels are the float32 variants of the fused kernels
+// (light_fused_amd64.s, written by light_gen.go), with ordinary stores.
+// The closures read lightFusedAsm when called: its init runs after this
+// one.
 func init() {
+	f := &lightFusedAsm
+	p := func(x *float32) unsafe.Pointer { return unsafe.Pointer(x) }
 	lightAsm = &lightKernels{
-		features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3},
-		sumSq:    lightSumSqAVX2,
-		affine:   lightAffineAVX2,
-		scale:    lightScaleAVX2,
-		expSum:   lightExpSumAVX2,
-		silu:     lightSiluAVX2,
-		rot:      lightRotAVX2,
-		max:      lightMaxAVX2,
-		geluTanh: lightGeluTanhAVX2,
-		sum:      lightSumAVX2,
+		features: lightFusedFeatures,
+		sumSq:    func(x *float32, n int) float32 { return f.sumSq[0](p(x), n) },
+		affine: func(dst, x, w, b *float32, m, s float32, n int) {
+			f.affine[0][0](p(dst), p(x), w, b, m, s, p(x), n, 0)
+		},
+		scale:  func(dst, x *float32, s float32, n int) { f.scale[0](p(dst), x, s, p(x), n, 0) },
+		expSum: func(dst, x *float32, m, inv float32, n int) float32 { return f.expSumExact(dst, p(x), m, inv, n) },
+		silu:   func(dst, a, b *float32, n int) { f.silu[0][0](p(dst), p(a), p(b), n, 0) },
+		rot: func(olo, ohi, xlo, xhi, c, s *float32, n int) {
+			f.rot[0][0](p(olo), p(ohi), p(xlo), p(xhi), c, s, n)
+		},
+		max:      func(x *float32, n int) float32 { return f.max[0](p(x), n) },
+		geluTanh: func(dst, a, b *float32, n int) { f.geluTanh[0][0](p(dst), p(a), p(b), n, 0) },
+		sum:      func(x *float32, n int) float32 { return f.sum[0](p(x), n) },
 	}
 }

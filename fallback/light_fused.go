@@ -20,16 +20,25 @@ type lightFused struct {
 	sumSq, sum, max [3]func(x unsafe.Pointer, n int) float32
 	sumSqDev        [3]func(x unsafe.Pointer, m float32, n int) float32
 	expSum          [3]func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
-	affine          [3][3]func(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
-	addRes          [3][3]func(res, x unsafe.Pointer, n int) float32
-	silu, geluTanh  [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
-	rot             [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
-	scale           [3]func(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+	// expSumExact is expSum[0] with ExpF32's bits (expSum's exponential
+	// is softmax's, within 2 ulp of them).
+	expSumExact func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+	// affine and scaleW, the norms' last pass, prefetch pf (the next
+	// row's input) as they go, so that the next row's reductions read
+	// from the caches while this row's stores stream out.
+	affine         [3][3]func(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+	scaleW         [3][3]func(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
+	addRes         [3][3]func(res, x unsafe.Pointer, n int) float32
+	silu, geluTanh [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
+	rot            [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
+	scale          [3]func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
-	// and returns their sum; sampleSelect lists the indices with
+	// and returns their sum (sampleWeightSum only returns it, w unused);
+	// sampleSelect lists the indices with
 	// x·inv ≥ sigma, writing up to 8 entries past them (sample_fast.go).
-	sampleWeights func(w *uint64, x *float32, inv, m float32, n int) uint64
-	sampleSelect  func(idx *int32, x *float32, inv, sigma float32, n int) int
+	sampleWeights   func(w *uint64, x *float32, inv, m float32, n int) uint64
+	sampleWeightSum func(w *uint64, x *float32, inv, m float32, n int) uint64
+	sampleSelect    func(idx *int32, x *float32, inv, sigma float32, n int) int
 }
 
 var lightFusedAsm lightFused
@@ -70,13 +79,9 @@ func ntFor(m *Matrix) bool {
 }
 
 // ntAt is the nt argument of a kernel storing at p: 1 when nt and p is
-// aligned as the non-temporal store of d needs.
-func ntAt(nt bool, p unsafe.Pointer, d tile.DType) int {
-	align := uintptr(16)
-	if d == tile.F32 {
-		align = 32
-	}
-	if nt && uintptr(p)%align == 0 {
+// 32-byte aligned, as the kernels' non-temporal stores need.
+func ntAt(nt bool, p unsafe.Pointer) int {
+	if nt && uintptr(p)%32 == 0 {
 		return 1
 	}
 	return 0
@@ -153,8 +158,12 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 				}
 			}
 			inv := float32(1 / math.Sqrt(float64(ss)/float64(n)+float64(a.Eps)))
-			yp := elem(&a.Y, r, 0)
-			fk.affine[ts][ty](yp, sp, &w[0], &b[0], mean, inv, n8, ntAt(nt, yp, a.Y.DType))
+			yp, pf := elem(&a.Y, r, 0), elem(src, min(r+1, a.X.Rows-1), 0)
+			if a.Kind == NormLayer || a.Bias != nil {
+				fk.affine[ts][ty](yp, sp, &w[0], &b[0], mean, inv, pf, n8, ntAt(nt, yp))
+			} else {
+				fk.scaleW[ts][ty](yp, sp, &w[0], inv, pf, n8, ntAt(nt, yp))
+			}
 			for j := n8; j < n; j++ {
 				y := (loadF32(src.DType, src.Data, r*src.LD+j) - mean) * inv * w[j]
 				if a.Bias != nil {
@@ -191,7 +200,7 @@ func actFused(a *ActArgs, fk *lightFused) bool {
 				bp = elem(a.B, r, 0)
 			}
 			yp := elem(&a.Y, r, 0)
-			k(yp, elem(&a.A, r, 0), bp, n8, ntAt(nt, yp, a.Y.DType))
+			k(yp, elem(&a.A, r, 0), bp, n8, ntAt(nt, yp))
 			for j := n8; j < n; j++ {
 				y := f(loadF32(a.A.DType, a.A.Data, r*a.A.LD+j))
 				if a.B != nil {
@@ -240,7 +249,7 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 			}
 			s = 1 / s
 			yp := elem(&a.Y, r, 0)
-			fk.scale[ty](yp, &e[0], s, n8, ntAt(nt, yp, a.Y.DType))
+			fk.scale[ty](yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp))
 			for j := n8; j < n; j++ {
 				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, s*e[j])
 			}
@@ -260,10 +269,15 @@ func (a *RoPEArgs) rotateFused(fk *lightFused, x, y *Matrix, t, heads int, c, s 
 	h8 := half &^ 7
 	k := fk.rot[lightTypeIndex(x.DType)][lightTypeIndex(y.DType)]
 	same := x.DType == y.DType && elem(x, t, 0) == elem(y, t, 0)
+	// The token's rows, bounds-checked once (their last elements).
+	n := heads * a.HeadDim
+	_, _ = elem(x, t, n-1), elem(y, t, n-1)
+	xp, yp := elem(x, t, 0), elem(y, t, 0)
+	xs, ys := x.DType.Size(), y.DType.Size()
 	for h := 0; h < heads; h++ {
 		o := h * a.HeadDim
 		if h8 > 0 {
-			k(elem(y, t, o), elem(y, t, o+half), elem(x, t, o), elem(x, t, o+half), &c[0], &s[0], h8)
+			k(unsafe.Add(yp, o*ys), unsafe.Add(yp, (o+half)*ys), unsafe.Add(xp, o*xs), unsafe.Add(xp, (o+half)*xs), &c[0], &s[0], h8)
 		}
 		xi, yi := t*x.LD+o, t*y.LD+o
 		for i := h8; i < half; i++ {

@@ -24,7 +24,13 @@ func lightFMaxF32(x unsafe.Pointer, n int) float32
 func lightFExpSumF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
 
 //go:noescape
-func lightFAffineF32F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFExpSumExactF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+
+//go:noescape
+func lightFAffineF32F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWF32F32(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResF32F32(res, x unsafe.Pointer, n int) float32
@@ -39,7 +45,10 @@ func lightFGeluTanhF32F32(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF32F32(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFAffineF32F16(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineF32F16(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWF32F16(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResF32F16(res, x unsafe.Pointer, n int) float32
@@ -54,7 +63,10 @@ func lightFGeluTanhF32F16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF32F16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFAffineF32BF16(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineF32BF16(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWF32BF16(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResF32BF16(res, x unsafe.Pointer, n int) float32
@@ -69,7 +81,7 @@ func lightFGeluTanhF32BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF32BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFScaleF32(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+func lightFScaleF32(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSumSqF16(x unsafe.Pointer, n int) float32
@@ -87,7 +99,10 @@ func lightFMaxF16(x unsafe.Pointer, n int) float32
 func lightFExpSumF16(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
 
 //go:noescape
-func lightFAffineF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWF16F32(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResF16F32(res, x unsafe.Pointer, n int) float32
@@ -102,7 +117,10 @@ func lightFGeluTanhF16F32(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF16F32(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFAffineF16F16(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineF16F16(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWF16F16(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResF16F16(res, x unsafe.Pointer, n int) float32
@@ -117,7 +135,10 @@ func lightFGeluTanhF16F16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF16F16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFAffineF16BF16(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineF16BF16(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWF16BF16(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResF16BF16(res, x unsafe.Pointer, n int) float32
@@ -132,7 +153,7 @@ func lightFGeluTanhF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFScaleF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+func lightFScaleF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSumSqBF16(x unsafe.Pointer, n int) float32
@@ -150,7 +171,10 @@ func lightFMaxBF16(x unsafe.Pointer, n int) float32
 func lightFExpSumBF16(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
 
 //go:noescape
-func lightFAffineBF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineBF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWBF16F32(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResBF16F32(res, x unsafe.Pointer, n int) float32
@@ -165,7 +189,10 @@ func lightFGeluTanhBF16F32(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotBF16F32(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFAffineBF16F16(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineBF16F16(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWBF16F16(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResBF16F16(res, x unsafe.Pointer, n int) float32
@@ -180,7 +207,10 @@ func lightFGeluTanhBF16F16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotBF16F16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFAffineBF16BF16(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)
+func lightFAffineBF16BF16(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleWBF16BF16(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFAddResBF16BF16(res, x unsafe.Pointer, n int) float32
@@ -195,10 +225,13 @@ func lightFGeluTanhBF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFRotBF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
-func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, n, nt int)
+func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSampleWeights(w *uint64, x *float32, inv, m float32, n int) uint64
+
+//go:noescape
+func lightFSampleWeightSum(w *uint64, x *float32, inv, m float32, n int) uint64
 
 //go:noescape
 func lightFSampleSelect(idx *int32, x *float32, inv, sigma float32, n int) int
@@ -210,17 +243,21 @@ func init() {
 	f.sumSqDev[0] = lightFSumSqDevF32
 	f.max[0] = lightFMaxF32
 	f.expSum[0] = lightFExpSumF32
+	f.expSumExact = lightFExpSumExactF32
 	f.affine[0][0] = lightFAffineF32F32
+	f.scaleW[0][0] = lightFScaleWF32F32
 	f.addRes[0][0] = lightFAddResF32F32
 	f.silu[0][0] = lightFSiluF32F32
 	f.geluTanh[0][0] = lightFGeluTanhF32F32
 	f.rot[0][0] = lightFRotF32F32
 	f.affine[0][1] = lightFAffineF32F16
+	f.scaleW[0][1] = lightFScaleWF32F16
 	f.addRes[0][1] = lightFAddResF32F16
 	f.silu[0][1] = lightFSiluF32F16
 	f.geluTanh[0][1] = lightFGeluTanhF32F16
 	f.rot[0][1] = lightFRotF32F16
 	f.affine[0][2] = lightFAffineF32BF16
+	f.scaleW[0][2] = lightFScaleWF32BF16
 	f.addRes[0][2] = lightFAddResF32BF16
 	f.silu[0][2] = lightFSiluF32BF16
 	f.geluTanh[0][2] = lightFGeluTanhF32BF16
@@ -232,16 +269,19 @@ func init() {
 	f.max[1] = lightFMaxF16
 	f.expSum[1] = lightFExpSumF16
 	f.affine[1][0] = lightFAffineF16F32
+	f.scaleW[1][0] = lightFScaleWF16F32
 	f.addRes[1][0] = lightFAddResF16F32
 	f.silu[1][0] = lightFSiluF16F32
 	f.geluTanh[1][0] = lightFGeluTanhF16F32
 	f.rot[1][0] = lightFRotF16F32
 	f.affine[1][1] = lightFAffineF16F16
+	f.scaleW[1][1] = lightFScaleWF16F16
 	f.addRes[1][1] = lightFAddResF16F16
 	f.silu[1][1] = lightFSiluF16F16
 	f.geluTanh[1][1] = lightFGeluTanhF16F16
 	f.rot[1][1] = lightFRotF16F16
 	f.affine[1][2] = lightFAffineF16BF16
+	f.scaleW[1][2] = lightFScaleWF16BF16
 	f.addRes[1][2] = lightFAddResF16BF16
 	f.silu[1][2] = lightFSiluF16BF16
 	f.geluTanh[1][2] = lightFGeluTanhF16BF16
@@ -253,21 +293,25 @@ func init() {
 	f.max[2] = lightFMaxBF16
 	f.expSum[2] = lightFExpSumBF16
 	f.affine[2][0] = lightFAffineBF16F32
+	f.scaleW[2][0] = lightFScaleWBF16F32
 	f.addRes[2][0] = lightFAddResBF16F32
 	f.silu[2][0] = lightFSiluBF16F32
 	f.geluTanh[2][0] = lightFGeluTanhBF16F32
 	f.rot[2][0] = lightFRotBF16F32
 	f.affine[2][1] = lightFAffineBF16F16
+	f.scaleW[2][1] = lightFScaleWBF16F16
 	f.addRes[2][1] = lightFAddResBF16F16
 	f.silu[2][1] = lightFSiluBF16F16
 	f.geluTanh[2][1] = lightFGeluTanhBF16F16
 	f.rot[2][1] = lightFRotBF16F16
 	f.affine[2][2] = lightFAffineBF16BF16
+	f.scaleW[2][2] = lightFScaleWBF16BF16
 	f.addRes[2][2] = lightFAddResBF16BF16
 	f.silu[2][2] = lightFSiluBF16BF16
 	f.geluTanh[2][2] = lightFGeluTanhBF16BF16
 	f.rot[2][2] = lightFRotBF16BF16
 	f.scale[2] = lightFScaleBF16
 	f.sampleWeights = lightFSampleWeights
+	f.sampleWeightSum = lightFSampleWeightSum
 	f.sampleSelect = lightFSampleSelect
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -199,6 +200,102 @@ func closeRows(t *testing.T, what string, got, want Matrix, rel float64) {
 			g, w := float64(loadF32(got.DType, got.Data, i)), float64(loadF32(want.DType, want.Data, i))
 			if !(math.Abs(g-w) <= rel*(1+math.Abs(w))) {
 				t.Fatalf("%s: (%d, %d) is %v, want %v", what, r, j, g, w)
+			}
+		}
+	}
+}
+
+// TestLightFusedNarrow: the kernels' narrowing to each output type (16
+// and 8 elements a trip, NaN fix-up, ordinary and non-temporal stores) is
+// storeF32's, bit for bit, on specials: quiet NaN with payloads (the
+// kernels multiply, which quiets a signalling NaN), ±Inf, ±0,
+// subnormals, the largest floats, rounding ties, at random places.
+func TestLightFusedNarrow(t *testing.T) {
+	fk := lightFusedK()
+	if fk == nil {
+		t.Skip("no fused kernels on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(29, 2))
+	specials := []uint32{0x7fc00000, 0x7fc00001, 0xffe12345, 0x7fffffff, 0x7fd0ffff, 0x7f800000, 0xff800000, 0, 0x80000000,
+		1, 0x807fffff, 0x7f7fffff, 0xff7fffff, 0x3f808000, 0x3f818000, 0x3f808001, 0x477ff000, 0x33000000}
+	const n = 1000
+	for _, to := range fusedTypesAll {
+		for trial := range 20 {
+			x := make([]float32, n+8)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+				if rng.IntN(4) == 0 || trial == 0 {
+					x[i] = math.Float32frombits(specials[rng.IntN(len(specials))])
+				}
+			}
+			ones := make([]float32, n)
+			for i := range ones {
+				ones[i] = 1
+			}
+			want := make([]byte, (n+8)*to.Size())
+			for i := range n {
+				storeF32(to, want, i, x[i])
+			}
+			for _, nt := range []int{0, 1} {
+				got := make([]byte, (n+8)*to.Size()+32)
+				off := (32 - int(uintptr(unsafe.Pointer(&got[0]))%32)) % 32
+				got = got[off : off+(n+8)*to.Size()]
+				m := Matrix{DType: tile.F32, Data: unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)), Rows: 1, Cols: n, LD: n}
+				k := lightTypeIndex(to)
+				fk.scaleW[0][k](unsafe.Pointer(&got[0]), elem(&m, 0, 0), &ones[0], 1, elem(&m, 0, 0), n&^7, nt)
+				sameBytes(t, fmt.Sprintf("scaleW f32->%v nt %d trial %d", to, nt, trial), got[:(n&^7)*to.Size()], want[:(n&^7)*to.Size()])
+				clear(got)
+				fk.scale[k](unsafe.Pointer(&got[0]), &x[0], 1, unsafe.Pointer(&x[0]), n&^7, nt)
+				sameBytes(t, fmt.Sprintf("scale ->%v nt %d trial %d", to, nt, trial), got[:(n&^7)*to.Size()], want[:(n&^7)*to.Size()])
+			}
+		}
+	}
+}
+
+// TestLightFusedSoftmaxSpecials: the fused softmax on rows with masked
+// (−Inf) logits, a spread past the exponential's range, a NaN, a +Inf and
+// only −Inf: exactly 0 where the reference has 0, NaN where it has NaN,
+// else within the softmax bound.
+func TestLightFusedSoftmaxSpecials(t *testing.T) {
+	if lightFusedK() == nil {
+		t.Skip("no fused kernels on this CPU or build")
+	}
+	const cols = 133
+	inf := float32(math.Inf(1))
+	rows := [][]float32{make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols)}
+	rng := rand.New(rand.NewPCG(29, 4))
+	for j := range cols {
+		rows[0][j] = float32(rng.NormFloat64())
+		if j%3 == 1 {
+			rows[0][j] = -inf
+		}
+		rows[1][j] = -200 * float32(j) / cols
+		rows[2][j], rows[3][j], rows[4][j] = float32(rng.NormFloat64()), float32(rng.NormFloat64()), -inf
+	}
+	rows[2][17] = float32(math.NaN())
+	rows[3][40] = inf
+	for _, to := range fusedTypesAll {
+		x := Matrix{DType: tile.F32, Data: make([]byte, 4*cols*len(rows)), Rows: len(rows), Cols: cols, LD: cols}
+		for r, v := range rows {
+			copy(F32s(x.Data)[r*cols:], v)
+		}
+		y := fusedMatrix(rng, to, len(rows), cols, 0, 0)
+		yr := fusedMatrix(rng, to, len(rows), cols, 0, 0)
+		SoftmaxFast(&SoftmaxArgs{X: x, Y: y, Temperature: 0.9})
+		SoftmaxRef(&SoftmaxArgs{X: x, Y: yr, Temperature: 0.9})
+		for i := range len(rows) * cols {
+			g, w := loadF32(to, y.Data, i), loadF32(to, yr.Data, i)
+			switch {
+			case w != w || g != g:
+				if (w != w) != (g != g) {
+					t.Fatalf("%v: element %d is %v, want %v", to, i, g, w)
+				}
+			case w == 0:
+				if math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("%v: element %d is %v, want exactly %v", to, i, g, w)
+				}
+			case math.Abs(float64(g-w)) > 8*math.Max(typeUnit(to), 0x1p-20)*(1+math.Abs(float64(w))):
+				t.Fatalf("%v: element %d is %v, want %v", to, i, g, w)
 			}
 		}
 	}

@@ -1,8 +1,9 @@
 //go:build ignore
 
-// light_gen writes light_fused_amd64.s, the fused AVX2 (+FMA3, F16C) row
-// kernels of the light ops, and with -decl their Go declarations and
-// tables, light_fused_amd64.go:
+// light_gen writes light_fused_amd64.s, the AVX2 (+FMA3, F16C) row
+// kernels of the light ops (the fused kernels, whose float32 variants are
+// also the vector kernels of light_vec.go), and with -decl their Go
+// declarations and tables, light_fused_amd64.go:
 //
 //	go run light_gen.go > light_fused_amd64.s
 //	go run light_gen.go -decl > light_fused_amd64.go
@@ -14,8 +15,9 @@
 // float32 copy of the row. A kernel processes the largest multiple of 8
 // elements of its count; the Go wrappers (light_fused.go) do the tails.
 // Kernels with an nt argument store with non-temporal stores when it is
-// not 0 (the destination then must be 32-byte aligned for f32 and 16-byte
-// for f16 and bf16) and end with SFENCE.
+// not 0 (the destination then must be 32-byte aligned) and end with
+// SFENCE. Most kernels take 16 elements a trip and store them together
+// (storePair), then a last 8.
 package main
 
 import (
@@ -100,6 +102,104 @@ func (t typ) store(addr string, nt bool) {
 	}
 }
 
+// labelN numbers the labels of storePair's NaN paths.
+var labelN int
+
+// roundBF16 leaves in dst the bf16 bits of the float32 lanes of src (in
+// the low half of each lane), rounded to nearest even, for lanes that are
+// not NaN; it uses tmp.
+func roundBF16(src, dst, tmp string) {
+	lines(
+		"VPSRLD $16, "+src+", "+tmp,
+		"VPAND ·lightFK+0(SB), "+tmp+", "+tmp, // (x >> 16) & 1
+		"VPADDD "+src+", "+tmp+", "+dst,
+		"VPADDD ·lightFK+32(SB), "+dst+", "+dst,
+		"VPSRLD $16, "+dst+", "+dst,
+	)
+}
+
+// storePair narrows the sixteen float32 of Y2 (the first eight) and Y3
+// and stores them at addr (non-temporally when nt: then addr is 32-byte
+// aligned); it uses Y0, Y1, Y4, Y5. For bf16 the NaN lanes' fix-up runs
+// only when the pair holds a NaN.
+func (t typ) storePair(addr string, nt bool) { t.storeTwo(addr, "", nt) }
+
+// storeTwo is storePair with the second eight stored at addr2 (not after
+// the first eight) when addr2 is not empty; then nt must be false.
+func (t typ) storeTwo(addr, addr2 string, nt bool) {
+	at := func(o int) string {
+		if o == 0 {
+			return addr
+		}
+		if i := strings.IndexByte(addr, '('); i > 0 {
+			var b int
+			fmt.Sscan(addr[:i], &b)
+			return fmt.Sprintf("%d%s", b+o, addr[i:])
+		}
+		return fmt.Sprintf("%d%s", o, addr)
+	}
+	second := func(o int) string {
+		if addr2 != "" {
+			return addr2
+		}
+		return at(o)
+	}
+	switch t.name {
+	case "F32":
+		op := "VMOVUPS"
+		if nt {
+			op = "VMOVNTPS"
+		}
+		lines(op+" Y2, "+addr, op+" Y3, "+second(32))
+		return
+	case "F16":
+		lines("VCVTPS2PH $0, Y2, X0", "VCVTPS2PH $0, Y3, X1")
+		op := "VMOVDQU"
+		if nt {
+			op = "VMOVNTDQ"
+		}
+		lines(op+" X0, "+addr, op+" X1, "+second(16))
+		return
+	}
+	labelN++
+	join := fmt.Sprintf("lfjoin%d", labelN)
+	lines("VCMPPS $3, Y3, Y2, Y4")
+	roundBF16("Y2", "Y0", "Y1")
+	roundBF16("Y3", "Y1", "Y5")
+	lines("VPTEST Y4, Y4", "JZ "+join)
+	// A NaN lane becomes x >> 16 with the quiet bit.
+	for _, r := range [][2]string{{"Y2", "Y0"}, {"Y3", "Y1"}} {
+		lines(
+			"VPSRLD $16, "+r[0]+", Y4",
+			"VPOR ·lightFK+128(SB), Y4, Y4",
+			"VCMPPS $3, "+r[0]+", "+r[0]+", Y5",
+			"VPBLENDVB Y5, Y4, "+r[1]+", "+r[1],
+		)
+	}
+	p("%s:", join)
+	lines("VPACKUSDW Y1, Y0, Y4", "VPERMQ $0xd8, Y4, Y4")
+	if addr2 != "" {
+		lines("VMOVDQU X4, "+addr, "VEXTRACTI128 $1, Y4, X5", "VMOVDQU X5, "+addr2)
+		return
+	}
+	if nt {
+		lines("VMOVNTDQ Y4, " + addr)
+	} else {
+		lines("VMOVDQU Y4, " + addr)
+	}
+}
+
+// rewidenPair puts the values storePair stored back into Y2 and Y3 as
+// float32: the values the type holds.
+func (t typ) rewidenPair() {
+	switch t.name {
+	case "F16":
+		lines("VCVTPH2PS X0, Y2", "VCVTPH2PS X1, Y3")
+	case "BF16":
+		lines("VPSLLD $16, Y0, Y2", "VPSLLD $16, Y1, Y3")
+	}
+}
+
 // rewiden puts the narrowed value (X0, or Y2 for f32) back into Y2 as
 // float32: the value the type holds.
 func (t typ) rewiden() {
@@ -173,7 +273,7 @@ func loopN(label string, step int, body func(), incs map[string]int) {
 	p("%s:", label)
 	lines(fmt.Sprintf("CMPQ CX, $%d", step), "JLT "+label+"done")
 	body()
-	for _, r := range []string{"SI", "DI", "DX", "BX", "R8", "R9", "R10", "R11"} {
+	for _, r := range []string{"SI", "DI", "DX", "BX", "R8", "R9", "R10", "R11", "R12", "R13"} {
 		if s, ok := incs[r]; ok {
 			lines(fmt.Sprintf("ADDQ $%d, %s", step*s, r))
 		}
@@ -212,9 +312,9 @@ func hsum(off map[string]int) {
 		"VZEROUPPER", fmt.Sprintf("MOVSS X0, ret+%d(FP)", off["ret"]), "RET")
 }
 
-// reduce is a reduction kernel over x: Y0 and Y4 accumulate step(x, acc),
-// two vectors a trip, from zero (or from the constant at init), combined
-// by comb.
+// reduce is a reduction kernel over x: Y0, Y4, Y8 and Y12 accumulate
+// step(x, acc), four vectors a trip (four dependency chains), from zero
+// (or from the constant at init), combined by comb.
 func reduce(name string, t typ, extra []arg, setup func(off map[string]int), step func(x, acc string), init, comb string) {
 	args := append([]arg{ptr("x")}, extra...)
 	args = append(args, i64("n"))
@@ -229,19 +329,26 @@ func reduce(name string, t typ, extra []arg, setup func(off map[string]int), ste
 			} else {
 				lines("VBROADCASTSS "+init+", Y0", "VMOVAPS Y0, Y4")
 			}
+			lines("VMOVAPS Y0, Y8", "VMOVAPS Y0, Y12")
 			setup(off)
-			p("%s2:", name)
-			lines("CMPQ CX, $16", "JLT "+name+"1")
-			t.load("(SI)", "Y1")
-			t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y5")
+			// Four accumulators, 32 elements a trip, then 8 a trip.
+			p("%s4:", name)
+			lines("CMPQ CX, $32", "JLT "+name+"1")
+			for i, r := range []string{"Y1", "Y5", "Y9", "Y13"} {
+				t.load(fmt.Sprintf("%d(SI)", 8*i*t.size()), r)
+			}
 			step("Y1", "Y0")
 			step("Y5", "Y4")
-			lines(fmt.Sprintf("ADDQ $%d, SI", 16*t.size()), "SUBQ $16, CX", "JMP "+name+"2")
+			step("Y9", "Y8")
+			step("Y13", "Y12")
+			lines(fmt.Sprintf("ADDQ $%d, SI", 32*t.size()), "SUBQ $32, CX", "JMP "+name+"4")
 			p("%s1:", name)
 			lines("CMPQ CX, $8", "JLT "+name+"done")
 			t.load("(SI)", "Y1")
 			step("Y1", "Y0")
+			lines(fmt.Sprintf("ADDQ $%d, SI", 8*t.size()), "SUBQ $8, CX", "JMP "+name+"1")
 			p("%sdone:", name)
+			lines(comb+" Y8, Y0, Y0", comb+" Y12, Y4, Y4")
 			lines(comb + " Y4, Y0, Y0")
 			if comb == "VMAXPS" {
 				lines("VEXTRACTF128 $1, Y0, X1", "VMAXPS X1, X0, X0", "VPERMILPS $0x4e, X0, X1", "VMAXPS X1, X0, X0",
@@ -255,9 +362,9 @@ func reduce(name string, t typ, extra []arg, setup func(off map[string]int), ste
 }
 
 // expSetup and exp are ExpF32 lane by lane, its operations in its order
-// (no fused multiply-adds: the same bits), as light_amd64.s's EXPSETUP
-// and EXP: expSetup loads the polynomial into Y6–Y11, 1 into Y12 and 127
-// into Y13; exp computes Y2 = ExpF32(Y0) using Y1, Y3, Y4, Y5.
+// (no fused multiply-adds: the same bits): expSetup loads the polynomial
+// into Y6–Y11, 1 into Y12 and 127 into Y13; exp computes Y2 = ExpF32(Y0)
+// using Y1, Y3, Y4, Y5.
 func expSetup() {
 	for i := 0; i < 6; i++ {
 		lines(fmt.Sprintf("VBROADCASTSS ·lightExpK+%d(SB), Y%d", 16+4*i, 6+i))
@@ -286,8 +393,21 @@ func exp() {
 	)
 }
 
+// lightExpK are the scalar constants of expSetup, exp and the kernels
+// that broadcast them (4 bytes each, at lightExpK+4·i): ExpF32's, then
+// 127, the sign bit, −Inf and the constants of the tanh GELU.
+var lightExpK = []struct {
+	bits uint32
+	what string
+}{
+	{0x3fb8aa3b, "log2 e"}, {0x4b400000, "1.5·2^23"}, {0x3f318000, "ln 2, high part"}, {0xb95e8083, "−(ln 2, low part)"},
+	{0x39506967, "p0"}, {0x3ab743ce, "p1"}, {0x3c088908, "p2"}, {0x3d2aa9c1, "p3"}, {0x3e2aaaaa, "p4"}, {0x3f000000, "p5"},
+	{0x3f800000, "1"}, {0xc2aeac4f, "below: 0"}, {0x42b17217, "above: +Inf"}, {0x7f800000, "+Inf"}, {0x0000007f, "127"},
+	{0x80000000, "sign bit"}, {0xff800000, "−Inf"}, {0x3d372713, "0.044715"}, {0x3f4c422a, "√(2/π)"}, {0x40000000, "2"},
+}
+
 // expK are the vector constants of exp2x (8 float32 lanes each), at
-// lightFE+32·i: ExpF32's constants as in light_amd64.s's lightExpK.
+// lightFE+32·i: ExpF32's constants, as in lightExpK.
 var expK = []struct {
 	name string
 	bits uint32
@@ -295,7 +415,7 @@ var expK = []struct {
 	{"log2e", 0x3fb8aa3b}, {"magic", 0x4b400000}, {"ln2hi", 0x3f318000}, {"ln2lo", 0xb95e8083},
 	{"p0", 0x39506967}, {"p1", 0x3ab743ce}, {"p2", 0x3c088908}, {"p3", 0x3d2aa9c1}, {"p4", 0x3e2aaaaa}, {"p5", 0x3f000000},
 	{"one", 0x3f800000}, {"below", 0xc2aeac4f}, {"above", 0x42b17217}, {"inf", 0x7f800000}, {"i127", 0x7f},
-	{"sign", 0x80000000}, {"m87", 0xc2ae0000},
+	{"sign", 0x80000000}, {"m87", 0xc2ae0000}, {"m86h", 0xc2ad0000},
 }
 
 func ek(name string) string {
@@ -382,62 +502,114 @@ func exp2xOf(fast bool, cs ...expRegs) {
 	}
 }
 
+// expSoftmax computes out = e^in for each chain, for inputs ≤ 0 or NaN
+// (softmax's (x − m)/T), chains interleaved: not ExpF32's bits but within
+// 2 ulp of them, in half its instructions: inputs below −86.5 give 0
+// (e^−86.5 < 2^−124, and a masked −Inf logit's probability stays 0), the
+// others n = round(in·log2 e), r = in − n·ln 2 by two fused
+// multiply-adds, ExpF32's polynomial by fused multiply-adds, and 2^n
+// added to the exponent field. Y12 must hold −86.5; a NaN input stays
+// NaN (VMAXPS returns its first Go operand when either is NaN).
+func expSoftmax(cs ...expRegs) {
+	steps := func(r expRegs) []string {
+		return []string{
+			"VCMPPS $1, Y12, " + r.in + ", " + r.t5,
+			"VMAXPS " + r.in + ", Y12, " + r.in,
+			"VMULPS " + ek("log2e") + ", " + r.in + ", " + r.t1,
+			"VROUNDPS $0, " + r.t1 + ", " + r.t1,
+			"VMOVAPS " + r.in + ", " + r.t3,
+			"VFNMADD231PS " + ek("ln2hi") + ", " + r.t1 + ", " + r.t3,
+			"VFNMADD231PS " + ek("ln2lo") + ", " + r.t1 + ", " + r.t3,
+			"VMOVUPS " + ek("p0") + ", " + r.out,
+			"VFMADD213PS " + ek("p1") + ", " + r.t3 + ", " + r.out,
+			"VFMADD213PS " + ek("p2") + ", " + r.t3 + ", " + r.out,
+			"VFMADD213PS " + ek("p3") + ", " + r.t3 + ", " + r.out,
+			"VFMADD213PS " + ek("p4") + ", " + r.t3 + ", " + r.out,
+			"VFMADD213PS " + ek("p5") + ", " + r.t3 + ", " + r.out,
+			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
+			"VFMADD213PS " + r.t3 + ", " + r.t3 + ", " + r.out,
+			"VADDPS " + ek("one") + ", " + r.out + ", " + r.out,
+			"VCVTPS2DQ " + r.t1 + ", " + r.t1,
+			"VPSLLD $23, " + r.t1 + ", " + r.t1,
+			"VPADDD " + r.t1 + ", " + r.out + ", " + r.out,
+			"VANDNPS " + r.out + ", " + r.t5 + ", " + r.out,
+		}
+	}
+	var all [][]string
+	for _, c := range cs {
+		all = append(all, steps(c))
+	}
+	for i := range all[0] {
+		for _, s := range all {
+			lines(s[i])
+		}
+	}
+}
+
 var chainA = expRegs{"Y0", "Y2", "Y1", "Y3", "Y4", "Y5"}
 var chainB = expRegs{"Y8", "Y10", "Y9", "Y11", "Y12", "Y13"}
 
 // sampleKernels are the sampling pass kernels.
 func sampleKernels() {
 	// w = ⌊ExpF32(x·inv − m)·2^40⌋ (NaN: 0), 16 a trip; returns Σ w.
-	kernels = append(kernels, kernel{
-		name: "lightFSampleWeights", args: []arg{ptr("w"), ptr("x"), f32("inv"), f32("m"), i64("n")}, ret: true, ret64: true,
-		goSig: "(w *uint64, x *float32, inv, m float32, n int) uint64", entry: "sampleWeights",
-		body: func(off map[string]int) {
-			movq(off, "w", "DI")
-			movq(off, "x", "SI")
-			movq(off, "n", "CX")
-			bcast(off, "inv", "Y6")
-			bcast(off, "m", "Y7")
-			lines("VPXOR Y14, Y14, Y14", "VPXOR Y15, Y15, Y15")
-			p("lfsw:")
-			lines("CMPQ CX, $16", "JLT lfswdone",
-				"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8",
-				// Every lane ≥ −87 (so not NaN): the fast exponential.
-				"VCMPPS $0x0d, "+ek("m87")+", Y0, Y1", "VCMPPS $0x0d, "+ek("m87")+", Y8, Y9",
-				"VANDPS Y1, Y9, Y1", "VMOVMSKPS Y1, AX", "CMPL AX, $0xff", "JNE lfswslow")
-			exp2xFast(chainA, chainB)
-			lines("JMP lfswint")
-			p("lfswslow:")
-			exp2x(chainA, chainB)
-			for _, r := range []expRegs{chainA, chainB} {
-				lines("VCMPPS $3, "+r.out+", "+r.out+", "+r.t1, "VANDNPS "+r.out+", "+r.t1+", "+r.out)
-			}
-			p("lfswint:")
-			for i, r := range []expRegs{chainA, chainB} {
-				acc := []string{"Y14", "Y15"}[i]
-				lines(
-					"VCVTPS2PD "+x(r.out)+", "+r.t1,
-					"VEXTRACTF128 $1, "+r.out+", "+x(r.t3),
-					"VCVTPS2PD "+x(r.t3)+", "+r.t3,
-					"VMULPD ·lightFD+0(SB), "+r.t1+", "+r.t1,
-					"VMULPD ·lightFD+0(SB), "+r.t3+", "+r.t3,
-					"VROUNDPD $3, "+r.t1+", "+r.t1,
-					"VROUNDPD $3, "+r.t3+", "+r.t3,
-					"VADDPD ·lightFD+32(SB), "+r.t1+", "+r.t1,
-					"VADDPD ·lightFD+32(SB), "+r.t3+", "+r.t3,
-					"VPSUBQ ·lightFD+32(SB), "+r.t1+", "+r.t1,
-					"VPSUBQ ·lightFD+32(SB), "+r.t3+", "+r.t3,
-					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t1, 64*i),
-					fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t3, 64*i+32),
-					"VPADDQ "+r.t1+", "+acc+", "+acc,
-					"VPADDQ "+r.t3+", "+acc+", "+acc,
-				)
-			}
-			lines("ADDQ $64, SI", "ADDQ $128, DI", "SUBQ $16, CX", "JMP lfsw")
-			p("lfswdone:")
-			lines("VPADDQ Y15, Y14, Y14", "VEXTRACTI128 $1, Y14, X1", "VPADDQ X1, X14, X0", "VPSHUFD $0x4e, X0, X1", "VPADDQ X1, X0, X0",
-				"VZEROUPPER", fmt.Sprintf("MOVQ X0, ret+%d(FP)", off["ret"]), "RET")
-		},
-	})
+	// The Sum variant (w unused) only returns Σ w.
+	for _, store := range []bool{true, false} {
+		name, entry, L := "lightFSampleWeights", "sampleWeights", "lfsw"
+		if !store {
+			name, entry, L = "lightFSampleWeightSum", "sampleWeightSum", "lfsws"
+		}
+		kernels = append(kernels, kernel{
+			name: name, args: []arg{ptr("w"), ptr("x"), f32("inv"), f32("m"), i64("n")}, ret: true, ret64: true,
+			goSig: "(w *uint64, x *float32, inv, m float32, n int) uint64", entry: entry,
+			body: func(off map[string]int) {
+				movq(off, "w", "DI")
+				movq(off, "x", "SI")
+				movq(off, "n", "CX")
+				bcast(off, "inv", "Y6")
+				bcast(off, "m", "Y7")
+				lines("VPXOR Y14, Y14, Y14", "VPXOR Y15, Y15, Y15")
+				p("%s:", L)
+				lines("CMPQ CX, $16", "JLT "+L+"done",
+					"VMULPS (SI), Y6, Y0", "VMULPS 32(SI), Y6, Y8", "VSUBPS Y7, Y0, Y0", "VSUBPS Y7, Y8, Y8",
+					// Every lane ≥ −87 (so not NaN): the fast exponential.
+					"VCMPPS $0x0d, "+ek("m87")+", Y0, Y1", "VCMPPS $0x0d, "+ek("m87")+", Y8, Y9",
+					"VANDPS Y1, Y9, Y1", "VMOVMSKPS Y1, AX", "CMPL AX, $0xff", "JNE "+L+"slow")
+				exp2xFast(chainA, chainB)
+				lines("JMP " + L + "int")
+				p("%sslow:", L)
+				exp2x(chainA, chainB)
+				for _, r := range []expRegs{chainA, chainB} {
+					lines("VCMPPS $3, "+r.out+", "+r.out+", "+r.t1, "VANDNPS "+r.out+", "+r.t1+", "+r.out)
+				}
+				p("%sint:", L)
+				for i, r := range []expRegs{chainA, chainB} {
+					acc := []string{"Y14", "Y15"}[i]
+					lines(
+						"VCVTPS2PD "+x(r.out)+", "+r.t1,
+						"VEXTRACTF128 $1, "+r.out+", "+x(r.t3),
+						"VCVTPS2PD "+x(r.t3)+", "+r.t3,
+						"VMULPD ·lightFD+0(SB), "+r.t1+", "+r.t1,
+						"VMULPD ·lightFD+0(SB), "+r.t3+", "+r.t3,
+						"VROUNDPD $3, "+r.t1+", "+r.t1,
+						"VROUNDPD $3, "+r.t3+", "+r.t3,
+						"VADDPD ·lightFD+32(SB), "+r.t1+", "+r.t1,
+						"VADDPD ·lightFD+32(SB), "+r.t3+", "+r.t3,
+						"VPSUBQ ·lightFD+32(SB), "+r.t1+", "+r.t1,
+						"VPSUBQ ·lightFD+32(SB), "+r.t3+", "+r.t3,
+						"VPADDQ "+r.t1+", "+acc+", "+acc,
+						"VPADDQ "+r.t3+", "+acc+", "+acc,
+					)
+					if store {
+						lines(fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t1, 64*i), fmt.Sprintf("VMOVDQU %s, %d(DI)", r.t3, 64*i+32))
+					}
+				}
+				lines("ADDQ $64, SI", "ADDQ $128, DI", "SUBQ $16, CX", "JMP "+L)
+				p("%sdone:", L)
+				lines("VPADDQ Y15, Y14, Y14", "VEXTRACTI128 $1, Y14, X1", "VPADDQ X1, X14, X0", "VPSHUFD $0x4e, X0, X1", "VPADDQ X1, X0, X0",
+					"VZEROUPPER", fmt.Sprintf("MOVQ X0, ret+%d(FP)", off["ret"]), "RET")
+			},
+		})
+	}
 	// idx receives, in order, the indices i < n (n a multiple of 8) with
 	// x_i·inv ≥ sigma (NaN: no), 8 a trip by a permutation from the
 	// comparison's mask (lightFPerm); it writes up to 8 entries past the
@@ -483,7 +655,7 @@ func build() {
 		reduce("lightFMax", t, nil, none, func(x, acc string) { lines("VMAXPS " + acc + ", " + x + ", " + acc) }, "·lightExpK+64(SB)", "VMAXPS")
 		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, n int) float32", "max["+ix+"]"
 
-		// dst (f32) = ExpF32((x − m)·inv); the sum of dst.
+		// dst (f32) = e^((x − m)·inv) (expSoftmax); the sum of dst.
 		kernels = append(kernels, kernel{
 			name: "lightFExpSum" + t.name, args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("inv"), i64("n")}, ret: true,
 			goSig: "(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32", entry: "expSum[" + ix + "]",
@@ -493,19 +665,19 @@ func build() {
 				movq(off, "n", "CX")
 				bcast(off, "m", "Y6")
 				bcast(off, "inv", "Y7")
-				lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15")
+				lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15", "VBROADCASTSS "+ek("m86h")+", Y12")
 				incs := map[string]int{"SI": t.size(), "DI": 4}
 				loopN("lfexpw"+t.name, 16, func() {
 					t.load("(SI)", "Y0")
 					t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y8")
 					lines("VSUBPS Y6, Y0, Y0", "VSUBPS Y6, Y8, Y8", "VMULPS Y7, Y0, Y0", "VMULPS Y7, Y8, Y8")
-					exp2x(chainA, chainB)
+					expSoftmax(chainA, chainB)
 					lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
 				}, incs)
 				loop("lfexp"+t.name, func() {
 					t.load("(SI)", "Y0")
 					lines("VSUBPS Y6, Y0, Y0", "VMULPS Y7, Y0, Y0")
-					exp2x(chainA)
+					expSoftmax(chainA)
 					lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
 				}, incs)
 				lines("VADDPS Y15, Y14, Y0")
@@ -513,26 +685,89 @@ func build() {
 			},
 		})
 
+		if t.name == "F32" {
+			// dst = ExpF32((x − m)·inv), ExpF32's bits (the sampling
+			// paths' exponential); the sum of dst.
+			kernels = append(kernels, kernel{
+				name: "lightFExpSumExactF32", args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("inv"), i64("n")}, ret: true,
+				goSig: "(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32", entry: "expSumExact",
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "n", "CX")
+					bcast(off, "m", "Y6")
+					bcast(off, "inv", "Y7")
+					lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15")
+					incs := map[string]int{"SI": 4, "DI": 4}
+					loopN("lfexpxw", 16, func() {
+						lines("VMOVUPS (SI), Y0", "VMOVUPS 32(SI), Y8",
+							"VSUBPS Y6, Y0, Y0", "VSUBPS Y6, Y8, Y8", "VMULPS Y7, Y0, Y0", "VMULPS Y7, Y8, Y8")
+						exp2x(chainA, chainB)
+						lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
+					}, incs)
+					loop("lfexpx", func() {
+						lines("VMOVUPS (SI), Y0", "VSUBPS Y6, Y0, Y0", "VMULPS Y7, Y0, Y0")
+						exp2x(chainA)
+						lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
+					}, incs)
+					lines("VADDPS Y15, Y14, Y0")
+					hsum(off)
+				},
+			})
+		}
 		for j, u := range types {
 			jx := fmt.Sprint(j)
 			t, u := t, u
 			// dst (u) = (x − m)·s·w + b, the last two one fused multiply-add.
 			kernels = append(kernels, kernel{
-				name: "lightFAffine" + t.name + u.name, args: []arg{ptr("dst"), ptr("x"), ptr("w"), ptr("b"), f32("m"), f32("s"), i64("n"), i64("nt")},
-				goSig: "(dst, x unsafe.Pointer, w, b *float32, m, s float32, n, nt int)", entry: "affine[" + ix + "][" + jx + "]",
+				name: "lightFAffine" + t.name + u.name, args: []arg{ptr("dst"), ptr("x"), ptr("w"), ptr("b"), f32("m"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
+				goSig: "(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)", entry: "affine[" + ix + "][" + jx + "]",
 				body: func(off map[string]int) {
 					movq(off, "dst", "DI")
 					movq(off, "x", "SI")
 					movq(off, "w", "DX")
 					movq(off, "b", "BX")
+					movq(off, "pf", "R12")
 					bcast(off, "m", "Y14")
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
-					ntLoops(off, "lfaff"+t.name+u.name, func(nt bool) {
+					ntLoops2(off, "lfaff"+t.name+u.name, func(nt bool) {
+						lines("PREFETCHT0 (R12)")
+						t.load("(SI)", "Y6")
+						t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y7")
+						lines("VSUBPS Y14, Y6, Y6", "VSUBPS Y14, Y7, Y7", "VMULPS Y15, Y6, Y6", "VMULPS Y15, Y7, Y7",
+							"VMOVUPS (BX), Y2", "VMOVUPS 32(BX), Y3", "VFMADD231PS (DX), Y6, Y2", "VFMADD231PS 32(DX), Y7, Y3")
+						u.storePair("(DI)", nt)
+					}, func(nt bool) {
 						t.load("(SI)", "Y4")
 						lines("VSUBPS Y14, Y4, Y4", "VMULPS Y15, Y4, Y4", "VMOVUPS (DX), Y5", "VMOVUPS (BX), Y2", "VFMADD231PS Y5, Y4, Y2")
 						u.store("(DI)", nt)
-					}, map[string]int{"SI": t.size(), "DI": u.size(), "DX": 4, "BX": 4})
+					}, map[string]int{"SI": t.size(), "DI": u.size(), "DX": 4, "BX": 4, "R12": t.size()})
+				},
+			})
+			// dst (u) = x·s·w, each product rounded: the affine map of
+			// an RMS norm without bias, two products an element.
+			kernels = append(kernels, kernel{
+				name: "lightFScaleW" + t.name + u.name, args: []arg{ptr("dst"), ptr("x"), ptr("w"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
+				goSig: "(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)", entry: "scaleW[" + ix + "][" + jx + "]",
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "w", "DX")
+					movq(off, "pf", "R12")
+					bcast(off, "s", "Y15")
+					movq(off, "n", "CX")
+					ntLoops2(off, "lfsw"+t.name+u.name, func(nt bool) {
+						lines("PREFETCHT0 (R12)")
+						t.load("(SI)", "Y6")
+						t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y7")
+						lines("VMULPS Y15, Y6, Y2", "VMULPS Y15, Y7, Y3", "VMULPS (DX), Y2, Y2", "VMULPS 32(DX), Y3, Y3")
+						u.storePair("(DI)", nt)
+					}, func(nt bool) {
+						t.load("(SI)", "Y4")
+						lines("VMULPS Y15, Y4, Y2", "VMULPS (DX), Y2, Y2")
+						u.store("(DI)", nt)
+					}, map[string]int{"SI": t.size(), "DI": u.size(), "DX": 4, "R12": t.size()})
 				},
 			})
 			// res (t) = round(res + x (u)); the sum of squares of the
@@ -544,7 +779,18 @@ func build() {
 					movq(off, "res", "DI")
 					movq(off, "x", "SI")
 					movq(off, "n", "CX")
-					lines("VXORPS Y8, Y8, Y8")
+					lines("VXORPS Y8, Y8, Y8", "VXORPS Y10, Y10, Y10", "VXORPS Y11, Y11, Y11")
+					loopN("lfaddw"+t.name+u.name, 16, func() {
+						u.load("(SI)", "Y6")
+						u.load(fmt.Sprintf("%d(SI)", 8*u.size()), "Y7")
+						t.load("(DI)", "Y2")
+						t.load(fmt.Sprintf("%d(DI)", 8*t.size()), "Y3")
+						lines("VADDPS Y6, Y2, Y2", "VADDPS Y7, Y3, Y3")
+						t.storePair("(DI)", false)
+						t.rewidenPair()
+						lines("VFMADD231PS Y2, Y2, Y10", "VFMADD231PS Y3, Y3, Y11")
+					}, map[string]int{"SI": u.size(), "DI": t.size()})
+					lines("VADDPS Y11, Y10, Y10", "VADDPS Y10, Y8, Y8")
 					loop("lfadd"+t.name+u.name, func() {
 						u.load("(SI)", "Y4")
 						t.load("(DI)", "Y5")
@@ -595,10 +841,11 @@ func build() {
 							lines(fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
 						}
 						p("%s%s:", label, tag)
-						u.store("(DI)", nt)
 						if wide {
-							lines("VMOVAPS Y10, Y2")
-							u.store(fmt.Sprintf("%d(DI)", 8*u.size()), nt)
+							lines("VMOVAPS Y10, Y3")
+							u.storePair("(DI)", nt)
+						} else {
+							u.store("(DI)", nt)
 						}
 					}
 					ntLoops2(off, label, func(nt bool) { body(nt, true) }, func(nt bool) { body(nt, false) },
@@ -656,32 +903,37 @@ func build() {
 					movq(off, "s", "R11")
 					movq(off, "n", "CX")
 					loop("lfrot"+t.name+u.name, func() {
-						t.load("(SI)", "Y4")
-						t.load("(R9)", "Y5")
+						t.load("(SI)", "Y10")
+						t.load("(R9)", "Y11")
 						lines("VMOVUPS (R10), Y6", "VMOVUPS (R11), Y7",
-							"VMULPS Y6, Y4, Y8", "VMULPS Y7, Y5, Y9", "VSUBPS Y9, Y8, Y2")
-						u.store("(DI)", false)
-						lines("VMULPS Y6, Y5, Y8", "VMULPS Y7, Y4, Y9", "VADDPS Y9, Y8, Y2")
-						u.store("(R8)", false)
+							"VMULPS Y6, Y10, Y8", "VMULPS Y7, Y11, Y9", "VSUBPS Y9, Y8, Y2",
+							"VMULPS Y6, Y11, Y8", "VMULPS Y7, Y10, Y9", "VADDPS Y9, Y8, Y3")
+						u.storeTwo("(DI)", "(R8)", false)
 					}, map[string]int{"SI": t.size(), "R9": t.size(), "R10": 4, "R11": 4, "DI": u.size(), "R8": u.size()})
 					lines("VZEROUPPER", "RET")
 				},
 			})
 		}
-		// dst (t) = s·x, x float32.
+		// dst (t) = s·x, x float32, prefetching pf (softmax's next row).
 		u := t
 		kernels = append(kernels, kernel{
-			name: "lightFScale" + u.name, args: []arg{ptr("dst"), ptr("x"), f32("s"), i64("n"), i64("nt")},
-			goSig: "(dst unsafe.Pointer, x *float32, s float32, n, nt int)", entry: "scale[" + ix + "]",
+			name: "lightFScale" + u.name, args: []arg{ptr("dst"), ptr("x"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
+			goSig: "(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)", entry: "scale[" + ix + "]",
 			body: func(off map[string]int) {
 				movq(off, "dst", "DI")
 				movq(off, "x", "SI")
+				movq(off, "pf", "R12")
 				bcast(off, "s", "Y15")
 				movq(off, "n", "CX")
-				ntLoops(off, "lfscl"+u.name, func(nt bool) {
+				// pf advances 4 bytes an element whatever the type it
+				// prefetches: a 16-bit row is covered twice over.
+				ntLoops2(off, "lfscl"+u.name, func(nt bool) {
+					lines("PREFETCHT0 (R12)", "VMULPS (SI), Y15, Y2", "VMULPS 32(SI), Y15, Y3")
+					u.storePair("(DI)", nt)
+				}, func(nt bool) {
 					lines("VMULPS (SI), Y15, Y2")
 					u.store("(DI)", nt)
-				}, map[string]int{"SI": 4, "DI": u.size()})
+				}, map[string]int{"SI": 4, "DI": u.size(), "R12": 4})
 			},
 		})
 	}
@@ -710,6 +962,13 @@ func writeAsm() {
 		}
 	}
 	p("GLOBL ·lightFK(SB), RODATA|NOPTR, $160")
+	p("")
+	p("// lightExpK: ExpF32's constants and others, one lane each (see")
+	p("// lightExpK in light_gen.go).")
+	for i, k := range lightExpK {
+		p("DATA ·lightExpK+%d(SB)/4, $%#08x // %s", 4*i, k.bits, k.what)
+	}
+	p("GLOBL ·lightExpK(SB), RODATA|NOPTR, $%d", 4*len(lightExpK))
 	p("")
 	p("// lightFE: ExpF32's constants, 8 lanes each (see expK).")
 	for i, k := range expK {

@@ -7,7 +7,8 @@ import (
 	"github.com/tcrt-go/tcrt/internal/cpufeat"
 )
 
-// lightKernels are the light ops' vector row kernels (light_amd64.s),
+// lightKernels are the light ops' vector row kernels (light_amd64.go: the
+// float32 fused kernels of light_fused_amd64.s),
 // each over the largest multiple of 8 elements of its count; nil where the
 // build has none (purego, other architectures).
 type lightKernels struct {

@@ -3,6 +3,8 @@ package fallback
 import (
 	"math"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/internal/longtest"
 )
 
 // Known-answer vectors of Philox4x32-10 from Random123's kat_vectors
@@ -50,5 +52,29 @@ func TestExpF32(t *testing.T) {
 	}
 	if worst > 2 {
 		t.Errorf("ExpF32 is %.2f ulp from e^x at worst; the bound is 2", worst)
+	}
+}
+
+// TestExpF32BoundBelowZero checks ExpF32's 2-ulp bound on the inputs the
+// sampler's bounds rest on, every float32 in [−87.33654, 0] (scores minus
+// their maximum; below, ExpF32 is 0): with TCRT_LONG_TESTS, every one of
+// them (about 1.1·10^9), else every 4099th.
+func TestExpF32BoundBelowZero(t *testing.T) {
+	step := uint32(4099)
+	if longtest.Enabled() {
+		step = 1
+	}
+	lo := math.Float32bits(-87.33654)
+	worst, at := 0.0, float32(0)
+	for b := uint32(0x80000000); b <= lo; b += step {
+		x := math.Float32frombits(b)
+		want := math.Exp(float64(x))
+		ulp := math.Abs(float64(math.Nextafter32(float32(want), float32(math.Inf(1)))) - want)
+		if e := math.Abs(float64(ExpF32(x))-want) / ulp; e > worst {
+			worst, at = e, x
+		}
+	}
+	if worst > 2 {
+		t.Errorf("ExpF32(%v) is %.2f ulp from e^x; the bound is 2", at, worst)
 	}
 }

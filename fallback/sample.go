@@ -244,19 +244,26 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 	key, w := sp.key[:n], sp.w[:n]
 	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
 	if fk := lightFusedK(); fk != nil {
+		// The whole row's weight (top-p's P, the draw without a cut) is
+		// summed without storing the weights; the passes that need
+		// weights compute them again for their elements (the same bits).
+		var total uint64
 		chunks := sp.chunkW[:(n+sampleChunk-1)/sampleChunk]
-		total := sampleWeightsSplit(fk, w, x, inv, m, sampleWorkers(a), chunks)
+		if topP || (!topK && a.MinP == 0) {
+			total = sampleWeightsSplit(fk, nil, x, inv, m, sampleWorkers(a), chunks)
+		}
 		switch {
 		case topK || topP:
-			if tok, ok := sp.rowCandidates(a, fk, x, w, inv, m, total, row); ok {
+			if tok, ok := sp.rowCandidates(a, fk, x, inv, m, total, row); ok {
 				return tok
 			}
 		case a.MinP > 0 && a.MinP <= 1:
-			return sp.rowMinP(a, fk, x, w, inv, m, row)
+			return sp.rowMinP(a, fk, x, inv, m, row)
 		case a.MinP == 0:
-			return drawChunks(w, chunks, SampleUniform(a.Seed, a.Offset, row), total)
+			return drawChunks(fk, w, x, inv, m, chunks, SampleUniform(a.Seed, a.Offset, row), total)
 		}
 		// No cut, or the candidates did not hold it: the whole row.
+		total = sampleWeights(fk, w, x, inv, m)
 		return sp.rowKeyed(a, x, w, inv, total, row, false)
 	}
 	sc, e := sp.s[:n], sp.e[:n]

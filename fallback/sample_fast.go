@@ -22,26 +22,44 @@ import (
 // reference's.
 
 // sampleWeights writes w_i = weightOf(ExpF32(x_i·inv − m)) (rule 4, the
-// reference's bits) and returns Σ w.
+// reference's bits) and returns Σ w; with w nil it only returns Σ w.
 func sampleWeights(fk *lightFused, w []uint64, x []float32, inv, m float32) uint64 {
 	n16 := len(x) &^ 15
 	var total uint64
 	if n16 > 0 {
-		total = fk.sampleWeights(&w[0], &x[0], inv, m, n16)
+		if w == nil {
+			total = fk.sampleWeightSum(nil, &x[0], inv, m, n16)
+		} else {
+			total = fk.sampleWeights(&w[0], &x[0], inv, m, n16)
+		}
 	}
 	for i := n16; i < len(x); i++ {
 		s := x[i] * inv
-		w[i] = weightOf(ExpF32(s - m))
-		total += w[i]
+		wi := weightOf(ExpF32(s - m))
+		if w != nil {
+			w[i] = wi
+		}
+		total += wi
 	}
 	return total
+}
+
+// gatherWeights writes into w the weights of x's elements at idx and
+// returns their sum, gathering the elements into g.
+func gatherWeights(fk *lightFused, w []uint64, g, x []float32, idx []int32, inv, m float32) uint64 {
+	g = g[:len(idx)]
+	for j, i := range idx {
+		g[j] = x[i]
+	}
+	return sampleWeights(fk, w[:len(idx)], g, inv, m)
 }
 
 // sampleChunk is the chunk of sampleWeightsSplit: a multiple of the
 // kernel's 16.
 const sampleChunk = 1 << 13
 
-// sampleWeightsSplit is sampleWeights over chunks of sampleChunk elements,
+// sampleWeightsSplit is sampleWeights (w may be nil) over chunks of
+// sampleChunk elements,
 // on up to workers goroutines of the pool (the sum is an integer sum: the
 // same in any order), writing each chunk's weight into chunks; SampleFast
 // splits a single row, whose weights pass is the row's largest cost.
@@ -56,7 +74,11 @@ func sampleWeightsSplit(fk *lightFused, w []uint64, x []float32, inv, m float32,
 				return
 			}
 			lo, hi := t*sampleChunk, min(len(x), (t+1)*sampleChunk)
-			chunks[t] = sampleWeights(fk, w[lo:hi], x[lo:hi], inv, m)
+			var wt []uint64
+			if w != nil {
+				wt = w[lo:hi]
+			}
+			chunks[t] = sampleWeights(fk, wt, x[lo:hi], inv, m)
 			total.Add(chunks[t])
 		}
 	}
@@ -70,15 +92,16 @@ func sampleWeightsSplit(fk *lightFused, w []uint64, x []float32, inv, m float32,
 
 // drawChunks is rule 8 over every element of weight ≥ 1 (no cut, no
 // min-p): the chunk whose weights reach past r = pick(u, total), then the
-// element inside it.
-func drawChunks(w, chunks []uint64, u, total uint64) int {
+// element inside it, its weights computed into w.
+func drawChunks(fk *lightFused, w []uint64, x []float32, inv, m float32, chunks []uint64, u, total uint64) int {
 	target := pick(u, total)
 	var before uint64
 	for c, cw := range chunks {
 		if before+cw > target {
-			lo := c * sampleChunk
+			lo, hi := c*sampleChunk, min(len(x), (c+1)*sampleChunk)
+			sampleWeights(fk, w[lo:hi], x[lo:hi], inv, m)
 			var cum uint64
-			for i, v := range w[lo:min(len(w), lo+sampleChunk)] {
+			for i, v := range w[lo:hi] {
 				cum += v
 				if before+cum > target {
 					return lo + i
@@ -87,7 +110,7 @@ func drawChunks(w, chunks []uint64, u, total uint64) int {
 		}
 		before += cw
 	}
-	return drawFrom(w, nil, 0, 1, u, total, true) // not reached: target < total
+	return len(x) - 1 // not reached: target < total
 }
 
 // rowMinP is rules 7–8 for min-p alone (0 < MinP ≤ 1) over the candidates
@@ -96,7 +119,7 @@ func drawChunks(w, chunks []uint64, u, total uint64) int {
 // less than MinP·e^−0.0099 and its weight is below ⌈MinP·2^40⌉: it could
 // not be drawn. The margin (0.01 + 10^−5·|m|) is far above the float32
 // rounding of σ and of s − m.
-func (sp *sampler) rowMinP(a *SampleArgs, fk *lightFused, x []float32, w []uint64, inv, m float32, row int) int {
+func (sp *sampler) rowMinP(a *SampleArgs, fk *lightFused, x []float32, inv, m float32, row int) int {
 	n := len(x)
 	margin := 0.01 + 1e-5*float32(math.Abs(float64(m)))
 	sigma := m + float32(math.Log(float64(a.MinP))) - margin
@@ -113,9 +136,7 @@ func (sp *sampler) rowMinP(a *SampleArgs, fk *lightFused, x []float32, w []uint6
 		}
 	}
 	cw := sp.cw[:c]
-	for j, i := range cand[:c] {
-		cw[j] = w[i]
-	}
+	gatherWeights(fk, cw, sp.e, x, cand[:c], inv, m)
 	minW := max(1, MinPThreshold(a.MinP))
 	return int(cand[drawFrom(cw, nil, 0, minW, SampleUniform(a.Seed, a.Offset, row), 0, false)])
 }
@@ -142,9 +163,19 @@ const (
 // sigma returns a bound σ whose prefix (s ≥ σ) should hold the cut, from
 // a subsample of the row, or −Inf when the subsample says the prefix
 // would be most of the row.
-func (sp *sampler) sigma(a *SampleArgs, x []float32, w []uint64, inv, m float32, total uint64) float32 {
+func (sp *sampler) sigma(a *SampleArgs, fk *lightFused, x []float32, inv, m float32, total uint64) float32 {
 	var cnt [sampleBins]uint64
 	var mass [sampleBins]uint64
+	topK := a.TopK > 0 && a.TopK < len(x)
+	// The subsample's weights (top-p only), computed on a gathered copy.
+	ns := (len(x) + sampleStride - 1) / sampleStride
+	g, w := sp.e[:ns], sp.cw[:ns]
+	if !topK {
+		for j := range g {
+			g[j] = x[j*sampleStride]
+		}
+		sampleWeights(fk, w, g, inv, m)
+	}
 	for i := 0; i < len(x); i += sampleStride {
 		d := x[i]*inv - m
 		if d != d {
@@ -155,9 +186,10 @@ func (sp *sampler) sigma(a *SampleArgs, x []float32, w []uint64, inv, m float32,
 			b = int(f)
 		}
 		cnt[b]++
-		mass[b] += w[i]
+		if !topK {
+			mass[b] += w[i/sampleStride]
+		}
 	}
-	topK := a.TopK > 0 && a.TopK < len(x)
 	var needC, needW uint64
 	if topK {
 		needC = 2*uint64(a.TopK) + 16*sampleStride
@@ -185,9 +217,9 @@ func (sp *sampler) sigma(a *SampleArgs, x []float32, w []uint64, inv, m float32,
 // rowCandidates is rules 5–8 for a row with a cut (top-k or top-p) over
 // the candidates; ok is false when they do not hold the cut (or would be
 // most of the row), and then nothing is decided.
-func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, w []uint64, inv, m float32, total uint64, row int) (tok int, ok bool) {
+func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, inv, m float32, total uint64, row int) (tok int, ok bool) {
 	n := len(x)
-	sigma := sp.sigma(a, x, w, inv, m, total)
+	sigma := sp.sigma(a, fk, x, inv, m, total)
 	if math.IsInf(float64(sigma), -1) {
 		return 0, false
 	}
@@ -205,11 +237,9 @@ func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, w [
 	}
 	cand = cand[:c]
 	key, cw := sp.key[:c], sp.cw[:c]
-	var cwSum uint64
+	cwSum := gatherWeights(fk, cw, sp.e, x, cand, inv, m)
 	for j, i := range cand {
 		key[j] = sampleKey(x[i] * inv)
-		cw[j] = w[i]
-		cwSum += w[i]
 	}
 	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
 	switch {

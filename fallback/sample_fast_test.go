@@ -9,8 +9,8 @@ import (
 )
 
 // TestSampleWeightsBits: the vector weights are weightOf(ExpF32(x·inv −
-// m)), bit for bit, NaN and ±Inf logits included, their sum is the
-// integer sum, and the selection lists exactly the indices at or above
+// m)), bit for bit, NaN and ±Inf logits included, their sum (also
+// without storing them) is the integer sum, and the selection lists exactly the indices at or above
 // its bound, in order.
 func TestSampleWeightsBits(t *testing.T) {
 	fk := lightFusedK()
@@ -56,6 +56,9 @@ func TestSampleWeightsBits(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("n %d: total %d, want %d", n, got, want)
+		}
+		if sum := sampleWeights(fk, nil, x, inv, m); sum != want {
+			t.Fatalf("n %d: total without the weights %d, want %d", n, sum, want)
 		}
 		// The selection: the indices with x·inv ≥ sigma, in order.
 		for _, sigma := range []float32{m - 3, m, float32(math.Inf(-1)), float32(math.Inf(1))} {
@@ -134,12 +137,12 @@ func TestSampleFastLargeRows(t *testing.T) {
 				}
 			}
 			if fk := lightFusedK(); fk != nil && (o.TopK > 0 || o.TopP < 1) {
-				sp := &sampler{key: make([]uint32, cols), w: make([]uint64, cols), cw: make([]uint64, cols), list: make([]int32, cols), cand: make([]int32, cols+8)}
+				sp := &sampler{e: make([]float32, cols), key: make([]uint32, cols), w: make([]uint64, cols), cw: make([]uint64, cols), list: make([]int32, cols), cand: make([]int32, cols+8)}
 				row := xs[:cols]
 				inv := 1 / o.Temperature
 				mx := vecMax(lightVec(), row) * inv
-				total := sampleWeights(fk, sp.w, row, inv, mx)
-				if tok, ok := sp.rowCandidates(&a, fk, row, sp.w, inv, mx, total, 0); ok {
+				total := sampleWeights(fk, nil, row, inv, mx)
+				if tok, ok := sp.rowCandidates(&a, fk, row, inv, mx, total, 0); ok {
 					took++
 					if int32(tok) != want[0] {
 						t.Fatalf("spread %d, options %+v: candidates' token %d, want %d", si, o, tok, want[0])

@@ -70,7 +70,13 @@ func SoftmaxFast(a *SoftmaxArgs) {
 			e := eb[:len(x)]
 			s := vecExpSum(vk, e, x, m, inv)
 			if a.Log {
-				ls := float32(math.Log(float64(s)))
+				// The log of the sum is an absolute error of the output:
+				// the sum in float64 keeps it at the float32 rounding.
+				var s64 float64
+				for _, v := range e {
+					s64 += float64(v)
+				}
+				ls := float32(math.Log(s64))
 				for j, v := range x {
 					e[j] = (v-m)*inv - ls
 				}
