@@ -92,7 +92,7 @@ func ExplainAttention(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *Attention
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpAttention, args), nil
+	return explain(rt, runtime.OpAttention, args)
 }
 
 // attentionArgs validates an attention call and returns the runtime's
@@ -169,7 +169,7 @@ func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	if err := attnOptions(rt, args, &op, []*runtime.Buffer{qv.Buf, kv.Buf, vv.Buf, ov.Buf}); err != nil {
 		return nil, nil, err
 	}
-	return planned(opAttention, args, op.Stream)
+	return args, op.Stream, nil
 }
 
 // checkHeads checks q against keys with headsKV heads of headDim.

@@ -563,7 +563,7 @@ func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCach
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpAttention, args), nil
+	return explain(rt, runtime.OpAttention, args)
 }
 
 // AttentionKVCachePlan validates an AttentionKVCache call and selects its

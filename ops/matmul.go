@@ -96,7 +96,7 @@ func ExplainMatMul(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (run
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpMatMul, args), nil
+	return explain(rt, runtime.OpMatMul, args)
 }
 
 const opMatMul = "matmul"
@@ -203,7 +203,7 @@ func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if d.Buf == b.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opMatMul, "D", "output shares its buffer with input B")
 	}
-	return planned(opMatMul, args, o.Stream)
+	return args, o.Stream, nil
 }
 
 func isNonFinite(f float32) bool { return math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) }

@@ -11,6 +11,11 @@ import (
 
 type panicArgs struct{ X *Buffer }
 
+func (a *panicArgs) Operands() (o Operands) {
+	o.Buffer("X", a.X, true, false)
+	return
+}
+
 const opTestPanic = "test.launch-panic"
 
 func init() {

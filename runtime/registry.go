@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -467,8 +468,9 @@ func (r *Runtime) launch(ctx context.Context, s *Stream, k *Kernel, args any) er
 	}
 	// The launch holds every buffer it names until its work has finished
 	// (see Buffer: Lifetimes).
-	rs, err := holdArgs(k.Op, args)
-	if err != nil {
+	var held [MaxOperands]*Buffer
+	rs := refs(argBuffers(held[:0], args))
+	if err := hold(k.Op, rs); err != nil {
 		return err
 	}
 	if _, cpu := s.impl.(*backend.Queue); sync && !cpu {
@@ -483,12 +485,12 @@ func (r *Runtime) launch(ctx context.Context, s *Stream, k *Kernel, args any) er
 	l := &Launch{Runtime: r, Stream: s, Kernel: k, Args: args, Threads: r.opts.Threads, sync: sync}
 	// A kernel that panics on the caller's goroutine returns ErrDevice, and
 	// the buffers the launch holds are released as after any failure.
-	err = backend.RunTask(func() error { return k.Launch(ctx, l) })
+	err := backend.RunTask(func() error { return k.Launch(ctx, l) })
 	if l.inlined {
 		rs.release()
 		return err
 	}
-	s.releaseAfter(rs) // also after a failed launch: part of it may be queued
+	s.releaseAfter(slices.Clone(rs)) // also after a failed launch: part of it may be queued
 	if err != nil || !sync {
 		return err
 	}
