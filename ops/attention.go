@@ -82,7 +82,7 @@ func Attention(ctx context.Context, rt *runtime.Runtime, o, q, k, v AttnTensor, 
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpAttention, args)
+	return runPooled(ctx, rt, s, runtime.OpAttention, args, &attentionPool)
 }
 
 // ExplainAttention says which kernel Attention would select for these
@@ -130,7 +130,8 @@ func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	if ov.Heads != qv.Heads || ov.HeadDim != qv.HeadDim || ov.Seq != qv.Seq || ov.Batch != qv.Batch {
 		return nil, nil, tile.Errorf(ErrShape, opAttention, "o", "o is %s, q is %s; they must agree", dims(ov), dims(qv))
 	}
-	args := &runtime.AttentionArgs{
+	args, _ := attentionPool.get()
+	*args = runtime.AttentionArgs{
 		HeadsQ: qv.Heads, HeadsKV: kv.Heads, HeadDim: qv.HeadDim,
 		Q: qv, K: kv, V: vv, O: ov,
 	}

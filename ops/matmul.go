@@ -86,7 +86,7 @@ func MatMul(ctx context.Context, rt *runtime.Runtime, d, a, b Matrix, opt *MatMu
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpMatMul, args)
+	return runPooled(ctx, rt, s, runtime.OpMatMul, args, &matMulPool)
 }
 
 // ExplainMatMul says which kernel MatMul would select for these arguments
@@ -156,7 +156,8 @@ func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if !o.Act.Valid() {
 		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Act", "unknown activation %d", o.Act)
 	}
-	args := &runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
+	args, _ := matMulPool.get()
+	*args = runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
 	if err := checkMatMulScales(rt, &o, args); err != nil {
 		return nil, nil, err
 	}
