@@ -55,8 +55,7 @@ func checkPositive(op string, fs ...field) error {
 }
 
 // argRules describes the argument structs of the built-in ops. The
-// arguments of other ops are checked through their Operands when they
-// list them (Args).
+// arguments of other ops must list their operands too (Args).
 var argRules = map[string]argRule{
 	OpMatMul: rule(checkMatMulArgs),
 	OpAttention: rule(func(a *AttentionArgs) error { // SeqQ is 0 with CuSeqQ
@@ -101,7 +100,11 @@ func (r *Runtime) CheckArgs(op string, args any) error {
 			return err
 		}
 	} else if a, builtin = args.(Args); !builtin {
-		return nil // an op registered elsewhere whose arguments list no buffers
+		if len(kernelsOf(op)) == 0 {
+			return nil // no kernel: selection reports the op unsupported
+		}
+		// the launch holds and stages the buffers an Args lists, and no others
+		return tile.Errorf(ErrArgument, op, "args", "%T does not list its operands (runtime.Args)", args)
 	}
 	ops := a.Operands()
 	if err := checkBuffers(r, op, ops.All()); err != nil {
