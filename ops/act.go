@@ -43,7 +43,7 @@ func Activate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActFunc, 
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpActivation, args)
+	return runPooled(ctx, rt, s, runtime.OpActivation, args, &actPool)
 }
 
 // ExplainActivate says which kernel Activate would select and why.
@@ -61,7 +61,7 @@ func GatedActivate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActF
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpActivation, args)
+	return runPooled(ctx, rt, s, runtime.OpActivation, args, &actPool)
 }
 
 // ExplainGatedActivate says which kernel GatedActivate would select.
@@ -106,7 +106,9 @@ func activateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOpti
 	if err := checkOut(op, "y", y, operand{m: x, name: "x", inPlace: true}); err != nil {
 		return nil, nil, err
 	}
-	return &runtime.ActArgs{Func: f, A: x, Y: y}, o.Stream, nil
+	args, _ := actPool.get()
+	*args = runtime.ActArgs{Func: f, A: x, Y: y}
+	return args, o.Stream, nil
 }
 
 // gatedActivateArgs validates a GatedActivate without launching it.
@@ -154,7 +156,10 @@ func gatedActivateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *Activat
 	if y.Rows != a.Rows {
 		return nil, nil, tile.Errorf(ErrShape, op, "y", "%d rows; x has %d", y.Rows, a.Rows)
 	}
-	return &runtime.ActArgs{Func: f, A: a, B: &b, Y: y}, o.Stream, nil
+	args, views := actPool.get()
+	views[0] = b
+	*args = runtime.ActArgs{Func: f, A: a, B: &views[0], Y: y}
+	return args, o.Stream, nil
 }
 
 // ElementwiseOptions are the optional parts of Elementwise.

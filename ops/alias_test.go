@@ -14,8 +14,8 @@ import (
 
 // TestAliasedOutputs: calls whose output is also a scale, amax, index or
 // data input are ErrAlias from the call, with nothing written, on every
-// backend (runtime.CheckAlias, run by every Plan, has the per-field table
-// test TestCheckAliasTable).
+// backend (the runtime's operand rule, which Run and every Plan apply, has
+// the per-field table test TestCheckAliasTable).
 func TestAliasedOutputs(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
 		ctx := context.Background()

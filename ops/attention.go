@@ -82,7 +82,7 @@ func Attention(ctx context.Context, rt *runtime.Runtime, o, q, k, v AttnTensor, 
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpAttention, args)
+	return runPooled(ctx, rt, s, runtime.OpAttention, args, &attentionPool)
 }
 
 // ExplainAttention says which kernel Attention would select for these
@@ -92,7 +92,7 @@ func ExplainAttention(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *Attention
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpAttention, args), nil
+	return explain(rt, runtime.OpAttention, args)
 }
 
 // attentionArgs validates an attention call and returns the runtime's
@@ -130,7 +130,8 @@ func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	if ov.Heads != qv.Heads || ov.HeadDim != qv.HeadDim || ov.Seq != qv.Seq || ov.Batch != qv.Batch {
 		return nil, nil, tile.Errorf(ErrShape, opAttention, "o", "o is %s, q is %s; they must agree", dims(ov), dims(qv))
 	}
-	args := &runtime.AttentionArgs{
+	args, _ := attentionPool.get()
+	*args = runtime.AttentionArgs{
 		HeadsQ: qv.Heads, HeadsKV: kv.Heads, HeadDim: qv.HeadDim,
 		Q: qv, K: kv, V: vv, O: ov,
 	}
@@ -169,7 +170,7 @@ func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	if err := attnOptions(rt, args, &op, []*runtime.Buffer{qv.Buf, kv.Buf, vv.Buf, ov.Buf}); err != nil {
 		return nil, nil, err
 	}
-	return planned(opAttention, args, op.Stream)
+	return args, op.Stream, nil
 }
 
 // checkHeads checks q against keys with headsKV heads of headDim.

@@ -34,14 +34,12 @@ func checkRuntime(rt *runtime.Runtime, s *runtime.Stream, op string) error {
 	return nil
 }
 
-// planned ends every Plan: the runtime's aliasing rule (runtime.CheckAlias:
-// no output shares a buffer with another argument, scale, amax and index
-// buffers included) over the finished argument struct, so that each op's
-// own checks cannot miss a pair.
-func planned[T any](op string, args T, s *runtime.Stream) (T, *runtime.Stream, error) {
-	if err := runtime.CheckAlias(op, args); err != nil {
-		var zero T
-		return zero, nil, err
+// explain is the runtime's explanation of a validated call, or the error
+// of the runtime's operand checks (runtime.CheckArgs: buffers, spans,
+// aliasing), which Run and every Plan apply once before launching.
+func explain(rt *runtime.Runtime, op string, args any) (runtime.Explanation, error) {
+	if err := rt.CheckArgs(op, args); err != nil {
+		return runtime.Explanation{}, err
 	}
-	return args, s, nil
+	return rt.Explain(op, args), nil
 }

@@ -89,7 +89,7 @@ func ExplainMGather(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpGather, args), nil
+	return explain(rt, runtime.OpGather, args)
 }
 
 // mGatherArgs runs MGather's legality checks and returns the runtime's
@@ -126,7 +126,7 @@ func mGatherArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, o
 	if dst.Buf == mem || dst.Buf == idx.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opGather, "dst", "the destination shares a buffer with mem or idx")
 	}
-	return planned(opGather, &runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}, o.Stream)
+	return &runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}, o.Stream, nil
 }
 
 // checkTile is the legality check of a tile argument: a buffer that is

@@ -73,7 +73,7 @@ func ExplainMGatherCAS(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, 
 	if err != nil || args == nil {
 		return runtime.Explanation{Op: opGatherCAS}, err
 	}
-	return rt.Explain(runtime.OpGatherCAS, args), nil
+	return explain(rt, runtime.OpGatherCAS, args)
 }
 
 // mGatherCASArgs runs MGatherCAS's legality checks and returns the runtime's
@@ -144,7 +144,7 @@ func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 	if dst.Buf == mem || dst.Buf == idx.Buf || dst.Buf == expected.Buf || dst.Buf == replacement.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opGatherCAS, "dst", "the destination shares a buffer with mem or an input tile")
 	}
-	return planned(runtime.OpGatherCAS, &runtime.GatherCASArgs{Mem: mem, Base: o.Base, Idx: ix, Expected: ins[0], Replacement: ins[1], Dst: d}, o.Stream)
+	return &runtime.GatherCASArgs{Mem: mem, Base: o.Base, Idx: ix, Expected: ins[0], Replacement: ins[1], Dst: d}, o.Stream, nil
 }
 
 // MGatherCASPlan validates an MGatherCAS call and selects its kernel once,

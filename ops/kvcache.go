@@ -42,10 +42,14 @@ type KVCache struct {
 	opt    KVCacheOptions
 	mu     sync.Mutex
 	k, v   *runtime.Buffer
-	lens   []int
-	tables [][]int32
-	refs   []int32 // per page: the block tables that list it (paged caches)
-	closed bool
+	kv, vv runtime.AttnView // k and v viewed whole (cacheView)
+	// scratch holds a synchronous Append's lengths and counts (c.mu is
+	// held until its copy has finished)
+	scratch []int
+	lens    []int
+	tables  [][]int32
+	refs    []int32 // per page: the block tables that list it (paged caches)
+	closed  bool
 }
 
 const opKVCache = "kvcache"
@@ -105,7 +109,8 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 		k.Close()
 		return nil, err
 	}
-	c := &KVCache{rt: rt, opt: opt, k: k, v: v, lens: make([]int, opt.Batch)}
+	c := &KVCache{rt: rt, opt: opt, k: k, v: v, lens: make([]int, opt.Batch), scratch: make([]int, 2*opt.Batch)}
+	c.kv, c.vv = cacheView(k), cacheView(v)
 	if opt.PageSize > 0 {
 		c.tables = make([][]int32, opt.Batch)
 		c.refs = make([]int32, opt.NumPages)
@@ -372,7 +377,7 @@ func (c *KVCache) flatTables() ([]int32, int) {
 }
 
 // cacheView is the storage of k or v as an AttnView.
-func (c *KVCache) cacheView(b *runtime.Buffer) runtime.AttnView {
+func cacheView(b *runtime.Buffer) runtime.AttnView {
 	s := b.Shape()
 	return runtime.AttnView{Buf: b, Batch: s[0], Heads: s[1], Seq: s[2], HeadDim: s[3],
 		BatchStride: s[1] * s[2] * s[3], HeadStride: s[2] * s[3], SeqStride: s[3]}
@@ -425,22 +430,27 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 	if vv.Batch != kv.Batch || vv.Seq != kv.Seq || vv.Heads != kv.Heads || vv.HeadDim != kv.HeadDim {
 		return tile.Errorf(ErrShape, op, "v", "v is %s, k is %s; they must agree", dims(vv), dims(kv))
 	}
-	counts := o.Counts
-	if counts == nil {
-		counts = make([]int, c.opt.Batch)
+	// A synchronous copy uses the cache's scratch for the lengths and
+	// counts it reads; an asynchronous one, copies of its own.
+	lens, counts := c.scratch[:c.opt.Batch], c.scratch[c.opt.Batch:]
+	if o.Stream != nil {
+		lens, counts = make([]int, c.opt.Batch), make([]int, c.opt.Batch)
+	}
+	copy(lens, c.lens)
+	if o.Counts == nil {
 		for i := range counts {
 			counts[i] = kv.Seq
 		}
 	} else {
-		if len(counts) != c.opt.Batch {
-			return tile.Errorf(ErrShape, op, "Counts", "%d counts for %d sequences", len(counts), c.opt.Batch)
+		if len(o.Counts) != c.opt.Batch {
+			return tile.Errorf(ErrShape, op, "Counts", "%d counts for %d sequences", len(o.Counts), c.opt.Batch)
 		}
-		for i, n := range counts {
+		for i, n := range o.Counts {
 			if n < 0 || n > kv.Seq {
 				return tile.Errorf(ErrShape, op, "Counts", "count %d of sequence %d; want 0 … %d (the rows of k)", n, i, kv.Seq)
 			}
 		}
-		counts = append([]int(nil), counts...)
+		copy(counts, o.Counts)
 	}
 	for b, n := range counts {
 		if c.opt.PageSize > 0 && n > 0 && len(c.tables[b]) == 0 {
@@ -456,13 +466,16 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 		}
 	}
 	table, bps := c.flatTables()
-	args := &runtime.KVAppendArgs{
+	args, _ := kvAppendPool.get()
+	*args = runtime.KVAppendArgs{
 		Batch: c.opt.Batch, HeadsKV: c.opt.HeadsKV, HeadDim: c.opt.HeadDim,
-		NewK: kv, NewV: vv, K: c.cacheView(c.k), V: c.cacheView(c.v),
-		Lens: append([]int(nil), c.lens...), Counts: counts,
+		NewK: kv, NewV: vv, K: c.kv, V: c.vv,
+		Lens: lens, Counts: counts,
 		PageSize: c.opt.PageSize, BlockTable: table, BlocksPerSeq: bps,
 	}
-	if err := c.rt.Run(ctx, o.Stream, runtime.OpKVAppend, args); err != nil {
+	if err := runPooled(ctx, c.rt, o.Stream, runtime.OpKVAppend, args, &kvAppendPool); err != nil {
+		// a wait that ctx ended leaves the copy running on the scratch
+		c.scratch = make([]int, 2*c.opt.Batch)
 		return err
 	}
 	for b, n := range counts {
@@ -485,7 +498,7 @@ func AttentionKVCache(ctx context.Context, rt *runtime.Runtime, o, q AttnTensor,
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpAttention, args)
+	return runPooled(ctx, rt, s, runtime.OpAttention, args, &attentionPool)
 }
 
 // attentionKVCacheArgs validates an AttentionKVCache call and returns the
@@ -545,9 +558,10 @@ func attentionKVCacheArgs(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, 
 		return nil, nil, tile.Errorf(ErrAlias, opAttention, "o", "output is the cache's storage")
 	}
 	table, bps := cache.flatTables()
-	args := &runtime.AttentionArgs{
+	args, _ := attentionPool.get()
+	*args = runtime.AttentionArgs{
 		Batch: c.Batch, HeadsQ: qv.Heads, HeadsKV: c.HeadsKV, HeadDim: c.HeadDim,
-		SeqQ: qv.Seq, Q: qv, O: ov, K: cache.cacheView(cache.k), V: cache.cacheView(cache.v),
+		SeqQ: qv.Seq, Q: qv, O: ov, K: cache.kv, V: cache.vv,
 		SeqLensKV: append([]int(nil), cache.lens...),
 		PageSize:  c.PageSize, BlockTable: table, BlocksPerSeq: bps,
 	}
@@ -563,7 +577,7 @@ func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCach
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpAttention, args), nil
+	return explain(rt, runtime.OpAttention, args)
 }
 
 // AttentionKVCachePlan validates an AttentionKVCache call and selects its

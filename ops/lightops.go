@@ -17,8 +17,9 @@ import (
 // Aliasing: an output may be exactly the same view as the input the op
 // documents as allowed (in place); any other overlap of an output's span
 // (from its first to its last element) with another operand on the same
-// buffer is rejected with ErrAlias. The check is by spans, so two
-// interleaved views of one buffer count as overlapping.
+// buffer is rejected with ErrAlias. The check is by byte spans
+// (spansOverlap), so two interleaved views of one buffer count as
+// overlapping unless they share a row stride over disjoint columns.
 
 // RowsOf views a dense buffer as rows: its last dimension is the columns
 // and all leading dimensions are flattened into rows (a scalar is 1×1).
@@ -104,33 +105,19 @@ func checkVec(rt *runtime.Runtime, op, name string, b *runtime.Buffer, n int) er
 	return nil
 }
 
+// rowsOperand is a resolved row view's operand: its byte span, in rows.
+func rowsOperand(m Matrix) runtime.Operand { return runtime.MatrixOperand("", m, 1) }
+
 // sameView reports whether two resolved views are the same elements in the
 // same order.
-func sameView(a, b Matrix) bool {
-	return a.Buf == b.Buf && a.Offset == b.Offset && a.Rows == b.Rows && a.Cols == b.Cols && (a.LD == b.LD || a.Rows <= 1)
-}
+func sameView(a, b Matrix) bool { return rowsOperand(a).SameView(rowsOperand(b)) }
 
 // spansOverlap reports whether two resolved views on one buffer may share
-// an element: their spans overlap, unless both step by the same row stride
-// and their column ranges within a row are disjoint (the q and k columns of
-// one fused QKV buffer).
-func spansOverlap(a, b Matrix) bool {
-	if !runtime.Overlaps(a.Buf, b.Buf) || a.Rows == 0 || b.Rows == 0 {
-		return false
-	}
-	ae := a.Offset + (a.Rows-1)*a.LD + a.Cols
-	be := b.Offset + (b.Rows-1)*b.LD + b.Cols
-	if a.Offset >= be || b.Offset >= ae {
-		return false
-	}
-	if a.LD == b.LD && a.LD > 0 {
-		ca, cb := a.Offset%a.LD, b.Offset%b.LD
-		if ca+a.Cols <= a.LD && cb+b.Cols <= b.LD && (ca+a.Cols <= cb || cb+b.Cols <= ca) {
-			return false // element r·LD+c of one is never the other's: c ranges are disjoint
-		}
-	}
-	return true
-}
+// an element: the runtime's aliasing rule (runtime.Operand.Overlaps, on
+// byte spans), which also allows two views stepping by the same row stride
+// with disjoint column ranges (the q and k columns of one fused QKV
+// buffer).
+func spansOverlap(a, b Matrix) bool { return rowsOperand(a).Overlaps(rowsOperand(b)) }
 
 // operand is an input (or other output) an output is checked against.
 type operand struct {
@@ -171,5 +158,5 @@ func explainOf[A any](rt *runtime.Runtime, op string, args A, err error) (runtim
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(op, args), nil
+	return explain(rt, op, args)
 }

@@ -86,7 +86,7 @@ func MatMul(ctx context.Context, rt *runtime.Runtime, d, a, b Matrix, opt *MatMu
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpMatMul, args)
+	return runPooled(ctx, rt, s, runtime.OpMatMul, args, &matMulPool)
 }
 
 // ExplainMatMul says which kernel MatMul would select for these arguments
@@ -96,7 +96,7 @@ func ExplainMatMul(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (run
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpMatMul, args), nil
+	return explain(rt, runtime.OpMatMul, args)
 }
 
 const opMatMul = "matmul"
@@ -156,7 +156,8 @@ func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if !o.Act.Valid() {
 		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Act", "unknown activation %d", o.Act)
 	}
-	args := &runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
+	args, _ := matMulPool.get()
+	*args = runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
 	if err := checkMatMulScales(rt, &o, args); err != nil {
 		return nil, nil, err
 	}
@@ -203,7 +204,7 @@ func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 	if d.Buf == b.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opMatMul, "D", "output shares its buffer with input B")
 	}
-	return planned(opMatMul, args, o.Stream)
+	return args, o.Stream, nil
 }
 
 func isNonFinite(f float32) bool { return math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) }

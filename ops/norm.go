@@ -61,7 +61,7 @@ func RMSNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight *runt
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpRMSNorm, args)
+	return runPooled(ctx, rt, s, runtime.OpRMSNorm, args, &normPool)
 }
 
 // ExplainRMSNorm says which kernel RMSNorm would select and why.
@@ -89,7 +89,7 @@ func AddRMSNorm(ctx context.Context, rt *runtime.Runtime, x, residual Matrix, we
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpAddRMSNorm, args)
+	return runPooled(ctx, rt, s, runtime.OpAddRMSNorm, args, &normPool)
 }
 
 // ExplainAddRMSNorm says which kernel AddRMSNorm would select and why.
@@ -116,7 +116,7 @@ func LayerNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight, bi
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpLayerNorm, args)
+	return runPooled(ctx, rt, s, runtime.OpLayerNorm, args, &normPool)
 }
 
 // ExplainLayerNorm says which kernel LayerNorm would select and why.
@@ -156,7 +156,8 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 	if y.Rows != x.Rows {
 		return nil, nil, tile.Errorf(ErrShape, op, "y", "%d rows; x has %d", y.Rows, x.Rows)
 	}
-	args := &runtime.NormArgs{Kind: kind, X: x, Y: y, Weight: weight, Bias: bias, Eps: o.Eps, Gemma: o.Gemma}
+	args, views := normPool.get()
+	*args = runtime.NormArgs{Kind: kind, X: x, Y: y, Weight: weight, Bias: bias, Eps: o.Eps, Gemma: o.Gemma}
 	if res != nil {
 		r, err := checkRows(rt, op, "residual", *res, x.Cols)
 		if err != nil {
@@ -168,7 +169,8 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 		if err := checkOut(op, "residual", r, operand{m: x, name: "x"}, operand{m: y, name: "y"}); err != nil {
 			return nil, nil, err
 		}
-		args.Residual = &r
+		views[0] = r
+		args.Residual = &views[0]
 	}
 	if err := checkOut(op, "y", y, operand{m: x, name: "x", inPlace: true}); err != nil {
 		return nil, nil, err
@@ -179,14 +181,14 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 	if err := checkVec(rt, op, "bias", bias, x.Cols); err != nil {
 		return nil, nil, err
 	}
-	outs := []Matrix{y}
+	outs := [2]Matrix{y}
 	if args.Residual != nil {
-		outs = append(outs, *args.Residual)
+		outs[1] = *args.Residual
 	}
-	if err := checkBufAlias(op, "weight", weight, outs...); err != nil {
+	if err := checkBufAlias(op, "weight", weight, outs[:]...); err != nil {
 		return nil, nil, err
 	}
-	if err := checkBufAlias(op, "bias", bias, outs...); err != nil {
+	if err := checkBufAlias(op, "bias", bias, outs[:]...); err != nil {
 		return nil, nil, err
 	}
 	return args, o.Stream, nil

@@ -225,7 +225,7 @@ func ExplainQuantize(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOpt
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpQuantize, args), nil
+	return explain(rt, runtime.OpQuantize, args)
 }
 
 // quantizeArgs validates a quantisation and returns the runtime's argument
@@ -323,7 +323,7 @@ func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 		}
 		args.Amax = o.Amax
 	}
-	return planned(op, args, o.Stream)
+	return args, o.Stream, nil
 }
 
 // Dequantize decodes q (E4M3 or E5M2) into y (f32, f16 or bf16, the same
@@ -372,7 +372,7 @@ func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 		if o.Granularity != PerTensor {
 			return nil, nil, tile.Errorf(ErrArgument, op, "ScaleInv", "%v dequantisation needs ScaleInv", o.Granularity)
 		}
-		return planned(op, args, o.Stream)
+		return args, o.Stream, nil
 	}
 	dt := tile.F32
 	if o.Granularity == MX {
@@ -385,7 +385,7 @@ func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 		return nil, nil, tile.Errorf(ErrAlias, op, "ScaleInv", "ScaleInv is the output buffer y")
 	}
 	args.ScaleInv = o.ScaleInv
-	return planned(op, args, o.Stream)
+	return args, o.Stream, nil
 }
 
 // Amax writes max |x| over each block of x (f32, f16 or bf16) into out (f32
@@ -421,7 +421,7 @@ func amaxArgs(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*r
 		return nil, nil, tile.Errorf(ErrAlias, op, "out", "out is the input buffer")
 	}
 	rows, cols := matrixShape(x.Shape())
-	return planned(op, &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream)
+	return &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream, nil
 }
 
 // ExplainAmax validates the call and explains the kernel selection.
@@ -430,7 +430,7 @@ func ExplainAmax(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) 
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpAmax, args), nil
+	return explain(rt, runtime.OpAmax, args)
 }
 
 // ExplainDequantize validates the call and explains the kernel selection.
@@ -439,7 +439,7 @@ func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *Dequantiz
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpDequantize, args), nil
+	return explain(rt, runtime.OpDequantize, args)
 }
 
 // AmaxPlan validates an Amax call and selects its kernel once, without

@@ -80,7 +80,7 @@ func RoPE(ctx context.Context, rt *runtime.Runtime, q, k Matrix, opt *RoPEOption
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpRoPE, args)
+	return runPooled(ctx, rt, s, runtime.OpRoPE, args, &ropePool)
 }
 
 // ExplainRoPE says which kernel RoPE would select and why.
@@ -154,10 +154,11 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 	if q.Cols%o.HeadDim != 0 {
 		return nil, nil, tile.Errorf(ErrShape, op, "q", "%d columns are not whole heads of %d", q.Cols, o.HeadDim)
 	}
-	args := &runtime.RoPEArgs{Q: q, QOut: q, HeadsQ: q.Cols / o.HeadDim, HeadDim: o.HeadDim, RotaryDim: rot,
+	args, views := ropePool.get()
+	*args = runtime.RoPEArgs{Q: q, QOut: q, HeadsQ: q.Cols / o.HeadDim, HeadDim: o.HeadDim, RotaryDim: rot,
 		Interleaved: o.Interleaved, MaxPosition: maxPos, Theta: o.Theta, Scaling: o.Scaling}
-	var ins []operand
-	ins = append(ins, operand{m: q, name: "q"})
+	var insArr [3]operand
+	ins := append(insArr[:0], operand{m: q, name: "q"})
 	if k.Buf != nil {
 		if k, err = checkRows(rt, op, "k", k, 0); err != nil {
 			return nil, nil, err
@@ -171,7 +172,8 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if spansOverlap(k, q) {
 			return nil, nil, tile.Errorf(ErrAlias, op, "k", "k overlaps q")
 		}
-		args.K, args.KOut, args.HeadsK = &k, &k, k.Cols/o.HeadDim
+		views[0] = k
+		args.K, args.KOut, args.HeadsK = &views[0], &views[0], k.Cols/o.HeadDim
 		ins = append(ins, operand{m: k, name: "k"})
 	} else if o.KOut != nil {
 		return nil, nil, tile.Errorf(ErrArgument, op, "KOut", "KOut given without k")
@@ -200,7 +202,8 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if err := checkOut(op, "KOut", ko, append(ins, operand{m: args.QOut, name: "QOut"})...); err != nil {
 			return nil, nil, err
 		}
-		args.KOut = &ko
+		views[1] = ko
+		args.KOut = &views[1]
 	}
 	tokens := q.Rows
 	switch {

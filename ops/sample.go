@@ -50,7 +50,7 @@ func Sample(ctx context.Context, rt *runtime.Runtime, out *runtime.Buffer, logit
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpSample, args)
+	return runPooled(ctx, rt, s, runtime.OpSample, args, &samplePool)
 }
 
 // ExplainSample says which kernel Sample would select and why.
@@ -98,8 +98,10 @@ func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *Sa
 	if runtime.Overlaps(out, logits.Buf) {
 		return nil, nil, tile.Errorf(ErrAlias, op, "out", "out is the logits' buffer")
 	}
-	return &runtime.SampleArgs{Logits: logits, Out: out, Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
-		Seed: o.Seed, Offset: o.Offset}, o.Stream, nil
+	args, _ := samplePool.get()
+	*args = runtime.SampleArgs{Logits: logits, Out: out, Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
+		Seed: o.Seed, Offset: o.Offset}
+	return args, o.Stream, nil
 }
 
 // SamplePlan validates a Sample call and selects its kernel once, without

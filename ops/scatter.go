@@ -77,7 +77,7 @@ func ExplainMScatter(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, op
 	if err != nil {
 		return runtime.Explanation{}, err
 	}
-	return rt.Explain(runtime.OpScatter, args), nil
+	return explain(rt, runtime.OpScatter, args)
 }
 
 // mScatterArgs runs MScatter's legality checks and returns the runtime's
@@ -120,8 +120,8 @@ func mScatterArgs(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *
 	if mem == src.Buf || mem == idx.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opScatter, "mem", "the memory shares a buffer with src or idx")
 	}
-	return planned(opScatter, &runtime.ScatterArgs{Mode: o.Mode, Op: o.Op, Deterministic: o.Deterministic, Mem: mem, MemRows: rows,
-		Idx: ix, Src: s, OOB: o.OOB}, o.Stream)
+	return &runtime.ScatterArgs{Mode: o.Mode, Op: o.Op, Deterministic: o.Deterministic, Mem: mem, MemRows: rows,
+		Idx: ix, Src: s, OOB: o.OOB}, o.Stream, nil
 }
 
 // MScatterPlan validates an MScatter call and selects its kernel once,

@@ -27,19 +27,39 @@ type EltArgs struct {
 
 // HostActArgs converts a CPU-backend call into the fallback's form.
 func HostActArgs(a *ActArgs, threads int) *fallback.ActArgs {
-	return &fallback.ActArgs{Func: a.Func, A: hostRows(a.A), Y: hostRows(a.Y), B: hostRowsPtr(a.B), Threads: threads}
+	return hostActInto(new(hostCall[fallback.ActArgs]), a, threads)
+}
+
+// hostActInto is HostActArgs into c.
+func hostActInto(c *hostCall[fallback.ActArgs], a *ActArgs, threads int) *fallback.ActArgs {
+	c.h = fallback.ActArgs{Func: a.Func, A: hostRows(a.A), Y: hostRows(a.Y), B: c.rows(0, a.B), Threads: threads}
+	return &c.h
 }
 
 // HostEltArgs converts a CPU-backend call into the fallback's form.
 func HostEltArgs(a *EltArgs, threads int) *fallback.EltArgs {
-	return &fallback.EltArgs{Op: a.Op, X: hostRows(a.X), Y: hostRows(a.Y), Z: hostRowsPtr(a.Z), Alpha: a.Alpha, Threads: threads}
+	return hostEltInto(new(hostCall[fallback.EltArgs]), a, threads)
+}
+
+// hostEltInto is HostEltArgs into c.
+func hostEltInto(c *hostCall[fallback.EltArgs], a *EltArgs, threads int) *fallback.EltArgs {
+	c.h = fallback.EltArgs{Op: a.Op, X: hostRows(a.X), Y: hostRows(a.Y), Z: c.rows(0, a.Z), Alpha: a.Alpha, Threads: threads}
+	return &c.h
 }
 
 func init() {
 	refAndFast(OpActivation, OpActivation, "float32 silu/gelu/gelu_tanh over the fast exponential; "+lightFastDoc,
-		func(a *ActArgs, th int) error { fallback.ActRef(HostActArgs(a, th)); return nil },
-		func(a *ActArgs, th int) error { fallback.ActFast(HostActArgs(a, th)); return nil })
+		func(a *ActArgs, th int) error {
+			return withHost(&hostActs, a, th, hostActInto, func(h *fallback.ActArgs) error { fallback.ActRef(h); return nil })
+		},
+		func(a *ActArgs, th int) error {
+			return withHost(&hostActs, a, th, hostActInto, func(h *fallback.ActArgs) error { fallback.ActFast(h); return nil })
+		})
 	refAndFast(OpElementwise, OpElementwise, "the same float32 results as the reference; "+lightFastDoc,
-		func(a *EltArgs, th int) error { fallback.EltRef(HostEltArgs(a, th)); return nil },
-		func(a *EltArgs, th int) error { fallback.EltFast(HostEltArgs(a, th)); return nil })
+		func(a *EltArgs, th int) error {
+			return withHost(&hostElts, a, th, hostEltInto, func(h *fallback.EltArgs) error { fallback.EltRef(h); return nil })
+		},
+		func(a *EltArgs, th int) error {
+			return withHost(&hostElts, a, th, hostEltInto, func(h *fallback.EltArgs) error { fallback.EltFast(h); return nil })
+		})
 }

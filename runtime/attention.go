@@ -70,7 +70,13 @@ type AttentionArgs struct {
 
 // HostAttentionArgs converts a CPU-backend call into the fallback's form.
 func HostAttentionArgs(a *AttentionArgs, threads int) *fallback.AttentionArgs {
-	h := &fallback.AttentionArgs{
+	return hostAttentionInto(new(hostCall[fallback.AttentionArgs]), a, threads)
+}
+
+// hostAttentionInto is HostAttentionArgs into c.
+func hostAttentionInto(c *hostCall[fallback.AttentionArgs], a *AttentionArgs, threads int) *fallback.AttentionArgs {
+	h := &c.h
+	*h = fallback.AttentionArgs{
 		Batch: a.Batch, HeadsQ: a.HeadsQ, HeadsKV: a.HeadsKV, HeadDim: a.HeadDim,
 		SeqQ: a.SeqQ, SeqKV: a.SeqKV, CuSeqQ: a.CuSeqQ, CuSeqKV: a.CuSeqKV, SeqLensKV: a.SeqLensKV,
 		PageSize: a.PageSize, BlockTable: a.BlockTable, BlocksPerSeq: a.BlocksPerSeq,
@@ -98,12 +104,18 @@ type KVAppendArgs struct {
 
 // HostKVAppendArgs converts a CPU-backend append into the fallback's form.
 func HostKVAppendArgs(a *KVAppendArgs) *fallback.KVAppendArgs {
-	return &fallback.KVAppendArgs{
+	return hostKVAppendInto(new(hostCall[fallback.KVAppendArgs]), a, 0)
+}
+
+// hostKVAppendInto is HostKVAppendArgs into c.
+func hostKVAppendInto(c *hostCall[fallback.KVAppendArgs], a *KVAppendArgs, _ int) *fallback.KVAppendArgs {
+	c.h = fallback.KVAppendArgs{
 		Batch: a.Batch, HeadsKV: a.HeadsKV, HeadDim: a.HeadDim,
 		NewK: a.NewK.host(), NewV: a.NewV.host(), K: a.K.host(), V: a.V.host(),
 		Lens: a.Lens, Counts: a.Counts,
 		PageSize: a.PageSize, BlockTable: a.BlockTable, BlocksPerSeq: a.BlocksPerSeq,
 	}
+	return &c.h
 }
 
 func attnFloat(t tile.DType) bool { return t == tile.F32 || t == tile.F16 || t == tile.BF16 }
@@ -132,7 +144,8 @@ func init() {
 			Doc:        "blocked streaming softmax, parallel over heads, row blocks and KV splits; " + name + " inner loops",
 			Supports:   cpuAttentionSupports,
 			Launch: CPUKernel(func(l *Launch) error {
-				return fallback.AttentionFast(name, HostAttentionArgs(l.Args.(*AttentionArgs), l.Threads))
+				return withHost(&hostAttentions, l.Args.(*AttentionArgs), l.Threads, hostAttentionInto,
+					func(h *fallback.AttentionArgs) error { return fallback.AttentionFast(name, h) })
 			}),
 		})
 	}
@@ -144,8 +157,8 @@ func init() {
 		Doc:        "plain float64 full-softmax reference (the oracle); force it with TCRT_KERNEL=cpu.attention.reference",
 		Supports:   cpuAttentionSupports,
 		Launch: CPUKernel(func(l *Launch) error {
-			fallback.AttentionRef(HostAttentionArgs(l.Args.(*AttentionArgs), l.Threads))
-			return nil
+			return withHost(&hostAttentions, l.Args.(*AttentionArgs), l.Threads, hostAttentionInto,
+				func(h *fallback.AttentionArgs) error { fallback.AttentionRef(h); return nil })
 		}),
 	})
 	Register(Kernel{
@@ -161,8 +174,8 @@ func init() {
 			return nil
 		},
 		Launch: CPUKernel(func(l *Launch) error {
-			fallback.KVAppend(HostKVAppendArgs(l.Args.(*KVAppendArgs)))
-			return nil
+			return withHost(&hostKVAppends, l.Args.(*KVAppendArgs), 0, hostKVAppendInto,
+				func(h *fallback.KVAppendArgs) error { fallback.KVAppend(h); return nil })
 		}),
 	})
 }

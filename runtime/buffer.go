@@ -4,6 +4,7 @@ import (
 	"github.com/tcrt-go/tcrt/runtime/backend"
 
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -138,19 +139,33 @@ func (rs refs) release() {
 	}
 }
 
-// holdArgs retains every buffer reachable from args (bufferRefs' walk,
-// closed buffers included), or returns an error wrapping ErrClosed, naming
-// op, and holds nothing, if one is closed: a buffer closed after an op's
-// checks and before its launch is refused, not used.
-func holdArgs(op string, args any) (refs, error) {
-	bs := bufferRefsAll(args)
+// argBuffers appends to dst the distinct buffers args' operands name
+// (Args; closed buffers included), in operand order.
+func argBuffers(dst []*Buffer, args any) []*Buffer {
+	a, ok := args.(Args)
+	if !ok {
+		return dst
+	}
+	ops := a.Operands()
+	for _, o := range ops.All() {
+		if o.Buf != nil && !slices.Contains(dst, o.Buf) {
+			dst = append(dst, o.Buf)
+		}
+	}
+	return dst
+}
+
+// hold retains every buffer of bs (distinct), or returns an error wrapping
+// ErrClosed, naming op, and holds nothing, if one is closed: a buffer
+// closed after an op's checks and before its launch is refused, not used.
+func hold(op string, bs []*Buffer) error {
 	for i, b := range bs {
 		if b.rt == nil || !b.retain() {
 			refs(bs[:i]).release()
-			return nil, tile.Errorf(ErrClosed, op, "args", "a buffer of the call was closed before it launched")
+			return tile.Errorf(ErrClosed, op, "args", "a buffer of the call was closed before it launched")
 		}
 	}
-	return bs, nil
+	return nil
 }
 
 // MemStats are a runtime's buffer statistics. A closed buffer still held by

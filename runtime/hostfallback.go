@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tcrt-go/tcrt/runtime/backend"
-	"reflect"
-	"slices"
 	"sync"
 )
 
@@ -23,8 +21,7 @@ import (
 // the wrapper (and why it was or was not chosen) like any other candidate. The wrapper enqueues one host task on the call's
 // stream, which (after the stream's earlier device work has finished):
 //
-//  1. finds every *Buffer reachable from the op's argument struct (exported
-//     fields, pointers, slices, arrays, interfaces);
+//  1. finds every buffer the op's argument struct lists (Args.Operands);
 //  2. copies each to a host shadow and lends it to the buffer, so Host()
 //     returns it while the task runs;
 //  3. runs the CPU kernel synchronously on a private CPU stream;
@@ -92,7 +89,7 @@ func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) error {
 	what := fmt.Sprintf("%s: host fallback %s", inner.Op, inner.Name)
 	// Every buffer of the call, closed ones included: the launch holds them
 	// (a buffer closed while the call is queued is still this call's).
-	return withHostBuffers(ctx, what, bufferRefsAll(l.Args), func() error {
+	return withHostBuffers(ctx, what, argBuffers(nil, l.Args), func() error {
 		cpu := &Stream{rt: l.Runtime, impl: backend.NewQueue()}
 		defer cpu.impl.Close()
 		il := &Launch{Runtime: l.Runtime, Stream: cpu, Kernel: inner, Args: l.Args, Threads: l.Threads}
@@ -103,8 +100,8 @@ func runHostFallback(ctx context.Context, l *Launch, inner *Kernel) error {
 	})
 }
 
-// WithHostArgs runs fn with every buffer reachable from args (an op's
-// argument struct) readable and writable through Buffer.Host, on any
+// WithHostArgs runs fn with every buffer args (an op's argument struct,
+// Args) lists readable and writable through Buffer.Host, on any
 // backend: device buffers lend host copies while fn runs, and the byte
 // ranges fn changed are written back afterwards. It synchronizes the
 // runtime first. Tests use it to run a fallback reference on the
@@ -197,13 +194,10 @@ func dirtyRanges(was, now []byte, chunk int) [][2]int {
 	return out
 }
 
-var bufferType = reflect.TypeFor[*Buffer]()
-
-// bufferRefs returns the distinct open buffers reachable from args through
-// exported struct fields, pointers, slices, arrays, maps' values and
-// interfaces, in the order first met.
+// bufferRefs returns the distinct open buffers args' operands name (Args),
+// in operand order.
 func bufferRefs(args any) []*Buffer {
-	all := bufferRefsAll(args)
+	all := argBuffers(nil, args)
 	out := all[:0]
 	for _, b := range all {
 		if !b.Closed() {
@@ -211,66 +205,4 @@ func bufferRefs(args any) []*Buffer {
 		}
 	}
 	return out
-}
-
-// bufferRefsAll is bufferRefs with closed buffers included.
-func bufferRefsAll(args any) []*Buffer {
-	w := bufWalker{out: make([]*Buffer, 0, 8)}
-	w.walk(reflect.ValueOf(args), 0)
-	return w.out
-}
-
-// bufWalker collects the distinct buffers an argument struct reaches. A
-// call names a handful of buffers, so linear scans stand in for sets (no
-// map allocated per launch).
-type bufWalker struct {
-	out     []*Buffer
-	visited []uintptr // pointers followed, against cycles
-}
-
-func (w *bufWalker) walk(v reflect.Value, depth int) {
-	if depth > 32 || !v.IsValid() {
-		return
-	}
-	if v.Type() == bufferType {
-		if b := v.Interface().(*Buffer); b != nil && !slices.Contains(w.out, b) {
-			w.out = append(w.out, b)
-		}
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() || slices.Contains(w.visited, v.Pointer()) {
-			return
-		}
-		w.visited = append(w.visited, v.Pointer())
-		w.walk(v.Elem(), depth+1)
-	case reflect.Interface:
-		if !v.IsNil() {
-			w.walk(v.Elem(), depth+1)
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			if t.Field(i).IsExported() {
-				w.walk(v.Field(i), depth+1)
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			return
-		}
-		if k := v.Type().Elem().Kind(); k != reflect.Pointer && k != reflect.Struct && k != reflect.Interface &&
-			k != reflect.Slice && k != reflect.Array && k != reflect.Map {
-			return // plain data
-		}
-		for i := range v.Len() {
-			w.walk(v.Index(i), depth+1)
-		}
-	case reflect.Map:
-		it := v.MapRange()
-		for it.Next() {
-			w.walk(it.Value(), depth+1)
-		}
-	}
 }

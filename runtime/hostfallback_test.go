@@ -146,6 +146,8 @@ func TestDirtyRanges(t *testing.T) {
 	}
 }
 
+// TestBufferRefs: the buffers of a call are its operands' distinct open
+// buffers, in operand order; arguments that list none have none.
 func TestBufferRefs(t *testing.T) {
 	rt, err := Open(Options{Backend: BackendCPU})
 	if err != nil {
@@ -157,29 +159,17 @@ func TestBufferRefs(t *testing.T) {
 	z, _ := rt.Alloc(tile.F32, 4)
 	c, _ := rt.Alloc(tile.F32, 4)
 	c.Close()
-	type inner struct {
-		M   Matrix
-		Any any
-	}
-	type args struct {
-		A, Again *Buffer
-		In       inner
-		List     []*Buffer
-		Arr      [2]Matrix
-		Map      map[string]*Buffer
-		Data     []float32
-		hidden   *Buffer
-		Closed   *Buffer
-		Self     *args
-	}
-	a := &args{A: x, Again: x, In: inner{M: Matrix{Buf: y}, Any: &Matrix{Buf: z}}, List: []*Buffer{nil, y},
-		Map: map[string]*Buffer{"k": z}, Data: make([]float32, 1000), hidden: c, Closed: c}
-	a.Self = a
+	a := &NormArgs{X: Matrix{Buf: y}, Y: Matrix{Buf: x}, Residual: &Matrix{Buf: x}, Weight: z, Bias: c}
 	got := bufferRefs(a)
 	if len(got) != 3 || got[0] != x || got[1] != y || got[2] != z {
 		t.Fatalf("bufferRefs = %v, want [x y z]", got)
 	}
-	if got := bufferRefs(nil); len(got) != 0 {
-		t.Fatalf("nil args: %v", got)
+	if got := argBuffers(nil, a); len(got) != 4 || got[3] != c {
+		t.Fatalf("argBuffers = %v, want [x y z c]", got)
+	}
+	for _, args := range []any{nil, struct{ B *Buffer }{x}, (*NormArgs)(nil)} {
+		if got := bufferRefs(args); len(got) != 0 {
+			t.Fatalf("%T: %v", args, got)
+		}
 	}
 }

@@ -11,6 +11,11 @@ import (
 
 type panicArgs struct{ X *Buffer }
 
+func (a *panicArgs) Operands() (o Operands) {
+	o.Buffer("X", a.X, true, false)
+	return
+}
+
 const opTestPanic = "test.launch-panic"
 
 func init() {
@@ -54,5 +59,32 @@ func TestLaunchPanicReleasesBuffers(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Runtime.Close hangs after a kernel panicked")
+	}
+}
+
+const opTestNoOperands = "test.no-operands"
+
+func init() {
+	Register(Kernel{Name: "cpu.test.no-operands", Op: opTestNoOperands, Arch: Arch{ISA: ISACPU},
+		Launch: CPUKernel(func(*Launch) error { return nil })})
+}
+
+// TestArgsMustListOperands: arguments of a registered op that do not list
+// their buffers (Args) are refused, since the launch would hold none.
+func TestArgsMustListOperands(t *testing.T) {
+	rt, err := Open(Options{Backend: BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	x, err := rt.Alloc(tile.F32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Run(context.Background(), nil, opTestNoOperands, &struct{ X *Buffer }{x}); !errors.Is(err, ErrArgument) {
+		t.Errorf("Run with arguments that list no operands: %v; want ErrArgument", err)
+	}
+	if err := rt.Run(context.Background(), nil, opTestPanic, &panicArgs{X: nil}); !errors.Is(err, ErrArgument) {
+		t.Errorf("Run with a nil required operand: %v; want ErrArgument", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Shared pieces of the light ops' registrations (norm.go, rope.go, act.go,
@@ -54,19 +55,15 @@ func hostRows(m Matrix) fallback.Matrix {
 	return h
 }
 
-// hostRowsPtr is hostRows of an optional view.
-func hostRowsPtr(m *Matrix) *fallback.Matrix {
-	if m == nil {
-		return nil
-	}
-	h := hostRows(*m)
-	return &h
-}
-
-// hostVec decodes an optional vector buffer (f32, f16 or bf16) to float32.
+// hostVec decodes an optional vector buffer (f32, f16 or bf16) to float32:
+// an f32 buffer's host memory itself (the kernels only read it), others
+// decoded into a new slice.
 func hostVec(b *Buffer) []float32 {
 	if b == nil {
 		return nil
+	}
+	if b.DType() == tile.F32 {
+		return fallback.F32s(b.Host())[:b.Len()]
 	}
 	v := make([]float32, b.Len())
 	fallback.DecodeRow(b.DType(), v, b.Host())

@@ -76,18 +76,23 @@ func hostMatrix(m Matrix) fallback.Matrix {
 
 // HostMatMulArgs converts a CPU-backend call into the fallback's form.
 func HostMatMulArgs(a *MatMulArgs, threads int) *fallback.MatMulArgs {
-	h := &fallback.MatMulArgs{
+	return hostMatMulInto(new(hostCall[fallback.MatMulArgs]), a, threads)
+}
+
+// hostMatMulInto is HostMatMulArgs into c.
+func hostMatMulInto(c *hostCall[fallback.MatMulArgs], a *MatMulArgs, threads int) *fallback.MatMulArgs {
+	h := &c.h
+	*h = fallback.MatMulArgs{
 		M: a.M, N: a.N, K: a.K, Batch: a.Batch,
 		A: hostMatrix(a.A), B: hostMatrix(a.B), D: hostMatrix(a.D),
 		Alpha: a.Alpha, Beta: a.Beta, Act: a.Act, Threads: threads,
 	}
 	if a.C.Buf != nil {
-		c := hostMatrix(a.C)
-		h.C = &c
+		c.opt[0] = hostMatrix(a.C)
+		h.C = &c.opt[0]
 	}
 	if a.Bias != nil {
-		h.Bias = make([]float32, a.N)
-		DecodeFloat32(a.Bias.DType(), h.Bias, a.Bias.Host())
+		h.Bias = hostVec(a.Bias)[:a.N]
 	}
 	h.ScaleA, h.ScaleB = hostScales(a.ScaleA), hostScales(a.ScaleB)
 	return h
@@ -140,7 +145,8 @@ func init() {
 			Doc:        fmt.Sprintf("packed, blocked, parallel; %dx%d %s micro-kernel", v.MR, v.NR, name),
 			Supports:   cpuMatMulSupports,
 			Launch: CPUKernel(func(l *Launch) error {
-				return fallback.MatMulFast(name, HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads))
+				return withHost(&hostMatMuls, l.Args.(*MatMulArgs), l.Threads, hostMatMulInto,
+					func(h *fallback.MatMulArgs) error { return fallback.MatMulFast(name, h) })
 			}),
 		}
 		if v.Skinny {
@@ -156,11 +162,12 @@ func init() {
 			}
 			k.Supports = cpuMatMulPairsSupports
 			k.Launch = CPUKernel(func(l *Launch) error {
-				h := HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads)
-				if err := checkMatMulScales(h); err != nil {
-					return err
-				}
-				return fallback.MatMulFast(name, h)
+				return withHost(&hostMatMuls, l.Args.(*MatMulArgs), l.Threads, hostMatMulInto, func(h *fallback.MatMulArgs) error {
+					if err := checkMatMulScales(h); err != nil {
+						return err
+					}
+					return fallback.MatMulFast(name, h)
+				})
 			})
 		}
 		Register(k)
@@ -173,12 +180,13 @@ func init() {
 		Doc:        "plain float64 reference (the oracle); force it with TCRT_KERNEL=cpu.matmul.reference",
 		Supports:   cpuMatMulRefSupports,
 		Launch: CPUKernel(func(l *Launch) error {
-			h := HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads)
-			if err := checkMatMulScales(h); err != nil {
-				return err
-			}
-			fallback.MatMulRef(h)
-			return nil
+			return withHost(&hostMatMuls, l.Args.(*MatMulArgs), l.Threads, hostMatMulInto, func(h *fallback.MatMulArgs) error {
+				if err := checkMatMulScales(h); err != nil {
+					return err
+				}
+				fallback.MatMulRef(h)
+				return nil
+			})
 		}),
 	})
 }

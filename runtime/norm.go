@@ -25,16 +25,26 @@ type NormArgs struct {
 
 // HostNormArgs converts a CPU-backend call into the fallback's form.
 func HostNormArgs(a *NormArgs, threads int) *fallback.NormArgs {
-	return &fallback.NormArgs{
-		Kind: a.Kind, X: hostRows(a.X), Y: hostRows(a.Y), Residual: hostRowsPtr(a.Residual),
+	return hostNormInto(new(hostCall[fallback.NormArgs]), a, threads)
+}
+
+// hostNormInto is HostNormArgs into c.
+func hostNormInto(c *hostCall[fallback.NormArgs], a *NormArgs, threads int) *fallback.NormArgs {
+	c.h = fallback.NormArgs{
+		Kind: a.Kind, X: hostRows(a.X), Y: hostRows(a.Y), Residual: c.rows(0, a.Residual),
 		Weight: hostVec(a.Weight), Bias: hostVec(a.Bias), Eps: a.Eps, Gemma: a.Gemma, Threads: threads,
 	}
+	return &c.h
 }
 
 func init() {
 	for _, op := range []string{OpRMSNorm, OpAddRMSNorm, OpLayerNorm} {
 		refAndFast(op, op, "one pass over each row (residual added, stored and normalised while in cache); "+lightFastDoc,
-			func(a *NormArgs, th int) error { fallback.NormRef(HostNormArgs(a, th)); return nil },
-			func(a *NormArgs, th int) error { fallback.NormFast(HostNormArgs(a, th)); return nil })
+			func(a *NormArgs, th int) error {
+				return withHost(&hostNorms, a, th, hostNormInto, func(h *fallback.NormArgs) error { fallback.NormRef(h); return nil })
+			},
+			func(a *NormArgs, th int) error {
+				return withHost(&hostNorms, a, th, hostNormInto, func(h *fallback.NormArgs) error { fallback.NormFast(h); return nil })
+			})
 	}
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,7 +92,9 @@ type Kernel struct {
 	Launch func(ctx context.Context, l *Launch) error
 }
 
-// Launch is one call of a kernel.
+// Launch is one call of a kernel. It is valid while Kernel.Launch runs and
+// while the work it enqueued runs; a kernel must not keep it longer (a
+// launch that ran inline is reused).
 type Launch struct {
 	Runtime *Runtime
 	Stream  *Stream
@@ -101,12 +104,36 @@ type Launch struct {
 
 	sync    bool // the caller waits for the launch (a nil stream)
 	inlined bool // CPUKernel ran it on the caller's goroutine
+
+	// A launch that ran inline goes back to launchPool, so a synchronous
+	// CPU call allocates no Launch and no closures: run and task are
+	// bound to the Launch once.
+	ctx       context.Context
+	cpu       func(*Launch) error // CPUKernel's function
+	run, task func() error        // Kernel.Launch(ctx, l), and cpu(l)
 }
+
+// bind makes l's run and task closures.
+func (l *Launch) bind() {
+	l.run = func() error { return l.Kernel.Launch(l.ctx, l) }
+	l.task = func() error { return l.cpu(l) }
+}
+
+// launchPool holds Launches whose work has finished.
+var launchPool = sync.Pool{New: func() any {
+	l := new(Launch)
+	l.bind()
+	return l
+}}
 
 var registry struct {
 	mu      sync.RWMutex
 	byName  map[string]*Kernel
 	ordered []*Kernel
+	// byOp holds each op's kernels in selection order; a slice is never
+	// changed once stored (Register stores a new one), so selection reads
+	// it without copying.
+	byOp map[string][]*Kernel
 }
 
 // Register adds k to the registry. It panics if k is malformed or its name
@@ -120,6 +147,7 @@ func Register(k Kernel) {
 	defer registry.mu.Unlock()
 	if registry.byName == nil {
 		registry.byName = map[string]*Kernel{}
+		registry.byOp = map[string][]*Kernel{}
 	}
 	if _, dup := registry.byName[k.Name]; dup {
 		panic("tcrt: Register: duplicate kernel " + k.Name)
@@ -127,8 +155,7 @@ func Register(k Kernel) {
 	kk := k
 	registry.byName[k.Name] = &kk
 	registry.ordered = append(registry.ordered, &kk)
-	sort.SliceStable(registry.ordered, func(i, j int) bool {
-		a, b := registry.ordered[i], registry.ordered[j]
+	before := func(a, b *Kernel) bool {
 		if a.Op != b.Op {
 			return a.Op < b.Op
 		}
@@ -136,7 +163,19 @@ func Register(k Kernel) {
 			return a.Preference > b.Preference
 		}
 		return a.Name < b.Name
-	})
+	}
+	sort.SliceStable(registry.ordered, func(i, j int) bool { return before(registry.ordered[i], registry.ordered[j]) })
+	ks := append(slices.Clone(registry.byOp[k.Op]), &kk)
+	sort.SliceStable(ks, func(i, j int) bool { return before(ks[i], ks[j]) })
+	registry.byOp[k.Op] = ks
+}
+
+// kernelsOf is Kernels(op) for op ≠ "" without the copy: the caller must
+// not change the slice.
+func kernelsOf(op string) []*Kernel {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	return registry.byOp[op]
 }
 
 func lookupKernel(name string) *Kernel {
@@ -150,13 +189,10 @@ func lookupKernel(name string) *Kernel {
 func Kernels(op string) []*Kernel {
 	registry.mu.RLock()
 	defer registry.mu.RUnlock()
-	var out []*Kernel
-	for _, k := range registry.ordered {
-		if op == "" || k.Op == op {
-			out = append(out, k)
-		}
+	if op != "" {
+		return slices.Clone(registry.byOp[op])
 	}
-	return out
+	return slices.Clone(registry.ordered)
 }
 
 // Candidate is one kernel considered for a call.
@@ -216,6 +252,23 @@ func (e Explanation) String() string {
 // archReason returns "" if the runtime's device meets a, else why not.
 func (r *Runtime) archReason(a Arch) string {
 	return archReason(r.be.Device(), r.canLoad, a)
+}
+
+// archOK reports whether r.archReason(a) is "", without building the
+// reason for the common CPU cases.
+func (r *Runtime) archOK(a Arch) bool {
+	gpu := r.be.Device().GPU()
+	switch a.ISA {
+	case ISACPU:
+		return !gpu && cpufeat.Has(a.CPUFeatures...)
+	case ISAHostFallback:
+		return gpu && cpufeat.Has(a.CPUFeatures...)
+	case ISASASS, ISAPTX:
+		if !gpu {
+			return false
+		}
+	}
+	return r.archReason(a) == ""
 }
 
 // canLoad reports whether the runtime's device can load m.
@@ -363,10 +416,10 @@ func (r *Runtime) Select(op string, args any) (*Kernel, error) {
 // pick is Select after CheckArgs.
 func (r *Runtime) pick(op string, args any) (*Kernel, error) {
 	forced := r.forcedFor(op)
-	for _, k := range Kernels(op) {
+	for _, k := range kernelsOf(op) {
 		// explain's rule: the first kernel that can run the call, the
 		// forced one only when one is forced.
-		if forced != "" && k.Name != forced || r.archReason(k.Arch) != "" || k.Supports != nil && k.Supports(args) != nil {
+		if forced != "" && k.Name != forced || !r.archOK(k.Arch) || k.Supports != nil && k.Supports(args) != nil {
 			continue
 		}
 		return k, nil
@@ -467,8 +520,9 @@ func (r *Runtime) launch(ctx context.Context, s *Stream, k *Kernel, args any) er
 	}
 	// The launch holds every buffer it names until its work has finished
 	// (see Buffer: Lifetimes).
-	rs, err := holdArgs(k.Op, args)
-	if err != nil {
+	var held [MaxOperands]*Buffer
+	rs := refs(argBuffers(held[:0], args))
+	if err := hold(k.Op, rs); err != nil {
 		return err
 	}
 	if _, cpu := s.impl.(*backend.Queue); sync && !cpu {
@@ -480,15 +534,19 @@ func (r *Runtime) launch(ctx context.Context, s *Stream, k *Kernel, args any) er
 			return err
 		}
 	}
-	l := &Launch{Runtime: r, Stream: s, Kernel: k, Args: args, Threads: r.opts.Threads, sync: sync}
+	l := launchPool.Get().(*Launch)
+	l.Runtime, l.Stream, l.Kernel, l.Args, l.Threads, l.sync, l.ctx = r, s, k, args, r.opts.Threads, sync, ctx
 	// A kernel that panics on the caller's goroutine returns ErrDevice, and
 	// the buffers the launch holds are released as after any failure.
-	err = backend.RunTask(func() error { return k.Launch(ctx, l) })
+	err := backend.RunTask(l.run)
 	if l.inlined {
+		// finished on this goroutine: nothing else holds l
 		rs.release()
+		l.Runtime, l.Stream, l.Kernel, l.Args, l.ctx, l.cpu, l.inlined = nil, nil, nil, nil, nil, nil, false
+		launchPool.Put(l)
 		return err
 	}
-	s.releaseAfter(rs) // also after a failed launch: part of it may be queued
+	s.releaseAfter(slices.Clone(rs)) // also after a failed launch: part of it may be queued
 	if err != nil || !sync {
 		return err
 	}
@@ -503,7 +561,11 @@ func op(k *Kernel) string { return k.Op }
 // ordering and error reporting.
 func CPUKernel(fn func(l *Launch) error) func(context.Context, *Launch) error {
 	return func(ctx context.Context, l *Launch) error {
-		task := func() error { return fn(l) }
+		if l.task == nil { // a Launch made by hand (the host fallback's)
+			l.bind()
+		}
+		l.cpu = fn
+		task := l.task
 		if cs, ok := l.Stream.impl.(*backend.Queue); ok && l.sync {
 			if ran, err := cs.RunInline(task); ran {
 				l.inlined = true

@@ -26,11 +26,17 @@ type RoPEArgs struct {
 
 // HostRoPEArgs converts a CPU-backend call into the fallback's form.
 func HostRoPEArgs(a *RoPEArgs, threads int) *fallback.RoPEArgs {
-	h := ropeTable(a)
+	return hostRoPEInto(new(hostCall[fallback.RoPEArgs]), a, threads)
+}
+
+// hostRoPEInto is HostRoPEArgs into c.
+func hostRoPEInto(c *hostCall[fallback.RoPEArgs], a *RoPEArgs, threads int) *fallback.RoPEArgs {
+	h := &c.h
+	ropeTableInto(h, a)
 	if a.Positions != nil {
 		h.Pos = hostS32(a.Positions)[:a.Q.Rows]
 	}
-	h.Q, h.QOut, h.K, h.KOut = hostRows(a.Q), hostRows(a.QOut), hostRowsPtr(a.K), hostRowsPtr(a.KOut)
+	h.Q, h.QOut, h.K, h.KOut = hostRows(a.Q), hostRows(a.QOut), c.rows(0, a.K), c.rows(1, a.KOut)
 	h.Threads = threads
 	return h
 }
@@ -39,8 +45,15 @@ func HostRoPEArgs(a *RoPEArgs, threads int) *fallback.RoPEArgs {
 // frequencies, host positions and bounds (what the GPU launch uses to
 // build its cos/sin table, on buffers that have no host memory).
 func ropeTable(a *RoPEArgs) *fallback.RoPEArgs {
+	h := new(fallback.RoPEArgs)
+	ropeTableInto(h, a)
+	return h
+}
+
+// ropeTableInto is ropeTable into h.
+func ropeTableInto(h *fallback.RoPEArgs, a *RoPEArgs) {
 	inv, ms := fallback.RoPEFreqs(a.Theta, a.RotaryDim, a.Scaling)
-	return &fallback.RoPEArgs{
+	*h = fallback.RoPEArgs{
 		HeadsQ: a.HeadsQ, HeadsK: a.HeadsK, HeadDim: a.HeadDim, RotaryDim: a.RotaryDim,
 		Interleaved: a.Interleaved, Pos: a.HostPositions, MaxPosition: a.MaxPosition, InvFreq: inv, MScale: ms,
 	}
@@ -48,6 +61,6 @@ func ropeTable(a *RoPEArgs) *fallback.RoPEArgs {
 
 func init() {
 	refAndFast(OpRoPE, OpRoPE, "cos and sin once per token for every head of q and k; "+lightFastDoc,
-		func(a *RoPEArgs, th int) error { return fallback.RoPERef(HostRoPEArgs(a, th)) },
-		func(a *RoPEArgs, th int) error { return fallback.RoPEFast(HostRoPEArgs(a, th)) })
+		func(a *RoPEArgs, th int) error { return withHost(&hostRoPEs, a, th, hostRoPEInto, fallback.RoPERef) },
+		func(a *RoPEArgs, th int) error { return withHost(&hostRoPEs, a, th, hostRoPEInto, fallback.RoPEFast) })
 }

@@ -15,11 +15,21 @@ type SoftmaxArgs struct {
 
 // HostSoftmaxArgs converts a CPU-backend call into the fallback's form.
 func HostSoftmaxArgs(a *SoftmaxArgs, threads int) *fallback.SoftmaxArgs {
-	return &fallback.SoftmaxArgs{X: hostRows(a.X), Y: hostRows(a.Y), Temperature: a.Temperature, Log: a.Log, Threads: threads}
+	return hostSoftmaxInto(new(hostCall[fallback.SoftmaxArgs]), a, threads)
+}
+
+// hostSoftmaxInto is HostSoftmaxArgs into c.
+func hostSoftmaxInto(c *hostCall[fallback.SoftmaxArgs], a *SoftmaxArgs, threads int) *fallback.SoftmaxArgs {
+	c.h = fallback.SoftmaxArgs{X: hostRows(a.X), Y: hostRows(a.Y), Temperature: a.Temperature, Log: a.Log, Threads: threads}
+	return &c.h
 }
 
 func init() {
 	refAndFast(OpSoftmax, OpSoftmax, "max, exponentials and sum on a float32 row in cache; "+lightFastDoc,
-		func(a *SoftmaxArgs, th int) error { fallback.SoftmaxRef(HostSoftmaxArgs(a, th)); return nil },
-		func(a *SoftmaxArgs, th int) error { fallback.SoftmaxFast(HostSoftmaxArgs(a, th)); return nil })
+		func(a *SoftmaxArgs, th int) error {
+			return withHost(&hostSoftmaxes, a, th, hostSoftmaxInto, func(h *fallback.SoftmaxArgs) error { fallback.SoftmaxRef(h); return nil })
+		},
+		func(a *SoftmaxArgs, th int) error {
+			return withHost(&hostSoftmaxes, a, th, hostSoftmaxInto, func(h *fallback.SoftmaxArgs) error { fallback.SoftmaxFast(h); return nil })
+		})
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"github.com/tcrt-go/tcrt/runtime/backend"
+	"slices"
 
 	"bytes"
 	"context"
@@ -90,8 +91,13 @@ func (s *Stream) Use(bufs ...*Buffer) error {
 	if err := s.check("use"); err != nil {
 		return err
 	}
-	rs, err := holdArgs("use", bufs)
-	if err != nil {
+	var rs refs
+	for _, b := range bufs {
+		if b != nil && !slices.Contains(rs, b) {
+			rs = append(rs, b)
+		}
+	}
+	if err := hold("use", rs); err != nil {
 		return err
 	}
 	s.releaseAfter(rs)

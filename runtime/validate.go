@@ -1,224 +1,133 @@
 package runtime
 
 import (
-	"reflect"
-	"strings"
-
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// argRule is what CheckArgs knows about one op's argument struct.
+// argRule is what CheckArgs knows about one built-in op: its argument
+// type, and the op's own rules (shape fields positive, views agreeing),
+// checked after the operands' buffers.
 type argRule struct {
-	typ      reflect.Type                  // the pointer type Launch.Args must have
-	required []string                      // field paths of *Buffer fields that must be set
-	positive []string                      // int fields that must be positive
-	check    func(a any, r *Runtime) error // op-specific rules, after the above; may be nil
+	typed func(op string, args any) (Args, error)
+	check func(Args) error
 }
 
-// aliasRule is what CheckAlias knows about one op: the field paths of its
-// output buffers, and the pairs of fields allowed to share a buffer
-// (an in-place update the op checks itself, such as matmul's C = D).
-type aliasRule struct {
-	outputs []string
-	inPlace [][2]string
-}
-
-// aliasRules lists every built-in op's outputs. An output may share its
-// buffer with no other argument, input or output, scale, amax and index
-// buffers included: kernels read inputs while writing outputs, and two
-// outputs in one buffer have no defined result.
-var aliasRules = map[string]aliasRule{
-	OpMatMul:     {outputs: []string{"D.Buf"}, inPlace: [][2]string{{"D.Buf", "C.Buf"}}},
-	OpAttention:  {outputs: []string{"O.Buf", "LSE"}},
-	OpKVAppend:   {outputs: []string{"K.Buf", "V.Buf"}},
-	OpGather:     {outputs: []string{"Dst.Buf"}},
-	OpScatter:    {outputs: []string{"Mem"}},
-	OpGatherCAS:  {outputs: []string{"Mem", "Dst.Buf"}},
-	OpQuantize:   {outputs: []string{"Q", "ScaleInv", "Amax"}},
-	OpDequantize: {outputs: []string{"Y"}},
-	OpAmax:       {outputs: []string{"Out"}},
-}
-
-// CheckAlias returns an error wrapping ErrAlias, naming the output, if an
-// output buffer of a built-in op's argument struct (aliasRules) is also
-// another of its buffer fields, outside the op's allowed in-place pairs.
-// Buffers are distinct allocations, so sharing is identity. Ops not listed
-// pass. The ops package calls it at the end of every Plan, and CheckArgs
-// for every launch.
-func CheckAlias(op string, args any) error {
-	rule, ok := aliasRules[op]
-	if !ok {
-		return nil
-	}
-	v := reflect.ValueOf(args)
-	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil // CheckArgs reports the type
-	}
-	var fields []namedBuffer
-	collectBuffers("", v.Elem(), &fields)
-	allowed := func(a, b string) bool {
-		for _, p := range rule.inPlace {
-			if p[0] == a && p[1] == b || p[0] == b && p[1] == a {
-				return true
+// rule is the argRule of argument type *A, with check (nil: none).
+func rule[A any, P interface {
+	*A
+	Args
+}](check func(*A) error) argRule {
+	return argRule{
+		typed: func(op string, args any) (Args, error) {
+			a, ok := args.(*A)
+			if !ok {
+				return nil, tile.Errorf(ErrArgument, op, "args", "%T; want %T", args, a)
 			}
-		}
-		return false
-	}
-	for _, out := range rule.outputs {
-		ob := fieldBuffer(fields, out)
-		if ob == nil {
-			continue
-		}
-		for _, f := range fields {
-			if f.path != out && f.buf == ob && !allowed(out, f.path) {
-				return tile.Errorf(ErrAlias, op, out, "the output shares its buffer with %s", f.path)
+			if a == nil {
+				return nil, tile.Errorf(ErrArgument, op, "args", "nil %T", a)
 			}
-		}
-	}
-	return nil
-}
-
-type namedBuffer struct {
-	path string
-	buf  *Buffer
-}
-
-// collectBuffers appends every non-nil *Buffer field of struct v (nested
-// structs followed, paths dotted).
-func collectBuffers(prefix string, v reflect.Value, out *[]namedBuffer) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		switch fv := v.Field(i); {
-		case f.Type == bufferType:
-			if b := fv.Interface().(*Buffer); b != nil {
-				*out = append(*out, namedBuffer{prefix + f.Name, b})
+			return P(a), nil
+		},
+		check: func(a Args) error {
+			if check == nil {
+				return nil
 			}
-		case f.Type.Kind() == reflect.Struct:
-			collectBuffers(prefix+f.Name+".", fv, out)
-		}
+			return check((*A)(a.(P)))
+		},
 	}
 }
 
-func fieldBuffer(fs []namedBuffer, path string) *Buffer {
+// field is a named int field of an argument struct.
+type field struct {
+	name string
+	n    int
+}
+
+// checkPositive returns an error wrapping ErrShape naming the first field
+// that is not positive.
+func checkPositive(op string, fs ...field) error {
 	for _, f := range fs {
-		if f.path == path {
-			return f.buf
+		if f.n <= 0 {
+			return tile.Errorf(ErrShape, op, f.name, "%d; must be positive", f.n)
 		}
 	}
 	return nil
 }
 
-// argRules describes the argument structs of the built-in ops. Ops not
-// listed (registered by others) are not checked.
+// argRules describes the argument structs of the built-in ops. The
+// arguments of other ops must list their operands too (Args).
 var argRules = map[string]argRule{
-	OpMatMul: {reflect.TypeFor[*MatMulArgs](), []string{"A.Buf", "B.Buf", "D.Buf"},
-		[]string{"M", "N", "K", "Batch"}, checkMatMulArgs},
-	OpAttention: {reflect.TypeFor[*AttentionArgs](), []string{"Q.Buf", "K.Buf", "V.Buf", "O.Buf"},
-		[]string{"Batch", "HeadsQ", "HeadsKV", "HeadDim"}, nil}, // SeqQ is 0 with CuSeqQ
-	OpKVAppend: {reflect.TypeFor[*KVAppendArgs](), []string{"NewK.Buf", "NewV.Buf", "K.Buf", "V.Buf"},
-		[]string{"Batch", "HeadsKV", "HeadDim"}, nil},
-	OpGather:    {reflect.TypeFor[*GatherArgs](), []string{"Mem", "Idx.Buf", "Dst.Buf"}, nil, nil},
-	OpScatter:   {reflect.TypeFor[*ScatterArgs](), []string{"Mem", "Idx.Buf", "Src.Buf"}, nil, nil},
-	OpGatherCAS: {reflect.TypeFor[*GatherCASArgs](), []string{"Mem", "Idx.Buf", "Expected.Buf", "Replacement.Buf", "Dst.Buf"}, nil, nil},
-	OpQuantize:  {reflect.TypeFor[*QuantizeArgs](), []string{"X", "Q"}, []string{"Rows", "Cols"}, nil},
-	OpDequantize: {reflect.TypeFor[*DequantizeArgs](), []string{"Q", "Y"},
-		[]string{"Rows", "Cols"}, nil},
-	OpAmax: {reflect.TypeFor[*AmaxArgs](), []string{"X", "Out"}, []string{"Rows", "Cols"}, nil},
+	OpMatMul: rule(checkMatMulArgs),
+	OpAttention: rule(func(a *AttentionArgs) error { // SeqQ is 0 with CuSeqQ
+		return checkPositive(OpAttention, field{"Batch", a.Batch}, field{"HeadsQ", a.HeadsQ}, field{"HeadsKV", a.HeadsKV}, field{"HeadDim", a.HeadDim})
+	}),
+	OpKVAppend: rule(func(a *KVAppendArgs) error {
+		return checkPositive(OpKVAppend, field{"Batch", a.Batch}, field{"HeadsKV", a.HeadsKV}, field{"HeadDim", a.HeadDim})
+	}),
+	OpGather:    rule[GatherArgs](nil),
+	OpScatter:   rule[ScatterArgs](nil),
+	OpGatherCAS: rule[GatherCASArgs](nil),
+	OpQuantize: rule(func(a *QuantizeArgs) error {
+		return checkPositive(OpQuantize, field{"Rows", a.Rows}, field{"Cols", a.Cols})
+	}),
+	OpDequantize: rule(func(a *DequantizeArgs) error {
+		return checkPositive(OpDequantize, field{"Rows", a.Rows}, field{"Cols", a.Cols})
+	}),
+	OpAmax: rule(func(a *AmaxArgs) error {
+		return checkPositive(OpAmax, field{"Rows", a.Rows}, field{"Cols", a.Cols})
+	}),
 }
 
-// CheckArgs checks the argument struct of a call of a built-in op before a
-// kernel sees it: the right type and not nil, the required buffers set,
-// every buffer open and r's, the shape fields positive, for matmul every
-// view within its buffer, and no output sharing a buffer with another
-// argument (CheckAlias). It returns an error wrapping ErrArgument (or
-// ErrClosed, ErrShape, ErrBounds, ErrAlias) naming the field. The ops package builds
-// valid structs; this guards direct callers of Run, Select and LaunchKernel.
+// CheckArgs checks the argument struct of a call before a kernel sees it,
+// in one walk over its operands (Args.Operands): for a built-in op the
+// right type and not nil; the required buffers set, every buffer open and
+// r's; the op's shape rules (for matmul every view within its buffer);
+// every operand's span within its buffer; and no output overlapping
+// another operand (CheckAlias's rule). It returns an error wrapping
+// ErrArgument (or ErrClosed, ErrShape, ErrBounds, ErrAlias) naming the
+// field. This is the only check of the operands: the ops package checks
+// each op's own rules and leaves these to the runtime (Run, Prepare,
+// Select and LaunchKernel call it).
 func (r *Runtime) CheckArgs(op string, args any) error {
 	if err := r.checkOpen(op); err != nil {
 		return err
 	}
-	rule, ok := argRules[op]
-	if !ok {
-		return nil
-	}
-	v := reflect.ValueOf(args)
-	if !v.IsValid() || v.Type() != rule.typ {
-		return tile.Errorf(ErrArgument, op, "args", "%T; want %v", args, rule.typ)
-	}
-	if v.IsNil() {
-		return tile.Errorf(ErrArgument, op, "args", "nil %v", rule.typ)
-	}
-	s := v.Elem()
-	for _, path := range rule.required {
-		if b := fieldByPath(s, path).Interface().(*Buffer); b == nil {
-			return tile.Errorf(ErrArgument, op, path, "buffer is nil")
+	rule, builtin := argRules[op]
+	var a Args
+	if builtin {
+		var err error
+		if a, err = rule.typed(op, args); err != nil {
+			return err
 		}
+	} else if a, builtin = args.(Args); !builtin {
+		if len(kernelsOf(op)) == 0 {
+			return nil // no kernel: selection reports the op unsupported
+		}
+		// the launch holds and stages the buffers an Args lists, and no others
+		return tile.Errorf(ErrArgument, op, "args", "%T does not list its operands (runtime.Args)", args)
 	}
-	if err := checkBuffers(r, op, "", s); err != nil {
+	ops := a.Operands()
+	if err := checkBuffers(r, op, ops.All()); err != nil {
 		return err
 	}
-	for _, f := range rule.positive {
-		if n := s.FieldByName(f).Int(); n <= 0 {
-			return tile.Errorf(ErrShape, op, f, "%d; must be positive", n)
-		}
-	}
 	if rule.check != nil {
-		if err := rule.check(args, r); err != nil {
+		if err := rule.check(a); err != nil {
 			return err
 		}
 	}
-	return CheckAlias(op, args)
-}
-
-// fieldByPath follows a dotted path of field names.
-func fieldByPath(v reflect.Value, path string) reflect.Value {
-	for _, name := range strings.Split(path, ".") {
-		v = v.FieldByName(name)
+	if err := checkSpans(op, ops.All()); err != nil {
+		return err
 	}
-	return v
+	return checkAliasOperands(op, ops.All())
 }
 
-// checkBuffers checks every non-nil *Buffer in struct v, recursively.
-func checkBuffers(r *Runtime, op, prefix string, v reflect.Value) error {
-	if b, path := firstBadBuffer(r, v); b != nil {
-		return b.Check(r, op, prefix+path)
+// checkMatMulArgs checks a matmul's shape fields and views: shapes
+// agreeing with M, N, K, and every view (Batch matrices) within its buffer.
+func checkMatMulArgs(a *MatMulArgs) error {
+	if err := checkPositive(OpMatMul, field{"M", a.M}, field{"N", a.N}, field{"K", a.K}, field{"Batch", a.Batch}); err != nil {
+		return err
 	}
-	return nil
-}
-
-// firstBadBuffer returns the first buffer field (nested structs included)
-// that fails Buffer.Check, with its field path; the path is built only for
-// it, so a valid call allocates nothing here.
-func firstBadBuffer(r *Runtime, v reflect.Value) (*Buffer, string) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		switch fv := v.Field(i); {
-		case f.Type == bufferType:
-			if b := fv.Interface().(*Buffer); b != nil && b.Check(r, "", "") != nil {
-				return b, f.Name
-			}
-		case f.Type.Kind() == reflect.Struct:
-			if b, p := firstBadBuffer(r, fv); b != nil {
-				return b, f.Name + "." + p
-			}
-		}
-	}
-	return nil, ""
-}
-
-// checkMatMulArgs checks a matmul's views: shapes agreeing with M, N, K,
-// and every view (Batch matrices) within its buffer.
-func checkMatMulArgs(args any, _ *Runtime) error {
-	a := args.(*MatMulArgs)
-	views := []struct {
+	views := [...]struct {
 		name       string
 		m          Matrix
 		rows, cols int // of op(m)

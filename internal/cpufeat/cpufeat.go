@@ -172,6 +172,18 @@ func Missing(fs ...cpuid.FeatureID) string {
 	return ""
 }
 
+// Has reports whether Missing(fs...) is "" (the CPU has every feature and
+// the mask hides none), without building the reason.
+func Has(fs ...cpuid.FeatureID) bool {
+	m := cur.Load()
+	for _, f := range fs {
+		if !cpuid.CPU.Supports(f) || m.hidden.has(f) {
+			return false
+		}
+	}
+	return true
+}
+
 // String describes the mask: "" when nothing is masked, else the setting,
 // the features of this CPU it hides and what was ignored.
 func String() string {

@@ -1,0 +1,56 @@
+package ops
+
+import (
+	"context"
+	"sync"
+	"unsafe"
+
+	"github.com/tcrt-go/tcrt/runtime"
+)
+
+// pooledArgs is a runtime argument struct A with room for the optional
+// views it points at (a gate, a residual, rotated keys). a is the first
+// field, so a pointer to it is a pointer to the whole.
+type pooledArgs[A any] struct {
+	a A
+	m [2]Matrix
+}
+
+// argPool recycles the argument structs of direct calls, so that a
+// synchronous call allocates none: the builders take one from the pool,
+// and runPooled gives it back once a synchronous launch has finished
+// without error (nothing refers to it then). Structs of asynchronous,
+// failed or planned calls are left to the garbage collector.
+type argPool[A any] struct{ p sync.Pool }
+
+// get returns a zeroed struct and its view slots.
+func (ap *argPool[A]) get() (*A, *[2]Matrix) {
+	p, ok := ap.p.Get().(*pooledArgs[A])
+	if !ok {
+		p = new(pooledArgs[A])
+	}
+	return &p.a, &p.m
+}
+
+// runPooled runs args (from ap) and recycles them after a synchronous
+// call that succeeded.
+func runPooled[A any](ctx context.Context, rt *runtime.Runtime, s *runtime.Stream, op string, args *A, ap *argPool[A]) error {
+	err := rt.Run(ctx, s, op, args)
+	if s == nil && err == nil {
+		p := (*pooledArgs[A])(unsafe.Pointer(args))
+		*p = pooledArgs[A]{}
+		ap.p.Put(p)
+	}
+	return err
+}
+
+// The pools of the direct calls' argument structs.
+var (
+	matMulPool    argPool[runtime.MatMulArgs]
+	attentionPool argPool[runtime.AttentionArgs]
+	kvAppendPool  argPool[runtime.KVAppendArgs]
+	normPool      argPool[runtime.NormArgs]
+	ropePool      argPool[runtime.RoPEArgs]
+	actPool       argPool[runtime.ActArgs]
+	samplePool    argPool[runtime.SampleArgs]
+)
