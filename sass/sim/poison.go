@@ -48,7 +48,9 @@ func (c *cta) checkSelReads(w *warp, d *dinst, exec uint32) error {
 // source they copy there. A read faults only when a byte it uses is
 // undefined: PRMT's byte sources and the copies' sources use none (they
 // move the undefinedness), a store of 1 or 2 bytes uses those of its data
-// register, every other read uses all four.
+// register, a half-precision source read through .H0_H0 or .H1_H1 and
+// each source of HADD2.F32 use that half's two bytes, every other read
+// uses all four.
 
 // byteLanes is the lanes in which byte b of register r is defined.
 func (w *warp) byteLanes(r, b int) uint32 {
@@ -70,6 +72,10 @@ func (c *cta) checkBytes(w *warp, d *dinst, exec uint32, r int) error {
 	case (d.op == xSTG || d.op == xSTS || d.op == xSTL) && d.width < 4 && int(d.s[0].r) == r &&
 		(d.mem.base == 255 || r < int(d.mem.base) || r > int(d.mem.base)+1):
 		used = 1<<d.width - 1
+	default:
+		if m := d.usedBytes(r); m != 0 {
+			used = m
+		}
 	}
 	for b := 0; b < 4; b++ {
 		if used>>b&1 == 0 {
@@ -84,6 +90,23 @@ func (c *cta) checkBytes(w *warp, d *dinst, exec uint32, r int) error {
 		}
 	}
 	return nil
+}
+
+// usedBytes is the union of the bytes of register r that d's sources
+// holding r use (sopnd.bytes), 0 when one of them uses all four.
+func (d *dinst) usedBytes(r int) uint8 {
+	var m uint8
+	for k := range d.s {
+		s := &d.s[k]
+		if s.k != oReg || int(s.r) != r {
+			continue
+		}
+		if s.bytes == 0 {
+			return 0
+		}
+		m |= s.bytes
+	}
+	return m
 }
 
 // prmtBytes records, for the lanes of exec in which PRMT's result takes an

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -102,6 +103,13 @@ BODY
 		{"PRMT R17, R0, 0x7650, R17; STG.E.U8 [R2.64], R17; LDG.E R9, [R2.64]", func(x uint32) uint32 { return 0x7fc0de00 | x }},
 		// sign replication of a defined byte
 		{"PRMT R17, R0, 0x7610, R17; PRMT R9, R17, 0x8880, RZ", func(x uint32) uint32 { return x }},
+		// a half-precision read of the defined half only (x: a binary16
+		// subnormal, doubled exactly), and HADD2.F32 of it
+		{"PRMT R17, R0, 0x7610, R17; HADD2 R9, R17.H0_H0, R17.H0_H0", func(x uint32) uint32 { return 2*x<<16 | 2*x }},
+		// (x*x is below binary16's least subnormal: +0, and +0 + -0 = +0)
+		{"PRMT R17, R0, 0x7610, R17; HFMA2 R9, R17.H0_H0, R17.H0_H0, -RZ", func(uint32) uint32 { return 0 }},
+		{"PRMT R17, R0, 0x7610, R17; HADD2.F32 R9, -RZ, R17.H0_H0", func(x uint32) uint32 { return math.Float32bits(float32(x) / (1 << 24)) }},
+		{"PRMT R17, R17, 0x5410, R0; HADD2.F32 R9, -RZ, R17.H1_H1", func(x uint32) uint32 { return math.Float32bits(float32(x) / (1 << 24)) }},
 		// copies (MOV, SEL) of a partly defined register, then a use of
 		// the defined bytes only
 		{"PRMT R17, R0, 0x7610, R17; MOV R12, R17; SEL R13, R12, RZ, PT; STG.E.U16 [R2.64], R13; LDG.E R9, [R2.64]", func(x uint32) uint32 { return 0x7fc00000 | x }},
@@ -125,6 +133,11 @@ BODY
 		}
 	}
 	for _, c := range []struct{ body, lane, want string }{
+		// a half-precision read of the undefined half
+		{"PRMT R17, R0, 0x7610, R17; HADD2 R9, R17.H1_H1, R17.H0_H0", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, R0, 0x7610, R17; HADD2 R9, R17, RZ.H0_H0", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, R0, 0x7610, R17; HADD2.F32 R9, -RZ, R17.H1_H1", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, R17, 0x5410, R0; HADD2.F32 R9, -RZ, R17", "lane 0", "byte 0 of R17 never written"},
 		// a copy moves the undefined bytes on; the use faults
 		{"PRMT R17, RZ, 0x7610, R17; MOV R9, R17", "lane 0", "byte 2 of R9 never written"},
 		{"PRMT R17, RZ, 0x7610, R17; MOV R12, R17; SEL R9, R12, RZ, PT", "lane 0", "byte 2 of R9 never written"},
