@@ -127,14 +127,34 @@ func goldenText(t *testing.T, nvdisasm, cubin string) []byte {
 // TestCorpusCurrent checks (or, with -update-corpus, rewrites) that the
 // corpus cubins are what ptxas makes from the PTX today and that the golden
 // text is what nvdisasm prints for their words. It needs ptxas and nvdisasm
-// (skipped without them, failed under CI=true). It starts ptxas 34 times and nvdisasm 38 times (about 15 s on two idle
-// cores), so -short skips it.
+// (skipped without them, failed under CI=true). Its rebuild starts ptxas
+// 34 times and nvdisasm 38 times (about 70 s of CPU), so it runs only under
+// -update-corpus, -sass.rebuild-corpus or CI=true; otherwise the test
+// compares inputs.sum with today's files (corpussum_test.go). -short skips
+// it.
 func TestCorpusCurrent(t *testing.T) {
 	if testing.Short() && !*updateCorpus {
 		t.Skip("-short: the corpus is not rebuilt")
 	}
 	ptxas := cudatools.Require(t, "ptxas")
 	nvdisasm := cudatools.Require(t, "nvdisasm")
+	var builds []corpusBuild
+	for _, src := range corpusSources(t) {
+		for _, sm := range corpusArchs {
+			builds = append(builds, corpusBuild{
+				args:   []string{fmt.Sprintf("-arch=sm_%d", sm), "-O3"},
+				inputs: []string{src.ptx},
+				cubin:  filepath.Join(corpusDir, "cubin", fmt.Sprintf("%s.sm_%d.cubin", src.name, sm)),
+			})
+		}
+	}
+	tools := [][2]string{{"ptxas", ptxas}, {"nvdisasm", nvdisasm}}
+	sumFile := filepath.Join(corpusDir, "inputs.sum")
+	const gen = "sass/testdata/ptxas/gen.sh"
+	if !corpusRebuild() {
+		checkCorpusSum(t, sumFile, corpusSum(t, tools, builds, corpus.Cubins(t)), gen)
+		return
+	}
 	tmp := t.TempDir()
 	if *updateCorpus {
 		for _, d := range []string{"cubin", "golden"} {
@@ -147,30 +167,27 @@ func TestCorpusCurrent(t *testing.T) {
 			}
 		}
 	}
-	for _, src := range corpusSources(t) {
-		for _, sm := range corpusArchs {
-			dst := filepath.Join(corpusDir, "cubin", fmt.Sprintf("%s.sm_%d.cubin", src.name, sm))
-			out := filepath.Join(tmp, "c.cubin")
-			if *updateCorpus {
-				out = dst
-			}
-			// ptxas warns about the recursive call's stack size; that is
-			// expected, so its stderr is not an error here.
-			cmd := exec.Command(ptxas, fmt.Sprintf("-arch=sm_%d", sm), "-O3", src.ptx, "-o", out)
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("ptxas %s: %v\n%s", src.ptx, err, msg)
-			}
-			if *updateCorpus {
-				continue
-			}
-			got, err1 := os.ReadFile(out)
-			want, err2 := os.ReadFile(dst)
-			if err1 != nil || err2 != nil {
-				t.Fatalf("%v %v", err1, err2)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s is stale: run sass/testdata/ptxas/gen.sh", dst)
-			}
+	for _, b := range builds {
+		out := filepath.Join(tmp, "c.cubin")
+		if *updateCorpus {
+			out = b.cubin
+		}
+		// ptxas warns about the recursive call's stack size; that is
+		// expected, so its stderr is not an error here.
+		cmd := exec.Command(ptxas, append(b.args, b.inputs[0], "-o", out)...)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ptxas %s: %v\n%s", b.inputs[0], err, msg)
+		}
+		if *updateCorpus {
+			continue
+		}
+		got, err1 := os.ReadFile(out)
+		want, err2 := os.ReadFile(b.cubin)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%v %v", err1, err2)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run %s", b.cubin, gen)
 		}
 	}
 	for _, c := range corpus.Cubins(t) {
@@ -186,9 +203,17 @@ func TestCorpusCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run sass/testdata/ptxas/gen.sh", c.Golden)
+			t.Errorf("%s is stale: run %s", c.Golden, gen)
 		}
 	}
+	sum := corpusSum(t, tools, builds, corpus.Cubins(t))
+	if *updateCorpus {
+		if err := os.WriteFile(sumFile, sum, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	checkCorpusSum(t, sumFile, sum, gen)
 }
 
 // coverage counts one golden file's words.

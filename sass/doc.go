@@ -118,9 +118,10 @@
 // __constant__ data, function pointers, cp.async, WMMA, mma.sync, shared
 // memory through uniform registers) compiled by nvcc 11.8 for sm_86 and
 // sm_89 (cubin/, golden/; gen.sh rebuilds it, TestNVCCCorpusCurrent checks
-// it where nvcc is installed). TestNVCCCorpusCoverage requires every word
-// to decode, re-encode, print as nvdisasm and parse back (both the listing
-// and nvdisasm's own text), with no baseline.
+// it where nvcc is installed, by the SHA-256 record inputs.sum unless it
+// rebuilds under CI=true or -sass.rebuild-corpus). TestNVCCCorpusCoverage
+// requires every word to decode, re-encode, print as nvdisasm and parse
+// back (both the listing and nvdisasm's own text), with no baseline.
 //
 // testdata/ptxas is the ptxas corpus: PTX kernels written to cover what
 // ptxas emits (GEMM with mma.sync/ldmatrix/cp.async, attention loops,
@@ -129,9 +130,10 @@
 // inputs, compiled for sm_86 and sm_89 (cubin/), and every code word of
 // every ptxas-built cubin of the repository with nvdisasm's text (golden/).
 // gen.sh rebuilds it; TestCorpusCurrent checks it is current (with the
-// tools, not under -short); TestCorpusCoverage decodes, re-encodes and
-// prints every word and holds the per-file counts of words outside the model
-// to the baseline gaps.txt (-sass.corpus-strict requires none).
+// tools, not under -short; as TestNVCCCorpusCurrent, by inputs.sum);
+// TestCorpusCoverage decodes, re-encodes and prints every word and holds
+// the per-file counts of words outside the model to the baseline gaps.txt
+// (-sass.corpus-strict requires none).
 //
 // Further measured facts (nvdisasm 11.8): IMAD immediates print signed and
 // SEL's unsigned; an inverted non-predicate operand prints "~" (IMAD.X

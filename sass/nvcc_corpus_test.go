@@ -41,7 +41,10 @@ func nvccArgs(t testing.TB, src string, sm int, out string) []string {
 // TestNVCCCorpusCurrent checks (or, with -update-corpus, rewrites) that the
 // nvcc corpus cubins are what nvcc makes from the sources today and that
 // the golden text is what nvdisasm prints. It needs nvcc and nvdisasm
-// (skipped without them, failed under CI=true); -short skips it.
+// (skipped without them, failed under CI=true). It rebuilds (an nvcc run
+// per source and arch) only under -update-corpus, -sass.rebuild-corpus or
+// CI=true; otherwise it compares inputs.sum with today's files
+// (corpussum_test.go). -short skips it.
 func TestNVCCCorpusCurrent(t *testing.T) {
 	if testing.Short() && !*updateCorpus {
 		t.Skip("-short: the nvcc corpus is not rebuilt")
@@ -51,6 +54,33 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 	srcs, err := filepath.Glob(filepath.Join(corpus.NVCCDir, "*.cu"))
 	if err != nil || len(srcs) == 0 {
 		t.Fatalf("no nvcc corpus sources (%v)", err)
+	}
+	// every source may include any shim header
+	shim := treeFiles(t, filepath.Join(corpus.NVCCDir, "shim"))
+	host := len(cudatools.NVCCHostFlags())
+	var builds []corpusBuild
+	for _, src := range srcs {
+		for _, sm := range corpus.Archs {
+			name := strings.TrimSuffix(filepath.Base(src), ".cu")
+			args := nvccArgs(t, src, sm, "OUT")
+			for k, a := range args {
+				if a == src {
+					args[k] = repoRel(src)
+				}
+			}
+			builds = append(builds, corpusBuild{
+				args:   args[host:],
+				inputs: append([]string{src}, shim...),
+				cubin:  filepath.Join(corpus.NVCCDir, "cubin", fmt.Sprintf("%s.sm_%d.cubin", name, sm)),
+			})
+		}
+	}
+	tools := [][2]string{{"nvcc", nvcc}, {"nvdisasm", nvdisasm}}
+	sumFile := filepath.Join(corpus.NVCCDir, "inputs.sum")
+	const gen = "sass/testdata/nvcc/gen.sh"
+	if !corpusRebuild() {
+		checkCorpusSum(t, sumFile, corpusSum(t, tools, builds, corpus.NVCCCubins(t)), gen)
+		return
 	}
 	tmp := t.TempDir()
 	if *updateCorpus {
@@ -64,36 +94,37 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 			}
 		}
 	}
-	for _, src := range srcs {
-		for _, sm := range corpus.Archs {
-			name := strings.TrimSuffix(filepath.Base(src), ".cu")
-			dst := filepath.Join(corpus.NVCCDir, "cubin", fmt.Sprintf("%s.sm_%d.cubin", name, sm))
-			out := filepath.Join(tmp, "c.cubin")
-			if *updateCorpus {
-				out = dst
-			}
-			// nvcc's stderr carries ptxas's advice (an ignored
-			// .minnctapersm): expected, so not an error here.
-			cmd := exec.Command(nvcc, nvccArgs(t, src, sm, out)...)
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("nvcc %s: %v\n%s", src, err, msg)
-			}
-			if *updateCorpus {
-				continue
-			}
-			got, err1 := os.ReadFile(out)
-			want, err2 := os.ReadFile(dst)
-			if err1 != nil || err2 != nil {
-				t.Fatalf("%v %v", err1, err2)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s is stale: run sass/testdata/nvcc/gen.sh", dst)
-			}
+	for _, b := range builds {
+		src := b.inputs[0]
+		out := filepath.Join(tmp, "c.cubin")
+		if *updateCorpus {
+			out = b.cubin
+		}
+		// nvcc's stderr carries ptxas's advice (an ignored
+		// .minnctapersm): expected, so not an error here.
+		sm := 86
+		if strings.HasSuffix(b.cubin, ".sm_89.cubin") {
+			sm = 89
+		}
+		cmd := exec.Command(nvcc, nvccArgs(t, src, sm, out)...)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("nvcc %s: %v\n%s", src, err, msg)
+		}
+		if *updateCorpus {
+			continue
+		}
+		got, err1 := os.ReadFile(out)
+		want, err2 := os.ReadFile(b.cubin)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%v %v", err1, err2)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run %s", b.cubin, gen)
 		}
 	}
 	for _, c := range corpus.NVCCCubins(t) {
 		got := goldenText(t, nvdisasm, c.Path)
-		got = bytes.Replace(got, []byte("sass/testdata/ptxas/gen.sh"), []byte("sass/testdata/nvcc/gen.sh"), 1)
+		got = bytes.Replace(got, []byte("sass/testdata/ptxas/gen.sh"), []byte(gen), 1)
 		if *updateCorpus {
 			if err := os.WriteFile(c.Golden, got, 0o644); err != nil {
 				t.Fatal(err)
@@ -105,9 +136,17 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run sass/testdata/nvcc/gen.sh", c.Golden)
+			t.Errorf("%s is stale: run %s", c.Golden, gen)
 		}
 	}
+	sum := corpusSum(t, tools, builds, corpus.NVCCCubins(t))
+	if *updateCorpus {
+		if err := os.WriteFile(sumFile, sum, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	checkCorpusSum(t, sumFile, sum, gen)
 }
 
 // hiddenRE matches what a listing shows and nvdisasm's text cannot: a

@@ -128,6 +128,7 @@ type sopnd struct {
 	neg, abs bool
 	not      bool
 	hiHalf   bool        // .H1_H1 selector
+	bytes    uint8       // the register's bytes the operation uses (poison mode), 0: all four
 	arr      *[32]uint32 // the broadcast lanes of an immediate (bound)
 	arr2     *[32]uint32 // the next word of a 64-bit constant
 	fxor     uint32      // float source modifiers, applied as (x & fand) ^ fxor
@@ -729,6 +730,25 @@ func (c *decoder) psrcOf(o sass.Operand, k int) error {
 	return nil
 }
 
+// halfBytes is the bytes of a register source that a half-precision
+// operation uses: one half of a packed-half source under .H0_H0 or .H1_H1,
+// and of each HADD2.F32 source (its low half unless .H1_H1); 0 (all) for
+// any other source.
+func halfBytes(in *sass.Inst, o sass.Operand) uint8 {
+	switch in.Op {
+	case "HADD2", "HMUL2", "HFMA2":
+	default:
+		return 0
+	}
+	switch {
+	case o.Sel == ".H1_H1":
+		return 0xc
+	case o.Sel == ".H0_H0" || in.HasMod("F32"):
+		return 0x3
+	}
+	return 0
+}
+
 // src decodes a source of cnt consecutive registers (a 64-bit constant
 // when cnt is 2).
 func (c *decoder) src(o sass.Operand, k, cnt int) error {
@@ -747,6 +767,7 @@ func (c *decoder) src(o sass.Operand, k, cnt int) error {
 		}
 		s.k, s.r = oReg, o.N
 		d.reads = append(d.reads, span{0, o.N, uint8(cnt)})
+		s.bytes = halfBytes(&c.in, o)
 	case sass.KDouble:
 		// a double immediate is the value's high word
 		s.k, s.v, s.v2 = oImm, 0, uint32(o.Imm)

@@ -23,10 +23,12 @@ package sim
 //     uniform register never written in the lane faults, except the source
 //     of SEL and FSEL that the lane's predicate does not select (ptxas
 //     selects between a guarded load's result and RZ: poison.go).
-//     Registers are tracked by byte: PRMT moves undefined bytes without
-//     faulting (nvcc's PRMT R17, RZ, 0x7610, R17 merges into a register
-//     whose other half is don't-care), a 1- or 2-byte store uses only its
-//     low bytes, and any other read of an undefined byte faults.
+//     Registers are tracked by byte: PRMT, and the copies MOV, SEL and
+//     FSEL, move undefined bytes without faulting (nvcc's PRMT R17, RZ,
+//     0x7610, R17 merges into a register whose other half is don't-care),
+//     a 1- or 2-byte store uses only its low bytes, a half-precision
+//     source read as .H0_H0 or .H1_H1 (and each HADD2.F32 source) only its
+//     half, and any other read of an undefined byte faults.
 //   - Divergence (diverge.go): a branch whose guard or indirect target
 //     differs across the running lanes splits the warp into (pc, mask)
 //     groups; the warp runs the lowest-pc group that can run and merges

@@ -7,7 +7,8 @@ import "github.com/tcrt-go/tcrt/sass"
 // not have been written in that lane. ptxas relies on this: row_sum in the
 // corpus (uniform.ptx) loads a word under a guard into R12 and then runs
 // SEL R4, R12, RZ, !P0 in every lane, R12 being unwritten exactly in the
-// lanes where P0 selects RZ.
+// lanes where P0 selects RZ. The selected source's undefined bytes are
+// copied (copyBytes); an undefined predicate faults.
 func (c *cta) checkSelReads(w *warp, d *dinst, exec uint32) error {
 	for _, s := range d.reads {
 		if s.kind != 1 {
@@ -25,8 +26,10 @@ func (c *cta) checkSelReads(w *warp, d *dinst, exec uint32) error {
 		s := &d.s[k]
 		switch s.k {
 		case oReg:
-			if m := w.wr[s.r]; m&lanes != lanes {
-				return c.fault(w, d, firstLane(lanes&^m), ErrUninitialized, "%v never written", sass.Reg(int(s.r)))
+			// a copy: the selected undefined bytes stay undefined in the
+			// destination (RZ: nothing is written)
+			if m := w.wr[s.r]; m&lanes != lanes && d.d != 255 {
+				w.copyBytes(lanes, int(s.r))
 			}
 		case oUReg:
 			if lanes != 0 && w.urw>>s.r&1 == 0 {
@@ -40,10 +43,14 @@ func (c *cta) checkSelReads(w *warp, d *dinst, exec uint32) error {
 // Poison mode tracks each register's bytes: a write defines all four
 // bytes, except PRMT's, which defines in each lane the bytes it selects
 // from defined source bytes (nvcc merges a half into a register whose other
-// half is don't-care with PRMT R17, RZ, 0x7610, R17). A read faults only
-// when a byte it uses is undefined: PRMT uses none (it moves the
-// undefinedness with the bytes), a store of 1 or 2 bytes uses those of its
-// data register, every other read uses all four.
+// half is don't-care with PRMT R17, RZ, 0x7610, R17), and the copies MOV,
+// SEL and FSEL make, which define in each lane the bytes defined in the
+// source they copy there. A read faults only when a byte it uses is
+// undefined: PRMT's byte sources and the copies' sources use none (they
+// move the undefinedness), a store of 1 or 2 bytes uses those of its data
+// register, a half-precision source read through .H0_H0 or .H1_H1 and
+// each source of HADD2.F32 use that half's two bytes, every other read
+// uses all four.
 
 // byteLanes is the lanes in which byte b of register r is defined.
 func (w *warp) byteLanes(r, b int) uint32 {
@@ -58,9 +65,17 @@ func (c *cta) checkBytes(w *warp, d *dinst, exec uint32, r int) error {
 	case d.op == xPRMT && d.d != 255 && !(d.s[1].k == oReg && int(d.s[1].r) == r):
 		// a source of the bytes, not the selector: prmtBytes follows them
 		return nil
+	case d.op == xMOV && !d.uni:
+		// a copy into a general register moves the undefinedness
+		w.copyBytes(exec, r)
+		return nil
 	case (d.op == xSTG || d.op == xSTS || d.op == xSTL) && d.width < 4 && int(d.s[0].r) == r &&
 		(d.mem.base == 255 || r < int(d.mem.base) || r > int(d.mem.base)+1):
 		used = 1<<d.width - 1
+	default:
+		if m := d.usedBytes(r); m != 0 {
+			used = m
+		}
 	}
 	for b := 0; b < 4; b++ {
 		if used>>b&1 == 0 {
@@ -75,6 +90,23 @@ func (c *cta) checkBytes(w *warp, d *dinst, exec uint32, r int) error {
 		}
 	}
 	return nil
+}
+
+// usedBytes is the union of the bytes of register r that d's sources
+// holding r use (sopnd.bytes), 0 when one of them uses all four.
+func (d *dinst) usedBytes(r int) uint8 {
+	var m uint8
+	for k := range d.s {
+		s := &d.s[k]
+		if s.k != oReg || int(s.r) != r {
+			continue
+		}
+		if s.bytes == 0 {
+			return 0
+		}
+		m |= s.bytes
+	}
+	return m
 }
 
 // prmtBytes records, for the lanes of exec in which PRMT's result takes an
@@ -113,6 +145,17 @@ func (w *warp) prmtBytes(d *dinst, exec uint32) {
 		for i := 0; i < 4; i++ {
 			w.partB[i] |= out >> i & 1 << l
 		}
+	}
+}
+
+// copyBytes records that the destination of a copy of register r takes,
+// in the lanes of exec where r is not wholly defined, r's defined bytes
+// (unmarkDst applies it after the write).
+func (w *warp) copyBytes(exec uint32, r int) {
+	und := exec &^ w.wr[r]
+	w.unmark |= und
+	for b := range w.partB {
+		w.partB[b] |= w.wrb[r][b] & und
 	}
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -9,8 +10,9 @@ import (
 // TestSimPoisonSel checks the poison rule for SEL and FSEL: R8 is written
 // only in the even lanes; a select that takes R8 exactly where it was
 // written runs (and yields R8 there, the other source elsewhere), one
-// that takes R8 in an odd lane reports ErrUninitialized naming R8, and
-// a never-written predicate still faults.
+// that takes R8 in an odd lane copies the undefinedness, so that the store
+// of the result reports ErrUninitialized naming R9, and a never-written
+// predicate still faults at the select.
 func TestSimPoisonSel(t *testing.T) {
 	const src = `
 [B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
@@ -46,8 +48,8 @@ func TestSimPoisonSel(t *testing.T) {
 			}
 		}
 		for _, c := range []struct{ sel, want string }{
-			{op + " R9, R8, R6, P0", "lane 1"}, // R8 selected in the odd lanes
-			{op + " R9, R6, R8, !P0", "lane 1"},
+			{op + " R9, R8, R6, P0", "lane 1: instruction 8 `STG.E [R2.64], R9 ;`: R9 never written"}, // R8 selected in the odd lanes
+			{op + " R9, R6, R8, !P0", "lane 1: instruction 8 `STG.E [R2.64], R9 ;`: R9 never written"},
 			{op + " R9, R8, R6, P1", "P1 never written"},
 		} {
 			_, err := run(c.sel)
@@ -101,6 +103,24 @@ BODY
 		{"PRMT R17, R0, 0x7650, R17; STG.E.U8 [R2.64], R17; LDG.E R9, [R2.64]", func(x uint32) uint32 { return 0x7fc0de00 | x }},
 		// sign replication of a defined byte
 		{"PRMT R17, R0, 0x7610, R17; PRMT R9, R17, 0x8880, RZ", func(x uint32) uint32 { return x }},
+		// a half-precision read of the defined half only (x: a binary16
+		// subnormal, doubled exactly), and HADD2.F32 of it
+		{"PRMT R17, R0, 0x7610, R17; HADD2 R9, R17.H0_H0, R17.H0_H0", func(x uint32) uint32 { return 2*x<<16 | 2*x }},
+		// (x*x is below binary16's least subnormal: +0, and +0 + -0 = +0)
+		{"PRMT R17, R0, 0x7610, R17; HFMA2 R9, R17.H0_H0, R17.H0_H0, -RZ", func(uint32) uint32 { return 0 }},
+		{"PRMT R17, R0, 0x7610, R17; HADD2.F32 R9, -RZ, R17.H0_H0", func(x uint32) uint32 { return math.Float32bits(float32(x) / (1 << 24)) }},
+		{"PRMT R17, R17, 0x5410, R0; HADD2.F32 R9, -RZ, R17.H1_H1", func(x uint32) uint32 { return math.Float32bits(float32(x) / (1 << 24)) }},
+		// copies (MOV, SEL) of a partly defined register, then a use of
+		// the defined bytes only
+		{"PRMT R17, R0, 0x7610, R17; MOV R12, R17; SEL R13, R12, RZ, PT; STG.E.U16 [R2.64], R13; LDG.E R9, [R2.64]", func(x uint32) uint32 { return 0x7fc00000 | x }},
+		// a copy in every lane of a register defined in the even lanes,
+		// used in the even lanes only
+		{"@!P0 MOV R17, R0; MOV R12, R17; @!P0 MOV R9, R12", func(x uint32) uint32 {
+			if x%2 == 1 {
+				return 1
+			}
+			return x
+		}},
 	} {
 		out, err := run(c.body)
 		if err != nil {
@@ -113,7 +133,15 @@ BODY
 		}
 	}
 	for _, c := range []struct{ body, lane, want string }{
-		{"PRMT R17, RZ, 0x7610, R17; MOV R9, R17", "lane 0", "byte 2 of R17 never written"},
+		// a half-precision read of the undefined half
+		{"PRMT R17, R0, 0x7610, R17; HADD2 R9, R17.H1_H1, R17.H0_H0", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, R0, 0x7610, R17; HADD2 R9, R17, RZ.H0_H0", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, R0, 0x7610, R17; HADD2.F32 R9, -RZ, R17.H1_H1", "lane 0", "byte 2 of R17 never written"},
+		{"PRMT R17, R17, 0x5410, R0; HADD2.F32 R9, -RZ, R17", "lane 0", "byte 0 of R17 never written"},
+		// a copy moves the undefined bytes on; the use faults
+		{"PRMT R17, RZ, 0x7610, R17; MOV R9, R17", "lane 0", "byte 2 of R9 never written"},
+		{"PRMT R17, RZ, 0x7610, R17; MOV R12, R17; SEL R9, R12, RZ, PT", "lane 0", "byte 2 of R9 never written"},
+		{"@!P0 MOV R17, R0; MOV R12, R17; MOV R9, R12", "lane 1", "R9 never written"},
 		{"PRMT R17, RZ, 0x7610, R17; STG.E [R2.64], R17", "lane 0", "byte 2 of R17 never written"},
 		{"PRMT R17, R17, 0x7610, RZ; STG.E.U16 [R2.64], R17", "lane 0", "byte 0 of R17 never written"},
 		{"PRMT R17, R0, 0x7610, R17; STG.E.U8 [R2.64], R17; PRMT R9, R17, 0xaaa0, RZ", "lane 0", "byte 1 of R9 never written"},

@@ -2,7 +2,8 @@
 # gen.sh — rebuild the nvcc corpus: compile every CUDA C++ source here with
 # nvcc for sm_86 and sm_89 into cubin/ (a source's extra flags on a line
 # "// nvcc-flags: ..."), and write every code word with nvdisasm's text into
-# golden/. Needs nvcc and nvdisasm (scripts/cuda-tools.sh; source its env).
+# golden/ (their SHA-256 sums in inputs.sum). Needs nvcc and nvdisasm
+# (scripts/cuda-tools.sh; source its env).
 # TestNVCCCorpusCurrent checks the output is up to date.
 #
 # shim/ stands in for libcu++, which cooperative_groups.h includes and
