@@ -60,9 +60,9 @@ import (
 // The AVX2 variant (no 64-column kernels: 16 ymm registers) takes, for
 // one row of A by f32 B, a row-streaming kernel (skinnyRowsAVX2 in
 // sgemm_gen.go: 8 columns a vector, the last n mod 8 loaded under a mask),
-// and otherwise the strip kernels for every M and for f32, bf16 and f16
-// B, bf16 and f16 widened exactly in registers (skinnyStripAVX2 in
-// sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
+// and otherwise the strip kernels for every M and for f32, bf16, f16,
+// e4m3 and e5m2 B, the others widened exactly to f32 in registers
+// (skinnyStripAVX2 and widenFloat8AVX2 in sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
 // of sums), with more than 6 rows the first group copying the strip it
 // read to a contiguous buffer for the others (stripBuf). They compute
 // whole strips only; stripTail computes the last n mod 16 columns from a
@@ -74,7 +74,7 @@ import (
 // the AVX2 variant only, the dot kernels (skinnyDotFunc, skinnyDots):
 // each element of D is the dot product of a row of A and a row of W, both
 // contiguous in K, so W is read in place, row after row, a few rows at a
-// time. A is packed by rows (alpha applied); the rows of A go in groups
+// time, of any of the strip kernels' types. A is packed by rows (alpha applied); the rows of A go in groups
 // of up to 4 over each block of about skinnyDotBlock bytes of W, which
 // the first group reads from memory and the further ones from L2. Each
 // sum is 8 FMA chains over K, one a lane, added at the end, then the last
@@ -102,13 +102,14 @@ type skinnyKernels struct {
 	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
 	// rows of A, m ≤ len: see skinnyRowFunc.
 	rowsF32, rowsBF16 []skinnyRowFunc
-	// strip, stripBF16 and stripF16 are the strip kernels for f32, bf16
-	// and f16 B, [m-stripMinM] for m rows of A: see skinnyStripFunc.
-	strip, stripBF16, stripF16 []skinnyStripFunc
-	stripMinM                  int
-	// dotF32, dotBF16 and dotF16 are the dot kernels for transposed
-	// f32, bf16 and f16 B, [mr-1][nr-1]: see skinnyDotFunc.
-	dotF32, dotBF16, dotF16 [][]skinnyDotFunc
+	// strip, stripBF16, stripF16, stripE4M3 and stripE5M2 are the strip
+	// kernels for f32, bf16, f16, e4m3 and e5m2 B, [m-stripMinM] for m
+	// rows of A: see skinnyStripFunc.
+	strip, stripBF16, stripF16, stripE4M3, stripE5M2 []skinnyStripFunc
+	stripMinM                                        int
+	// dotF32, dotBF16, dotF16, dotE4M3 and dotE5M2 are the dot kernels
+	// for transposed B of those types, [mr-1][nr-1]: see skinnyDotFunc.
+	dotF32, dotBF16, dotF16, dotE4M3, dotE5M2 [][]skinnyDotFunc
 	// stripWhole marks strip kernels that compute whole strips of 16
 	// columns only: skinnyStrips computes the rest (stripTail).
 	stripWhole bool
@@ -235,6 +236,10 @@ func (j *job) skinnyDotKernels() [][]skinnyDotFunc {
 		return s.dotBF16
 	case tile.F16:
 		return s.dotF16
+	case tile.E4M3:
+		return s.dotE4M3
+	case tile.E5M2:
+		return s.dotE5M2
 	}
 	return nil
 }
@@ -353,6 +358,10 @@ func (j *job) skinnyStripKernel() skinnyStripFunc {
 		k = s.stripBF16
 	case tile.F16:
 		k = s.stripF16
+	case tile.E4M3:
+		k = s.stripE4M3
+	case tile.E5M2:
+		k = s.stripE5M2
 	}
 	if M < s.stripMinM || M-s.stripMinM >= len(k) {
 		return nil
@@ -589,6 +598,14 @@ func (j *job) stripTail(w *workspace, b, pc, kc, j0, n int, c *float32, ldc int,
 		case tile.F16:
 			for i, x := range unsafe.Slice((*uint16)(unsafe.Pointer(&B.Data[2*o])), rem) {
 				row[i] = tile.F16ToF32(x)
+			}
+		case tile.E4M3:
+			for i, x := range B.Data[o : o+rem] {
+				row[i] = e4m3Table[x]
+			}
+		case tile.E5M2:
+			for i, x := range B.Data[o : o+rem] {
+				row[i] = e5m2Table[x]
 			}
 		}
 	}
