@@ -74,6 +74,10 @@ type MatMulSetup struct {
 // The per-tensor dequantisation scales of float8 operands.
 const matMulScaleA, matMulScaleB = 0.5, 3
 
+// matMulWeightRange is the magnitude of random float8 weights: e4m3's
+// largest finite value.
+const matMulWeightRange = 448
+
 // NewMatMulSetup allocates random inputs (unit scale) and an output.
 func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, seed uint64) (*MatMulSetup, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x7c17))
@@ -88,7 +92,14 @@ func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, s
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := RandomBuffer(ctx, rt, rng, p.bType(), 1, br, bc)
+	// Float8 weights span the format's range, as quantised ones do (each
+	// row's largest at about the largest finite value, e4m3's 448), their
+	// scales bringing them back to unit size.
+	bScale := float32(1)
+	if p.Weight != 0 && tile.IsFloat8(p.Weight) {
+		bScale = matMulWeightRange
+	}
+	b, _, err := RandomBuffer(ctx, rt, rng, p.bType(), bScale, br, bc)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -109,7 +120,7 @@ func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, s
 	case tile.IsFloat8(p.bType()) && p.Weight != 0:
 		s.scaleB = make([]float32, p.N)
 		for j := range s.scaleB {
-			s.scaleB[j] = matMulScaleB * (1 + float32(j%7)/8)
+			s.scaleB[j] = matMulScaleB * (1 + float32(j%7)/8) / matMulWeightRange
 		}
 	case tile.IsFloat8(p.bType()):
 		s.scaleB = []float32{matMulScaleB}
