@@ -76,7 +76,8 @@ import (
 // contiguous in K, so W is read in place, row after row, a few rows at a
 // time, of any of the strip kernels' types. A is packed by rows (alpha applied); the rows of A go in groups
 // of up to 4 over each block of about skinnyDotBlock bytes of W, which
-// the first group reads from memory and the further ones from L2. Each
+// the first group reads from memory and the further ones from L2 (float8
+// W: widened to f32 once, widenOnce). Each
 // sum is 8 FMA chains over K, one a lane, added at the end, then the last
 // K mod 8 products in the order of k: within f32 rounding of the
 // reference's order. The AVX-512 variant has no dot kernels: transposed
@@ -281,6 +282,9 @@ func (j *job) skinnySplit(threads int) {
 		// Blocks of rows of W of about skinnyDotBlock bytes, in units
 		// of 12 rows (the 3- and 4-row kernels'); items as below.
 		sz := a.B.DType.Size()
+		if j.widenOnce() {
+			sz = 4 // the block is widened to f32 (skinnyDots)
+		}
 		j.sb = max(12, min(480, skinnyDotBlock/max(1, a.K*sz)/12*12))
 		j.mItems = 1
 		j.nItems = max(1, min(ceilDiv(a.N, 12), max(threads, min(4*threads, ceilDiv(a.N*max(a.K, 1)*sz, skinnyDotBlock)))))
@@ -396,6 +400,9 @@ func (j *job) skinnyWork(w *workspace) {
 		kp := roundUp(K, 8)
 		w.a = growAligned(w.a, M*kp+panelSlack)
 		w.buf = grow(w.buf, max(len(w.buf), M*K, K))
+		if j.widenOnce() {
+			w.sk = growAligned(w.sk, j.sb*K)
+		}
 	}
 	for {
 		t := int(j.next.Add(1) - 1)
@@ -705,6 +712,13 @@ func (j *job) packRowsA(w *workspace, base int, alpha float32) {
 	}
 }
 
+// widenOnce reports whether skinnyDots widens each block of j's float8 W
+// to f32 once, for the f32 dot kernels, rather than in registers in every
+// group of rows: with more than one group (M > 4), as the float8 kernels'
+// widening costs more than their FMAs. The blocks are then of about
+// skinnyDotBlock bytes of f32.
+func (j *job) widenOnce() bool { return tile.IsFloat8(j.a.B.DType) && j.a.M > 4 }
+
 // skinnyDots computes columns [j0, j0+n) of D[b], n ≤ j.sb, with the dot
 // kernels: the rows of A in groups of up to 4, as even as can be, each
 // group taking the n rows of W in turn, 3 or 4 (its kernels' nr) at a
@@ -720,10 +734,25 @@ func (j *job) skinnyDots(w *workspace, b, j0, n int) {
 	t := w.tile[:M*ldt]
 	k8 := K / 8
 	groups := ceilDiv(M, 4)
+	// Row jj of the block is at w0 + jj·ldb.
+	dotK, ldb := j.dotK, B.LD*sz
+	var w0 unsafe.Pointer
+	switch {
+	case k8 == 0:
+	case j.widenOnce():
+		// Widen the block to f32 once for all the groups.
+		for r := range n {
+			o := b*B.BatchStride + (j0+r)*B.LD
+			_ = tile.DecodeFloat8ToF32(B.DType, w.sk[r*K:(r+1)*K], B.Data[o:o+K], 1)
+		}
+		dotK, w0, ldb = j.v.skinny.dotF32, unsafe.Pointer(&w.sk[0]), 4*K
+	default:
+		w0 = unsafe.Pointer(&B.Data[(b*B.BatchStride+j0*B.LD)*sz])
+	}
 	for g := range groups {
 		i0, i1 := M*g/groups, M*(g+1)/groups
 		mr := i1 - i0
-		ks := j.dotK[mr-1]
+		ks := dotK[mr-1]
 		nr := len(ks)
 		for jj := 0; jj < n; jj += nr {
 			r := min(nr, n-jj)
@@ -733,8 +762,7 @@ func (j *job) skinnyDots(w *workspace, b, j0, n int) {
 				}
 				continue
 			}
-			bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+(j0+jj)*B.LD)*sz])
-			ks[r-1](k8, &w.a[i0*kp], 4*kp, bp, B.LD*sz, &t[i0*ldt+jj], 4*ldt)
+			ks[r-1](k8, &w.a[i0*kp], 4*kp, unsafe.Add(w0, jj*ldb), ldb, &t[i0*ldt+jj], 4*ldt)
 		}
 	}
 	if k0 := 8 * k8; k0 < K {

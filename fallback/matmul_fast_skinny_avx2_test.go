@@ -293,15 +293,17 @@ func TestSkinnyDotsAVX2Only(t *testing.T) {
 // e5m2's ±Inf) against tile's conversion: D[0][j] = 1·B(0, j) + 0s, B
 // holding byte j in row (strips) or column (dots) 0 of 8 and zeros
 // elsewhere, so the kernel's sum is the widened value itself, compared bit
-// for bit (NaN as NaN).
+// for bit (NaN as NaN); M 1 and 5 (dots: widened in registers, and once
+// per block for the f32 kernels).
 func TestSkinnyFloat8DecodeAVX2(t *testing.T) {
 	v := avx2Skinny(t)
 	for _, dt := range []tile.DType{tile.E4M3, tile.E5M2} {
-		for _, trans := range []bool{false, true} {
+		for _, tm := range [][2]int{{0, 1}, {1, 1}, {0, 5}, {1, 5}} {
+			trans, m := tm[0] == 1, tm[1]
 			const n, k = 256, 8
-			a := MatMulArgs{M: 1, N: n, K: k, Batch: 1, Alpha: 1}
-			a.A = Matrix{DType: tile.F32, Data: make([]byte, 4*k), Rows: 1, Cols: k, LD: k, BatchStride: k}
-			for i := range k {
+			a := MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1}
+			a.A = Matrix{DType: tile.F32, Data: make([]byte, 4*m*k), Rows: m, Cols: k, LD: k, BatchStride: m * k}
+			for i := range m * k {
 				storeF32(tile.F32, a.A.Data, i, 1)
 			}
 			a.B = Matrix{DType: dt, Data: make([]byte, n*k), Rows: k, Cols: n, LD: n, BatchStride: n * k, Trans: trans}
@@ -315,24 +317,25 @@ func TestSkinnyFloat8DecodeAVX2(t *testing.T) {
 					a.B.Data[j] = byte(j)
 				}
 			}
-			a.D = Matrix{DType: tile.F32, Data: make([]byte, 4*n), Rows: 1, Cols: n, LD: n, BatchStride: n}
+			a.D = Matrix{DType: tile.F32, Data: make([]byte, 4*m*n), Rows: m, Cols: n, LD: n, BatchStride: m * n}
 			poison(a.D.Data)
 			j := job{a: &a, v: v}
 			if !j.skinnyPath() || trans && j.skinnyDotKernels() == nil || !trans && j.skinnyStripKernel() == nil {
-				t.Fatalf("%v trans %v: not on the strip or dot kernels", dt, trans)
+				t.Fatalf("%v trans %v M %d: not on the strip or dot kernels", dt, trans, m)
 			}
 			if err := MatMulFast("avx2", &a); err != nil {
 				t.Fatal(err)
 			}
-			for x := range n {
+			for i := range m * n {
+				got := loadF32(tile.F32, a.D.Data, i)
+				x := i % n
 				want := tile.E4M3ToF32(uint8(x))
 				if dt == tile.E5M2 {
 					want = tile.E5M2ToF32(uint8(x))
 				}
 				want += 0 // the zeros' products are added: −0 becomes +0
-				got := loadF32(tile.F32, a.D.Data, x)
 				if math.IsNaN(float64(want)) != math.IsNaN(float64(got)) || !math.IsNaN(float64(want)) && math.Float32bits(got) != math.Float32bits(want) {
-					t.Errorf("%v trans %v: byte %#02x widened to %v, want %v", dt, trans, x, got, want)
+					t.Errorf("%v trans %v M %d: byte %#02x widened to %v, want %v", dt, trans, m, x, got, want)
 				}
 			}
 		}
