@@ -1012,6 +1012,19 @@ var skinnyAVX2Suffix = map[skinnyB]string{skinnyF32: "", skinnyBF16: "BF16", ski
 // skinnyAVX2Size is the bytes of an element of B of each type.
 var skinnyAVX2Size = map[skinnyB]int{skinnyF32: 4, skinnyBF16: 2, skinnyF16: 2, skinnyE4M3: 1, skinnyE5M2: 1}
 
+// widenConsts.k, when not 0, is the first of the three registers that
+// hold widenFloat8AVX2's constants (e4m3Bits, e4m3Mag, e4m3Scale).
+var widenConsts struct{ k int }
+
+// loadFloat8Consts loads widenFloat8AVX2's e4m3 constants to Y(k) on and
+// has it read them there.
+func loadFloat8Consts(k int) {
+	for i, c := range []string{"e4m3Bits", "e4m3Mag", "e4m3Scale"} {
+		p("\tVMOVUPS %s<>(SB), Y%d", c, k+i)
+	}
+	widenConsts.k = k
+}
+
 // float8AVX2Consts writes the constants of widenFloat8AVX2, 32 bytes each.
 func float8AVX2Consts() {
 	p("")
@@ -1039,7 +1052,14 @@ func float8AVX2Consts() {
 // 2^-120 (its subnormals f32 subnormals), then multiplied by 2^120,
 // exactly; S.1111.111, NaN, becomes all ones (VPCMPEQD, VPOR), as
 // tile.E4M3ToF32 gives NaN there.
+//
+// The constants are read from memory, or from Y(k), Y(k+1), Y(k+2) when
+// widenConsts.k is not 0 (the kernel loaded them there: loadFloat8Consts).
 func widenFloat8AVX2(bt skinnyB, src string, y, tmp int) {
+	bits, mag, scale := "e4m3Bits<>(SB)", "e4m3Mag<>(SB)", "e4m3Scale<>(SB)"
+	if k := widenConsts.k; k != 0 {
+		bits, mag, scale = fmt.Sprintf("Y%d", k), fmt.Sprintf("Y%d", k+1), fmt.Sprintf("Y%d", k+2)
+	}
 	switch bt {
 	case skinnyE5M2:
 		p("\tVPMOVZXBW %s, X%d", src, y)
@@ -1048,10 +1068,10 @@ func widenFloat8AVX2(bt skinnyB, src string, y, tmp int) {
 	case skinnyE4M3:
 		p("\tVPMOVSXBD %s, Y%d", src, y)
 		p("\tVPSLLD $20, Y%d, Y%d", y, y)
-		p("\tVPAND e4m3Mag<>(SB), Y%d, Y%d", y, tmp)
-		p("\tVPCMPEQD e4m3Mag<>(SB), Y%d, Y%d", tmp, tmp)
-		p("\tVPAND e4m3Bits<>(SB), Y%d, Y%d", y, y)
-		p("\tVMULPS e4m3Scale<>(SB), Y%d, Y%d", y, y)
+		p("\tVPAND %s, Y%d, Y%d", mag, y, tmp)
+		p("\tVPCMPEQD %s, Y%d, Y%d", mag, tmp, tmp)
+		p("\tVPAND %s, Y%d, Y%d", bits, y, y)
+		p("\tVMULPS %s, Y%d, Y%d", scale, y, y)
 		p("\tVPOR Y%d, Y%d, Y%d", tmp, y, y)
 	default:
 		panic("widenFloat8AVX2: not a float8 type")
@@ -2015,6 +2035,12 @@ func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 	if bt == skinnyE4M3 {
 		tmp = aTmp
 		aTmp++
+		// With three registers to spare, e4m3's constants stay in them
+		// (the 1- and 2-row kernels but 2×4).
+		if aTmp+4 <= 16 {
+			loadFloat8Consts(aTmp + 1)
+			defer func() { widenConsts.k = 0 }()
+		}
 	}
 	step := func(off int) {
 		for j := 0; j < nr; j++ {
