@@ -14,10 +14,13 @@ import (
 
 // MatMulProblem is one matmul the job and the benchmarks run: D = A·B with A
 // M×K, B K×N, all row-major, D f32. Float8 operands get per-tensor scales
-// (matMulScaleA, matMulScaleB).
+// (matMulScaleA, matMulScaleB), a float8 Weight one scale per column of B.
 type MatMulProblem struct {
 	DType   tile.DType // of A and B
 	M, N, K int
+	// Weight, when not 0, is B's element type instead of DType: a
+	// decoding step's weights beside its activations.
+	Weight tile.DType
 	// TransA and TransB store A as K×M and B as N×K.
 	TransA, TransB bool
 	// Out is D's element type (0: f32).
@@ -28,6 +31,9 @@ type MatMulProblem struct {
 // are not NN and f32 ("f16 64x256x64 TN ->bf16").
 func (p MatMulProblem) String() string {
 	s := fmt.Sprintf("%v %dx%dx%d", p.DType, p.M, p.N, p.K)
+	if p.Weight != 0 {
+		s = fmt.Sprintf("%v·%v %dx%dx%d", p.DType, p.Weight, p.M, p.N, p.K)
+	}
 	if p.TransA || p.TransB {
 		s += " " + map[bool]string{false: "N", true: "T"}[p.TransA] + map[bool]string{false: "N", true: "T"}[p.TransB]
 	}
@@ -35,6 +41,14 @@ func (p MatMulProblem) String() string {
 		s += " ->" + p.Out.String()
 	}
 	return s
+}
+
+// bType is B's element type.
+func (p MatMulProblem) bType() tile.DType {
+	if p.Weight == 0 {
+		return p.DType
+	}
+	return p.Weight
 }
 
 // out is D's element type.
@@ -53,10 +67,16 @@ type MatMulSetup struct {
 	P       MatMulProblem
 	A, B, D ops.Matrix
 	Opt     *ops.MatMulOptions // nil, or the float8 scales
+	// scaleA and scaleB are the scales' values (nil: none).
+	scaleA, scaleB []float32
 }
 
 // The per-tensor dequantisation scales of float8 operands.
 const matMulScaleA, matMulScaleB = 0.5, 3
+
+// matMulWeightRange is the magnitude of random float8 weights: e4m3's
+// largest finite value.
+const matMulWeightRange = 448
 
 // NewMatMulSetup allocates random inputs (unit scale) and an output.
 func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, seed uint64) (*MatMulSetup, error) {
@@ -72,7 +92,14 @@ func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, s
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, br, bc)
+	// Float8 weights span the format's range, as quantised ones do (each
+	// row's largest at about the largest finite value, e4m3's 448), their
+	// scales bringing them back to unit size.
+	bScale := float32(1)
+	if p.Weight != 0 && tile.IsFloat8(p.Weight) {
+		bScale = matMulWeightRange
+	}
+	b, _, err := RandomBuffer(ctx, rt, rng, p.bType(), bScale, br, bc)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -87,13 +114,28 @@ func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, s
 	am.Trans, bm.Trans = p.TransA, p.TransB
 	s := &MatMulSetup{P: p, A: am, B: bm, D: ops.MatrixOf(d)}
 	if tile.IsFloat8(p.DType) {
+		s.scaleA = []float32{matMulScaleA}
+	}
+	switch {
+	case tile.IsFloat8(p.bType()) && p.Weight != 0:
+		s.scaleB = make([]float32, p.N)
+		for j := range s.scaleB {
+			s.scaleB[j] = matMulScaleB * (1 + float32(j%7)/8) / matMulWeightRange
+		}
+	case tile.IsFloat8(p.bType()):
+		s.scaleB = []float32{matMulScaleB}
+	}
+	if s.scaleA != nil || s.scaleB != nil {
 		o := ops.DefaultMatMulOptions()
 		for _, x := range []struct {
 			dst **runtime.Buffer
-			v   float32
-		}{{&o.ScaleA, matMulScaleA}, {&o.ScaleB, matMulScaleB}} {
-			if *x.dst, err = rt.Alloc(tile.F32, 1); err == nil {
-				err = (*x.dst).WriteFloat32(ctx, []float32{x.v})
+			v   []float32
+		}{{&o.ScaleA, s.scaleA}, {&o.ScaleB, s.scaleB}} {
+			if x.v == nil {
+				continue
+			}
+			if *x.dst, err = rt.Alloc(tile.F32, len(x.v)); err == nil {
+				err = (*x.dst).WriteFloat32(ctx, x.v)
 			}
 			if err != nil {
 				s.Opt = &o
@@ -148,12 +190,8 @@ func (s *MatMulSetup) Check(ctx context.Context, rt *runtime.Runtime) (float64, 
 		return raw
 	}
 	wantRaw := make([]byte, 4*len(want))
-	var scaleA, scaleB []float32
-	if s.Opt != nil {
-		scaleA, scaleB = []float32{matMulScaleA}, []float32{matMulScaleB}
-	}
 	fallback.MatMulRef(&fallback.MatMulArgs{
-		ScaleA: scaleA, ScaleB: scaleB,
+		ScaleA: s.scaleA, ScaleB: s.scaleB,
 		M: p.M, N: p.N, K: p.K, Batch: 1, Alpha: 1,
 		A: fallback.Matrix{DType: tile.F32, Data: f32(av), Rows: s.A.Rows, Cols: s.A.Cols, LD: s.A.Cols, BatchStride: p.M * p.K, Trans: p.TransA},
 		B: fallback.Matrix{DType: tile.F32, Data: f32(bv), Rows: s.B.Rows, Cols: s.B.Cols, LD: s.B.Cols, BatchStride: p.K * p.N, Trans: p.TransB},

@@ -42,7 +42,9 @@ func BenchmarkMatMul(b *testing.B) {
 // 'MatMulDecode') and GFLOP/s, and on the CPU, measured right after it,
 // both yardsticks and the fractions of-memcpy and of-memread.
 // …/m<M>/bT/<backend> is the same product with B transposed, stored N×K
-// by rows as weights are (D = x·Wᵀ), for f32, bf16 and f16 W.
+// by rows as weights are (D = x·Wᵀ), for f32, bf16, f16 and e4m3 W; e4m3
+// W multiplies f32 A and has a scale per column of D, as a quantised
+// model's weights do.
 func BenchmarkMatMulDecode(b *testing.B) {
 	rts := backends(b)
 	run := func(b *testing.B, p bench.MatMulProblem) {
@@ -53,18 +55,23 @@ func BenchmarkMatMulDecode(b *testing.B) {
 			}
 			defer s.Close()
 			sec := timeLoop(b, func() error { return s.Run(ctx(), rt) })
-			gbs := float64(p.K*p.N*p.DType.Size()) * float64(b.N) / sec / 1e9
+			gbs := float64(p.K*p.N*p.Weight.Size()) * float64(b.N) / sec / 1e9
 			b.ReportMetric(gbs, "GB/s")
 			b.ReportMetric(p.FLOPs()*float64(b.N)/sec/1e9, "GFLOP/s")
 			reportOfMemcpy(b, rt, gbs)
 			reportOfMemread(b, rt, gbs)
 		})
 	}
-	for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
+	for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3} {
 		b.Run(dt.String(), func(b *testing.B) {
 			for _, m := range []int{1, 4, 16} {
 				b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
-					p := bench.MatMulProblem{DType: dt, M: m, N: 4096, K: 4096}
+					// Float8 weights beside f32 activations, a scale
+					// per column of B, as a quantised model's.
+					p := bench.MatMulProblem{DType: dt, Weight: dt, M: m, N: 4096, K: 4096}
+					if tile.IsFloat8(dt) {
+						p.DType = tile.F32
+					}
 					if dt != tile.F16 {
 						run(b, p)
 					}

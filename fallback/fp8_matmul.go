@@ -50,3 +50,21 @@ func DequantizeOperand(dst []float32, m *Matrix, b, rows, cols int, rowScale, co
 		}
 	}
 }
+
+// SkinnyFloat8 reports whether variant's fast path (MatMulFast) multiplies
+// a's float8 B where it lies, widened to f32 in registers by its skinny
+// kernels (the AVX2 strip and dot kernels, M ≤ 16), with a's scales
+// applied to the f32 sums: the float8 matmul then needs no dequantised
+// copy of B.
+func SkinnyFloat8(variant string, a *MatMulArgs) bool {
+	if !tile.IsFloat8(a.B.DType) {
+		return false
+	}
+	for _, v := range variants {
+		if v.Name == variant {
+			j := job{a: a, v: v}
+			return v.Available() && v.Accepts(a.A.DType, a.B.DType) && j.skinnyPath()
+		}
+	}
+	return false
+}

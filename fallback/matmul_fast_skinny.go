@@ -60,9 +60,9 @@ import (
 // The AVX2 variant (no 64-column kernels: 16 ymm registers) takes, for
 // one row of A by f32 B, a row-streaming kernel (skinnyRowsAVX2 in
 // sgemm_gen.go: 8 columns a vector, the last n mod 8 loaded under a mask),
-// and otherwise the strip kernels for every M and for f32, bf16 and f16
-// B, bf16 and f16 widened exactly in registers (skinnyStripAVX2 in
-// sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
+// and otherwise the strip kernels for every M and for f32, bf16, f16,
+// e4m3 and e5m2 B, the others widened exactly to f32 in registers
+// (skinnyStripAVX2 and widenFloat8AVX2 in sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
 // of sums), with more than 6 rows the first group copying the strip it
 // read to a contiguous buffer for the others (stripBuf). They compute
 // whole strips only; stripTail computes the last n mod 16 columns from a
@@ -74,9 +74,10 @@ import (
 // the AVX2 variant only, the dot kernels (skinnyDotFunc, skinnyDots):
 // each element of D is the dot product of a row of A and a row of W, both
 // contiguous in K, so W is read in place, row after row, a few rows at a
-// time. A is packed by rows (alpha applied); the rows of A go in groups
+// time, of any of the strip kernels' types. A is packed by rows (alpha applied); the rows of A go in groups
 // of up to 4 over each block of about skinnyDotBlock bytes of W, which
-// the first group reads from memory and the further ones from L2. Each
+// the first group reads from memory and the further ones from L2 (float8
+// W: widened to f32 once, widenOnce). Each
 // sum is 8 FMA chains over K, one a lane, added at the end, then the last
 // K mod 8 products in the order of k: within f32 rounding of the
 // reference's order. The AVX-512 variant has no dot kernels: transposed
@@ -102,13 +103,14 @@ type skinnyKernels struct {
 	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
 	// rows of A, m ≤ len: see skinnyRowFunc.
 	rowsF32, rowsBF16 []skinnyRowFunc
-	// strip, stripBF16 and stripF16 are the strip kernels for f32, bf16
-	// and f16 B, [m-stripMinM] for m rows of A: see skinnyStripFunc.
-	strip, stripBF16, stripF16 []skinnyStripFunc
-	stripMinM                  int
-	// dotF32, dotBF16 and dotF16 are the dot kernels for transposed
-	// f32, bf16 and f16 B, [mr-1][nr-1]: see skinnyDotFunc.
-	dotF32, dotBF16, dotF16 [][]skinnyDotFunc
+	// strip, stripBF16, stripF16, stripE4M3 and stripE5M2 are the strip
+	// kernels for f32, bf16, f16, e4m3 and e5m2 B, [m-stripMinM] for m
+	// rows of A: see skinnyStripFunc.
+	strip, stripBF16, stripF16, stripE4M3, stripE5M2 []skinnyStripFunc
+	stripMinM                                        int
+	// dotF32, dotBF16, dotF16, dotE4M3 and dotE5M2 are the dot kernels
+	// for transposed B of those types, [mr-1][nr-1]: see skinnyDotFunc.
+	dotF32, dotBF16, dotF16, dotE4M3, dotE5M2 [][]skinnyDotFunc
 	// stripWhole marks strip kernels that compute whole strips of 16
 	// columns only: skinnyStrips computes the rest (stripTail).
 	stripWhole bool
@@ -235,6 +237,10 @@ func (j *job) skinnyDotKernels() [][]skinnyDotFunc {
 		return s.dotBF16
 	case tile.F16:
 		return s.dotF16
+	case tile.E4M3:
+		return s.dotE4M3
+	case tile.E5M2:
+		return s.dotE5M2
 	}
 	return nil
 }
@@ -276,6 +282,9 @@ func (j *job) skinnySplit(threads int) {
 		// Blocks of rows of W of about skinnyDotBlock bytes, in units
 		// of 12 rows (the 3- and 4-row kernels'); items as below.
 		sz := a.B.DType.Size()
+		if j.widenOnce() {
+			sz = 4 // the block is widened to f32 (skinnyDots)
+		}
 		j.sb = max(12, min(480, skinnyDotBlock/max(1, a.K*sz)/12*12))
 		j.mItems = 1
 		j.nItems = max(1, min(ceilDiv(a.N, 12), max(threads, min(4*threads, ceilDiv(a.N*max(a.K, 1)*sz, skinnyDotBlock)))))
@@ -353,6 +362,10 @@ func (j *job) skinnyStripKernel() skinnyStripFunc {
 		k = s.stripBF16
 	case tile.F16:
 		k = s.stripF16
+	case tile.E4M3:
+		k = s.stripE4M3
+	case tile.E5M2:
+		k = s.stripE5M2
 	}
 	if M < s.stripMinM || M-s.stripMinM >= len(k) {
 		return nil
@@ -387,6 +400,9 @@ func (j *job) skinnyWork(w *workspace) {
 		kp := roundUp(K, 8)
 		w.a = growAligned(w.a, M*kp+panelSlack)
 		w.buf = grow(w.buf, max(len(w.buf), M*K, K))
+		if j.widenOnce() {
+			w.sk = growAligned(w.sk, j.sb*K)
+		}
 	}
 	for {
 		t := int(j.next.Add(1) - 1)
@@ -590,6 +606,14 @@ func (j *job) stripTail(w *workspace, b, pc, kc, j0, n int, c *float32, ldc int,
 			for i, x := range unsafe.Slice((*uint16)(unsafe.Pointer(&B.Data[2*o])), rem) {
 				row[i] = tile.F16ToF32(x)
 			}
+		case tile.E4M3:
+			for i, x := range B.Data[o : o+rem] {
+				row[i] = e4m3Table[x]
+			}
+		case tile.E5M2:
+			for i, x := range B.Data[o : o+rem] {
+				row[i] = e5m2Table[x]
+			}
 		}
 	}
 	ct := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*whole))
@@ -688,6 +712,13 @@ func (j *job) packRowsA(w *workspace, base int, alpha float32) {
 	}
 }
 
+// widenOnce reports whether skinnyDots widens each block of j's float8 W
+// to f32 once, for the f32 dot kernels, rather than in registers in every
+// group of rows: with more than one group (M > 4), as the float8 kernels'
+// widening costs more than their FMAs. The blocks are then of about
+// skinnyDotBlock bytes of f32.
+func (j *job) widenOnce() bool { return tile.IsFloat8(j.a.B.DType) && j.a.M > 4 }
+
 // skinnyDots computes columns [j0, j0+n) of D[b], n ≤ j.sb, with the dot
 // kernels: the rows of A in groups of up to 4, as even as can be, each
 // group taking the n rows of W in turn, 3 or 4 (its kernels' nr) at a
@@ -703,10 +734,25 @@ func (j *job) skinnyDots(w *workspace, b, j0, n int) {
 	t := w.tile[:M*ldt]
 	k8 := K / 8
 	groups := ceilDiv(M, 4)
+	// Row jj of the block is at w0 + jj·ldb.
+	dotK, ldb := j.dotK, B.LD*sz
+	var w0 unsafe.Pointer
+	switch {
+	case k8 == 0:
+	case j.widenOnce():
+		// Widen the block to f32 once for all the groups.
+		for r := range n {
+			o := b*B.BatchStride + (j0+r)*B.LD
+			_ = tile.DecodeFloat8ToF32(B.DType, w.sk[r*K:(r+1)*K], B.Data[o:o+K], 1)
+		}
+		dotK, w0, ldb = j.v.skinny.dotF32, unsafe.Pointer(&w.sk[0]), 4*K
+	default:
+		w0 = unsafe.Pointer(&B.Data[(b*B.BatchStride+j0*B.LD)*sz])
+	}
 	for g := range groups {
 		i0, i1 := M*g/groups, M*(g+1)/groups
 		mr := i1 - i0
-		ks := j.dotK[mr-1]
+		ks := dotK[mr-1]
 		nr := len(ks)
 		for jj := 0; jj < n; jj += nr {
 			r := min(nr, n-jj)
@@ -716,8 +762,7 @@ func (j *job) skinnyDots(w *workspace, b, j0, n int) {
 				}
 				continue
 			}
-			bp := unsafe.Pointer(&B.Data[(b*B.BatchStride+(j0+jj)*B.LD)*sz])
-			ks[r-1](k8, &w.a[i0*kp], 4*kp, bp, B.LD*sz, &t[i0*ldt+jj], 4*ldt)
+			ks[r-1](k8, &w.a[i0*kp], 4*kp, unsafe.Add(w0, jj*ldb), ldb, &t[i0*ldt+jj], 4*ldt)
 		}
 	}
 	if k0 := 8 * k8; k0 < K {

@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -29,8 +30,8 @@ func avx2Skinny(t *testing.T) *variant {
 // small integers in A and B make every product and partial sum exact in
 // f32, so any wrong element, row, column, strip, K block or tail column
 // shows. Every M of the skinny path (1 to 16: one, two and three groups
-// of rows), N and K from skinnyAVX2Dims, f32, bf16 and f16 B (A of the
-// same type), padded strides, a batch of 2, D poisoned; it first checks
+// of rows), N and K from skinnyAVX2Dims, f32, bf16, f16, e4m3 and e5m2
+// B (A of the same type), padded strides, a batch of 2, D poisoned; it first checks
 // that the product takes the AVX2 row or strip kernel of its rows and type
 // (the row kernels' masked tails: N mod 8 from 1 to 7). N·K
 // is at most 2^16 with -short (M·N·K at most 2^20), 2^18 by default
@@ -61,7 +62,7 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 				if n*k > limit || m*n*k > limitMNK {
 					continue
 				}
-				for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16} {
+				for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3, tile.E5M2} {
 					a := MatMulArgs{M: m, N: n, K: k, Batch: 2, Alpha: 1}
 					f := mat{dt: dt, ldPad: 3, bsPad: 5}
 					a.A = newMatrix(r, f, 2, m, k)
@@ -112,18 +113,19 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 // variant), random inputs: every M with ragged N and K, f32, bf16 and f16
 // B with A of other types, alpha, beta·C (C in place too), bias,
 // activations, D bf16 and f16, transposed and padded A, batches, thread
-// counts, and no K. It first checks that each case takes the AVX2 skinny
-// path, and that transposed fp8 B does not (it takes the blocked path).
+// counts, and no K; e4m3 and e5m2 B with per-tensor, per-row and
+// per-column scales. It first checks that each case takes the AVX2 skinny
+// path.
 func TestMatMulFastSkinnyAVX2(t *testing.T) {
 	v := avx2Skinny(t)
 	r := newRand(t)
 	var cases []mmCase
-	dts := []tile.DType{tile.F32, tile.BF16, tile.F16}
+	dts := []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3, tile.E5M2}
 	for m := 1; m <= skinnyMaxM; m++ {
 		n := []int{1, 7, 129, 1000, 17, 15}[m%6]
 		k := []int{1, 7, 129, 300, 65, 64}[m%6]
 		c := f32Case(m, n, k)
-		c.B.dt = dts[m%3]
+		c.B.dt = dts[m%len(dts)]
 		c.A.dt = dts[(m/3)%3]
 		cases = append(cases, c)
 	}
@@ -157,35 +159,60 @@ func TestMatMulFastSkinnyAVX2(t *testing.T) {
 		c.B.dt, c.A.dt, c.Threads = dt, tile.E4M3, 7
 		cases = append(cases, c)
 	}
+	cases = append(cases, float8ScaleCases(r, false)...)
 	for _, c := range cases {
 		if !takesSkinnyAVX2(v, c) {
 			t.Errorf("%v: avx2 takes the blocked path", c)
 		}
 		check(t, r, c)
 	}
-	c := f32Case(3, 129, 7)
-	c.B.dt, c.B.trans = tile.E4M3, true
-	if takesSkinnyAVX2(v, c) {
-		t.Errorf("%v: transposed fp8 B takes the skinny path", c)
+}
+
+// float8ScaleCases are skinny products of float8 B (transposed when
+// trans) with dequantisation scales: per tensor, per row of A and per
+// column of B, as a quantised model's weights carry.
+func float8ScaleCases(r *rand.Rand, trans bool) []mmCase {
+	var cases []mmCase
+	for i, dt := range []tile.DType{tile.E4M3, tile.E5M2, tile.E4M3} {
+		m, n, k := []int{1, 16, 9}[i], []int{1000, 129, 7}[i], []int{4099, 129, 1000}[i]
+		c := f32Case(m, n, k)
+		c.B.dt, c.B.trans = dt, trans
+		switch i {
+		case 0:
+			c.ScaleB = make([]float32, n)
+			for j := range c.ScaleB {
+				c.ScaleB[j] = (1 + randUnit(r)) / 64
+			}
+		case 1:
+			c.ScaleA, c.ScaleB = []float32{0.25}, []float32{3}
+			c.A.dt = tile.BF16
+		case 2:
+			c.ScaleA = make([]float32, m)
+			for i := range c.ScaleA {
+				c.ScaleA[i] = 1 + randUnit(r)
+			}
+			c.ScaleB, c.Alpha, c.Bias = []float32{0.5}, 0.75, true
+		}
+		cases = append(cases, c)
 	}
-	check(t, r, c)
+	return cases
 }
 
 // TestMatMulFastSkinnyDotsAVX2 is TestMatMulFastSkinnyAVX2 for transposed
 // B, the dot kernels: every M with ragged N and K (K below, at and past a
 // step of 8), f32, bf16 and f16 B with A of other types, the epilogues,
-// D bf16 and f16, transposed and padded A, batches, thread counts, no K.
-// Each case must take the AVX2 dot kernels.
+// D bf16 and f16, transposed and padded A, batches, thread counts, no K,
+// float8 B with scales. Each case must take the AVX2 dot kernels.
 func TestMatMulFastSkinnyDotsAVX2(t *testing.T) {
 	v := avx2Skinny(t)
 	r := newRand(t)
 	var cases []mmCase
-	dts := []tile.DType{tile.F32, tile.BF16, tile.F16}
+	dts := []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3, tile.E5M2}
 	for m := 1; m <= skinnyMaxM; m++ {
 		n := []int{1, 7, 129, 1000, 17, 13}[m%6]
 		k := []int{1, 7, 129, 300, 8, 4099}[m%6]
 		c := f32Case(m, n, k)
-		c.B.dt, c.B.trans = dts[m%3], true
+		c.B.dt, c.B.trans = dts[m%len(dts)], true
 		c.A.dt = dts[(m/3)%3]
 		cases = append(cases, c)
 	}
@@ -220,6 +247,7 @@ func TestMatMulFastSkinnyDotsAVX2(t *testing.T) {
 		c.B.dt, c.A.dt, c.Threads, c.B.trans = dt, tile.E4M3, 7, true
 		cases = append(cases, c)
 	}
+	cases = append(cases, float8ScaleCases(r, true)...)
 	for _, c := range cases {
 		a := MatMulArgs{M: c.M, N: c.N, K: c.K, Batch: c.Batch}
 		a.B = Matrix{DType: c.B.dt, Trans: c.B.trans}
@@ -242,19 +270,95 @@ func takesSkinnyAVX2(v *variant, c mmCase) bool {
 // TestSkinnyDotsAVX2Only checks that only the AVX2 variant takes
 // transposed B on the skinny path: the AVX-512 variants have no dot
 // kernels, so their transposed products keep the blocked path (whatever
-// this CPU runs), and fp8 B has none on any variant.
+// this CPU runs).
 func TestSkinnyDotsAVX2Only(t *testing.T) {
 	for _, v := range variants {
 		for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3} {
 			a := MatMulArgs{M: 4, N: 4096, K: 4096, Batch: 1}
 			a.B = Matrix{DType: dt, Trans: true}
 			j := job{a: &a, v: v}
-			want := v.Name == "avx2" && dt != tile.E4M3 && v.skinny != nil
+			want := v.Name == "avx2" && v.skinny != nil
 			if got := j.skinnyDotKernels() != nil; got != want {
 				t.Errorf("%s %v: dot kernels %v, want %v", v.Name, dt, got, want)
 			}
 			if v.Name != "avx2" && j.skinnyPath() {
 				t.Errorf("%s %v: transposed B takes the skinny path", v.Name, dt)
+			}
+		}
+	}
+}
+
+// TestSkinnyFloat8DecodeAVX2 checks the AVX2 strip and dot kernels' widening
+// of every e4m3 and e5m2 byte (subnormals, ±0, the largest values, NaN,
+// e5m2's ±Inf) against tile's conversion: D[0][j] = 1·B(0, j) + 0s, B
+// holding byte j in row (strips) or column (dots) 0 of 8 and zeros
+// elsewhere, so the kernel's sum is the widened value itself, compared bit
+// for bit (NaN as NaN); M 1 and 5 (dots: widened in registers, and once
+// per block for the f32 kernels).
+func TestSkinnyFloat8DecodeAVX2(t *testing.T) {
+	v := avx2Skinny(t)
+	for _, dt := range []tile.DType{tile.E4M3, tile.E5M2} {
+		for _, tm := range [][2]int{{0, 1}, {1, 1}, {0, 5}, {1, 5}} {
+			trans, m := tm[0] == 1, tm[1]
+			const n, k = 256, 8
+			a := MatMulArgs{M: m, N: n, K: k, Batch: 1, Alpha: 1}
+			a.A = Matrix{DType: tile.F32, Data: make([]byte, 4*m*k), Rows: m, Cols: k, LD: k, BatchStride: m * k}
+			for i := range m * k {
+				storeF32(tile.F32, a.A.Data, i, 1)
+			}
+			a.B = Matrix{DType: dt, Data: make([]byte, n*k), Rows: k, Cols: n, LD: n, BatchStride: n * k, Trans: trans}
+			if trans {
+				a.B.LD = k
+			}
+			for j := range n {
+				if trans {
+					a.B.Data[j*k] = byte(j)
+				} else {
+					a.B.Data[j] = byte(j)
+				}
+			}
+			a.D = Matrix{DType: tile.F32, Data: make([]byte, 4*m*n), Rows: m, Cols: n, LD: n, BatchStride: m * n}
+			poison(a.D.Data)
+			j := job{a: &a, v: v}
+			if !j.skinnyPath() || trans && j.skinnyDotKernels() == nil || !trans && j.skinnyStripKernel() == nil {
+				t.Fatalf("%v trans %v M %d: not on the strip or dot kernels", dt, trans, m)
+			}
+			if err := MatMulFast("avx2", &a); err != nil {
+				t.Fatal(err)
+			}
+			for i := range m * n {
+				got := loadF32(tile.F32, a.D.Data, i)
+				x := i % n
+				want := tile.E4M3ToF32(uint8(x))
+				if dt == tile.E5M2 {
+					want = tile.E5M2ToF32(uint8(x))
+				}
+				want += 0 // the zeros' products are added: −0 becomes +0
+				if math.IsNaN(float64(want)) != math.IsNaN(float64(got)) || !math.IsNaN(float64(want)) && math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("%v trans %v M %d: byte %#02x widened to %v, want %v", dt, trans, m, x, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestSkinnyFloat8 checks SkinnyFloat8: true for float8 B of either layout
+// with up to skinnyMaxM rows on the AVX2 variant where it runs, false for
+// more rows, for other types of B and for the other variants.
+func TestSkinnyFloat8(t *testing.T) {
+	avx2 := variantByName("avx2")
+	for _, v := range variants {
+		for _, dt := range []tile.DType{tile.E4M3, tile.E5M2, tile.BF16} {
+			for _, trans := range []bool{false, true} {
+				for _, m := range []int{1, skinnyMaxM, skinnyMaxM + 1} {
+					a := MatMulArgs{M: m, N: 4096, K: 4096, Batch: 1}
+					a.A.DType = tile.F32
+					a.B = Matrix{DType: dt, Trans: trans}
+					want := v == avx2 && v.Available() && tile.IsFloat8(dt) && m <= skinnyMaxM
+					if got := SkinnyFloat8(v.Name, &a); got != want {
+						t.Errorf("%s %v trans %v M %d: %v, want %v", v.Name, dt, trans, m, got, want)
+					}
+				}
 			}
 		}
 	}

@@ -126,14 +126,15 @@ func main() {
 	for m := 1; m <= skinnyRowsAVX2MaxM; m++ {
 		skinnyRowsAVX2(m)
 	}
-	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyF16} {
+	float8AVX2Consts()
+	for _, b := range skinnyAVX2Types {
 		for m := 1; m <= skinnyMaxMGen; m++ {
 			skinnyStripAVX2(m, b)
 		}
 	}
-	for _, b := range []skinnyB{skinnyF32, skinnyBF16, skinnyF16} {
+	for _, b := range skinnyAVX2Types {
 		for mr := 1; mr <= skinnyDotAVX2MaxMR; mr++ {
-			for nr := 1; nr <= skinnyDotAVX2NR(mr); nr++ {
+			for nr := 1; nr <= skinnyDotAVX2NR(mr, b); nr++ {
 				skinnyDotAVX2(mr, nr, b)
 			}
 		}
@@ -997,7 +998,85 @@ const (
 	skinnyPairsBuf                // B already paired, 64 pairs a step (a buffer that skinnyPairs stored), VDPBF16PS
 	skinnyF32Rest                 // f32 B from a buffer that a Store kernel wrote, VFMADD231PS
 	skinnyF16                     // f16 B widened exactly to f32 (VCVTPH2PS), VFMADD231PS: AVX2 strips only
+	skinnyE4M3                    // e4m3 B widened exactly to f32 in registers (widenFloat8AVX2), VFMADD231PS: AVX2 only
+	skinnyE5M2                    // e5m2 B widened exactly to f32 in registers (widenFloat8AVX2), VFMADD231PS: AVX2 only
 )
+
+// skinnyAVX2Types are the types of B the AVX2 strip and dot kernels take.
+var skinnyAVX2Types = []skinnyB{skinnyF32, skinnyBF16, skinnyF16, skinnyE4M3, skinnyE5M2}
+
+// skinnyAVX2Suffix is the name suffix of an AVX2 strip or dot kernel for
+// its type of B.
+var skinnyAVX2Suffix = map[skinnyB]string{skinnyF32: "", skinnyBF16: "BF16", skinnyF16: "F16", skinnyE4M3: "E4M3", skinnyE5M2: "E5M2"}
+
+// skinnyAVX2Size is the bytes of an element of B of each type.
+var skinnyAVX2Size = map[skinnyB]int{skinnyF32: 4, skinnyBF16: 2, skinnyF16: 2, skinnyE4M3: 1, skinnyE5M2: 1}
+
+// widenConsts.k, when not 0, is the first of the three registers that
+// hold widenFloat8AVX2's constants (e4m3Bits, e4m3Mag, e4m3Scale).
+var widenConsts struct{ k int }
+
+// loadFloat8Consts loads widenFloat8AVX2's e4m3 constants to Y(k) on and
+// has it read them there.
+func loadFloat8Consts(k int) {
+	for i, c := range []string{"e4m3Bits", "e4m3Mag", "e4m3Scale"} {
+		p("\tVMOVUPS %s<>(SB), Y%d", c, k+i)
+	}
+	widenConsts.k = k
+}
+
+// float8AVX2Consts writes the constants of widenFloat8AVX2, 32 bytes each.
+func float8AVX2Consts() {
+	p("")
+	for _, c := range []struct {
+		name string
+		v    uint32
+	}{
+		{"e4m3Bits", 0x87f00000},  // sign, exponent and mantissa of e4m3, shifted to f32's places
+		{"e4m3Mag", 0x07f00000},   // exponent and mantissa: all ones is NaN
+		{"e4m3Scale", 0x7b800000}, // 2^120: f32's exponent bias less e4m3's
+	} {
+		for i := 0; i < 4; i++ {
+			p("DATA %s<>+%d(SB)/8, $0x%08x%08x", c.name, 8*i, c.v, c.v)
+		}
+		p("GLOBL %s<>(SB), RODATA|NOPTR, $32", c.name)
+	}
+}
+
+// widenFloat8AVX2 writes the code that loads 8 float8 values at src and
+// widens them exactly to f32 in Y(y), Y(tmp) a scratch register (e4m3).
+// e5m2 is the top byte of an f16: VPMOVZXBW, VPSLLW 8, VCVTPH2PS (Inf
+// and NaN included). e4m3 is sign-extended to 32 bits and shifted so that
+// its exponent and mantissa fall on the low bits of f32's (VPMOVSXBD,
+// VPSLLD 20: the sign lands on bit 31), masked, which is its value times
+// 2^-120 (its subnormals f32 subnormals), then multiplied by 2^120,
+// exactly; S.1111.111, NaN, becomes all ones (VPCMPEQD, VPOR), as
+// tile.E4M3ToF32 gives NaN there.
+//
+// The constants are read from memory, or from Y(k), Y(k+1), Y(k+2) when
+// widenConsts.k is not 0 (the kernel loaded them there: loadFloat8Consts).
+func widenFloat8AVX2(bt skinnyB, src string, y, tmp int) {
+	bits, mag, scale := "e4m3Bits<>(SB)", "e4m3Mag<>(SB)", "e4m3Scale<>(SB)"
+	if k := widenConsts.k; k != 0 {
+		bits, mag, scale = fmt.Sprintf("Y%d", k), fmt.Sprintf("Y%d", k+1), fmt.Sprintf("Y%d", k+2)
+	}
+	switch bt {
+	case skinnyE5M2:
+		p("\tVPMOVZXBW %s, X%d", src, y)
+		p("\tVPSLLW $8, X%d, X%d", y, y)
+		p("\tVCVTPH2PS X%d, Y%d", y, y)
+	case skinnyE4M3:
+		p("\tVPMOVSXBD %s, Y%d", src, y)
+		p("\tVPSLLD $20, Y%d, Y%d", y, y)
+		p("\tVPAND %s, Y%d, Y%d", mag, y, tmp)
+		p("\tVPCMPEQD %s, Y%d, Y%d", mag, tmp, tmp)
+		p("\tVPAND %s, Y%d, Y%d", bits, y, y)
+		p("\tVMULPS %s, Y%d, Y%d", scale, y, y)
+		p("\tVPOR Y%d, Y%d, Y%d", tmp, y, y)
+	default:
+		panic("widenFloat8AVX2: not a float8 type")
+	}
+}
 
 // skinnyName names the skinny kernel of r rows.
 func skinnyName(r int, b skinnyB, store bool) string {
@@ -1694,7 +1773,7 @@ const skinnyStripAVX2Unroll = 4
 // skinnyStripAVX2Name names the AVX2 strip kernel of m rows of A by B of
 // type bt (skinnyF32, skinnyBF16 or skinnyF16).
 func skinnyStripAVX2Name(m int, bt skinnyB) string {
-	return fmt.Sprintf("skinnyStrip%d%sAVX2", m, map[skinnyB]string{skinnyF32: "", skinnyBF16: "BF16", skinnyF16: "F16"}[bt])
+	return fmt.Sprintf("skinnyStrip%d%sAVX2", m, skinnyAVX2Suffix[bt])
 }
 
 // skinnyStripAVX2 writes the AVX2+FMA strip kernel of the skinny products
@@ -1705,8 +1784,8 @@ func skinnyStripAVX2Name(m int, bt skinnyB) string {
 // with skinnyStripAVX512's arguments and results, but for the ⌊n/16⌋
 // whole strips of 16 columns only (mask is not read: the caller computes
 // the last n mod 16 columns from a zero-padded copy, with the f32 kernel).
-// B is f32, bf16 (widened exactly in registers: VPMOVZXWD, VPSLLD 16) or
-// f16 (VCVTPH2PS, exact), read in place. The m rows are taken in groups
+// B is f32, bf16 (widened exactly in registers: VPMOVZXWD, VPSLLD 16),
+// f16 (VCVTPH2PS, exact) or float8 (widenFloat8AVX2), read in place. The m rows are taken in groups
 // of at most skinnyStripAVX2Group, as even as can be: for each strip, each
 // group's sums (two ymm a row) stay in Y0–Y11 down all kc rows of B, the
 // step of B in Y12–Y13, the broadcasts of A in Y14–Y15. The first group
@@ -1718,7 +1797,8 @@ func skinnyStripAVX2Name(m int, bt skinnyB) string {
 // second reading B again). Each column's sum is one FMA chain in the order of k,
 // as the reference's. The first group's k steps prefetch the next block
 // as skinnyStripAVX512's do: a line a step for f32, a line every other
-// step for 16-bit B (a strip's row is half a line).
+// step for 16-bit B (a strip's row is half a line), every fourth for
+// float8.
 //
 // Registers: SI walks A (from a + 4·first row of the group), DI the strip
 // of B down its rows (further groups: buf), R11 is the strip's first row,
@@ -1728,10 +1808,7 @@ func skinnyStripAVX2Name(m int, bt skinnyB) string {
 // the lines left in its row, R10 pfLines and R13 pfSkip.
 func skinnyStripAVX2(m int, bt skinnyB) {
 	name := skinnyStripAVX2Name(m, bt)
-	esz := 4
-	if bt != skinnyF32 {
-		esz = 2
-	}
+	esz := skinnyAVX2Size[bt]
 	groups := ceilDivGen(m, skinnyStripAVX2Group)
 	var sizes []int
 	for g := 0; g < groups; g++ {
@@ -1780,6 +1857,9 @@ func skinnyStripAVX2(m int, bt skinnyB) {
 		case bt == skinnyF16:
 			p("\tVCVTPH2PS (DI), Y12")
 			p("\tVCVTPH2PS 16(DI), Y13")
+		default: // float8; Y14 is free until the broadcasts
+			widenFloat8AVX2(bt, "(DI)", 12, 14)
+			widenFloat8AVX2(bt, "8(DI)", 13, 14)
 		}
 		if fromBuf {
 			p("\tADDQ $64, DI")
@@ -1843,7 +1923,7 @@ func skinnyStripAVX2(m int, bt skinnyB) {
 		p("\tCMPQ CX, $%d", skinnyStripAVX2Unroll)
 		p("\tJLT %s_%s_one", name, label)
 		for u := 0; u < skinnyStripAVX2Unroll; u++ {
-			step(gs, 4*m*u, first && (bt == skinnyF32 || u%2 == 0), store, fromBuf)
+			step(gs, 4*m*u, first && u%(4/esz) == 0, store, fromBuf)
 		}
 		p("\tADDQ $%d, SI", 4*m*skinnyStripAVX2Unroll)
 		p("\tSUBQ $%d, CX", skinnyStripAVX2Unroll)
@@ -1887,8 +1967,10 @@ const skinnyDotAVX2MaxMR = 4
 // skinnyDotAVX2NR is the rows of B (columns of D) an AVX2 dot kernel of
 // mr rows of A takes at most: mr·nr accumulators and nr steps of B fit the
 // 16 ymm registers.
-func skinnyDotAVX2NR(mr int) int {
-	if mr == 4 {
+// e4m3 B also needs a scratch register to widen a step (widenFloat8AVX2),
+// which 3×4 has not: its kernels of 3 rows of A take 3 rows of B.
+func skinnyDotAVX2NR(mr int, bt skinnyB) int {
+	if mr == 4 || mr == 3 && bt == skinnyE4M3 {
 		return 3
 	}
 	return 4
@@ -1897,7 +1979,7 @@ func skinnyDotAVX2NR(mr int) int {
 // skinnyDotAVX2Name names the AVX2 dot kernel of mr rows of A by nr rows
 // of transposed B of type bt.
 func skinnyDotAVX2Name(mr, nr int, bt skinnyB) string {
-	return fmt.Sprintf("skinnyDot%dx%d%sAVX2", mr, nr, map[skinnyB]string{skinnyF32: "", skinnyBF16: "BF16", skinnyF16: "F16"}[bt])
+	return fmt.Sprintf("skinnyDot%dx%d%sAVX2", mr, nr, skinnyAVX2Suffix[bt])
 }
 
 // skinnyDotAVX2 writes the AVX2+FMA dot kernel of the skinny products by
@@ -1908,7 +1990,8 @@ func skinnyDotAVX2Name(mr, nr int, bt skinnyB) string {
 // which stores to c (rows ldc bytes apart) the mr×nr dot products of mr
 // rows of f32 A (lda bytes apart) with nr rows of B (ldb bytes apart),
 // each over 8·k8 elements: f32, bf16 (widened exactly in registers:
-// VPMOVZXWD, VPSLLD 16) or f16 (VCVTPH2PS, exact). Each product keeps 8
+// VPMOVZXWD, VPSLLD 16), f16 (VCVTPH2PS, exact) or float8
+// (widenFloat8AVX2). Each product keeps 8
 // partial sums in a ymm, one FMA chain a lane in the order of k, added
 // pairwise at the end (lanes 0+4, 1+5, …, then horizontal adds). Each
 // step of 8 loads each row of B once, in turn, then each row of A once
@@ -1921,10 +2004,8 @@ func skinnyDotAVX2Name(mr, nr int, bt skinnyB) string {
 // accumulator (i, j) is Y(i·nr+j), B's row j Y(mr·nr+j).
 func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 	name := skinnyDotAVX2Name(mr, nr, bt)
-	esz, scale := 4, 1
-	if bt != skinnyF32 {
-		esz, scale = 2, 2
-	}
+	esz := skinnyAVX2Size[bt]
+	scale := 4 / esz // A's bytes per byte of B
 	aRegs := []string{"SI", "R8", "R9", "R10"}
 	bRegs := []string{"DI", "R11", "R12", "R13"}
 	p("")
@@ -1948,7 +2029,19 @@ func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 	// With a register to spare past the sums and B's steps, each row of
 	// A's step is loaded once, to it, for its nr FMAs (mr+nr loads a
 	// step); else (3×4) the FMAs take A's rows from memory (mr·nr+nr).
-	aTmp := mr*nr + nr
+	// e4m3's scratch register comes first (the 4×3 kernels' is the one
+	// A's rows would otherwise take).
+	aTmp, tmp := mr*nr+nr, 0
+	if bt == skinnyE4M3 {
+		tmp = aTmp
+		aTmp++
+		// With three registers to spare, e4m3's constants stay in them
+		// (the 1- and 2-row kernels but 2×4).
+		if aTmp+4 <= 16 {
+			loadFloat8Consts(aTmp + 1)
+			defer func() { widenConsts.k = 0 }()
+		}
+	}
 	step := func(off int) {
 		for j := 0; j < nr; j++ {
 			y := mr*nr + j
@@ -1961,6 +2054,8 @@ func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 				p("\tVPSLLD $16, Y%d, Y%d", y, y)
 			case skinnyF16:
 				p("\tVCVTPH2PS %s, Y%d", src, y)
+			default:
+				widenFloat8AVX2(bt, src, y, tmp)
 			}
 			if aTmp > 15 {
 				for i := 0; i < mr; i++ {

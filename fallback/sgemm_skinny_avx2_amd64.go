@@ -9,8 +9,8 @@ import (
 )
 
 // AVX2+FMA strip skinny kernels in sgemm_amd64.s (see skinnyStripFunc and
-// skinnyStripAVX2 in sgemm_gen.go): 1 to 16 rows of packed A by f32, bf16
-// or f16 B read in place, 16 columns (two ymm) a strip, the rows in groups
+// skinnyStripAVX2 in sgemm_gen.go): 1 to 16 rows of packed A by f32, bf16,
+// f16, e4m3 or e5m2 B read in place, 16 columns (two ymm) a strip, the rows in groups
 // of up to 6 whose sums stay in registers down a K block (with more than 6
 // rows the first group copies the strip to buf for the others). They compute the
 // whole strips only; skinnyStrips computes the last n mod 16 columns from a
@@ -169,8 +169,8 @@ func skinnyStrip16F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *floa
 
 // AVX2+FMA dot kernels in sgemm_amd64.s for transposed B (see
 // skinnyDotFunc and skinnyDotAVX2 in sgemm_gen.go): mr ≤ 4 rows of f32 A
-// by nr ≤ 4 (3 with 4 rows of A) rows of f32, bf16 or f16 W, both
-// contiguous in K, over whole steps of 8.
+// by nr ≤ 4 (3 with 4 rows of A, and with 3 of e4m3 W) rows of f32, bf16,
+// f16, e4m3 or e5m2 W, both contiguous in K, over whole steps of 8.
 
 //go:noescape
 func skinnyDot1x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
@@ -307,10 +307,193 @@ func skinnyDot4x2F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int,
 //go:noescape
 func skinnyDot4x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
+//go:noescape
+func skinnyStrip1E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip2E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip3E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip4E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip5E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip6E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip7E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip8E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip9E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip10E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip11E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip12E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip13E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip14E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip15E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip16E4M3AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip1E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip2E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip3E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip4E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip5E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip6E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip7E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip8E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip9E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip10E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip11E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip12E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip13E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip14E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip15E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyStrip16E5M2AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
+
+//go:noescape
+func skinnyDot1x1E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x2E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x3E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x4E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x1E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x2E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x3E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x4E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x1E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x2E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x3E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x1E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x2E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x3E4M3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x1E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x2E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x4E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x1E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x2E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot2x4E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x1E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x2E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot3x4E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x1E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x2E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot4x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
 // skinnyAVX2 holds the skinny kernels of the AVX2 variant: a row-streaming
 // kernel for one row of A by f32 B, strip kernels for every M of the
-// skinny path and f32, bf16 and f16 B (F16C's VCVTPH2PS), dot kernels for
-// transposed B. AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
+// skinny path and f32, bf16, f16 (F16C's VCVTPH2PS), e4m3 and e5m2 B, dot
+// kernels for transposed B of those types. AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
 var skinnyAVX2 = &skinnyKernels{
 	features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
 	rowsF32:  []skinnyRowFunc{skinnyRows1AVX2},
@@ -385,6 +568,54 @@ var skinnyAVX2 = &skinnyKernels{
 		{skinnyDot2x1F16AVX2, skinnyDot2x2F16AVX2, skinnyDot2x3F16AVX2, skinnyDot2x4F16AVX2},
 		{skinnyDot3x1F16AVX2, skinnyDot3x2F16AVX2, skinnyDot3x3F16AVX2, skinnyDot3x4F16AVX2},
 		{skinnyDot4x1F16AVX2, skinnyDot4x2F16AVX2, skinnyDot4x3F16AVX2},
+	},
+	stripE4M3: []skinnyStripFunc{
+		skinnyStrip1E4M3AVX2,
+		skinnyStrip2E4M3AVX2,
+		skinnyStrip3E4M3AVX2,
+		skinnyStrip4E4M3AVX2,
+		skinnyStrip5E4M3AVX2,
+		skinnyStrip6E4M3AVX2,
+		skinnyStrip7E4M3AVX2,
+		skinnyStrip8E4M3AVX2,
+		skinnyStrip9E4M3AVX2,
+		skinnyStrip10E4M3AVX2,
+		skinnyStrip11E4M3AVX2,
+		skinnyStrip12E4M3AVX2,
+		skinnyStrip13E4M3AVX2,
+		skinnyStrip14E4M3AVX2,
+		skinnyStrip15E4M3AVX2,
+		skinnyStrip16E4M3AVX2,
+	},
+	stripE5M2: []skinnyStripFunc{
+		skinnyStrip1E5M2AVX2,
+		skinnyStrip2E5M2AVX2,
+		skinnyStrip3E5M2AVX2,
+		skinnyStrip4E5M2AVX2,
+		skinnyStrip5E5M2AVX2,
+		skinnyStrip6E5M2AVX2,
+		skinnyStrip7E5M2AVX2,
+		skinnyStrip8E5M2AVX2,
+		skinnyStrip9E5M2AVX2,
+		skinnyStrip10E5M2AVX2,
+		skinnyStrip11E5M2AVX2,
+		skinnyStrip12E5M2AVX2,
+		skinnyStrip13E5M2AVX2,
+		skinnyStrip14E5M2AVX2,
+		skinnyStrip15E5M2AVX2,
+		skinnyStrip16E5M2AVX2,
+	},
+	dotE4M3: [][]skinnyDotFunc{
+		{skinnyDot1x1E4M3AVX2, skinnyDot1x2E4M3AVX2, skinnyDot1x3E4M3AVX2, skinnyDot1x4E4M3AVX2},
+		{skinnyDot2x1E4M3AVX2, skinnyDot2x2E4M3AVX2, skinnyDot2x3E4M3AVX2, skinnyDot2x4E4M3AVX2},
+		{skinnyDot3x1E4M3AVX2, skinnyDot3x2E4M3AVX2, skinnyDot3x3E4M3AVX2},
+		{skinnyDot4x1E4M3AVX2, skinnyDot4x2E4M3AVX2, skinnyDot4x3E4M3AVX2},
+	},
+	dotE5M2: [][]skinnyDotFunc{
+		{skinnyDot1x1E5M2AVX2, skinnyDot1x2E5M2AVX2, skinnyDot1x3E5M2AVX2, skinnyDot1x4E5M2AVX2},
+		{skinnyDot2x1E5M2AVX2, skinnyDot2x2E5M2AVX2, skinnyDot2x3E5M2AVX2, skinnyDot2x4E5M2AVX2},
+		{skinnyDot3x1E5M2AVX2, skinnyDot3x2E5M2AVX2, skinnyDot3x3E5M2AVX2, skinnyDot3x4E5M2AVX2},
+		{skinnyDot4x1E5M2AVX2, skinnyDot4x2E5M2AVX2, skinnyDot4x3E5M2AVX2},
 	},
 	stripMinM:  1,
 	stripWhole: true,

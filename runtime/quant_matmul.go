@@ -18,7 +18,9 @@ import (
 // scales are folded into Alpha (Alpha·sA·sB in f32), and the best f32
 // matmul variant runs on the panels. The reference (cpu.matmul.reference)
 // instead multiplies the float64 dot product by Alpha·sA_i·sB_j, so the two
-// agree to f32 rounding of the scales.
+// agree to f32 rounding of the scales. Float8 B that the fast path's skinny
+// kernels read in place (fallback.SkinnyFloat8: M ≤ 16, AVX2) skips the
+// panels: MatMulFast widens it in registers and scales the f32 sums.
 
 func hostScales(b *Buffer) []float32 {
 	if b == nil {
@@ -64,6 +66,10 @@ func bestMatMulVariant() string {
 func matMulFP8(h *fallback.MatMulArgs) error {
 	if err := checkMatMulScales(h); err != nil {
 		return err
+	}
+	if v := bestMatMulVariant(); fallback.SkinnyFloat8(v, h) {
+		// Few rows of A: the skinny kernels widen B in registers.
+		return fallback.MatMulFast(v, h)
 	}
 	alpha := h.Alpha
 	var rowA, colB []float32
