@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
-	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -177,27 +176,6 @@ func int32Bytes[T int | int32](vs []T) []byte {
 	return out
 }
 
-// attnParamSlots unpacks a plan's parameter bytes into the 8-byte slots a
-// GPULaunch carries, by the kernel's parameter layout.
-func attnParamSlots(ps []cubin.Param, b []byte) ([]uint64, error) {
-	offs, size, err := cubin.ParamLayout(ps)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != size {
-		return nil, fmt.Errorf("tcrt: attention: %d parameter bytes, the kernel takes %d: %w", len(b), size, ErrDevice)
-	}
-	slots := make([]uint64, len(ps))
-	for i, p := range ps {
-		var v uint64
-		for j := range min(p.Size, 8) {
-			v |= uint64(b[offs[i]+j]) << (8 * j)
-		}
-		slots[i] = v
-	}
-	return slots, nil
-}
-
 func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 	a := l.Args.(*AttentionArgs)
 	rt := l.Runtime
@@ -246,19 +224,12 @@ func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 		}
 		launches = []sm86attn.Launch{ls}
 	}
-	for i, ls := range launches {
-		ps := sm86attn.Params()
-		if i == 1 {
-			ps = sm86attn.CombineParams()
-		}
-		slots, err := attnParamSlots(ps, ls.Params)
-		if err != nil {
-			return fail(err)
-		}
-		if ls.Grid[0] == 0 {
+	for i := range launches {
+		g := &launches[i]
+		if g.Grid[0] == 0 {
 			continue // nothing to combine
 		}
-		g := &GPULaunch{Module: mod, Func: ls.Kernel, Grid: ls.Grid, Block: ls.Block, SharedBytes: ls.SharedBytes, Params: slots}
+		g.Module = mod
 		if err := LaunchGPU(l.Stream, g); err != nil {
 			return fail(err)
 		}

@@ -17,8 +17,11 @@ type CombineConfig struct {
 
 // Name returns the kernel's symbol name.
 func (c CombineConfig) Name() string {
-	return fmt.Sprintf("tcrt_sm86_attn_combine_d%d_%s", c.HeadDim, c.Out)
+	return fmt.Sprintf("%sd%d_%s", combinePrefix, c.HeadDim, c.Out)
 }
+
+// combinePrefix begins every combine kernel's name.
+const combinePrefix = "tcrt_sm86_attn_combine_"
 
 // CombineThreads is the combine kernel's CTA: one warp per (query row,
 // head), grid (nq, headsQ, batch).

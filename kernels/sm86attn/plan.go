@@ -1,10 +1,13 @@
 package sm86attn
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/tcrt-go/tcrt/runtime/backend"
+	"github.com/tcrt-go/tcrt/sass/cubin"
 )
 
 // ErrUnsupported is wrapped by every PlanPrefill error: the call is outside
@@ -69,14 +72,36 @@ func (a PrefillArgs) splitRows() int {
 	return a.Batch * a.SeqQ
 }
 
-// Launch is a planned kernel launch.
-type Launch struct {
-	Config      Config
-	Kernel      string // symbol name in Module
-	Grid        [3]int
-	Block       [3]int
-	SharedBytes int
-	Params      []byte
+// Launch is one kernel launch of a plan: the device seam's launch
+// description, Params with one 8-byte slot per kernel parameter in the
+// order of Params (prefill) or CombineParams (combine); PackParams lays
+// them out for a parameter window. Func is the variant's Config.Name (or
+// CombineConfig.Name). Plans leave Module nil; the caller launches in
+// this package's Module.
+type Launch = backend.Launch
+
+// PackParams lays l's slots out as its kernel's parameter window:
+// Params, or CombineParams for a combine kernel (Func with the combine
+// prefix).
+func PackParams(l Launch) ([]byte, error) {
+	ps := Params()
+	if strings.HasPrefix(l.Func, combinePrefix) {
+		ps = CombineParams()
+	}
+	if len(l.Params) != len(ps) {
+		return nil, fmt.Errorf("sm86attn: %s: %d parameter slots, the kernel takes %d", l.Func, len(l.Params), len(ps))
+	}
+	offs, size, err := cubin.ParamLayout(ps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, size)
+	for i, v := range l.Params {
+		for j := range ps[i].Size {
+			out[offs[i]+j] = byte(v >> (8 * j))
+		}
+	}
+	return out, nil
 }
 
 // Select returns the variant PlanPrefill and PlanSplitKV launch for a
@@ -178,17 +203,14 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 		}
 	}
 	cc := CombineConfig{HeadDim: d, Out: a.Out}
-	var par []byte
-	for _, v := range []uint64{part.O, part.LSE, a.O, a.LSE} {
-		par = binary.LittleEndian.AppendUint64(par, v)
-	}
+	par := []uint64{part.O, part.LSE, a.O, a.LSE}
 	for _, v := range []int{a.Splits, oBytes / a.Splits, rows * hq * 4,
 		a.OStrides[1] * esz, a.OStrides[2] * esz, a.OStrides[0] * esz, 4 * a.LSEHeadStride, 4 * a.LSEBatchStride, cnq, hq} {
-		par = binary.LittleEndian.AppendUint32(par, uint32(v))
+		par = append(par, uint64(uint32(v)))
 	}
-	par = binary.LittleEndian.AppendUint64(par, a.CuSeqQ)
+	par = append(par, a.CuSeqQ)
 	out[0] = main
-	out[1] = Launch{Kernel: cc.Name(), Grid: [3]int{max(nq, 1), hq, a.Batch}, Block: [3]int{CombineThreads, 1, 1}, Params: par}
+	out[1] = Launch{Func: cc.Name(), Grid: [3]int{max(nq, 1), hq, a.Batch}, Block: [3]int{CombineThreads, 1, 1}, Params: par}
 	if nq == 0 {
 		out[1].Grid[0] = 0 // nothing to combine
 	}
@@ -303,18 +325,15 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		winR = 0
 	}
 	cfg := Select(a)
-	var par []byte
-	for _, v := range []uint64{a.Q, a.K, a.V, a.O, a.LSE, a.CuSeqQ, a.CuSeqKV} {
-		par = binary.LittleEndian.AppendUint64(par, v)
-	}
+	par := []uint64{a.Q, a.K, a.V, a.O, a.LSE, a.CuSeqQ, a.CuSeqKV}
 	for _, v := range strides {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
 	for _, v := range []uint32{uint32(a.SeqQ), uint32(a.SeqKV), uint32(group), magic,
 		math.Float32bits(c), math.Float32bits(capIn), uint32(int32(winL)), uint32(int32(winR))} {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
-	par = binary.LittleEndian.AppendUint64(par, a.SeqLensKV)
+	par = append(par, a.SeqLensKV)
 	var smagic uint32
 	if splits > 1 {
 		smagic = uint32((uint64(1)<<32 + uint64(splits) - 1) / uint64(splits))
@@ -324,16 +343,15 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		bps, lSplit = 1<<24, 0
 	}
 	for _, v := range []uint32{uint32(splits), smagic, uint32(bps), oSplit, lSplit, 0} {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
-	par = binary.LittleEndian.AppendUint64(par, a.BlockTable)
+	par = append(par, a.BlockTable)
 	for _, v := range []uint32{uint32(a.BlocksPerSeq), uint32(shift), uint32(max(a.PageSize, 1) - 1),
 		uint32(rowG), magicOf(rowG), rowLow, uint32(-int32(rowG))} {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
 	return Launch{
-		Config:      cfg,
-		Kernel:      cfg.Name(),
+		Func:        cfg.Name(),
 		Grid:        [3]int{max(1, (a.SeqQ*rowG+cfg.Rows()-1)/cfg.Rows()) * splits, heads, a.Batch},
 		Block:       [3]int{cfg.CTAThreads(), 1, 1},
 		SharedBytes: cfg.SharedBytes(),

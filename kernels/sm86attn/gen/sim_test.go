@@ -41,6 +41,28 @@ func combineSim(t *testing.T, c sm86attn.CombineConfig) *sim.Simulator {
 	})
 }
 
+// configOf is the prefill variant a launch names.
+func configOf(t *testing.T, l sm86attn.Launch) sm86attn.Config {
+	t.Helper()
+	for _, c := range sm86attn.Variants() {
+		if c.Name() == l.Func {
+			return c
+		}
+	}
+	t.Fatalf("launch of %q: no such prefill variant", l.Func)
+	return sm86attn.Config{}
+}
+
+// packed is a launch's parameter window.
+func packed(t *testing.T, l sm86attn.Launch) []byte {
+	t.Helper()
+	b, err := sm86attn.PackParams(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func simFor(t *testing.T, c sm86attn.Config) *sim.Simulator {
 	return sims.Get(t, c, c.Name(), func() (sass.Program, error) {
 		p, err := Generate(c)
@@ -302,13 +324,13 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := simFor(t, ls[0].Config).Launch(sim.Config{
-			Grid: ls[0].Grid, Block: ls[0].Block, SharedBytes: ls[0].SharedBytes, Params: ls[0].Params, Memory: mem, Poison: true,
+		if _, err := simFor(t, configOf(t, ls[0])).Launch(sim.Config{
+			Grid: ls[0].Grid, Block: ls[0].Block, SharedBytes: ls[0].SharedBytes, Params: packed(t, ls[0]), Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: split kernel: %v", pc, err)
 		}
 		if _, err := combineSim(t, sm86attn.CombineConfig{HeadDim: D, Out: pc.out}).Launch(sim.Config{
-			Grid: ls[1].Grid, Block: ls[1].Block, Params: ls[1].Params, Memory: mem, Poison: true,
+			Grid: ls[1].Grid, Block: ls[1].Block, Params: packed(t, ls[1]), Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: combine: %v", pc, err)
 		}
@@ -317,8 +339,8 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := simFor(t, l.Config).Launch(sim.Config{
-			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem, Poison: true,
+		if _, err := simFor(t, configOf(t, l)).Launch(sim.Config{
+			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: packed(t, l), Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: %v", pc, err)
 		}
