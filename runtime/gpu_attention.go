@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/tile"
@@ -45,23 +46,12 @@ func sm86AttnArgs(a *AttentionArgs, aux sm86AttnAux) (sm86attn.PrefillArgs, erro
 	if a.K.Buf.DType() != in || a.V.Buf.DType() != in {
 		return p, fmt.Errorf("q, k and v must share one element type, have %v, %v, %v", in, a.K.Buf.DType(), a.V.Buf.DType())
 	}
-	switch in {
-	case tile.F16:
-		p.In = sm86attn.F16
-	case tile.BF16:
-		p.In = sm86attn.BF16
-	default:
-		return p, fmt.Errorf("input element type %v (covered: f16, bf16)", in)
+	p.In, p.Out = in, a.O.Buf.DType()
+	if !slices.Contains(sm86attn.Inputs(), p.In) {
+		return p, fmt.Errorf("input element type %v (covered: %v)", p.In, sm86attn.Inputs())
 	}
-	switch a.O.Buf.DType() {
-	case tile.F32:
-		p.Out = sm86attn.OutF32
-	case tile.F16:
-		p.Out = sm86attn.OutF16
-	case tile.BF16:
-		p.Out = sm86attn.OutBF16
-	default:
-		return p, fmt.Errorf("output element type %v (covered: f32, f16, bf16)", a.O.Buf.DType())
+	if !slices.Contains(sm86attn.Outputs(), p.Out) {
+		return p, fmt.Errorf("output element type %v (covered: %v)", p.Out, sm86attn.Outputs())
 	}
 	if a.LSE != nil && a.LSE.DType() != tile.F32 {
 		return p, fmt.Errorf("LSE must be f32, is %v", a.LSE.DType())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // CombineConfig selects a split-KV combine kernel: it merges the splits'
@@ -11,8 +12,8 @@ import (
 // O = Σ_s w_s·O_s / Σ_s w_s with w_s = exp(LSE_s − max LSE), and the LSE
 // max + ln Σ w_s (−Inf, with O zero, when no split saw a key).
 type CombineConfig struct {
-	HeadDim int // 64, 128 or 256
-	Out     Output
+	HeadDim int        // 64, 128 or 256
+	Out     tile.DType // one of Outputs
 }
 
 // Name returns the kernel's symbol name.
@@ -48,7 +49,7 @@ func CombineParams() []cubin.Param {
 func CombineVariants() []CombineConfig {
 	var out []CombineConfig
 	for _, d := range []int{64, 128, 256} {
-		for _, o := range []Output{OutF32, OutF16, OutBF16} {
+		for _, o := range Outputs() {
 			out = append(out, CombineConfig{HeadDim: d, Out: o})
 		}
 	}

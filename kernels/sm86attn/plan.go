@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // ErrUnsupported is wrapped by every PlanPrefill error: the call is outside
@@ -44,8 +46,8 @@ type PrefillArgs struct {
 	// rows being CuSeqQ[b] + i).
 	LSEBatchStride, LSEHeadStride int
 
-	In  Input
-	Out Output
+	In  tile.DType // one of Inputs
+	Out tile.DType // one of Outputs
 
 	Scale, SoftCap float32
 	Causal         bool
@@ -164,6 +166,9 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 	if a.Splits < 2 || a.Splits >= 1<<16 || a.Workspace%16 != 0 || a.Workspace == 0 {
 		return out, fmt.Errorf("%w: split-KV with Splits %d, workspace %#x (want 2 <= Splits < 2^16, an aligned workspace)", ErrUnsupported, a.Splits, a.Workspace)
 	}
+	if !slices.Contains(Outputs(), a.Out) {
+		return out, fmt.Errorf("%w: output type %v", ErrUnsupported, a.Out)
+	}
 	if a.CuSeqQ != 0 && (a.TotalQ < 0 || a.TotalQ >= 1<<24) {
 		return out, fmt.Errorf("%w: split-KV with varlen queries: TotalQ %d (CuSeqQ[Batch], below 2^24)", ErrUnsupported, a.TotalQ)
 	}
@@ -171,7 +176,7 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 		return out, fmt.Errorf("%w: split-KV workspace of %d bytes (below 2^32)", ErrUnsupported, SplitWorkspaceBytes(a))
 	}
 	part := a
-	part.Out = OutF32
+	part.Out = tile.F32
 	part.O = a.Workspace
 	d, nq, hq := a.HeadDim, a.SeqQ, a.HeadsQ
 	// rows: nq a batch, or (varlen) the whole batch's rows CuSeqQ[b]+i
@@ -226,10 +231,10 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.HeadDim != 64 && a.HeadDim != 128 && a.HeadDim != 256 {
 		return bad("head dimension %d (covered: 64, 128, 256)", a.HeadDim)
 	}
-	if a.In != F16 && a.In != BF16 {
+	if !slices.Contains(Inputs(), a.In) {
 		return bad("input type %v", a.In)
 	}
-	if a.Out != OutF32 && a.Out != OutF16 && a.Out != OutBF16 {
+	if !slices.Contains(Outputs(), a.Out) {
 		return bad("output type %v", a.Out)
 	}
 	if a.Batch < 1 || a.HeadsQ < 1 || a.HeadsKV < 1 || a.HeadsQ%a.HeadsKV != 0 || a.HeadsQ >= 1<<16 {

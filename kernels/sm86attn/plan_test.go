@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 func basePlanArgs() PrefillArgs {
 	st := [3]int{1024 * 8 * 128, 8 * 128, 128}
-	return PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, Batch: 2, HeadsQ: 8, HeadsKV: 2, HeadDim: 128,
+	return PrefillArgs{Q: 1 << 40, K: 2 << 40, V: 3 << 40, O: 4 << 40, In: tile.F16, Out: tile.F32, Batch: 2, HeadsQ: 8, HeadsKV: 2, HeadDim: 128,
 		SeqQ: 100, SeqKV: 1000, QStrides: st, KStrides: st, VStrides: st, OStrides: st, Scale: 0.1,
 		WindowLeft: -1, WindowRight: -1}
 }
@@ -28,7 +29,7 @@ func TestPlanPrefill(t *testing.T) {
 	if want := [3]int{(100*4 + 63) / 64, 2, 2}; l.Grid != want {
 		t.Errorf("GQA grid %v, want %v (rows of 4 heads packed, one CTA column per KV head)", l.Grid, want)
 	}
-	if l.Func != (Config{HeadDim: 128}).Name() || l.SharedBytes != 65536 || l.Block != [3]int{128, 1, 1} {
+	if l.Func != (Config{In: tile.F16, Out: tile.F32, HeadDim: 128}).Name() || l.SharedBytes != 65536 || l.Block != [3]int{128, 1, 1} {
 		t.Errorf("launch %s %d %v", l.Func, l.SharedBytes, l.Block)
 	}
 	a.HeadsKV = 8
@@ -39,16 +40,16 @@ func TestPlanPrefill(t *testing.T) {
 	// (64 KiB) and the 16 KiB exchange
 	a = basePlanArgs()
 	a.HeadDim, a.QStrides, a.KStrides, a.VStrides, a.OStrides = 256, [3]int{1 << 20, 2048, 256}, [3]int{1 << 20, 512, 256}, [3]int{1 << 20, 512, 256}, [3]int{1 << 20, 2048, 256}
-	if l, err = PlanPrefill(a); err != nil || l.Func != (Config{HeadDim: 256}).Name() || l.SharedBytes != 81920 || l.Block != [3]int{256, 1, 1} || l.Grid != [3]int{(100*4 + 63) / 64, 2, 2} {
+	if l, err = PlanPrefill(a); err != nil || l.Func != (Config{In: tile.F16, Out: tile.F32, HeadDim: 256}).Name() || l.SharedBytes != 81920 || l.Block != [3]int{256, 1, 1} || l.Grid != [3]int{(100*4 + 63) / 64, 2, 2} {
 		t.Errorf("d256 launch %s %d %v %v, %v", l.Func, l.SharedBytes, l.Block, l.Grid, err)
 	}
 	// decode (one query, group 4: 4 rows) selects the 16-row variant: one
 	// row tile of 2 warps, 16-key blocks (two stages of 16 KiB, the
 	// exchange of 2 warps)
 	a.Splits, a.Workspace, a.SeqQ, a.SeqKV = 3, 5<<40, 1, 320
-	dec := Config{HeadDim: 256, Out: OutF32, Decode: true}
+	dec := Config{In: tile.F16, Out: tile.F32, HeadDim: 256, Decode: true}
 	if ls, err := PlanSplitKV(a); err != nil || ls[0].Grid != [3]int{3, 2, 2} || ls[0].Func != dec.Name() || ls[0].Block != [3]int{64, 1, 1} ||
-		ls[0].SharedBytes != 2*2*16*512+2*ExchangeBytes || ls[1].Func != (CombineConfig{HeadDim: 256, Out: OutF32}).Name() {
+		ls[0].SharedBytes != 2*2*16*512+2*ExchangeBytes || ls[1].Func != (CombineConfig{HeadDim: 256, Out: tile.F32}).Name() {
 		t.Errorf("d256 split launches %v, %v", ls, err)
 	} else if par, err := PackParams(ls[0]); err != nil {
 		t.Error(err)
@@ -62,7 +63,7 @@ func TestPlanPrefill(t *testing.T) {
 		decode        bool
 	}{{4, 8, 2, true}, {5, 8, 2, false}, {16, 2, 2, true}, {17, 2, 2, false}} {
 		a.SeqQ, a.HeadsQ, a.HeadsKV = c.seqQ, c.hq, c.hkv
-		want := Config{HeadDim: 128, Decode: c.decode}.Name()
+		want := Config{In: tile.F16, Out: tile.F32, HeadDim: 128, Decode: c.decode}.Name()
 		if l, err := PlanPrefill(a); err != nil || l.Func != want || (c.decode && l.Block != [3]int{32, 1, 1}) {
 			t.Errorf("SeqQ %d group %d: kernel %s block %v (want %s), %v", c.seqQ, c.hq/c.hkv, l.Func, l.Block, want, err)
 		}
@@ -73,7 +74,7 @@ func TestPlanPrefill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ls[0].Grid != [3]int{4, 2, 2} || ls[1].Grid != [3]int{1, 8, 2} || ls[1].Func != (CombineConfig{HeadDim: 128, Out: OutF32}).Name() {
+	if ls[0].Grid != [3]int{4, 2, 2} || ls[1].Grid != [3]int{1, 8, 2} || ls[1].Func != (CombineConfig{HeadDim: 128, Out: tile.F32}).Name() {
 		t.Errorf("split launches %v %v %s", ls[0].Grid, ls[1].Grid, ls[1].Func)
 	}
 	for _, c := range []struct {
@@ -90,6 +91,9 @@ func TestPlanPrefill(t *testing.T) {
 		{"page 8", func(a *PrefillArgs) { a.PageSize, a.SeqLensKV, a.BlockTable, a.BlocksPerSeq = 8, 6<<40, 7<<40, 4 }},
 		{"page without lengths", func(a *PrefillArgs) { a.PageSize, a.BlockTable, a.BlocksPerSeq = 16, 7<<40, 4 }},
 		{"splits via PlanPrefill", func(a *PrefillArgs) { a.Splits = 2 }},
+		{"f32 input", func(a *PrefillArgs) { a.In = tile.F32 }},
+		{"no input type", func(a *PrefillArgs) { a.In = tile.Invalid }},
+		{"f64 output", func(a *PrefillArgs) { a.Out = tile.F64 }},
 	} {
 		a := basePlanArgs()
 		c.mod(&a)
@@ -108,6 +112,11 @@ func TestPlanPrefill(t *testing.T) {
 	}
 	if _, err := PlanSplitKV(a); err != nil {
 		t.Errorf("varlen split: %v", err)
+	}
+	a = basePlanArgs()
+	a.Splits, a.Workspace, a.Out = 2, 5<<40, tile.E4M3
+	if _, err := PlanSplitKV(a); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("split into e4m3: %v", err)
 	}
 	a = basePlanArgs()
 	a.Splits = 2 // no workspace

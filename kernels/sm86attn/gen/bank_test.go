@@ -8,6 +8,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/sim"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // laneAddresses runs the kernel of c built with the dump (generate's
@@ -67,9 +68,9 @@ func laneAddresses(t *testing.T, c sm86attn.Config) [][]uint32 {
 // exchange's STS.128/LDS.128 too (8 lanes a phase), each warp's area
 // disjoint from the others' and from the stages.
 func TestSharedBankConflicts(t *testing.T) {
-	for _, c := range []sm86attn.Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 256}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 256, Decode: true}} {
+	for _, c := range []sm86attn.Config{{In: tile.F16, Out: tile.F32, HeadDim: 64}, {In: tile.F16, Out: tile.F32, HeadDim: 128}, {In: tile.F16, Out: tile.F32, HeadDim: 256}, {In: tile.F16, Out: tile.F32, HeadDim: 64, Decode: true}, {In: tile.F16, Out: tile.F32, HeadDim: 128, Decode: true}, {In: tile.F16, Out: tile.F32, HeadDim: 256, Decode: true}} {
 		d := c.HeadDim
-		if l, err := sm86attn.PlanPrefill(sm86attn.PrefillArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Func != c.Name() {
+		if l, err := sm86attn.PlanPrefill(sm86attn.PrefillArgs{In: c.In, Out: c.Out, Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Func != c.Name() {
 			t.Fatalf("%s: the plan selects %s, %v", c.Name(), l.Func, err)
 		}
 		threads := c.CTAThreads()
