@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
-	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -46,23 +46,12 @@ func sm86AttnArgs(a *AttentionArgs, aux sm86AttnAux) (sm86attn.PrefillArgs, erro
 	if a.K.Buf.DType() != in || a.V.Buf.DType() != in {
 		return p, fmt.Errorf("q, k and v must share one element type, have %v, %v, %v", in, a.K.Buf.DType(), a.V.Buf.DType())
 	}
-	switch in {
-	case tile.F16:
-		p.In = sm86attn.F16
-	case tile.BF16:
-		p.In = sm86attn.BF16
-	default:
-		return p, fmt.Errorf("input element type %v (covered: f16, bf16)", in)
+	p.In, p.Out = in, a.O.Buf.DType()
+	if !slices.Contains(sm86attn.Inputs(), p.In) {
+		return p, fmt.Errorf("input element type %v (covered: %v)", p.In, sm86attn.Inputs())
 	}
-	switch a.O.Buf.DType() {
-	case tile.F32:
-		p.Out = sm86attn.OutF32
-	case tile.F16:
-		p.Out = sm86attn.OutF16
-	case tile.BF16:
-		p.Out = sm86attn.OutBF16
-	default:
-		return p, fmt.Errorf("output element type %v (covered: f32, f16, bf16)", a.O.Buf.DType())
+	if !slices.Contains(sm86attn.Outputs(), p.Out) {
+		return p, fmt.Errorf("output element type %v (covered: %v)", p.Out, sm86attn.Outputs())
 	}
 	if a.LSE != nil && a.LSE.DType() != tile.F32 {
 		return p, fmt.Errorf("LSE must be f32, is %v", a.LSE.DType())
@@ -177,27 +166,6 @@ func int32Bytes[T int | int32](vs []T) []byte {
 	return out
 }
 
-// attnParamSlots unpacks a plan's parameter bytes into the 8-byte slots a
-// GPULaunch carries, by the kernel's parameter layout.
-func attnParamSlots(ps []cubin.Param, b []byte) ([]uint64, error) {
-	offs, size, err := cubin.ParamLayout(ps)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != size {
-		return nil, fmt.Errorf("tcrt: attention: %d parameter bytes, the kernel takes %d: %w", len(b), size, ErrDevice)
-	}
-	slots := make([]uint64, len(ps))
-	for i, p := range ps {
-		var v uint64
-		for j := range min(p.Size, 8) {
-			v |= uint64(b[offs[i]+j]) << (8 * j)
-		}
-		slots[i] = v
-	}
-	return slots, nil
-}
-
 func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 	a := l.Args.(*AttentionArgs)
 	rt := l.Runtime
@@ -246,19 +214,12 @@ func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 		}
 		launches = []sm86attn.Launch{ls}
 	}
-	for i, ls := range launches {
-		ps := sm86attn.Params()
-		if i == 1 {
-			ps = sm86attn.CombineParams()
-		}
-		slots, err := attnParamSlots(ps, ls.Params)
-		if err != nil {
-			return fail(err)
-		}
-		if ls.Grid[0] == 0 {
+	for i := range launches {
+		g := &launches[i]
+		if g.Grid[0] == 0 {
 			continue // nothing to combine
 		}
-		g := &GPULaunch{Module: mod, Func: ls.Kernel, Grid: ls.Grid, Block: ls.Block, SharedBytes: ls.SharedBytes, Params: slots}
+		g.Module = mod
 		if err := LaunchGPU(l.Stream, g); err != nil {
 			return fail(err)
 		}

@@ -28,7 +28,7 @@ import (
 // with Y unchanged. Unverified on a GPU.
 
 // sm86f8Launches issues ls from m on s.
-func sm86f8Launches(s *Stream, m *backend.Module, ls []sm86.SGLaunch) error {
+func sm86f8Launches(s *Stream, m *backend.Module, ls []sm86.Launch) error {
 	for _, g := range sgGPULaunches(m, ls) {
 		if err := LaunchGPU(s, g); err != nil {
 			return err
@@ -121,7 +121,7 @@ func sm86DequantLaunch(_ context.Context, l *Launch) error {
 		return err
 	}
 	d, err := sm86DequantArgs(a, call.addr(), true)
-	var ls []sm86.SGLaunch
+	var ls []sm86.Launch
 	if err == nil {
 		ls, err = sm86.PlanDequant(d)
 	}
@@ -256,7 +256,7 @@ func sm86QuantAligned(a *QuantizeArgs) error {
 // sm86Widened returns the f32 input of a quantisation's encoder: X itself,
 // or for f16/bf16 X a scratch buffer from tmp and the launch that widens X
 // into it (exactly, tile.F16ToF32/BF16ToF32).
-func sm86Widened(a *QuantizeArgs, tmp *scratch) (uint64, []sm86.SGLaunch, error) {
+func sm86Widened(a *QuantizeArgs, tmp *scratch) (uint64, []sm86.Launch, error) {
 	x, err := DevicePtr(a.X)
 	if err != nil || a.X.DType() == tile.F32 {
 		return x, nil, err
@@ -287,7 +287,7 @@ func sm86QuantAmaxSupports(a *QuantizeArgs) error {
 // its Amax output, if asked for: the amax kernels over the whole input,
 // which give the CPU's value (fallback.QuantizeRef's max |x|, NaN as the
 // CPU's) bit for bit.
-func sm86QuantAmax(a *QuantizeArgs, ls []sm86.SGLaunch) ([]sm86.SGLaunch, error) {
+func sm86QuantAmax(a *QuantizeArgs, ls []sm86.Launch) ([]sm86.Launch, error) {
 	if a.Amax == nil {
 		return ls, nil
 	}
@@ -319,7 +319,7 @@ func sm86BlocksArgs(a *QuantizeArgs) sm86.SGQuantizeBlocks {
 // then issues the widening wl (if any) and the encoding, which reads them from device memory, and the
 // Amax kernels, then writes ScaleInv (1/s in float32, the CPU's bits), as
 // the PTX path does.
-func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks, wl []sm86.SGLaunch) error {
+func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks, wl []sm86.Launch) error {
 	a := l.Args.(*QuantizeArgs)
 	var err error
 	if x.Scales, err = DevicePtr(a.Scales); err != nil {
@@ -361,7 +361,7 @@ func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 			}
 		}
 		tmp := &scratch{rt: l.Runtime}
-		var wl []sm86.SGLaunch
+		var wl []sm86.Launch
 		if x.X, wl, err = sm86Widened(a, tmp); err != nil {
 			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
 		}

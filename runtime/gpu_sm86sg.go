@@ -113,7 +113,7 @@ func sm86GatherCASSupports(args any) error {
 // sm86SGRun runs one call: a fault slot, position scratch of posBytes,
 // the plan's launches, then the slot check and the scratch's release.
 func sm86SGRun(l *Launch, posBytes int, fault func(lane uint64) error,
-	plan func(slot, pos uint64) ([]sm86.SGLaunch, error)) error {
+	plan func(slot, pos uint64) ([]sm86.Launch, error)) error {
 	call, err := newSGCall(l.Runtime, fault)
 	if err != nil {
 		return err
@@ -137,11 +137,13 @@ func sm86SGRun(l *Launch, posBytes int, fault func(lane uint64) error,
 	return errors.Join(err, l.Stream.Enqueue(tmp.release))
 }
 
-// sgGPULaunches turns a kernels/sm86 plan into launches of module m.
-func sgGPULaunches(m *backend.Module, ls []sm86.SGLaunch) []*GPULaunch {
+// sgGPULaunches sets module m on a kernels/sm86 plan's launches and
+// returns them.
+func sgGPULaunches(m *backend.Module, ls []sm86.Launch) []*GPULaunch {
 	gs := make([]*GPULaunch, len(ls))
-	for i, k := range ls {
-		gs[i] = &GPULaunch{Module: m, Func: k.Kernel, Grid: [3]int{k.Grid}, Block: [3]int{k.Block}, Params: k.Params}
+	for i := range ls {
+		ls[i].Module = m
+		gs[i] = &ls[i]
 	}
 	return gs
 }
@@ -151,7 +153,7 @@ func sm86GatherLaunch(_ context.Context, l *Launch) error {
 	it := a.Idx.Desc.Resolved()
 	lanes := it.ValidRows * it.ValidCols
 	fault := sgIndexFault(OpGather, a.Mode, a.Idx, it.ValidCols, a.MemRows)
-	return sm86SGRun(l, 4*lanes, fault, func(slot, pos uint64) ([]sm86.SGLaunch, error) {
+	return sm86SGRun(l, 4*lanes, fault, func(slot, pos uint64) ([]sm86.Launch, error) {
 		g, err := sm86GatherArgs(a, slot, pos, true)
 		if err != nil {
 			return nil, err
@@ -167,7 +169,7 @@ func sm86ScatterLaunch(_ context.Context, l *Launch) error {
 	fault := sgIndexFault(OpScatter, a.Mode, a.Idx, it.ValidCols, a.MemRows)
 	// positions, then a deterministic store's winners (sm86.ScatterWinBytes)
 	shape, _ := sm86ScatterArgs(a, 0, 0, false)
-	return sm86SGRun(l, 4*lanes+sm86.ScatterWinBytes(shape), fault, func(slot, pos uint64) ([]sm86.SGLaunch, error) {
+	return sm86SGRun(l, 4*lanes+sm86.ScatterWinBytes(shape), fault, func(slot, pos uint64) ([]sm86.Launch, error) {
 		s, err := sm86ScatterArgs(a, slot, pos, true)
 		if err != nil {
 			return nil, err
@@ -192,7 +194,7 @@ func sm86GatherCASLaunch(_ context.Context, l *Launch) error {
 		}
 		return fmt.Errorf("tcrt: %s: the device preflight faulted lane (%d, %d), whose displacement %#x the host finds valid: %w", OpGatherCAS, r, c, raw, ErrDevice)
 	}
-	return sm86SGRun(l, 8*dt.ValidRows*dt.ValidCols, fault, func(slot, pos uint64) ([]sm86.SGLaunch, error) {
+	return sm86SGRun(l, 8*dt.ValidRows*dt.ValidCols, fault, func(slot, pos uint64) ([]sm86.Launch, error) {
 		g, err := sm86GatherCASArgs(a, slot, pos, true)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/mma"
 	"github.com/tcrt-go/tcrt/tile"
@@ -50,14 +51,10 @@ func mmaMatMulSupports(args any) error {
 func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, error) {
 	ta, tb, td := a.DTypes()
 	var p mma.MatMul
-	ins := map[tile.DType]mma.Input{tile.F16: mma.F16, tile.BF16: mma.BF16, tile.E4M3: mma.E4M3, tile.E5M2: mma.E5M2}
-	in, ok := ins[ta]
-	if ta != tb || !ok {
+	if ta != tb || !slices.Contains(mma.Inputs(), ta) {
 		return p, fmt.Errorf("needs A and B both f16, bf16, e4m3 or e5m2, have %v and %v", ta, tb)
 	}
-	outs := map[tile.DType]mma.Output{tile.F32: mma.OutF32, tile.F16: mma.OutF16, tile.BF16: mma.OutBF16}
-	out, ok := outs[td]
-	if !ok {
+	if mma.OutCode(td) < 0 {
 		return p, fmt.Errorf("output element type %v not supported (f32, f16, bf16)", td)
 	}
 	if a.Beta != 0 && a.C.Buf != nil && a.C.Buf.DType() != td {
@@ -66,7 +63,7 @@ func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, er
 	if a.Bias != nil && a.Bias.DType() != tile.F32 {
 		return p, fmt.Errorf("bias must be f32, is %v", a.Bias.DType())
 	}
-	fp8 := in == mma.E4M3 || in == mma.E5M2
+	fp8 := tile.IsFloat8(ta)
 	modes := [2]mma.ScaleMode{}
 	for i, sc := range []struct {
 		b    *Buffer
@@ -88,8 +85,8 @@ func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, er
 	if !a.Act.Valid() {
 		return p, fmt.Errorf("activation %v not supported", a.Act)
 	}
-	p = mma.MatMul{M: a.M, N: a.N, K: a.K, In: in, Out: out, TransA: a.A.Trans, TransB: a.B.Trans,
-		LDA: a.A.LD, LDB: a.B.LD, LDC: a.C.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: int(a.Act),
+	p = mma.MatMul{M: a.M, N: a.N, K: a.K, In: ta, Out: td, TransA: a.A.Trans, TransB: a.B.Trans,
+		LDA: a.A.LD, LDB: a.B.LD, LDC: a.C.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: a.Act,
 		ScaleAMode: modes[0], ScaleBMode: modes[1]}
 	if addr == nil {
 		addr = func(m Matrix) (uint64, error) {
@@ -216,14 +213,10 @@ func mmaAttention(a *AttentionArgs, addr func(AttnView) (uint64, error)) (mma.At
 			return p, fmt.Errorf("needs Q, K, V and O of one element type, have %v and %v", t, v.Buf.DType())
 		}
 	}
-	switch t {
-	case tile.F16:
-		p.In = mma.F16
-	case tile.BF16:
-		p.In = mma.BF16
-	default:
+	if !slices.Contains(mma.AttnInputs(), t) {
 		return p, fmt.Errorf("element type %v not supported (f16, bf16)", t)
 	}
+	p.In = t
 	if addr == nil {
 		addr = func(v AttnView) (uint64, error) { return uint64(v.Offset * v.Buf.DType().Size()), nil }
 	}

@@ -132,7 +132,7 @@ func TestMMASupports(t *testing.T) {
 	sb, _ := rt.Alloc(tile.F32, 1)
 	f8 := mmaArgs(t, rt, tile.E5M2, tile.F32, 7, 9, 13, false, false)
 	f8.ScaleA, f8.ScaleB = sa, sb
-	if p, err := mmaMatMul(f8, nil); err != nil || mmaMatMulSupports(f8) != nil || p.In != mma.E5M2 || p.ScaleAMode != mma.ScaleVector || p.ScaleBMode != mma.ScaleTensor {
+	if p, err := mmaMatMul(f8, nil); err != nil || mmaMatMulSupports(f8) != nil || p.In != tile.E5M2 || p.ScaleAMode != mma.ScaleVector || p.ScaleBMode != mma.ScaleTensor {
 		t.Errorf("float8 call: %+v, %v, %v", p, err, mmaMatMulSupports(f8))
 	}
 	// the conversion the launch uses: types, layout, offsets in bytes
@@ -142,7 +142,7 @@ func TestMMASupports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.In != mma.BF16 || p.Out != mma.OutF32 || !p.TransA || p.TransB || p.A != 16 || p.D != 12 || p.C != 0 || p.Beta != 0 ||
+	if p.In != tile.BF16 || p.Out != tile.F32 || !p.TransA || p.TransB || p.A != 16 || p.D != 12 || p.C != 0 || p.Beta != 0 ||
 		p.LDA != 104 || p.LDB != 200 || p.LDD != 200 || p.M != 100 || p.N != 200 || p.K != 300 {
 		t.Errorf("converted %+v", p)
 	}

@@ -107,17 +107,8 @@ func sm86mmKernel() Kernel {
 // sm86mmProblem is batch b of a in the plan's terms.
 func sm86mmProblem(a *MatMulArgs, b int) (sm86mm.Problem, error) {
 	ta, _, td := a.DTypes()
-	p := sm86mm.Problem{M: a.M, N: a.N, K: a.K, TransA: a.A.Trans, TransB: a.B.Trans,
-		LDA: a.A.LD, LDB: a.B.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: int(a.Act)}
-	if ta == tile.BF16 {
-		p.In = sm86mm.BF16
-	}
-	switch td {
-	case tile.F16:
-		p.Out = sm86mm.OutF16
-	case tile.BF16:
-		p.Out = sm86mm.OutBF16
-	}
+	p := sm86mm.Problem{M: a.M, N: a.N, K: a.K, In: ta, Out: td, TransA: a.A.Trans, TransB: a.B.Trans,
+		LDA: a.A.LD, LDB: a.B.LD, LDD: a.D.LD, Alpha: a.Alpha, Beta: a.Beta, Act: a.Act}
 	ptrOf := func(mx Matrix) (uint64, error) {
 		if mx.Buf == nil {
 			return 0, nil

@@ -1,12 +1,16 @@
 package mma
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/tile"
+)
 
 // AttnConfig selects one flash-attention kernel: head dimension D (64,
 // 128 or 256) and the element type of Q, K, V and O.
 type AttnConfig struct {
 	D  int
-	In Input
+	In tile.DType // one of AttnInputs
 	// Paged selects the decode kernel: keys and values in a paged cache
 	// (block table and per-sequence lengths in device memory) and split-KV
 	// (AttnPagedParamNames).
@@ -41,13 +45,19 @@ func (c AttnConfig) Name() string {
 }
 
 // CombineName is the symbol of the split-KV combine kernel for D and in.
-func CombineName(d int, in Input) string { return fmt.Sprintf("tcrt_mma_attn_combine_d%d_%s", d, in) }
+func CombineName(d int, in tile.DType) string {
+	return fmt.Sprintf("tcrt_mma_attn_combine_d%d_%s", d, in)
+}
+
+// AttnInputs lists the element types of Q, K, V and O (one type) the
+// attention kernels cover.
+func AttnInputs() []tile.DType { return []tile.DType{tile.F16, tile.BF16} }
 
 // AttnVariants lists every attention kernel of the module.
 func AttnVariants() []AttnConfig {
 	var out []AttnConfig
 	for _, d := range []int{64, 128, 256} {
-		for _, in := range []Input{F16, BF16} {
+		for _, in := range AttnInputs() {
 			out = append(out, AttnConfig{D: d, In: in}, AttnConfig{D: d, In: in, Paged: true})
 		}
 	}

@@ -3,6 +3,7 @@ package mma
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/tile"
@@ -18,7 +19,7 @@ import (
 // plan then makes one launch per sequence. LSE is 0 or f32 values at
 // b·LSEBatchStride + h·LSEHeadStride + i (varlen: CuSeqQ[b] + …).
 type Attention struct {
-	In                            Input
+	In                            tile.DType // one of AttnInputs
 	D                             int
 	Batch, HeadsQ, HeadsKV        int
 	SeqQ, SeqKV                   int
@@ -86,7 +87,7 @@ func CheckAttention(p *Attention) error {
 	if p.D != 64 && p.D != 128 && p.D != 256 {
 		return bad("head dimension %d (64, 128 or 256)", p.D)
 	}
-	if p.In != F16 && p.In != BF16 {
+	if !slices.Contains(AttnInputs(), p.In) {
 		return bad("element type %v", p.In)
 	}
 	if p.HeadsQ < 1 || p.HeadsKV < 1 || p.HeadsQ%p.HeadsKV != 0 || p.Batch < 1 || p.HeadsQ > 65535 || p.Batch > 65535 {

@@ -25,7 +25,7 @@ func attnParam(t *testing.T, l Launch, name string) uint64 {
 func TestPlanAttention(t *testing.T) {
 	// dense [4, 8192, 16, 128] causal prefill
 	st := [3]int{8192 * 16 * 128, 16 * 128, 128}
-	p := Attention{In: BF16, D: 128, Batch: 4, HeadsQ: 16, HeadsKV: 16, SeqQ: 8192, SeqKV: 8192,
+	p := Attention{In: tile.BF16, D: 128, Batch: 4, HeadsQ: 16, HeadsKV: 16, SeqQ: 8192, SeqKV: 8192,
 		Q: 0x1000, K: 0x2000, V: 0x3000, O: 0x4000, QStrides: st, KStrides: st, VStrides: st, OStrides: st,
 		Scale: 0.125, Causal: true, WindowLeft: -1, WindowRight: -1}
 	ls, err := PlanAttention(h100, p)
@@ -66,6 +66,8 @@ func TestPlanAttention(t *testing.T) {
 		"stride 12": func(a *Attention) { a.KStrides[1] = 12 },
 		"Q offset":  func(a *Attention) { a.Q += 2 },
 		"LSE":       func(a *Attention) { a.LSE = 2 },
+		"e4m3":      func(a *Attention) { a.In = tile.E4M3 },
+		"no type":   func(a *Attention) { a.In = tile.Invalid },
 	} {
 		q := p
 		mut(&q)
@@ -82,7 +84,7 @@ func TestPlanAttentionPaged(t *testing.T) {
 	// decode: 8 sequences, 32 query heads over 8 KV heads, pages of 16 tokens
 	st := [3]int{16 * 8 * 128, 8 * 128, 128}
 	ost := [3]int{32 * 128, 32 * 128, 128}
-	p := Attention{In: F16, D: 128, Batch: 8, HeadsQ: 32, HeadsKV: 8, SeqQ: 1,
+	p := Attention{In: tile.F16, D: 128, Batch: 8, HeadsQ: 32, HeadsKV: 8, SeqQ: 1,
 		Q: 0x1000, K: 0x2000, V: 0x3000, O: 0x4000, QStrides: ost, KStrides: st, VStrides: st, OStrides: ost,
 		Scale: 0.088, Causal: true, WindowLeft: -1, WindowRight: -1,
 		PageSize: 16, BlocksPerSeq: 256, SeqLensKV: []int{4000, 17, 1, 2048, 300, 9, 4096, 33},
@@ -106,7 +108,7 @@ func TestPlanAttentionPaged(t *testing.T) {
 			t.Errorf("%s = %#x, want %#x", n, k.Params[i], w)
 		}
 	}
-	if c.Func != CombineName(128, F16) || c.Grid != [3]int{1, 32, 8} || c.Block != [3]int{128, 1, 1} || len(c.Params) != len(CombineParamNames) {
+	if c.Func != CombineName(128, tile.F16) || c.Grid != [3]int{1, 32, 8} || c.Block != [3]int{128, 1, 1} || len(c.Params) != len(CombineParamNames) {
 		t.Errorf("combine launch %+v", c)
 	}
 	o, l := AttnWorkspace(&p, splits)

@@ -2,61 +2,25 @@ package mma
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Input is the element type of A and B.
-type Input int
+// Inputs lists the element types of A and B (one type) the matmul
+// kernels cover. E4M3 and E5M2 operands are converted to f16 in registers
+// as they are copied to shared memory (every float8 value is exact in
+// f16), so their kernels run f16 MMAs.
+func Inputs() []tile.DType { return []tile.DType{tile.F16, tile.BF16, tile.E4M3, tile.E5M2} }
 
-// Inputs. E4M3 and E5M2 operands are converted to f16 in registers as
-// they are copied to shared memory (every float8 value is exact in f16),
-// so their kernels run f16 MMAs.
-const (
-	F16 Input = iota
-	BF16
-	E4M3
-	E5M2
-	numInputs
-)
+// Outputs lists the element types of D (and of C, read in the same type)
+// in the order of their codes in the out parameter (OutCode).
+func Outputs() []tile.DType { return []tile.DType{tile.F32, tile.F16, tile.BF16} }
 
-var inputNames = [numInputs]string{"f16", "bf16", "e4m3", "e5m2"}
-
-// String names the input type.
-func (t Input) String() string { return inputNames[t] }
-
-// Float8 reports whether t is a float8 type.
-func (t Input) Float8() bool { return t == E4M3 || t == E5M2 }
-
-// Size is the element size in bytes.
-func (t Input) Size() int {
-	if t.Float8() {
-		return 1
-	}
-	return 2
-}
-
-// Output is the element type of D (and of C, read in the same type).
-type Output int
-
-// Outputs.
-const (
-	OutF32 Output = iota
-	OutF16
-	OutBF16
-)
-
-var outputNames = [...]string{"f32", "f16", "bf16"}
-
-// String names the output type.
-func (o Output) String() string { return outputNames[o] }
-
-// Size is the output element size in bytes.
-func (o Output) Size() int {
-	if o == OutF32 {
-		return 4
-	}
-	return 2
-}
+// OutCode is the out parameter's code for D's type d: its index in
+// Outputs, or -1 when the kernels do not cover d.
+func OutCode(d tile.DType) int { return slices.Index(Outputs(), d) }
 
 // Tile is a CTA tile shape.
 type Tile int
@@ -118,7 +82,7 @@ func (g Geometry) SharedBytes() int {
 // uniformly, which keeps the module at 32 matmul kernels.
 type Config struct {
 	Tile           Tile
-	In             Input
+	In             tile.DType // one of Inputs
 	TransA, TransB bool
 }
 
@@ -152,7 +116,7 @@ func Tiles() []Tile {
 func Variants() []Config {
 	var out []Config
 	for _, t := range Tiles() {
-		for _, in := range []Input{F16, BF16, E4M3, E5M2} {
+		for _, in := range Inputs() {
 			for _, l := range [4][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 				out = append(out, Config{Tile: t, In: in, TransA: l[0], TransB: l[1]})
 			}
@@ -161,7 +125,8 @@ func Variants() []Config {
 	return out
 }
 
-// Activation codes of the act parameter (fallback.Activation's values).
+// Activation codes of the act parameter: tile.Activation's values, which
+// the compile-time check below ties them to.
 const (
 	ActNone = 0
 	ActReLU = 1
@@ -169,10 +134,13 @@ const (
 	ActSiLU = 3 // x*sigmoid(x) = 0.5x(1+tanh(x/2)), tanh.approx.f32
 )
 
+// The codes must equal tile's: an array index out of range fails the build.
+var _ = [1]struct{}{}[(ActNone-int(tile.ActNone))|(ActReLU-int(tile.ActReLU))|(ActGELU-int(tile.ActGELU))|(ActSiLU-int(tile.ActSiLU))]
+
 // ParamNames lists the kernel parameters in order (the same for every
 // variant; kernels/sm86mm's list plus out): D, A, B (u64 pointers); M, N,
 // K, lda, ldb, ldd (u32); alpha, beta (f32); ldc, act (u32); C, bias (u64;
-// bias is N f32 values, 0 for none); kc, koff (u32); out (u32, the Output
+// bias is N f32 values, 0 for none); kc, koff (u32); out (u32, the OutCode
 // of C and D); sA, sB (u64: f32 dequantisation scales of float8 A and B, 0
 // for none), smode (u32: bits 0-1 A's scale, bits 2-3 B's: 0 none, 1 one
 // value, 2 one a row of op(A) / column of op(B)). With kc = 0 the CTA

@@ -3,6 +3,7 @@ package mma
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime/backend"
@@ -56,13 +57,13 @@ func SharedOptin(sm int) int {
 // (0: none); Bias is 0 or N f32 values.
 type MatMul struct {
 	M, N, K            int
-	In                 Input
-	Out                Output
+	In                 tile.DType // one of Inputs
+	Out                tile.DType // one of Outputs
 	TransA, TransB     bool
 	A, B, C, D, Bias   uint64
 	LDA, LDB, LDC, LDD int
 	Alpha, Beta        float32
-	Act                int // ActNone, ActReLU, ActGELU, ActSiLU
+	Act                tile.Activation
 	// ScaleA and ScaleB (float8 inputs only; 0: none) are device addresses
 	// of f32 scales: one value (mode ScaleTensor) or one a row of op(A) /
 	// column of op(B) (ScaleVector). D = act(alpha·sA·sB·Σ + …).
@@ -131,7 +132,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func ChooseSplit(dev Device, p *MatMul, t Tile) (splits, kc int) {
 	g := t.Geometry()
 	ctas := ceilDiv(p.M, g.TM) * ceilDiv(p.N, g.TN)
-	if p.Act != ActNone || p.Out != OutF32 || p.K < 1024 || 2*ctas >= dev.SMs {
+	if p.Act != tile.ActNone || p.Out != tile.F32 || p.K < 1024 || 2*ctas >= dev.SMs {
 		return 1, 0
 	}
 	s := min(ceilDiv(dev.SMs, ctas), p.K/256, 16)
@@ -158,19 +159,19 @@ func Check(p *MatMul) error {
 	if p.LDA%8 != 0 || p.LDB%8 != 0 || p.A%16 != 0 || p.B%16 != 0 {
 		return bad("lda=%d ldb=%d, A at %#x, B at %#x: need multiples of 8 elements and 16-byte aligned operands", p.LDA, p.LDB, p.A, p.B)
 	}
-	if p.In < F16 || p.In >= numInputs || p.Out < OutF32 || p.Out > OutBF16 {
+	if !slices.Contains(Inputs(), p.In) || OutCode(p.Out) < 0 {
 		return bad("element types %v -> %v", p.In, p.Out)
 	}
 	for _, s := range []struct {
 		m    ScaleMode
 		addr uint64
 	}{{p.ScaleAMode, p.ScaleA}, {p.ScaleBMode, p.ScaleB}} {
-		if s.m < ScaleNone || s.m > ScaleVector || (s.m != ScaleNone && (!p.In.Float8() || s.addr == 0 || s.addr%4 != 0)) {
+		if s.m < ScaleNone || s.m > ScaleVector || (s.m != ScaleNone && (!tile.IsFloat8(p.In) || s.addr == 0 || s.addr%4 != 0)) {
 			return bad("scale mode %d at %#x: scales need float8 inputs and a 4-byte aligned address", s.m, s.addr)
 		}
 	}
-	if p.Act < ActNone || p.Act > ActSiLU {
-		return bad("activation code %d", p.Act)
+	if !p.Act.Valid() {
+		return bad("activation %v", p.Act)
 	}
 	os := uint64(p.Out.Size())
 	if p.D%os != 0 || p.C%os != 0 {
@@ -220,7 +221,7 @@ func PlanMatMul(dev Device, p MatMul) (Plan, error) {
 			ptx.U32(uint32(p.M)), ptx.U32(uint32(p.N)), ptx.U32(uint32(k)),
 			ptx.U32(uint32(p.LDA)), ptx.U32(uint32(p.LDB)), ptx.U32(uint32(p.LDD)),
 			ptx.F32(p.Alpha), ptx.F32(beta), ptx.U32(uint32(ldc)), ptx.U32(uint32(p.Act)),
-			ptx.Ptr(cp), ptx.Ptr(bias), ptx.U32(uint32(kc)), ptx.U32(uint32(koff)), ptx.U32(uint32(p.Out)),
+			ptx.Ptr(cp), ptx.Ptr(bias), ptx.U32(uint32(kc)), ptx.U32(uint32(koff)), ptx.U32(uint32(OutCode(p.Out))),
 			ptx.Ptr(p.ScaleA), ptx.Ptr(p.ScaleB), ptx.U32(uint32(p.ScaleAMode) | uint32(p.ScaleBMode)<<2)}
 	}
 	grid := [3]int{ceilDiv(p.N, g.TN), ceilDiv(p.M, g.TM), 1}

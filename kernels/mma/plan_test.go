@@ -38,7 +38,7 @@ func TestChooseTile(t *testing.T) {
 }
 
 func TestPlanMatMul(t *testing.T) {
-	p := MatMul{M: 16, N: 4096, K: 8192, In: BF16, Out: OutF32, A: 0x1000, B: 0x2000, D: 0x3000, C: 0x4000, Bias: 0x5000,
+	p := MatMul{M: 16, N: 4096, K: 8192, In: tile.BF16, Out: tile.F32, A: 0x1000, B: 0x2000, D: 0x3000, C: 0x4000, Bias: 0x5000,
 		LDA: 8192, LDB: 4096, LDC: 4096, LDD: 4096, Alpha: 1.5, Beta: 0.5}
 	pl, err := PlanMatMul(h100, p)
 	if err != nil {
@@ -49,7 +49,7 @@ func TestPlanMatMul(t *testing.T) {
 		t.Fatalf("plan %+v", pl)
 	}
 	l0, l1 := pl.Launches[0], pl.Launches[1]
-	name := Config{Tile: T64x128, In: BF16}.Name()
+	name := Config{Tile: T64x128, In: tile.BF16}.Name()
 	if l0.Func != name || l1.Func != name || l0.Grid != [3]int{32, 1, 1} || l1.Grid != [3]int{32, 1, 4} ||
 		l0.Block != [3]int{128, 1, 1} || l0.SharedBytes != T64x128.Geometry().SharedBytes() {
 		t.Fatalf("launches %+v %+v", l0, l1)
@@ -71,7 +71,7 @@ func TestPlanMatMul(t *testing.T) {
 		l0, l1 uint64
 	}{
 		{"K", 1664, 8192}, {"kc", 0, 1664}, {"koff", 0, 1664}, {"beta", ptx.F32(0.5), 0}, {"C", 0x4000, 0},
-		{"bias", 0x5000, 0}, {"alpha", ptx.F32(1.5), ptx.F32(1.5)}, {"D", 0x3000, 0x3000}, {"lda", 8192, 8192}, {"out", uint64(OutF32), uint64(OutF32)},
+		{"bias", 0x5000, 0}, {"alpha", ptx.F32(1.5), ptx.F32(1.5)}, {"D", 0x3000, 0x3000}, {"lda", 8192, 8192}, {"out", 0, 0},
 	} {
 		if g0, g1 := at(l0.Params, c.name), at(l1.Params, c.name); g0 != c.l0 || g1 != c.l1 {
 			t.Errorf("%s: %#x, %#x; want %#x, %#x", c.name, g0, g1, c.l0, c.l1)
@@ -84,7 +84,7 @@ func TestPlanMatMul(t *testing.T) {
 	// no split: activation, 16-bit output, short K, enough CTAs
 	for _, q := range []MatMul{
 		func() MatMul { q := p; q.Act = ActGELU; return q }(),
-		func() MatMul { q := p; q.Out = OutBF16; return q }(),
+		func() MatMul { q := p; q.Out = tile.BF16; return q }(),
 		func() MatMul { q := p; q.K = 1000; return q }(),
 		func() MatMul { q := p; q.M = 8192; return q }(),
 	} {
@@ -102,7 +102,7 @@ func TestPlanMatMul(t *testing.T) {
 }
 
 func TestPlanMatMulErrors(t *testing.T) {
-	good := MatMul{M: 7, N: 9, K: 13, In: F16, Out: OutF16, A: 0x1000, B: 0x2000, D: 0x3000, LDA: 16, LDB: 16, LDD: 9}
+	good := MatMul{M: 7, N: 9, K: 13, In: tile.F16, Out: tile.F16, A: 0x1000, B: 0x2000, D: 0x3000, LDA: 16, LDB: 16, LDD: 9}
 	if _, err := PlanMatMul(a100, good); err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +115,14 @@ func TestPlanMatMulErrors(t *testing.T) {
 		"B unaligned":  func(p *MatMul) { p.B += 2 },
 		"D unaligned":  func(p *MatMul) { p.D++ },
 		"act 4":        func(p *MatMul) { p.Act = 4 },
-		"out 3":        func(p *MatMul) { p.Out = 3 },
+		"out f64":      func(p *MatMul) { p.Out = tile.F64 },
+		"out e4m3":     func(p *MatMul) { p.Out = tile.E4M3 },
+		"in f32":       func(p *MatMul) { p.In = tile.F32 },
+		"no in type":   func(p *MatMul) { p.In = tile.Invalid },
 		"too large":    func(p *MatMul) { p.M, p.LDA = 1<<20, 1<<12 },
 		"scale on f16": func(p *MatMul) { p.ScaleA, p.ScaleAMode = 0x100, ScaleTensor },
-		"scale mode 3": func(p *MatMul) { p.In, p.ScaleB, p.ScaleBMode = E4M3, 0x100, 3 },
-		"scale at 0":   func(p *MatMul) { p.In, p.ScaleBMode = E5M2, ScaleVector },
+		"scale mode 3": func(p *MatMul) { p.In, p.ScaleB, p.ScaleBMode = tile.E4M3, 0x100, 3 },
+		"scale at 0":   func(p *MatMul) { p.In, p.ScaleBMode = tile.E5M2, ScaleVector },
 		"ldd too big":  func(p *MatMul) { p.M, p.LDD = 1<<16, math.MaxInt32/1000 },
 	} {
 		p := good
@@ -178,7 +181,7 @@ func TestModule(t *testing.T) {
 }
 
 func TestPlanMatMulF8(t *testing.T) {
-	p := MatMul{M: 100, N: 300, K: 77, In: E4M3, Out: OutBF16, A: 0x1000, B: 0x2000, D: 0x3000, LDA: 80, LDB: 304, LDD: 300,
+	p := MatMul{M: 100, N: 300, K: 77, In: tile.E4M3, Out: tile.BF16, A: 0x1000, B: 0x2000, D: 0x3000, LDA: 80, LDB: 304, LDD: 300,
 		Alpha: 1, ScaleA: 0x4000, ScaleAMode: ScaleVector, ScaleB: 0x5000, ScaleBMode: ScaleTensor}
 	pl, err := PlanMatMul(a100, p)
 	if err != nil || len(pl.Launches) != 1 {
@@ -188,7 +191,7 @@ func TestPlanMatMulF8(t *testing.T) {
 	if l.Func != "tcrt_mma_128x128_e4m3_nn" {
 		t.Errorf("func %s", l.Func)
 	}
-	want := map[string]uint64{"sA": 0x4000, "sB": 0x5000, "smode": 2 | 1<<2, "out": uint64(OutBF16)}
+	want := map[string]uint64{"sA": 0x4000, "sB": 0x5000, "smode": 2 | 1<<2, "out": 2} // bf16: code 2
 	for i, n := range ParamNames {
 		if w, ok := want[n]; ok && l.Params[i] != w {
 			t.Errorf("%s = %#x, want %#x", n, l.Params[i], w)

@@ -75,10 +75,10 @@ func simLaunch(k *simKernel, l Launch, m *sim.Memory) error {
 // simCase is one matmul of the sweep.
 type simCase struct {
 	m, n, k      int
-	in           Input
-	out          Output
+	in           tile.DType
+	out          tile.DType
 	ta, tb       bool
-	act          int
+	act          tile.Activation
 	alpha, beta  float32
 	bias, scales bool
 	sms          int // device SMs (split-K when small)
@@ -91,23 +91,23 @@ func (c simCase) String() string {
 
 // encode stores x (rounded to the input type) and returns the stored
 // values' exact values.
-func encodeIn(in Input, x []float32) ([]byte, []float64) {
+func encodeIn(in tile.DType, x []float32) ([]byte, []float64) {
 	b := make([]byte, len(x)*in.Size())
 	v := make([]float64, len(x))
 	for i, f := range x {
 		switch in {
-		case F16:
+		case tile.F16:
 			h := tile.F32ToF16(f)
 			binary.LittleEndian.PutUint16(b[2*i:], h)
 			v[i] = float64(tile.F16ToF32(h))
-		case BF16:
+		case tile.BF16:
 			h := tile.F32ToBF16(f)
 			binary.LittleEndian.PutUint16(b[2*i:], h)
 			v[i] = float64(tile.BF16ToF32(h))
-		case E4M3:
+		case tile.E4M3:
 			b[i] = tile.F32ToE4M3(f, tile.Saturate)
 			v[i] = float64(tile.E4M3ToF32(b[i]))
-		case E5M2:
+		case tile.E5M2:
 			b[i] = tile.F32ToE5M2(f, tile.Saturate)
 			v[i] = float64(tile.E5M2ToF32(b[i]))
 		}
@@ -124,17 +124,17 @@ func f32Bytes(x []float32) []byte {
 }
 
 // outVal reads element i of an output buffer.
-func outVal(o Output, b []byte, i int) float64 {
+func outVal(o tile.DType, b []byte, i int) float64 {
 	switch o {
-	case OutF16:
+	case tile.F16:
 		return float64(tile.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-	case OutBF16:
+	case tile.BF16:
 		return float64(tile.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 	}
 	return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 }
 
-func actRef(act int, x float64) float64 {
+func actRef(act tile.Activation, x float64) float64 {
 	switch act {
 	case ActReLU:
 		return max(x, 0)
@@ -186,11 +186,11 @@ func runSimCase(t *testing.T, r *rand.Rand, c simCase) bool {
 	cval := make([]float64, c.m*c.n)
 	for i, f := range cv {
 		switch c.out {
-		case OutF16:
+		case tile.F16:
 			h := tile.F32ToF16(f)
 			binary.LittleEndian.PutUint16(cb[2*i:], h)
 			cval[i] = float64(tile.F16ToF32(h))
-		case OutBF16:
+		case tile.BF16:
 			h := tile.F32ToBF16(f)
 			binary.LittleEndian.PutUint16(cb[2*i:], h)
 			cval[i] = float64(tile.BF16ToF32(h))
@@ -246,7 +246,7 @@ func runSimCase(t *testing.T, r *rand.Rand, c simCase) bool {
 			t.Fatalf("%v: byte %d past D written", c, i)
 		}
 	}
-	ulp := map[Output]float64{OutF32: 1e-6, OutF16: 1e-3, OutBF16: 8e-3}[c.out]
+	ulp := map[tile.DType]float64{tile.F32: 1e-6, tile.F16: 1e-3, tile.BF16: 8e-3}[c.out]
 	for i := 0; i < c.m; i++ {
 		for j := 0; j < c.n; j++ {
 			acc := 0.0
@@ -299,15 +299,15 @@ func simCases(long bool) []simCase {
 			// every shape sees every layout; types and epilogues rotate
 			// independently of the layout
 			x := si + l
-			in := Input(x % 4)
-			out = append(out, simCase{m: s[0], n: s[1], k: s[2], in: in, out: Output((si + 2*l) % 3), ta: lay[0], tb: lay[1],
-				act: (x + 1) % 4, alpha: []float32{1, 0.5}[si%2], beta: []float32{0, 0.5}[x%2], bias: x%3 == 1,
-				scales: in.Float8() && x%2 == 0, sms: 82})
+			in := Inputs()[x%4]
+			out = append(out, simCase{m: s[0], n: s[1], k: s[2], in: in, out: Outputs()[(si+2*l)%3], ta: lay[0], tb: lay[1],
+				act: tile.Activation((x + 1) % 4), alpha: []float32{1, 0.5}[si%2], beta: []float32{0, 0.5}[x%2], bias: x%3 == 1,
+				scales: tile.IsFloat8(in) && x%2 == 0, sms: 82})
 		}
 	}
 	// split-K: small M and N, K >= 1024, on a 2-SM device
-	out = append(out, simCase{m: 7, n: 129, k: 1024, in: F16, out: OutF32, tb: true, alpha: 1, sms: 2},
-		simCase{m: 1, n: 7, k: 1032, in: BF16, out: OutF32, tb: true, alpha: 1, beta: 0.25, bias: true, sms: 2})
+	out = append(out, simCase{m: 7, n: 129, k: 1024, in: tile.F16, out: tile.F32, tb: true, alpha: 1, sms: 2},
+		simCase{m: 1, n: 7, k: 1032, in: tile.BF16, out: tile.F32, tb: true, alpha: 1, beta: 0.25, bias: true, sms: 2})
 	return out
 }
 

@@ -38,7 +38,7 @@ func AmaxSupports(a SGAmax) error {
 
 // PlanAmax returns the launches of amax reduction a: zero the block words,
 // reduce, finish.
-func PlanAmax(a SGAmax) ([]SGLaunch, error) {
+func PlanAmax(a SGAmax) ([]Launch, error) {
 	if err := AmaxSupports(a); err != nil {
 		return nil, err
 	}
@@ -47,8 +47,8 @@ func PlanAmax(a SGAmax) ([]SGLaunch, error) {
 	}
 	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+a.BlockCols-1)/a.BlockCols
 	blocks := sr * sc
-	fin := func(k string, n int) SGLaunch {
-		return SGLaunch{Kernel: k, Grid: laneGrid(n), Block: SGBlock, Params: []uint64{a.Out, uint64(n), 1, 0, 0, math.MaxUint32}}
+	fin := func(k string, n int) Launch {
+		return Launch{Func: k, Grid: [3]int{laneGrid(n), 1, 1}, Block: [3]int{SGBlock, 1, 1}, Params: []uint64{a.Out, uint64(n), 1, 0, 0, math.MaxUint32}}
 	}
 	runs := (a.Cols + AmaxRun - 1) / AmaxRun
 	lanes := a.Rows * runs
@@ -62,9 +62,9 @@ func PlanAmax(a SGAmax) ([]SGLaunch, error) {
 	case tile.F16:
 		name, finName = "tcrt_sass_amax_f16", "tcrt_sass_amax_fin_f16"
 	}
-	return []SGLaunch{
+	return []Launch{
 		fin("tcrt_sass_amax_zero", blocks),
-		{Kernel: name, Grid: laneGrid(lanes), Block: SGBlock, Params: []uint64{a.Out, a.X, uint64(lanes), uint64(runs),
+		{Func: name, Grid: [3]int{laneGrid(lanes), 1, 1}, Block: [3]int{SGBlock, 1, 1}, Params: []uint64{a.Out, a.X, uint64(lanes), uint64(runs),
 			uint64(magic), uint64(shift), uint64(uint32(-runs)), uint64(a.Cols), uint64(brm), uint64(brs), uint64(bcm),
 			uint64(bcs), uint64(sc)}},
 		fin(finName, blocks),
@@ -78,7 +78,7 @@ const AmaxRun = 8
 func (a SGAmax) PerColumn() bool { return a.BlockCols == 1 && a.BlockRows >= a.Rows }
 
 // amaxColPlan is PlanAmax for blocks one column wide spanning every row.
-func amaxColPlan(a SGAmax) []SGLaunch {
+func amaxColPlan(a SGAmax) []Launch {
 	segs := (a.Rows + AmaxRun - 1) / AmaxRun
 	lanes := segs * a.Cols
 	magic, shift := DivMagic(uint32(a.Cols))
@@ -89,12 +89,12 @@ func amaxColPlan(a SGAmax) []SGLaunch {
 	case tile.F16:
 		name, finName = "tcrt_sass_amax_col_f16", "tcrt_sass_amax_fin_f16"
 	}
-	fin := func(k string) SGLaunch {
-		return SGLaunch{Kernel: k, Grid: laneGrid(a.Cols), Block: SGBlock, Params: []uint64{a.Out, uint64(a.Cols), 1, 0, 0, 0xffffffff}}
+	fin := func(k string) Launch {
+		return Launch{Func: k, Grid: [3]int{laneGrid(a.Cols), 1, 1}, Block: [3]int{SGBlock, 1, 1}, Params: []uint64{a.Out, uint64(a.Cols), 1, 0, 0, 0xffffffff}}
 	}
-	return []SGLaunch{
+	return []Launch{
 		fin("tcrt_sass_amax_zero"),
-		{Kernel: name, Grid: laneGrid(lanes), Block: SGBlock, Params: []uint64{a.Out, a.X, uint64(lanes), uint64(a.Cols),
+		{Func: name, Grid: [3]int{laneGrid(lanes), 1, 1}, Block: [3]int{SGBlock, 1, 1}, Params: []uint64{a.Out, a.X, uint64(lanes), uint64(a.Cols),
 			uint64(magic), uint64(shift), uint64(uint32(-a.Cols)), uint64(a.Rows)}},
 		fin(finName),
 	}

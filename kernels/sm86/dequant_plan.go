@@ -43,14 +43,14 @@ func DequantSupports(a SGDequant) error {
 
 // PlanDequant returns the launches of dequantisation a: the float scale
 // check (when there are float scales), then the conversion.
-func PlanDequant(a SGDequant) ([]SGLaunch, error) {
+func PlanDequant(a SGDequant) ([]Launch, error) {
 	if err := DequantSupports(a); err != nil {
 		return nil, err
 	}
 	sr, sc := (a.Rows+a.BlockRows-1)/a.BlockRows, (a.Cols+a.BlockCols-1)/a.BlockCols
-	var out []SGLaunch
+	var out []Launch
 	if a.Inv != 0 && !a.MX {
-		out = append(out, SGLaunch{Kernel: "tcrt_sass_f8_checkscale", Grid: laneGrid(sr * sc), Block: SGBlock,
+		out = append(out, Launch{Func: "tcrt_sass_f8_checkscale", Grid: [3]int{laneGrid(sr * sc), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 			Params: []uint64{a.Slot, a.Inv, uint64(sr * sc), 1, 0, 0, math.MaxUint32}})
 	}
 	nan := func(bits uint32) uint64 {
@@ -67,7 +67,7 @@ func PlanDequant(a SGDequant) ([]SGLaunch, error) {
 	magic, shift := DivMagic(uint32(a.Cols))
 	brm, brs := DivMagic(uint32(a.BlockRows))
 	bcm, bcs := DivMagic(uint32(a.BlockCols))
-	out = append(out, SGLaunch{Kernel: DequantName(a.QType, a.YType, a.MX), Grid: laneGrid((n + DequantPerThread - 1) / DequantPerThread), Block: SGBlock,
+	out = append(out, Launch{Func: DequantName(a.QType, a.YType, a.MX), Grid: [3]int{laneGrid((n + DequantPerThread - 1) / DequantPerThread), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{a.Slot, a.Y, a.Q, a.Inv, uint64(n), uint64(a.Cols), uint64(magic), uint64(shift),
 			uint64(uint32(-a.Cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc),
 			uint64(math.Float32bits(1)), nan(0x7fc00000), nan(0xffc00000)}})

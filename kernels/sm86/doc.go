@@ -50,9 +50,9 @@
 //
 // The other kernels are reached through device-level operators: exported
 // plan functions taking plain values (device addresses, tile.Tile
-// descriptors, codes) that return the launches (SGLaunch: kernel, grid,
-// block, parameter slots) of one op, each with a Supports function stating
-// what it covers (nil, or an error wrapping ErrSGUnsupported):
+// descriptors, codes) that return the launches (Launch, the device seam's
+// backend.Launch: kernel, grid, block, parameter slots) of one op, each
+// with a Supports function stating what it covers (nil, or an error wrapping ErrSGUnsupported):
 //
 //	PlanGather / GatherSupports          sg_plan.go; gen/sg.go (rows and elements)
 //	PlanScatter / ScatterSupports        store (deterministic too: gen/scatter_det.go); add, max, min on

@@ -70,12 +70,12 @@ func QuantizeBlocksSupports(a SGQuantizeBlocks) error {
 // PlanQuantizeBlocks returns the launches of a: amax per block into Work,
 // the scales (into Work, their inverses into Inv), the encoding; with given
 // Scales, the encoding alone.
-func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
+func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]Launch, error) {
 	if err := QuantizeBlocksSupports(a); err != nil {
 		return nil, err
 	}
 	bc := min(a.BlockCols, a.Cols)
-	var ls []SGLaunch
+	var ls []Launch
 	if !a.Given && a.Scales == 0 {
 		var err error
 		ls, err = PlanAmax(SGAmax{Out: a.Work, X: a.X, XType: tile.F32, Rows: a.Rows, Cols: a.Cols, BlockRows: a.BlockRows, BlockCols: bc})
@@ -101,11 +101,11 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 	magic, shift := DivMagic(uint32(cols))
 	brm, brs := DivMagic(uint32(brows))
 	bcm, bcs := DivMagic(uint32(bc))
-	scale := SGLaunch{Kernel: "tcrt_sass_f8_scale", Grid: laneGrid(blocks), Block: SGBlock,
+	scale := Launch{Func: "tcrt_sass_f8_scale", Grid: [3]int{laneGrid(blocks), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{a.Work, a.Inv, uint64(blocks), 1, 0, 0, math.MaxUint32, fmax & math.MaxUint32, fmax >> 32,
 			uint64(uint32(1023-m) << 20), mask}}
 	if a.Given {
-		scale = SGLaunch{Kernel: "tcrt_sass_f8_given", Grid: 1, Block: SGBlock,
+		scale = Launch{Func: "tcrt_sass_f8_given", Grid: [3]int{1, 1, 1}, Block: [3]int{SGBlock, 1, 1},
 			Params: []uint64{a.Work, a.Inv, uint64(math.Float32bits(a.Scale)), uint64(math.Float32bits(1 / a.Scale))}}
 	}
 	words := a.Work
@@ -119,7 +119,7 @@ func PlanQuantizeBlocks(a SGQuantizeBlocks) ([]SGLaunch, error) {
 		enc = EncodeElemKernel(a.QType, a.NonSaturating)
 	}
 	return append(ls,
-		SGLaunch{Kernel: enc, Grid: QuantGrid(n), Block: QuantBlock,
+		Launch{Func: enc, Grid: [3]int{QuantGrid(n), 1, 1}, Block: [3]int{QuantBlock, 1, 1},
 			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), words, uint64(cols), uint64(magic),
 				uint64(shift), uint64(uint32(-cols)), uint64(brm), uint64(brs), uint64(bcm), uint64(bcs), uint64(sc)}}), nil
 }
@@ -154,7 +154,7 @@ func QuantizeMXSupports(a SGQuantizeMX) error {
 
 // PlanQuantizeMX returns the launches of MX quantisation a: amax per block
 // into Work, the scales (E8M0 out, multipliers into Work), the encoding.
-func PlanQuantizeMX(a SGQuantizeMX) ([]SGLaunch, error) {
+func PlanQuantizeMX(a SGQuantizeMX) ([]Launch, error) {
 	if err := QuantizeMXSupports(a); err != nil {
 		return nil, err
 	}
@@ -172,9 +172,9 @@ func PlanQuantizeMX(a SGQuantizeMX) ([]SGLaunch, error) {
 		enc = EncodeElemKernel(a.QType, a.NonSaturating)
 	}
 	ls = append(ls,
-		SGLaunch{Kernel: "tcrt_sass_mx_scale_" + a.QType.String(), Grid: laneGrid(blocks), Block: SGBlock,
+		Launch{Func: "tcrt_sass_mx_scale_" + a.QType.String(), Grid: [3]int{laneGrid(blocks), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 			Params: []uint64{a.Work, a.E8M0, uint64(blocks), 1, 0, 0, math.MaxUint32}},
-		SGLaunch{Kernel: enc, Grid: QuantGrid(n), Block: QuantBlock,
+		Launch{Func: enc, Grid: [3]int{QuantGrid(n), 1, 1}, Block: [3]int{QuantBlock, 1, 1},
 			Params: []uint64{a.Q, a.X, uint64(n), uint64(math.Float32bits(1)), a.Work, uint64(a.Cols), uint64(magic),
 				uint64(shift), uint64(uint32(-a.Cols)), 0, 0, uint64(bcm), uint64(bcs), uint64(sc)}})
 	return ls, nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -21,15 +22,12 @@ import (
 // elsewhere, e.g. on the host).
 var ErrSGUnsupported = errors.New("sm86: not covered by the SASS scatter-gather kernels")
 
-// SGLaunch is one kernel launch: the kernel's name in the module, blocks
-// along x and threads along x (SGBlock), and the parameter slots in the
-// kernel's order (pointers and u32 words each as a uint64).
-type SGLaunch struct {
-	Kernel string
-	Grid   int
-	Block  int
-	Params []uint64
-}
+// Launch is one kernel launch of a plan: the device seam's launch
+// description, with the kernel's name in the module as Func, blocks and
+// threads along x only (SGBlock, QuantBlock), and the parameter slots in
+// the kernel's order (pointers and u32 words each as a uint64). Plans
+// leave Module nil; the caller launches in this package's module.
+type Launch = backend.Launch
 
 // SGOp is a scatter update; the values are fallback.ScatterOp's.
 type SGOp uint8
@@ -118,7 +116,7 @@ func checkIndex(idx tile.Tile, lanes, memRows int, oob tile.OOB) error {
 }
 
 // resolveLaunch is the first launch of every plan.
-func resolveLaunch(slot, pos, idx uint64, it tile.Tile, memRows int, oob tile.OOB) SGLaunch {
+func resolveLaunch(slot, pos, idx uint64, it tile.Tile, memRows int, oob tile.OOB) Launch {
 	it = it.Resolved()
 	rows, cols := it.ValidRows, it.ValidCols
 	lanes := rows * cols
@@ -127,9 +125,9 @@ func resolveLaunch(slot, pos, idx uint64, it tile.Tile, memRows int, oob tile.OO
 	m := math.MaxUint64 / n
 	c64 := bits.Rem64(1, 0, n) // 2^64 mod n
 	magic, shift := DivMagic(uint32(cols))
-	return SGLaunch{
-		Kernel: "tcrt_sass_sg_resolve_" + it.DType.String(),
-		Grid:   laneGrid(lanes), Block: SGBlock,
+	return Launch{
+		Func: "tcrt_sass_sg_resolve_" + it.DType.String(),
+		Grid: [3]int{laneGrid(lanes), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{slot, pos, idx, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
 			uint64(uint32(-cols)), uint64(isr), uint64(isc), n, uint64(uint32(-memRows)), n - 1, uint64(oob),
 			n - c64, m & math.MaxUint32, m >> 32},
@@ -163,13 +161,13 @@ func GatherSupports(g SGGather) error {
 // pad fill when the destination has a pad and a non-valid region. Row mode
 // copies each row in the widest units (16, 8, 4, 2 or 1 bytes) that divide
 // the row's bytes and align every row of the table and the destination.
-func PlanGather(g SGGather) ([]SGLaunch, error) {
+func PlanGather(g SGGather) ([]Launch, error) {
 	if err := GatherSupports(g); err != nil {
 		return nil, err
 	}
 	it, dt := g.IdxTile.Resolved(), g.DstTile.Resolved()
 	sz := dt.DType.Size()
-	out := []SGLaunch{resolveLaunch(g.Slot, g.Pos, g.Idx, it, g.MemRows, g.OOB)}
+	out := []Launch{resolveLaunch(g.Slot, g.Pos, g.Idx, it, g.MemRows, g.OOB)}
 	sr, sc := strides(dt)
 	var lanes, cols, pr, pc, mr, mc, w int
 	if g.Rows {
@@ -189,8 +187,8 @@ func PlanGather(g SGGather) ([]SGLaunch, error) {
 		lanes, pr, pc, mr, mc = dt.ValidRows*cols, cols, 1, sz, 0
 	}
 	magic, shift := DivMagic(uint32(cols))
-	out = append(out, SGLaunch{
-		Kernel: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: laneGrid((lanes + GatherLanesPerThread(w) - 1) / GatherLanesPerThread(w)), Block: SGBlock,
+	out = append(out, Launch{
+		Func: fmt.Sprintf("tcrt_sass_sg_gather_%d", w), Grid: [3]int{laneGrid((lanes + GatherLanesPerThread(w) - 1) / GatherLanesPerThread(w)), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{g.Slot, g.Pos, g.Dst, g.Mem, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
 			uint64(uint32(-cols)), uint64(pr), uint64(pc), uint64(mr), uint64(mc), uint64(sr), uint64(sc)},
 	})
@@ -201,16 +199,16 @@ func PlanGather(g SGGather) ([]SGLaunch, error) {
 }
 
 // padLaunch is the pad fill of a destination tile, if it needs one.
-func padLaunch(slot, dst uint64, dt tile.Tile) (SGLaunch, bool) {
+func padLaunch(slot, dst uint64, dt tile.Tile) (Launch, bool) {
 	pat, ok := dt.Pad.PadPattern(dt.DType)
 	if !ok || dt.ValidElements() == dt.Elements() {
-		return SGLaunch{}, false
+		return Launch{}, false
 	}
 	sr, sc := strides(dt)
 	magic, shift := DivMagic(uint32(dt.Cols))
 	n := dt.Elements()
-	return SGLaunch{
-		Kernel: fmt.Sprintf("tcrt_sass_sg_pad_%d", dt.DType.Size()), Grid: laneGrid(n), Block: SGBlock,
+	return Launch{
+		Func: fmt.Sprintf("tcrt_sass_sg_pad_%d", dt.DType.Size()), Grid: [3]int{laneGrid(n), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{slot, dst, uint64(n), uint64(dt.Cols), uint64(magic), uint64(shift), uint64(uint32(-dt.Cols)),
 			uint64(dt.ValidRows), uint64(dt.ValidCols), uint64(sr), uint64(sc), pat & math.MaxUint32, pat >> 32},
 	}, true
@@ -283,7 +281,7 @@ func ScatterWinBytes(s SGScatter) int {
 
 // PlanScatter returns the launches of scatter s: resolve, then the update
 // (a Deterministic store: zero Win, claim, then the winners' stores).
-func PlanScatter(s SGScatter) ([]SGLaunch, error) {
+func PlanScatter(s SGScatter) ([]Launch, error) {
 	if err := ScatterSupports(s); err != nil {
 		return nil, err
 	}
@@ -297,25 +295,25 @@ func PlanScatter(s SGScatter) ([]SGLaunch, error) {
 		pr, pc, mr, mc = 1, 0, cols*sz, sz
 	}
 	magic, shift := DivMagic(uint32(cols))
-	effect := SGLaunch{
-		Kernel: scatterKernelFor(s.Op, st.DType), Grid: laneGrid(lanes), Block: SGBlock,
+	effect := Launch{
+		Func: scatterKernelFor(s.Op, st.DType), Grid: [3]int{laneGrid(lanes), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{s.Slot, s.Pos, s.Mem, s.Src, uint64(lanes), uint64(cols), uint64(magic), uint64(shift),
 			uint64(uint32(-cols)), uint64(pr), uint64(pc), uint64(mr), uint64(mc), uint64(sr), uint64(sc)},
 	}
-	out := []SGLaunch{resolveLaunch(s.Slot, s.Pos, s.Idx, it, s.MemRows, s.OOB)}
+	out := []Launch{resolveLaunch(s.Slot, s.Pos, s.Idx, it, s.MemRows, s.OOB)}
 	if !s.Deterministic || s.Op != SGStore {
 		return append(out, effect), nil
 	}
 	// the winners: win[d] = 1 + the largest index lane aimed at d
 	dests := s.MemRows
 	zm, zs := DivMagic(uint32(dests))
-	zero := SGLaunch{Kernel: "tcrt_sass_sg_pad_4", Grid: laneGrid(dests), Block: SGBlock,
+	zero := Launch{Func: "tcrt_sass_sg_pad_4", Grid: [3]int{laneGrid(dests), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{s.Slot, s.Win, uint64(dests), uint64(dests), uint64(zm), uint64(zs), uint64(uint32(-dests)),
 			0, 0, uint64(4 * dests), 4, 0, 0}}
 	idxLanes := it.ValidRows * it.ValidCols
-	claim := SGLaunch{Kernel: "tcrt_sass_sg_claim", Grid: laneGrid(idxLanes), Block: SGBlock,
+	claim := Launch{Func: "tcrt_sass_sg_claim", Grid: [3]int{laneGrid(idxLanes), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{s.Slot, s.Pos, s.Win, uint64(idxLanes), 1, 0, 0, uint64(math.MaxUint32)}}
-	effect.Kernel = fmt.Sprintf("tcrt_sass_sg_detstore%d", 8*sz)
+	effect.Func = fmt.Sprintf("tcrt_sass_sg_detstore%d", 8*sz)
 	effect.Params = append(effect.Params, s.Win)
 	return append(out, zero, claim, effect), nil
 }
@@ -370,7 +368,7 @@ func GatherCASSupports(g SGGatherCAS) error {
 // PlanGatherCAS returns the launches of gather-CAS g: the displacement
 // preflight, the compare-and-swaps, and the pad fill when the destination
 // has a pad and a non-valid region.
-func PlanGatherCAS(g SGGatherCAS) ([]SGLaunch, error) {
+func PlanGatherCAS(g SGGatherCAS) ([]Launch, error) {
 	if err := GatherCASSupports(g); err != nil {
 		return nil, err
 	}
@@ -382,16 +380,16 @@ func PlanGatherCAS(g SGGatherCAS) ([]SGLaunch, error) {
 	lw := []uint64{uint64(lanes), uint64(cols), uint64(magic), uint64(shift), uint64(uint32(-cols))}
 	isr, isc := strides(it)
 	last := uint64(g.MemBytes - sz)
-	check := SGLaunch{Kernel: "tcrt_sass_sg_checkdisp_" + it.DType.String(), Grid: laneGrid(lanes), Block: SGBlock,
+	check := Launch{Func: "tcrt_sass_sg_checkdisp_" + it.DType.String(), Grid: [3]int{laneGrid(lanes), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: append(append([]uint64{g.Slot, g.Pos, g.Idx}, lw...), uint64(isr), uint64(isc),
 			uint64(g.Base), 0, last&math.MaxUint32, last>>32, uint64(sz-1))}
 	dsr, dsc := strides(dt)
 	esr, esc := strides(g.ExpTile.Resolved())
 	rsr, rsc := strides(g.RepTile.Resolved())
-	cas := SGLaunch{Kernel: fmt.Sprintf("tcrt_sass_sg_cas_%d", sz), Grid: laneGrid(lanes), Block: SGBlock,
+	cas := Launch{Func: fmt.Sprintf("tcrt_sass_sg_cas_%d", sz), Grid: [3]int{laneGrid(lanes), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: append(append([]uint64{g.Slot, g.Pos, g.Dst, g.Mem, g.Exp, g.Rep}, lw...),
 			uint64(dsr), uint64(dsc), uint64(esr), uint64(esc), uint64(rsr), uint64(rsc))}
-	out := []SGLaunch{check, cas}
+	out := []Launch{check, cas}
 	if l, ok := padLaunch(g.Slot, g.Dst, dt); ok {
 		out = append(out, l)
 	}

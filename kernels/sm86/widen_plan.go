@@ -13,7 +13,7 @@ type SGWiden struct {
 }
 
 // PlanWiden returns the launch of widening a.
-func PlanWiden(a SGWiden) ([]SGLaunch, error) {
+func PlanWiden(a SGWiden) ([]Launch, error) {
 	if err := WidenSupports(a); err != nil {
 		return nil, err
 	}
@@ -22,7 +22,7 @@ func PlanWiden(a SGWiden) ([]SGLaunch, error) {
 		k = "tcrt_sass_widen_f16"
 	}
 	groups := (a.N + WidenPer - 1) / WidenPer
-	return []SGLaunch{{Kernel: k, Grid: laneGrid(groups), Block: SGBlock,
+	return []Launch{{Func: k, Grid: [3]int{laneGrid(groups), 1, 1}, Block: [3]int{SGBlock, 1, 1},
 		Params: []uint64{a.Out, a.X, uint64(groups), 1, 0, 0, 0xffffffff, uint64(a.N)}}}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // CombineConfig selects a split-KV combine kernel: it merges the splits'
@@ -11,14 +12,17 @@ import (
 // O = Σ_s w_s·O_s / Σ_s w_s with w_s = exp(LSE_s − max LSE), and the LSE
 // max + ln Σ w_s (−Inf, with O zero, when no split saw a key).
 type CombineConfig struct {
-	HeadDim int // 64, 128 or 256
-	Out     Output
+	HeadDim int        // 64, 128 or 256
+	Out     tile.DType // one of Outputs
 }
 
 // Name returns the kernel's symbol name.
 func (c CombineConfig) Name() string {
-	return fmt.Sprintf("tcrt_sm86_attn_combine_d%d_%s", c.HeadDim, c.Out)
+	return fmt.Sprintf("%sd%d_%s", combinePrefix, c.HeadDim, c.Out)
 }
+
+// combinePrefix begins every combine kernel's name.
+const combinePrefix = "tcrt_sm86_attn_combine_"
 
 // CombineThreads is the combine kernel's CTA: one warp per (query row,
 // head), grid (nq, headsQ, batch).
@@ -45,7 +49,7 @@ func CombineParams() []cubin.Param {
 func CombineVariants() []CombineConfig {
 	var out []CombineConfig
 	for _, d := range []int{64, 128, 256} {
-		for _, o := range []Output{OutF32, OutF16, OutBF16} {
+		for _, o := range Outputs() {
 			out = append(out, CombineConfig{HeadDim: d, Out: o})
 		}
 	}

@@ -46,59 +46,21 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Input is the element type of Q, K and V.
-type Input int
+// Inputs lists the element types of Q, K and V (one type) the kernels
+// cover.
+func Inputs() []tile.DType { return []tile.DType{tile.F16, tile.BF16} }
 
-// Inputs.
-const (
-	F16 Input = iota
-	BF16
-)
-
-// String names the input type.
-func (t Input) String() string {
-	if t == BF16 {
-		return "bf16"
-	}
-	return "f16"
-}
-
-// Output is the element type of O.
-type Output int
-
-// Outputs.
-const (
-	OutF32 Output = iota
-	OutF16
-	OutBF16
-)
-
-// String names the output type.
-func (o Output) String() string {
-	switch o {
-	case OutF16:
-		return "f16"
-	case OutBF16:
-		return "bf16"
-	}
-	return "f32"
-}
-
-// Size is the output element's size in bytes.
-func (o Output) Size() int {
-	if o == OutF32 {
-		return 4
-	}
-	return 2
-}
+// Outputs lists the element types of O the kernels cover.
+func Outputs() []tile.DType { return []tile.DType{tile.F32, tile.F16, tile.BF16} }
 
 // Config selects a prefill variant.
 type Config struct {
-	In      Input
-	Out     Output
-	HeadDim int // 64, 128 or 256
+	In      tile.DType // one of Inputs
+	Out     tile.DType // one of Outputs
+	HeadDim int        // 64, 128 or 256
 	// SoftCap compiles the soft-cap: the logit becomes cap·tanh(s·scale/cap)
 	// (MUFU.TANH); the parameters carry scale/cap and cap·log2(e).
 	SoftCap bool
@@ -246,8 +208,8 @@ func Params() []cubin.Param {
 func Variants() []Config {
 	var out []Config
 	for _, d := range []int{64, 128, 256} {
-		for _, in := range []Input{F16, BF16} {
-			for _, o := range []Output{OutF32, OutF16, OutBF16} {
+		for _, in := range Inputs() {
+			for _, o := range Outputs() {
 				for _, sc := range []bool{false, true} {
 					for _, pg := range []bool{false, true} {
 						for _, dec := range []bool{false, true} {

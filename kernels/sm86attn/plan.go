@@ -1,10 +1,15 @@
 package sm86attn
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+
+	"github.com/tcrt-go/tcrt/runtime/backend"
+	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // ErrUnsupported is wrapped by every PlanPrefill error: the call is outside
@@ -41,8 +46,8 @@ type PrefillArgs struct {
 	// rows being CuSeqQ[b] + i).
 	LSEBatchStride, LSEHeadStride int
 
-	In  Input
-	Out Output
+	In  tile.DType // one of Inputs
+	Out tile.DType // one of Outputs
 
 	Scale, SoftCap float32
 	Causal         bool
@@ -69,14 +74,36 @@ func (a PrefillArgs) splitRows() int {
 	return a.Batch * a.SeqQ
 }
 
-// Launch is a planned kernel launch.
-type Launch struct {
-	Config      Config
-	Kernel      string // symbol name in Module
-	Grid        [3]int
-	Block       [3]int
-	SharedBytes int
-	Params      []byte
+// Launch is one kernel launch of a plan: the device seam's launch
+// description, Params with one 8-byte slot per kernel parameter in the
+// order of Params (prefill) or CombineParams (combine); PackParams lays
+// them out for a parameter window. Func is the variant's Config.Name (or
+// CombineConfig.Name). Plans leave Module nil; the caller launches in
+// this package's Module.
+type Launch = backend.Launch
+
+// PackParams lays l's slots out as its kernel's parameter window:
+// Params, or CombineParams for a combine kernel (Func with the combine
+// prefix).
+func PackParams(l Launch) ([]byte, error) {
+	ps := Params()
+	if strings.HasPrefix(l.Func, combinePrefix) {
+		ps = CombineParams()
+	}
+	if len(l.Params) != len(ps) {
+		return nil, fmt.Errorf("sm86attn: %s: %d parameter slots, the kernel takes %d", l.Func, len(l.Params), len(ps))
+	}
+	offs, size, err := cubin.ParamLayout(ps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, size)
+	for i, v := range l.Params {
+		for j := range ps[i].Size {
+			out[offs[i]+j] = byte(v >> (8 * j))
+		}
+	}
+	return out, nil
 }
 
 // Select returns the variant PlanPrefill and PlanSplitKV launch for a
@@ -139,6 +166,9 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 	if a.Splits < 2 || a.Splits >= 1<<16 || a.Workspace%16 != 0 || a.Workspace == 0 {
 		return out, fmt.Errorf("%w: split-KV with Splits %d, workspace %#x (want 2 <= Splits < 2^16, an aligned workspace)", ErrUnsupported, a.Splits, a.Workspace)
 	}
+	if !slices.Contains(Outputs(), a.Out) {
+		return out, fmt.Errorf("%w: output type %v", ErrUnsupported, a.Out)
+	}
 	if a.CuSeqQ != 0 && (a.TotalQ < 0 || a.TotalQ >= 1<<24) {
 		return out, fmt.Errorf("%w: split-KV with varlen queries: TotalQ %d (CuSeqQ[Batch], below 2^24)", ErrUnsupported, a.TotalQ)
 	}
@@ -146,7 +176,7 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 		return out, fmt.Errorf("%w: split-KV workspace of %d bytes (below 2^32)", ErrUnsupported, SplitWorkspaceBytes(a))
 	}
 	part := a
-	part.Out = OutF32
+	part.Out = tile.F32
 	part.O = a.Workspace
 	d, nq, hq := a.HeadDim, a.SeqQ, a.HeadsQ
 	// rows: nq a batch, or (varlen) the whole batch's rows CuSeqQ[b]+i
@@ -178,17 +208,14 @@ func PlanSplitKV(a PrefillArgs) ([2]Launch, error) {
 		}
 	}
 	cc := CombineConfig{HeadDim: d, Out: a.Out}
-	var par []byte
-	for _, v := range []uint64{part.O, part.LSE, a.O, a.LSE} {
-		par = binary.LittleEndian.AppendUint64(par, v)
-	}
+	par := []uint64{part.O, part.LSE, a.O, a.LSE}
 	for _, v := range []int{a.Splits, oBytes / a.Splits, rows * hq * 4,
 		a.OStrides[1] * esz, a.OStrides[2] * esz, a.OStrides[0] * esz, 4 * a.LSEHeadStride, 4 * a.LSEBatchStride, cnq, hq} {
-		par = binary.LittleEndian.AppendUint32(par, uint32(v))
+		par = append(par, uint64(uint32(v)))
 	}
-	par = binary.LittleEndian.AppendUint64(par, a.CuSeqQ)
+	par = append(par, a.CuSeqQ)
 	out[0] = main
-	out[1] = Launch{Kernel: cc.Name(), Grid: [3]int{max(nq, 1), hq, a.Batch}, Block: [3]int{CombineThreads, 1, 1}, Params: par}
+	out[1] = Launch{Func: cc.Name(), Grid: [3]int{max(nq, 1), hq, a.Batch}, Block: [3]int{CombineThreads, 1, 1}, Params: par}
 	if nq == 0 {
 		out[1].Grid[0] = 0 // nothing to combine
 	}
@@ -204,10 +231,10 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 	if a.HeadDim != 64 && a.HeadDim != 128 && a.HeadDim != 256 {
 		return bad("head dimension %d (covered: 64, 128, 256)", a.HeadDim)
 	}
-	if a.In != F16 && a.In != BF16 {
+	if !slices.Contains(Inputs(), a.In) {
 		return bad("input type %v", a.In)
 	}
-	if a.Out != OutF32 && a.Out != OutF16 && a.Out != OutBF16 {
+	if !slices.Contains(Outputs(), a.Out) {
 		return bad("output type %v", a.Out)
 	}
 	if a.Batch < 1 || a.HeadsQ < 1 || a.HeadsKV < 1 || a.HeadsQ%a.HeadsKV != 0 || a.HeadsQ >= 1<<16 {
@@ -303,18 +330,15 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		winR = 0
 	}
 	cfg := Select(a)
-	var par []byte
-	for _, v := range []uint64{a.Q, a.K, a.V, a.O, a.LSE, a.CuSeqQ, a.CuSeqKV} {
-		par = binary.LittleEndian.AppendUint64(par, v)
-	}
+	par := []uint64{a.Q, a.K, a.V, a.O, a.LSE, a.CuSeqQ, a.CuSeqKV}
 	for _, v := range strides {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
 	for _, v := range []uint32{uint32(a.SeqQ), uint32(a.SeqKV), uint32(group), magic,
 		math.Float32bits(c), math.Float32bits(capIn), uint32(int32(winL)), uint32(int32(winR))} {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
-	par = binary.LittleEndian.AppendUint64(par, a.SeqLensKV)
+	par = append(par, a.SeqLensKV)
 	var smagic uint32
 	if splits > 1 {
 		smagic = uint32((uint64(1)<<32 + uint64(splits) - 1) / uint64(splits))
@@ -324,16 +348,15 @@ func plan(a PrefillArgs, splits, bps int, oSplit uint32) (Launch, error) {
 		bps, lSplit = 1<<24, 0
 	}
 	for _, v := range []uint32{uint32(splits), smagic, uint32(bps), oSplit, lSplit, 0} {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
-	par = binary.LittleEndian.AppendUint64(par, a.BlockTable)
+	par = append(par, a.BlockTable)
 	for _, v := range []uint32{uint32(a.BlocksPerSeq), uint32(shift), uint32(max(a.PageSize, 1) - 1),
 		uint32(rowG), magicOf(rowG), rowLow, uint32(-int32(rowG))} {
-		par = binary.LittleEndian.AppendUint32(par, v)
+		par = append(par, uint64(v))
 	}
 	return Launch{
-		Config:      cfg,
-		Kernel:      cfg.Name(),
+		Func:        cfg.Name(),
 		Grid:        [3]int{max(1, (a.SeqQ*rowG+cfg.Rows()-1)/cfg.Rows()) * splits, heads, a.Batch},
 		Block:       [3]int{cfg.CTAThreads(), 1, 1},
 		SharedBytes: cfg.SharedBytes(),

@@ -40,52 +40,12 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Input is the element type of A and B.
-type Input int
+// Inputs lists the element types of A and B (one type) the kernels cover.
+func Inputs() []tile.DType { return []tile.DType{tile.F16, tile.BF16} }
 
-// Inputs.
-const (
-	F16 Input = iota
-	BF16
-)
-
-// String names the input type.
-func (t Input) String() string {
-	if t == BF16 {
-		return "bf16"
-	}
-	return "f16"
-}
-
-// Output is the element type of D (and of C, which the epilogue reads in
-// the same type).
-type Output int
-
-// Outputs.
-const (
-	OutF32 Output = iota
-	OutF16
-	OutBF16
-)
-
-// String names the output type.
-func (o Output) String() string {
-	switch o {
-	case OutF16:
-		return "f16"
-	case OutBF16:
-		return "bf16"
-	}
-	return "f32"
-}
-
-// Size is the output element's size in bytes.
-func (o Output) Size() int {
-	if o == OutF32 {
-		return 4
-	}
-	return 2
-}
+// Outputs lists the element types of D (and of C, which the epilogue reads
+// in the same type) the kernels cover.
+func Outputs() []tile.DType { return []tile.DType{tile.F32, tile.F16, tile.BF16} }
 
 // Tile is a CTA tile shape. Every tile is built from warps of 64x32
 // (4x4 HMMA.16816 tiles), so the main loop of each warp is the same.
@@ -104,8 +64,8 @@ const (
 // Tiles lists every tile shape.
 func Tiles() []Tile { return []Tile{Tile128x128, Tile128x64, Tile64x128} }
 
-// Config selects a variant. The zero value is the 128x128 kernel with f16
-// inputs and f32 output.
+// Config selects a variant: In one of Inputs, Out one of Outputs (f32
+// with SplitK).
 //
 // The epilogue options (beta*C, bias, activation) are kernel parameters,
 // not variants: beta == 0 skips every C load (C may then be 0), a zero bias
@@ -114,9 +74,9 @@ func Tiles() []Tile { return []Tile{Tile128x128, Tile128x64, Tile64x128} }
 // alpha times its partial product over one K range into D with
 // RED.E.ADD.F32 (D f32, no beta, bias or activation: see SplitKChunk).
 type Config struct {
-	In     Input
+	In     tile.DType
 	Tile   Tile
-	Out    Output
+	Out    tile.DType
 	SplitK bool
 	// TransA: A is stored K x M row-major (lda elements a k row), the
 	// operand used is its transpose. The copies run along M and the
@@ -237,11 +197,11 @@ func Variants() []Config {
 	var out []Config
 	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 		for _, t := range Tiles() {
-			for _, in := range []Input{F16, BF16} {
-				for _, o := range []Output{OutF32, OutF16, OutBF16} {
+			for _, in := range Inputs() {
+				for _, o := range Outputs() {
 					out = append(out, Config{In: in, Tile: t, Out: o, TransA: l[0], TransB: l[1]})
 				}
-				out = append(out, Config{In: in, Tile: t, SplitK: true, TransA: l[0], TransB: l[1]})
+				out = append(out, Config{In: in, Tile: t, Out: tile.F32, SplitK: true, TransA: l[0], TransB: l[1]})
 			}
 		}
 	}

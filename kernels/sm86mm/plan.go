@@ -6,6 +6,7 @@ import (
 	"github.com/tcrt-go/tcrt/kernels/ptx"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/sass/cubin"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // The device-level operator: how one matmul call runs on these kernels
@@ -30,16 +31,16 @@ import (
 // dimensions in elements, and the kernel variant's types and layouts.
 type Problem struct {
 	M, N, K        int
-	In             Input
-	Out            Output
+	In             tile.DType // one of Inputs()
+	Out            tile.DType // one of Outputs()
 	TransA, TransB bool
 	// D, A, B are required; C is read when Beta != 0; Bias (f32, N
 	// values) may be 0.
 	D, A, B, C, Bias   uint64
 	LDD, LDA, LDB, LDC int
 	Alpha, Beta        float32
-	// Act is the activation code (fallback.Activation's value).
-	Act int
+	// Act is the activation (its value is the kernel's code).
+	Act tile.Activation
 	// NoSplit forbids split-K (a caller wanting deterministic bits).
 	NoSplit bool
 	// Splits, when positive, fixes the number of K chunks instead of the
@@ -97,7 +98,7 @@ func Choose(M, N, K, sms int, split bool) PlanInfo {
 // multiprocessors, in order (the split kernel after the plain one, on the
 // same stream).
 func Plan(p Problem, sms int) (PlanInfo, []Launch) {
-	info := Choose(p.M, p.N, p.K, sms, !p.NoSplit && p.Act == 0 && p.Out == OutF32)
+	info := Choose(p.M, p.N, p.K, sms, !p.NoSplit && p.Act == tile.ActNone && p.Out == tile.F32)
 	if p.Splits > 0 {
 		info.Splits, info.KC = 1, 0
 		if p.Splits > 1 {

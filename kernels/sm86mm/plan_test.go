@@ -3,6 +3,8 @@ package sm86mm
 import (
 	"strings"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // TestChoose: the documented tile and split-K rule.
@@ -30,7 +32,7 @@ func TestChoose(t *testing.T) {
 // with beta·C and bias, then the split kernel over the rest; parameters
 // pack to the kernels' window.
 func TestPlanLaunches(t *testing.T) {
-	p := Problem{M: 16, N: 1024, K: 4096, D: 0x1000, A: 0x2000, B: 0x3000, C: 0x4000, Bias: 0x5000,
+	p := Problem{M: 16, N: 1024, K: 4096, In: tile.F16, Out: tile.F32, D: 0x1000, A: 0x2000, B: 0x3000, C: 0x4000, Bias: 0x5000,
 		LDA: 4096, LDB: 1024, LDC: 1024, LDD: 1024, Alpha: 1, Beta: 0.5}
 	info, ls := Plan(p, 84)
 	if info.Splits != 11 || len(ls) != 2 {
@@ -48,10 +50,14 @@ func TestPlanLaunches(t *testing.T) {
 			t.Fatalf("packed %d bytes: %v", len(b), err)
 		}
 	}
-	if _, ls := Plan(Problem{M: 16, N: 1024, K: 4096, Act: 1}, 84); len(ls) != 1 {
+	q := p
+	q.Act = tile.ActReLU
+	if _, ls := Plan(q, 84); len(ls) != 1 {
 		t.Fatal("an activation was split")
 	}
-	if _, ls := Plan(Problem{M: 17, N: 40, K: 320, Splits: 3}, 84); len(ls) != 2 || ls[1].Grid[2] != 2 || ls[0].Params[5] != 128 {
+	q = p
+	q.M, q.N, q.K, q.Splits = 17, 40, 320, 3
+	if _, ls := Plan(q, 84); len(ls) != 2 || ls[1].Grid[2] != 2 || ls[0].Params[5] != 128 {
 		t.Fatalf("forced 3 splits: %+v", ls)
 	}
 }

@@ -304,7 +304,7 @@ func TestModelAttention(t *testing.T) {
 		cases = cases[:3]
 	}
 	for _, cc := range cases {
-		c := mma.AttnConfig{D: cc.d, In: mma.F16}
+		c := mma.AttnConfig{D: cc.d, In: tile.F16}
 		p := &attnProb{nq: cc.nq, nk: cc.nk, hq: cc.hq, hkv: cc.hkv, d: cc.d, scale: 1 / float32(math.Sqrt(float64(cc.d))),
 			softcap: cc.cap, wl: cc.wl, wr: cc.wr, batch: 1}
 		gen := func(n int) []uint16 {
@@ -384,7 +384,7 @@ func TestAttnBankConflicts(t *testing.T) {
 func TestModelSplitKV(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
 	for _, cc := range []struct{ d, nq, nk, wl, splits int }{{128, 1, 300, -1, 4}, {64, 3, 200, 50, 3}, {256, 1, 70, -1, 3}} {
-		c := mma.AttnConfig{D: cc.d, In: mma.F16, Paged: true}
+		c := mma.AttnConfig{D: cc.d, In: tile.F16, Paged: true}
 		p := &attnProb{nq: cc.nq, nk: cc.nk, hq: 4, hkv: 1, d: cc.d, scale: 0.1, wl: cc.wl, wr: 0, batch: 1}
 		gen := func(n int) []uint16 {
 			x := make([]uint16, n)

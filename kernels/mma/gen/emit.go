@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tcrt-go/tcrt/kernels/mma"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // ModulePTX returns the PTX source of the module: every kernel of
@@ -198,7 +199,7 @@ func Generate(c mma.Config) string {
 	// 2n for 16-bit inputs; for float8, loads of the n bytes (one 8-byte
 	// load when n = 8), the conversion to f16 and a 16-byte shared store.
 	copy16 := func(pred, dst string, imm int, src, n string) {
-		if !c.In.Float8() {
+		if !tile.IsFloat8(c.In) {
 			b := e.r()
 			e.w("shl.b32 %s, %s, 1;", b, n)
 			e.w("@%s cp.async.cg.shared.global [%s+%d], [%s], 16, %s;", pred, dst, imm, src, b)
@@ -239,7 +240,7 @@ func Generate(c mma.Config) string {
 				sel = fp8Hi
 			}
 			e.w("prmt.b32 %s, %s, 0, 0x%04x;", w[k], x[k/2], sel)
-			if c.In == mma.E4M3 {
+			if c.In == tile.E4M3 {
 				t := e.r()
 				e.w("and.b32 %s, %s, 0x%08x;", t, w[k], fp8BodyMask)
 				e.w("shr.u32 %s, %s, 1;", t, t)
@@ -569,16 +570,16 @@ func emitEpilogue(e *emitter, c mma.Config, g mma.Geometry, par map[string]strin
 	e.w("mul.lo.u32 %s, %s, %s;", rowD, gr, par["ldd"])
 	e.w("mul.lo.u32 %s, %s, %s;", rowC, gr, par["ldc"])
 	pOut := [3]string{}
-	for o := mma.OutF32; o <= mma.OutBF16; o++ {
-		pOut[o] = e.p()
-		e.w("setp.eq.u32 %s, %s, %d;", pOut[o], par["out"], int(o))
+	for code := range mma.Outputs() {
+		pOut[code] = e.p()
+		e.w("setp.eq.u32 %s, %s, %d;", pOut[code], par["out"], code)
 	}
 	// elemAddr forms base + idx·size(out) for each output type
 	elemAddr := func(idx, base string) [3]string {
 		var a [3]string
-		for o := mma.OutF32; o <= mma.OutBF16; o++ {
-			a[o] = e.rd()
-			e.w("mad.wide.u32 %s, %s, %d, %s;", a[o], idx, o.Size(), base)
+		for code, o := range mma.Outputs() {
+			a[code] = e.rd()
+			e.w("mad.wide.u32 %s, %s, %d, %s;", a[code], idx, o.Size(), base)
 		}
 		return a
 	}
@@ -599,7 +600,7 @@ func emitEpilogue(e *emitter, c mma.Config, g mma.Geometry, par map[string]strin
 		{
 			lFull := e.lbl("full")
 			e.w("@!%s bra %s;", pSplit, lFull)
-			e.w("red.global.add.f32 [%s], %s;", da[mma.OutF32], x)
+			e.w("red.global.add.f32 [%s], %s;", da[mma.OutCode(tile.F32)], x)
 			e.w("bra %s;", skip)
 			e.label(lFull)
 		}
@@ -609,8 +610,8 @@ func emitEpilogue(e *emitter, c mma.Config, g mma.Geometry, par map[string]strin
 			ci, cv := e.r(), e.f()
 			e.w("add.u32 %s, %s, %s;", ci, rowC, col)
 			ca := elemAddr(ci, cg)
-			for o := mma.OutF32; o <= mma.OutBF16; o++ {
-				loadOut(e, o, cv, ca[o], pOut[o])
+			for code, o := range mma.Outputs() {
+				loadOut(e, o, cv, ca[code], pOut[code])
 			}
 			e.w("fma.rn.f32 %s, %s, %s, %s;", x, par["beta"], cv, x)
 			e.label(lNo)
@@ -646,8 +647,8 @@ func emitEpilogue(e *emitter, c mma.Config, g mma.Geometry, par map[string]strin
 			e.w("@%s mov.f32 %s, %s;", pr, x, rl)
 			e.label(lNo)
 		}
-		for o := mma.OutF32; o <= mma.OutBF16; o++ {
-			storeOut(e, o, x, da[o], pOut[o])
+		for code, o := range mma.Outputs() {
+			storeOut(e, o, x, da[code], pOut[code])
 		}
 		e.label(skip)
 	}
@@ -662,16 +663,16 @@ func emitEpilogue(e *emitter, c mma.Config, g mma.Geometry, par map[string]strin
 // result is then discarded), and no register is read before it is
 // written (the simulator's poison check found the unconditional
 // HADD2.F32 of an unloaded register).
-func loadOut(e *emitter, o mma.Output, dst, addr, pred string) {
+func loadOut(e *emitter, o tile.DType, dst, addr, pred string) {
 	switch o {
-	case mma.OutF32:
+	case tile.F32:
 		e.w("@%s ld.global.f32 %s, [%s];", pred, dst, addr)
-	case mma.OutF16:
+	case tile.F16:
 		h := e.h()
 		e.w("mov.b16 %s, 0;", h)
 		e.w("@%s ld.global.b16 %s, [%s];", pred, h, addr)
 		e.w("@%s cvt.f32.f16 %s, %s;", pred, dst, h)
-	case mma.OutBF16:
+	case tile.BF16:
 		h, r := e.h(), e.r()
 		e.w("mov.b16 %s, 0;", h)
 		e.w("@%s ld.global.b16 %s, [%s];", pred, h, addr)
@@ -683,9 +684,9 @@ func loadOut(e *emitter, o mma.Output, dst, addr, pred string) {
 
 // storeOut, when pred, rounds the f32 x to type o (nearest even) and
 // stores it at addr.
-func storeOut(e *emitter, o mma.Output, x, addr, pred string) {
+func storeOut(e *emitter, o tile.DType, x, addr, pred string) {
 	switch o {
-	case mma.OutF32:
+	case tile.F32:
 		e.w("@%s st.global.f32 [%s], %s;", pred, addr, x)
 	default:
 		h := e.h()

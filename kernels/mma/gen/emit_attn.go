@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tcrt-go/tcrt/kernels/mma"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // GenerateAttn returns the PTX of one FlashAttention-2 style kernel (see
@@ -626,7 +627,7 @@ func i0Const(r int) int { return 8 * r }
 // (mma.CombineParamNames; D threads, CTA (i, h, b)): O = Σ_s w_s·O_s / Σ_s w_s
 // with w_s = exp(LSE_s − max LSE), LSE = max + log Σ w_s; a row no split
 // saw outputs zeros and −Inf.
-func GenerateCombine(d int, in mma.Input) string {
+func GenerateCombine(d int, in tile.DType) string {
 	e := &emitter{}
 	par := map[string]string{}
 	for _, n := range mma.CombineParamNames {

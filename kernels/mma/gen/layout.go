@@ -1,10 +1,13 @@
 package gen
 
-import "github.com/tcrt-go/tcrt/kernels/mma"
+import (
+	"github.com/tcrt-go/tcrt/kernels/mma"
+	"github.com/tcrt-go/tcrt/tile"
+)
 
 // mmaType is the MMA's operand type for t.
-func mmaType(t mma.Input) string {
-	if t == mma.BF16 {
+func mmaType(t tile.DType) string {
+	if t == tile.BF16 {
 		return "bf16"
 	}
 	return "f16"

@@ -291,7 +291,7 @@ func TestBankConflicts(t *testing.T) {
 
 // f8ToF16 mirrors the kernels' float8 conversion of one word (four bytes)
 // into two f16x2 words, with the same constants.
-func f8ToF16(in mma.Input, x uint32) [2]uint32 {
+func f8ToF16(in tile.DType, x uint32) [2]uint32 {
 	prmt := func(x uint32, sel uint32) uint32 { // b = 0
 		var out uint32
 		for i := 0; i < 4; i++ {
@@ -307,7 +307,7 @@ func f8ToF16(in mma.Input, x uint32) [2]uint32 {
 	var w [2]uint32
 	for k, sel := range []uint32{fp8Lo, fp8Hi} {
 		v := prmt(x, sel)
-		if in == mma.E4M3 {
+		if in == tile.E4M3 {
 			v = (v & fp8SignMask) | ((v & fp8BodyMask) >> 1)
 			lo := tile.F16ToF32(uint16(v)) * 256
 			hi := tile.F16ToF32(uint16(v>>16)) * 256
@@ -322,7 +322,7 @@ func f8ToF16(in mma.Input, x uint32) [2]uint32 {
 // lane against package tile's decoders: exact for all e5m2 values and all
 // e4m3 values but NaN (0x7F, 0xFF), which the kernels turn into ±480.
 func TestF8Conversion(t *testing.T) {
-	for _, in := range []mma.Input{mma.E4M3, mma.E5M2} {
+	for _, in := range []tile.DType{tile.E4M3, tile.E5M2} {
 		for v := 0; v < 256; v++ {
 			for lane := 0; lane < 4; lane++ {
 				x := uint32(0x3C3C3C3C)&^(0xFF<<(8*lane)) | uint32(v)<<(8*lane)
@@ -330,7 +330,7 @@ func TestF8Conversion(t *testing.T) {
 				h := uint16(w[lane/2] >> (16 * (lane % 2)))
 				got := tile.F16ToF32(h)
 				var want float32
-				if in == mma.E4M3 {
+				if in == tile.E4M3 {
 					want = tile.E4M3ToF32(uint8(v))
 					if v&0x7F == 0x7F {
 						if got != 480 && got != -480 {

@@ -59,7 +59,7 @@ func (d *sgDev) put(b []byte) (uint64, []byte) {
 }
 
 // runArch launches ls with the programs of one module (progs by name).
-func (d *sgDev) runArch(ls []sm86.SGLaunch, progs map[string]sass.Program, arch int) {
+func (d *sgDev) runArch(ls []sm86.Launch, progs map[string]sass.Program, arch int) {
 	d.t.Helper()
 	ks, err := familyKernels(arch)
 	if err != nil {
@@ -70,19 +70,19 @@ func (d *sgDev) runArch(ls []sm86.SGLaunch, progs map[string]sass.Program, arch 
 		params[k.name] = k.params
 	}
 	for _, l := range ls {
-		s, err := sim.New(progs[l.Kernel])
+		s, err := sim.New(progs[l.Func])
 		if err != nil {
-			d.t.Fatalf("%s: %v", l.Kernel, err)
+			d.t.Fatalf("%s: %v", l.Func, err)
 		}
-		if _, err := s.Launch(sim.Config{Grid: [3]int{l.Grid}, Block: [3]int{l.Block},
-			Params: paramBytes(d.t, params[l.Kernel], l.Params), Memory: d.mem, Poison: true}); err != nil {
-			d.t.Fatalf("sm_%d %s: %v", arch, l.Kernel, err)
+		if _, err := s.Launch(sim.Config{Grid: l.Grid, Block: l.Block,
+			Params: paramBytes(d.t, params[l.Func], l.Params), Memory: d.mem, Poison: true}); err != nil {
+			d.t.Fatalf("sm_%d %s: %v", arch, l.Func, err)
 		}
 	}
 }
 
 // run launches ls in order and fails the test on any simulator error.
-func (d *sgDev) run(ls []sm86.SGLaunch) {
+func (d *sgDev) run(ls []sm86.Launch) {
 	d.t.Helper()
 	sims, err := sgSims()
 	if err != nil {
@@ -93,13 +93,13 @@ func (d *sgDev) run(ls []sm86.SGLaunch) {
 		params[k.name] = k.params
 	}
 	for _, l := range ls {
-		s, ok := sims[l.Kernel]
+		s, ok := sims[l.Func]
 		if !ok {
-			d.t.Fatalf("plan names an unknown kernel %q", l.Kernel)
+			d.t.Fatalf("plan names an unknown kernel %q", l.Func)
 		}
-		if _, err := s.Launch(sim.Config{Grid: [3]int{l.Grid}, Block: [3]int{l.Block},
-			Params: paramBytes(d.t, params[l.Kernel], l.Params), Memory: d.mem, Poison: true}); err != nil {
-			d.t.Fatalf("%s: %v", l.Kernel, err)
+		if _, err := s.Launch(sim.Config{Grid: l.Grid, Block: l.Block,
+			Params: paramBytes(d.t, params[l.Func], l.Params), Memory: d.mem, Poison: true}); err != nil {
+			d.t.Fatalf("%s: %v", l.Func, err)
 		}
 	}
 }
@@ -262,10 +262,10 @@ func testGatherCase(t *testing.T, rng *rand.Rand, rows bool, itype tile.DType, o
 	}
 }
 
-func kernelsOf(ls []sm86.SGLaunch) []string {
+func kernelsOf(ls []sm86.Launch) []string {
 	var out []string
 	for _, l := range ls {
-		out = append(out, l.Kernel)
+		out = append(out, l.Func)
 	}
 	return out
 }

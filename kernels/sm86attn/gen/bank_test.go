@@ -8,6 +8,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/sim"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // laneAddresses runs the kernel of c built with the dump (generate's
@@ -42,7 +43,7 @@ func laneAddresses(t *testing.T, c sm86attn.Config) [][]uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.Launch(p.Insts, sim.Config{Grid: [3]int{1, 1, 1}, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem}); err != nil {
+	if _, err := sim.Launch(p.Insts, sim.Config{Grid: [3]int{1, 1, 1}, Block: l.Block, SharedBytes: l.SharedBytes, Params: packed(t, l), Memory: mem}); err != nil {
 		t.Fatalf("%s: %v", c.Name(), err)
 	}
 	got := mem.Bytes("out")
@@ -67,10 +68,10 @@ func laneAddresses(t *testing.T, c sm86attn.Config) [][]uint32 {
 // exchange's STS.128/LDS.128 too (8 lanes a phase), each warp's area
 // disjoint from the others' and from the stages.
 func TestSharedBankConflicts(t *testing.T) {
-	for _, c := range []sm86attn.Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 256}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 256, Decode: true}} {
+	for _, c := range []sm86attn.Config{{In: tile.F16, Out: tile.F32, HeadDim: 64}, {In: tile.F16, Out: tile.F32, HeadDim: 128}, {In: tile.F16, Out: tile.F32, HeadDim: 256}, {In: tile.F16, Out: tile.F32, HeadDim: 64, Decode: true}, {In: tile.F16, Out: tile.F32, HeadDim: 128, Decode: true}, {In: tile.F16, Out: tile.F32, HeadDim: 256, Decode: true}} {
 		d := c.HeadDim
-		if l, err := sm86attn.PlanPrefill(sm86attn.PrefillArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Config != c {
-			t.Fatalf("%s: the plan selects %s, %v", c.Name(), l.Config.Name(), err)
+		if l, err := sm86attn.PlanPrefill(sm86attn.PrefillArgs{In: c.In, Out: c.Out, Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: d, SeqQ: c.Rows(), SeqKV: 64, Scale: 1, WindowLeft: -1, WindowRight: -1}); err != nil || l.Func != c.Name() {
+			t.Fatalf("%s: the plan selects %s, %v", c.Name(), l.Func, err)
 		}
 		threads := c.CTAThreads()
 		vals := laneAddresses(t, c)

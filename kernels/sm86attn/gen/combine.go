@@ -3,12 +3,14 @@ package gen
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // Combine parameter offsets.
@@ -66,6 +68,9 @@ type CombineProgram struct {
 func GenerateCombine(c sm86attn.CombineConfig) (*CombineProgram, error) {
 	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
 		return nil, fmt.Errorf("sm86attn: combine head dimension %d: 64, 128 and 256", c.HeadDim)
+	}
+	if !slices.Contains(sm86attn.Outputs(), c.Out) {
+		return nil, fmt.Errorf("sm86attn: no combine kernel with %v output", c.Out)
 	}
 	b := &builder{tr: newTracker()}
 	per := c.HeadDim / 32 // floats a thread
@@ -182,13 +187,13 @@ func GenerateCombine(c sm86attn.CombineConfig) (*CombineProgram, error) {
 	b.add(wide(xPD, xH, cb(cOH), xPD))
 	b.add(wide(xPD, xT+2, imm(1), xPD))
 	switch c.Out {
-	case sm86attn.OutF32:
+	case tile.F32:
 		for k := 0; k < per; k += vec {
 			b.add(sass.New("STG", ld, sass.G64(sass.Reg(xPD), int64(4*k)), r(xAcc+k)))
 		}
 	default:
 		mods := "PACK_AB"
-		if c.Out == sm86attn.OutBF16 {
+		if c.Out == tile.BF16 {
 			mods = "BF16.PACK_AB"
 		}
 		for k := 0; k < per/2; k++ {

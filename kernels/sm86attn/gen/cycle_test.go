@@ -8,6 +8,7 @@ import (
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // loopCycles runs the cycle model on the loop [first, BRA] of p.
@@ -32,7 +33,7 @@ func loopCycles(t *testing.T, p *Program, l [2]int) *sched.Cycles {
 // and the contiguous layout: the paged loop is reported).
 func TestCycleModel(t *testing.T) {
 	var rows []string
-	for _, c := range []sm86attn.Config{{HeadDim: 64}, {HeadDim: 128}, {HeadDim: 128, In: sm86attn.BF16}, {HeadDim: 128, SoftCap: true}, {HeadDim: 64, Paged: true}, {HeadDim: 128, Paged: true}, {HeadDim: 256}, {HeadDim: 256, SoftCap: true}, {HeadDim: 256, Paged: true}, {HeadDim: 64, Decode: true}, {HeadDim: 128, Decode: true}, {HeadDim: 128, Decode: true, Paged: true}, {HeadDim: 256, Decode: true}} {
+	for _, c := range []sm86attn.Config{{In: tile.F16, Out: tile.F32, HeadDim: 64}, {In: tile.F16, Out: tile.F32, HeadDim: 128}, {In: tile.BF16, Out: tile.F32, HeadDim: 128}, {In: tile.F16, Out: tile.F32, HeadDim: 128, SoftCap: true}, {In: tile.F16, Out: tile.F32, HeadDim: 64, Paged: true}, {In: tile.F16, Out: tile.F32, HeadDim: 128, Paged: true}, {In: tile.F16, Out: tile.F32, HeadDim: 256}, {In: tile.F16, Out: tile.F32, HeadDim: 256, SoftCap: true}, {In: tile.F16, Out: tile.F32, HeadDim: 256, Paged: true}, {In: tile.F16, Out: tile.F32, HeadDim: 64, Decode: true}, {In: tile.F16, Out: tile.F32, HeadDim: 128, Decode: true}, {In: tile.F16, Out: tile.F32, HeadDim: 128, Decode: true, Paged: true}, {In: tile.F16, Out: tile.F32, HeadDim: 256, Decode: true}} {
 		p, err := Generate(c)
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +47,7 @@ func TestCycleModel(t *testing.T) {
 			if m.n == "interior" && c.HeadDim == 128 && !c.SoftCap && !c.Paged && !c.Decode && cy.TensorShare < 0.85 {
 				t.Errorf("%s: interior tensor-pipe share %.1f%% < 85%%", c.Name(), 100*cy.TensorShare)
 			}
-			if c == (sm86attn.Config{HeadDim: 128}) && m.n == "interior" {
+			if c == (sm86attn.Config{In: tile.F16, Out: tile.F32, HeadDim: 128}) && m.n == "interior" {
 				t.Logf("mix: %s", sasscheck.MixTable(cy.MixByOp))
 				var w []string
 				for k, n := range cy.Waited {
@@ -75,7 +76,7 @@ func TestDecodeRowCost(t *testing.T) {
 		for _, pg := range []bool{false, true} {
 			var cost [2]float64
 			for k, dec := range []bool{false, true} {
-				c := sm86attn.Config{HeadDim: d, Paged: pg, Decode: dec}
+				c := sm86attn.Config{In: tile.F16, Out: tile.F32, HeadDim: d, Paged: pg, Decode: dec}
 				p, err := Generate(c)
 				if err != nil {
 					t.Fatal(err)

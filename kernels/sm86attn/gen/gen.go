@@ -8,12 +8,14 @@ package gen
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // dw is the head-dimension columns a warp owns (of Q, K in S, and of O).
@@ -208,7 +210,7 @@ type Program struct {
 }
 
 func hmmaMods(c sm86attn.Config) string {
-	if c.In == sm86attn.BF16 {
+	if c.In == tile.BF16 {
 		return "16816.F32.BF16"
 	}
 	return "16816.F32"
@@ -232,6 +234,9 @@ func (g regs) dumpRegs() []int {
 func generate(c sm86attn.Config, dumpAt uint64) (*Program, error) {
 	if c.HeadDim != 64 && c.HeadDim != 128 && c.HeadDim != 256 {
 		return nil, fmt.Errorf("sm86attn: head dimension %d: the kernels cover 64, 128 and 256", c.HeadDim)
+	}
+	if !slices.Contains(sm86attn.Inputs(), c.In) || !slices.Contains(sm86attn.Outputs(), c.Out) {
+		return nil, fmt.Errorf("sm86attn: no variant with %v inputs and %v output", c.In, c.Out)
 	}
 	b := &builder{c: c, g: newRegs(c.HeadDim), tr: newTracker(), dumpAt: dumpAt}
 	b.setup()
@@ -1083,7 +1088,7 @@ func (b *builder) softmax(masked bool) [][]sass.Inst {
 	// S(2kk)'s four registers. kk 0 now; the others are returned as fillers
 	// (fills[kk+1] precede kk+1's HMMAs; fills[nkk] the l update).
 	mods := "PACK_AB"
-	if c.In == sm86attn.BF16 {
+	if c.In == tile.BF16 {
 		mods = "BF16.PACK_AB"
 	}
 	fills := make([][]sass.Inst, nkk+1)
@@ -1204,11 +1209,11 @@ func (b *builder) epilogue() {
 			off := int64(nt * 8 * esz)
 			pr := sass.If(sass.Pred(2 + row))
 			switch c.Out {
-			case sm86attn.OutF32:
+			case tile.F32:
 				b.add(sass.New("STG", "E.64", sass.G64(ptr, off), r(o)).When(pr))
-			case sm86attn.OutF16, sm86attn.OutBF16:
+			case tile.F16, tile.BF16:
 				mods := "PACK_AB"
-				if c.Out == sm86attn.OutBF16 {
+				if c.Out == tile.BF16 {
 					mods = "BF16.PACK_AB"
 				}
 				b.add(sass.New("F2FP", mods, r(t+10+row), r(o+1), r(o)))

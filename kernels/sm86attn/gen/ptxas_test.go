@@ -5,6 +5,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
 	"github.com/tcrt-go/tcrt/kernels/sm86attn"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // TestPtxasComparison compiles the equivalent mma.sync FlashAttention-2
@@ -14,7 +15,7 @@ import (
 // hand-scheduled loop must take fewer cycles a block.
 func TestPtxasComparison(t *testing.T) {
 	body, at, ref := sasscheck.PtxasLoop(t, "../testdata/attn_ref.ptx", "attn_ref")
-	p, err := Generate(sm86attn.Config{HeadDim: 128})
+	p, err := Generate(sm86attn.Config{In: tile.F16, Out: tile.F32, HeadDim: 128})
 	if err != nil {
 		t.Fatal(err)
 	}

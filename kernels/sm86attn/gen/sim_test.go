@@ -41,6 +41,28 @@ func combineSim(t *testing.T, c sm86attn.CombineConfig) *sim.Simulator {
 	})
 }
 
+// configOf is the prefill variant a launch names.
+func configOf(t *testing.T, l sm86attn.Launch) sm86attn.Config {
+	t.Helper()
+	for _, c := range sm86attn.Variants() {
+		if c.Name() == l.Func {
+			return c
+		}
+	}
+	t.Fatalf("launch of %q: no such prefill variant", l.Func)
+	return sm86attn.Config{}
+}
+
+// packed is a launch's parameter window.
+func packed(t *testing.T, l sm86attn.Launch) []byte {
+	t.Helper()
+	b, err := sm86attn.PackParams(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func simFor(t *testing.T, c sm86attn.Config) *sim.Simulator {
 	return sims.Get(t, c, c.Name(), func() (sass.Program, error) {
 		p, err := Generate(c)
@@ -54,8 +76,8 @@ func simFor(t *testing.T, c sm86attn.Config) *sim.Simulator {
 // pcase is one simulator case.
 type pcase struct {
 	d              int
-	in             sm86attn.Input
-	out            sm86attn.Output
+	in             tile.DType
+	out            tile.DType
 	batch, hq, hkv int
 	nq, nk         []int // per sequence (varlen when varQ / varKV)
 	varQ, varKV    bool
@@ -77,11 +99,11 @@ func (p pcase) String() string {
 		p.d, p.in, p.out, p.batch, p.hq, p.hkv, p.nq, p.nk, p.varQ, p.varKV, p.causal, p.wl, p.wr, p.softcap, p.cache, p.splits, p.page)
 }
 
-func outPoison(o sm86attn.Output) uint32 {
+func outPoison(o tile.DType) uint32 {
 	switch o {
-	case sm86attn.OutF16:
+	case tile.F16:
 		return poisonF16
-	case sm86attn.OutBF16:
+	case tile.BF16:
 		return poisonB16
 	}
 	return poisonF32
@@ -95,7 +117,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 	t.Helper()
 	D := pc.d
 	dt, enc, nan := tile.F16, tile.F32ToF16, uint16(0x7e00)
-	if pc.in == sm86attn.BF16 {
+	if pc.in == tile.BF16 {
 		dt, enc, nan = tile.BF16, tile.F32ToBF16, 0x7fc0
 	}
 	B := pc.batch
@@ -302,13 +324,13 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := simFor(t, ls[0].Config).Launch(sim.Config{
-			Grid: ls[0].Grid, Block: ls[0].Block, SharedBytes: ls[0].SharedBytes, Params: ls[0].Params, Memory: mem, Poison: true,
+		if _, err := simFor(t, configOf(t, ls[0])).Launch(sim.Config{
+			Grid: ls[0].Grid, Block: ls[0].Block, SharedBytes: ls[0].SharedBytes, Params: packed(t, ls[0]), Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: split kernel: %v", pc, err)
 		}
 		if _, err := combineSim(t, sm86attn.CombineConfig{HeadDim: D, Out: pc.out}).Launch(sim.Config{
-			Grid: ls[1].Grid, Block: ls[1].Block, Params: ls[1].Params, Memory: mem, Poison: true,
+			Grid: ls[1].Grid, Block: ls[1].Block, Params: packed(t, ls[1]), Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: combine: %v", pc, err)
 		}
@@ -317,8 +339,8 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := simFor(t, l.Config).Launch(sim.Config{
-			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: l.Params, Memory: mem, Poison: true,
+		if _, err := simFor(t, configOf(t, l)).Launch(sim.Config{
+			Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Params: packed(t, l), Memory: mem, Poison: true,
 		}); err != nil {
 			t.Fatalf("%v: %v", pc, err)
 		}
@@ -357,9 +379,9 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 		}
 		var got float64
 		switch pc.out {
-		case sm86attn.OutF32:
+		case tile.F32:
 			got = float64(math.Float32frombits(bits))
-		case sm86attn.OutF16:
+		case tile.F16:
 			got = float64(tile.F16ToF32(uint16(bits)))
 		default:
 			got = float64(tile.BF16ToF32(uint16(bits)))
@@ -411,7 +433,7 @@ func runCase(t *testing.T, pc pcase, rng *rand.Rand) (float64, float64) {
 }
 
 func tol(pc pcase) float64 {
-	if pc.in == sm86attn.BF16 || pc.out == sm86attn.OutBF16 {
+	if pc.in == tile.BF16 || pc.out == tile.BF16 {
 		return 1e-2
 	}
 	return 2e-3
@@ -419,37 +441,37 @@ func tol(pc pcase) float64 {
 
 func ciCases() []pcase {
 	return []pcase{
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{17}, wl: -1, wr: -1},
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{64}, nk: []int{129}, wl: -1, wr: -1},
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF16, batch: 2, hq: 4, hkv: 1, nq: []int{65}, nk: []int{127}, causal: true, wl: -1, wr: -1},
-		{d: 128, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 2, hkv: 2, nq: []int{1}, nk: []int{128}, wl: -1, wr: -1},
-		{d: 128, in: sm86attn.BF16, out: sm86attn.OutBF16, batch: 1, hq: 2, hkv: 1, nq: []int{129}, nk: []int{64}, causal: true, wl: -1, wr: -1},
-		{d: 64, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 1, hq: 8, hkv: 1, nq: []int{33}, nk: []int{200}, wl: 40, wr: 3},
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{70}, nk: []int{150}, causal: true, wl: 20, wr: -1, softcap: 5},
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
+		{d: 64, in: tile.F16, out: tile.F32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{17}, wl: -1, wr: -1},
+		{d: 64, in: tile.F16, out: tile.F32, batch: 1, hq: 1, hkv: 1, nq: []int{64}, nk: []int{129}, wl: -1, wr: -1},
+		{d: 64, in: tile.F16, out: tile.F16, batch: 2, hq: 4, hkv: 1, nq: []int{65}, nk: []int{127}, causal: true, wl: -1, wr: -1},
+		{d: 128, in: tile.F16, out: tile.F32, batch: 1, hq: 2, hkv: 2, nq: []int{1}, nk: []int{128}, wl: -1, wr: -1},
+		{d: 128, in: tile.BF16, out: tile.BF16, batch: 1, hq: 2, hkv: 1, nq: []int{129}, nk: []int{64}, causal: true, wl: -1, wr: -1},
+		{d: 64, in: tile.BF16, out: tile.F32, batch: 1, hq: 8, hkv: 1, nq: []int{33}, nk: []int{200}, wl: 40, wr: 3},
+		{d: 64, in: tile.F16, out: tile.F32, batch: 1, hq: 1, hkv: 1, nq: []int{70}, nk: []int{150}, causal: true, wl: 20, wr: -1, softcap: 5},
+		{d: 64, in: tile.F16, out: tile.F16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
 		// decode over a contiguous KV cache: one query, per-sequence key
 		// counts (0 included), plain and split-KV (+ combine)
-		{d: 128, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 8, hkv: 2, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1},
-		{d: 128, in: sm86attn.BF16, out: sm86attn.OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 2, hq: 4, hkv: 4, nq: []int{3}, nk: []int{500, 65}, cache: true, causal: true, wl: 100, wr: -1, splits: 4},
+		{d: 128, in: tile.F16, out: tile.F16, batch: 3, hq: 8, hkv: 2, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1},
+		{d: 128, in: tile.BF16, out: tile.BF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 64, in: tile.F16, out: tile.F32, batch: 2, hq: 4, hkv: 4, nq: []int{3}, nk: []int{500, 65}, cache: true, causal: true, wl: 100, wr: -1, splits: 4},
 		// windows wider than any sequence are unbounded
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 2, hkv: 2, nq: []int{20}, nk: []int{90}, wl: 1 << 30, wr: 1<<31 - 1},
+		{d: 64, in: tile.F16, out: tile.F32, batch: 1, hq: 2, hkv: 2, nq: []int{20}, nk: []int{90}, wl: 1 << 30, wr: 1<<31 - 1},
 		// paged caches, shuffled block tables, pages of 16 and 64
-		{d: 128, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
-		{d: 64, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 64, causal: true, wl: -1, wr: -1, softcap: 10},
+		{d: 128, in: tile.F16, out: tile.F16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
+		{d: 64, in: tile.BF16, out: tile.F32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 64, causal: true, wl: -1, wr: -1, softcap: 10},
 		// head dimension 256 (8 warps, 32-key blocks, the partial-S
 		// exchange): plain, causal GQA, window + soft-cap, varlen with
 		// empty sequences, split decode over contiguous and paged caches
-		{d: 256, in: sm86attn.F16, out: sm86attn.OutF32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{40}, wl: -1, wr: -1},
-		{d: 256, in: sm86attn.BF16, out: sm86attn.OutF16, batch: 1, hq: 2, hkv: 1, nq: []int{70}, nk: []int{100}, causal: true, wl: -1, wr: -1},
-		{d: 256, in: sm86attn.F16, out: sm86attn.OutBF16, batch: 1, hq: 8, hkv: 1, nq: []int{9}, nk: []int{129}, wl: 40, wr: 3, softcap: 5},
-		{d: 256, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
-		{d: 256, in: sm86attn.BF16, out: sm86attn.OutBF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
-		{d: 256, in: sm86attn.F16, out: sm86attn.OutF16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
-		{d: 256, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 32, causal: true, wl: -1, wr: -1, softcap: 10},
+		{d: 256, in: tile.F16, out: tile.F32, batch: 1, hq: 1, hkv: 1, nq: []int{17}, nk: []int{40}, wl: -1, wr: -1},
+		{d: 256, in: tile.BF16, out: tile.F16, batch: 1, hq: 2, hkv: 1, nq: []int{70}, nk: []int{100}, causal: true, wl: -1, wr: -1},
+		{d: 256, in: tile.F16, out: tile.BF16, batch: 1, hq: 8, hkv: 1, nq: []int{9}, nk: []int{129}, wl: 40, wr: 3, softcap: 5},
+		{d: 256, in: tile.F16, out: tile.F16, batch: 3, hq: 2, hkv: 1, nq: []int{17, 0, 70}, nk: []int{40, 5, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1},
+		{d: 256, in: tile.BF16, out: tile.BF16, batch: 3, hq: 4, hkv: 1, nq: []int{1}, nk: []int{300, 0, 129}, cache: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 256, in: tile.F16, out: tile.F16, batch: 3, hq: 8, hkv: 1, nq: []int{1}, nk: []int{200, 0, 33}, page: 16, causal: true, wl: -1, wr: -1, splits: 2},
+		{d: 256, in: tile.BF16, out: tile.F32, batch: 2, hq: 2, hkv: 2, nq: []int{17}, nk: []int{130, 64}, page: 32, causal: true, wl: -1, wr: -1, softcap: 10},
 		// split-KV with varlen queries (empty query and key sequences)
-		{d: 64, in: sm86attn.F16, out: sm86attn.OutF16, batch: 4, hq: 4, hkv: 2, nq: []int{3, 0, 70, 1}, nk: []int{300, 40, 150, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1, splits: 3},
-		{d: 256, in: sm86attn.BF16, out: sm86attn.OutF32, batch: 3, hq: 2, hkv: 1, nq: []int{1, 5, 0}, nk: []int{200, 90, 7}, varQ: true, varKV: true, wl: -1, wr: -1, splits: 2},
+		{d: 64, in: tile.F16, out: tile.F16, batch: 4, hq: 4, hkv: 2, nq: []int{3, 0, 70, 1}, nk: []int{300, 40, 150, 0}, varQ: true, varKV: true, causal: true, wl: -1, wr: -1, splits: 3},
+		{d: 256, in: tile.BF16, out: tile.F32, batch: 3, hq: 2, hkv: 1, nq: []int{1, 5, 0}, nk: []int{200, 90, 7}, varQ: true, varKV: true, wl: -1, wr: -1, splits: 2},
 	}
 }
 
@@ -458,7 +480,7 @@ func fullCases() []pcase {
 	lens := []int{1, 17, 64, 127, 128, 129, 1000}
 	k := 0
 	for _, d := range []int{64, 128, 256} {
-		for _, in := range []sm86attn.Input{sm86attn.F16, sm86attn.BF16} {
+		for _, in := range sm86attn.Inputs() {
 			for i, nq := range lens {
 				for j, nk := range lens {
 					if (i+j+k)%3 != 0 {
@@ -466,7 +488,7 @@ func fullCases() []pcase {
 					}
 					k++
 					g := []int{1, 4, 8}[k%3]
-					pc := pcase{d: d, in: in, out: sm86attn.Output(k % 3), batch: 1, hq: g, hkv: 1, nq: []int{nq}, nk: []int{nk}, wl: -1, wr: -1}
+					pc := pcase{d: d, in: in, out: sm86attn.Outputs()[k%3], batch: 1, hq: g, hkv: 1, nq: []int{nq}, nk: []int{nk}, wl: -1, wr: -1}
 					pc.causal = k%2 == 0
 					if k%5 == 0 {
 						pc.wl, pc.wr = 37, 11
@@ -484,9 +506,9 @@ func fullCases() []pcase {
 	// varlen batches with empty sequences
 	for k, nk := range []int{1, 17, 64, 127, 128, 129, 1000} {
 		for _, d := range []int{64, 128, 256} {
-			in := sm86attn.Input(k % 2)
+			in := sm86attn.Inputs()[k%2]
 			g := []int{1, 4, 8}[(k+d/64)%3]
-			pc := pcase{d: d, in: in, out: sm86attn.Output((k + d) % 3), batch: 3, hq: 2 * g, hkv: 2, nq: []int{1 + k%5},
+			pc := pcase{d: d, in: in, out: sm86attn.Outputs()[(k+d)%3], batch: 3, hq: 2 * g, hkv: 2, nq: []int{1 + k%5},
 				nk: []int{nk, 0, (nk * 7) % 301}, causal: true, wl: -1, wr: -1, splits: 1 + (k+d/64)%5}
 			if pc.splits == 1 {
 				pc.splits = 0
@@ -504,7 +526,7 @@ func fullCases() []pcase {
 			}
 			out = append(out, pc)
 		}
-		out = append(out, pcase{d: []int{64, 128, 256}[k%3], in: sm86attn.Input(k % 2), out: sm86attn.OutF16, batch: 4, hq: 4, hkv: 1,
+		out = append(out, pcase{d: []int{64, 128, 256}[k%3], in: sm86attn.Inputs()[k%2], out: tile.F16, batch: 4, hq: 4, hkv: 1,
 			nq: []int{nk % 130, 0, 64, 1}, nk: []int{nk, 3, 0, 200}, varQ: true, varKV: true, causal: k%3 != 0, wl: -1, wr: -1,
 			splits: []int{0, 2, 3, 0, 5}[k%5]})
 	}

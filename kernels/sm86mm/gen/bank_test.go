@@ -8,6 +8,7 @@ import (
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/sched"
 	"github.com/tcrt-go/tcrt/sass/sim"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // laneAddresses runs the generated set-up of c (everything before the
@@ -82,7 +83,7 @@ func laneAddresses(t *testing.T, c sm86mm.Config) (regs []int, vals [][]uint32) 
 func TestSharedBankConflicts(t *testing.T) {
 	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 		for _, tl := range sm86mm.Tiles() {
-			c := sm86mm.Config{Tile: tl, TransA: l[0], TransB: l[1]}
+			c := sm86mm.Config{Tile: tl, In: tile.F16, Out: tile.F32, TransA: l[0], TransB: l[1]}
 			regs, vals := laneAddresses(t, c)
 			col := map[int]int{}
 			for j, rg := range regs {

@@ -8,6 +8,7 @@ import (
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // TestCycleModel reports the main loop's tensor-pipe share under the sass
@@ -16,12 +17,12 @@ func TestCycleModel(t *testing.T) {
 	var rows []string
 	cs := variants()
 	for _, tl := range []sm86mm.Tile{sm86mm.Tile128x64, sm86mm.Tile64x128} {
-		cs = append(cs, sm86mm.Config{Tile: tl}, sm86mm.Config{Tile: tl, In: sm86mm.BF16})
+		cs = append(cs, sm86mm.Config{Tile: tl, In: tile.F16, Out: tile.F32}, sm86mm.Config{Tile: tl, In: tile.BF16, Out: tile.F32})
 	}
-	cs = append(cs, sm86mm.Config{SplitK: true}, sm86mm.Config{Tile: sm86mm.Tile64x128, SplitK: true})
+	cs = append(cs, sm86mm.Config{In: tile.F16, Out: tile.F32, SplitK: true}, sm86mm.Config{Tile: sm86mm.Tile64x128, In: tile.F16, Out: tile.F32, SplitK: true})
 	for _, l := range layouts() {
 		for _, tl := range sm86mm.Tiles() {
-			cs = append(cs, sm86mm.Config{Tile: tl, TransA: l[0], TransB: l[1]})
+			cs = append(cs, sm86mm.Config{Tile: tl, In: tile.F16, Out: tile.F32, TransA: l[0], TransB: l[1]})
 		}
 	}
 	for _, c := range cs {
@@ -43,10 +44,10 @@ func TestCycleModel(t *testing.T) {
 		if c.Tile == sm86mm.Tile128x128 && cy.TensorShare < 0.90 {
 			t.Errorf("%s: tensor-pipe share %.1f%% < 90%%", c.Name(), 100*cy.TensorShare)
 		}
-		if c.In == sm86mm.F16 && !c.SplitK {
+		if c.In == tile.F16 && !c.SplitK {
 			t.Logf("%s main loop mix: %s", c.Name(), sasscheck.MixTable(cy.MixByOp))
 		}
-		if c == (sm86mm.Config{}) {
+		if c == (sm86mm.Config{In: tile.F16, Out: tile.F32}) {
 			t.Logf("main loop mix: %s", sasscheck.MixTable(cy.MixByOp))
 			var w []string
 			for k, n := range cy.Waited {

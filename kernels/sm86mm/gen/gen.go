@@ -10,12 +10,14 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tcrt-go/tcrt/kernels/internal/sasskit"
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 func bOffset(g sm86mm.Geometry) int { return g.TM * sm86mm.TileK * 2 }
@@ -181,7 +183,7 @@ type Program struct {
 }
 
 func hmmaMods(c sm86mm.Config) string {
-	if c.In == sm86mm.BF16 {
+	if c.In == tile.BF16 {
 		return "16816.F32.BF16"
 	}
 	return "16816.F32"
@@ -332,7 +334,10 @@ func (b *builder) copyTile(dstA, dstB int, off int64) (preds, copies, updates []
 
 // Generate emits the kernel for c.
 func Generate(c sm86mm.Config) (*Program, error) {
-	if c.SplitK && c.Out != sm86mm.OutF32 {
+	if !slices.Contains(sm86mm.Inputs(), c.In) || !slices.Contains(sm86mm.Outputs(), c.Out) {
+		return nil, fmt.Errorf("sm86mm: no variant with %v inputs and %v output", c.In, c.Out)
+	}
+	if c.SplitK && c.Out != tile.F32 {
 		return nil, fmt.Errorf("sm86mm: split-K reduces into f32 D only")
 	}
 	g := c.Geometry()
@@ -906,7 +911,7 @@ func (b *builder) epilogue() {
 				b.add(lop3(rCV+j, rCV+j, r(rTmp+j), 0xfc))
 			}
 			for j := 0; j < 4; j++ {
-				if c.Out == sm86mm.OutF16 {
+				if c.Out == tile.F16 {
 					b.add(asmf("HADD2.F32 R%d, -RZ, R%d.H0_H0 ;", rCV+j, rCV+j))
 				} else {
 					b.add(shl(rCV+j, rCV+j, 16))
@@ -971,7 +976,7 @@ func (b *builder) epilogue() {
 		}
 	default:
 		pk := "F2FP.PACK_AB"
-		if c.Out == sm86mm.OutBF16 {
+		if c.Out == tile.BF16 {
 			pk = "F2FP.BF16.PACK_AB"
 		}
 		b.add(

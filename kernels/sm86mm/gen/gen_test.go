@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 func TestGenerateEncodes(t *testing.T) {
@@ -23,7 +24,7 @@ func TestGenerateEncodes(t *testing.T) {
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", c.Name(), len(p.Insts), p.Loop[0],
 			p.Loop[1]-p.Loop[0]+1, p.EpiLoop[0]-p.Loop[1]-1, p.EpiLoop[1]-p.EpiLoop[0]+1, len(p.Insts)-p.EpiLoop[1]-1))
-		if testing.Verbose() && c == (sm86mm.Config{}) {
+		if testing.Verbose() && c == (sm86mm.Config{In: tile.F16, Out: tile.F32}) {
 			t.Logf("%d instructions, loop %d..%d\n%s", len(p.Insts), p.Loop[0], p.Loop[1], p.Insts.Listing())
 		}
 	}

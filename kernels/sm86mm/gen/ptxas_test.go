@@ -6,6 +6,7 @@ import (
 	"github.com/tcrt-go/tcrt/internal/sasscheck"
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // TestPtxasComparison compiles the equivalent mma.sync PTX kernel with
@@ -13,7 +14,7 @@ import (
 // cycle model.
 func TestPtxasComparison(t *testing.T) {
 	body, at, ref := sasscheck.PtxasLoop(t, "../testdata/mma_ref.ptx", "mma_ref")
-	p, err := Generate(sm86mm.Config{})
+	p, err := Generate(sm86mm.Config{In: tile.F16, Out: tile.F32})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,21 +40,21 @@ type epi struct {
 	splits int
 }
 
-func outDType(o sm86mm.Output) tile.DType {
+func outDType(o tile.DType) tile.DType {
 	switch o {
-	case sm86mm.OutF16:
+	case tile.F16:
 		return tile.F16
-	case sm86mm.OutBF16:
+	case tile.BF16:
 		return tile.BF16
 	}
 	return tile.F32
 }
 
-func outPoison(o sm86mm.Output) uint32 {
+func outPoison(o tile.DType) uint32 {
 	switch o {
-	case sm86mm.OutF16:
+	case tile.F16:
 		return poisonF16
-	case sm86mm.OutBF16:
+	case tile.BF16:
 		return poisonB16
 	}
 	return poisonF32
@@ -107,7 +107,7 @@ func simCase(t *testing.T, c sm86mm.Config, M, N, K int, e epi, rng *rand.Rand) 
 	dt := tile.F16
 	enc := tile.F32ToF16
 	nan := uint16(0x7e00)
-	if c.In == sm86mm.BF16 {
+	if c.In == tile.BF16 {
 		dt, enc, nan = tile.BF16, tile.F32ToBF16, 0x7fc0
 	}
 	ot := outDType(c.Out)
@@ -191,7 +191,7 @@ func simCase(t *testing.T, c sm86mm.Config, M, N, K int, e epi, rng *rand.Rand) 
 	// calls: the same grid, split and parameter packing
 	prob := sm86mm.Problem{M: M, N: N, K: K, In: c.In, Out: c.Out, TransA: c.TransA, TransB: c.TransB,
 		D: dBase, A: aBase, B: bBase, C: cAddr, Bias: biasAddr, LDD: ldd, LDA: lda, LDB: ldb, LDC: ldc,
-		Alpha: e.alpha, Beta: e.beta, Act: int(e.act), Splits: max(e.splits, 1)}
+		Alpha: e.alpha, Beta: e.beta, Act: e.act, Splits: max(e.splits, 1)}
 	_, launches := sm86mm.Plan(prob, 1)
 	if (e.splits > 1) != (len(launches) == 2) {
 		t.Fatalf("%s M=%d N=%d K=%d %+v: plan has %d launches", c.Name(), M, N, K, e, len(launches))
@@ -279,7 +279,7 @@ func fullShapes() []shape {
 }
 
 func tolerance(c sm86mm.Config) float64 {
-	if c.In == sm86mm.BF16 || c.Out == sm86mm.OutBF16 {
+	if c.In == tile.BF16 || c.Out == tile.BF16 {
 		return 1e-2
 	}
 	return 1e-3
@@ -321,13 +321,13 @@ func TestSimEpilogue(t *testing.T) {
 	if *long {
 		shapes = fullShapes()
 	}
-	for _, in := range []sm86mm.Input{sm86mm.F16, sm86mm.BF16} {
-		for _, out := range []sm86mm.Output{sm86mm.OutF32, sm86mm.OutF16, sm86mm.OutBF16} {
+	for ii, in := range sm86mm.Inputs() {
+		for oi, out := range sm86mm.Outputs() {
 			c := sm86mm.Config{In: in, Out: out}
 			rng := rand.New(rand.NewSource(2))
 			worst := 0.0
 			for k, sh := range shapes {
-				e := epi{alpha: 0.5, beta: []float32{0, -1.25}[k%2], bias: k%3 != 1, act: acts[(k+int(out)+int(in))%4], ldPad: []int{0, 3, 4}[k%3]}
+				e := epi{alpha: 0.5, beta: []float32{0, -1.25}[k%2], bias: k%3 != 1, act: acts[(k+oi+ii)%4], ldPad: []int{0, 3, 4}[k%3]}
 				er := simCase(t, c, sh.M, sh.N, sh.K, e, rng)
 				if er > tolerance(c) {
 					t.Errorf("%s M=%d N=%d K=%d %+v: max rel err %.3g > %.g", c.Name(), sh.M, sh.N, sh.K, e, er, tolerance(c))
@@ -357,10 +357,10 @@ func TestSimTiles(t *testing.T) {
 	}
 	acts := []fallback.Activation{fallback.ActNone, fallback.ActReLU, fallback.ActGELU, fallback.ActSiLU}
 	for _, tl := range []sm86mm.Tile{sm86mm.Tile128x64, sm86mm.Tile64x128} {
-		for _, in := range []sm86mm.Input{sm86mm.F16, sm86mm.BF16} {
-			for _, out := range []sm86mm.Output{sm86mm.OutF32, sm86mm.OutF16, sm86mm.OutBF16} {
+		for _, in := range sm86mm.Inputs() {
+			for _, out := range sm86mm.Outputs() {
 				c := sm86mm.Config{In: in, Tile: tl, Out: out}
-				if !*long && out != sm86mm.OutF32 && in == sm86mm.BF16 {
+				if !*long && out != tile.F32 && in == tile.BF16 {
 					continue // CI: the output types once per tile
 				}
 				rng := rand.New(rand.NewSource(3))
@@ -396,8 +396,8 @@ func TestSimSplitK(t *testing.T) {
 		{shape{64, 131, 96}, epi{alpha: 0.75, beta: -1, bias: true, splits: 3}},
 	}
 	for _, tl := range sm86mm.Tiles() {
-		for _, in := range []sm86mm.Input{sm86mm.F16, sm86mm.BF16} {
-			c := sm86mm.Config{In: in, Tile: tl}
+		for _, in := range sm86mm.Inputs() {
+			c := sm86mm.Config{In: in, Tile: tl, Out: tile.F32}
 			rng := rand.New(rand.NewSource(4))
 			worst := 0.0
 			for _, k := range cases {
@@ -428,8 +428,8 @@ func TestSimTransposed(t *testing.T) {
 	acts := []fallback.Activation{fallback.ActNone, fallback.ActReLU, fallback.ActGELU, fallback.ActSiLU}
 	for li, l := range layouts() {
 		for ti, tl := range sm86mm.Tiles() {
-			in := []sm86mm.Input{sm86mm.F16, sm86mm.BF16}[(li+ti)%2]
-			out := []sm86mm.Output{sm86mm.OutF32, sm86mm.OutF16, sm86mm.OutBF16}[(li+2*ti)%3]
+			in := sm86mm.Inputs()[(li+ti)%2]
+			out := sm86mm.Outputs()[(li+2*ti)%3]
 			c := sm86mm.Config{In: in, Tile: tl, Out: out, TransA: l[0], TransB: l[1]}
 			rng := rand.New(rand.NewSource(5))
 			worst := 0.0
@@ -450,7 +450,7 @@ func TestSimTransposed(t *testing.T) {
 			}
 			t.Logf("%s: %d shapes, max rel err %.3g", c.Name(), len(sh), worst)
 		}
-		c := sm86mm.Config{In: sm86mm.F16, Tile: sm86mm.Tile64x128, TransA: l[0], TransB: l[1]}
+		c := sm86mm.Config{In: tile.F16, Tile: sm86mm.Tile64x128, Out: tile.F32, TransA: l[0], TransB: l[1]}
 		rng := rand.New(rand.NewSource(6))
 		for _, e := range []epi{{alpha: 1, splits: 3, ldPad: 3}, {alpha: 0.75, beta: -1, bias: true, splits: 2}} {
 			if er := simCase(t, c, 17, 40, 320, e, rng); er > tolerance(c) {

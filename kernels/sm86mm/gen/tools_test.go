@@ -13,11 +13,14 @@ import (
 	"github.com/tcrt-go/tcrt/kernels/sm86mm"
 	"github.com/tcrt-go/tcrt/sass/cubin"
 	"github.com/tcrt-go/tcrt/sass/sched"
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // variants is the f32-output 128x128 pair the main-loop figures are
 // quoted for.
-func variants() []sm86mm.Config { return []sm86mm.Config{{In: sm86mm.F16}, {In: sm86mm.BF16}} }
+func variants() []sm86mm.Config {
+	return []sm86mm.Config{{In: tile.F16, Out: tile.F32}, {In: tile.BF16, Out: tile.F32}}
+}
 
 // allVariants is every generated kernel.
 func allVariants() []sm86mm.Config { return sm86mm.Variants() }
