@@ -52,5 +52,6 @@ var (
 	normPool      argPool[runtime.NormArgs]
 	ropePool      argPool[runtime.RoPEArgs]
 	actPool       argPool[runtime.ActArgs]
+	eltPool       argPool[runtime.EltArgs]
 	samplePool    argPool[runtime.SampleArgs]
 )
