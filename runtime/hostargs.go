@@ -53,4 +53,5 @@ var (
 	hostRoPEs      hostPool[fallback.RoPEArgs]
 	hostSamples    hostPool[fallback.SampleArgs]
 	hostSoftmaxes  hostPool[fallback.SoftmaxArgs]
+	hostGathers    hostPool[fallback.GatherArgs]
 )
