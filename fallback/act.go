@@ -214,7 +214,8 @@ func EltFast(a *EltArgs) {
 		zrow = loadRow(cv, a.Z, 0, 0, n, make([]float32, n))
 		zrow = append([]float32(nil), zrow...) // own copy: Y may be Z
 	}
-	forRows(a.X.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
+	forRowsOf(&eltRows, a.X.Rows, n, a.Threads, 3*n, eltState{a, cv, zrow, n}, func(st *eltState, lo, hi int, buf []float32) {
+		a, cv, zrow, n := st.a, st.cv, st.zrow, st.n
 		xb, zb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
 		for r := lo; r < hi; r++ {
 			x := loadRow(cv, &a.X, r, 0, n, xb)
@@ -245,3 +246,13 @@ func EltFast(a *EltArgs) {
 		}
 	})
 }
+
+// eltState is the state of eltRows's row function.
+type eltState struct {
+	a    *EltArgs
+	cv   *converters
+	zrow []float32
+	n    int
+}
+
+var eltRows rowTasks[eltState]

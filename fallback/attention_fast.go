@@ -113,9 +113,10 @@ func AttentionFast(variant string, a *AttentionArgs) error {
 	if a.PageSize > 0 && a.PageSize < bn {
 		bn = a.PageSize
 	}
+	c := attnCalls.Get().(*attnCall)
+	defer c.release()
 	// Enumerate the unsplit items, heaviest row blocks first.
-	type base struct{ b, g, rb, r0, rows, lo, hi, nq, nk, qrow0, qbt int }
-	var bases []base
+	bases := c.bases[:0]
 	maxKeys := 0
 	for b := 0; b < a.Batch; b++ {
 		qrow0, nq, qbt := a.seqQ(b)
@@ -132,10 +133,11 @@ func AttentionFast(variant string, a *AttentionArgs) error {
 				maxKeys = max(maxKeys, hi-lo)
 			}
 			for g := 0; g < a.HeadsKV; g++ {
-				bases = append(bases, base{b, g, rb, r0, rows, lo, hi, nq, nk, qrow0, qbt})
+				bases = append(bases, attnBase{b, g, rb, r0, rows, lo, hi, nq, nk, qrow0, qbt})
 			}
 		}
 	}
+	c.bases = bases
 	nsplit := a.Splits
 	if nsplit <= 0 {
 		nsplit = 1
@@ -143,7 +145,7 @@ func AttentionFast(variant string, a *AttentionArgs) error {
 			nsplit = min((4*threads+len(bases)-1)/max(len(bases), 1), max(1, maxKeys/attnMinSplitKeys))
 		}
 	}
-	var items []attnItem
+	items := c.items[:0]
 	nparts := 0
 	for _, bs := range bases {
 		span := bs.hi - bs.lo
@@ -167,15 +169,19 @@ func AttentionFast(variant string, a *AttentionArgs) error {
 				k0: k0, k1: k1, split: s, nsplit: ns, part: part, nq: bs.nq, nk: bs.nk, qrow0: bs.qrow0, qbt: bs.qbt})
 		}
 	}
+	c.items = items
 	d := a.HeadDim
+	c.d = d
 	var parts *attnParts
 	if nparts > 0 {
-		parts = &attnParts{o: make([]float32, nparts*attnBM*d), m: make([]float32, nparts*attnBM), l: make([]float32, nparts*attnBM)}
+		parts = &c.parts
+		parts.o = zeroed(parts.o, nparts*attnBM*d)
+		parts.m = zeroed(parts.m, nparts*attnBM)
+		parts.l = zeroed(parts.l, nparts*attnBM)
 	}
-	run := &attnRun{a: a, k: kern, group: group, bn: bn, parts: parts}
-	parallel(len(items), threads, func() any { return getAttnScratch(d) }, func(sc any) { putAttnScratch(sc.(*attnScratch)) }, func(sc any, i int) {
-		run.item(sc.(*attnScratch), &items[i])
-	})
+	run := &c.run
+	*run = attnRun{a: a, k: kern, group: group, bn: bn, parts: parts}
+	c.par.run(len(items), threads, false)
 	if run.nonFinite.Load() {
 		// A NaN or +Inf logit: the reference rewrites every output.
 		AttentionRef(a)
@@ -185,65 +191,124 @@ func AttentionFast(variant string, a *AttentionArgs) error {
 		return nil
 	}
 	// Combine the splits of each split item.
-	var heads []int
+	heads := c.heads[:0]
 	for i := range items {
 		if items[i].part >= 0 && items[i].split == 0 {
 			heads = append(heads, i)
 		}
 	}
-	parallel(len(heads), threads, func() any { return make([]float32, d) }, nil, func(sc any, i int) {
-		run.combine(sc.([]float32), &items[heads[i]])
-	})
+	c.heads = heads
+	c.par.run(len(heads), threads, true)
 	return nil
 }
 
-// parallel runs fn(i) for i < n on up to threads goroutines, each with its
-// own scratch from mk, handed to release (if not nil) when it is done.
-func parallel(n, threads int, mk func() any, release func(any), fn func(sc any, i int)) {
-	threads = min(threads, n)
-	if threads <= 1 {
-		if n > 0 {
-			sc := mk()
-			for i := 0; i < n; i++ {
-				fn(sc, i)
-			}
-			if release != nil {
-				release(sc)
-			}
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	work := func() {
-		sc := mk()
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				break
-			}
-			fn(sc, i)
-		}
-		if release != nil {
-			release(sc)
-		}
-	}
-	// Every worker is a new goroutine: with the calling goroutine taking a
-	// share instead, 4096-token decode steps ran 10–20% slower.
-	var gp goPanic
-	wg.Add(threads)
-	for w := 0; w < threads; w++ {
-		go func() {
-			defer wg.Done()
-			defer gp.catch()
-			work()
-		}()
-	}
-	wg.Wait()
-	gp.rethrow()
+// attnBase is an unsplit work item of AttentionFast.
+type attnBase struct{ b, g, rb, r0, rows, lo, hi, nq, nk, qrow0, qbt int }
+
+// attnCall is one AttentionFast call's memory, pooled (attnCalls): its
+// work lists, split partials and run state, and its workers.
+type attnCall struct {
+	bases []attnBase
+	items []attnItem
+	heads []int // the items whose splits are combined
+	parts attnParts
+	run   attnRun
+	d     int
+	par   attnPar
 }
 
-// attnParts holds the unnormalised partial results of split items.
+var attnCalls = sync.Pool{New: func() any {
+	c := new(attnCall)
+	c.par.c = c
+	c.par.goFn = c.par.worker
+	return c
+}}
+
+// release clears c's references to the call's tensors and keeps it.
+func (c *attnCall) release() {
+	c.run = attnRun{}
+	attnCalls.Put(c)
+}
+
+// zeroed returns s resized to n zeros, reusing its memory where it has
+// room.
+func zeroed(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// attnPar runs the items (or, with combine, the split combinations) of
+// its call on up to threads goroutines, each with its own scratch.
+type attnPar struct {
+	c       *attnCall
+	n       int
+	combine bool
+	next    atomic.Int64
+	wg      sync.WaitGroup
+	gp      goPanic
+	goFn    func() // p.worker, made once per pooled call
+}
+
+// run runs n items on up to threads goroutines. Every worker is a new
+// goroutine: with the calling goroutine taking a share instead, 4096-token
+// decode steps ran 10–20% slower.
+func (p *attnPar) run(n, threads int, combine bool) {
+	threads = min(threads, n)
+	if n <= 0 {
+		return
+	}
+	p.n, p.combine = n, combine
+	p.next.Store(0)
+	if threads <= 1 {
+		p.work()
+		return
+	}
+	p.gp.p.Store(nil)
+	p.wg.Add(threads)
+	for range threads {
+		go p.goFn()
+	}
+	p.wg.Wait()
+	p.gp.rethrow()
+}
+
+// worker is work on a goroutine of its own.
+func (p *attnPar) worker() {
+	defer p.wg.Done()
+	defer p.gp.catch()
+	p.work()
+}
+
+// work takes items until none are left.
+func (p *attnPar) work() {
+	c := p.c
+	if p.combine {
+		buf := getFloats(c.d)
+		defer putFloats(buf)
+		for {
+			i := int(p.next.Add(1) - 1)
+			if i >= p.n {
+				return
+			}
+			clear(*buf)
+			c.run.combine(*buf, &c.items[c.heads[i]])
+		}
+	}
+	sc := getAttnScratch(c.d)
+	for {
+		i := int(p.next.Add(1) - 1)
+		if i >= p.n {
+			break
+		}
+		c.run.item(sc, &c.items[i])
+	}
+	putAttnScratch(sc)
+}
+
 type attnParts struct {
 	o, m, l []float32
 }

@@ -176,54 +176,93 @@ func parallelFor(n, p, grain int, fn func(lo, hi int)) {
 // The positions come from a pool (a fresh half-megabyte slice for every
 // 64 Ki-lane gather cost a fifth of its time in page faults and clearing):
 // the caller hands them back with putLanes when done.
-func resolveLanes(op string, mode IndexMode, idx *TileData, rows, cols, n int, oob tile.OOB, p int) ([]int, error) {
-	pos := getLanes(rows * cols)
-	signed := idx.Tile.DType.IsSigned()
-	var mu sync.Mutex
-	firstBad := -1
-	var firstErr error
-	parallelFor(rows*cols, p, 4096, func(lo, hi int) {
-		r, c := lo/cols, lo%cols
-		for l := lo; l < hi; l, c = l+1, c+1 {
-			if c == cols {
-				r, c = r+1, 0
-			}
-			raw := idx.index(r, c)
-			if raw < uint64(n) { // in bounds, signed or not: the common case
-				pos[l] = int(raw)
-				continue
-			}
-			v, ok := tile.ResolveIndex(raw, signed, n, oob)
-			if !ok {
-				if oob == tile.OOBError {
-					mu.Lock()
-					if firstBad < 0 || l < firstBad {
-						firstBad, firstErr = l, oobFault(op, mode, raw, idx.Tile.DType, r, c, n)
-					}
-					mu.Unlock()
-					return
-				}
-				v = -1
-			}
-			pos[l] = v
-		}
-	})
-	return pos, firstErr
+func resolveLanes(op string, mode IndexMode, idx *TileData, rows, cols, n int, oob tile.OOB, p int) (*[]int, error) {
+	pp := getLanes(rows * cols)
+	lr := laneResolve{op: op, mode: mode, idx: idx, pos: *pp, cols: cols, n: n, oob: oob,
+		signed: idx.Tile.DType.IsSigned(), firstBad: -1}
+	if serialFor(rows*cols, p, 4096) {
+		lr.run(0, rows*cols)
+	} else {
+		// The goroutines share a copy on the heap, with a lock.
+		h := new(laneResolve)
+		*h = lr
+		h.mu = new(sync.Mutex)
+		parallelFor(rows*cols, p, 4096, h.run)
+		lr = *h
+	}
+	return pp, lr.firstErr
 }
+
+// laneResolve is one resolveLanes call; mu, when set, guards firstBad and
+// firstErr between goroutines.
+type laneResolve struct {
+	op       string
+	mode     IndexMode
+	idx      *TileData
+	pos      []int
+	cols, n  int
+	oob      tile.OOB
+	signed   bool
+	mu       *sync.Mutex
+	firstBad int
+	firstErr error
+}
+
+// run resolves lanes [lo, hi).
+func (lr *laneResolve) run(lo, hi int) {
+	cols, n, pos := lr.cols, lr.n, lr.pos
+	r, c := lo/cols, lo%cols
+	for l := lo; l < hi; l, c = l+1, c+1 {
+		if c == cols {
+			r, c = r+1, 0
+		}
+		raw := lr.idx.index(r, c)
+		if raw < uint64(n) { // in bounds, signed or not: the common case
+			pos[l] = int(raw)
+			continue
+		}
+		v, ok := tile.ResolveIndex(raw, lr.signed, n, lr.oob)
+		if !ok {
+			if lr.oob == tile.OOBError {
+				if lr.mu != nil {
+					lr.mu.Lock()
+					defer lr.mu.Unlock()
+				}
+				if lr.firstBad < 0 || l < lr.firstBad {
+					lr.firstBad, lr.firstErr = l, oobFault(lr.op, lr.mode, raw, lr.idx.Tile.DType, r, c, n)
+				}
+				return
+			}
+			v = -1
+		}
+		pos[l] = v
+	}
+}
+
+// serialFor reports whether parallelFor(n, p, grain, ...) would run on
+// the calling goroutine alone: callers then call their function directly
+// and allocate no closure.
+func serialFor(n, p, grain int) bool { return min(p, (n+max(grain, 1)-1)/max(grain, 1)) <= 1 }
 
 // lanePool holds the position slices of resolveLanes.
 var lanePool sync.Pool
 
-// getLanes returns a slice of n positions (contents undefined).
-func getLanes(n int) []int {
-	if p, ok := lanePool.Get().(*[]int); ok && cap(*p) >= n {
-		return (*p)[:n]
+// getLanes returns a slice of n positions (contents undefined); putLanes
+// gives it back.
+func getLanes(n int) *[]int {
+	p, ok := lanePool.Get().(*[]int)
+	if !ok {
+		p = new([]int)
 	}
-	return make([]int, n)
+	if cap(*p) < n {
+		*p = make([]int, n)
+	}
+	*p = (*p)[:n]
+	return p
 }
 
 // putLanes returns a slice from getLanes to the pool.
-func putLanes(pos []int) { lanePool.Put(&pos) }
+func putLanes(p *[]int) { lanePool.Put(p) }
 
 // GatherFast is the parallel gather: a parallel preflight resolving every
 // index, then rows (or elements) copied by Threads goroutines straight into
@@ -234,11 +273,12 @@ func GatherFast(a *GatherArgs) error {
 	p := threads(a.Threads)
 	dst := a.Dst.Tile
 	rows, cols := gatherLanes(a.Mode, a.Idx.Tile)
-	pos, err := resolveLanes(opGather, a.Mode, &a.Idx, rows, cols, a.MemRows, a.OOB, p)
-	defer putLanes(pos)
+	pp, err := resolveLanes(opGather, a.Mode, &a.Idx, rows, cols, a.MemRows, a.OOB, p)
+	defer putLanes(pp)
 	if err != nil {
 		return err
 	}
+	pos := *pp
 	tile.FillPad(dst, a.Dst.Data)
 	sz := dst.DType.Size()
 	vc := dst.ValidCols
@@ -253,41 +293,18 @@ func GatherFast(a *GatherArgs) error {
 			})
 			return nil
 		}
-		parallelFor(rows, p, max(1, 16384/max(rb, 1)), func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				// Random rows defeat the hardware prefetcher: ask for the
-				// row prefetchAhead lanes on while copying this one.
-				if havePrefetch && r+prefetchAhead < hi {
-					if q := pos[r+prefetchAhead]; q >= 0 {
-						prefetchRange(unsafe.Pointer(&a.Mem[q*rb]), rb)
-					}
-				}
-				out := a.Dst.Data[r*dst.Cols*sz : r*dst.Cols*sz+rb]
-				if q := pos[r]; q >= 0 {
-					copy(out, a.Mem[q*rb:q*rb+rb])
-				} else {
-					clear(out)
-				}
-			}
-		})
+		if g := max(1, 16384/max(rb, 1)); serialFor(rows, p, g) {
+			gatherRows(a, pos, rb, 0, rows) // no closure: nothing allocated
+		} else {
+			parallelFor(rows, p, g, func(lo, hi int) { gatherRows(a, pos, rb, lo, hi) })
+		}
 		return nil
 	}
-	parallelFor(dst.ValidRows, p, max(1, 4096/vc), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			for c := 0; c < vc; c++ {
-				var q int
-				if a.Mode == IndexRows {
-					q = pos[r]
-					if q >= 0 {
-						q = q*vc + c
-					}
-				} else {
-					q = pos[r*vc+c]
-				}
-				copyElem(a.Dst.Data, dst.At(r, c)*sz, a.Mem, q*sz, sz, q < 0)
-			}
-		}
-	})
+	if g := max(1, 4096/vc); serialFor(dst.ValidRows, p, g) {
+		gatherElems(a, pos, 0, dst.ValidRows)
+	} else {
+		parallelFor(dst.ValidRows, p, g, func(lo, hi int) { gatherElems(a, pos, lo, hi) })
+	}
 	return nil
 }
 
@@ -352,6 +369,48 @@ func copyElem(dst []byte, do int, src []byte, so, size int, zero bool) {
 			clear(dst[do : do+size])
 		} else {
 			copy(dst[do:do+size], src[so:so+size])
+		}
+	}
+}
+
+// gatherRows copies the row-major gather's rows [lo, hi) of rb bytes.
+func gatherRows(a *GatherArgs, pos []int, rb, lo, hi int) {
+	dst := &a.Dst.Tile
+	sz := dst.DType.Size()
+	for r := lo; r < hi; r++ {
+		// Random rows defeat the hardware prefetcher: ask for the row
+		// prefetchAhead lanes on while copying this one.
+		if havePrefetch && r+prefetchAhead < hi {
+			if q := pos[r+prefetchAhead]; q >= 0 {
+				prefetchRange(unsafe.Pointer(&a.Mem[q*rb]), rb)
+			}
+		}
+		out := a.Dst.Data[r*dst.Cols*sz : r*dst.Cols*sz+rb]
+		if q := pos[r]; q >= 0 {
+			copy(out, a.Mem[q*rb:q*rb+rb])
+		} else {
+			clear(out)
+		}
+	}
+}
+
+// gatherElems copies the gather's destination rows [lo, hi) element by
+// element (any layout, either mode).
+func gatherElems(a *GatherArgs, pos []int, lo, hi int) {
+	dst := &a.Dst.Tile
+	sz, vc := dst.DType.Size(), dst.ValidCols
+	for r := lo; r < hi; r++ {
+		for c := 0; c < vc; c++ {
+			var q int
+			if a.Mode == IndexRows {
+				q = pos[r]
+				if q >= 0 {
+					q = q*vc + c
+				}
+			} else {
+				q = pos[r*vc+c]
+			}
+			copyElem(a.Dst.Data, dst.At(r, c)*sz, a.Mem, q*sz, sz, q < 0)
 		}
 	}
 }

@@ -121,7 +121,8 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 	}
 	nt := ntFor(&a.Y)
 	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
-	forRows(a.X.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
+	forRowsOf(&normFusedRows, a.X.Rows, n, a.Threads, 0, normFusedState{a, fk, w, b, n, n8, nt, tx, ty}, func(st *normFusedState, lo, hi int, _ []float32) {
+		a, fk, w, b, n, n8, nt, tx, ty := st.a, st.fk, st.w, st.b, st.n, st.n8, st.nt, st.tx, st.ty
 		for r := lo; r < hi; r++ {
 			src := &a.X
 			var ss float32
@@ -193,7 +194,8 @@ func actFused(a *ActArgs, fk *lightFused) bool {
 		k, f = fk.geluTanh[lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)], geluTanh32
 	}
 	nt := ntFor(&a.Y)
-	forRows(a.A.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
+	forRowsOf(&actFusedRows, a.A.Rows, n, a.Threads, 0, actFusedState{a, k, f, n, n8, nt}, func(st *actFusedState, lo, hi int, _ []float32) {
+		a, k, f, n, n8, nt := st.a, st.k, st.f, st.n, st.n8, st.nt
 		for r := lo; r < hi; r++ {
 			var bp unsafe.Pointer
 			if a.B != nil {
@@ -293,3 +295,26 @@ func (a *RoPEArgs) rotateFused(fk *lightFused, x, y *Matrix, t, heads int, c, s 
 	}
 	return true
 }
+
+// normFusedState is the state of normFusedRows's row function.
+type normFusedState struct {
+	a      *NormArgs
+	fk     *lightFused
+	w, b   []float32
+	n, n8  int
+	nt     bool
+	tx, ty int
+}
+
+var normFusedRows rowTasks[normFusedState]
+
+// actFusedState is the state of actFusedRows's row function.
+type actFusedState struct {
+	a     *ActArgs
+	k     func(dst, a, b unsafe.Pointer, n, nt int)
+	f     func(float32) float32
+	n, n8 int
+	nt    bool
+}
+
+var actFusedRows rowTasks[actFusedState]

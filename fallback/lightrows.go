@@ -122,33 +122,102 @@ func refStore(m *Matrix, r, lo int, v []float32) {
 // forRows runs fn over [0, n) rows of cols elements in tasks of whole rows
 // on the calling goroutine and up to threads−1 helpers (threads ≤ 0: all
 // cores). fn gets a scratch slice of scratch float32s private to its
-// goroutine.
+// goroutine. fn escapes to the helpers, so a closure costs an allocation
+// per call: the kernels of a decode step use forRowsOf.
 func forRows(n, cols, threads, scratch int, fn func(lo, hi int, buf []float32)) {
+	forRowsOf(&closureRows, n, cols, threads, scratch, fn, callRows)
+}
+
+var closureRows rowTasks[func(lo, hi int, buf []float32)]
+
+func callRows(f *func(lo, hi int, buf []float32), lo, hi int, buf []float32) { (*f)(lo, hi, buf) }
+
+// forRowsOf is forRows for a function of state s, which fn (a function
+// literal that captures nothing, so no allocation) reads through its
+// first argument: s is copied into a task taken from tp, the call
+// allocates nothing in steady state.
+func forRowsOf[S any](tp *rowTasks[S], n, cols, threads, scratch int, s S, fn func(s *S, lo, hi int, buf []float32)) {
 	if n <= 0 {
 		return
 	}
 	if threads <= 0 {
 		threads = goruntime.GOMAXPROCS(0)
 	}
-	grain := max(1, lightGrain/max(1, cols))
-	tasks := (n + grain - 1) / grain
-	workers := min(threads, tasks)
-	if workers <= 1 {
-		fn(0, n, make([]float32, scratch))
-		return
-	}
-	var next atomic.Int64
-	run(workers-1, func() {
-		buf := make([]float32, scratch)
-		for {
-			t := int(next.Add(1) - 1)
-			if t >= tasks {
-				return
-			}
-			fn(t*grain, min(n, (t+1)*grain), buf)
-		}
-	})
+	t := tp.get()
+	t.s, t.fn, t.n, t.scratch = s, fn, n, scratch
+	t.grain = max(1, lightGrain/max(1, cols))
+	t.tasks = (n + t.grain - 1) / t.grain
+	t.next.Store(0)
+	run(min(threads, t.tasks)-1, t.workFn)
+	tp.put(t)
 }
+
+// rowTask is one forRowsOf call, shared by the goroutines that run it.
+type rowTask[S any] struct {
+	s                        S
+	fn                       func(s *S, lo, hi int, buf []float32)
+	n, grain, tasks, scratch int
+	next                     atomic.Int64
+	workFn                   func() // t.work, made once per pooled task
+}
+
+// rowTasks recycles the rowTasks of one kind of state.
+type rowTasks[S any] struct{ p sync.Pool }
+
+func (tp *rowTasks[S]) get() *rowTask[S] {
+	if t, ok := tp.p.Get().(*rowTask[S]); ok {
+		return t
+	}
+	t := new(rowTask[S])
+	t.workFn = t.work
+	return t
+}
+
+// put clears t's references and keeps it; every goroutine that ran t has
+// returned.
+func (tp *rowTasks[S]) put(t *rowTask[S]) {
+	var zero S
+	t.s, t.fn = zero, nil
+	tp.p.Put(t)
+}
+
+// work takes t's tasks until none are left, with a scratch row of its own.
+func (t *rowTask[S]) work() {
+	var buf *[]float32
+	var b []float32
+	if t.scratch > 0 {
+		buf = getFloats(t.scratch)
+		b = (*buf)[:t.scratch]
+		clear(b) // as fresh as before the pool: no caller reads stale rows
+		defer putFloats(buf)
+	}
+	for {
+		i := int(t.next.Add(1) - 1)
+		if i >= t.tasks {
+			return
+		}
+		t.fn(&t.s, i*t.grain, min(t.n, (i+1)*t.grain), b)
+	}
+}
+
+// floatsPool keeps float32 scratch slices between calls (getFloats).
+var floatsPool sync.Pool
+
+// getFloats returns a scratch slice of at least n float32s, of
+// unspecified contents; putFloats gives it back.
+func getFloats(n int) *[]float32 {
+	p, ok := floatsPool.Get().(*[]float32)
+	if !ok {
+		p = new([]float32)
+	}
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putFloats(p *[]float32) { floatsPool.Put(p) }
 
 // sumSquares returns Σ x² with eight partial sums.
 func sumSquares(x []float32) float32 {

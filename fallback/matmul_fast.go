@@ -198,13 +198,29 @@ type job struct {
 	bSlot   int
 	bPanels int
 	bState  []atomic.Int32
+	// workFn is j.work, made once per pooled job.
+	workFn func()
 }
+
+// jobs recycles jobs: a product allocates neither its job nor the
+// closure its workers run.
+var jobs = sync.Pool{New: func() any {
+	j := new(job)
+	j.workFn = j.work
+	return j
+}}
 
 func (v *variant) matMul(a *MatMulArgs) {
 	if a.M <= 0 || a.N <= 0 || a.Batch <= 0 {
 		return
 	}
-	j := &job{a: a, v: v, blk: v.blocking(), mUnit: v.rowUnit()}
+	j := jobs.Get().(*job)
+	fn := j.workFn
+	*j = job{a: a, v: v, blk: v.blocking(), mUnit: v.rowUnit(), workFn: fn}
+	defer func() { // after the workers, who all return before run does
+		*j = job{workFn: fn}
+		jobs.Put(j)
+	}()
 	j.beta = a.Beta != 0 && a.C != nil
 	j.alpha = 1
 	if v.BF16Pairs {
@@ -246,7 +262,7 @@ func (v *variant) matMul(a *MatMulArgs) {
 	}
 	threads = min(threads, j.items)
 
-	run(threads-1, j.work)
+	run(threads-1, j.workFn)
 }
 
 // maxScratch bounds a worker's scratch buffer of partial sums, in bytes.

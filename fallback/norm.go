@@ -95,7 +95,9 @@ func NormFast(a *NormArgs) {
 	n := a.X.Cols
 	cv, vk := lightCvt(), lightVec()
 	// The effective weight row, (1 + w) for Gemma, and bias, once.
-	w := make([]float32, n)
+	wp := getFloats(n)
+	defer putFloats(wp)
+	w := *wp
 	for j := range w {
 		w[j] = a.scaleOf(j)
 	}
@@ -104,13 +106,16 @@ func NormFast(a *NormArgs) {
 	}
 	var ones []float32
 	if a.Kind == NormLayer {
-		ones = make([]float32, n)
+		op := getFloats(n)
+		defer putFloats(op)
+		ones = *op
 		for j := range ones {
 			ones[j] = 1
 		}
 	}
 	zeros := zeroRow(n)
-	forRows(a.X.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
+	forRowsOf(&normRows, a.X.Rows, n, a.Threads, 3*n, normState{a, cv, vk, w, ones, zeros, n}, func(st *normState, lo, hi int, buf []float32) {
+		a, cv, vk, w, ones, zeros, n := st.a, st.cv, st.vk, st.w, st.ones, st.zeros, st.n
 		xb, rb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
 		for r := lo; r < hi; r++ {
 			v := loadRow(cv, &a.X, r, 0, n, xb)
@@ -146,3 +151,14 @@ func normRow(a *NormArgs, vk *lightKernels, v, w, out, ones, zeros []float32) {
 	inv := float32(1 / math.Sqrt(float64(ss)/float64(n)+float64(a.Eps)))
 	vecAffine(vk, out, v, w, a.Bias, mean, inv, zeros)
 }
+
+// normState is the state of normRows's row function.
+type normState struct {
+	a              *NormArgs
+	cv             *converters
+	vk             *lightKernels
+	w, ones, zeros []float32
+	n              int
+}
+
+var normRows rowTasks[normState]

@@ -37,7 +37,7 @@ type poolTask struct {
 	// state counts the helpers inside f, with taskClosed set once the
 	// caller has finished its own part: no helper joins after that.
 	state atomic.Int64
-	// done is closed by the last helper to leave a closed task.
+	// done gets one token from the last helper to leave a closed task.
 	done chan struct{}
 	// panicked holds the first panic of a helper inside f.
 	panicked goPanic
@@ -84,29 +84,41 @@ func (t *poolTask) join() bool {
 	}
 }
 
-// leave exits t, waking the caller if it is waiting for the last helper.
+// leave exits t, handing the caller its token if it was the last helper
+// of a closed task.
 func (t *poolTask) leave() {
 	if t.state.Add(-1) == taskClosed {
-		close(t.done)
+		t.done <- struct{}{}
 	}
 }
 
 // close stops helpers from joining t and waits for those inside it:
 // spinning for poolSpin (the helpers are finishing their last items), then
-// blocked.
+// blocked. It takes the last helper's token, so that a late send cannot
+// end the wait of the task's next use.
 func (t *poolTask) close() {
 	for {
 		s := t.state.Load()
 		if t.state.CompareAndSwap(s, s|taskClosed) {
 			if s == 0 {
-				return
+				return // no helper inside: no token comes
 			}
 			break
 		}
 	}
-	if !spin(func() bool { return t.state.Load() == taskClosed }, false) {
-		<-t.done
-	}
+	spin(func() bool { return len(t.done) > 0 }, false)
+	<-t.done
+}
+
+// open readies the pool's one task for f and up to want helpers. It is
+// closed (no helper inside, its token taken); a helper holding it from an
+// earlier use may try to join while it is written, and fails until the
+// state is stored last.
+func (t *poolTask) open(f func(), want int) {
+	t.f = f
+	t.panicked.p.Store(nil)
+	t.want.Store(int32(min(want, 1<<30)))
+	t.state.Store(0)
 }
 
 // spin polls done for up to poolSpin, reading the clock (and, with yield,
@@ -133,6 +145,7 @@ func spin(done func() bool, yield bool) bool {
 var helperPool struct {
 	busy    atomic.Bool              // a task is being published or run
 	task    atomic.Pointer[poolTask] // the open task, nil between tasks
+	t       poolTask                 // the task, reused by every run
 	seq     atomic.Uint64            // bumped when a task is published
 	parked  atomic.Int32             // helpers waiting on cond
 	mu      sync.Mutex               // guards started; cond's lock
@@ -173,13 +186,15 @@ func run(helpers int, f func()) {
 	p.mu.Lock()
 	if p.cond == nil {
 		p.cond = sync.NewCond(&p.mu)
+		p.t.done = make(chan struct{}, 1)
+		p.t.state.Store(taskClosed)
 	}
 	for ; p.started < min(helpers, goruntime.GOMAXPROCS(0)-1); p.started++ {
 		go helper()
 	}
 	p.mu.Unlock()
-	t := &poolTask{f: f, done: make(chan struct{})}
-	t.want.Store(int32(min(helpers, 1<<30)))
+	t := &p.t
+	t.open(f, helpers)
 	p.task.Store(t)
 	p.seq.Add(1)
 	if p.parked.Load() > 0 {
@@ -192,8 +207,12 @@ func run(helpers int, f func()) {
 	defer func() {
 		t.close()
 		p.task.Store(nil)
+		t.f = nil
+		v := t.panicked.p.Load()
 		p.busy.Store(false)
-		t.panicked.rethrow() // a helper's panic, on the caller
+		if v != nil {
+			panic(v.v) // a helper's panic, on the caller
+		}
 	}()
 	f()
 }

@@ -153,7 +153,24 @@ func TestHelperPanicsReachTheCaller(t *testing.T) {
 				}
 			})
 		},
-		"parallel": func() { parallel(8, 4, func() any { return nil }, nil, func(_ any, i int) { boom(i) }) },
+		"forRows": func() {
+			forRows(64, 1<<20, 4, 8, func(lo, hi int, _ []float32) {
+				for i := lo; i < hi; i++ {
+					boom(i)
+				}
+			})
+		},
+		"attnPar": func() {
+			// A run without arguments: the workers' items fail (nil a).
+			c := attnCalls.Get().(*attnCall)
+			c.items, c.d = make([]attnItem, 8), 8
+			defer func() {
+				if r := recover(); r != nil {
+					panic("boom") // the workers' panic reached the caller
+				}
+			}()
+			c.par.run(8, 4, false)
+		},
 		"parallelFor": func() {
 			parallelFor(8, 4, 1, func(lo, hi int) {
 				for i := lo; i < hi; i++ {

@@ -45,8 +45,18 @@ type RoPEScaling struct {
 // embedding of base theta and the factor cos and sin are multiplied by
 // (1 but for YaRN).
 func RoPEFreqs(theta float64, rotDim int, s RoPEScaling) (inv []float64, mscale float64) {
-	half := rotDim / 2
-	inv = make([]float64, half)
+	return RoPEFreqsInto(nil, theta, rotDim, s)
+}
+
+// RoPEFreqsInto is RoPEFreqs into dst's memory where it has room (else a
+// new slice): a caller that keeps dst between calls allocates once.
+func RoPEFreqsInto(dst []float64, theta float64, rotDim int, s RoPEScaling) (inv []float64, mscale float64) {
+	half := max(rotDim/2, 0)
+	inv = dst[:0]
+	if cap(inv) < half {
+		inv = make([]float64, half)
+	}
+	inv = inv[:half]
 	for i := range inv {
 		inv[i] = math.Pow(theta, -float64(2*i)/float64(rotDim))
 	}
@@ -194,7 +204,8 @@ func RoPEFast(a *RoPEArgs) error {
 		nk = a.K.Cols
 	}
 	n := max(nq, nk)
-	forRows(a.Q.Rows, nq+nk, a.Threads, 2*n+2*half, func(lo, hi int, buf []float32) {
+	forRowsOf(&ropeRows, a.Q.Rows, nq+nk, a.Threads, 2*n+2*half, ropeState{a, cv, vk, fk, half, n}, func(st *ropeState, lo, hi int, buf []float32) {
+		a, cv, vk, fk, half, n := st.a, st.cv, st.vk, st.fk, st.half, st.n
 		xb, ob := buf[:n], buf[n:2*n]
 		c, s := buf[2*n:2*n+half], buf[2*n+half:2*n+2*half]
 		for t := lo; t < hi; t++ {
@@ -245,3 +256,14 @@ func RoPECosSin(a *RoPEArgs) []float32 {
 	}
 	return out
 }
+
+// ropeState is the state of ropeRows's row function.
+type ropeState struct {
+	a       *RoPEArgs
+	cv      *converters
+	vk      *lightKernels
+	fk      *lightFused
+	half, n int
+}
+
+var ropeRows rowTasks[ropeState]

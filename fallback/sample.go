@@ -209,7 +209,8 @@ var samplerPool sync.Pool
 func SampleFast(a *SampleArgs) {
 	cv := lightCvt()
 	n := a.Logits.Cols
-	forRows(a.Logits.Rows, n, a.Threads, 0, func(lo, hi int, _ []float32) {
+	forRowsOf(&sampleRows, a.Logits.Rows, n, a.Threads, 0, sampleState{a, cv, n}, func(st *sampleState, lo, hi int, _ []float32) {
+		a, cv, n := st.a, st.cv, st.n
 		if a.Temperature == 0 && a.Logits.DType == tile.F32 { // greedy needs no scratch
 			vk := lightVec()
 			for r := lo; r < hi; r++ {
@@ -228,6 +229,15 @@ func SampleFast(a *SampleArgs) {
 		samplerPool.Put(sp)
 	})
 }
+
+// sampleState is the state of SampleFast's row function.
+type sampleState struct {
+	a  *SampleArgs
+	cv *converters
+	n  int
+}
+
+var sampleRows rowTasks[sampleState]
 
 func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 	vk := lightVec()

@@ -166,11 +166,12 @@ func ScatterRef(a *ScatterArgs) error {
 func ScatterFast(a *ScatterArgs) error {
 	p := threads(a.Threads)
 	rows, cols := gatherLanes(a.Mode, a.Idx.Tile)
-	pos, err := resolveLanes(opScatter, a.Mode, &a.Idx, rows, cols, a.MemRows, a.OOB, p)
-	defer putLanes(pos)
+	pp, err := resolveLanes(opScatter, a.Mode, &a.Idx, rows, cols, a.MemRows, a.OOB, p)
+	defer putLanes(pp)
 	if err != nil {
 		return err
 	}
+	pos := *pp
 	work := len(pos)
 	if a.Mode == IndexRows {
 		work *= a.Src.Tile.ValidCols

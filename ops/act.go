@@ -178,7 +178,7 @@ func Elementwise(ctx context.Context, rt *runtime.Runtime, op EltOp, y, x, z Mat
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpElementwise, args)
+	return runPooled(ctx, rt, s, runtime.OpElementwise, args, &eltPool)
 }
 
 // ExplainElementwise says which kernel Elementwise would select.
@@ -213,8 +213,8 @@ func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 	if y.Rows != x.Rows {
 		return nil, nil, tile.Errorf(ErrShape, op, "y", "%d rows; x has %d", y.Rows, x.Rows)
 	}
-	args := &runtime.EltArgs{Op: eop, X: x, Y: y, Alpha: alpha}
-	ins := []operand{{m: x, name: "x", inPlace: true}}
+	var insA [2]operand
+	ins := append(insA[:0], operand{m: x, name: "x", inPlace: true})
 	if eop == EltScale {
 		if z.Buf != nil {
 			return nil, nil, tile.Errorf(ErrArgument, op, "z", "scale takes no z")
@@ -229,10 +229,15 @@ func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 		// A broadcast z is read once up front, but in place over it
 		// would change it while later rows read it: only a full z may be y.
 		ins = append(ins, operand{m: z, name: "z", inPlace: z.Rows == x.Rows})
-		args.Z = &z
 	}
 	if err := checkOut(op, "y", y, ins...); err != nil {
 		return nil, nil, err
+	}
+	args, views := eltPool.get()
+	*args = runtime.EltArgs{Op: eop, X: x, Y: y, Alpha: alpha}
+	if eop != EltScale {
+		views[0] = z
+		args.Z = &views[0]
 	}
 	return args, o.Stream, nil
 }

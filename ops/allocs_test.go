@@ -16,22 +16,21 @@ import (
 // bounded.
 type allocCase struct {
 	name string
-	// max is the allocations per call: the runtime and ops make none (the
-	// Launch, the argument structs and the fallback's argument forms are
-	// pooled); what remains is the fallback kernels' own (a matmul's job
-	// and its worker closure, attention's work list, scratch and
-	// goroutines, a norm's or sampler's row split, RoPE's frequency table),
-	// plus one slice in AttentionKVCache (the cache's lengths, which the
-	// kernel reads after the cache's lock is released) and, for RoPE
-	// without a Positions buffer, the host position table.
+	// max is the allocations per call: none. The Launch, the argument
+	// structs (with the slices they copy: a cache's lengths and block
+	// table, RoPE's host positions) and the fallback's argument forms are
+	// pooled, and so is the fallback kernels' per-call memory (a matmul's
+	// job, attention's work lists and workers, row splits and their
+	// scratch, RoPE's frequencies).
 	max  float64
 	call func() error
 }
 
 // allocCases builds the calls of a decode step on small random tensors
 // (CPU backend): a direct matmul and a planned one, attention, a KV-cache
-// append and attention over it, the norms, RoPE, the gated activation and
-// sampling.
+// append and attention over it, the norms, RoPE, an element-wise add, the
+// gated activation and sampling; and a matmul and a norm that several
+// goroutines share.
 func allocCases(t *testing.T, rt *runtime.Runtime) []allocCase {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 77))
@@ -73,17 +72,25 @@ func allocCases(t *testing.T, rt *runtime.Runtime) []allocCase {
 	logits, tok := ops.RowsOf(buf(1, 1000)), alloc(t, rt, tile.S32, 1)
 	sample := ops.DefaultSampleOptions()
 	sample.TopK = 40
+	// Products and row splits big enough to share out among the cores
+	// (the helper pool).
+	wa, wb, wd := ops.MatrixOf(buf(64, 256)), ops.MatrixOf(buf(256, 256)), ops.MatrixOf(buf(64, 256))
+	wx, wy := ops.RowsOf(buf(64, 2048)), ops.RowsOf(buf(64, 2048))
+	ww := buf(2048)
 	return []allocCase{
-		{"MatMul", 3, func() error { return ops.MatMul(ctx, rt, d, a, bm, nil) }},
-		{"Call.Run", 2, func() error { return planned.Run(ctx) }},
-		{"Attention", 13, func() error { return ops.Attention(ctx, rt, o, q, k, v, nil) }},
+		{"MatMul/wide", 0, func() error { return ops.MatMul(ctx, rt, wd, wa, wb, nil) }},
+		{"RMSNorm/wide", 0, func() error { return ops.RMSNorm(ctx, rt, wy, wx, ww, &norm) }},
+		{"MatMul", 0, func() error { return ops.MatMul(ctx, rt, d, a, bm, nil) }},
+		{"Call.Run", 0, func() error { return planned.Run(ctx) }},
+		{"Attention", 0, func() error { return ops.Attention(ctx, rt, o, q, k, v, nil) }},
 		{"KVCache.Append", 0, func() error { return cache.Append(ctx, nk, nv, nil) }},
-		{"AttentionKVCache", 14, func() error { return ops.AttentionKVCache(ctx, rt, do, dq, cache, nil) }},
-		{"RMSNorm", 2, func() error { return ops.RMSNorm(ctx, rt, y, x, w, &norm) }},
-		{"AddRMSNorm", 2, func() error { return ops.AddRMSNorm(ctx, rt, x, res, w, &norm) }},
-		{"RoPE", 4, func() error { return ops.RoPE(ctx, rt, qr, kr, &rope) }},
-		{"GatedActivate", 1, func() error { return ops.GatedActivate(ctx, rt, act, gu, ops.SiLU, nil) }},
-		{"Sample", 3, func() error { return ops.Sample(ctx, rt, tok, logits, &sample) }},
+		{"AttentionKVCache", 0, func() error { return ops.AttentionKVCache(ctx, rt, do, dq, cache, nil) }},
+		{"RMSNorm", 0, func() error { return ops.RMSNorm(ctx, rt, y, x, w, &norm) }},
+		{"AddRMSNorm", 0, func() error { return ops.AddRMSNorm(ctx, rt, x, res, w, &norm) }},
+		{"RoPE", 0, func() error { return ops.RoPE(ctx, rt, qr, kr, &rope) }},
+		{"Elementwise", 0, func() error { return ops.Elementwise(ctx, rt, ops.EltAdd, y, x, res, 1, nil) }},
+		{"GatedActivate", 0, func() error { return ops.GatedActivate(ctx, rt, act, gu, ops.SiLU, nil) }},
+		{"Sample", 0, func() error { return ops.Sample(ctx, rt, tok, logits, &sample) }},
 	}
 }
 

@@ -14,6 +14,10 @@ import (
 type pooledArgs[A any] struct {
 	a A
 	m [2]Matrix
+	// ints and i32 are memory for the call's copied slices (a KV cache's
+	// lengths and block table), kept across uses.
+	ints []int
+	i32  []int32
 }
 
 // argPool recycles the argument structs of direct calls, so that a
@@ -25,11 +29,17 @@ type argPool[A any] struct{ p sync.Pool }
 
 // get returns a zeroed struct and its view slots.
 func (ap *argPool[A]) get() (*A, *[2]Matrix) {
+	p := ap.getAll()
+	return &p.a, &p.m
+}
+
+// getAll returns a zeroed struct with its view slots and slice memory.
+func (ap *argPool[A]) getAll() *pooledArgs[A] {
 	p, ok := ap.p.Get().(*pooledArgs[A])
 	if !ok {
 		p = new(pooledArgs[A])
 	}
-	return &p.a, &p.m
+	return p
 }
 
 // runPooled runs args (from ap) and recycles them after a synchronous
@@ -38,7 +48,7 @@ func runPooled[A any](ctx context.Context, rt *runtime.Runtime, s *runtime.Strea
 	err := rt.Run(ctx, s, op, args)
 	if s == nil && err == nil {
 		p := (*pooledArgs[A])(unsafe.Pointer(args))
-		*p = pooledArgs[A]{}
+		*p = pooledArgs[A]{ints: p.ints[:0], i32: p.i32[:0]}
 		ap.p.Put(p)
 	}
 	return err
@@ -52,5 +62,7 @@ var (
 	normPool      argPool[runtime.NormArgs]
 	ropePool      argPool[runtime.RoPEArgs]
 	actPool       argPool[runtime.ActArgs]
+	eltPool       argPool[runtime.EltArgs]
+	gatherPool    argPool[runtime.GatherArgs]
 	samplePool    argPool[runtime.SampleArgs]
 )

@@ -80,7 +80,7 @@ func MGather(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime.Bu
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpGather, args)
+	return runPooled(ctx, rt, s, runtime.OpGather, args, &gatherPool)
 }
 
 // ExplainMGather says which kernel MGather would select and why.
@@ -126,7 +126,9 @@ func mGatherArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, o
 	if dst.Buf == mem || dst.Buf == idx.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opGather, "dst", "the destination shares a buffer with mem or idx")
 	}
-	return &runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}, o.Stream, nil
+	args, _ := gatherPool.get()
+	*args = runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}
+	return args, o.Stream, nil
 }
 
 // checkTile is the legality check of a tile argument: a buffer that is
@@ -185,10 +187,9 @@ func checkMemory(c tile.Contract, rt *runtime.Runtime, arg string, mem *runtime.
 	if mode == IndexElements {
 		return mem.Len(), nil
 	}
-	sh := mem.Shape()
 	tc := 1
-	if len(sh) >= 2 {
-		tc = sh[len(sh)-1]
+	if r := mem.Rank(); r >= 2 {
+		tc = mem.Dim(r - 1)
 	}
 	if tc != cols {
 		return 0, c.Legality(ErrShape, arg, "table rows of %d elements for a tile of %d valid columns", tc, cols)

@@ -359,9 +359,9 @@ func (c *KVCache) Truncate(seq, n int) error {
 	return nil
 }
 
-// flatTables returns the block tables as one [Batch, blocksPerSeq] array;
-// c.mu is held.
-func (c *KVCache) flatTables() ([]int32, int) {
+// flatTables returns the block tables as one [Batch, blocksPerSeq] array,
+// in dst's memory where it has room; c.mu is held.
+func (c *KVCache) flatTables(dst []int32) ([]int32, int) {
 	if c.opt.PageSize == 0 {
 		return nil, 0
 	}
@@ -369,7 +369,13 @@ func (c *KVCache) flatTables() ([]int32, int) {
 	for _, t := range c.tables {
 		bps = max(bps, len(t))
 	}
-	flat := make([]int32, c.opt.Batch*bps)
+	flat := dst[:0]
+	if n := c.opt.Batch * bps; cap(flat) >= n {
+		flat = flat[:n]
+		clear(flat)
+	} else {
+		flat = make([]int32, n)
+	}
 	for b, t := range c.tables {
 		copy(flat[b*bps:], t)
 	}
@@ -465,8 +471,10 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 			return tile.Errorf(ErrAlias, op, "k", "new keys or values are in the cache's own storage")
 		}
 	}
-	table, bps := c.flatTables()
-	args, _ := kvAppendPool.get()
+	pa := kvAppendPool.getAll()
+	table, bps := c.flatTables(pa.i32)
+	pa.i32 = table
+	args := &pa.a
 	*args = runtime.KVAppendArgs{
 		Batch: c.opt.Batch, HeadsKV: c.opt.HeadsKV, HeadDim: c.opt.HeadDim,
 		NewK: kv, NewV: vv, K: c.kv, V: c.vv,
@@ -557,12 +565,16 @@ func attentionKVCacheArgs(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, 
 	if runtime.Overlaps(ov.Buf, cache.k) || runtime.Overlaps(ov.Buf, cache.v) {
 		return nil, nil, tile.Errorf(ErrAlias, opAttention, "o", "output is the cache's storage")
 	}
-	table, bps := cache.flatTables()
-	args, _ := attentionPool.get()
+	// The kernel reads the lengths and table after the cache's lock is
+	// released: copies, in the pooled struct's memory.
+	pa := attentionPool.getAll()
+	table, bps := cache.flatTables(pa.i32)
+	pa.i32, pa.ints = table, append(pa.ints[:0], cache.lens...)
+	args := &pa.a
 	*args = runtime.AttentionArgs{
 		Batch: c.Batch, HeadsQ: qv.Heads, HeadsKV: c.HeadsKV, HeadDim: c.HeadDim,
 		SeqQ: qv.Seq, Q: qv, O: ov, K: cache.kv, V: cache.vv,
-		SeqLensKV: append([]int(nil), cache.lens...),
+		SeqLensKV: pa.ints,
 		PageSize:  c.PageSize, BlockTable: table, BlocksPerSeq: bps,
 	}
 	if err := attnOptions(rt, args, &op, []*runtime.Buffer{qv.Buf, ov.Buf, cache.k, cache.v}); err != nil {

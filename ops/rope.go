@@ -154,7 +154,8 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 	if q.Cols%o.HeadDim != 0 {
 		return nil, nil, tile.Errorf(ErrShape, op, "q", "%d columns are not whole heads of %d", q.Cols, o.HeadDim)
 	}
-	args, views := ropePool.get()
+	pa := ropePool.getAll()
+	args, views := &pa.a, &pa.m
 	*args = runtime.RoPEArgs{Q: q, QOut: q, HeadsQ: q.Cols / o.HeadDim, HeadDim: o.HeadDim, RotaryDim: rot,
 		Interleaved: o.Interleaved, MaxPosition: maxPos, Theta: o.Theta, Scaling: o.Scaling}
 	var insArr [3]operand
@@ -232,7 +233,7 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if len(o.SeqLens) != len(o.SeqOffsets) {
 			return nil, nil, tile.Errorf(ErrShape, op, "SeqOffsets", "%d offsets for %d sequences", len(o.SeqOffsets), len(o.SeqLens))
 		}
-		pos := make([]int32, 0, tokens)
+		pos := pa.i32[:0] // the pooled struct's memory
 		for i, l := range o.SeqLens {
 			off := o.SeqOffsets[i]
 			if l < 0 || l > tokens-len(pos) {
@@ -248,16 +249,16 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if len(pos) != tokens {
 			return nil, nil, tile.Errorf(ErrShape, op, "SeqLens", "the lengths sum to %d; q has %d tokens", len(pos), tokens)
 		}
-		args.HostPositions = pos
+		args.HostPositions, pa.i32 = pos, pos
 	default:
 		if o.Offset < 0 || o.Offset > maxPos-tokens {
 			return nil, nil, tile.Errorf(ErrBounds, op, "Offset", "tokens at positions [%d, %d+%d) are outside [0, %d)", o.Offset, o.Offset, tokens, maxPos)
 		}
-		pos := make([]int32, tokens)
-		for t := range pos {
-			pos[t] = int32(o.Offset + t)
+		pos := pa.i32[:0]
+		for t := range tokens {
+			pos = append(pos, int32(o.Offset+t))
 		}
-		args.HostPositions = pos
+		args.HostPositions, pa.i32 = pos, pos
 	}
 	return args, o.Stream, nil
 }

@@ -278,6 +278,23 @@ func (b *Buffer) Shape() []int {
 	return append([]int(nil), b.shape...)
 }
 
+// Rank is the number of dimensions of the shape.
+func (b *Buffer) Rank() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.shape)
+}
+
+// Dim is the size of dimension i of the shape, 0 when there is none: what
+// Shape()[i] is, without the copy.
+func (b *Buffer) Dim(i int) int {
+	if b == nil || i < 0 || i >= len(b.shape) {
+		return 0
+	}
+	return b.shape[i]
+}
+
 // Len is the number of elements.
 func (b *Buffer) Len() int {
 	if b == nil {

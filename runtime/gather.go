@@ -67,8 +67,14 @@ type GatherArgs struct {
 
 // HostGatherArgs converts a CPU-backend call into the fallback's form.
 func HostGatherArgs(a *GatherArgs, threads int) *fallback.GatherArgs {
-	return &fallback.GatherArgs{Mode: a.Mode, Mem: a.Mem.Host(), MemRows: a.MemRows,
+	return hostGatherInto(new(hostCall[fallback.GatherArgs]), a, threads)
+}
+
+// hostGatherInto is HostGatherArgs into c.
+func hostGatherInto(c *hostCall[fallback.GatherArgs], a *GatherArgs, threads int) *fallback.GatherArgs {
+	c.h = fallback.GatherArgs{Mode: a.Mode, Mem: a.Mem.Host(), MemRows: a.MemRows,
 		Idx: hostTile(a.Idx), Dst: hostTile(a.Dst), OOB: a.OOB, Threads: threads}
+	return &c.h
 }
 
 func cpuGatherSupports(args any) error {
@@ -84,7 +90,7 @@ func init() {
 		Doc:      "parallel preflight, then rows copied by all threads straight into the destination",
 		Supports: cpuGatherSupports,
 		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.GatherFast(HostGatherArgs(l.Args.(*GatherArgs), l.Threads))
+			return withHost(&hostGathers, l.Args.(*GatherArgs), l.Threads, hostGatherInto, fallback.GatherFast)
 		}),
 	})
 	Register(Kernel{

@@ -1,7 +1,7 @@
 package runtime
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/tile"
@@ -47,10 +47,14 @@ func cpuMatMulFP8Supports(args any) error {
 	}
 	ta, tb, _ := args.(*MatMulArgs).DTypes()
 	if !tile.IsFloat8(ta) && !tile.IsFloat8(tb) {
-		return fmt.Errorf("no float8 operand")
+		return errNoFloat8
 	}
 	return nil
 }
+
+// errNoFloat8 is the float8 kernel's refusal of a call without a float8
+// operand: a value, since selection asks on every non-float8 matmul.
+var errNoFloat8 = errors.New("no float8 operand")
 
 func bestMatMulVariant() string {
 	for _, v := range fallback.MatMulVariants() {

@@ -32,7 +32,8 @@ func HostRoPEArgs(a *RoPEArgs, threads int) *fallback.RoPEArgs {
 // hostRoPEInto is HostRoPEArgs into c.
 func hostRoPEInto(c *hostCall[fallback.RoPEArgs], a *RoPEArgs, threads int) *fallback.RoPEArgs {
 	h := &c.h
-	ropeTableInto(h, a)
+	ropeTableInto(h, a, c.f64)
+	c.f64 = h.InvFreq
 	if a.Positions != nil {
 		h.Pos = hostS32(a.Positions)[:a.Q.Rows]
 	}
@@ -46,13 +47,14 @@ func hostRoPEInto(c *hostCall[fallback.RoPEArgs], a *RoPEArgs, threads int) *fal
 // build its cos/sin table, on buffers that have no host memory).
 func ropeTable(a *RoPEArgs) *fallback.RoPEArgs {
 	h := new(fallback.RoPEArgs)
-	ropeTableInto(h, a)
+	ropeTableInto(h, a, nil)
 	return h
 }
 
-// ropeTableInto is ropeTable into h.
-func ropeTableInto(h *fallback.RoPEArgs, a *RoPEArgs) {
-	inv, ms := fallback.RoPEFreqs(a.Theta, a.RotaryDim, a.Scaling)
+// ropeTableInto is ropeTable into h, with the frequencies in inv's memory
+// where it has room.
+func ropeTableInto(h *fallback.RoPEArgs, a *RoPEArgs, inv []float64) {
+	inv, ms := fallback.RoPEFreqsInto(inv, a.Theta, a.RotaryDim, a.Scaling)
 	*h = fallback.RoPEArgs{
 		HeadsQ: a.HeadsQ, HeadsK: a.HeadsK, HeadDim: a.HeadDim, RotaryDim: a.RotaryDim,
 		Interleaved: a.Interleaved, Pos: a.HostPositions, MaxPosition: a.MaxPosition, InvFreq: inv, MScale: ms,

@@ -325,7 +325,19 @@ func (r *Runtime) waitAll(ctx context.Context, op string) error {
 	if r.taskStream() != nil {
 		return selfWait(op)
 	}
-	for _, s := range r.liveStreams() {
+	sp, _ := streamLists.Get().(*[]*Stream)
+	if sp == nil {
+		sp = new([]*Stream)
+	}
+	defer func() {
+		clear(*sp)
+		streamLists.Put(sp)
+	}()
+	*sp = r.liveStreamsInto((*sp)[:0])
+	for _, s := range *sp {
+		if q, ok := s.impl.(*backend.Queue); ok && q.Idle() {
+			continue // a CPU stream with nothing to wait for: no event
+		}
 		ev, err := s.impl.Record()
 		if err != nil {
 			continue // a closed stream: its Close drains it
@@ -336,6 +348,9 @@ func (r *Runtime) waitAll(ctx context.Context, op string) error {
 	}
 	return nil
 }
+
+// streamLists recycles waitAll's lists of streams.
+var streamLists sync.Pool
 
 // Synchronize waits for the work on every stream of the runtime and returns
 // the errors that work reported since each stream's previous Synchronize
@@ -359,10 +374,12 @@ func (r *Runtime) Synchronize(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (r *Runtime) liveStreams() []*Stream {
+func (r *Runtime) liveStreams() []*Stream { return r.liveStreamsInto(nil) }
+
+// liveStreamsInto appends the runtime's streams to out.
+func (r *Runtime) liveStreamsInto(out []*Stream) []*Stream {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]*Stream, 0, len(r.streams))
 	for s := range r.streams {
 		out = append(out, s)
 	}

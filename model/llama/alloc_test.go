@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -125,13 +124,13 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// TestDecodeAllocs measures a decode step's heap allocations. model/llama
-// itself makes none (NewRunner allocated every buffer and every slice a
-// step uses): the test fails on any allocation whose innermost frame is
-// in the package. The rest are the ops' and the runtime's per-call work
-// (argument structs, the buffer walk of the launch, the kernel
-// selection's reasons), logged per called function; they are a constant
-// per op call, so the count must not change with the sequence's length.
+// TestDecodeAllocs measures a decode step's heap allocations: none in
+// steady state (outside race builds). model/llama itself makes none
+// (NewRunner allocated every buffer and every slice a step uses): the
+// test fails on any allocation whose innermost frame is in the package.
+// The ops, the runtime and the fallback take what they need from pools;
+// the profile's table, logged per called function, shows the pools'
+// refills after its garbage collections.
 func TestDecodeAllocs(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, runtime.BackendCPU, llamatest.Tiny(), tile.F32, 1)
@@ -161,10 +160,10 @@ func TestDecodeAllocs(t *testing.T) {
 	if len(own) > 0 {
 		t.Errorf("model/llama allocates in a decode step (per step):%s", sitesTable(own))
 	}
-	// Equal in a plain build; the race detector's sync.Pool drops items at
-	// random, which moves the count by a few.
-	if math.Abs(long-short) > 0.01*short {
-		t.Errorf("allocations change with length: %.0f → %.0f", short, long)
+	// The race detector's sync.Pool drops items at random, which moves
+	// the count by a few.
+	if !raceBuild && (short > 0 || long > 0) {
+		t.Errorf("a decode step allocates %.0f times at length ~30, %.0f at ~200; want 0", short, long)
 	}
 }
 

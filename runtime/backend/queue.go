@@ -57,6 +57,14 @@ func (s *Queue) worker() {
 	}
 }
 
+// Idle reports whether nothing is queued or running on s: the work
+// enqueued before the call has finished.
+func (s *Queue) Idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.running && !s.inline && len(s.queue) == 0
+}
+
 // RunTask runs fn, turning a panic inside a kernel into an error wrapping
 // ErrDevice, so one bad kernel cannot take the process down through a
 // worker goroutine.
