@@ -105,37 +105,51 @@ func ActFast(a *ActArgs) {
 	if actFused(a, lightFusedK()) {
 		return
 	}
-	n := a.A.Cols
-	cv, vk := lightCvt(), lightVec()
+	st := actState{a: a, cv: lightCvt(), vk: lightVec(), n: a.A.Cols}
+	forRowsOf(&actRows, a.A.Rows, st.n, a.Threads, 3*st.n, st, actRowsFn)
+}
+
+// actState is the state of actRows's row function.
+type actState struct {
+	a  *ActArgs
+	cv *converters
+	vk *lightKernels
+	n  int
+}
+
+var actRows rowTasks[actState]
+
+// actRowsFn is ActFast's row function for rows [lo, hi): a named function
+// over copied state, so a call allocates no closure.
+func actRowsFn(s *actState, lo, hi int, buf []float32) {
+	a, cv, vk, n := s.a, s.cv, s.vk, s.n
 	f := actFast[a.Func]
-	forRows(a.A.Rows, n, a.Threads, 3*n, func(lo, hi int, buf []float32) {
-		xb, gb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
-		for r := lo; r < hi; r++ {
-			x := loadRow(cv, &a.A, r, 0, n, xb)
-			if a.Func == FnSiLU || a.Func == FnGELUTanh {
-				var g []float32
-				if a.B != nil {
-					g = loadRow(cv, a.B, r, 0, n, gb)
-				}
-				if a.Func == FnSiLU {
-					vecSilu(vk, ob[:len(x)], x, g)
-				} else {
-					vecGeluTanh(vk, ob[:len(x)], x, g)
-				}
-			} else if a.B != nil {
-				g := loadRow(cv, a.B, r, 0, n, gb)
-				g = g[:len(x)]
-				for j, v := range x {
-					ob[j] = f(v) * g[j]
-				}
-			} else {
-				for j, v := range x {
-					ob[j] = f(v)
-				}
+	xb, gb, ob := buf[:n], buf[n:2*n], buf[2*n:3*n]
+	for r := lo; r < hi; r++ {
+		x := loadRow(cv, &a.A, r, 0, n, xb)
+		if a.Func == FnSiLU || a.Func == FnGELUTanh {
+			var g []float32
+			if a.B != nil {
+				g = loadRow(cv, a.B, r, 0, n, gb)
 			}
-			storeRow(cv, &a.Y, r, 0, ob)
+			if a.Func == FnSiLU {
+				vecSilu(vk, ob[:len(x)], x, g)
+			} else {
+				vecGeluTanh(vk, ob[:len(x)], x, g)
+			}
+		} else if a.B != nil {
+			g := loadRow(cv, a.B, r, 0, n, gb)
+			g = g[:len(x)]
+			for j, v := range x {
+				ob[j] = f(v) * g[j]
+			}
+		} else {
+			for j, v := range x {
+				ob[j] = f(v)
+			}
 		}
-	})
+		storeRow(cv, &a.Y, r, 0, ob)
+	}
 }
 
 // EltOp is an element-wise binary op.

@@ -4,6 +4,7 @@ package ops_test
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -103,11 +104,16 @@ func TestLaunchAllocs(t *testing.T) {
 		if err := c.call(); err != nil { // warm: pools, first-use tables
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		n := testing.AllocsPerRun(50, func() {
-			if err := c.call(); err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-		})
+		// The least of three counts: a garbage collection during a count
+		// empties the pools once, a real per-call allocation shows in all.
+		n := math.Inf(1)
+		for try := 0; try < 3 && n > c.max; try++ {
+			n = min(n, testing.AllocsPerRun(50, func() {
+				if err := c.call(); err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+			}))
+		}
 		t.Logf("%s: %.1f allocations per call", c.name, n)
 		if n > c.max {
 			t.Errorf("%s: %.1f allocations per call; want at most %v", c.name, n, c.max)

@@ -134,7 +134,7 @@ func cmpFloat(a, b float64) int {
 func TestDecodeAllocs(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, runtime.BackendCPU, llamatest.Tiny(), tile.F32, 1)
-	r := f.runner(t, llama.RunnerOptions{MaxSeqs: 1, MaxTokens: 16, MaxSeqLen: 256})
+	r := f.runner(t, llama.RunnerOptions{MaxSeqs: 1, MaxTokens: 16, MaxSeqLen: 320}) // room for the retried counts
 	seq, _ := r.NewSequence()
 	if err := r.Step(ctx, []llama.Work{{Seq: seq, Tokens: []int32{1, 2, 3}}}); err != nil {
 		t.Fatal(err)
@@ -147,11 +147,20 @@ func TestDecodeAllocs(t *testing.T) {
 		}
 	}
 	step() // first page boundary crossings aside
-	short := testing.AllocsPerRun(20, step)
+	// The least of three counts: a garbage collection during a count
+	// empties the pools once, a real per-step allocation shows in all.
+	count := func() float64 {
+		n := testing.AllocsPerRun(20, step)
+		for try := 1; try < 3 && n > 0; try++ {
+			n = min(n, testing.AllocsPerRun(20, step))
+		}
+		return n
+	}
+	short := count()
 	for r.Len(seq) < 200 {
 		step()
 	}
-	long := testing.AllocsPerRun(20, step)
+	long := count()
 	own, calls := allocSites(step, 20)
 	if stepErr != nil {
 		t.Fatal(stepErr)

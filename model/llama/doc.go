@@ -50,9 +50,9 @@
 // layer has its own paged cache; the runner hands pages from one free list
 // to sequences as they grow and takes them back in FreeSequence. Every
 // buffer is allocated by NewRunner and reused: a decode step allocates no
-// buffer, and the package itself allocates nothing in a step
-// (TestDecodeAllocs): its heap allocations are the op calls' own, a
-// constant per call. ops.KVCache.Append and ops.AttentionKVCache index sequences by
+// buffer, and on the CPU backend a decode step makes no heap allocation
+// at all in steady state (TestDecodeAllocs; the ops take their argument
+// structs and scratch from pools). ops.KVCache.Append and ops.AttentionKVCache index sequences by
 // their slot in a [MaxSeqs, seq, …] view, so the step's rows go through a
 // slot-indexed staging buffer of 64 rows a sequence for the append and the
 // decode queries. A prompt must fit in one step (no chunked prefill).
