@@ -38,14 +38,14 @@ func init() {
 	Register(Kernel{
 		Name: "ptx.quantize", Op: OpQuantize, Arch: arch, Preference: 100,
 		Doc:      "PTX tcrt_f8_quantize: f32 in, given scales per tensor or per row, integer RNE encode; scales buffers checked on the host first",
-		Supports: cudaQuantizeSupports,
-		Launch:   cudaQuantizeLaunch,
+		Supports: ptxQuantizeSupports,
+		Launch:   ptxQuantizeLaunch,
 	})
 	Register(Kernel{
 		Name: "ptx.dequantize", Op: OpDequantize, Arch: arch, Preference: 100,
 		Doc:      "PTX tcrt_f8_dequantize: f32 out, per tensor or per row; ScaleInv checked on the host first",
-		Supports: cudaDequantizeSupports,
-		Launch:   cudaDequantizeLaunch,
+		Supports: ptxDequantizeSupports,
+		Launch:   ptxDequantizeLaunch,
 	})
 }
 
@@ -86,7 +86,7 @@ func f8Aligned(b *Buffer, arg string, align uint64) error {
 	return nil
 }
 
-func cudaQuantizeSupports(args any) error {
+func ptxQuantizeSupports(args any) error {
 	a, ok := args.(*QuantizeArgs)
 	if !ok {
 		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
@@ -127,7 +127,7 @@ func cudaQuantizeSupports(args any) error {
 	return nil
 }
 
-func cudaDequantizeSupports(args any) error {
+func ptxDequantizeSupports(args any) error {
 	a, ok := args.(*DequantizeArgs)
 	if !ok {
 		return fmt.Errorf("arguments are %T, not *DequantizeArgs", args)
@@ -212,7 +212,7 @@ func f8WriteInv(b *Buffer, scales []float32) error {
 	return m.Write(context.Background(), 0, raw)
 }
 
-func cudaQuantizeLaunch(_ context.Context, l *Launch) error {
+func ptxQuantizeLaunch(_ context.Context, l *Launch) error {
 	a := l.Args.(*QuantizeArgs)
 	p, err := sgPtrs(a.Q, a.X)
 	if err != nil {
@@ -251,7 +251,7 @@ func cudaQuantizeLaunch(_ context.Context, l *Launch) error {
 	return LaunchGPUAfter(l.Stream, []*GPULaunch{f8GPULaunch(rt, ptx.F8Quantize, p[0], p[1], ps, a.Rows, a.Cols, flags)}, pre, post)
 }
 
-func cudaDequantizeLaunch(_ context.Context, l *Launch) error {
+func ptxDequantizeLaunch(_ context.Context, l *Launch) error {
 	a := l.Args.(*DequantizeArgs)
 	p, err := sgPtrs(a.Y, a.Q)
 	if err != nil {

@@ -40,38 +40,38 @@ func init() {
 	Register(Kernel{
 		Name: "ptx.mgather", Op: OpGather, Arch: arch, Preference: 100,
 		Doc:      "PTX: preflight kernel (OOBError), pad fill, rows copied in 16-byte units where alignment allows",
-		Supports: cudaGatherSupports,
-		Launch:   cudaGatherLaunch,
+		Supports: ptxGatherSupports,
+		Launch:   ptxGatherLaunch,
 	})
 	Register(Kernel{
 		Name: "ptx.mscatter", Op: OpScatter, Arch: arch, Preference: 100,
 		Doc:      "PTX: preflight kernel (OOBError), one atomic per element (red, or an exact CAS loop for f32/f16/bf16 add and f32 max/min)",
-		Supports: cudaScatterSupports,
-		Launch:   cudaScatterLaunch,
+		Supports: ptxScatterSupports,
+		Launch:   ptxScatterLaunch,
 	})
 	Register(Kernel{
 		Name: "ptx.mgather_cas", Op: OpGatherCAS, Arch: arch, Preference: 100,
 		Doc:      "PTX: preflight kernel, atom.cas.b32/b64 per lane (8/16-bit via the containing word), pad fill",
-		Supports: cudaGatherCASSupports,
-		Launch:   cudaGatherCASLaunch,
+		Supports: ptxGatherCASSupports,
+		Launch:   ptxGatherCASLaunch,
 	})
 }
 
-func cudaGatherSupports(args any) error {
+func ptxGatherSupports(args any) error {
 	if _, ok := args.(*GatherArgs); !ok {
 		return fmt.Errorf("arguments are %T, not *GatherArgs", args)
 	}
 	return nil
 }
 
-func cudaGatherCASSupports(args any) error {
+func ptxGatherCASSupports(args any) error {
 	if _, ok := args.(*GatherCASArgs); !ok {
 		return fmt.Errorf("arguments are %T, not *GatherCASArgs", args)
 	}
 	return nil
 }
 
-func cudaScatterSupports(args any) error {
+func ptxScatterSupports(args any) error {
 	a, ok := args.(*ScatterArgs)
 	if !ok {
 		return fmt.Errorf("arguments are %T, not *ScatterArgs", args)
@@ -365,7 +365,7 @@ func sgIndexPreflight(rt *Runtime, op string, mode IndexMode, oob tile.OOB, idx 
 	return call, check, nil
 }
 
-func cudaGatherLaunch(_ context.Context, l *Launch) error {
+func ptxGatherLaunch(_ context.Context, l *Launch) error {
 	a := l.Args.(*GatherArgs)
 	p, err := sgPtrs(a.Dst.Buf, a.Mem, a.Idx.Buf)
 	if err != nil {
@@ -411,7 +411,7 @@ func cudaGatherLaunch(_ context.Context, l *Launch) error {
 	return call.run(l.Stream, check, sgPadLaunch(rt, dst, pd, slot), eff)
 }
 
-func cudaScatterLaunch(_ context.Context, l *Launch) error {
+func ptxScatterLaunch(_ context.Context, l *Launch) error {
 	a := l.Args.(*ScatterArgs)
 	p, err := sgPtrs(a.Mem, a.Src.Buf, a.Idx.Buf)
 	if err != nil {
@@ -452,7 +452,7 @@ func cudaScatterLaunch(_ context.Context, l *Launch) error {
 	return call.run(l.Stream, check, eff)
 }
 
-func cudaGatherCASLaunch(_ context.Context, l *Launch) error {
+func ptxGatherCASLaunch(_ context.Context, l *Launch) error {
 	a := l.Args.(*GatherCASArgs)
 	p, err := sgPtrs(a.Dst.Buf, a.Mem, a.Idx.Buf, a.Expected.Buf, a.Replacement.Buf)
 	if err != nil {
