@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/tcrt-go/tcrt/internal/longtest"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -214,7 +215,11 @@ func TestGatherRowsStreaming(t *testing.T) {
 	defer func(v int) { ntMinBytes = v }(ntMinBytes)
 	ntMinBytes = 0
 	rng := rand.New(rand.NewPCG(7, 8))
-	for it := 0; it < 200; it++ {
+	iters := 200
+	if longtest.Race {
+		iters = 20
+	}
+	for it := 0; it < iters; it++ {
 		d := []tile.DType{tile.U8, tile.F16, tile.BF16, tile.F32, tile.F64}[rng.IntN(5)]
 		sz := d.Size()
 		vc := 64 / sz * (1 + rng.IntN(20)) // rows of 64 … 1280 bytes

@@ -53,6 +53,8 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 	switch {
 	case longtest.Enabled():
 		limit, limitMNK = 1<<23, 1<<23 // n·k up to 1000×4099, at most 8 Mi products
+	case longtest.Race: // the kernels are single-threaded: numerics run without -race
+		limit, limitMNK = 1<<12, 1<<16
 	case testing.Short():
 		limit, limitMNK = 1<<16, 1<<20
 	}
