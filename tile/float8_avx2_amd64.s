@@ -184,6 +184,11 @@ enc2vdone:
 
 // func encF32BlocksAVX2(dst *uint8, src, scales *float32, nblocks, blockLen int, p *encParams)
 // Block b of blockLen (a multiple of 8) values is multiplied by scales[b].
+// The callers encode a row at a time, right after the row's amax has
+// brought it from memory into L1; so the kernel prefetches into L2 the
+// next call's input, as many bytes past this call's as it reads (R11), and
+// the next row's amax finds it there: its memory reads overlap this
+// encode's arithmetic.
 TEXT ·encF32BlocksAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -191,6 +196,9 @@ TEXT ·encF32BlocksAVX2(SB), NOSPLIT, $0-48
 	MOVQ nblocks+24(FP), CX
 	MOVQ blockLen+32(FP), R10
 	MOVQ p+40(FP), R8
+	MOVQ CX, R11
+	IMULQ R10, R11
+	SHLQ $2, R11
 	ENC2_CONSTS
 enc2bouter:
 	VBROADCASTSS (R9), Y15
@@ -198,6 +206,8 @@ enc2bouter:
 	CMPQ DX, $32
 	JB enc2btail
 enc2binner:
+	PREFETCHT1 (SI)(R11*1)
+	PREFETCHT1 64(SI)(R11*1)
 	ENC32(LOAD_SCALE)
 	ADDQ $128, SI
 	ADDQ $32, DI
