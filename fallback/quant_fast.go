@@ -21,6 +21,11 @@ import (
 // quantGrain is the smallest number of elements worth a task.
 const quantGrain = 1 << 15
 
+// streamBytes is the size of output from which the dequantiser writes with
+// non-temporal stores: about the two cores' L2 (the threshold Go's memmove
+// takes for the same choice).
+const streamBytes = 1 << 20
+
 // quantParallel runs fn(lo, hi, w) over [0, n) in tasks of grain units,
 // on at most threads goroutines; w is the worker index (< threads).
 func quantParallel(n, grain, threads int, fn func(lo, hi, w int)) {
@@ -353,6 +358,8 @@ func DequantizeFast(a *DequantizeArgs) error {
 		copy(inv, s)
 	}
 	bufs := make([][]float32, quantWorkers(a.Threads))
+	// A large f32 output is written past the caches (tile's Stream codecs).
+	stream := a.Rows*a.Cols*4 >= streamBytes
 	// run decodes q into y's elements [off, off+len(q)) with scale s (or
 	// the per-element scales sv).
 	run := func(off int, q []uint8, s float32, sv []float32, w int) {
@@ -364,9 +371,12 @@ func DequantizeFast(a *DequantizeArgs) error {
 		}
 		if a.YType == tile.F32 {
 			y := F32s(a.Y)[off : off+len(q)]
-			if sv != nil {
+			switch {
+			case sv != nil:
 				_ = tile.DecodeFloat8ToF32Scales(a.QType, y, q, sv)
-			} else {
+			case stream:
+				_ = tile.DecodeFloat8ToF32Stream(a.QType, y, q, s)
+			default:
 				_ = tile.DecodeFloat8ToF32(a.QType, y, q, s)
 			}
 			return
@@ -420,7 +430,12 @@ func DequantizeFast(a *DequantizeArgs) error {
 			c := 0
 			if a.YType == tile.F32 && !anyNaN && full > 0 { // whole blocks in one call
 				base := (r / br) * sc
-				_ = tile.DecodeFloat8ToF32Blocks(a.QType, F32s(a.Y)[off:off+full*bc], a.Q[off:off+full*bc], inv[base:base+full], bc)
+				y, q, sv := F32s(a.Y)[off:off+full*bc], a.Q[off:off+full*bc], inv[base:base+full]
+				if stream {
+					_ = tile.DecodeFloat8ToF32BlocksStream(a.QType, y, q, sv, bc)
+				} else {
+					_ = tile.DecodeFloat8ToF32Blocks(a.QType, y, q, sv, bc)
+				}
 				c = full * bc
 			}
 			for ; c < a.Cols; c += bc {

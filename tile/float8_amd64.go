@@ -1,6 +1,8 @@
 package tile
 
 import (
+	"unsafe"
+
 	"github.com/klauspost/cpuid/v2"
 	"github.com/tcrt-go/tcrt/internal/cpufeat"
 )
@@ -20,6 +22,10 @@ type float8Kernels struct {
 	encBlocks func(dst *uint8, src, scales *float32, nblocks, blockLen int, p *encParams)
 	decBlocks func(dst *float32, src *uint8, scales *float32, nblocks, blockLen int, p *decParams)
 	amaxBlock func(dst *uint32, src *float32, nblocks, blockLen int)
+	// decNT and decBlocksNT are dec and decBlocks with non-temporal stores
+	// (dst 32-byte aligned), nil where the set has none.
+	decNT       func(dst *float32, src *uint8, n int, scale float32, p *decParams)
+	decBlocksNT func(dst *float32, src *uint8, scales *float32, nblocks, blockLen int, p *decParams)
 }
 
 // float8KernelTab lists the vector kernels, best first; the first whose
@@ -28,10 +34,10 @@ type float8Kernels struct {
 var float8KernelTab = [...]float8Kernels{
 	{"avx512", 16, []cpuid.FeatureID{cpuid.AVX512F},
 		encF32AVX512, encF32VecAVX512, decF32AVX512, decF32VecAVX512, absMaxAVX512,
-		encF32BlocksAVX512, decF32BlocksAVX512, absMaxBlocksAVX512},
+		encF32BlocksAVX512, decF32BlocksAVX512, absMaxBlocksAVX512, nil, nil},
 	{"avx2", 8, []cpuid.FeatureID{cpuid.AVX2, cpuid.F16C},
 		encF32AVX2, encF32VecAVX2, decF32AVX2, decF32VecAVX2, absMaxAVX2,
-		encF32BlocksAVX2, decF32BlocksAVX2, absMaxBlocksAVX2},
+		encF32BlocksAVX2, decF32BlocksAVX2, absMaxBlocksAVX2, decF32NTAVX2, decF32BlocksNTAVX2},
 }
 
 // simdKernels returns the vector kernels that run now, or nil.
@@ -121,6 +127,12 @@ func decF32BlocksAVX2(dst *float32, src *uint8, scales *float32, nblocks, blockL
 //go:noescape
 func absMaxBlocksAVX2(dst *uint32, src *float32, nblocks, blockLen int)
 
+//go:noescape
+func decF32NTAVX2(dst *float32, src *uint8, n int, scale float32, p *decParams)
+
+//go:noescape
+func decF32BlocksNTAVX2(dst *float32, src *uint8, scales *float32, nblocks, blockLen int, p *decParams)
+
 // vecLen is how many leading elements of an n-element slice the vector
 // kernels k take (0 without kernels).
 func vecLen(k *float8Kernels, n int) int {
@@ -160,6 +172,24 @@ func decF32(d DType, dst []float32, src []uint8, scale float32) {
 		k.dec(&dst[0], &src[0], n, scale, &decParamTab[fmtIndex(d)])
 	}
 	decF32Go(d, dst[n:], src[n:], scale)
+}
+
+// decF32Stream is decF32 with the non-temporal kernel where there is one:
+// the elements before the first 32-byte boundary of dst, and the tail, by
+// the portable code.
+func decF32Stream(d DType, dst []float32, src []uint8, scale float32) {
+	k := simdKernels()
+	if k == nil || k.decNT == nil || len(src) == 0 {
+		decF32(d, dst, src, scale)
+		return
+	}
+	h := min(len(src), int(-uintptr(unsafe.Pointer(&dst[0]))&31)/4)
+	n := vecLen(k, len(src)-h)
+	decF32Go(d, dst[:h], src[:h], scale)
+	if n > 0 {
+		k.decNT(&dst[h], &src[h], n, scale, &decParamTab[fmtIndex(d)])
+	}
+	decF32Go(d, dst[h+n:], src[h+n:], scale)
 }
 
 func decF32Vec(d DType, dst []float32, src []uint8, scales []float32) {
@@ -204,6 +234,16 @@ func decF32Blocks(d DType, dst []float32, src []uint8, scales []float32, bl int)
 		return
 	}
 	decF32BlocksGo(d, dst, src, scales, bl)
+}
+
+// decF32BlocksStream is decF32Blocks with the non-temporal kernel where
+// there is one and dst is 32-byte aligned.
+func decF32BlocksStream(d DType, dst []float32, src []uint8, scales []float32, bl int) {
+	if k := blockKernels(bl, len(scales)); k != nil && k.decBlocksNT != nil && uintptr(unsafe.Pointer(&dst[0]))&31 == 0 {
+		k.decBlocksNT(&dst[0], &src[0], &scales[0], len(scales), bl, &decParamTab[fmtIndex(d)])
+		return
+	}
+	decF32Blocks(d, dst, src, scales, bl)
 }
 
 func absMaxBlocks(dst []uint32, src []float32, bl int) {

@@ -42,6 +42,16 @@ func DecodeFloat8ToF32Blocks(d DType, dst []float32, src []uint8, scales []float
 	return nil
 }
 
+// DecodeFloat8ToF32BlocksStream is DecodeFloat8ToF32Blocks for a
+// destination that is not read again soon (see DecodeFloat8ToF32Stream).
+func DecodeFloat8ToF32BlocksStream(d DType, dst []float32, src []uint8, scales []float32, blockLen int) error {
+	if err := checkBlocks(d, Saturate, len(dst), len(src), len(scales), blockLen); err != nil {
+		return err
+	}
+	decF32BlocksStream(d, dst, src, scales, blockLen)
+	return nil
+}
+
 // AbsMaxBlocks sets dst[b] to AbsMax of block b of src (len(dst) blocks of
 // blockLen values).
 func AbsMaxBlocks(dst []float32, src []float32, blockLen int) error {

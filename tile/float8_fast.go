@@ -33,16 +33,17 @@ type encParams struct {
 	maxCode   uint32
 	nan       uint32
 	ovf       uint32
+	limit     uint32 // float32 bits of a power of two whose code overflows (AVX2)
 }
 
 var encParamTab = [2][2]encParams{
 	{ // E4M3
-		{half: 1<<19 - 1, shift: 20, expAdj: 120 << 3, minNormal: 121 << 23, magic: (127 + 14) << 23, maxCode: 0x7E, nan: 0x7F, ovf: 0x7E},
-		{half: 1<<19 - 1, shift: 20, expAdj: 120 << 3, minNormal: 121 << 23, magic: (127 + 14) << 23, maxCode: 0x7E, nan: 0x7F, ovf: 0x7F},
+		{half: 1<<19 - 1, shift: 20, expAdj: 120 << 3, minNormal: 121 << 23, magic: (127 + 14) << 23, maxCode: 0x7E, nan: 0x7F, ovf: 0x7E, limit: (127 + 9) << 23},
+		{half: 1<<19 - 1, shift: 20, expAdj: 120 << 3, minNormal: 121 << 23, magic: (127 + 14) << 23, maxCode: 0x7E, nan: 0x7F, ovf: 0x7F, limit: (127 + 9) << 23},
 	},
 	{ // E5M2
-		{half: 1<<20 - 1, shift: 21, expAdj: 112 << 2, minNormal: 113 << 23, magic: (127 + 7) << 23, maxCode: 0x7B, nan: 0x7F, ovf: 0x7B},
-		{half: 1<<20 - 1, shift: 21, expAdj: 112 << 2, minNormal: 113 << 23, magic: (127 + 7) << 23, maxCode: 0x7B, nan: 0x7F, ovf: 0x7C},
+		{half: 1<<20 - 1, shift: 21, expAdj: 112 << 2, minNormal: 113 << 23, magic: (127 + 7) << 23, maxCode: 0x7B, nan: 0x7F, ovf: 0x7B, limit: (127 + 16) << 23},
+		{half: 1<<20 - 1, shift: 21, expAdj: 112 << 2, minNormal: 113 << 23, magic: (127 + 7) << 23, maxCode: 0x7B, nan: 0x7F, ovf: 0x7C, limit: (127 + 16) << 23},
 	},
 }
 

@@ -21,6 +21,10 @@ func encF32Vec(d DType, dst []uint8, src, scales []float32, mode OverflowMode) {
 
 func decF32(d DType, dst []float32, src []uint8, scale float32) { decF32Go(d, dst, src, scale) }
 
+func decF32Stream(d DType, dst []float32, src []uint8, scale float32) {
+	decF32Go(d, dst, src, scale)
+}
+
 func decF32Vec(d DType, dst []float32, src []uint8, scales []float32) {
 	decF32VecGo(d, dst, src, scales)
 }
@@ -32,6 +36,10 @@ func encF32Blocks(d DType, dst []uint8, src, scales []float32, bl int, mode Over
 }
 
 func decF32Blocks(d DType, dst []float32, src []uint8, scales []float32, bl int) {
+	decF32BlocksGo(d, dst, src, scales, bl)
+}
+
+func decF32BlocksStream(d DType, dst []float32, src []uint8, scales []float32, bl int) {
 	decF32BlocksGo(d, dst, src, scales, bl)
 }
 

@@ -314,7 +314,7 @@ func TestFloat8Boundaries(t *testing.T) {
 
 func TestFloat8SlicesScaled(t *testing.T) {
 	withSIMD(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 15, 16, 17, 100, 1000} {
+		for _, n := range []int{0, 1, 7, 15, 16, 17, 24, 40, 56, 100, 129, 1000} {
 			src := make([]float32, n)
 			scales := make([]float32, n)
 			for i := range src {
@@ -402,7 +402,7 @@ func BenchmarkFloat8Reference(b *testing.B) {
 
 func TestFloat8Blocks(t *testing.T) {
 	withSIMD(t, func(t *testing.T) {
-		for _, bl := range []int{16, 32, 128, 20} {
+		for _, bl := range []int{8, 16, 24, 32, 40, 56, 128, 20} {
 			nb := 7
 			src := make([]float32, nb*bl)
 			for i := range src {
@@ -444,6 +444,70 @@ func TestFloat8Blocks(t *testing.T) {
 		}
 		if err := EncodeF32ToFloat8Blocks(E4M3, make([]uint8, 10), make([]float32, 10), []float32{1}, 16, Saturate); !errors.Is(err, ErrShape) {
 			t.Fatalf("bad blocks: %v", err)
+		}
+	})
+}
+
+// TestFloat8DecodeStream compares the non-temporal decoders with the
+// reference on every code, at each alignment of dst (the kernels need 32
+// bytes; the portable code takes the elements before it) and odd lengths,
+// into poisoned outputs.
+func TestFloat8DecodeStream(t *testing.T) {
+	withSIMD(t, func(t *testing.T) {
+		for _, d := range formats {
+			f := ref(d)
+			for _, n := range []int{1, 7, 8, 24, 129, 256, 1000} {
+				src := make([]uint8, n)
+				for i := range src {
+					src[i] = uint8(i*37 + n)
+				}
+				for off := range 8 {
+					buf := make([]float32, n+off+1)
+					for i := range buf {
+						buf[i] = math.Float32frombits(0x7fa5a5a5)
+					}
+					dst := buf[off : off+n]
+					if err := DecodeFloat8ToF32Stream(d, dst, src, 0.75); err != nil {
+						t.Fatal(err)
+					}
+					for i, b := range src {
+						if want := f.decode(b) * 0.75; math.Float32bits(dst[i]) != math.Float32bits(want) {
+							t.Fatalf("%v n=%d offset %d [%d] %#02x: %#08x want %#08x", d, n, off, i, b, math.Float32bits(dst[i]), math.Float32bits(want))
+						}
+					}
+					if math.Float32bits(buf[off+n]) != 0x7fa5a5a5 || off > 0 && math.Float32bits(buf[off-1]) != 0x7fa5a5a5 {
+						t.Fatalf("%v n=%d offset %d: wrote outside dst", d, n, off)
+					}
+				}
+			}
+			// Blocks, aligned (the kernel) and not (the plain path).
+			for _, bl := range []int{8, 16, 24, 40, 20} {
+				const nb = 5
+				src := make([]uint8, nb*bl)
+				for i := range src {
+					src[i] = uint8(i * 11)
+				}
+				scales := []float32{1, 0.5, 3, 1.0 / 3, 1 << 20}
+				for _, off := range []int{0, 8, 1} {
+					buf := make([]float32, nb*bl+off)
+					dst := buf[off:]
+					if err := DecodeFloat8ToF32BlocksStream(d, dst, src, scales, bl); err != nil {
+						t.Fatal(err)
+					}
+					for i, b := range src {
+						if want := f.decode(b) * scales[i/bl]; math.Float32bits(dst[i]) != math.Float32bits(want) {
+							t.Fatalf("%v blocks of %d offset %d [%d]: %#08x want %#08x", d, bl, off, i, math.Float32bits(dst[i]), math.Float32bits(want))
+						}
+					}
+				}
+			}
+		}
+		dst := []float32{1, 2}
+		if err := DecodeFloat8ToF32Stream(E4M3, dst, []uint8{1}, 1); !errors.Is(err, ErrShape) || dst[0] != 1 {
+			t.Fatalf("short src: %v, dst %v", err, dst)
+		}
+		if err := DecodeFloat8ToF32BlocksStream(E4M3, dst, []uint8{1, 2}, []float32{1}, 3); !errors.Is(err, ErrShape) || dst[0] != 1 {
+			t.Fatalf("bad blocks: %v, dst %v", err, dst)
 		}
 	})
 }
