@@ -181,6 +181,9 @@ type Operand struct {
 	Bank uint8
 	// W64 marks a 64-bit address register pair in a KMem ([R2.64]).
 	W64 bool
+	// U32 marks a global KMem whose register is a 32-bit unsigned offset
+	// from a uniform base ([R2.U32+UR4]).
+	U32 bool
 	// Scale is the index scale of a shared-memory KMem: 0 (none), 4, 8 or 16
 	// ([R8.X4+0x10]: the register is multiplied by Scale).
 	Scale uint8
@@ -332,7 +335,7 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 		}
 	case KMem:
 		if o.UIndex {
-			s = formatMU(o)
+			s = formatMU(o, false)
 			break
 		}
 		var b strings.Builder

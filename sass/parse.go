@@ -306,10 +306,14 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.N = uint8(n)
 		return a, false, nil
-	case fMU:
+	case fMU, fMGU, fMGU32:
 		m, ok := parseMU(t)
 		if !ok {
 			return bad()
+		}
+		if o.kind == fMGU && m.N == 255 && !m.U32 {
+			// nvdisasm leaves out RZ: [UR4+0x10] is the .64 form's
+			m.W64 = true
 		}
 		return m, false, nil
 	case fMG, fMA, fMS, fMX:

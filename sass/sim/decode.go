@@ -147,10 +147,12 @@ type maddr struct {
 	w64   bool
 	scale int64
 	off   int64
-	// ur: a shared address's uniform register [Ra+URb+off] (hasUR; URZ
-	// is none)
+	// ur: an address's uniform register [Ra+URb+off] (hasUR; URZ is
+	// none), a pair URb:URb+1 in a global address
 	ur    uint8
 	hasUR bool
+	// u32: a global address's Ra is a 32-bit offset ([R2.U32+UR4])
+	u32 bool
 }
 
 // span is a run of registers an instruction reads or writes (poison
@@ -814,18 +816,28 @@ func (c *decoder) memOf(o sass.Operand, global bool) (maddr, error) {
 		m.scale = 1
 	}
 	if o.UIndex && o.Desc != 63 {
-		// [Ra+URb+off]: URb (in Desc) adds to every lane's address
+		// [Ra+URb+off]: URb (in Desc) adds to every lane's address; a
+		// global address's URb is a 64-bit pair ([R2.U32+UR4]: a 64-bit
+		// base and a 32-bit offset)
+		ucnt := uint8(1)
+		if global {
+			ucnt = 2
+			if o.Desc > 61 {
+				return maddr{}, bad("%s: uniform address pair UR%d", in.Op, o.Desc)
+			}
+		}
 		m.ur, m.hasUR = o.Desc, true
-		d.reads = append(d.reads, span{2, o.Desc, 1})
+		d.reads = append(d.reads, span{2, o.Desc, ucnt})
 	}
 	if o.N != 255 {
 		cnt := 1
-		if global {
+		if global && !o.U32 {
 			cnt = 2
 			if o.N > 253 {
 				return maddr{}, bad("%s: address pair R%d", in.Op, o.N)
 			}
 		}
+		m.u32 = global && o.U32
 		d.reads = append(d.reads, span{0, o.N, uint8(cnt)})
 	}
 	return m, nil

@@ -1061,10 +1061,18 @@ func (c *cta) farith(w *warp, d *dinst, exec uint32) {
 
 // gaddr is a lane's global address.
 func (w *warp) gaddr(m *maddr, l int) uint64 {
-	if m.base == 255 {
-		return uint64(m.off)
+	a := uint64(m.off)
+	if m.hasUR {
+		a += uint64(w.ur[m.ur+1])<<32 | uint64(w.ur[m.ur])
 	}
-	return (uint64(w.r[m.base+1][l])<<32 | uint64(w.r[m.base][l])) + uint64(m.off)
+	switch {
+	case m.base == 255:
+	case m.u32:
+		a += uint64(w.r[m.base][l])
+	default:
+		a += uint64(w.r[m.base+1][l])<<32 | uint64(w.r[m.base][l])
+	}
+	return a
 }
 
 // saddr is a lane's shared address.
