@@ -80,6 +80,9 @@ type ospec struct {
 	// showRZ: an address with a uniform register whose Ra is printed when
 	// RZ and whose URb may not be URZ (LDGSTS; spec flag Z)
 	showRZ bool
+	// cspace: a constant printed c[0x0] [0x168], its selector inside the
+	// bars (the half-precision opcodes; spec flag w)
+	cspace bool
 	// a selector read from the word (HFMA2's swizzles): selTab[v] for the
 	// value v of the selPos:selW field ("" prints nothing); nil: the fixed
 	// sel above
@@ -249,6 +252,8 @@ func parseOspec(s string) ospec {
 			o.blank = true
 		case 'Z':
 			o.showRZ = true
+		case 'w':
+			o.cspace = true
 		case 'u':
 			o.upos = num()
 		case 'h':

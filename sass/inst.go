@@ -334,7 +334,11 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 			b.WriteString(formatMU(a, true))
 			continue
 		}
-		b.WriteString(a.formatX(pc, reuse, listing, listing && f != nil && f.ops[k].desc != 0))
+		s := a.formatX(pc, reuse, listing, listing && f != nil && f.ops[k].desc != 0)
+		if f != nil && f.ops[k].cspace {
+			s = strings.Replace(s, "][", "] [", 1)
+		}
+		b.WriteString(s)
 	}
 	// nvdisasm 11.8 writes "X;" instead of "X ;" when the stall count, the
 	// wait mask are zero and the yield flag is set (measured).

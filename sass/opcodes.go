@@ -675,6 +675,10 @@ var opcodes = []opcode{
 			`230 =78:1:0 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2`,
 			// (nvdisasm refuses HADD2.F32 with a reuse flag on A, prints it on B)
 			`230 =78:1:1 0:0{F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, R@32-63|62zh60r2`,
+			// B a constant (0x630), with HFMA2's constant bits (w: c[0x0]
+			// [0x168]); .F32 refuses A's reuse flag, as above
+			`630 =78:1:0 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, C@40-63|62zh60w`,
+			`630 =78:1:1 0:0{F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, C@40-63|62zh60w`,
 		},
 	},
 	{op: "HMUL2", class: ClassHalf, sim: SimHalf,
@@ -685,6 +689,9 @@ var opcodes = []opcode{
 			// HMUL2 R5, R0, 2, 1).
 			`832 | >R@16, R@24, H@48:16, H@32:16`,
 			`232 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60`,
+			// B a constant (0xa32), as HADD2's; nvdisasm prints no reuse flag
+			// on A (with or without .F32)
+			`a32 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, C@40-63|62zh60w`,
 		},
 	},
 	{op: "HMNMX2", class: ClassHalf, sim: SimLane3,
@@ -709,6 +716,17 @@ var opcodes = []opcode{
 			// HADD2's B reuses through slot 2 (bit 124), as its first form.
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
+			// A constant as C (selector 3, 0x631) or as B (5, 0xa31): the
+			// constant takes the B field's swizzle, negate and abs bits (60,
+			// 63, 62) in either place, the register at 64 the C field's (81,
+			// 84, 83); as B that register reuses through slot 1 (nvdisasm
+			// refuses slot 2). nvdisasm prints c[0x0] [0x168] (spec flag w),
+			// the swizzle inside the bars. ptxas's fma.rn(.relu,.sat,.ftz)
+			// .f16x2/.bf16x2 with a kernel parameter, one field varied.
+			`631 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@64-84|83zh81r1, C@40-63|62zh60w`,
+			`631 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@64-84|83zh81r1, C@40-63|62zh60w`,
+			`a31 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, C@40-63|62zh60w, R@64-84|83zh81`,
+			`a31 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, C@40-63|62zh60w, R@64-84|83zh81`,
 			// An immediate pair as C (selector 2, 0x431) or as B (4, 0x831),
 			// H1 printed first as HMUL2's, binary16 or (.BF16_V2) bfloat16:
 			// nvcc's HFMA2.BF16_V2 R7, R3, 1, 1, R6 for __hfma2(x, one, one);

@@ -333,6 +333,8 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 			}
 			s = fmt.Sprintf("c[0x%x][%s]", o.Bank, x)
 		}
+		// a half-precision swizzle, inside the bars (|c[0x0] [0x168].H1_H1|)
+		s += o.Sel
 	case KMem:
 		if o.UIndex {
 			s = formatMU(o, false)

@@ -472,8 +472,18 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 	case fC:
 		var bank, off string
+		for _, sel := range o.selTab {
+			if sel != "" && strings.HasSuffix(t, sel) {
+				t, a.Sel = strings.TrimSuffix(t, sel), sel
+				break
+			}
+		}
 		if !strings.HasPrefix(t, "c[") {
 			return bad()
+		}
+		if o.cspace {
+			// the half-precision opcodes print c[0x0] [0x168]
+			t = strings.Replace(t, "] [", "][", 1)
 		}
 		rest := t[2:]
 		j := strings.Index(rest, "][")
