@@ -128,7 +128,7 @@ type sopnd struct {
 	neg, abs bool
 	not      bool
 	hiHalf   bool        // .H1_H1 selector
-	bytes    uint8       // the register's bytes the operation uses (poison mode), 0: all four
+	bytes    uint8       // the register's bytes the operation uses (poison mode), 0: all four, byteNone: none
 	arr      *[32]uint32 // the broadcast lanes of an immediate (bound)
 	arr2     *[32]uint32 // the next word of a 64-bit constant
 	fxor     uint32      // float source modifiers, applied as (x & fand) ^ fxor
@@ -1218,7 +1218,67 @@ func (c *decoder) decLOP3() error {
 			return err
 		}
 	}
+	for k := range 3 {
+		d.s[k].bytes = byteMask(lop3Used(d.sub, k, &d.s))
+	}
 	return c.dst(c.a[0], 1)
+}
+
+// byteNone marks a source none of whose bytes the operation uses.
+const byteNone = 0x10
+
+// byteMask is sopnd.bytes for the source bits used.
+func byteMask(bits uint32) uint8 {
+	var m uint8
+	for b := range 4 {
+		if bits>>(8*b)&0xff != 0 {
+			m |= 1 << b
+		}
+	}
+	switch m {
+	case 0:
+		return byteNone
+	case 0xf:
+		return 0
+	}
+	return m
+}
+
+// known is a source's value when the decoder knows it (an immediate, RZ).
+func (s *sopnd) known() (uint32, bool) {
+	switch s.k {
+	case oZero:
+		return 0, true
+	case oImm:
+		return s.v, true
+	}
+	return 0, false
+}
+
+// lop3Used is the bits of LOP3's source k that can change its result,
+// the other sources at their known values or free: the truth table and an
+// immediate mask decide (LOP3.LUT R0, R17, 0xffff, RZ, 0xc0, !PT uses
+// R17's low half only).
+func lop3Used(lut uint8, k int, s *[4]sopnd) uint32 {
+	var used uint32
+	for free := range 4 {
+		var v [3]uint32
+		for j, f := 0, 0; j < 3; j++ {
+			if j == k {
+				continue
+			}
+			if x, ok := s[j].known(); ok {
+				v[j] = x
+			} else if free>>f&1 != 0 {
+				v[j] = 0xffffffff
+			}
+			f++
+		}
+		v0, v1 := v, v
+		v1[k] = 0xffffffff
+		used |= lop3(lut, v0[0], v0[1], v0[2]) ^ lop3(lut, v1[0], v1[1], v1[2])
+	}
+	return used
 }
 
 // decSHF decodes SHF.
@@ -1237,6 +1297,25 @@ func (c *decoder) decSHF() error {
 		if err := c.src(c.a[k+1], k, 1); err != nil {
 			return err
 		}
+	}
+	if n, ok := d.s[1].known(); ok {
+		// a constant shift uses the bits it keeps (SHF.R.U32.HI R0, RZ,
+		// 0x10, R17: R17's high half); SHF is linear in a and c, so a
+		// bit is used when it alone gives a nonzero result
+		lim := uint32(32)
+		if d.wide {
+			lim = 64
+		}
+		var ua, uc uint32
+		for j := range 32 {
+			if shf(d, lim, 1<<j, n, 0) != 0 {
+				ua |= 1 << j
+			}
+			if shf(d, lim, 0, n, 1<<j) != 0 {
+				uc |= 1 << j
+			}
+		}
+		d.s[0].bytes, d.s[2].bytes = byteMask(ua), byteMask(uc)
 	}
 	return c.dst(c.a[0], 1)
 }
@@ -1593,6 +1672,10 @@ func (c *decoder) decI2F() error {
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
 	}
+	if d.n == 0 {
+		// a binary16 source is the register's low half
+		d.s[0].bytes = 0x3
+	}
 	return c.dst(c.a[0], dcnt)
 }
 
@@ -1639,6 +1722,10 @@ func (c *decoder) decF2I() error {
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
 	}
+	if d.n == 0 {
+		// a binary16 source is the register's low half
+		d.s[0].bytes = 0x3
+	}
 	return c.dst(c.a[0], dcnt)
 }
 
@@ -1670,6 +1757,10 @@ func (c *decoder) decF2F() error {
 	}
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
+	}
+	if d.n == 0 {
+		// a binary16 source is the register's low half
+		d.s[0].bytes = 0x3
 	}
 	return c.dst(c.a[0], dcnt)
 }
