@@ -1029,11 +1029,17 @@ func (c *decoder) decBranch() error {
 // decMove decodes MOV.
 func (c *decoder) decMove() error {
 	d := c.d
+	if d.uni && len(c.a) == 3 && c.a[0].Kind == sass.KPred {
+		// nvcc's @P0 R2UR P1, UR4, R2 (issue #32): ptxas 11.8 was not
+		// seen to emit it for the CUDA and PTX tried, so what P1 holds
+		// is not known
+		return bad("R2UR with a predicate result (%v): its meaning is not known", sass.Pred(c.a[0].N))
+	}
 	if err := c.want(sass.KReg, sass.KNone); err != nil {
 		return err
 	}
 	if d.uni && c.a[1].Kind != sass.KReg {
-		return bad("R2UR: source is c.a %v", c.a[1].Kind)
+		return bad("R2UR: source is a %v", c.a[1].Kind)
 	}
 	d.op = xMOV
 	if err := c.src(c.a[1], 0, 1); err != nil {
