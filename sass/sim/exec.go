@@ -1064,15 +1064,14 @@ func shf(d *dinst, lim, a, n, c uint32) uint32 {
 // gaddr is a lane's global address.
 func (w *warp) gaddr(m *maddr, l int) uint64 {
 	a := uint64(m.off)
-	if m.hasUR {
-		a += uint64(w.ur[m.ur+1])<<32 | uint64(w.ur[m.ur])
-	}
-	switch {
-	case m.base == 255:
-	case m.u32:
+	if m.base != 255 {
 		a += uint64(w.r[m.base][l])
-	default:
-		a += uint64(w.r[m.base+1][l])<<32 | uint64(w.r[m.base][l])
+		if !m.u32 {
+			a += uint64(w.r[m.base+1][l]) << 32
+		}
+	}
+	if m.hasUR {
+		a += uint64(w.ur[m.ur&63]) | uint64(w.ur[(m.ur+1)&63])<<32
 	}
 	return a
 }
