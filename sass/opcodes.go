@@ -689,9 +689,9 @@ var opcodes = []opcode{
 			// HMUL2 R5, R0, 2, 1).
 			`832 | >R@16, R@24, H@48:16, H@32:16`,
 			`232 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60`,
-			// B a constant (0xa32), as HADD2's; nvdisasm prints no reuse flag
-			// on A (with or without .F32)
-			`a32 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, C@40-63|62zh60w`,
+			// B a constant (0xa32), as HADD2's (A reuses through slot 0, .F32
+			// included; nvdisasm refuses slot 1)
+			`a32 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, C@40-63|62zh60w`,
 		},
 	},
 	{op: "HMNMX2", class: ClassHalf, sim: SimLane3,

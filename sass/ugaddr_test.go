@@ -91,3 +91,58 @@ func TestUniformGlobalAddress(t *testing.T) {
 		}
 	}
 }
+
+// halfConstWords are HFMA2/HADD2/HMUL2 words with a constant source and
+// reuse flags (control words without yield, so that nvdisasm prints
+// them), printed, parsed and re-encoded as nvdisasm prints them.
+var halfConstWords = []struct {
+	lo, hi uint64
+	text   string
+}{
+	{0x00005a0004007631, 0x080fe40000000005, "HFMA2 R0, R4, R5.reuse, c[0x0] [0x168] ;"},
+	{0x00005a0004007631, 0x040fe40000000005, "HFMA2 R0, R4.reuse, R5, c[0x0] [0x168] ;"},
+	{0x00005a0004097a31, 0x100fe40000000006, "HFMA2 R9, R4, c[0x0] [0x168], R6.reuse ;"},
+	{0x00005a0004097a31, 0x040fe40000004006, "HFMA2.F32 R9, R4.reuse, c[0x0] [0x168], R6 ;"},
+	{0x00005a00060b7630, 0x040fe20000000000, "HADD2 R11, R6.reuse, c[0x0] [0x168] ;"},
+	{0x00005a0007007a32, 0x040fe20000000000, "HMUL2 R0, R7.reuse, c[0x0] [0x168] ;"},
+	{0x00005a0007007a32, 0x040fe20000004000, "HMUL2.F32 R0, R7.reuse, c[0x0] [0x168] ;"},
+	{0x70005a0004007631, 0x000fe40000000005, "HFMA2 R0, R4, R5, |c[0x0] [0x168].H1_H1| ;"},
+	{0xe0005a00060b7630, 0x000fe20000000000, "HADD2 R11, R6, -|c[0x0] [0x168].H0_H0| ;"},
+}
+
+// TestHalfConstReuse checks halfConstWords as TestUniformGlobalAddress does.
+func TestHalfConstReuse(t *testing.T) {
+	var ws []byte
+	for _, c := range halfConstWords {
+		ws = binary.LittleEndian.AppendUint64(ws, c.lo)
+		ws = binary.LittleEndian.AppendUint64(ws, c.hi)
+	}
+	if nvdisasm := cudatools.Path("nvdisasm"); nvdisasm != "" || os.Getenv("CI") == "true" {
+		nvdisasm = cudatools.Require(t, "nvdisasm")
+		texts := cudatools.Disasm(t, nvdisasm, 86, ws)
+		for k, c := range halfConstWords {
+			if got := texts[int64(16*k)]; got != c.text {
+				t.Errorf("%016x %016x: nvdisasm prints %q, table says %q", c.lo, c.hi, got, c.text)
+			}
+		}
+	}
+	for k, c := range halfConstWords {
+		w := ws[16*k : 16*k+16]
+		i, err := DecodeWord(w)
+		if err != nil {
+			t.Errorf("%s: %v", c.text, err)
+			continue
+		}
+		if got := i.Text(0); got != c.text {
+			t.Errorf("%016x %016x prints %q, want %q", c.lo, c.hi, got, c.text)
+		}
+		p, err := ParseInst(i.Listing(0), 0)
+		if err != nil {
+			t.Errorf("parse %q: %v", i.Listing(0), err)
+			continue
+		}
+		if b, err := p.Word(); err != nil || string(b[:]) != string(w) {
+			t.Errorf("parse %q re-encodes to %x (%v), want %x", i.Listing(0), b, err, w)
+		}
+	}
+}
