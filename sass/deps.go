@@ -282,6 +282,14 @@ func DepsOf(i Inst) (Deps, error) {
 		case fMU:
 			span(LocR+Loc(a.N), 1, uint8(RZ), read)
 			span(LocUR+Loc(a.Desc), 1, uint8(URZ), read)
+		case fMGU, fMGU32:
+			// a global address's uniform register is a 64-bit base or offset
+			w := uint8(1)
+			if a.W64 {
+				w = 2
+			}
+			span(LocR+Loc(a.N), w, uint8(RZ), read)
+			span(LocUR+Loc(a.Desc), 2, uint8(URZ), read)
 		case fMG, fMA, fMS, fMX:
 			w := uint8(1)
 			if a.W64 {

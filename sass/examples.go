@@ -54,6 +54,9 @@ func exampleOperand(o ospec, k int) Operand {
 		a.Imm = 0xc // {3,2}
 	case fMU:
 		a.N, a.UIndex, a.Desc, a.Imm = 2, true, 4, 0x10
+	case fMGU, fMGU32:
+		a.N, a.UIndex, a.Desc, a.Imm = 2, true, 4, 0x10
+		a.W64, a.U32 = o.kind == fMGU, o.kind == fMGU32
 	case fMG, fMA, fMS, fMX:
 		a.N = 2
 		a.Imm = 0x10

@@ -74,9 +74,15 @@ type ospec struct {
 	// descShown: a global address whose word sets bit 101, so that
 	// nvdisasm prints its descriptor (MGD: LDG.E R11, desc[UR4][R6.64])
 	descShown bool
-	// upos: the uniform register's position in a shared address with one
-	// (fMU; 0 means 64)
+	// upos: the uniform register's position in an address with one
+	// (fMU, fMGU; 0 means 64)
 	upos uint
+	// showRZ: an address with a uniform register whose Ra is printed when
+	// RZ and whose URb may not be URZ (LDGSTS; spec flag Z)
+	showRZ bool
+	// cspace: a constant printed c[0x0] [0x168], its selector inside the
+	// bars (the half-precision opcodes; spec flag w)
+	cspace bool
 	// a selector read from the word (HFMA2's swizzles): selTab[v] for the
 	// value v of the selPos:selW field ("" prints nothing); nil: the fixed
 	// sel above
@@ -244,6 +250,10 @@ func parseOspec(s string) ospec {
 			o.offW = num()
 		case 's':
 			o.blank = true
+		case 'Z':
+			o.showRZ = true
+		case 'w':
+			o.cspace = true
 		case 'u':
 			o.upos = num()
 		case 'h':
@@ -743,6 +753,8 @@ func encodeOperand(w *word, o ospec, a Operand) error {
 		w.set(54, 5, uint64(a.Bank))
 	case fMU:
 		return encodeMU(w, o, a)
+	case fMGU, fMGU32:
+		return encodeMGU(w, o, a)
 	case fMG, fMA, fMS, fMX:
 		if a.Imm < -(1<<(o.offW-1)) || a.Imm >= 1<<(o.offW-1) {
 			return bad("memory offset out of range")
@@ -847,6 +859,8 @@ func decodeOperand(w word, o ospec) Operand {
 	switch o.kind {
 	case fMU:
 		return decodeMU(w, o)
+	case fMGU, fMGU32:
+		return decodeMGU(w, o)
 	case fR, fSR:
 		a.N = uint8(w.get(o.pos, 8))
 	case fUR:

@@ -330,7 +330,15 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 		if f != nil && showReuse && f.ops[k].reuse >= 0 && i.Ctrl.Reuse>>f.ops[k].reuse&1 != 0 {
 			reuse = true
 		}
-		b.WriteString(a.formatX(pc, reuse, listing, listing && f != nil && f.ops[k].desc != 0))
+		if f != nil && f.ops[k].showRZ && a.Kind == KMem && a.UIndex {
+			b.WriteString(formatMU(a, true))
+			continue
+		}
+		s := a.formatX(pc, reuse, listing, listing && f != nil && f.ops[k].desc != 0)
+		if f != nil && f.ops[k].cspace {
+			s = strings.Replace(s, "][", "] [", 1)
+		}
+		b.WriteString(s)
 	}
 	// nvdisasm 11.8 writes "X;" instead of "X ;" when the stall count, the
 	// wait mask are zero and the yield flag is set (measured).

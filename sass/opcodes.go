@@ -675,6 +675,10 @@ var opcodes = []opcode{
 			`230 =78:1:0 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2`,
 			// (nvdisasm refuses HADD2.F32 with a reuse flag on A, prints it on B)
 			`230 =78:1:1 0:0{F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, R@32-63|62zh60r2`,
+			// B a constant (0x630), with HFMA2's constant bits (w: c[0x0]
+			// [0x168]); .F32 refuses A's reuse flag, as above
+			`630 =78:1:0 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, C@40-63|62zh60w`,
+			`630 =78:1:1 0:0{F32} 80:1{_,FTZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74^, C@40-63|62zh60w`,
 		},
 	},
 	{op: "HMUL2", class: ClassHalf, sim: SimHalf,
@@ -685,6 +689,9 @@ var opcodes = []opcode{
 			// HMUL2 R5, R0, 2, 1).
 			`832 | >R@16, R@24, H@48:16, H@32:16`,
 			`232 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, R@32-63|62zh60`,
+			// B a constant (0xa32), as HADD2's (A reuses through slot 0, .F32
+			// included; nvdisasm refuses slot 1)
+			`a32 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} | >R@16, R@24-72|73zh74, C@40-63|62zh60w`,
 		},
 	},
 	{op: "HMNMX2", class: ClassHalf, sim: SimLane3,
@@ -709,6 +716,17 @@ var opcodes = []opcode{
 			// HADD2's B reuses through slot 2 (bit 124), as its first form.
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
 			`231 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@32-63|62zh60, R@64-84|83zh81`,
+			// A constant as C (selector 3, 0x631) or as B (5, 0xa31): the
+			// constant takes the B field's swizzle, negate and abs bits (60,
+			// 63, 62) in either place, the register at 64 the C field's (81,
+			// 84, 83); as B that register reuses through slot 1 (nvdisasm
+			// refuses slot 2). nvdisasm prints c[0x0] [0x168] (spec flag w),
+			// the swizzle inside the bars. ptxas's fma.rn(.relu,.sat,.ftz)
+			// .f16x2/.bf16x2 with a kernel parameter, one field varied.
+			`631 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, R@64-84|83zh81r1, C@40-63|62zh60w`,
+			`631 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, R@64-84|83zh81r1, C@40-63|62zh60w`,
+			`a31 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, C@40-63|62zh60w, R@64-84|83zh81`,
+			`a31 85:1{_,BF16_V2} 78:1{_,F32} 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, C@40-63|62zh60w, R@64-84|83zh81`,
 			// An immediate pair as C (selector 2, 0x431) or as B (4, 0x831),
 			// H1 printed first as HMUL2's, binary16 or (.BF16_V2) bfloat16:
 			// nvcc's HFMA2.BF16_V2 R7, R3, 1, 1, R6 for __hfma2(x, one, one);
@@ -775,6 +793,14 @@ var opcodes = []opcode{
 			// with bit 101 set, nvdisasm prints the descriptor: desc[UR4][R6.64]
 			// (ld.global.L2::cache_hint, tail_misc.ptx mem2; the operand MGD)
 			`981 =101:1:1 72:1{?,E} =76:1:1 =81:3:7 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B,LTC256B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MGD@24`,
+			// with bit 76 clear the address adds a uniform register, at 32:6
+			// in the descriptor's place: [Ra.64+URb+off], and with bit 90
+			// clear [Ra.U32+URb+off] (nvdisasm on ptxas's LDG words, one
+			// field varied; operand fMGU). 64:4 is then a trailing predicate
+			// (0 none, printed P(7-v) with 67 its negation) whose meaning is
+			// not known: kept at 0.
+			`981 72:1{?,E} =76:1:0 =81:3:7 =87:5:24 =64:4:0 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B,LTC256B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MGU@24u32`,
+			`981 72:1{?,E} =76:1:0 =81:3:7 =87:5:16 =64:4:0 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 68:2{_,LTC64B,LTC128B,LTC256B} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=CONSTANT,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | >R@16, MGU32@24u32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{4}},
@@ -787,6 +813,9 @@ var opcodes = []opcode{
 			`386 72:1{?,E} =81:3:7 84:3{0=EF,1=} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,5=STRONG.SM,7=STRONG.GPU,10=STRONG.SYS} | MA@24/0, R@32`,
 			`986 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MG@24/64, R@32`,
 			`986 =101:1:1 72:1{?,E} =76:1:1 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MGD@24/64, R@32`,
+			// LDG's uniform-register addresses, URb at 64:6 (the descriptor's place)
+			`986 72:1{?,E} =76:1:0 =87:5:24 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MGU@24u64, R@32`,
+			`986 72:1{?,E} =76:1:0 =87:5:16 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 73:3{U8,S8,U16,S16,_,64,128} 77:4{0=,1=CONSTANT.PRIVATE,2=CONSTANT.CTA,3=CONSTANT.CTA.PRIVATE,4=STRONG.SM.PRIVATE,5=STRONG.SM,6=STRONG.GPU.PRIVATE,7=STRONG.GPU,8=MMIO.GPU,9=CONSTANT.SM,10=STRONG.SYS,11=CONSTANT.SM.PRIVATE,12=MMIO.SYS,13=CONSTANT.VC,14=CONSTANT.VC.PRIVATE,15=CONSTANT.GPU} | MGU32@24u64, R@32`,
 		},
 		regs: []regRule{
 			{mods: "128", regs: []uint8{0, 4}},
@@ -875,6 +904,12 @@ var opcodes = []opcode{
 			// low 4 bits the number of trailing bytes zero-filled; ptxas builds the
 			// address as src + (16-size)&15 and the predicate as size != 0.
 			`fae 0:0{E} =70:1:1 =76:1:1 =91:1:1 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 82:1{?,ZFILL} 77:4{0=} | MX@16+44:20, MG@24+32:12/64, P@87~90`,
+			// with bit 76 clear the global address adds URb, at 64:6 in the
+			// descriptor's place: [Ra.64+URb+off] (nvdisasm prints RZ.64 and
+			// leaves out URZ; no .U32 form: bit 90 is the predicate's negation)
+			`fae 0:0{E} =70:1:1 =76:1:0 =87:5:23 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 77:4{0=} | MX@16+44:20, MGU@24+32:12u64Z`,
+			`fae 0:0{E} =70:1:1 =76:1:0 =91:1:1 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 77:4{0=} | MX@16+44:20, MGU@24+32:12u64Z, P@87~90`,
+			`fae 0:0{E} =70:1:1 =76:1:0 =91:1:1 81:1{BYPASS,_} 84:3{0=EF,1=,2=EL,3=LU,4=EU,5=NA} 71:2{_,LTC64B,LTC128B} 73:3{?,?,?,?,_,64,128} 82:1{?,ZFILL} 77:4{0=} | MX@16+44:20, MGU@24+32:12u64Z, P@87~90`,
 		},
 	},
 	{op: "LDGDEPBAR", class: ClassSync, queue: QueueAsync, sim: SimLDGDEPBAR,

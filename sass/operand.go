@@ -181,6 +181,9 @@ type Operand struct {
 	Bank uint8
 	// W64 marks a 64-bit address register pair in a KMem ([R2.64]).
 	W64 bool
+	// U32 marks a global KMem whose register is a 32-bit unsigned offset
+	// from a uniform base ([R2.U32+UR4]).
+	U32 bool
 	// Scale is the index scale of a shared-memory KMem: 0 (none), 4, 8 or 16
 	// ([R8.X4+0x10]: the register is multiplied by Scale).
 	Scale uint8
@@ -330,9 +333,11 @@ func (o Operand) formatX(pc int64, reuse, listing, desc bool) string {
 			}
 			s = fmt.Sprintf("c[0x%x][%s]", o.Bank, x)
 		}
+		// a half-precision swizzle, inside the bars (|c[0x0] [0x168].H1_H1|)
+		s += o.Sel
 	case KMem:
 		if o.UIndex {
-			s = formatMU(o)
+			s = formatMU(o, false)
 			break
 		}
 		var b strings.Builder

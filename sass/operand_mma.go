@@ -29,7 +29,7 @@ const (
 )
 
 // kindsMMA names the field kinds in the forms' notation.
-var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "HB": fHB, "SBS": fSBS, "MU": fMU}
+var kindsMMA = map[string]fkind{"PR": fPR, "H": fH, "HB": fHB, "SBS": fSBS, "MU": fMU, "MGU": fMGU, "MGU32": fMGU32}
 
 // formatFloat16 prints a binary16 immediate as nvdisasm 11.8 does: as the
 // binary32 of the same value (measured on HMUL2 words with every class of

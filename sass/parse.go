@@ -306,10 +306,14 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 		a.N = uint8(n)
 		return a, false, nil
-	case fMU:
+	case fMU, fMGU, fMGU32:
 		m, ok := parseMU(t)
 		if !ok {
 			return bad()
+		}
+		if o.kind == fMGU && m.N == 255 && !m.U32 {
+			// nvdisasm leaves out RZ: [UR4+0x10] is the .64 form's
+			m.W64 = true
 		}
 		return m, false, nil
 	case fMG, fMA, fMS, fMX:
@@ -468,8 +472,18 @@ func parseOperand(t string, o ospec, pc int64) (Operand, bool, error) {
 		}
 	case fC:
 		var bank, off string
+		for _, sel := range o.selTab {
+			if sel != "" && strings.HasSuffix(t, sel) {
+				t, a.Sel = strings.TrimSuffix(t, sel), sel
+				break
+			}
+		}
 		if !strings.HasPrefix(t, "c[") {
 			return bad()
+		}
+		if o.cspace {
+			// the half-precision opcodes print c[0x0] [0x168]
+			t = strings.Replace(t, "] [", "][", 1)
 		}
 		rest := t[2:]
 		j := strings.Index(rest, "][")

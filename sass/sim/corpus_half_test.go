@@ -367,3 +367,60 @@ func TestF16Round(t *testing.T) {
 		}
 	}
 }
+
+// TestSimPtxasH2Const runs ptxas's h2_const kernel: HFMA2 (f16 and bf16,
+// plain, .relu, .sat, .ftz), HADD2 and HMUL2 with a kernel parameter as
+// the constant-bank source in the B or the C place, negated, absolute and
+// with one half broadcast (.H0_H0, .H1_H1). Bit for bit against Go.
+func TestSimPtxasH2Const(t *testing.T) { corpus.ForSMs(t, simPtxasH2Const) }
+
+func simPtxasH2Const(t *testing.T, sm int) {
+	r := rand.New(rand.NewPCG(116, 117))
+	const n, outs = 129, 14
+	a, b := make([]uint32, n), make([]uint32, n)
+	for i := range a {
+		a[i] = uint32(randModerateF16(r)) | uint32(randModerateF16(r))<<16
+		b[i] = uint32(randModerateF16(r)) | uint32(randModerateF16(r))<<16
+	}
+	rb := func() uint32 { return uint32(r.IntN(2))<<15 | uint32(127-20+r.IntN(41))<<7 | uint32(r.IntN(128)) }
+	for range 3 {
+		k := uint32(randModerateF16(r)) | uint32(randModerateF16(r))<<16
+		kb := rb() | rb()<<16
+		m := NewMemory()
+		aa, ab, ao := alloc(t, m, "a", a, 0), alloc(t, m, "b", b, 0), alloc(t, m, "out", poisonWords(outs*n), 0)
+		launchCorpus(t, "half", "h2_const", sm, Config{Block: [3]int{n}, Memory: m, Params: params(aa, ab, ao, k, kb), Poison: true})
+		out := simWords(m.Bytes("out"))
+		relu := func(h uint16) uint16 {
+			if h&0x8000 != 0 {
+				return 0
+			}
+			return h
+		}
+		add := func(x, y, _ uint16) uint16 { return hFMA(x, 0x3c00, y) }
+		kl, kh := k&0xffff, k>>16
+		for i := range a {
+			x, y := a[i], b[i]
+			want := [outs]uint32{
+				halves(hFMA, x, y, k),
+				halves(hFMA, x, k, y),
+				halves(bfFMA, x, kb, y),
+				halves(bfFMA, x, y, kb),
+				halves(add, x, k, 0),
+				halves(func(p, q, _ uint16) uint16 { return hFMA(p, q, 0x8000) }, y, k, 0),
+				halves(func(p, q, s uint16) uint16 { return relu(hFMA(p, q, s)) }, x, k, y),
+				halves(func(p, q, s uint16) uint16 { return hsat(hFMA(p, q, s)) }, x, k, y),
+				halves(func(p, q, s uint16) uint16 { return relu(bfFMA(p, q, s)) }, x, kb, y),
+				halves(func(p, q, s uint16) uint16 { return hftz(hFMA(hftz(p), hftz(q), hftz(s))) }, x, y, k),
+				halves(hFMA, x, k^0x80008000, y),
+				halves(hFMA, x, y, k&^0x80008000),
+				halves(hFMA, x, kh|kh<<16, y),
+				halves(add, y, kl|kl<<16, 0),
+			}
+			for j, w := range want {
+				if got := out[outs*i+j]; got != w {
+					t.Fatalf("h2_const(%#x, %#x, k %#x, kb %#x): result %d = %#x, want %#x", x, y, k, kb, j, got, w)
+				}
+			}
+		}
+	}
+}

@@ -128,7 +128,7 @@ type sopnd struct {
 	neg, abs bool
 	not      bool
 	hiHalf   bool        // .H1_H1 selector
-	bytes    uint8       // the register's bytes the operation uses (poison mode), 0: all four
+	bytes    uint8       // the register's bytes the operation uses (poison mode), 0: all four, byteNone: none
 	arr      *[32]uint32 // the broadcast lanes of an immediate (bound)
 	arr2     *[32]uint32 // the next word of a 64-bit constant
 	fxor     uint32      // float source modifiers, applied as (x & fand) ^ fxor
@@ -147,10 +147,12 @@ type maddr struct {
 	w64   bool
 	scale int64
 	off   int64
-	// ur: a shared address's uniform register [Ra+URb+off] (hasUR; URZ
-	// is none)
+	// ur: an address's uniform register [Ra+URb+off] (hasUR; URZ is
+	// none), a pair URb:URb+1 in a global address
 	ur    uint8
 	hasUR bool
+	// u32: a global address's Ra is a 32-bit offset ([R2.U32+UR4])
+	u32 bool
 }
 
 // span is a run of registers an instruction reads or writes (poison
@@ -814,18 +816,28 @@ func (c *decoder) memOf(o sass.Operand, global bool) (maddr, error) {
 		m.scale = 1
 	}
 	if o.UIndex && o.Desc != 63 {
-		// [Ra+URb+off]: URb (in Desc) adds to every lane's address
+		// [Ra+URb+off]: URb (in Desc) adds to every lane's address; a
+		// global address's URb is a 64-bit pair ([R2.U32+UR4]: a 64-bit
+		// base and a 32-bit offset)
+		ucnt := uint8(1)
+		if global {
+			ucnt = 2
+			if o.Desc > 61 {
+				return maddr{}, bad("%s: uniform address pair UR%d", in.Op, o.Desc)
+			}
+		}
 		m.ur, m.hasUR = o.Desc, true
-		d.reads = append(d.reads, span{2, o.Desc, 1})
+		d.reads = append(d.reads, span{2, o.Desc, ucnt})
 	}
 	if o.N != 255 {
 		cnt := 1
-		if global {
+		if global && !o.U32 {
 			cnt = 2
 			if o.N > 253 {
 				return maddr{}, bad("%s: address pair R%d", in.Op, o.N)
 			}
 		}
+		m.u32 = global && o.U32
 		d.reads = append(d.reads, span{0, o.N, uint8(cnt)})
 	}
 	return m, nil
@@ -1017,11 +1029,17 @@ func (c *decoder) decBranch() error {
 // decMove decodes MOV.
 func (c *decoder) decMove() error {
 	d := c.d
+	if d.uni && len(c.a) == 3 && c.a[0].Kind == sass.KPred {
+		// nvcc's @P0 R2UR P1, UR4, R2 (issue #32): ptxas 11.8 was not
+		// seen to emit it for the CUDA and PTX tried, so what P1 holds
+		// is not known
+		return bad("R2UR with a predicate result (%v): its meaning is not known", sass.Pred(c.a[0].N))
+	}
 	if err := c.want(sass.KReg, sass.KNone); err != nil {
 		return err
 	}
 	if d.uni && c.a[1].Kind != sass.KReg {
-		return bad("R2UR: source is c.a %v", c.a[1].Kind)
+		return bad("R2UR: source is a %v", c.a[1].Kind)
 	}
 	d.op = xMOV
 	if err := c.src(c.a[1], 0, 1); err != nil {
@@ -1206,7 +1224,67 @@ func (c *decoder) decLOP3() error {
 			return err
 		}
 	}
+	for k := range 3 {
+		d.s[k].bytes = byteMask(lop3Used(d.sub, k, &d.s))
+	}
 	return c.dst(c.a[0], 1)
+}
+
+// byteNone marks a source none of whose bytes the operation uses.
+const byteNone = 0x10
+
+// byteMask is sopnd.bytes for the source bits used.
+func byteMask(bits uint32) uint8 {
+	var m uint8
+	for b := range 4 {
+		if bits>>(8*b)&0xff != 0 {
+			m |= 1 << b
+		}
+	}
+	switch m {
+	case 0:
+		return byteNone
+	case 0xf:
+		return 0
+	}
+	return m
+}
+
+// known is a source's value when the decoder knows it (an immediate, RZ).
+func (s *sopnd) known() (uint32, bool) {
+	switch s.k {
+	case oZero:
+		return 0, true
+	case oImm:
+		return s.v, true
+	}
+	return 0, false
+}
+
+// lop3Used is the bits of LOP3's source k that can change its result,
+// the other sources at their known values or free: the truth table and an
+// immediate mask decide (LOP3.LUT R0, R17, 0xffff, RZ, 0xc0, !PT uses
+// R17's low half only).
+func lop3Used(lut uint8, k int, s *[4]sopnd) uint32 {
+	var used uint32
+	for free := range 4 {
+		var v [3]uint32
+		for j, f := 0, 0; j < 3; j++ {
+			if j == k {
+				continue
+			}
+			if x, ok := s[j].known(); ok {
+				v[j] = x
+			} else if free>>f&1 != 0 {
+				v[j] = 0xffffffff
+			}
+			f++
+		}
+		v0, v1 := v, v
+		v1[k] = 0xffffffff
+		used |= lop3(lut, v0[0], v0[1], v0[2]) ^ lop3(lut, v1[0], v1[1], v1[2])
+	}
+	return used
 }
 
 // decSHF decodes SHF.
@@ -1225,6 +1303,25 @@ func (c *decoder) decSHF() error {
 		if err := c.src(c.a[k+1], k, 1); err != nil {
 			return err
 		}
+	}
+	if n, ok := d.s[1].known(); ok {
+		// a constant shift uses the bits it keeps (SHF.R.U32.HI R0, RZ,
+		// 0x10, R17: R17's high half); SHF is linear in a and c, so a
+		// bit is used when it alone gives a nonzero result
+		lim := uint32(32)
+		if d.wide {
+			lim = 64
+		}
+		var ua, uc uint32
+		for j := range 32 {
+			if shf(d, lim, 1<<j, n, 0) != 0 {
+				ua |= 1 << j
+			}
+			if shf(d, lim, 0, n, 1<<j) != 0 {
+				uc |= 1 << j
+			}
+		}
+		d.s[0].bytes, d.s[2].bytes = byteMask(ua), byteMask(uc)
 	}
 	return c.dst(c.a[0], 1)
 }
@@ -1581,6 +1678,10 @@ func (c *decoder) decI2F() error {
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
 	}
+	if d.n == 0 {
+		// a binary16 source is the register's low half
+		d.s[0].bytes = 0x3
+	}
 	return c.dst(c.a[0], dcnt)
 }
 
@@ -1627,6 +1728,10 @@ func (c *decoder) decF2I() error {
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
 	}
+	if d.n == 0 {
+		// a binary16 source is the register's low half
+		d.s[0].bytes = 0x3
+	}
 	return c.dst(c.a[0], dcnt)
 }
 
@@ -1658,6 +1763,10 @@ func (c *decoder) decF2F() error {
 	}
 	if err := c.src(c.a[1], 0, cnt); err != nil {
 		return err
+	}
+	if d.n == 0 {
+		// a binary16 source is the register's low half
+		d.s[0].bytes = 0x3
 	}
 	return c.dst(c.a[0], dcnt)
 }

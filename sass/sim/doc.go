@@ -28,7 +28,10 @@ package sim
 //     0x7610, R17 merges into a register whose other half is don't-care),
 //     a 1- or 2-byte store uses only its low bytes, a half-precision
 //     source read as .H0_H0 or .H1_H1 (and each HADD2.F32 source) only its
-//     half, and any other read of an undefined byte faults.
+//     half, LOP3 and SHF by a constant only the bytes that reach the
+//     result, F2F only a binary16 source's low half, SHFL copies the
+//     source lane's defined bytes, and any other read of an undefined
+//     byte faults.
 //   - Divergence (diverge.go): a branch whose guard or indirect target
 //     differs across the running lanes splits the warp into (pc, mask)
 //     groups; the warp runs the lowest-pc group that can run and merges
@@ -148,7 +151,9 @@ package sim
 //     from C, in the instruction's rounding direction. MOVM.16.MT88
 //     (movmatrix.trans).
 //   - Memory: LDG/STG (U8, S8, U16, S16, 32, 64, 128 bits; addresses are
-//     64-bit register pairs, the descriptor ignored), LDL/STL (a 16 KiB
+//     64-bit register pairs, the descriptor ignored; [Ra.64+URb+off] and
+//     [Ra.U32+URb+off] add the uniform pair URb:URb+1, assumed from the
+//     address width, not measured), LDL/STL (a 16 KiB
 //     window per thread below 0x1000000, the stack pointer c[0x0][0x28]
 //     0xfffc00 inside it; zero, or 0xCD bytes in poison mode, at each CTA's
 //     start), LDS/STS ([Ra.Xn+off]:
@@ -184,8 +189,8 @@ package sim
 //     in which every live warp waits is ErrDeadlock.
 //   - SHFL IDX/UP/DOWN/BFLY with PTX's clamp and segment mask (c = segmask<<8
 //     | clamp) and its predicate; a value taken from a lane that did not
-//     execute the SHFL (or never wrote the source) is undefined: in poison
-//     mode the destination lane counts as never written.
+//     execute the SHFL is undefined: in poison mode the destination lane
+//     counts as never written (but for the bytes the source lane defined).
 //
 // Not modelled (ErrUnsupported when executed): CALL/RET other than
 // .REL.NOINC/.REL.NODEC (the hardware return stack), BMOV other than
@@ -193,7 +198,7 @@ package sim
 // arrivals ptxas emits for mbarrier.arrive and cp.async.mbarrier.arrive
 // .noinc (mbarrier.go: the word's layout is inferred from ptxas's own
 // init and wait code, not measured), R2UR with a predicate result (its
-// meaning is unpublished), generic accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
+// meaning is unpublished and ptxas 11.8 was not seen to emit it), generic accesses without .E, F2IP forms other than F2IP.U8.F32 Rd, RZ, Rb, RZ
 // (f2ip.go), MATCH.ALL, PLOP3 with register sources, MOVM shapes other
 // than .16.MT88, instruction timing, memory
 // consistency between CTAs (CTAs run in parallel goroutines: plain

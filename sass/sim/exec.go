@@ -444,29 +444,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 			lim = 64
 		}
 		for l := 0; l < 32; l++ {
-			if !lanes(exec, l) {
-				continue
-			}
-			n := b[l]
-			if d.x {
-				n &= lim - 1
-			} else if n > lim {
-				n = lim
-			}
-			v := uint64(cc[l])<<32 | uint64(a[l])
-			var r uint64
-			switch {
-			case d.left:
-				r = v << n
-			case d.signed:
-				r = uint64(int64(v) >> n)
-			default:
-				r = v >> n
-			}
-			if d.hi {
-				dr[l] = uint32(r >> 32)
-			} else {
-				dr[l] = uint32(r)
+			if lanes(exec, l) {
+				dr[l] = shf(d, lim, a[l], b[l], cc[l])
 			}
 		}
 	case xLEA:
@@ -1059,12 +1038,42 @@ func (c *cta) farith(w *warp, d *dinst, exec uint32) {
 	}
 }
 
+// shf is SHF's result for a, shift n and c (lim: 32, or 64 with .U64/.S64).
+func shf(d *dinst, lim, a, n, c uint32) uint32 {
+	if d.x {
+		n &= lim - 1
+	} else if n > lim {
+		n = lim
+	}
+	v := uint64(c)<<32 | uint64(a)
+	var r uint64
+	switch {
+	case d.left:
+		r = v << n
+	case d.signed:
+		r = uint64(int64(v) >> n)
+	default:
+		r = v >> n
+	}
+	if d.hi {
+		return uint32(r >> 32)
+	}
+	return uint32(r)
+}
+
 // gaddr is a lane's global address.
 func (w *warp) gaddr(m *maddr, l int) uint64 {
-	if m.base == 255 {
-		return uint64(m.off)
+	a := uint64(m.off)
+	if m.base != 255 {
+		a += uint64(w.r[m.base][l])
+		if !m.u32 {
+			a += uint64(w.r[m.base+1][l]) << 32
+		}
 	}
-	return (uint64(w.r[m.base+1][l])<<32 | uint64(w.r[m.base][l])) + uint64(m.off)
+	if m.hasUR {
+		a += uint64(w.ur[m.ur&63]) | uint64(w.ur[(m.ur+1)&63])<<32
+	}
+	return a
 }
 
 // saddr is a lane's shared address.
@@ -1325,6 +1334,7 @@ func (c *cta) shfl(w *warp, d *dinst, exec uint32) {
 	poison := c.l.cfg.Poison && d.s[0].k == oReg
 	var out [32]uint32
 	var pm, undef uint32
+	var part [4]uint32
 	for l := 0; l < 32; l++ {
 		if !lanes(exec, l) {
 			continue
@@ -1358,8 +1368,17 @@ func (c *cta) shfl(w *warp, d *dinst, exec uint32) {
 			pm |= 1 << l
 		}
 		out[l] = a[j]
-		if !lanes(exec, j) || (poison && w.wr[d.s[0].r]>>j&1 == 0) {
+		switch {
+		case !lanes(exec, j):
 			undef |= 1 << l
+		case poison && w.wr[d.s[0].r]>>j&1 == 0:
+			// the source lane's defined bytes stay defined (a copy)
+			undef |= 1 << l
+			if w.wrb != nil {
+				for b := range part {
+					part[b] |= w.wrb[d.s[0].r][b] >> j & 1 << l
+				}
+			}
 		}
 	}
 	dr := w.dst(d.d)
@@ -1370,7 +1389,7 @@ func (c *cta) shfl(w *warp, d *dinst, exec uint32) {
 	}
 	w.setPred(d.pd[0], pm, exec)
 	if c.l.cfg.Poison && d.d != 255 {
-		w.unmark = undef
+		w.unmark, w.partB = undef, part
 	}
 }
 

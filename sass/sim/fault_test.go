@@ -153,6 +153,25 @@ func TestSimUnsupported(t *testing.T) {
 	}
 }
 
+// TestSimR2URPredicate: R2UR with a predicate result (nvcc's @P0 R2UR P1,
+// UR4, R2) decodes but is refused, naming the form, when executed: what
+// the predicate holds is not known.
+func TestSimR2URPredicate(t *testing.T) {
+	src := `
+[B------:R-:W0:-:S01] S2R R2, SR_TID.X ;
+[B0-----:R-:W1:-:S02] R2UR P1, UR4, R2 ;
+[B-1----:R-:W-:-:S05] EXIT ;
+`
+	s, err := New(asm(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Launch(Config{StrictScoreboards: true, Block: [3]int{32}})
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "R2UR with a predicate result (P1)") {
+		t.Fatalf("got %v, want ErrUnsupported naming R2UR's predicate result", err)
+	}
+}
+
 // TestSimIdleWaitNoop: without StrictScoreboards a wait mask or DEPBAR on a
 // scoreboard with nothing in flight is a no-op, as on hardware (ptxas emits
 // such waits), and the program runs on to its results.

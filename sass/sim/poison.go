@@ -49,8 +49,10 @@ func (c *cta) checkSelReads(w *warp, d *dinst, exec uint32) error {
 // undefined: PRMT's byte sources and the copies' sources use none (they
 // move the undefinedness), a store of 1 or 2 bytes uses those of its data
 // register, a half-precision source read through .H0_H0 or .H1_H1 and
-// each source of HADD2.F32 use that half's two bytes, every other read
-// uses all four.
+// each source of HADD2.F32 use that half's two bytes, LOP3's and SHF's
+// sources the bytes that can reach the result (sopnd.bytes: lop3Used,
+// decSHF), F2F's binary16 source its low half, SHFL copies as MOV does
+// across lanes; every other read uses all four.
 
 // byteLanes is the lanes in which byte b of register r is defined.
 func (w *warp) byteLanes(r, b int) uint32 {

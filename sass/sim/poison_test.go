@@ -160,3 +160,75 @@ BODY
 		}
 	}
 }
+
+// TestSimPoisonBytesOps checks the byte rule for LOP3, SHF, F2F and SHFL
+// (issue #32): R17 holds R0 in its low half and never-written high bytes;
+// LOP3 with an immediate mask, SHF by a constant and F2F.F64.F16 read
+// only the bytes that reach their result, so they run when those are the
+// defined ones and fault, naming a byte, when not; SHFL copies the source
+// lane's defined bytes, which a narrow store then uses.
+func TestSimPoisonBytesOps(t *testing.T) {
+	const src = `
+[B------:R-:W0:-:S01] S2R R0, SR_TID.X ;
+[B0-----:R-:W-:-:S04] MOV R5, 0x4 ;
+[B------:R-:W-:-:S04] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W-:-:S04] IMAD.WIDE R2, R0, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S04] LOP3.LUT R1, R0, 0x1f, RZ, 0x3c, !PT ;
+[B------:R-:W-:-:S04] PRMT R17, R0, 0x7610, R17 ;
+BODY
+[B------:R-:W-:-:S04] STG.E [R2.64], R9 ;
+[B------:R-:W-:-:S05] EXIT ;`
+	run := func(body string) ([]uint32, error) {
+		var lines []string
+		for _, s := range strings.Split(body, ";") {
+			lines = append(lines, "[B------:R-:W-:-:S04] "+strings.TrimSpace(s)+" ;")
+		}
+		m := NewMemory()
+		a := alloc(t, m, "out", poisonWords(32), 0)
+		_, err := Launch(asm(t, strings.Replace(src, "BODY", strings.Join(lines, "\n"), 1)), Config{Block: [3]int{32}, Memory: m, Params: params(a), Poison: true})
+		return simWords(m.Bytes("out")), err
+	}
+	for _, c := range []struct {
+		body string
+		want func(x uint32) uint32
+	}{
+		{"LOP3.LUT R9, R17, 0xffff, RZ, 0xc0, !PT", func(x uint32) uint32 { return x }},
+		{"LOP3.LUT R9, R17, 0xff, RZ, 0xc0, !PT", func(x uint32) uint32 { return x & 0xff }},
+		// (x | 0xffff0000): the high bytes are ones whatever R17 holds
+		{"LOP3.LUT R9, R17, 0xffff0000, RZ, 0xfc, !PT", func(x uint32) uint32 { return x | 0xffff0000 }},
+		// a truth table that ignores A
+		{"LOP3.LUT R9, R17, R0, RZ, 0xcc, !PT", func(x uint32) uint32 { return x }},
+		{"SHF.L.U32 R9, R17, 0x10, RZ", func(x uint32) uint32 { return x << 16 }},
+		{"SHF.L.U64.HI R9, RZ, 0x10, R17", func(x uint32) uint32 { return x << 16 }},
+		{"SHF.R.U64 R9, RZ, 0x10, R17", func(x uint32) uint32 { return x << 16 }},
+		{"F2F.F64.F16 R10, R17; MOV R9, R11", func(x uint32) uint32 { return uint32(math.Float64bits(float64(x)/(1<<24)) >> 32) }},
+		// lane l takes lane l^1's R17 (its defined low half) and stores it
+		{"SHFL.BFLY PT, R12, R17, 0x1, 0x1f; STG.E.U16 [R2.64], R12; LDG.E R9, [R2.64]", func(x uint32) uint32 { return 0x7fc00000 | x ^ 1 }},
+	} {
+		out, err := run(c.body)
+		if err != nil {
+			t.Fatalf("%s: %v", c.body, err)
+		}
+		for l, v := range out {
+			if w := c.want(uint32(l)); v != w {
+				t.Fatalf("%s: lane %d = %#x, want %#x", c.body, l, v, w)
+			}
+		}
+	}
+	for _, c := range []struct{ body, want string }{
+		{"LOP3.LUT R9, R17, 0x10000, RZ, 0xc0, !PT", "byte 2 of R17 never written"},
+		{"LOP3.LUT R9, R17, R0, RZ, 0xc0, !PT", "byte 2 of R17 never written"},
+		{"SHF.L.U32 R9, R17, 0x8, RZ", "byte 2 of R17 never written"},
+		{"SHF.R.U32.HI R9, RZ, 0x10, R17", "byte 2 of R17 never written"},
+		{"SHF.L.U64.HI R9, R17, 0x10, RZ", "byte 2 of R17 never written"},
+		{"SHF.R.S32.HI R9, RZ, 0x18, R17", "byte 3 of R17 never written"},
+		{"SHF.R.U32.HI R9, RZ, R1, R17", "byte 2 of R17 never written"},
+		{"F2F.F16.F32 R9, R17", "byte 2 of R17 never written"},
+		{"SHFL.BFLY PT, R12, R17, 0x1, 0x1f; STG.E [R2.64], R12", "byte 2 of R12 never written"},
+	} {
+		_, err := run(c.body)
+		if !errors.Is(err, ErrUninitialized) || !strings.Contains(err.Error(), "lane 0:") || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s: got %v, want %v (lane 0: %s)", c.body, err, ErrUninitialized, c.want)
+		}
+	}
+}

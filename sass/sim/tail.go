@@ -41,8 +41,9 @@ func tailLane3(in sass.Inst) bool {
 		}
 		mod := false
 		for _, o := range in.Args[1:] {
-			// (an immediate: a pair decHalf has joined)
-			if o.Kind != sass.KReg && o.Kind != sass.KImm || o.Sel == ".F32" {
+			// (an immediate: a pair decHalf has joined; a constant:
+			// HFMA2 R18, R2, -c[0x0] [0x178], R5)
+			if o.Kind != sass.KReg && o.Kind != sass.KImm && o.Kind != sass.KCBank || o.Sel == ".F32" {
 				return false
 			}
 			mod = mod || o.Neg || o.Abs || o.Sel != ""
