@@ -1,9 +1,15 @@
 package fallback
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/longtest"
@@ -48,7 +54,6 @@ func TestSkinnyDotsAVX2Exact(t *testing.T) { skinnyAVX2Exact(t, true) }
 // transposed when trans: the strip kernels or the dot kernels.
 func skinnyAVX2Exact(t *testing.T, trans bool) {
 	v := avx2Skinny(t)
-	r := newRand(t)
 	limit, limitMNK := 1<<18, 1<<22
 	switch {
 	case longtest.Enabled():
@@ -58,6 +63,11 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 	case testing.Short():
 		limit, limitMNK = 1<<16, 1<<20
 	}
+	type shape struct {
+		m, n, k int
+		dt      tile.DType
+	}
+	var shapes []shape
 	for m := 1; m <= skinnyMaxM; m++ {
 		for _, n := range skinnyAVX2Dims {
 			for _, k := range skinnyAVX2Dims {
@@ -65,49 +75,74 @@ func skinnyAVX2Exact(t *testing.T, trans bool) {
 					continue
 				}
 				for _, dt := range []tile.DType{tile.F32, tile.BF16, tile.F16, tile.E4M3, tile.E5M2} {
-					a := MatMulArgs{M: m, N: n, K: k, Batch: 2, Alpha: 1}
-					f := mat{dt: dt, ldPad: 3, bsPad: 5}
-					a.A = newMatrix(r, f, 2, m, k)
-					fb := f
-					fb.trans = trans
-					a.B = newMatrix(r, fb, 2, k, n)
-					a.D = newMatrix(r, mat{dt: tile.F32, ldPad: 2}, 2, m, n)
-					for _, x := range []*Matrix{&a.A, &a.B} {
-						for i := 0; i < len(x.Data)/dt.Size(); i++ {
-							setElem(x, i, float32(r.IntN(15)-7))
-						}
-					}
-					j := job{a: &a, v: v}
-					rows := !trans && dt == tile.F32 && m <= len(v.skinny.rowsF32)
-					if !j.skinnyPath() || trans && j.skinnyDotKernels() == nil || !trans && (j.skinnyRowKernel() != nil) != rows ||
-						!trans && !rows && j.skinnyStripKernel() == nil {
-						t.Fatalf("avx2 %v %dx%dx%d trans %v: not on the row, strip or dot kernels (row kernel %v, want %v)",
-							dt, m, n, k, trans, j.skinnyRowKernel() != nil, rows)
-					}
-					ref := a
-					ref.D.Data = slices.Clone(a.D.Data)
-					MatMulRef(&ref)
-					poison(a.D.Data)
-					if err := MatMulFast("avx2", &a); err != nil {
-						t.Fatal(err)
-					}
-					if bb, i, jj, ok := touchedOutside(&a.D, 2, m, n); !ok {
-						t.Fatalf("avx2 %v %dx%dx%d: D[%d][%d,%d] written outside the product", dt, m, n, k, bb, i, jj)
-					}
-					for b := range 2 {
-						for i := range m {
-							for jj := range n {
-								o := b*a.D.BatchStride + i*a.D.LD + jj
-								if g, w := loadF32(tile.F32, a.D.Data, o), loadF32(tile.F32, ref.D.Data, o); math.Float32bits(g) != math.Float32bits(w) {
-									t.Fatalf("avx2 %v %dx%dx%d: D[%d][%d,%d] = %v, want %v", dt, m, n, k, b, i, jj, g, w)
-								}
-							}
-						}
-					}
+					shapes = append(shapes, shape{m, n, k, dt})
 				}
 			}
 		}
 	}
+	// The shapes are independent: they run on every core (each with its
+	// own generator, seeded from the test's name and the shape's index),
+	// the first failure in shape order reported.
+	seed := newRand(t).Uint64()
+	errs := make([]error, len(shapes))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range goruntime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(shapes); i = int(next.Add(1) - 1) {
+				sh := shapes[i]
+				errs[i] = skinnyAVX2ExactCase(v, rand.New(rand.NewPCG(seed, uint64(i))), sh.m, sh.n, sh.k, sh.dt, trans)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(strings.SplitN(err.Error(), "\n", 2)[0])
+	}
+}
+
+// skinnyAVX2ExactCase is one shape of skinnyAVX2Exact.
+func skinnyAVX2ExactCase(v *variant, r *rand.Rand, m, n, k int, dt tile.DType, trans bool) error {
+	a := MatMulArgs{M: m, N: n, K: k, Batch: 2, Alpha: 1}
+	f := mat{dt: dt, ldPad: 3, bsPad: 5}
+	a.A = newMatrix(r, f, 2, m, k)
+	fb := f
+	fb.trans = trans
+	a.B = newMatrix(r, fb, 2, k, n)
+	a.D = newMatrix(r, mat{dt: tile.F32, ldPad: 2}, 2, m, n)
+	for _, x := range []*Matrix{&a.A, &a.B} {
+		for i := 0; i < len(x.Data)/dt.Size(); i++ {
+			setElem(x, i, float32(r.IntN(15)-7))
+		}
+	}
+	j := job{a: &a, v: v}
+	rows := !trans && dt == tile.F32 && m <= len(v.skinny.rowsF32)
+	if !j.skinnyPath() || trans && j.skinnyDotKernels() == nil || !trans && (j.skinnyRowKernel() != nil) != rows ||
+		!trans && !rows && j.skinnyStripKernel() == nil {
+		return fmt.Errorf("avx2 %v %dx%dx%d trans %v: not on the row, strip or dot kernels (row kernel %v, want %v)",
+			dt, m, n, k, trans, j.skinnyRowKernel() != nil, rows)
+	}
+	ref := a
+	ref.D.Data = slices.Clone(a.D.Data)
+	MatMulRef(&ref)
+	poison(a.D.Data)
+	if err := MatMulFast("avx2", &a); err != nil {
+		return err
+	}
+	if bb, i, jj, ok := touchedOutside(&a.D, 2, m, n); !ok {
+		return fmt.Errorf("avx2 %v %dx%dx%d: D[%d][%d,%d] written outside the product", dt, m, n, k, bb, i, jj)
+	}
+	for b := range 2 {
+		for i := range m {
+			for jj := range n {
+				o := b*a.D.BatchStride + i*a.D.LD + jj
+				if g, w := loadF32(tile.F32, a.D.Data, o), loadF32(tile.F32, ref.D.Data, o); math.Float32bits(g) != math.Float32bits(w) {
+					return fmt.Errorf("avx2 %v %dx%dx%d: D[%d][%d,%d] = %v, want %v", dt, m, n, k, b, i, jj, g, w)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // TestMatMulFastSkinnyAVX2 runs the AVX2 skinny path against the float64
