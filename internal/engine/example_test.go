@@ -1,0 +1,45 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/internal/engine"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// ExampleOpen opens the CPU backend, allocates a buffer and reads it back.
+func ExampleOpen() {
+	rt, err := engine.Open(engine.Options{Backend: engine.BackendCPU})
+	if err != nil {
+		panic(err)
+	}
+	defer rt.Close()
+	buf, _ := rt.Alloc(tile.BF16, 3)
+	defer buf.Close()
+	ctx := context.Background()
+	buf.WriteFloat32(ctx, []float32{1, 1.00390625, 3.14159})
+	out := make([]float32, 3)
+	buf.ReadFloat32(ctx, out)
+	fmt.Println(rt.Backend(), out)
+	// Output: cpu [1 1 3.140625]
+}
+
+// ExampleStream enqueues work asynchronously and times it with events.
+func ExampleStream() {
+	rt, _ := engine.Open(engine.Options{Backend: engine.BackendCPU})
+	defer rt.Close()
+	s, _ := rt.NewStream()
+	defer s.Close()
+	start, _ := s.Record()
+	n := 0
+	s.Enqueue(func() error { n += 41; return nil })
+	s.Enqueue(func() error { n++; return nil })
+	end, _ := s.Record()
+	if err := s.Synchronize(context.Background()); err != nil {
+		panic(err)
+	}
+	_, err := engine.Elapsed(start, end)
+	fmt.Println(n, err)
+	// Output: 42 <nil>
+}
