@@ -1,21 +1,20 @@
-package engine_test
+package runtime_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/tcrt-go/tcrt/internal/engine"
-	"github.com/tcrt-go/tcrt/tile"
+	"github.com/tcrt-go/tcrt/runtime"
 )
 
 // ExampleOpen opens the CPU backend, allocates a buffer and reads it back.
 func ExampleOpen() {
-	rt, err := engine.Open(engine.Options{Backend: engine.BackendCPU})
+	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
 	if err != nil {
 		panic(err)
 	}
 	defer rt.Close()
-	buf, _ := rt.Alloc(tile.BF16, 3)
+	buf, _ := rt.Alloc(runtime.BF16, 3)
 	defer buf.Close()
 	ctx := context.Background()
 	buf.WriteFloat32(ctx, []float32{1, 1.00390625, 3.14159})
@@ -27,7 +26,7 @@ func ExampleOpen() {
 
 // ExampleStream enqueues work asynchronously and times it with events.
 func ExampleStream() {
-	rt, _ := engine.Open(engine.Options{Backend: engine.BackendCPU})
+	rt, _ := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
 	defer rt.Close()
 	s, _ := rt.NewStream()
 	defer s.Close()
@@ -39,7 +38,7 @@ func ExampleStream() {
 	if err := s.Synchronize(context.Background()); err != nil {
 		panic(err)
 	}
-	_, err := engine.Elapsed(start, end)
+	_, err := runtime.Elapsed(start, end)
 	fmt.Println(n, err)
 	// Output: 42 <nil>
 }
