@@ -1,11 +1,6 @@
 package ops
 
-import (
-	"fmt"
-	"strings"
-
-	"github.com/tcrt-go/tcrt/internal/engine"
-)
+import "github.com/tcrt-go/tcrt/internal/engine"
 
 // Explanation lists every kernel registered for an op call, in selection
 // order, and says why each was taken or rejected: what the Explain…
@@ -54,25 +49,10 @@ func (e Explanation) Chosen() *KernelInfo {
 
 // String formats the explanation, one candidate a line.
 func (e Explanation) String() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s:\n", e.Op)
-	if e.Backend != "" {
-		fmt.Fprintf(&sb, "   backend: %s\n", e.Backend)
-	}
-	if e.CPUMask != "" {
-		fmt.Fprintf(&sb, "   CPU feature mask: %s\n", e.CPUMask)
-	}
-	for _, c := range e.Candidates {
-		mark := "  "
-		if c.Chosen {
-			mark = "=>"
-		}
-		fmt.Fprintf(&sb, "%s %-28s pref %3d  [%s]  %s\n", mark, c.Kernel.Name, c.Kernel.Preference, c.Kernel.Requires, c.Reason)
-	}
-	if len(e.Candidates) == 0 {
-		sb.WriteString("   no kernels registered\n")
-	}
-	return sb.String()
+	return engine.FormatExplanation(e.Op, e.Backend, e.CPUMask, len(e.Candidates), func(i int) (bool, string, int, string, string) {
+		c := e.Candidates[i]
+		return c.Chosen, c.Kernel.Name, c.Kernel.Preference, c.Kernel.Requires, c.Reason
+	})
 }
 
 // publicExplanation is e without engine pointers.

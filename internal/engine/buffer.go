@@ -12,28 +12,11 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Buffer is device memory holding a dense row-major tensor of one element
-// type. Close releases it; a closed buffer cannot be used.
-//
-// Reads and writes from the host (Write, Read, WriteFloat32, ReadFloat32 and
-// the generic WriteRaw and ReadRaw) are synchronous: they first wait for all
-// work already enqueued on the runtime's streams, so they see, and are not
-// overtaken by, earlier kernels. They report their own errors only: an
-// error of that earlier work stays with its stream's Synchronize.
-//
-// # Lifetimes
-//
-// A buffer's memory lives as long as anything uses it, as with PyTorch's
-// caching allocator (record_stream) and CUDA's stream-ordered free: every
-// op launched through the runtime (Run, LaunchKernel, so every ops call)
-// holds a reference to each buffer its arguments name, taken when it is
-// launched and dropped when it has finished on its stream; a host transfer
-// holds one while it copies. Close marks the buffer closed at once (new
-// ops and transfers get ErrClosed) and returns; the memory goes back to the
-// device (or the pool) when the last holder lets go, so work already queued
-// or running completes on valid memory and nothing ever reads or writes
-// memory that was freed or reused. Work enqueued by hand (Stream.Enqueue,
-// LaunchGPU) that touches a buffer must hold it with Stream.Use.
+// Buffer is device memory holding a dense row-major tensor: the object
+// behind a runtime.Buffer, whose doc states the I/O and lifetime rules
+// (the references taken by launches and host transfers, retain and
+// release below). Hand-enqueued work that touches a buffer holds it with
+// Stream.Use.
 type Buffer struct {
 	handle // the public handle (see Handles)
 	rt     *Runtime
@@ -353,14 +336,8 @@ func (b *Buffer) Check(r *Runtime, op, arg string) error {
 	return nil
 }
 
-// Close marks the buffer closed: from now on ops and transfers naming it
-// return ErrClosed. It does not wait: the memory is freed when the work
-// already launched with it (queued or running, on any stream) has finished,
-// at once when there is none (see Buffer's Lifetimes). Close is refused
-// (ErrArgument) from work running on a stream, as the calls that wait for
-// streams are, and closes nothing then. Close is idempotent; on a nil
-// buffer it returns an error wrapping ErrArgument. The error is the
-// backend's, when the memory is freed at once.
+// Close marks the buffer closed; the memory is freed when the last holder
+// lets go (see runtime.Buffer.Close).
 func (b *Buffer) Close() error {
 	if b == nil || b.rt == nil {
 		return tile.Errorf(ErrArgument, "close", "buffer", "buffer is nil or was not made by Alloc")

@@ -228,22 +228,33 @@ func (e Explanation) Chosen() *Kernel {
 
 // String formats the explanation, one candidate a line.
 func (e Explanation) String() string {
+	return FormatExplanation(e.Op, e.Backend, e.CPUMask, len(e.Candidates), func(i int) (bool, string, int, string, string) {
+		c := e.Candidates[i]
+		return c.Chosen, c.Kernel.Name, c.Kernel.Preference, c.Kernel.Arch.String(), c.Reason
+	})
+}
+
+// FormatExplanation is the one text form of an explanation (this
+// package's and ops'): the op, the backend and CPU mask lines, then
+// candidate i's line from row(i), the chosen one marked "=>".
+func FormatExplanation(op, backend, cpuMask string, n int, row func(i int) (chosen bool, name string, pref int, requires, reason string)) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s:\n", e.Op)
-	if e.Backend != "" {
-		fmt.Fprintf(&sb, "   backend: %s\n", e.Backend)
+	fmt.Fprintf(&sb, "%s:\n", op)
+	if backend != "" {
+		fmt.Fprintf(&sb, "   backend: %s\n", backend)
 	}
-	if e.CPUMask != "" {
-		fmt.Fprintf(&sb, "   CPU feature mask: %s\n", e.CPUMask)
+	if cpuMask != "" {
+		fmt.Fprintf(&sb, "   CPU feature mask: %s\n", cpuMask)
 	}
-	for _, c := range e.Candidates {
+	for i := range n {
+		chosen, name, pref, requires, reason := row(i)
 		mark := "  "
-		if c.Chosen {
+		if chosen {
 			mark = "=>"
 		}
-		fmt.Fprintf(&sb, "%s %-28s pref %3d  [%s]  %s\n", mark, c.Kernel.Name, c.Kernel.Preference, c.Kernel.Arch, c.Reason)
+		fmt.Fprintf(&sb, "%s %-28s pref %3d  [%s]  %s\n", mark, name, pref, requires, reason)
 	}
-	if len(e.Candidates) == 0 {
+	if n == 0 {
 		sb.WriteString("   no kernels registered\n")
 	}
 	return sb.String()

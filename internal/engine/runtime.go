@@ -13,41 +13,16 @@ import (
 	"sync/atomic"
 )
 
-// Options configures Open. The zero value selects the best backend. A
-// field set here wins over the environment: the TCRT_* variables (package
-// doc) only supply the value of a field left zero.
+// Options configures Open: the fields of runtime.Options (documented
+// there), which converts to it.
 type Options struct {
-	// Backend forces a backend: "cpu", "cuda" or "sim" (the simulated
-	// SM86/SM89 GPU); BackendAuto picks CUDA when the driver loads and a
-	// device is usable, else the CPU (BackendReason says why). "" means
-	// TCRT_BACKEND when it is set, else BackendAuto.
-	Backend BackendKind
-	// Device is the GPU ordinal on the CUDA backend.
-	Device int
-	// Threads bounds the CPU goroutines a kernel uses; 0 means TCRT_THREADS
-	// when it is set, else GOMAXPROCS.
-	Threads int
-	// MemoryLimit bounds the bytes of live buffers: an Alloc that would pass
-	// it fails with ErrOutOfMemory. 0 means the default, DefaultMemoryLimit
-	// of the device's memory (on the CPU, HostMemory: the physical memory or
-	// the cgroup limit, whichever is lower), so that an absurd request is an
-	// error rather than the end of the process. math.MaxInt64 disables the
-	// check. Whatever the limit, an allocation the host cannot back (the
-	// CPU's buffers, the simulated device's memory: above HostMemory, or a
-	// mapping the system refuses, as under ulimit -v) is ErrOutOfMemory
-	// too (package internal/hostmem), never a fatal error of the process.
+	Backend     BackendKind
+	Device      int
+	Threads     int
 	MemoryLimit int64
-	// SimArch is the compute capability the simulated device models: 86
-	// or 89; 0 means TCRT_SIM_ARCH when it is set, else 86.
-	SimArch int
-	// CUDALib is the path of the CUDA driver library ("": libcuda.so.1,
-	// found by the dynamic loader), or TCRT_CUDA_LIB when it is set. The
-	// -tags cuda build links the driver at build time and ignores it.
-	CUDALib string
-	// Kernel forces kernels by name: "name" forces that kernel for its op,
-	// "op=name" for the named op; several are separated by commas. ""
-	// takes TCRT_KERNEL's value when it is set.
-	Kernel string
+	SimArch     int
+	CUDALib     string
+	Kernel      string
 }
 
 // envDefaults fills the zero fields of o that an environment variable
@@ -107,14 +82,7 @@ func CUDABuilt() bool {
 	return ok
 }
 
-// Open returns a runtime on the backend that Options ask for; the
-// environment supplies the fields left zero (see Options). With the auto backend it tries the registered GPU backends that take
-// part in auto selection (CUDA when linked in) and falls back to the CPU
-// when none opens, keeping each failure's reason (BackendReason); asking
-// for a backend explicitly that is not registered or does not open
-// returns an error wrapping ErrNoDevice (for CUDA, a
-// *driver.LoadError naming the step that failed). The simulated device
-// ("sim", package runtime/sim) opens only when asked for.
+// Open opens a runtime: see runtime.Open.
 func Open(opts Options) (*Runtime, error) {
 	if err := opts.envDefaults(); err != nil {
 		return nil, err
@@ -387,12 +355,8 @@ func (r *Runtime) liveStreamsInto(out []*Stream) []*Stream {
 	return out
 }
 
-// Close waits for all queued work, closes every stream, waits for host
-// transfers still copying, and releases the backend. Afterwards the runtime, its streams and its buffers return errors
-// wrapping ErrClosed (a buffer's data is gone); Close on those buffers stays
-// safe. Close is idempotent; it must not be called from work running on one
-// of the runtime's streams (that returns an error wrapping ErrArgument), and
-// on a nil runtime it returns an error wrapping ErrArgument.
+// Close waits for the queued work and the host transfers, closes the
+// streams and releases the backend (see runtime.Runtime.Close).
 func (r *Runtime) Close() error {
 	if r == nil || r.be == nil {
 		return fmt.Errorf("tcrt: close: argument runtime: nil or not made by Open: %w", ErrArgument)

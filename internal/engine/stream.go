@@ -15,16 +15,8 @@ import (
 	"time"
 )
 
-// Stream is an ordered, asynchronous queue of work on the runtime's device.
-// Work enqueued on one stream runs in order; different streams may run
-// concurrently, ordered against each other only through events. On the CPU
-// backend a worker goroutine executes each stream's queue.
-//
-// Work running on a stream (a function given to Enqueue) must not wait for
-// that stream: synchronizing it or its runtime, closing it or a buffer,
-// reading or writing a buffer, or waiting for an event recorded on it after
-// the work, would wait for the work itself. Those calls detect it and
-// return an error wrapping ErrArgument instead of deadlocking.
+// Stream is an ordered, asynchronous queue of work: the object behind a
+// runtime.Stream, whose doc states the ordering and self-wait rules.
 type Stream struct {
 	handle // the public handle (see Handles)
 	rt     *Runtime
@@ -203,19 +195,9 @@ func (s *Stream) Enqueue(fn func() error) error {
 	})
 }
 
-// Synchronize waits until all work enqueued so far has finished, or ctx is
-// done (the work itself is not cancelled). It returns the first error the
-// work reported since the previous Synchronize.
-//
-// Errors belong to streams. The error of work enqueued on s (an async op,
-// Options.Stream set) is reported by s's Synchronize and by
-// Runtime.Synchronize, once, and by nothing else: not by host transfers
-// (Buffer.Write, Read), not by other streams, not by a synchronous call (nil
-// Stream), which reports its own error only. An op that fails on a stream
-// writes nothing (its checks come first); the work queued after it still
-// runs in order, and the next Synchronize reports the first failure (later
-// ones of the same interval are dropped, as the first usually causes
-// them).
+// Synchronize waits for the work enqueued so far and returns the first
+// error it reported since the previous Synchronize (see
+// runtime.Stream.Synchronize for which calls report which errors).
 func (s *Stream) Synchronize(ctx context.Context) error {
 	if err := s.check("synchronize"); err != nil {
 		return err
