@@ -8,6 +8,7 @@ import (
 
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/internal/callargs"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -132,7 +133,7 @@ func (s *AttentionSetup) Run(ctx context.Context, rt *runtime.Runtime) error {
 }
 
 // Explain says which kernel Run selects.
-func (s *AttentionSetup) Explain(rt *runtime.Runtime) (runtime.Explanation, error) {
+func (s *AttentionSetup) Explain(rt *runtime.Runtime) (ops.Explanation, error) {
 	if s.P.Decode {
 		return ops.ExplainAttentionKVCache(rt, s.O, s.Q, s.Cache, s.opts())
 	}
@@ -183,9 +184,9 @@ func (s *AttentionSetup) Check(ctx context.Context, rt *runtime.Runtime) (float6
 			return 0, err
 		}
 		a, _ := callargs.Of(call)
-		args := a.(*runtime.AttentionArgs)
-		if err := runtime.WithHostArgs(ctx, rt, args, func() error {
-			fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+		args := a.(*engine.AttentionArgs)
+		if err := engine.WithHostArgs(ctx, engine.Handles.Runtime(rt), args, func() error {
+			fallback.AttentionRef(engine.HostAttentionArgs(args, 1))
 			return nil
 		}); err != nil {
 			ref.Close()

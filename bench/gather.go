@@ -292,7 +292,7 @@ func init() {
 	RegisterJob(Job{Name: "mgather_cas", Order: 42, Run: runGatherCASJob})
 }
 
-func explainName(ex runtime.Explanation, err error) string {
+func explainName(ex ops.Explanation, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -76,7 +77,7 @@ type LightSetup struct {
 	// Outs are the outputs, compared with the reference by the job.
 	Outs    []*runtime.Buffer
 	run     func(ctx context.Context) error
-	explain func(rt *runtime.Runtime) (runtime.Explanation, error)
+	explain func(rt *runtime.Runtime) (ops.Explanation, error)
 }
 
 // Close releases the buffers.
@@ -90,7 +91,7 @@ func (s *LightSetup) Close() {
 func (s *LightSetup) Run(ctx context.Context) error { return s.run(ctx) }
 
 // Explain explains the kernel choice on rt.
-func (s *LightSetup) Explain(rt *runtime.Runtime) (runtime.Explanation, error) {
+func (s *LightSetup) Explain(rt *runtime.Runtime) (ops.Explanation, error) {
 	return s.explain(rt)
 }
 
@@ -126,23 +127,23 @@ func NewLightSetup(ctx context.Context, rt *runtime.Runtime, p LightProblem, see
 		switch p.Op {
 		case "rmsnorm":
 			s.run = func(ctx context.Context) error { return ops.RMSNorm(ctx, rt, ym, xm, w, nil) }
-			s.explain = func(rt *runtime.Runtime) (runtime.Explanation, error) { return ops.ExplainRMSNorm(rt, ym, xm, w, nil) }
+			s.explain = func(rt *runtime.Runtime) (ops.Explanation, error) { return ops.ExplainRMSNorm(rt, ym, xm, w, nil) }
 			s.Outs = []*runtime.Buffer{y}
 		case "add_rmsnorm": // y is the residual
 			s.run = func(ctx context.Context) error { return ops.AddRMSNorm(ctx, rt, xm, ym, w, nil) }
-			s.explain = func(rt *runtime.Runtime) (runtime.Explanation, error) {
+			s.explain = func(rt *runtime.Runtime) (ops.Explanation, error) {
 				return ops.ExplainAddRMSNorm(rt, xm, ym, w, nil)
 			}
 			s.Outs = []*runtime.Buffer{x, y}
 		case "layernorm":
 			s.run = func(ctx context.Context) error { return ops.LayerNorm(ctx, rt, ym, xm, w, w, nil) }
-			s.explain = func(rt *runtime.Runtime) (runtime.Explanation, error) {
+			s.explain = func(rt *runtime.Runtime) (ops.Explanation, error) {
 				return ops.ExplainLayerNorm(rt, ym, xm, w, w, nil)
 			}
 			s.Outs = []*runtime.Buffer{y}
 		default:
 			s.run = func(ctx context.Context) error { return ops.Softmax(ctx, rt, ym, xm, nil) }
-			s.explain = func(rt *runtime.Runtime) (runtime.Explanation, error) { return ops.ExplainSoftmax(rt, ym, xm, nil) }
+			s.explain = func(rt *runtime.Runtime) (ops.Explanation, error) { return ops.ExplainSoftmax(rt, ym, xm, nil) }
 			s.Outs = []*runtime.Buffer{y}
 		}
 	case "rope":
@@ -161,7 +162,7 @@ func NewLightSetup(ctx context.Context, rt *runtime.Runtime, p LightProblem, see
 		// Rerunning rotates again: the timing is the same; the job
 		// compares a single run.
 		s.run = func(ctx context.Context) error { return ops.RoPE(ctx, rt, qm, km, &o) }
-		s.explain = func(rt *runtime.Runtime) (runtime.Explanation, error) { return ops.ExplainRoPE(rt, qm, km, &o) }
+		s.explain = func(rt *runtime.Runtime) (ops.Explanation, error) { return ops.ExplainRoPE(rt, qm, km, &o) }
 		s.Outs = []*runtime.Buffer{q, k}
 	case "silu_mul":
 		x, err := buf(p.DType, 4, r, 2*c)
@@ -174,7 +175,7 @@ func NewLightSetup(ctx context.Context, rt *runtime.Runtime, p LightProblem, see
 		}
 		xm, ym := ops.RowsOf(x), ops.RowsOf(y)
 		s.run = func(ctx context.Context) error { return ops.GatedActivate(ctx, rt, ym, xm, ops.SiLU, nil) }
-		s.explain = func(rt *runtime.Runtime) (runtime.Explanation, error) {
+		s.explain = func(rt *runtime.Runtime) (ops.Explanation, error) {
 			return ops.ExplainGatedActivate(rt, ym, xm, ops.SiLU, nil)
 		}
 		s.Outs = []*runtime.Buffer{y}
@@ -195,7 +196,7 @@ func NewLightSetup(ctx context.Context, rt *runtime.Runtime, p LightProblem, see
 		xm := ops.RowsOf(x)
 		opt.Seed = seed
 		s.run = func(ctx context.Context) error { return ops.Sample(ctx, rt, out, xm, &opt) }
-		s.explain = func(rt *runtime.Runtime) (runtime.Explanation, error) { return ops.ExplainSample(rt, out, xm, &opt) }
+		s.explain = func(rt *runtime.Runtime) (ops.Explanation, error) { return ops.ExplainSample(rt, out, xm, &opt) }
 		s.Outs = []*runtime.Buffer{out}
 	default:
 		return fail(fmt.Errorf("unknown light op %q", p.Op))
@@ -217,8 +218,8 @@ func init() {
 // lightRefKernels forces every light op's reference kernel.
 func lightRefKernels() string {
 	var ks []string
-	for _, op := range []string{runtime.OpRMSNorm, runtime.OpAddRMSNorm, runtime.OpLayerNorm, runtime.OpRoPE,
-		runtime.OpActivation, runtime.OpSoftmax, runtime.OpSample} {
+	for _, op := range []string{engine.OpRMSNorm, engine.OpAddRMSNorm, engine.OpLayerNorm, engine.OpRoPE,
+		engine.OpActivation, engine.OpSoftmax, engine.OpSample} {
 		ks = append(ks, "cpu."+op+".reference")
 	}
 	return strings.Join(ks, ",")

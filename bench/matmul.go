@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -186,7 +187,7 @@ func (s *MatMulSetup) Check(ctx context.Context, rt *runtime.Runtime) (float64, 
 	p := s.P
 	f32 := func(v []float32) []byte {
 		raw := make([]byte, 4*len(v))
-		runtime.EncodeFloat32(tile.F32, raw, v)
+		engine.EncodeFloat32(tile.F32, raw, v)
 		return raw
 	}
 	wantRaw := make([]byte, 4*len(want))
@@ -197,7 +198,7 @@ func (s *MatMulSetup) Check(ctx context.Context, rt *runtime.Runtime) (float64, 
 		B: fallback.Matrix{DType: tile.F32, Data: f32(bv), Rows: s.B.Rows, Cols: s.B.Cols, LD: s.B.Cols, BatchStride: p.K * p.N, Trans: p.TransB},
 		D: fallback.Matrix{DType: tile.F32, Data: wantRaw, Rows: p.M, Cols: p.N, LD: p.N, BatchStride: p.M * p.N},
 	})
-	runtime.DecodeFloat32(tile.F32, want, wantRaw)
+	engine.DecodeFloat32(tile.F32, want, wantRaw)
 	return MaxRelErr(got, want, 1), nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -143,7 +144,7 @@ func (s *QuantSetup) Close() {
 func (s *QuantSetup) reference() ([]byte, []float32, error) {
 	p := s.P
 	x := make([]byte, 4*len(s.XVals))
-	runtime.EncodeFloat32(tile.F32, x, s.XVals)
+	engine.EncodeFloat32(tile.F32, x, s.XVals)
 	a := fallback.QuantizeArgs{Rows: p.Rows, Cols: p.Cols, XType: tile.F32, X: x, QType: p.Format, Q: make([]byte, p.Rows*p.Cols), Gran: p.Gran, ScaleInv: make([]byte, p.ScaleBytes())}
 	if s.QuantOpt.Source == ops.ScaleGiven {
 		a.Scales = []float32{s.QuantOpt.Scale}
@@ -156,7 +157,7 @@ func (s *QuantSetup) reference() ([]byte, []float32, error) {
 		return nil, nil, err
 	}
 	yv := make([]float32, len(s.XVals))
-	runtime.DecodeFloat32(tile.F32, yv, y)
+	engine.DecodeFloat32(tile.F32, yv, y)
 	return a.Q, yv, nil
 }
 
@@ -210,7 +211,7 @@ func runQuantJob(ctx context.Context, rt *runtime.Runtime, cfg Config, dequant b
 
 func quantResult(ctx context.Context, rt *runtime.Runtime, cfg Config, s *QuantSetup, dequant bool) (Result, error) {
 	op, run, bytes := "quantize", s.Quantize, s.P.QuantizeBytes()
-	var ex runtime.Explanation
+	var ex ops.Explanation
 	var err error
 	if dequant {
 		op, run, bytes = "dequantize", s.Dequantize, s.P.DequantizeBytes()

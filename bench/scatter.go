@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -122,7 +123,7 @@ func (s *ScatterSetup) Check(ctx context.Context, rt *runtime.Runtime) (float64,
 		return 0, err
 	}
 	want := make([]float32, len(got))
-	runtime.DecodeFloat32(s.P.DType, want, before)
+	engine.DecodeFloat32(s.P.DType, want, before)
 	return MaxRelErr(got, want, 1), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -43,13 +44,13 @@ func Activate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActFunc, 
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpActivation, args, &actPool)
+	return runPooled(ctx, rt, s, engine.OpActivation, args, &actPool)
 }
 
 // ExplainActivate says which kernel Activate would select and why.
-func ExplainActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (runtime.Explanation, error) {
+func ExplainActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (Explanation, error) {
 	args, _, err := activateArgs(rt, y, x, f, opt)
-	return explainOf(rt, runtime.OpActivation, args, err)
+	return explainOf(rt, engine.OpActivation, args, err)
 }
 
 // GatedActivate writes y = f(a)·b (SwiGLU for SiLU, GeGLU for GELU):
@@ -61,28 +62,28 @@ func GatedActivate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActF
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpActivation, args, &actPool)
+	return runPooled(ctx, rt, s, engine.OpActivation, args, &actPool)
 }
 
 // ExplainGatedActivate says which kernel GatedActivate would select.
-func ExplainGatedActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (runtime.Explanation, error) {
+func ExplainGatedActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (Explanation, error) {
 	args, _, err := gatedActivateArgs(rt, y, x, f, opt)
-	return explainOf(rt, runtime.OpActivation, args, err)
+	return explainOf(rt, engine.OpActivation, args, err)
 }
 
 func actCommon(rt *runtime.Runtime, f ActFunc, s *runtime.Stream) error {
-	if err := checkRuntime(rt, s, runtime.OpActivation); err != nil {
+	if err := checkRuntime(rt, s, engine.OpActivation); err != nil {
 		return err
 	}
 	if !f.Valid() {
-		return tile.Errorf(ErrArgument, runtime.OpActivation, "f", "unknown activation %d", f)
+		return tile.Errorf(ErrArgument, engine.OpActivation, "f", "unknown activation %d", f)
 	}
 	return nil
 }
 
 // activateArgs validates an Activate without launching it.
-func activateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*runtime.ActArgs, *runtime.Stream, error) {
-	const op = runtime.OpActivation
+func activateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*engine.ActArgs, *runtime.Stream, error) {
+	const op = engine.OpActivation
 	var o ActivateOptions
 	if opt != nil {
 		o = *opt
@@ -107,13 +108,13 @@ func activateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOpti
 		return nil, nil, err
 	}
 	args, _ := actPool.get()
-	*args = runtime.ActArgs{Func: f, A: x, Y: y}
+	*args = engine.ActArgs{Func: f, A: x.eng(), Y: y.eng()}
 	return args, o.Stream, nil
 }
 
 // gatedActivateArgs validates a GatedActivate without launching it.
-func gatedActivateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*runtime.ActArgs, *runtime.Stream, error) {
-	const op = runtime.OpActivation
+func gatedActivateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*engine.ActArgs, *runtime.Stream, error) {
+	const op = engine.OpActivation
 	var o ActivateOptions
 	if opt != nil {
 		o = *opt
@@ -157,8 +158,8 @@ func gatedActivateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *Activat
 		return nil, nil, tile.Errorf(ErrShape, op, "y", "%d rows; x has %d", y.Rows, a.Rows)
 	}
 	args, views := actPool.get()
-	views[0] = b
-	*args = runtime.ActArgs{Func: f, A: a, B: &views[0], Y: y}
+	views[0] = b.eng()
+	*args = engine.ActArgs{Func: f, A: a.eng(), B: &views[0], Y: y.eng()}
 	return args, o.Stream, nil
 }
 
@@ -178,18 +179,18 @@ func Elementwise(ctx context.Context, rt *runtime.Runtime, op EltOp, y, x, z Mat
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpElementwise, args, &eltPool)
+	return runPooled(ctx, rt, s, engine.OpElementwise, args, &eltPool)
 }
 
 // ExplainElementwise says which kernel Elementwise would select.
-func ExplainElementwise(rt *runtime.Runtime, op EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (runtime.Explanation, error) {
+func ExplainElementwise(rt *runtime.Runtime, op EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (Explanation, error) {
 	args, _, err := elementwiseArgs(rt, op, y, x, z, alpha, opt)
-	return explainOf(rt, runtime.OpElementwise, args, err)
+	return explainOf(rt, engine.OpElementwise, args, err)
 }
 
 // elementwiseArgs validates an Elementwise without launching it.
-func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*runtime.EltArgs, *runtime.Stream, error) {
-	const op = runtime.OpElementwise
+func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*engine.EltArgs, *runtime.Stream, error) {
+	const op = engine.OpElementwise
 	var o ElementwiseOptions
 	if opt != nil {
 		o = *opt
@@ -234,9 +235,9 @@ func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 		return nil, nil, err
 	}
 	args, views := eltPool.get()
-	*args = runtime.EltArgs{Op: eop, X: x, Y: y, Alpha: alpha}
+	*args = engine.EltArgs{Op: eop, X: x.eng(), Y: y.eng(), Alpha: alpha}
 	if eop != EltScale {
-		views[0] = z
+		views[0] = z.eng()
 		args.Z = &views[0]
 	}
 	return args, o.Stream, nil
@@ -247,7 +248,7 @@ func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 // the choice (Call.Explain).
 func ActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*Call, error) {
 	args, s, err := activateArgs(rt, y, x, f, opt)
-	return newCall(rt, s, runtime.OpActivation, args, err)
+	return newCall(rt, s, engine.OpActivation, args, err)
 }
 
 // ElementwisePlan validates an Elementwise call and selects its kernel once,
@@ -255,7 +256,7 @@ func ActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOpti
 // the choice (Call.Explain).
 func ElementwisePlan(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*Call, error) {
 	args, s, err := elementwiseArgs(rt, eop, y, x, z, alpha, opt)
-	return newCall(rt, s, runtime.OpElementwise, args, err)
+	return newCall(rt, s, engine.OpElementwise, args, err)
 }
 
 // GatedActivatePlan validates a GatedActivate call and selects its kernel
@@ -263,5 +264,5 @@ func ElementwisePlan(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 // explains the choice (Call.Explain).
 func GatedActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*Call, error) {
 	args, s, err := gatedActivateArgs(rt, y, x, f, opt)
-	return newCall(rt, s, runtime.OpActivation, args, err)
+	return newCall(rt, s, engine.OpActivation, args, err)
 }

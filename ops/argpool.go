@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 )
 
@@ -13,7 +14,7 @@ import (
 // field, so a pointer to it is a pointer to the whole.
 type pooledArgs[A any] struct {
 	a A
-	m [2]Matrix
+	m [2]engine.Matrix
 	// ints and i32 are memory for the call's copied slices (a KV cache's
 	// lengths and block table), kept across uses.
 	ints []int
@@ -28,7 +29,7 @@ type pooledArgs[A any] struct {
 type argPool[A any] struct{ p sync.Pool }
 
 // get returns a zeroed struct and its view slots.
-func (ap *argPool[A]) get() (*A, *[2]Matrix) {
+func (ap *argPool[A]) get() (*A, *[2]engine.Matrix) {
 	p := ap.getAll()
 	return &p.a, &p.m
 }
@@ -45,7 +46,7 @@ func (ap *argPool[A]) getAll() *pooledArgs[A] {
 // runPooled runs args (from ap) and recycles them after a synchronous
 // call that succeeded.
 func runPooled[A any](ctx context.Context, rt *runtime.Runtime, s *runtime.Stream, op string, args *A, ap *argPool[A]) error {
-	err := rt.Run(ctx, s, op, args)
+	err := ert(rt).Run(ctx, estream(s), op, args)
 	if s == nil && err == nil {
 		p := (*pooledArgs[A])(unsafe.Pointer(args))
 		*p = pooledArgs[A]{ints: p.ints[:0], i32: p.i32[:0]}
@@ -56,13 +57,13 @@ func runPooled[A any](ctx context.Context, rt *runtime.Runtime, s *runtime.Strea
 
 // The pools of the direct calls' argument structs.
 var (
-	matMulPool    argPool[runtime.MatMulArgs]
-	attentionPool argPool[runtime.AttentionArgs]
-	kvAppendPool  argPool[runtime.KVAppendArgs]
-	normPool      argPool[runtime.NormArgs]
-	ropePool      argPool[runtime.RoPEArgs]
-	actPool       argPool[runtime.ActArgs]
-	eltPool       argPool[runtime.EltArgs]
-	gatherPool    argPool[runtime.GatherArgs]
-	samplePool    argPool[runtime.SampleArgs]
+	matMulPool    argPool[engine.MatMulArgs]
+	attentionPool argPool[engine.AttentionArgs]
+	kvAppendPool  argPool[engine.KVAppendArgs]
+	normPool      argPool[engine.NormArgs]
+	ropePool      argPool[engine.RoPEArgs]
+	actPool       argPool[engine.ActArgs]
+	eltPool       argPool[engine.EltArgs]
+	gatherPool    argPool[engine.GatherArgs]
+	samplePool    argPool[engine.SampleArgs]
 )

@@ -5,22 +5,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
-
-// AttnTensor is a strided [batch, seq, heads, headDim] (or [seq, heads,
-// headDim]) view of a buffer; see runtime.AttnTensor. AttnTensorOf makes a
-// dense one.
-type AttnTensor = runtime.AttnTensor
-
-// AttnTensorOf views a dense buffer of rank 3 or 4 as an AttnTensor.
-func AttnTensorOf(b *runtime.Buffer) AttnTensor {
-	if b == nil {
-		return AttnTensor{}
-	}
-	return AttnTensor{Buf: b, Shape: b.Shape()}
-}
 
 // Window limits which keys a query sees to a band around its position p:
 // keys p−Left … p+Right. −1 on a side means unbounded on that side.
@@ -82,22 +70,22 @@ func Attention(ctx context.Context, rt *runtime.Runtime, o, q, k, v AttnTensor, 
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpAttention, args, &attentionPool)
+	return runPooled(ctx, rt, s, engine.OpAttention, args, &attentionPool)
 }
 
 // ExplainAttention says which kernel Attention would select for these
 // arguments and why each candidate was taken or rejected.
-func ExplainAttention(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (runtime.Explanation, error) {
+func ExplainAttention(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (Explanation, error) {
 	args, _, err := attentionArgs(rt, o, q, k, v, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpAttention, args)
+	return explain(rt, engine.OpAttention, args)
 }
 
 // attentionArgs validates an attention call and returns the runtime's
 // argument struct and the stream, without launching.
-func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (*runtime.AttentionArgs, *runtime.Stream, error) {
+func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (*engine.AttentionArgs, *runtime.Stream, error) {
 	var op AttentionOptions
 	if opt != nil {
 		op = *opt
@@ -131,7 +119,7 @@ func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 		return nil, nil, tile.Errorf(ErrShape, opAttention, "o", "o is %s, q is %s; they must agree", dims(ov), dims(qv))
 	}
 	args, _ := attentionPool.get()
-	*args = runtime.AttentionArgs{
+	*args = engine.AttentionArgs{
 		HeadsQ: qv.Heads, HeadsKV: kv.Heads, HeadDim: qv.HeadDim,
 		Q: qv, K: kv, V: vv, O: ov,
 	}
@@ -161,13 +149,13 @@ func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 	}
 	for _, in := range []struct {
 		name string
-		b    *runtime.Buffer
+		b    *engine.Buffer
 	}{{"q", qv.Buf}, {"k", kv.Buf}, {"v", vv.Buf}} {
-		if runtime.Overlaps(ov.Buf, in.b) {
+		if engine.Overlaps(ov.Buf, in.b) {
 			return nil, nil, tile.Errorf(ErrAlias, opAttention, "o", "output shares its buffer with input %s", in.name)
 		}
 	}
-	if err := attnOptions(rt, args, &op, []*runtime.Buffer{qv.Buf, kv.Buf, vv.Buf, ov.Buf}); err != nil {
+	if err := attnOptions(rt, args, &op, []*engine.Buffer{qv.Buf, kv.Buf, vv.Buf, ov.Buf}); err != nil {
 		return nil, nil, err
 	}
 	return args, op.Stream, nil
@@ -175,7 +163,7 @@ func attentionArgs(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOpt
 
 // checkHeads checks q against keys with headsKV heads of headDim.
 // dimArg names the argument blamed for a head-dim mismatch.
-func checkHeads(op string, q runtime.AttnView, headsKV, headDim int, dimArg string) error {
+func checkHeads(op string, q engine.AttnView, headsKV, headDim int, dimArg string) error {
 	if q.HeadDim != headDim {
 		return tile.Errorf(ErrShape, op, dimArg, "q has head dim %d, the keys %d", q.HeadDim, headDim)
 	}
@@ -185,12 +173,12 @@ func checkHeads(op string, q runtime.AttnView, headsKV, headDim int, dimArg stri
 	return nil
 }
 
-func dims(v runtime.AttnView) string {
+func dims(v engine.AttnView) string {
 	return fmt.Sprintf("[%d, %d, %d, %d]", v.Batch, v.Seq, v.Heads, v.HeadDim)
 }
 
 // checkCuSeq checks cumulative sequence lengths against the packed tensor t.
-func checkCuSeq(name string, cu []int, t runtime.AttnView, tname string) error {
+func checkCuSeq(name string, cu []int, t engine.AttnView, tname string) error {
 	if len(cu) < 2 {
 		return tile.Errorf(ErrShape, opAttention, name, "%d offsets; want batch+1 ≥ 2", len(cu))
 	}
@@ -213,7 +201,7 @@ func checkCuSeq(name string, cu []int, t runtime.AttnView, tname string) error {
 
 // attnOptions validates the options common to every attention call and
 // fills args. bufs are the call's other buffers (for LSE aliasing).
-func attnOptions(rt *runtime.Runtime, args *runtime.AttentionArgs, op *AttentionOptions, bufs []*runtime.Buffer) error {
+func attnOptions(rt *runtime.Runtime, args *engine.AttentionArgs, op *AttentionOptions, bufs []*engine.Buffer) error {
 	scale := op.Scale
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(args.HeadDim)))
@@ -237,7 +225,7 @@ func attnOptions(rt *runtime.Runtime, args *runtime.AttentionArgs, op *Attention
 	}
 	args.Splits = op.KVSplits
 	if op.LSE != nil {
-		if err := op.LSE.Check(rt, opAttention, "LSE"); err != nil {
+		if err := checkBuf(op.LSE, rt, opAttention, "LSE"); err != nil {
 			return err
 		}
 		if op.LSE.DType() != tile.F32 {
@@ -254,19 +242,19 @@ func attnOptions(rt *runtime.Runtime, args *runtime.AttentionArgs, op *Attention
 			return tile.Errorf(ErrShape, opAttention, "LSE", "%d elements; want %d (rows × query heads)", op.LSE.Len(), want)
 		}
 		for _, b := range bufs {
-			if runtime.Overlaps(op.LSE, b) {
+			if engine.Overlaps(ebuf(op.LSE), b) {
 				return tile.Errorf(ErrAlias, opAttention, "LSE", "LSE shares a buffer with another argument")
 			}
 		}
-		args.LSE = op.LSE
+		args.LSE = ebuf(op.LSE)
 	}
 	return nil
 }
 
 // checkAttnView validates a 3-D or 4-D view and resolves it.
-func checkAttnView(rt *runtime.Runtime, op, name string, t AttnTensor) (runtime.AttnView, error) {
-	var v runtime.AttnView
-	if err := t.Buf.Check(rt, op, name); err != nil {
+func checkAttnView(rt *runtime.Runtime, op, name string, t AttnTensor) (engine.AttnView, error) {
+	var v engine.AttnView
+	if err := checkBuf(t.Buf, rt, op, name); err != nil {
 		return v, err
 	}
 	dt := t.Buf.DType()
@@ -295,7 +283,7 @@ func checkAttnView(rt *runtime.Runtime, op, name string, t AttnTensor) (runtime.
 		return v, tile.Errorf(ErrBounds, op, name, "view (offset %d, shape %v, strides %v) reaches past the %d elements of its buffer", t.Offset, t.Shape, t.Strides, t.Buf.Len())
 	}
 	s := t.Shape
-	v = runtime.AttnView{Buf: t.Buf, Offset: t.Offset, Batch: 1}
+	v = engine.AttnView{Buf: ebuf(t.Buf), Offset: t.Offset, Batch: 1}
 	if rank == 4 {
 		v.Batch, v.BatchStride = s[0], desc.Stride(0)
 	}
@@ -312,5 +300,5 @@ func checkAttnView(rt *runtime.Runtime, op, name string, t AttnTensor) (runtime.
 // the choice (Call.Explain).
 func AttentionPlan(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (*Call, error) {
 	args, s, err := attentionArgs(rt, o, q, k, v, opt)
-	return newCall(rt, s, runtime.OpAttention, args, err)
+	return newCall(rt, s, engine.OpAttention, args, err)
 }

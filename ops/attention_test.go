@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/internal/longtest"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
@@ -134,9 +135,9 @@ func runAttnCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c attnCase) 
 		t.Fatal(err)
 	}
 	refO, refL := allocLike(t, rt, ob), allocLike(t, rt, lse)
-	args.O.Buf, args.LSE = refO, refL
-	if err := runtime.WithHostArgs(ctx, rt, args, func() error {
-		fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+	args.O.Buf, args.LSE = engBuf(refO), engBuf(refL)
+	if err := engine.WithHostArgs(ctx, engRT(rt), args, func() error {
+		fallback.AttentionRef(engine.HostAttentionArgs(args, 1))
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/internal/callargs"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 )
 
@@ -16,7 +17,7 @@ import (
 // or the runtime it names makes later Runs fail with ErrClosed.
 type Call struct {
 	op string
-	p  runtime.Prepared // zero for a call that runs nothing
+	p  engine.Prepared // zero for a call that runs nothing
 }
 
 func init() {
@@ -39,7 +40,7 @@ func newCall[A any](rt *runtime.Runtime, s *runtime.Stream, op string, args *A, 
 	if args == nil {
 		return c, nil
 	}
-	if c.p, err = rt.Prepare(s, op, args); err != nil {
+	if c.p, err = ert(rt).Prepare(estream(s), op, args); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -64,12 +65,12 @@ func (c *Call) Run(ctx context.Context) error {
 // Explain lists every kernel considered for the call and why the one its
 // Plan selected was taken and the others were not (an explanation with no
 // candidates for a call that runs nothing, or a nil Call).
-func (c *Call) Explain() runtime.Explanation {
+func (c *Call) Explain() Explanation {
 	if c == nil {
-		return runtime.Explanation{}
+		return Explanation{}
 	}
 	if c.p.Kernel() == nil {
-		return runtime.Explanation{Op: c.op}
+		return Explanation{Op: c.op}
 	}
-	return c.p.Explain()
+	return publicExplanation(c.p.Explain())
 }

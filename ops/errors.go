@@ -35,11 +35,12 @@ func checkRuntime(rt *runtime.Runtime, s *runtime.Stream, op string) error {
 }
 
 // explain is the runtime's explanation of a validated call, or the error
-// of the runtime's operand checks (runtime.CheckArgs: buffers, spans,
+// of the runtime's operand checks (engine.CheckArgs: buffers, spans,
 // aliasing), which Run and every Plan apply once before launching.
-func explain(rt *runtime.Runtime, op string, args any) (runtime.Explanation, error) {
-	if err := rt.CheckArgs(op, args); err != nil {
-		return runtime.Explanation{}, err
+func explain(rt *runtime.Runtime, op string, args any) (Explanation, error) {
+	e := ert(rt)
+	if err := e.CheckArgs(op, args); err != nil {
+		return Explanation{}, err
 	}
-	return rt.Explain(op, args), nil
+	return publicExplanation(e.Explain(op, args)), nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -132,7 +133,7 @@ func judgeMatMul(t *testing.T, rt *runtime.Runtime, o [3]mmOperand, batchOpt int
 			for j := range vals {
 				vals[j] = rng.Float32()*2 - 1
 			}
-			runtime.EncodeFloat32(o[i].dt, raw, vals)
+			engine.EncodeFloat32(o[i].dt, raw, vals)
 		}
 		if err := b.Write(ctx, 0, raw); err != nil {
 			t.Fatal(err)
@@ -203,9 +204,9 @@ func judgeMatMul(t *testing.T, rt *runtime.Runtime, o [3]mmOperand, batchOpt int
 	if err != nil {
 		t.Fatal(err)
 	}
-	args.D.Buf = ref
-	if err := runtime.WithHostArgs(ctx, rt, args, func() error {
-		fallback.MatMulRef(runtime.HostMatMulArgs(args, 1))
+	args.D.Buf = engBuf(ref)
+	if err := engine.WithHostArgs(ctx, engRT(rt), args, func() error {
+		fallback.MatMulRef(engine.HostMatMulArgs(args, 1))
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -215,8 +216,8 @@ func judgeMatMul(t *testing.T, rt *runtime.Runtime, o [3]mmOperand, batchOpt int
 		t.Fatal(err)
 	}
 	got32, want32 := make([]float32, o[2].n), make([]float32, o[2].n)
-	runtime.DecodeFloat32(o[2].dt, got32, after)
-	runtime.DecodeFloat32(o[2].dt, want32, want)
+	engine.DecodeFloat32(o[2].dt, got32, after)
+	engine.DecodeFloat32(o[2].dt, want32, want)
 	inView := make([]bool, o[2].n)
 	for b := 0; b < batch; b++ {
 		for i := 0; i < m; i++ {

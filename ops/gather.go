@@ -3,21 +3,10 @@ package ops
 import (
 	"context"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
-
-// Tile is a tile stored in a buffer (see runtime.Tile): the buffer holds
-// exactly Desc.Elements() elements of Desc.DType, the physical tile, in
-// Desc's layout.
-type Tile = runtime.Tile
-
-// DenseTile views a whole buffer as a tile (see runtime.DenseTile): a 2-D
-// buffer as rows × cols, a 1-D buffer as a column.
-func DenseTile(b *runtime.Buffer) Tile { return runtime.DenseTile(b) }
-
-// TileOf pairs a buffer with a descriptor.
-func TileOf(b *runtime.Buffer, desc tile.Tile) Tile { return Tile{Buf: b, Desc: desc} }
 
 // IndexMode says what an index of a gather or scatter selects.
 type IndexMode = tile.IndexMode
@@ -55,7 +44,7 @@ type GatherOptions struct {
 	Stream *runtime.Stream
 }
 
-const opGather = runtime.OpGather
+const opGather = engine.OpGather
 
 var gatherContract = tile.Contract{Op: opGather}
 
@@ -80,21 +69,21 @@ func MGather(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime.Bu
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpGather, args, &gatherPool)
+	return runPooled(ctx, rt, s, engine.OpGather, args, &gatherPool)
 }
 
 // ExplainMGather says which kernel MGather would select and why.
-func ExplainMGather(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (runtime.Explanation, error) {
+func ExplainMGather(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (Explanation, error) {
 	args, _, err := mGatherArgs(rt, dst, mem, idx, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpGather, args)
+	return explain(rt, engine.OpGather, args)
 }
 
 // mGatherArgs runs MGather's legality checks and returns the runtime's
 // argument struct and the stream, without launching.
-func mGatherArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (*runtime.GatherArgs, *runtime.Stream, error) {
+func mGatherArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (*engine.GatherArgs, *runtime.Stream, error) {
 	c := gatherContract
 	var o GatherOptions
 	if opt != nil {
@@ -127,7 +116,7 @@ func mGatherArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, o
 		return nil, nil, tile.Errorf(ErrAlias, opGather, "dst", "the destination shares a buffer with mem or idx")
 	}
 	args, _ := gatherPool.get()
-	*args = runtime.GatherArgs{Mode: o.Mode, Mem: mem, MemRows: rows, Idx: ix, Dst: d, OOB: o.OOB}
+	*args = engine.GatherArgs{Mode: o.Mode, Mem: ebuf(mem), MemRows: rows, Idx: ix.eng(), Dst: d.eng(), OOB: o.OOB}
 	return args, o.Stream, nil
 }
 
@@ -138,7 +127,7 @@ func checkTile(c tile.Contract, rt *runtime.Runtime, arg string, t Tile) (Tile, 
 	if t.Buf == nil {
 		return t, c.Legality(ErrArgument, arg, "missing tile (nil buffer)")
 	}
-	if err := t.Buf.Check(rt, c.Op, arg); err != nil {
+	if err := checkBuf(t.Buf, rt, c.Op, arg); err != nil {
 		return t, err
 	}
 	desc, err := c.CheckTile(arg, t.Desc)
@@ -178,7 +167,7 @@ func checkMemory(c tile.Contract, rt *runtime.Runtime, arg string, mem *runtime.
 	if mem == nil {
 		return 0, c.Legality(ErrArgument, arg, "missing memory (nil buffer)")
 	}
-	if err := mem.Check(rt, c.Op, arg); err != nil {
+	if err := checkBuf(mem, rt, c.Op, arg); err != nil {
 		return 0, err
 	}
 	if mem.DType() != d {
@@ -202,5 +191,5 @@ func checkMemory(c tile.Contract, rt *runtime.Runtime, arg string, mem *runtime.
 // (Call.Explain).
 func MGatherPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (*Call, error) {
 	args, s, err := mGatherArgs(rt, dst, mem, idx, opt)
-	return newCall(rt, s, runtime.OpGather, args, err)
+	return newCall(rt, s, engine.OpGather, args, err)
 }

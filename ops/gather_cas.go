@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -30,7 +31,7 @@ type GatherCASOptions struct {
 // DefaultGatherCASOptions returns base 0 and all lanes enabled.
 func DefaultGatherCASOptions() GatherCASOptions { return GatherCASOptions{Mask: MaskAll} }
 
-const opGatherCAS = runtime.OpGatherCAS
+const opGatherCAS = engine.OpGatherCAS
 
 // gatherCASContract: the destination's physical dimensions are powers of
 // two; packed 4-bit transfer types are rejected.
@@ -63,23 +64,23 @@ func MGatherCAS(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime
 	if err != nil || args == nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpGatherCAS, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpGatherCAS, args)
 }
 
 // ExplainMGatherCAS says which kernel MGatherCAS would select and why (an
 // empty explanation for an all-zero mask, which runs nothing).
-func ExplainMGatherCAS(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (runtime.Explanation, error) {
+func ExplainMGatherCAS(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (Explanation, error) {
 	args, _, err := mGatherCASArgs(rt, dst, mem, idx, expected, replacement, opt)
 	if err != nil || args == nil {
-		return runtime.Explanation{Op: opGatherCAS}, err
+		return Explanation{Op: opGatherCAS}, err
 	}
-	return explain(rt, runtime.OpGatherCAS, args)
+	return explain(rt, engine.OpGatherCAS, args)
 }
 
 // mGatherCASArgs runs MGatherCAS's legality checks and returns the runtime's
 // argument struct and the stream, without launching. It returns nil
 // arguments and no error for an all-zero mask.
-func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (*runtime.GatherCASArgs, *runtime.Stream, error) {
+func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (*engine.GatherCASArgs, *runtime.Stream, error) {
 	o := DefaultGatherCASOptions()
 	if opt != nil {
 		o = *opt
@@ -130,7 +131,7 @@ func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 	if mem == nil {
 		return nil, nil, c.Legality(ErrArgument, "mem", "missing memory (nil buffer)")
 	}
-	if err := mem.Check(rt, opGatherCAS, "mem"); err != nil {
+	if err := checkBuf(mem, rt, opGatherCAS, "mem"); err != nil {
 		return nil, nil, err
 	}
 	if o.Base < 0 || o.Base > mem.Bytes() {
@@ -144,7 +145,7 @@ func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 	if dst.Buf == mem || dst.Buf == idx.Buf || dst.Buf == expected.Buf || dst.Buf == replacement.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opGatherCAS, "dst", "the destination shares a buffer with mem or an input tile")
 	}
-	return &runtime.GatherCASArgs{Mem: mem, Base: o.Base, Idx: ix, Expected: ins[0], Replacement: ins[1], Dst: d}, o.Stream, nil
+	return &engine.GatherCASArgs{Mem: ebuf(mem), Base: o.Base, Idx: ix.eng(), Expected: ins[0].eng(), Replacement: ins[1].eng(), Dst: d.eng()}, o.Stream, nil
 }
 
 // MGatherCASPlan validates an MGatherCAS call and selects its kernel once,
@@ -152,5 +153,5 @@ func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 // the choice (Call.Explain).
 func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (*Call, error) {
 	args, s, err := mGatherCASArgs(rt, dst, mem, idx, expected, replacement, opt)
-	return newCall(rt, s, runtime.OpGatherCAS, args, err)
+	return newCall(rt, s, engine.OpGatherCAS, args, err)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/runtime/backend"
@@ -61,7 +62,7 @@ func needSM86(t *testing.T, rt *runtime.Runtime) {
 }
 
 // chosen asserts the kernel ops would run.
-func chosen(t *testing.T, e runtime.Explanation, err error, want string) {
+func chosen(t *testing.T, e ops.Explanation, err error, want string) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -457,13 +458,13 @@ func TestGPUKernelFault(t *testing.T) {
 		mod := oobModule(t)
 		src := bufF32(t, rt, tile.F32, []float32{1, 2, 3, 4}, 4)
 		dst := bufF32(t, rt, tile.F32, []float32{-1}, 1)
-		ps, _ := runtime.DevicePtr(src)
-		pd, _ := runtime.DevicePtr(dst)
+		ps, _ := engine.DevicePtr(engBuf(src))
+		pd, _ := engine.DevicePtr(engBuf(dst))
 		s := rt.DefaultStream()
 		launch := func(off uint64) error {
-			g := &runtime.GPULaunch{Module: mod, Func: "tcrt_test_oob", Grid: [3]int{1}, Block: [3]int{1},
+			g := &engine.GPULaunch{Module: mod, Func: "tcrt_test_oob", Grid: [3]int{1}, Block: [3]int{1},
 				Params: []uint64{ps, pd, off}}
-			if err := runtime.LaunchGPU(s, g); err != nil {
+			if err := engine.LaunchGPU(engStream(s), g); err != nil {
 				return err
 			}
 			return s.Synchronize(ctx)
@@ -570,9 +571,9 @@ func TestGPUHostFallbackAttention(t *testing.T) {
 			t.Fatal(err)
 		}
 		ref := alloc(t, rt, tile.F32, shape...)
-		args.O.Buf = ref
-		if err := runtime.WithHostArgs(ctx, rt, args, func() error {
-			fallback.AttentionRef(runtime.HostAttentionArgs(args, 1))
+		args.O.Buf = engBuf(ref)
+		if err := engine.WithHostArgs(ctx, engRT(rt), args, func() error {
+			fallback.AttentionRef(engine.HostAttentionArgs(args, 1))
 			return nil
 		}); err != nil {
 			t.Fatal(err)

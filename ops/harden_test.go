@@ -22,7 +22,7 @@ func entryPoints(rt *runtime.Runtime, buf *runtime.Buffer) map[string]func() err
 	at := ops.AttnTensorOf(buf)
 	tl := ops.DenseTile(buf)
 	var cache *ops.KVCache
-	e := func(_ runtime.Explanation, err error) error { return err }
+	e := func(_ ops.Explanation, err error) error { return err }
 	return map[string]func() error{
 		"MatMul":                  func() error { return ops.MatMul(ctx, rt, m, m, m, nil) },
 		"ExplainMatMul":           func() error { return e(ops.ExplainMatMul(rt, m, m, m, nil)) },

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -42,7 +43,7 @@ type KVCache struct {
 	opt    KVCacheOptions
 	mu     sync.Mutex
 	k, v   *runtime.Buffer
-	kv, vv runtime.AttnView // k and v viewed whole (cacheView)
+	kv, vv engine.AttnView // k and v viewed whole (cacheView)
 	// scratch holds a synchronous Append's lengths and counts (c.mu is
 	// held until its copy has finished)
 	scratch []int
@@ -97,7 +98,7 @@ func NewKVCache(rt *runtime.Runtime, opt KVCacheOptions) (*KVCache, error) {
 		shape = []int{opt.Batch, opt.HeadsKV, opt.Capacity, opt.HeadDim}
 	}
 	// Per-sequence lengths and block tables live on the host.
-	if err := runtime.CheckHostAlloc(opKVCache, "Batch", opt.Batch, int(unsafe.Sizeof(0))+int(unsafe.Sizeof([]int32(nil)))); err != nil {
+	if err := engine.CheckHostAlloc(opKVCache, "Batch", opt.Batch, int(unsafe.Sizeof(0))+int(unsafe.Sizeof([]int32(nil)))); err != nil {
 		return nil, err
 	}
 	k, err := rt.Alloc(opt.DType, shape...)
@@ -383,9 +384,9 @@ func (c *KVCache) flatTables(dst []int32) ([]int32, int) {
 }
 
 // cacheView is the storage of k or v as an AttnView.
-func cacheView(b *runtime.Buffer) runtime.AttnView {
+func cacheView(b *runtime.Buffer) engine.AttnView {
 	s := b.Shape()
-	return runtime.AttnView{Buf: b, Batch: s[0], Heads: s[1], Seq: s[2], HeadDim: s[3],
+	return engine.AttnView{Buf: ebuf(b), Batch: s[0], Heads: s[1], Seq: s[2], HeadDim: s[3],
 		BatchStride: s[1] * s[2] * s[3], HeadStride: s[2] * s[3], SeqStride: s[3]}
 }
 
@@ -466,8 +467,8 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 			return tile.Errorf(ErrBounds, op, "k", "appending %d tokens to sequence %d of %d tokens exceeds its capacity of %d", n, b, c.lens[b], cp)
 		}
 	}
-	for _, in := range []*runtime.Buffer{kv.Buf, vv.Buf} {
-		if runtime.Overlaps(in, c.k) || runtime.Overlaps(in, c.v) {
+	for _, in := range []*engine.Buffer{kv.Buf, vv.Buf} {
+		if engine.Overlaps(in, ebuf(c.k)) || engine.Overlaps(in, ebuf(c.v)) {
 			return tile.Errorf(ErrAlias, op, "k", "new keys or values are in the cache's own storage")
 		}
 	}
@@ -475,13 +476,13 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 	table, bps := c.flatTables(pa.i32)
 	pa.i32 = table
 	args := &pa.a
-	*args = runtime.KVAppendArgs{
+	*args = engine.KVAppendArgs{
 		Batch: c.opt.Batch, HeadsKV: c.opt.HeadsKV, HeadDim: c.opt.HeadDim,
 		NewK: kv, NewV: vv, K: c.kv, V: c.vv,
 		Lens: lens, Counts: counts,
 		PageSize: c.opt.PageSize, BlockTable: table, BlocksPerSeq: bps,
 	}
-	if err := runPooled(ctx, c.rt, o.Stream, runtime.OpKVAppend, args, &kvAppendPool); err != nil {
+	if err := runPooled(ctx, c.rt, o.Stream, engine.OpKVAppend, args, &kvAppendPool); err != nil {
 		// a wait that ctx ended leaves the copy running on the scratch
 		c.scratch = make([]int, 2*c.opt.Batch)
 		return err
@@ -506,12 +507,12 @@ func AttentionKVCache(ctx context.Context, rt *runtime.Runtime, o, q AttnTensor,
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpAttention, args, &attentionPool)
+	return runPooled(ctx, rt, s, engine.OpAttention, args, &attentionPool)
 }
 
 // attentionKVCacheArgs validates an AttentionKVCache call and returns the
 // runtime's argument struct and the stream, without launching.
-func attentionKVCacheArgs(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*runtime.AttentionArgs, *runtime.Stream, error) {
+func attentionKVCacheArgs(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*engine.AttentionArgs, *runtime.Stream, error) {
 	var op AttentionOptions
 	if opt != nil {
 		op = *opt
@@ -559,10 +560,10 @@ func attentionKVCacheArgs(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, 
 	if ov.Heads != qv.Heads || ov.HeadDim != qv.HeadDim || ov.Seq != qv.Seq || ov.Batch != qv.Batch {
 		return nil, nil, tile.Errorf(ErrShape, opAttention, "o", "o is %s, q is %s; they must agree", dims(ov), dims(qv))
 	}
-	if runtime.Overlaps(ov.Buf, qv.Buf) {
+	if engine.Overlaps(ov.Buf, qv.Buf) {
 		return nil, nil, tile.Errorf(ErrAlias, opAttention, "o", "output shares its buffer with input q")
 	}
-	if runtime.Overlaps(ov.Buf, cache.k) || runtime.Overlaps(ov.Buf, cache.v) {
+	if engine.Overlaps(ov.Buf, ebuf(cache.k)) || engine.Overlaps(ov.Buf, ebuf(cache.v)) {
 		return nil, nil, tile.Errorf(ErrAlias, opAttention, "o", "output is the cache's storage")
 	}
 	// The kernel reads the lengths and table after the cache's lock is
@@ -571,25 +572,25 @@ func attentionKVCacheArgs(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, 
 	table, bps := cache.flatTables(pa.i32)
 	pa.i32, pa.ints = table, append(pa.ints[:0], cache.lens...)
 	args := &pa.a
-	*args = runtime.AttentionArgs{
+	*args = engine.AttentionArgs{
 		Batch: c.Batch, HeadsQ: qv.Heads, HeadsKV: c.HeadsKV, HeadDim: c.HeadDim,
 		SeqQ: qv.Seq, Q: qv, O: ov, K: cache.kv, V: cache.vv,
 		SeqLensKV: pa.ints,
 		PageSize:  c.PageSize, BlockTable: table, BlocksPerSeq: bps,
 	}
-	if err := attnOptions(rt, args, &op, []*runtime.Buffer{qv.Buf, ov.Buf, cache.k, cache.v}); err != nil {
+	if err := attnOptions(rt, args, &op, []*engine.Buffer{qv.Buf, ov.Buf, ebuf(cache.k), ebuf(cache.v)}); err != nil {
 		return nil, nil, err
 	}
 	return args, op.Stream, nil
 }
 
 // ExplainAttentionKVCache says which kernel AttentionKVCache would select.
-func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (runtime.Explanation, error) {
+func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (Explanation, error) {
 	args, _, err := attentionKVCacheArgs(rt, o, q, cache, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpAttention, args)
+	return explain(rt, engine.OpAttention, args)
 }
 
 // AttentionKVCachePlan validates an AttentionKVCache call and selects its
@@ -597,5 +598,5 @@ func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCach
 // and explains the choice (Call.Explain).
 func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*Call, error) {
 	args, s, err := attentionKVCacheArgs(rt, o, q, cache, opt)
-	return newCall(rt, s, runtime.OpAttention, args, err)
+	return newCall(rt, s, engine.OpAttention, args, err)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -192,8 +193,8 @@ func checkDecode(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c cacheCase,
 		t.Fatal(err)
 	}
 	lref := make([]byte, 4*batch*c.hq*c.seqQ)
-	if err := runtime.WithHostArgs(ctx, rt, args, func() error {
-		h := runtime.HostAttentionArgs(args, 1)
+	if err := engine.WithHostArgs(ctx, engRT(rt), args, func() error {
+		h := engine.HostAttentionArgs(args, 1)
 		h.LSE, h.LSEBatchStride, h.LSEHeadStride = lref, c.hq*c.seqQ, c.seqQ
 		h.CuSeqQ = nil // dense query layout, so LSE is [batch, heads, seqQ] like the decode's
 		h.SeqQ = c.seqQ

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -21,28 +23,18 @@ import (
 // (spansOverlap), so two interleaved views of one buffer count as
 // overlapping unless they share a row stride over disjoint columns.
 
-// RowsOf views a dense buffer as rows: its last dimension is the columns
-// and all leading dimensions are flattened into rows (a scalar is 1×1).
-func RowsOf(b *runtime.Buffer) Matrix {
-	if b == nil {
-		return Matrix{}
-	}
-	r, c := matrixShape(b.Shape())
-	return Matrix{Buf: b, Rows: r, Cols: c}
-}
-
 // The light ops' vocabulary.
 type (
 	// ActFunc is an activation function: SiLU, GELU or GELUTanh.
-	ActFunc = runtime.ActFunc
+	ActFunc = fallback.ActFunc
 	// EltOp is an element-wise op: EltAdd, EltMul, EltScale.
-	EltOp = runtime.EltOp
+	EltOp = fallback.EltOp
 	// RoPEScaling is a rotary embedding's frequency scaling.
-	RoPEScaling = runtime.RoPEScaling
+	RoPEScaling = fallback.RoPEScaling
 	// RoPEScalingKind names the scaling rule.
-	RoPEScalingKind = runtime.RoPEScalingKind
+	RoPEScalingKind = fallback.RoPEScalingKind
 	// PoolMode is an embedding pooling: PoolMean, PoolCLS, PoolLast.
-	PoolMode = runtime.PoolMode
+	PoolMode = fallback.PoolMode
 )
 
 var lightFloat = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16: true}
@@ -50,7 +42,7 @@ var lightFloat = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16: 
 // checkRows validates a row view of an op and resolves LD. cols, when
 // positive, is the column count the view must have.
 func checkRows(rt *runtime.Runtime, op, name string, m Matrix, cols int) (Matrix, error) {
-	if err := m.Buf.Check(rt, op, name); err != nil {
+	if err := checkBuf(m.Buf, rt, op, name); err != nil {
 		return m, err
 	}
 	if dt := m.Buf.DType(); !lightFloat[dt] {
@@ -93,7 +85,7 @@ func checkVec(rt *runtime.Runtime, op, name string, b *runtime.Buffer, n int) er
 	if b == nil {
 		return nil
 	}
-	if err := b.Check(rt, op, name); err != nil {
+	if err := checkBuf(b, rt, op, name); err != nil {
 		return err
 	}
 	if !lightFloat[b.DType()] {
@@ -106,14 +98,14 @@ func checkVec(rt *runtime.Runtime, op, name string, b *runtime.Buffer, n int) er
 }
 
 // rowsOperand is a resolved row view's operand: its byte span, in rows.
-func rowsOperand(m Matrix) runtime.Operand { return runtime.MatrixOperand("", m, 1) }
+func rowsOperand(m Matrix) engine.Operand { return engine.MatrixOperand("", m.eng(), 1) }
 
 // sameView reports whether two resolved views are the same elements in the
 // same order.
 func sameView(a, b Matrix) bool { return rowsOperand(a).SameView(rowsOperand(b)) }
 
 // spansOverlap reports whether two resolved views on one buffer may share
-// an element: the runtime's aliasing rule (runtime.Operand.Overlaps, on
+// an element: the runtime's aliasing rule (engine.Operand.Overlaps, on
 // byte spans), which also allows two views stepping by the same row stride
 // with disjoint column ranges (the q and k columns of one fused QKV
 // buffer).
@@ -147,16 +139,16 @@ func checkOut(op, name string, out Matrix, ops ...operand) error {
 // memory with an output.
 func checkBufAlias(op, name string, b *runtime.Buffer, outs ...Matrix) error {
 	for _, o := range outs {
-		if b != nil && runtime.Overlaps(b, o.Buf) {
+		if b != nil && engine.Overlaps(ebuf(b), ebuf(o.Buf)) {
 			return tile.Errorf(ErrAlias, op, name, "shares its buffer with an output")
 		}
 	}
 	return nil
 }
 
-func explainOf[A any](rt *runtime.Runtime, op string, args A, err error) (runtime.Explanation, error) {
+func explainOf[A any](rt *runtime.Runtime, op string, args A, err error) (Explanation, error) {
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
 	return explain(rt, op, args)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -18,8 +19,8 @@ import (
 // hidden sizes, row counts 0, 1 and more, and row strides. Outputs are
 // poisoned with NaN bytes first; padding between rows must stay poisoned.
 
-var lightOpNames = []string{runtime.OpRMSNorm, runtime.OpAddRMSNorm, runtime.OpLayerNorm, runtime.OpRoPE,
-	runtime.OpActivation, runtime.OpElementwise, runtime.OpSoftmax, runtime.OpSample, runtime.OpPool, runtime.OpL2Normalize}
+var lightOpNames = []string{engine.OpRMSNorm, engine.OpAddRMSNorm, engine.OpLayerNorm, engine.OpRoPE,
+	engine.OpActivation, engine.OpElementwise, engine.OpSoftmax, engine.OpSample, engine.OpPool, engine.OpL2Normalize}
 
 // lightPair is a runtime with the fast kernels and one with the references
 // forced (on the backend TCRT_BACKEND names, so TCRT_BACKEND=sim runs both
@@ -75,7 +76,7 @@ func view(t testing.TB, rt *runtime.Runtime, d tile.DType, rows, cols, ld int, f
 		for i := range v {
 			v[i] = fill(i)
 		}
-		runtime.EncodeFloat32(d, raw, v)
+		engine.EncodeFloat32(d, raw, v)
 	}
 	if err := b.Write(context.Background(), 0, raw); err != nil {
 		t.Fatal(err)
@@ -361,8 +362,8 @@ func TestLightOpsExplain(t *testing.T) {
 		ro.HeadDim = 4
 		// On a GPU the fast runtime takes the PTX kernels where they exist
 		// (these calls are inside what they support).
-		ptxKernel := map[string]string{runtime.OpRMSNorm: "ptx.rmsnorm", runtime.OpAddRMSNorm: "ptx.add_rmsnorm",
-			runtime.OpRoPE: "ptx.rope", runtime.OpActivation: "ptx.silu_mul"}
+		ptxKernel := map[string]string{engine.OpRMSNorm: "ptx.rmsnorm", engine.OpAddRMSNorm: "ptx.add_rmsnorm",
+			engine.OpRoPE: "ptx.rope", engine.OpActivation: "ptx.silu_mul"}
 		want := func(op string) string {
 			name := "cpu." + op + "." + c.kind
 			if rt.Device().GPU() {
@@ -373,21 +374,21 @@ func TestLightOpsExplain(t *testing.T) {
 			}
 			return name
 		}
-		for op, e := range map[string]func() (runtime.Explanation, error){
-			runtime.OpRMSNorm:    func() (runtime.Explanation, error) { return ops.ExplainRMSNorm(rt, y, x, nil, nil) },
-			runtime.OpAddRMSNorm: func() (runtime.Explanation, error) { return ops.ExplainAddRMSNorm(rt, y, x, nil, nil) },
-			runtime.OpLayerNorm:  func() (runtime.Explanation, error) { return ops.ExplainLayerNorm(rt, y, x, nil, nil, nil) },
-			runtime.OpRoPE:       func() (runtime.Explanation, error) { return ops.ExplainRoPE(rt, x, ops.Matrix{}, &ro) },
-			runtime.OpActivation: func() (runtime.Explanation, error) { return ops.ExplainGatedActivate(rt, y, x2, ops.SiLU, nil) },
-			runtime.OpElementwise: func() (runtime.Explanation, error) {
+		for op, e := range map[string]func() (ops.Explanation, error){
+			engine.OpRMSNorm:    func() (ops.Explanation, error) { return ops.ExplainRMSNorm(rt, y, x, nil, nil) },
+			engine.OpAddRMSNorm: func() (ops.Explanation, error) { return ops.ExplainAddRMSNorm(rt, y, x, nil, nil) },
+			engine.OpLayerNorm:  func() (ops.Explanation, error) { return ops.ExplainLayerNorm(rt, y, x, nil, nil, nil) },
+			engine.OpRoPE:       func() (ops.Explanation, error) { return ops.ExplainRoPE(rt, x, ops.Matrix{}, &ro) },
+			engine.OpActivation: func() (ops.Explanation, error) { return ops.ExplainGatedActivate(rt, y, x2, ops.SiLU, nil) },
+			engine.OpElementwise: func() (ops.Explanation, error) {
 				return ops.ExplainElementwise(rt, ops.EltAdd, y, x, x, 0, nil)
 			},
-			runtime.OpSoftmax: func() (runtime.Explanation, error) { return ops.ExplainSoftmax(rt, y, x, nil) },
-			runtime.OpSample:  func() (runtime.Explanation, error) { return ops.ExplainSample(rt, out, x, nil) },
-			runtime.OpPool: func() (runtime.Explanation, error) {
+			engine.OpSoftmax: func() (ops.Explanation, error) { return ops.ExplainSoftmax(rt, y, x, nil) },
+			engine.OpSample:  func() (ops.Explanation, error) { return ops.ExplainSample(rt, out, x, nil) },
+			engine.OpPool: func() (ops.Explanation, error) {
 				return ops.ExplainPool(rt, ops.Matrix{Buf: y.Buf, Rows: 1, Cols: 8}, x, nil)
 			},
-			runtime.OpL2Normalize: func() (runtime.Explanation, error) { return ops.ExplainL2Normalize(rt, y, x, nil) },
+			engine.OpL2Normalize: func() (ops.Explanation, error) { return ops.ExplainL2Normalize(rt, y, x, nil) },
 		} {
 			ex, err := e()
 			chosen(t, ex, err, want(op))

@@ -4,16 +4,10 @@ import (
 	"context"
 	"math"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
-
-// Matrix is a strided batch of row-major matrices in a buffer; see
-// runtime.Matrix. MatrixOf makes one from a dense buffer.
-type Matrix = runtime.Matrix
-
-// MatrixOf views a dense 2-D buffer (or a 3-D batch) as a Matrix.
-func MatrixOf(b *runtime.Buffer) Matrix { return runtime.MatrixOf(b) }
 
 // Activation is the matmul epilogue's element-wise function.
 type Activation = tile.Activation
@@ -86,17 +80,17 @@ func MatMul(ctx context.Context, rt *runtime.Runtime, d, a, b Matrix, opt *MatMu
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpMatMul, args, &matMulPool)
+	return runPooled(ctx, rt, s, engine.OpMatMul, args, &matMulPool)
 }
 
 // ExplainMatMul says which kernel MatMul would select for these arguments
 // and why each candidate was taken or rejected.
-func ExplainMatMul(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (runtime.Explanation, error) {
+func ExplainMatMul(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (Explanation, error) {
 	args, _, err := matMulArgs(rt, d, a, b, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpMatMul, args)
+	return explain(rt, engine.OpMatMul, args)
 }
 
 const opMatMul = "matmul"
@@ -105,7 +99,7 @@ var matmulFloat = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16:
 
 // matMulArgs validates a matmul and returns the runtime's argument struct and
 // the stream, without launching.
-func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runtime.MatMulArgs, *runtime.Stream, error) {
+func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*engine.MatMulArgs, *runtime.Stream, error) {
 	o := DefaultMatMulOptions()
 	if opt != nil {
 		o = *opt
@@ -157,7 +151,7 @@ func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 		return nil, nil, tile.Errorf(ErrArgument, opMatMul, "Act", "unknown activation %d", o.Act)
 	}
 	args, _ := matMulPool.get()
-	*args = runtime.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a, B: b, D: d, Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
+	*args = engine.MatMulArgs{M: m, N: n, K: k, Batch: batch, A: a.eng(), B: b.eng(), D: d.eng(), Alpha: o.Alpha, Beta: o.Beta, Act: o.Act}
 	if err := checkMatMulScales(rt, &o, args); err != nil {
 		return nil, nil, err
 	}
@@ -181,10 +175,10 @@ func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 		if c.Buf == d.Buf && c != d {
 			return nil, nil, tile.Errorf(ErrAlias, opMatMul, "C", "C shares D's buffer but is not the same view (only an exact in-place update is allowed)")
 		}
-		args.C = c
+		args.C = c.eng()
 	}
 	if o.Bias != nil {
-		if err := o.Bias.Check(rt, opMatMul, "Bias"); err != nil {
+		if err := checkBuf(o.Bias, rt, opMatMul, "Bias"); err != nil {
 			return nil, nil, err
 		}
 		if !matmulFloat[o.Bias.DType()] {
@@ -196,7 +190,7 @@ func matMulArgs(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*runti
 		if o.Bias == d.Buf {
 			return nil, nil, tile.Errorf(ErrAlias, opMatMul, "Bias", "bias is the output buffer")
 		}
-		args.Bias = o.Bias
+		args.Bias = ebuf(o.Bias)
 	}
 	if d.Buf == a.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opMatMul, "D", "output shares its buffer with input A")
@@ -212,7 +206,7 @@ func isNonFinite(f float32) bool { return math.IsNaN(float64(f)) || math.IsInf(f
 // checkMatrix validates one operand and resolves its defaults (LD 0 →
 // Cols, BatchStride 0 → Rows·LD). allowed lists the accepted element types.
 func checkMatrix(rt *runtime.Runtime, name string, m Matrix, batch int, allowed map[tile.DType]bool) (Matrix, error) {
-	if err := m.Buf.Check(rt, opMatMul, name); err != nil {
+	if err := checkBuf(m.Buf, rt, opMatMul, name); err != nil {
 		return m, err
 	}
 	if dt := m.Buf.DType(); !allowed[dt] {
@@ -260,5 +254,5 @@ func checkMatrix(rt *runtime.Runtime, name string, m Matrix, batch int, allowed 
 // (Call.Explain).
 func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*Call, error) {
 	args, s, err := matMulArgs(rt, d, a, b, opt)
-	return newCall(rt, s, runtime.OpMatMul, args, err)
+	return newCall(rt, s, engine.OpMatMul, args, err)
 }

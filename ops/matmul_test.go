@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -128,9 +129,9 @@ func runCase(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, c mmCase) float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	rargs.D.Buf = ref
-	if err := runtime.WithHostArgs(ctx, rt, rargs, func() error {
-		fallback.MatMulRef(runtime.HostMatMulArgs(rargs, 1))
+	rargs.D.Buf = engBuf(ref)
+	if err := engine.WithHostArgs(ctx, engRT(rt), rargs, func() error {
+		fallback.MatMulRef(engine.HostMatMulArgs(rargs, 1))
 		return nil
 	}); err != nil {
 		t.Fatal(err)

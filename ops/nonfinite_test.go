@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -19,7 +20,7 @@ import (
 // kernelRuntimes opens one runtime per kernel of op that can run a call
 // (by its explanation on the CPU and on sim_86), forcing it, and runs fn on
 // each.
-func kernelRuntimes(t *testing.T, op string, explain func(rt *runtime.Runtime) (runtime.Explanation, error), fn func(t *testing.T, rt *runtime.Runtime)) {
+func kernelRuntimes(t *testing.T, op string, explain func(rt *runtime.Runtime) (ops.Explanation, error), fn func(t *testing.T, rt *runtime.Runtime)) {
 	for _, k := range []runtime.BackendKind{runtime.BackendCPU, runtime.BackendSim} {
 		probe, err := runtime.Open(runtime.Options{Backend: k})
 		if err != nil {
@@ -86,7 +87,7 @@ func TestNonFiniteMatMul(t *testing.T) {
 				return alloc(t, rt, tile.F32, m, n), a, b
 			}
 			opt := func() *ops.MatMulOptions { o := ops.DefaultMatMulOptions(); o.Act = act; return &o }
-			kernelRuntimes(t, runtime.OpMatMul, func(rt *runtime.Runtime) (runtime.Explanation, error) {
+			kernelRuntimes(t, engine.OpMatMul, func(rt *runtime.Runtime) (ops.Explanation, error) {
 				d, a, b := mk(rt)
 				return ops.ExplainMatMul(rt, ops.MatrixOf(d), ops.MatrixOf(a), ops.MatrixOf(b), opt())
 			}, func(t *testing.T, rt *runtime.Runtime) {
@@ -163,7 +164,7 @@ func TestNonFiniteAttention(t *testing.T) {
 			return alloc(t, rt, tile.F16, 1, seq, heads, d), q, k, v, alloc(t, rt, tile.F32, 1, heads, seq)
 		}
 		t.Run(c.name, func(t *testing.T) {
-			kernelRuntimes(t, runtime.OpAttention, func(rt *runtime.Runtime) (runtime.Explanation, error) {
+			kernelRuntimes(t, engine.OpAttention, func(rt *runtime.Runtime) (ops.Explanation, error) {
 				o, q, k, v, lse := mk(rt)
 				return ops.ExplainAttention(rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), &ops.AttentionOptions{Causal: true, LSE: lse})
 			}, func(t *testing.T, rt *runtime.Runtime) {

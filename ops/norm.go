@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -61,18 +62,18 @@ func RMSNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight *runt
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpRMSNorm, args, &normPool)
+	return runPooled(ctx, rt, s, engine.OpRMSNorm, args, &normPool)
 }
 
 // ExplainRMSNorm says which kernel RMSNorm would select and why.
-func ExplainRMSNorm(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (runtime.Explanation, error) {
+func ExplainRMSNorm(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (Explanation, error) {
 	args, _, err := rmsNormArgs(rt, y, x, weight, opt)
-	return explainOf(rt, runtime.OpRMSNorm, args, err)
+	return explainOf(rt, engine.OpRMSNorm, args, err)
 }
 
 // rmsNormArgs validates an RMSNorm without launching it.
-func rmsNormArgs(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
-	return normPlan(rt, runtime.OpRMSNorm, fallback.NormRMS, y, x, nil, weight, nil, opt)
+func rmsNormArgs(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*engine.NormArgs, *runtime.Stream, error) {
+	return normPlan(rt, engine.OpRMSNorm, fallback.NormRMS, y, x, nil, weight, nil, opt)
 }
 
 // AddRMSNorm is the fused residual update of a pre-norm decoder layer, in
@@ -89,18 +90,18 @@ func AddRMSNorm(ctx context.Context, rt *runtime.Runtime, x, residual Matrix, we
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpAddRMSNorm, args, &normPool)
+	return runPooled(ctx, rt, s, engine.OpAddRMSNorm, args, &normPool)
 }
 
 // ExplainAddRMSNorm says which kernel AddRMSNorm would select and why.
-func ExplainAddRMSNorm(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (runtime.Explanation, error) {
+func ExplainAddRMSNorm(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (Explanation, error) {
 	args, _, err := addRMSNormArgs(rt, x, residual, weight, opt)
-	return explainOf(rt, runtime.OpAddRMSNorm, args, err)
+	return explainOf(rt, engine.OpAddRMSNorm, args, err)
 }
 
 // addRMSNormArgs validates an AddRMSNorm without launching it.
-func addRMSNormArgs(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
-	return normPlan(rt, runtime.OpAddRMSNorm, fallback.NormRMS, x, x, &residual, weight, nil, opt)
+func addRMSNormArgs(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*engine.NormArgs, *runtime.Stream, error) {
+	return normPlan(rt, engine.OpAddRMSNorm, fallback.NormRMS, x, x, &residual, weight, nil, opt)
 }
 
 // LayerNorm writes, for every row of x (or of the updated residual, see
@@ -116,26 +117,26 @@ func LayerNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight, bi
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpLayerNorm, args, &normPool)
+	return runPooled(ctx, rt, s, engine.OpLayerNorm, args, &normPool)
 }
 
 // ExplainLayerNorm says which kernel LayerNorm would select and why.
-func ExplainLayerNorm(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (runtime.Explanation, error) {
+func ExplainLayerNorm(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (Explanation, error) {
 	args, _, err := layerNormArgs(rt, y, x, weight, bias, opt)
-	return explainOf(rt, runtime.OpLayerNorm, args, err)
+	return explainOf(rt, engine.OpLayerNorm, args, err)
 }
 
 // layerNormArgs validates a LayerNorm without launching it.
-func layerNormArgs(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
+func layerNormArgs(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (*engine.NormArgs, *runtime.Stream, error) {
 	o := DefaultLayerNormOptions()
 	if opt != nil {
 		o = *opt
 	}
 	ro := RMSNormOptions{Eps: o.Eps, Stream: o.Stream}
-	return normPlan(rt, runtime.OpLayerNorm, fallback.NormLayer, y, x, o.Residual, weight, bias, &ro)
+	return normPlan(rt, engine.OpLayerNorm, fallback.NormLayer, y, x, o.Residual, weight, bias, &ro)
 }
 
-func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matrix, res *Matrix, weight, bias *runtime.Buffer, opt *RMSNormOptions) (*runtime.NormArgs, *runtime.Stream, error) {
+func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matrix, res *Matrix, weight, bias *runtime.Buffer, opt *RMSNormOptions) (*engine.NormArgs, *runtime.Stream, error) {
 	o := DefaultRMSNormOptions()
 	if opt != nil {
 		o = *opt
@@ -157,7 +158,8 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 		return nil, nil, tile.Errorf(ErrShape, op, "y", "%d rows; x has %d", y.Rows, x.Rows)
 	}
 	args, views := normPool.get()
-	*args = runtime.NormArgs{Kind: kind, X: x, Y: y, Weight: weight, Bias: bias, Eps: o.Eps, Gemma: o.Gemma}
+	var resid Matrix // the validated residual view, when there is one
+	*args = engine.NormArgs{Kind: kind, X: x.eng(), Y: y.eng(), Weight: ebuf(weight), Bias: ebuf(bias), Eps: o.Eps, Gemma: o.Gemma}
 	if res != nil {
 		r, err := checkRows(rt, op, "residual", *res, x.Cols)
 		if err != nil {
@@ -169,7 +171,7 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 		if err := checkOut(op, "residual", r, operand{m: x, name: "x"}, operand{m: y, name: "y"}); err != nil {
 			return nil, nil, err
 		}
-		views[0] = r
+		resid, views[0] = r, r.eng()
 		args.Residual = &views[0]
 	}
 	if err := checkOut(op, "y", y, operand{m: x, name: "x", inPlace: true}); err != nil {
@@ -183,7 +185,7 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 	}
 	outs := [2]Matrix{y}
 	if args.Residual != nil {
-		outs[1] = *args.Residual
+		outs[1] = resid
 	}
 	if err := checkBufAlias(op, "weight", weight, outs[:]...); err != nil {
 		return nil, nil, err
@@ -199,7 +201,7 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 // the choice (Call.Explain).
 func AddRMSNormPlan(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*Call, error) {
 	args, s, err := addRMSNormArgs(rt, x, residual, weight, opt)
-	return newCall(rt, s, runtime.OpAddRMSNorm, args, err)
+	return newCall(rt, s, engine.OpAddRMSNorm, args, err)
 }
 
 // LayerNormPlan validates a LayerNorm call and selects its kernel once,
@@ -207,7 +209,7 @@ func AddRMSNormPlan(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buf
 // the choice (Call.Explain).
 func LayerNormPlan(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (*Call, error) {
 	args, s, err := layerNormArgs(rt, y, x, weight, bias, opt)
-	return newCall(rt, s, runtime.OpLayerNorm, args, err)
+	return newCall(rt, s, engine.OpLayerNorm, args, err)
 }
 
 // RMSNormPlan validates an RMSNorm call and selects its kernel once, without
@@ -215,5 +217,5 @@ func LayerNormPlan(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffe
 // (Call.Explain).
 func RMSNormPlan(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*Call, error) {
 	args, s, err := rmsNormArgs(rt, y, x, weight, opt)
-	return newCall(rt, s, runtime.OpRMSNorm, args, err)
+	return newCall(rt, s, engine.OpRMSNorm, args, err)
 }

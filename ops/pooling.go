@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -61,18 +62,18 @@ func Pool(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *PoolOption
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpPool, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpPool, args)
 }
 
 // ExplainPool says which kernel Pool would select and why.
-func ExplainPool(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (runtime.Explanation, error) {
+func ExplainPool(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (Explanation, error) {
 	args, _, err := poolArgs(rt, y, x, opt)
-	return explainOf(rt, runtime.OpPool, args, err)
+	return explainOf(rt, engine.OpPool, args, err)
 }
 
 // poolArgs validates a Pool without launching it.
-func poolArgs(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*runtime.PoolArgs, *runtime.Stream, error) {
-	const op = runtime.OpPool
+func poolArgs(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*engine.PoolArgs, *runtime.Stream, error) {
+	const op = engine.OpPool
 	var o PoolOptions
 	if opt != nil {
 		o = *opt
@@ -116,7 +117,7 @@ func poolArgs(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*runtime.Pool
 	if err := checkOut(op, "y", y, operand{m: x, name: "x"}); err != nil {
 		return nil, nil, err
 	}
-	return &runtime.PoolArgs{Mode: o.Mode, X: x, Y: y, Lengths: append([]int(nil), lengths...), Normalize: o.Normalize, Eps: eps}, o.Stream, nil
+	return &engine.PoolArgs{Mode: o.Mode, X: x.eng(), Y: y.eng(), Lengths: append([]int(nil), lengths...), Normalize: o.Normalize, Eps: eps}, o.Stream, nil
 }
 
 // L2Normalize writes y = x / max(‖x‖₂, Eps) for every row; y may be exactly
@@ -126,18 +127,18 @@ func L2Normalize(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *L2N
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpL2Normalize, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpL2Normalize, args)
 }
 
 // ExplainL2Normalize says which kernel L2Normalize would select and why.
-func ExplainL2Normalize(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (runtime.Explanation, error) {
+func ExplainL2Normalize(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (Explanation, error) {
 	args, _, err := l2NormalizeArgs(rt, y, x, opt)
-	return explainOf(rt, runtime.OpL2Normalize, args, err)
+	return explainOf(rt, engine.OpL2Normalize, args, err)
 }
 
 // l2NormalizeArgs validates an L2Normalize without launching it.
-func l2NormalizeArgs(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*runtime.L2NormArgs, *runtime.Stream, error) {
-	const op = runtime.OpL2Normalize
+func l2NormalizeArgs(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*engine.L2NormArgs, *runtime.Stream, error) {
+	const op = engine.OpL2Normalize
 	var o L2NormalizeOptions
 	if opt != nil {
 		o = *opt
@@ -161,7 +162,7 @@ func l2NormalizeArgs(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) 
 	if err := checkOut(op, "y", y, operand{m: x, name: "x", inPlace: true}); err != nil {
 		return nil, nil, err
 	}
-	return &runtime.L2NormArgs{X: x, Y: y, Eps: eps}, o.Stream, nil
+	return &engine.L2NormArgs{X: x.eng(), Y: y.eng(), Eps: eps}, o.Stream, nil
 }
 
 // L2NormalizePlan validates an L2Normalize call and selects its kernel once,
@@ -169,7 +170,7 @@ func l2NormalizeArgs(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) 
 // the choice (Call.Explain).
 func L2NormalizePlan(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*Call, error) {
 	args, s, err := l2NormalizeArgs(rt, y, x, opt)
-	return newCall(rt, s, runtime.OpL2Normalize, args, err)
+	return newCall(rt, s, engine.OpL2Normalize, args, err)
 }
 
 // PoolPlan validates a Pool call and selects its kernel once, without
@@ -177,5 +178,5 @@ func L2NormalizePlan(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) 
 // (Call.Explain).
 func PoolPlan(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*Call, error) {
 	args, s, err := poolArgs(rt, y, x, opt)
-	return newCall(rt, s, runtime.OpPool, args, err)
+	return newCall(rt, s, engine.OpPool, args, err)
 }

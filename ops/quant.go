@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -150,7 +151,7 @@ func sameShape(a, b []int) bool {
 // checkScaleBuf checks a scales tensor: open, of element type dt, holding
 // sr·sc values shaped as ScaleShape, as [sr, sc], or flat.
 func checkScaleBuf(rt *runtime.Runtime, op, arg string, b *runtime.Buffer, dt tile.DType, g Granularity, xshape []int) error {
-	if err := b.Check(rt, op, arg); err != nil {
+	if err := checkBuf(b, rt, op, arg); err != nil {
 		return err
 	}
 	if b.DType() != dt {
@@ -216,21 +217,21 @@ func Quantize(ctx context.Context, rt *runtime.Runtime, q, x *runtime.Buffer, op
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpQuantize, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpQuantize, args)
 }
 
 // ExplainQuantize says which kernel Quantize would select and why.
-func ExplainQuantize(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (runtime.Explanation, error) {
+func ExplainQuantize(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (Explanation, error) {
 	args, _, err := quantizeArgs(rt, q, x, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpQuantize, args)
+	return explain(rt, engine.OpQuantize, args)
 }
 
 // quantizeArgs validates a quantisation and returns the runtime's argument
 // struct and the stream, without launching.
-func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (*runtime.QuantizeArgs, *runtime.Stream, error) {
+func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (*engine.QuantizeArgs, *runtime.Stream, error) {
 	const op = opQuantize
 	var o QuantizeOptions
 	if opt != nil {
@@ -239,13 +240,13 @@ func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 	if err := checkCommon(rt, op, o.Stream, o.Granularity); err != nil {
 		return nil, nil, err
 	}
-	if err := x.Check(rt, op, "x"); err != nil {
+	if err := checkBuf(x, rt, op, "x"); err != nil {
 		return nil, nil, err
 	}
 	if !quantInput[x.DType()] {
 		return nil, nil, tile.Errorf(ErrDType, op, "x", "element type %v cannot be quantised; want f32, f16 or bf16", x.DType())
 	}
-	if err := q.Check(rt, op, "q"); err != nil {
+	if err := checkBuf(q, rt, op, "q"); err != nil {
 		return nil, nil, err
 	}
 	if !tile.IsFloat8(q.DType()) {
@@ -259,7 +260,7 @@ func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 	}
 	g := o.Granularity
 	rows, cols := matrixShape(x.Shape())
-	args := &runtime.QuantizeArgs{X: x, Q: q, Rows: rows, Cols: cols, Gran: g, Mode: o.Mode, Margin: o.Margin, PowerOfTwo: o.PowerOfTwo}
+	args := &engine.QuantizeArgs{X: ebuf(x), Q: ebuf(q), Rows: rows, Cols: cols, Gran: g, Mode: o.Mode, Margin: o.Margin, PowerOfTwo: o.PowerOfTwo}
 	switch o.Source {
 	case ScaleFromAmax:
 		if o.Scales != nil {
@@ -287,7 +288,7 @@ func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 			if err := checkScaleBuf(rt, op, "Scales", o.Scales, tile.F32, g, x.Shape()); err != nil {
 				return nil, nil, err
 			}
-			args.Scales = o.Scales
+			args.Scales = ebuf(o.Scales)
 		case g != PerTensor:
 			return nil, nil, tile.Errorf(ErrArgument, op, "Scales", "%v scaling with ScaleGiven needs a Scales tensor of shape %v", g, ScaleShape(g, x.Shape()))
 		case !(o.Scale > 0) || o.Scale > math.MaxFloat32:
@@ -309,10 +310,10 @@ func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 		if o.ScaleInv == o.Scales || o.ScaleInv == x {
 			return nil, nil, tile.Errorf(ErrAlias, op, "ScaleInv", "ScaleInv is an input buffer")
 		}
-		args.ScaleInv = o.ScaleInv
+		args.ScaleInv = ebuf(o.ScaleInv)
 	}
 	if o.Amax != nil {
-		if err := o.Amax.Check(rt, op, "Amax"); err != nil {
+		if err := checkBuf(o.Amax, rt, op, "Amax"); err != nil {
 			return nil, nil, err
 		}
 		if err := checkAmaxBuf(op, o.Amax); err != nil {
@@ -321,7 +322,7 @@ func quantizeArgs(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOption
 		if o.Amax == o.Scales || o.Amax == o.ScaleInv || o.Amax == x {
 			return nil, nil, tile.Errorf(ErrAlias, op, "Amax", "Amax shares a buffer with x, Scales or ScaleInv")
 		}
-		args.Amax = o.Amax
+		args.Amax = ebuf(o.Amax)
 	}
 	return args, o.Stream, nil
 }
@@ -338,11 +339,11 @@ func Dequantize(ctx context.Context, rt *runtime.Runtime, y, q *runtime.Buffer, 
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpDequantize, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpDequantize, args)
 }
 
 // dequantizeArgs validates a dequantisation without launching it.
-func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (*runtime.DequantizeArgs, *runtime.Stream, error) {
+func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (*engine.DequantizeArgs, *runtime.Stream, error) {
 	const op = opDequantize
 	var o DequantizeOptions
 	if opt != nil {
@@ -351,13 +352,13 @@ func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 	if err := checkCommon(rt, op, o.Stream, o.Granularity); err != nil {
 		return nil, nil, err
 	}
-	if err := q.Check(rt, op, "q"); err != nil {
+	if err := checkBuf(q, rt, op, "q"); err != nil {
 		return nil, nil, err
 	}
 	if !tile.IsFloat8(q.DType()) {
 		return nil, nil, tile.Errorf(ErrDType, op, "q", "element type %v; want e4m3 or e5m2", q.DType())
 	}
-	if err := y.Check(rt, op, "y"); err != nil {
+	if err := checkBuf(y, rt, op, "y"); err != nil {
 		return nil, nil, err
 	}
 	if !quantInput[y.DType()] {
@@ -367,7 +368,7 @@ func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 		return nil, nil, tile.Errorf(ErrShape, op, "y", "shape %v differs from q's %v", y.Shape(), q.Shape())
 	}
 	rows, cols := matrixShape(q.Shape())
-	args := &runtime.DequantizeArgs{Q: q, Y: y, Rows: rows, Cols: cols, Gran: o.Granularity}
+	args := &engine.DequantizeArgs{Q: ebuf(q), Y: ebuf(y), Rows: rows, Cols: cols, Gran: o.Granularity}
 	if o.ScaleInv == nil {
 		if o.Granularity != PerTensor {
 			return nil, nil, tile.Errorf(ErrArgument, op, "ScaleInv", "%v dequantisation needs ScaleInv", o.Granularity)
@@ -384,7 +385,7 @@ func dequantizeArgs(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 	if o.ScaleInv == y {
 		return nil, nil, tile.Errorf(ErrAlias, op, "ScaleInv", "ScaleInv is the output buffer y")
 	}
-	args.ScaleInv = o.ScaleInv
+	args.ScaleInv = ebuf(o.ScaleInv)
 	return args, o.Stream, nil
 }
 
@@ -395,11 +396,11 @@ func Amax(ctx context.Context, rt *runtime.Runtime, out, x *runtime.Buffer, opt 
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpAmax, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpAmax, args)
 }
 
 // amaxArgs validates an amax reduction without launching it.
-func amaxArgs(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*runtime.AmaxArgs, *runtime.Stream, error) {
+func amaxArgs(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*engine.AmaxArgs, *runtime.Stream, error) {
 	const op = opAmax
 	var o AmaxOptions
 	if opt != nil {
@@ -408,7 +409,7 @@ func amaxArgs(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*r
 	if err := checkCommon(rt, op, o.Stream, o.Granularity); err != nil {
 		return nil, nil, err
 	}
-	if err := x.Check(rt, op, "x"); err != nil {
+	if err := checkBuf(x, rt, op, "x"); err != nil {
 		return nil, nil, err
 	}
 	if !quantInput[x.DType()] {
@@ -421,25 +422,25 @@ func amaxArgs(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*r
 		return nil, nil, tile.Errorf(ErrAlias, op, "out", "out is the input buffer")
 	}
 	rows, cols := matrixShape(x.Shape())
-	return &runtime.AmaxArgs{X: x, Out: out, Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream, nil
+	return &engine.AmaxArgs{X: ebuf(x), Out: ebuf(out), Rows: rows, Cols: cols, Gran: o.Granularity}, o.Stream, nil
 }
 
 // ExplainAmax validates the call and explains the kernel selection.
-func ExplainAmax(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (runtime.Explanation, error) {
+func ExplainAmax(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (Explanation, error) {
 	args, _, err := amaxArgs(rt, out, x, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpAmax, args)
+	return explain(rt, engine.OpAmax, args)
 }
 
 // ExplainDequantize validates the call and explains the kernel selection.
-func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (runtime.Explanation, error) {
+func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (Explanation, error) {
 	args, _, err := dequantizeArgs(rt, y, q, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpDequantize, args)
+	return explain(rt, engine.OpDequantize, args)
 }
 
 // AmaxPlan validates an Amax call and selects its kernel once, without
@@ -447,7 +448,7 @@ func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *Dequantiz
 // (Call.Explain).
 func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*Call, error) {
 	args, s, err := amaxArgs(rt, out, x, opt)
-	return newCall(rt, s, runtime.OpAmax, args, err)
+	return newCall(rt, s, engine.OpAmax, args, err)
 }
 
 // DequantizePlan validates a Dequantize call and selects its kernel once,
@@ -455,7 +456,7 @@ func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*C
 // the choice (Call.Explain).
 func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (*Call, error) {
 	args, s, err := dequantizeArgs(rt, y, q, opt)
-	return newCall(rt, s, runtime.OpDequantize, args, err)
+	return newCall(rt, s, engine.OpDequantize, args, err)
 }
 
 // QuantizePlan validates a Quantize call and selects its kernel once,
@@ -463,5 +464,5 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 // the choice (Call.Explain).
 func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (*Call, error) {
 	args, s, err := quantizeArgs(rt, q, x, opt)
-	return newCall(rt, s, runtime.OpQuantize, args, err)
+	return newCall(rt, s, engine.OpQuantize, args, err)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -60,7 +61,7 @@ func NewDelayedScaling(format tile.DType, historyLen int, reduction AmaxReductio
 	if margin < 0 || margin > 64 {
 		return nil, tile.Errorf(ErrArgument, op, "margin", "margin %d outside [0, 64]", margin)
 	}
-	if err := runtime.CheckHostAlloc(op, "historyLen", historyLen, 4); err != nil {
+	if err := engine.CheckHostAlloc(op, "historyLen", historyLen, 4); err != nil {
 		return nil, err
 	}
 	return &DelayedScaling{format: format, reduction: reduction, margin: margin, hist: make([]float32, historyLen), scale: 1}, nil
@@ -130,7 +131,7 @@ func (d *DelayedScaling) UpdateFrom(ctx context.Context, amax *runtime.Buffer) (
 	if d == nil || len(d.hist) == 0 {
 		return 0, tile.Errorf(ErrArgument, "delayed scaling", "recipe", "recipe is nil or was not made by NewDelayedScaling")
 	}
-	if err := amax.Check(nil, "delayed scaling", "amax"); err != nil {
+	if err := checkBuf(amax, nil, "delayed scaling", "amax"); err != nil {
 		return d.scale, err
 	}
 	if err := checkAmaxBuf("delayed scaling", amax); err != nil {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -10,14 +11,14 @@ var matmulInput = map[tile.DType]bool{tile.F32: true, tile.F16: true, tile.BF16:
 
 // checkMatMulScales validates MatMulOptions.ScaleA/ScaleB and records them
 // in args.
-func checkMatMulScales(rt *runtime.Runtime, o *MatMulOptions, args *runtime.MatMulArgs) error {
+func checkMatMulScales(rt *runtime.Runtime, o *MatMulOptions, args *engine.MatMulArgs) error {
 	for _, s := range []struct {
 		name string
 		buf  *runtime.Buffer
-		op   Matrix
+		op   engine.Matrix
 		n    int
 		dim  string
-		dst  **runtime.Buffer
+		dst  **engine.Buffer
 	}{
 		{"ScaleA", o.ScaleA, args.A, args.M, "M (rows of op(A))", &args.ScaleA},
 		{"ScaleB", o.ScaleB, args.B, args.N, "N (columns of op(B))", &args.ScaleB},
@@ -25,7 +26,7 @@ func checkMatMulScales(rt *runtime.Runtime, o *MatMulOptions, args *runtime.MatM
 		if s.buf == nil {
 			continue
 		}
-		if err := s.buf.Check(rt, opMatMul, s.name); err != nil {
+		if err := checkBuf(s.buf, rt, opMatMul, s.name); err != nil {
 			return err
 		}
 		if !tile.IsFloat8(s.op.Buf.DType()) {
@@ -37,10 +38,10 @@ func checkMatMulScales(rt *runtime.Runtime, o *MatMulOptions, args *runtime.MatM
 		if l := s.buf.Len(); l != 1 && l != s.n {
 			return tile.Errorf(ErrShape, opMatMul, s.name, "%d scales; want 1 (per tensor) or %d = %s", l, s.n, s.dim)
 		}
-		if s.buf == args.D.Buf {
+		if ebuf(s.buf) == args.D.Buf {
 			return tile.Errorf(ErrAlias, opMatMul, s.name, "scales are the output buffer")
 		}
-		*s.dst = s.buf
+		*s.dst = ebuf(s.buf)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
@@ -158,9 +159,9 @@ func TestMatMulFloat8(t *testing.T) {
 			t.Fatal(err)
 		}
 		ref := alloc(t, rt, tile.F32, cs.m, cs.n)
-		args.D.Buf = ref
-		if err := runtime.WithHostArgs(ctx, rt, args, func() error {
-			fallback.MatMulRef(runtime.HostMatMulArgs(args, 1))
+		args.D.Buf = engBuf(ref)
+		if err := engine.WithHostArgs(ctx, engRT(rt), args, func() error {
+			fallback.MatMulRef(engine.HostMatMulArgs(args, 1))
 			return nil
 		}); err != nil {
 			t.Fatal(err)

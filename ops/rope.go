@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -80,13 +81,13 @@ func RoPE(ctx context.Context, rt *runtime.Runtime, q, k Matrix, opt *RoPEOption
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpRoPE, args, &ropePool)
+	return runPooled(ctx, rt, s, engine.OpRoPE, args, &ropePool)
 }
 
 // ExplainRoPE says which kernel RoPE would select and why.
-func ExplainRoPE(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (runtime.Explanation, error) {
+func ExplainRoPE(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (Explanation, error) {
 	args, _, err := ropeArgs(rt, q, k, opt)
-	return explainOf(rt, runtime.OpRoPE, args, err)
+	return explainOf(rt, engine.OpRoPE, args, err)
 }
 
 func finitePos(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
@@ -115,8 +116,8 @@ func checkScaling(op string, s RoPEScaling) error {
 }
 
 // ropeArgs validates a RoPE without launching it.
-func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPEArgs, *runtime.Stream, error) {
-	const op = runtime.OpRoPE
+func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*engine.RoPEArgs, *runtime.Stream, error) {
+	const op = engine.OpRoPE
 	o := DefaultRoPEOptions()
 	if opt != nil {
 		o = *opt
@@ -156,8 +157,9 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 	}
 	pa := ropePool.getAll()
 	args, views := &pa.a, &pa.m
-	*args = runtime.RoPEArgs{Q: q, QOut: q, HeadsQ: q.Cols / o.HeadDim, HeadDim: o.HeadDim, RotaryDim: rot,
+	*args = engine.RoPEArgs{Q: q.eng(), QOut: q.eng(), HeadsQ: q.Cols / o.HeadDim, HeadDim: o.HeadDim, RotaryDim: rot,
 		Interleaved: o.Interleaved, MaxPosition: maxPos, Theta: o.Theta, Scaling: o.Scaling}
+	qout, kout := q, Matrix{} // the validated output views (kout: when k is set)
 	var insArr [3]operand
 	ins := append(insArr[:0], operand{m: q, name: "q"})
 	if k.Buf != nil {
@@ -173,8 +175,9 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if spansOverlap(k, q) {
 			return nil, nil, tile.Errorf(ErrAlias, op, "k", "k overlaps q")
 		}
-		views[0] = k
+		views[0] = k.eng()
 		args.K, args.KOut, args.HeadsK = &views[0], &views[0], k.Cols/o.HeadDim
+		kout = k
 		ins = append(ins, operand{m: k, name: "k"})
 	} else if o.KOut != nil {
 		return nil, nil, tile.Errorf(ErrArgument, op, "KOut", "KOut given without k")
@@ -190,7 +193,7 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if err := checkOut(op, "QOut", qo, ins...); err != nil {
 			return nil, nil, err
 		}
-		args.QOut = qo
+		qout, args.QOut = qo, qo.eng()
 	}
 	if o.KOut != nil {
 		ko, err := checkRows(rt, op, "KOut", *o.KOut, k.Cols)
@@ -200,10 +203,10 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if ko.Rows != k.Rows {
 			return nil, nil, tile.Errorf(ErrShape, op, "KOut", "%d rows; k has %d", ko.Rows, k.Rows)
 		}
-		if err := checkOut(op, "KOut", ko, append(ins, operand{m: args.QOut, name: "QOut"})...); err != nil {
+		if err := checkOut(op, "KOut", ko, append(ins, operand{m: qout, name: "QOut"})...); err != nil {
 			return nil, nil, err
 		}
-		views[1] = ko
+		kout, views[1] = ko, ko.eng()
 		args.KOut = &views[1]
 	}
 	tokens := q.Rows
@@ -212,20 +215,20 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 		if o.SeqLens != nil || o.SeqOffsets != nil || o.Offset != 0 {
 			return nil, nil, tile.Errorf(ErrArgument, op, "Positions", "give positions, sequence offsets or an offset, not more than one")
 		}
-		if err := o.Positions.Check(rt, op, "Positions"); err != nil {
+		if err := checkBuf(o.Positions, rt, op, "Positions"); err != nil {
 			return nil, nil, err
 		}
 		if o.Positions.DType() != tile.S32 || o.Positions.Len() < tokens {
 			return nil, nil, tile.Errorf(ErrShape, op, "Positions", "a %v buffer of %d elements; want at least %d s32 (one per token)", o.Positions.DType(), o.Positions.Len(), tokens)
 		}
-		outs := []Matrix{args.QOut}
+		outs := []Matrix{qout}
 		if args.KOut != nil {
-			outs = append(outs, *args.KOut)
+			outs = append(outs, kout)
 		}
 		if err := checkBufAlias(op, "Positions", o.Positions, outs...); err != nil {
 			return nil, nil, err
 		}
-		args.Positions = o.Positions
+		args.Positions = ebuf(o.Positions)
 	case o.SeqLens != nil || o.SeqOffsets != nil:
 		if o.Offset != 0 {
 			return nil, nil, tile.Errorf(ErrArgument, op, "Offset", "give sequence offsets or an offset, not both")
@@ -268,5 +271,5 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*runtime.RoPE
 // (Call.Explain).
 func RoPEPlan(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*Call, error) {
 	args, s, err := ropeArgs(rt, q, k, opt)
-	return newCall(rt, s, runtime.OpRoPE, args, err)
+	return newCall(rt, s, engine.OpRoPE, args, err)
 }

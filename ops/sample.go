@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -50,18 +51,18 @@ func Sample(ctx context.Context, rt *runtime.Runtime, out *runtime.Buffer, logit
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, runtime.OpSample, args, &samplePool)
+	return runPooled(ctx, rt, s, engine.OpSample, args, &samplePool)
 }
 
 // ExplainSample says which kernel Sample would select and why.
-func ExplainSample(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (runtime.Explanation, error) {
+func ExplainSample(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (Explanation, error) {
 	args, _, err := sampleArgs(rt, out, logits, opt)
-	return explainOf(rt, runtime.OpSample, args, err)
+	return explainOf(rt, engine.OpSample, args, err)
 }
 
 // sampleArgs validates a Sample without launching it.
-func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*runtime.SampleArgs, *runtime.Stream, error) {
-	const op = runtime.OpSample
+func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*engine.SampleArgs, *runtime.Stream, error) {
+	const op = engine.OpSample
 	o := DefaultSampleOptions()
 	if opt != nil {
 		o = *opt
@@ -86,7 +87,7 @@ func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *Sa
 	if logits.Cols > 1<<24 {
 		return nil, nil, tile.Errorf(ErrShape, op, "logits", "a vocabulary of %d; at most 2^24 (the integer weights' range)", logits.Cols)
 	}
-	if err := out.Check(rt, op, "out"); err != nil {
+	if err := checkBuf(out, rt, op, "out"); err != nil {
 		return nil, nil, err
 	}
 	if out.DType() != tile.S32 {
@@ -95,11 +96,11 @@ func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *Sa
 	if out.Len() < logits.Rows {
 		return nil, nil, tile.Errorf(ErrShape, op, "out", "%d elements; want one per row, %d", out.Len(), logits.Rows)
 	}
-	if runtime.Overlaps(out, logits.Buf) {
+	if engine.Overlaps(ebuf(out), ebuf(logits.Buf)) {
 		return nil, nil, tile.Errorf(ErrAlias, op, "out", "out is the logits' buffer")
 	}
 	args, _ := samplePool.get()
-	*args = runtime.SampleArgs{Logits: logits, Out: out, Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
+	*args = engine.SampleArgs{Logits: logits.eng(), Out: ebuf(out), Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
 		Seed: o.Seed, Offset: o.Offset}
 	return args, o.Stream, nil
 }
@@ -109,5 +110,5 @@ func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *Sa
 // (Call.Explain).
 func SamplePlan(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*Call, error) {
 	args, s, err := sampleArgs(rt, out, logits, opt)
-	return newCall(rt, s, runtime.OpSample, args, err)
+	return newCall(rt, s, engine.OpSample, args, err)
 }

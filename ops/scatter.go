@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -40,7 +41,7 @@ type ScatterOptions struct {
 	Stream *runtime.Stream
 }
 
-const opScatter = runtime.OpScatter
+const opScatter = engine.OpScatter
 
 var scatterContract = tile.Contract{Op: opScatter}
 
@@ -68,21 +69,21 @@ func MScatter(ctx context.Context, rt *runtime.Runtime, mem *runtime.Buffer, idx
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpScatter, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpScatter, args)
 }
 
 // ExplainMScatter says which kernel MScatter would select and why.
-func ExplainMScatter(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (runtime.Explanation, error) {
+func ExplainMScatter(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (Explanation, error) {
 	args, _, err := mScatterArgs(rt, mem, idx, src, opt)
 	if err != nil {
-		return runtime.Explanation{}, err
+		return Explanation{}, err
 	}
-	return explain(rt, runtime.OpScatter, args)
+	return explain(rt, engine.OpScatter, args)
 }
 
 // mScatterArgs runs MScatter's legality checks and returns the runtime's
 // argument struct and the stream, without launching.
-func mScatterArgs(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (*runtime.ScatterArgs, *runtime.Stream, error) {
+func mScatterArgs(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (*engine.ScatterArgs, *runtime.Stream, error) {
 	c := scatterContract
 	var o ScatterOptions
 	if opt != nil {
@@ -120,8 +121,8 @@ func mScatterArgs(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *
 	if mem == src.Buf || mem == idx.Buf {
 		return nil, nil, tile.Errorf(ErrAlias, opScatter, "mem", "the memory shares a buffer with src or idx")
 	}
-	return &runtime.ScatterArgs{Mode: o.Mode, Op: o.Op, Deterministic: o.Deterministic, Mem: mem, MemRows: rows,
-		Idx: ix, Src: s, OOB: o.OOB}, o.Stream, nil
+	return &engine.ScatterArgs{Mode: o.Mode, Op: o.Op, Deterministic: o.Deterministic, Mem: ebuf(mem), MemRows: rows,
+		Idx: ix.eng(), Src: s.eng(), OOB: o.OOB}, o.Stream, nil
 }
 
 // MScatterPlan validates an MScatter call and selects its kernel once,
@@ -129,5 +130,5 @@ func mScatterArgs(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *
 // the choice (Call.Explain).
 func MScatterPlan(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (*Call, error) {
 	args, s, err := mScatterArgs(rt, mem, idx, src, opt)
-	return newCall(rt, s, runtime.OpScatter, args, err)
+	return newCall(rt, s, engine.OpScatter, args, err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -32,18 +33,18 @@ func Softmax(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *Softmax
 	if err != nil {
 		return err
 	}
-	return rt.Run(ctx, s, runtime.OpSoftmax, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpSoftmax, args)
 }
 
 // ExplainSoftmax says which kernel Softmax would select and why.
-func ExplainSoftmax(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (runtime.Explanation, error) {
+func ExplainSoftmax(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (Explanation, error) {
 	args, _, err := softmaxArgs(rt, y, x, opt)
-	return explainOf(rt, runtime.OpSoftmax, args, err)
+	return explainOf(rt, engine.OpSoftmax, args, err)
 }
 
 // softmaxArgs validates a Softmax without launching it.
-func softmaxArgs(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*runtime.SoftmaxArgs, *runtime.Stream, error) {
-	const op = runtime.OpSoftmax
+func softmaxArgs(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*engine.SoftmaxArgs, *runtime.Stream, error) {
+	const op = engine.OpSoftmax
 	o := DefaultSoftmaxOptions()
 	if opt != nil {
 		o = *opt
@@ -67,7 +68,7 @@ func softmaxArgs(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*runtim
 	if err := checkOut(op, "y", y, operand{m: x, name: "x", inPlace: true}); err != nil {
 		return nil, nil, err
 	}
-	return &runtime.SoftmaxArgs{X: x, Y: y, Temperature: o.Temperature, Log: o.Log}, o.Stream, nil
+	return &engine.SoftmaxArgs{X: x.eng(), Y: y.eng(), Temperature: o.Temperature, Log: o.Log}, o.Stream, nil
 }
 
 // SoftmaxPlan validates a Softmax call and selects its kernel once, without
@@ -75,5 +76,5 @@ func softmaxArgs(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*runtim
 // (Call.Explain).
 func SoftmaxPlan(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*Call, error) {
 	args, s, err := softmaxArgs(rt, y, x, opt)
-	return newCall(rt, s, runtime.OpSoftmax, args, err)
+	return newCall(rt, s, engine.OpSoftmax, args, err)
 }

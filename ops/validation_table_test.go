@@ -27,7 +27,7 @@ type validationRule struct {
 	// gpuKernel says a GPU device must select a GPU kernel for the call,
 	// not a host fallback (host.*), so that the rule is tested on it.
 	gpuKernel bool
-	setup     func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (run func(ctx context.Context, s *runtime.Stream) error, explain func() (runtime.Explanation, error), out *runtime.Buffer)
+	setup     func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (run func(ctx context.Context, s *runtime.Stream) error, explain func() (ops.Explanation, error), out *runtime.Buffer)
 }
 
 func f32Shaped(t *testing.T, rt *runtime.Runtime, v []float32, shape ...int) *runtime.Buffer {
@@ -52,7 +52,7 @@ func randF8(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, rows, cols int) *
 // one bad value) or ScaleB holds bad.
 func matmulScaleRule(name string, bad float32, perRow, onB bool) validationRule {
 	return validationRule{name: name, want: ops.ErrArgument, gpuKernel: true,
-		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (ops.Explanation, error), *runtime.Buffer) {
 			const m, n, k = 20, 24, 32
 			a, b := randF8(t, rt, rng, m, k), randF8(t, rt, rng, k, n)
 			d := alloc(t, rt, tile.F32, m, n)
@@ -79,7 +79,7 @@ func matmulScaleRule(name string, bad float32, perRow, onB bool) validationRule 
 				o.Stream = s
 				return ops.MatMul(ctx, rt, ops.MatrixOf(d), ops.MatrixOf(a), ops.MatrixOf(b), &o)
 			}
-			explain := func() (runtime.Explanation, error) {
+			explain := func() (ops.Explanation, error) {
 				return ops.ExplainMatMul(rt, ops.MatrixOf(d), ops.MatrixOf(a), ops.MatrixOf(b), &opt)
 			}
 			return run, explain, d
@@ -90,7 +90,7 @@ func matmulScaleRule(name string, bad float32, perRow, onB bool) validationRule 
 // row).
 func dequantRule(name string, bad float32, perRow bool) validationRule {
 	return validationRule{name: name, want: ops.ErrArgument, gpuKernel: true,
-		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (ops.Explanation, error), *runtime.Buffer) {
 			const rows, cols = 9, 40
 			q := randF8(t, rt, rng, rows, cols)
 			y := alloc(t, rt, tile.F32, rows, cols)
@@ -108,14 +108,14 @@ func dequantRule(name string, bad float32, perRow bool) validationRule {
 				o.Stream = s
 				return ops.Dequantize(ctx, rt, y, q, &o)
 			}
-			return run, func() (runtime.Explanation, error) { return ops.ExplainDequantize(rt, y, q, &opt) }, y
+			return run, func() (ops.Explanation, error) { return ops.ExplainDequantize(rt, y, q, &opt) }, y
 		}}
 }
 
 // quantGivenRule: a per-row Quantize with a given Scales tensor holding bad.
 func quantGivenRule(name string, bad float32) validationRule {
 	return validationRule{name: name, want: ops.ErrArgument, gpuKernel: true,
-		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (ops.Explanation, error), *runtime.Buffer) {
 			const rows, cols = 9, 40
 			x := f32Shaped(t, rt, randF32(rng, rows*cols), rows, cols)
 			q := alloc(t, rt, tile.E4M3, rows, cols)
@@ -130,14 +130,14 @@ func quantGivenRule(name string, bad float32) validationRule {
 				o.Stream = s
 				return ops.Quantize(ctx, rt, q, x, &o)
 			}
-			return run, func() (runtime.Explanation, error) { return ops.ExplainQuantize(rt, q, x, &opt) }, q
+			return run, func() (ops.Explanation, error) { return ops.ExplainQuantize(rt, q, x, &opt) }, q
 		}}
 }
 
 // gatherRule: a row MGather with one index outside the table.
 func gatherRule(name string, badIdx int64) validationRule {
 	return validationRule{name: name, want: ops.ErrBounds,
-		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (ops.Explanation, error), *runtime.Buffer) {
 			const rows, cols, n = 50, 16, 13
 			mem := bufWith(t, rt, tile.F32, randBytes(rng, 4*rows*cols), rows, cols)
 			idx := make([]byte, 4*n)
@@ -150,14 +150,14 @@ func gatherRule(name string, badIdx int64) validationRule {
 			run := func(ctx context.Context, s *runtime.Stream) error {
 				return ops.MGather(ctx, rt, dst, mem, it, &ops.GatherOptions{Stream: s})
 			}
-			return run, func() (runtime.Explanation, error) { return ops.ExplainMGather(rt, dst, mem, it, nil) }, dst.Buf
+			return run, func() (ops.Explanation, error) { return ops.ExplainMGather(rt, dst, mem, it, nil) }, dst.Buf
 		}}
 }
 
 // scatterRule: a row MScatter add with one index outside the table.
 func scatterRule(name string, badIdx int64) validationRule {
 	return validationRule{name: name, want: ops.ErrBounds,
-		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (ops.Explanation, error), *runtime.Buffer) {
 			const rows, cols, n = 50, 16, 13
 			mem := f32Shaped(t, rt, randF32(rng, rows*cols), rows, cols)
 			idx := make([]byte, 4*n)
@@ -173,14 +173,14 @@ func scatterRule(name string, badIdx int64) validationRule {
 				o.Stream = s
 				return ops.MScatter(ctx, rt, mem, it, src, &o)
 			}
-			return run, func() (runtime.Explanation, error) { return ops.ExplainMScatter(rt, mem, it, src, &opt) }, mem
+			return run, func() (ops.Explanation, error) { return ops.ExplainMScatter(rt, mem, it, src, &opt) }, mem
 		}}
 }
 
 // matmulAlphaRule: a host-side scalar refused by ops before any backend.
 func matmulAlphaRule(name string, alpha float32) validationRule {
 	return validationRule{name: name, want: ops.ErrArgument,
-		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (ops.Explanation, error), *runtime.Buffer) {
 			a := f32Shaped(t, rt, randF32(rng, 7*5), 7, 5)
 			b := f32Shaped(t, rt, randF32(rng, 5*3), 5, 3)
 			d := alloc(t, rt, tile.F32, 7, 3)
@@ -195,7 +195,7 @@ func matmulAlphaRule(name string, alpha float32) validationRule {
 // refused by ops before any backend.
 func attentionScalarRule(name string, scale, softCap float32) validationRule {
 	return validationRule{name: name, want: ops.ErrArgument,
-		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (runtime.Explanation, error), *runtime.Buffer) {
+		setup: func(t *testing.T, rt *runtime.Runtime, rng *rand.Rand) (func(context.Context, *runtime.Stream) error, func() (ops.Explanation, error), *runtime.Buffer) {
 			q := f32Shaped(t, rt, randF32(rng, 3*2*64), 1, 3, 2, 64)
 			k := f32Shaped(t, rt, randF32(rng, 3*2*64), 1, 3, 2, 64)
 			o := alloc(t, rt, tile.F32, 1, 3, 2, 64)

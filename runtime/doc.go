@@ -1,10 +1,10 @@
-// Package runtime owns what tcrt's ops run on: the backend chosen at Open
-// (CUDA when the driver and a usable GPU are present, else the CPU; the
-// reason is Runtime.BackendReason),
-// its device description, buffers, streams and events, and the kernel
-// registry that every implementation of every op — SM86/SM89 SASS, PTX and
-// CPU — registers with. Selection is deterministic and explainable: Explain
-// lists every candidate for a call and why each was taken or rejected.
+// Package runtime is what tcrt's ops run on: Open picks the backend (CUDA
+// when the driver and a usable GPU are present, else the CPU; the reason is
+// Runtime.BackendReason; "sim" is the simulated SM86/SM89 GPU), and the
+// runtime gives out buffers, streams and events. The ops themselves are
+// package ops; every op call selects one of the kernels registered for it
+// (SM86/SM89 SASS, PTX, CPU), deterministically, and ops' Explain
+// functions say why.
 //
 // # Environment
 //

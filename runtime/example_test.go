@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/tcrt-go/tcrt/runtime"
-	"github.com/tcrt-go/tcrt/tile"
 )
 
 // ExampleOpen opens the CPU backend, allocates a buffer and reads it back.
@@ -15,7 +14,7 @@ func ExampleOpen() {
 		panic(err)
 	}
 	defer rt.Close()
-	buf, _ := rt.Alloc(tile.BF16, 3)
+	buf, _ := rt.Alloc(runtime.BF16, 3)
 	defer buf.Close()
 	ctx := context.Background()
 	buf.WriteFloat32(ctx, []float32{1, 1.00390625, 3.14159})

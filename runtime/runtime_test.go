@@ -6,18 +6,20 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
-	"sync/atomic"
+	"reflect"
 	"testing"
-	"time"
 
 	"github.com/tcrt-go/tcrt/runtime"
-	"github.com/tcrt-go/tcrt/tile"
+	_ "github.com/tcrt-go/tcrt/runtime/sim" // the simulated GPU, as package ops links it
 )
 
-func open(t *testing.T, o runtime.Options) *runtime.Runtime {
+// facadeBackends are the backends the facade tests run on: the CPU and the
+// simulated GPU (device memory the host cannot address).
+var facadeBackends = []runtime.BackendKind{runtime.BackendCPU, runtime.BackendSim}
+
+func open(t *testing.T, k runtime.BackendKind) *runtime.Runtime {
 	t.Helper()
-	rt, err := runtime.Open(o)
+	rt, err := runtime.Open(runtime.Options{Backend: k})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,516 +27,258 @@ func open(t *testing.T, o runtime.Options) *runtime.Runtime {
 	return rt
 }
 
-func TestOpenCPU(t *testing.T) {
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU, Threads: 3})
-	d := rt.Device()
-	if d.Backend != runtime.BackendCPU || rt.Backend() != runtime.BackendCPU {
-		t.Fatalf("backend %v", d.Backend)
-	}
-	if d.Threads != 3 || rt.Threads() != 3 || d.Cores <= 0 || d.Name == "" {
-		t.Fatalf("device %+v", d)
-	}
-	if !strings.HasPrefix(d.String(), "cpu: ") {
-		t.Fatalf("String %q", d)
-	}
-}
-
-func TestOpenErrors(t *testing.T) {
-	if _, err := runtime.Open(runtime.Options{Backend: "tpu"}); !errors.Is(err, runtime.ErrArgument) {
-		t.Errorf("unknown backend: %v", err)
-	}
-	if _, err := runtime.Open(runtime.Options{Threads: -1}); !errors.Is(err, runtime.ErrArgument) {
-		t.Errorf("negative threads: %v", err)
-	}
-	if _, err := runtime.Open(runtime.Options{Kernel: "no.such.kernel"}); !errors.Is(err, runtime.ErrArgument) {
-		t.Errorf("unknown kernel: %v", err)
-	}
-	if !runtime.CUDABuilt() {
-		if _, err := runtime.Open(runtime.Options{Backend: runtime.BackendCUDA}); !errors.Is(err, runtime.ErrNoDevice) {
-			t.Errorf("cuda without the build tag: %v", err)
-		}
-	}
-	t.Setenv("TCRT_THREADS", "x")
-	if _, err := runtime.Open(runtime.Options{}); !errors.Is(err, runtime.ErrArgument) {
-		t.Errorf("TCRT_THREADS=x: %v", err)
-	}
-	t.Setenv("TCRT_SIM_ARCH", "0")
-	if _, err := runtime.Open(runtime.Options{Backend: runtime.BackendSim}); !errors.Is(err, runtime.ErrArgument) {
-		t.Errorf("TCRT_SIM_ARCH=0: %v", err)
-	}
-}
-
-// TestOptionsOverEnvironment: each TCRT_* variable Open reads fills its
-// Options field when the field is zero, and a field the caller sets wins
-// (a malformed variable is then not even read).
-func TestOptionsOverEnvironment(t *testing.T) {
-	const ref = "cpu.matmul.reference"
-	forcedName := func(rt *runtime.Runtime) string { // the kernel forced for a matmul
-		a, _ := rt.Alloc(tile.F32, 2, 2)
-		d, _ := rt.Alloc(tile.F32, 2, 2)
-		m := runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}
-		args := &runtime.MatMulArgs{M: 2, N: 2, K: 2, Batch: 1, Alpha: 1, A: m, B: m, D: m}
-		args.D.Buf = d
-		for _, c := range rt.Explain(runtime.OpMatMul, args).Candidates {
-			if strings.HasPrefix(c.Reason, "forced") || strings.HasPrefix(c.Reason, "chosen: forced") {
-				return c.Kernel.Name
-			}
-		}
-		return "none"
-	}
-	cases := []struct {
-		env, val string
-		set      runtime.Options // the explicit field
-		got      func(rt *runtime.Runtime) string
-		fromEnv  string // got with the field zero
-		fromOpt  string // got with the field set
-	}{
-		{"TCRT_BACKEND", "sim", runtime.Options{Backend: runtime.BackendCPU},
-			func(rt *runtime.Runtime) string { return string(rt.Backend()) }, "sim", "cpu"},
-		{"TCRT_THREADS", "3", runtime.Options{Backend: runtime.BackendCPU, Threads: 5},
-			func(rt *runtime.Runtime) string { return fmt.Sprint(rt.Threads()) }, "3", "5"},
-		{"TCRT_THREADS", "x", runtime.Options{Backend: runtime.BackendCPU, Threads: 5},
-			func(rt *runtime.Runtime) string { return fmt.Sprint(rt.Threads()) }, "error", "5"},
-		{"TCRT_KERNEL", ref, runtime.Options{Backend: runtime.BackendCPU, Kernel: "cpu.matmul.generic"},
-			forcedName, ref, "cpu.matmul.generic"},
-		{"TCRT_KERNEL", "no.such.kernel", runtime.Options{Backend: runtime.BackendCPU, Kernel: ref},
-			forcedName, "error", ref},
-		{"TCRT_SIM_ARCH", "89", runtime.Options{Backend: runtime.BackendSim, SimArch: 86},
-			func(rt *runtime.Runtime) string { return fmt.Sprint(rt.Device().Major*10 + rt.Device().Minor) }, "89", "86"},
-		{"TCRT_CUDA_LIB", "/nonexistent/env/libcuda.so.1", runtime.Options{CUDALib: "/nonexistent/opt/libcuda.so.1"},
-			func(rt *runtime.Runtime) string {
-				why := rt.BackendReason()
-				return why[strings.Index(why, "/nonexistent/"):][:len("/nonexistent/env")]
-			}, "/nonexistent/env", "/nonexistent/opt"},
-	}
-	for _, c := range cases {
-		t.Run(c.env+"="+c.val, func(t *testing.T) {
-			for _, v := range []string{"TCRT_BACKEND", "TCRT_THREADS", "TCRT_KERNEL", "TCRT_SIM_ARCH", "TCRT_CUDA_LIB"} {
-				t.Setenv(v, "")
-			}
-			t.Setenv(c.env, c.val)
-			zero := c.set
-			switch c.env { // the field the variable stands for, left zero
-			case "TCRT_BACKEND":
-				zero.Backend = ""
-			case "TCRT_THREADS":
-				zero.Threads = 0
-			case "TCRT_KERNEL":
-				zero.Kernel = ""
-			case "TCRT_SIM_ARCH":
-				zero.SimArch = 0
-			case "TCRT_CUDA_LIB":
-				zero.CUDALib = ""
-			}
-			for _, o := range []struct {
-				opts runtime.Options
-				want string
-			}{{zero, c.fromEnv}, {c.set, c.fromOpt}} {
-				rt, err := runtime.Open(o.opts)
-				got := "error"
-				if err == nil {
-					got = c.got(rt)
-					rt.Close()
-				} else if !errors.Is(err, runtime.ErrArgument) {
-					t.Errorf("%+v: %v", o.opts, err)
-				}
-				if got != o.want {
-					t.Errorf("%+v: got %s, want %s (err %v)", o.opts, got, o.want, err)
-				}
-			}
-		})
-	}
-}
-
+// TestBufferRoundTrip writes fresh random bits through every host path of
+// the facade (WriteRaw, Write, WriteFloat32At) into buffers of odd lengths
+// and reads them back into poisoned slices, bit for bit.
 func TestBufferRoundTrip(t *testing.T) {
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
 	ctx := context.Background()
-	vals := []float32{1.5, -2.25, 3.0e-3, 65504, float32(math.Copysign(0, -1)), 7}
-	for _, d := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.F64} {
-		b, err := rt.Alloc(d, 2, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.Len() != 6 || b.Bytes() != 6*d.Size() || b.DType() != d {
-			t.Fatalf("%v: len %d bytes %d", d, b.Len(), b.Bytes())
-		}
-		if err := b.WriteFloat32(ctx, vals); err != nil {
-			t.Fatal(err)
-		}
-		got := make([]float32, 6)
-		if err := b.ReadFloat32(ctx, got); err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range vals {
-			want := tile.ToFloat32(d, tile.FromFloat32(d, v))
-			if math.Float32bits(got[i]) != math.Float32bits(want) {
-				t.Errorf("%v[%d]: got %v want %v", d, i, got[i], want)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range facadeBackends {
+		rt := open(t, k)
+		for _, n := range []int{1, 7, 129, 1000} {
+			b, err := rt.Alloc(runtime.F32, n)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		b.Close()
-	}
-	// Raw integers, bit for bit.
-	b, err := rt.Alloc(tile.S32, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := []int32{-1, 1 << 30, 7, math.MinInt32}
-	if err := runtime.WriteRaw(ctx, b, in); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]int32, 4)
-	if err := runtime.ReadRaw(ctx, b, out); err != nil {
-		t.Fatal(err)
-	}
-	for i := range in {
-		if in[i] != out[i] {
-			t.Fatalf("raw %d: %d != %d", i, out[i], in[i])
-		}
-	}
-	if err := runtime.WriteRaw(ctx, b, []int16{1}); !errors.Is(err, runtime.ErrDType) {
-		t.Errorf("wrong-size raw write: %v", err)
-	}
-	if err := b.WriteFloat32(ctx, []float32{1}); !errors.Is(err, runtime.ErrDType) {
-		t.Errorf("float write to s32: %v", err)
-	}
-	if err := runtime.WriteRaw(ctx, b, make([]int32, 5)); !errors.Is(err, runtime.ErrBounds) {
-		t.Errorf("oversized write: %v", err)
-	}
-	b.Close()
-	if err := runtime.ReadRaw(ctx, b, out); !errors.Is(err, runtime.ErrClosed) {
-		t.Errorf("read after close: %v", err)
-	}
-	if b.Close() != nil {
-		t.Error("second Close should be a no-op")
-	}
-}
-
-func TestAllocErrorsAndStats(t *testing.T) {
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU, MemoryLimit: 1 << 20})
-	if _, err := rt.Alloc(tile.F32, 0); !errors.Is(err, runtime.ErrShape) {
-		t.Errorf("zero dim: %v", err)
-	}
-	if _, err := rt.Alloc(tile.F32, 4, -1); !errors.Is(err, runtime.ErrShape) {
-		t.Errorf("negative dim: %v", err)
-	}
-	if _, err := rt.Alloc(tile.Invalid, 4); !errors.Is(err, runtime.ErrDType) {
-		t.Errorf("invalid dtype: %v", err)
-	}
-	if _, err := rt.Alloc(tile.F32, 1<<20); !errors.Is(err, runtime.ErrOutOfMemory) {
-		t.Errorf("over the limit: %v", err)
-	}
-	a, _ := rt.Alloc(tile.F32, 100)
-	b, _ := rt.Alloc(tile.BF16, 10)
-	s := rt.Stats()
-	if s.LiveBuffers != 2 || s.LiveBytes != 420 || s.Allocs != 2 {
-		t.Fatalf("stats %+v", s)
-	}
-	a.Close()
-	b.Close()
-	s = rt.Stats()
-	if s.LiveBuffers != 0 || s.LiveBytes != 0 || s.Frees != 2 || s.PeakBytes != 420 {
-		t.Fatalf("stats after close %+v", s)
-	}
-}
-
-func TestStreamOrderAndEvents(t *testing.T) {
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
-	ctx := context.Background()
-	s, err := rt.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var seq []int
-	start, _ := s.Record()
-	for i := 0; i < 100; i++ {
-		i := i
-		if err := s.Enqueue(func() error { seq = append(seq, i); return nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.Enqueue(func() error { time.Sleep(2 * time.Millisecond); return nil })
-	end, _ := s.Record()
-	if err := s.Synchronize(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range seq {
-		if v != i {
-			t.Fatalf("work ran out of order: %v", seq[:i+1])
-		}
-	}
-	if len(seq) != 100 {
-		t.Fatalf("ran %d of 100", len(seq))
-	}
-	el, err := runtime.Elapsed(start, end)
-	if err != nil || el < 2*time.Millisecond {
-		t.Fatalf("elapsed %v, %v", el, err)
-	}
-	// Errors surface at the next Synchronize, once.
-	boom := errors.New("boom")
-	s.Enqueue(func() error { return boom })
-	if err := s.Synchronize(ctx); !errors.Is(err, boom) {
-		t.Fatalf("sync error %v", err)
-	}
-	if err := s.Synchronize(ctx); err != nil {
-		t.Fatalf("error reported twice: %v", err)
-	}
-	// A panic in work becomes an error.
-	s.Enqueue(func() error { panic("kernel bug") })
-	if err := s.Synchronize(ctx); !errors.Is(err, runtime.ErrDevice) {
-		t.Fatalf("panic: %v", err)
-	}
-}
-
-func TestCrossStreamEventAndCancel(t *testing.T) {
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
-	a, _ := rt.NewStream()
-	b, _ := rt.NewStream()
-	defer a.Close()
-	defer b.Close()
-	release := make(chan struct{})
-	var flag atomic.Int32
-	a.Enqueue(func() error { <-release; flag.Store(1); return nil })
-	ev, _ := a.Record()
-	if err := b.WaitEvent(ev); err != nil {
-		t.Fatal(err)
-	}
-	var seen atomic.Int32
-	b.Enqueue(func() error { seen.Store(flag.Load() + 10); return nil })
-	// The wait on b is cancellable while a is held.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if err := b.Synchronize(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("cancelled sync: %v", err)
-	}
-	if ev.Done() {
-		t.Fatal("event done before its work")
-	}
-	close(release)
-	if err := b.Synchronize(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if seen.Load() != 11 {
-		t.Fatalf("stream b ran before stream a's event: %d", seen.Load())
-	}
-	a.Close()
-	if err := a.Enqueue(func() error { return nil }); !errors.Is(err, runtime.ErrClosed) {
-		t.Fatalf("enqueue on closed stream: %v", err)
-	}
-}
-
-func TestClosedRuntime(t *testing.T) {
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := rt.Alloc(tile.F32, 4)
-	rt.Close()
-	if _, err := rt.Alloc(tile.F32, 4); !errors.Is(err, runtime.ErrClosed) {
-		t.Errorf("alloc after close: %v", err)
-	}
-	if _, err := rt.NewStream(); !errors.Is(err, runtime.ErrClosed) {
-		t.Errorf("stream after close: %v", err)
-	}
-	if err := b.Check(rt, "op", "x"); !errors.Is(err, runtime.ErrClosed) {
-		t.Errorf("buffer of closed runtime: %v", err)
-	}
-}
-
-func TestRegistryExplainAndForce(t *testing.T) {
-	ks := runtime.Kernels(runtime.OpMatMul)
-	if len(ks) < 2 {
-		t.Fatalf("matmul kernels: %d", len(ks))
-	}
-	for i := 1; i < len(ks); i++ {
-		if ks[i-1].Preference < ks[i].Preference {
-			t.Fatalf("kernels not in preference order: %s before %s", ks[i-1].Name, ks[i].Name)
-		}
-	}
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
-	a, _ := rt.Alloc(tile.F32, 2, 2)
-	d, _ := rt.Alloc(tile.F32, 2, 2) // an output may not alias an input
-	args := &runtime.MatMulArgs{M: 2, N: 2, K: 2, Batch: 1, Alpha: 1,
-		A: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
-		B: runtime.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
-		D: runtime.Matrix{Buf: d, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}}
-	e := rt.Explain(runtime.OpMatMul, args)
-	if e.Chosen() == nil || e.Chosen().Name == "cpu.matmul.reference" {
-		t.Fatalf("chosen %v\n%v", e.Chosen(), e)
-	}
-	if !strings.Contains(e.String(), "=> "+e.Chosen().Name) {
-		t.Fatalf("explanation does not mark the choice:\n%v", e)
-	}
-	// Select stops at the first kernel that can run a call: the one
-	// Explain chooses, for every element type (the preferred kernels
-	// reject some).
-	for _, dt := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.E4M3} {
-		buf, _ := rt.Alloc(dt, 2, 2)
-		call := *args
-		call.A.Buf, call.B.Buf = buf, buf
-		k, err := rt.Select(runtime.OpMatMul, &call)
-		want := rt.Explain(runtime.OpMatMul, &call).Chosen()
-		if err != nil || want == nil || k != want {
-			t.Fatalf("%v: Select %v, %v; Explain chose %v", dt, k, err, want)
-		}
-	}
-	forced := open(t, runtime.Options{Backend: runtime.BackendCPU, Kernel: "cpu.matmul.reference"})
-	fa, _ := forced.Alloc(tile.F32, 2, 2)
-	fd, _ := forced.Alloc(tile.F32, 2, 2)
-	args.A.Buf, args.B.Buf, args.D.Buf = fa, fa, fd
-	k, err := forced.Select(runtime.OpMatMul, args)
-	if err != nil || k.Name != "cpu.matmul.reference" {
-		t.Fatalf("forced: %v %v", k, err)
-	}
-	// A call no kernel supports is ErrUnsupported with the reasons.
-	ib, _ := forced.Alloc(tile.S32, 2, 2)
-	args.A.Buf = ib
-	if _, err := forced.Select(runtime.OpMatMul, args); !errors.Is(err, runtime.ErrUnsupported) || !strings.Contains(err.Error(), "s32") {
-		t.Fatalf("unsupported: %v", err)
-	}
-	if _, err := rt.Select("no-such-op", nil); !errors.Is(err, runtime.ErrUnsupported) {
-		t.Fatalf("unknown op: %v", err)
-	}
-}
-
-func TestRuntimePoolStatsCPU(t *testing.T) {
-	rt, err := runtime.Open(runtime.Options{Backend: runtime.BackendCPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	if s := rt.PoolStats(); s != (runtime.PoolStats{}) {
-		t.Fatalf("CPU pool stats %+v, want zero", s)
-	}
-	if n, err := rt.TrimPool(); n != 0 || err != nil {
-		t.Fatalf("TrimPool = %d, %v", n, err)
-	}
-}
-
-// TestFloat32IOAt: reads and writes at element offsets, for every float
-// type, agree with whole-buffer I/O, refuse ranges past the end with
-// nothing written, and allocate nothing in proportion to their size.
-func TestFloat32IOAt(t *testing.T) {
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(28, 2))
-	for _, d := range []tile.DType{tile.F32, tile.F16, tile.BF16, tile.F64, tile.E4M3, tile.E5M2} {
-		const n = 40000 // more than one 32 KiB scratch of every type
-		b, err := rt.Alloc(d, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		whole := make([]float32, n)
-		for i := range whole {
-			whole[i] = rng.Float32()*4 - 2
-		}
-		if err := b.WriteFloat32(ctx, whole); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.ReadFloat32(ctx, whole); err != nil { // the values as stored
-			t.Fatal(err)
-		}
-		// Overwrite a middle range at an offset, then read it back at the same
-		// offset and the whole buffer: only that range changed.
-		off, part := 1237, make([]float32, 20011)
-		for i := range part {
-			part[i] = whole[(i*7)%n]
-		}
-		if err := b.WriteFloat32At(ctx, off, part); err != nil {
-			t.Fatal(err)
-		}
-		got := make([]float32, len(part))
-		if err := b.ReadFloat32At(ctx, off, got); err != nil {
-			t.Fatal(err)
-		}
-		after := make([]float32, n)
-		if err := b.ReadFloat32(ctx, after); err != nil {
-			t.Fatal(err)
-		}
-		for i := range after {
-			want := whole[i]
-			if i >= off && i < off+len(part) {
-				want = part[i-off]
-				if math.Float32bits(got[i-off]) != math.Float32bits(want) {
-					t.Fatalf("%v: ReadFloat32At[%d] = %v, want %v", d, i-off, got[i-off], want)
+			src := make([]uint32, n)
+			for i := range src {
+				src[i] = rng.Uint32()
+			}
+			if err := runtime.WriteRaw(ctx, b, src); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]uint32, n)
+			for i := range got {
+				got[i] = 0x7fc0dead // a NaN no write produces
+			}
+			if err := runtime.ReadRaw(ctx, b, got); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, src) {
+				t.Fatalf("%s n=%d: ReadRaw differs from WriteRaw", k, n)
+			}
+			// float32 at an element offset: the tail of the buffer
+			off := n / 2
+			vals := make([]float32, n-off)
+			for i := range vals {
+				vals[i] = float32(rng.NormFloat64())
+			}
+			vals[0] = float32(math.Copysign(0, -1))
+			if err := b.WriteFloat32At(ctx, off, vals); err != nil {
+				t.Fatal(err)
+			}
+			back := make([]float32, n-off)
+			for i := range back {
+				back[i] = float32(math.NaN())
+			}
+			if err := b.ReadFloat32At(ctx, off, back); err != nil {
+				t.Fatal(err)
+			}
+			for i := range back {
+				if math.Float32bits(back[i]) != math.Float32bits(vals[i]) {
+					t.Fatalf("%s n=%d: element %d: %v, want %v", k, n, off+i, back[i], vals[i])
 				}
 			}
-			if math.Float32bits(after[i]) != math.Float32bits(want) {
-				t.Fatalf("%v: element %d = %v, want %v", d, i, after[i], want)
+			// raw bytes: the head is unchanged by the offset write
+			head := make([]byte, 4*off)
+			if err := b.Read(ctx, 0, head); err != nil {
+				t.Fatal(err)
+			}
+			for i := range off {
+				if w := src[i]; uint32(head[4*i])|uint32(head[4*i+1])<<8|uint32(head[4*i+2])<<16|uint32(head[4*i+3])<<24 != w {
+					t.Fatalf("%s n=%d: element %d changed by a write from %d", k, n, i, off)
+				}
+			}
+			if b.Len() != n || b.Bytes() != 4*n || b.DType() != runtime.F32 || b.Rank() != 1 || b.Dim(0) != n {
+				t.Fatalf("%s: buffer of %d: Len %d Bytes %d DType %v Rank %d", k, n, b.Len(), b.Bytes(), b.DType(), b.Rank())
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
 			}
 		}
-		// Past the end: refused, nothing written.
-		for _, c := range []struct{ off, n int }{{n - 3, 4}, {-1, 1}, {n + 1, 0}} {
-			err := b.WriteFloat32At(ctx, c.off, make([]float32, c.n))
-			if !errors.Is(err, runtime.ErrBounds) {
-				t.Fatalf("%v: write of %d at %d: %v, want ErrBounds", d, c.n, c.off, err)
-			}
-			if err := b.ReadFloat32At(ctx, c.off, make([]float32, c.n)); !errors.Is(err, runtime.ErrBounds) {
-				t.Fatalf("%v: read of %d at %d: %v, want ErrBounds", d, c.n, c.off, err)
-			}
-		}
-		if err := b.ReadFloat32(ctx, got[:0]); err != nil {
-			t.Fatal(err)
-		}
-		check := make([]float32, n)
-		if err := b.ReadFloat32(ctx, check); err != nil {
-			t.Fatal(err)
-		}
-		for i := range check {
-			if math.Float32bits(check[i]) != math.Float32bits(after[i]) {
-				t.Fatalf("%v: a refused write changed element %d", d, i)
-			}
-		}
-		// Allocations do not grow with the size of the transfer (the few a
-		// call makes are the runtime-wide synchronisation's, size-free).
-		small, large := got[:1], got
-		// AllocsPerRun counts the whole process's allocations, so goroutines
-		// left by earlier tests can add a few: allow one a call on average.
-		as := testing.AllocsPerRun(100, func() { _ = b.ReadFloat32At(ctx, 5, small); _ = b.WriteFloat32At(ctx, 5, small) })
-		al := testing.AllocsPerRun(100, func() { _ = b.ReadFloat32At(ctx, 5, large); _ = b.WriteFloat32At(ctx, 5, large) })
-		if al > as+1 {
-			t.Errorf("%v: %v allocations per read+write of %d values, %v of 1", d, al, len(large), as)
-		}
-		b.Close()
-	}
-	ints, err := rt.Alloc(tile.S32, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ints.WriteFloat32At(ctx, 0, []float32{1}); !errors.Is(err, runtime.ErrDType) {
-		t.Fatalf("s32 buffer: %v, want ErrDType", err)
 	}
 }
 
-func TestFromFloat32(t *testing.T) {
-	rt := open(t, runtime.Options{Backend: runtime.BackendCPU})
-	ctx := context.Background()
-	vals := []float32{1.5, -2.25, 3, 0.125, -7, 9}
-	b, err := rt.FromFloat32(ctx, tile.BF16, vals, 2, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := b.Shape(); len(s) != 2 || s[0] != 2 || s[1] != 3 || b.DType() != tile.BF16 {
-		t.Fatalf("shape %v dtype %v", s, b.DType())
-	}
-	got, err := b.Float32s(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range vals { // every value is exact in bf16
-		if got[i] != vals[i] {
-			t.Fatalf("element %d = %v, want %v", i, got[i], vals[i])
+// TestHandleIdentity checks that one engine object has one handle: what
+// Alloc, NewStream and DefaultStream return is what the accessors give
+// back, so == works.
+func TestHandleIdentity(t *testing.T) {
+	for _, k := range facadeBackends {
+		rt := open(t, k)
+		a, errA := rt.Alloc(runtime.BF16, 3, 5)
+		b, errB := rt.Alloc(runtime.BF16, 3, 5)
+		s, errS := rt.NewStream()
+		if err := errors.Join(errA, errB, errS); err != nil {
+			t.Fatal(err)
+		}
+		d1, d2 := rt.DefaultStream(), rt.DefaultStream()
+		switch {
+		case a == b:
+			t.Fatalf("%s: two buffers share a handle", k)
+		case a.Runtime() != rt || b.Runtime() != rt:
+			t.Fatalf("%s: Buffer.Runtime is not the runtime Open returned", k)
+		case s.Runtime() != rt || rt.DefaultStream().Runtime() != rt:
+			t.Fatalf("%s: Stream.Runtime is not the runtime Open returned", k)
+		case d1 != d2 || d1 == s:
+			t.Fatalf("%s: DefaultStream's handle changes, or is a new stream's", k)
+		}
+		other := open(t, k)
+		if other.DefaultStream() == rt.DefaultStream() || other == rt {
+			t.Fatalf("%s: two runtimes share handles", k)
 		}
 	}
-	before := rt.Stats()
-	if _, err := rt.FromFloat32(ctx, tile.F32, vals, 4, 2); !errors.Is(err, runtime.ErrShape) {
-		t.Fatalf("6 values for 4x2: %v, want ErrShape", err)
+}
+
+// TestStreamsAndEvents orders work on two streams with an event, reports
+// an enqueued error once from Synchronize, and times the work.
+func TestStreamsAndEvents(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range facadeBackends {
+		rt := open(t, k)
+		s1, err1 := rt.NewStream()
+		s2, err2 := rt.NewStream()
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+		var order []int
+		release := make(chan struct{})
+		start, errStart := s1.Record()
+		errQ := s1.Enqueue(func() error { <-release; order = append(order, 1); return nil })
+		ev, errEv := s1.Record()
+		errW := s2.WaitEvent(ev)
+		errQ2 := s2.Enqueue(func() error { order = append(order, 2); return nil })
+		boom := fmt.Errorf("boom")
+		errQ3 := s2.Enqueue(func() error { return boom })
+		end, errEnd := s2.Record()
+		if err := errors.Join(errStart, errQ, errEv, errW, errQ2, errQ3, errEnd); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Done() {
+			t.Fatalf("%s: the event completed before the work ahead of it", k)
+		}
+		close(release)
+		if err := s2.Synchronize(ctx); !errors.Is(err, boom) {
+			t.Fatalf("%s: Synchronize: %v, want the enqueued error", k, err)
+		}
+		if err := s2.Synchronize(ctx); err != nil {
+			t.Fatalf("%s: the error was reported twice: %v", k, err)
+		}
+		if err := ev.Wait(ctx); err != nil || !ev.Done() || !reflect.DeepEqual(order, []int{1, 2}) {
+			t.Fatalf("%s: Wait %v, Done %v, order %v; want [1 2]", k, err, ev.Done(), order)
+		}
+		if d, err := runtime.Elapsed(start, end); err != nil || d < 0 {
+			t.Fatalf("%s: Elapsed %v, %v", k, d, err)
+		}
+		if err := errors.Join(s1.Close(), s2.Close(), rt.Synchronize(ctx)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if after := rt.Stats(); after != before {
-		t.Fatalf("a refused FromFloat32 left memory allocated: %+v -> %+v", before, after)
+}
+
+// TestNilHandles calls every method of nil handles and of zero handles not
+// made by the runtime: none panics, every error wraps ErrArgument or
+// ErrClosed, every other result is zero (Closed is true).
+func TestNilHandles(t *testing.T) {
+	errType := reflect.TypeFor[error]()
+	ctxType := reflect.TypeFor[context.Context]()
+	for _, v := range []any{
+		(*runtime.Runtime)(nil), (*runtime.Buffer)(nil), (*runtime.Stream)(nil), (*runtime.Event)(nil),
+		&runtime.Runtime{}, &runtime.Buffer{}, &runtime.Stream{}, &runtime.Event{},
+	} {
+		recv := reflect.ValueOf(v)
+		if recv.NumMethod() == 0 {
+			t.Fatalf("%T has no methods", v)
+		}
+		for i := range recv.NumMethod() {
+			name := fmt.Sprintf("%T.%s", v, recv.Type().Method(i).Name)
+			fn := recv.Method(i)
+			in := make([]reflect.Value, fn.Type().NumIn())
+			for j := range in {
+				if pt := fn.Type().In(j); pt == ctxType {
+					in[j] = reflect.ValueOf(context.Background())
+				} else {
+					in[j] = reflect.Zero(pt)
+				}
+			}
+			var out []reflect.Value
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s panicked: %v", name, r)
+					}
+				}()
+				if fn.Type().IsVariadic() {
+					out = fn.CallSlice(in)
+				} else {
+					out = fn.Call(in)
+				}
+			}()
+			for k, o := range out {
+				switch {
+				case fn.Type().Out(k) == errType:
+					if err, _ := o.Interface().(error); !errors.Is(err, runtime.ErrArgument) && !errors.Is(err, runtime.ErrClosed) {
+						t.Errorf("%s: error %v; want one wrapping ErrArgument or ErrClosed", name, err)
+					}
+				case !o.IsZero() && recv.Type().Method(i).Name != "Closed":
+					t.Errorf("%s: result %d is %v; want the zero value", name, k, o)
+				}
+			}
+		}
 	}
-	var nb *runtime.Buffer
-	if _, err := nb.Float32s(ctx); !errors.Is(err, runtime.ErrArgument) && !errors.Is(err, runtime.ErrClosed) {
-		t.Fatalf("nil buffer: %v", err)
+	ctx := context.Background()
+	if _, err := runtime.Elapsed(nil, &runtime.Event{}); !errors.Is(err, runtime.ErrArgument) {
+		t.Errorf("Elapsed(nil, zero event): %v", err)
+	}
+	if err := runtime.WriteRaw(ctx, nil, []float32{1}); !errors.Is(err, runtime.ErrArgument) {
+		t.Errorf("WriteRaw(nil buffer): %v", err)
+	}
+	if err := runtime.ReadRaw(ctx, &runtime.Buffer{}, []float32{1}); !errors.Is(err, runtime.ErrArgument) && !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("ReadRaw(zero buffer): %v", err)
+	}
+}
+
+// TestClosedHandles checks that closed buffers, streams and runtimes give
+// ErrClosed and write nothing.
+func TestClosedHandles(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range facadeBackends {
+		rt, err := runtime.Open(runtime.Options{Backend: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, errB := rt.FromFloat32(ctx, runtime.F32, []float32{1, 2, 3})
+		kept, errK := rt.FromFloat32(ctx, runtime.F32, []float32{4, 5, 6})
+		s, errS := rt.NewStream()
+		if err := errors.Join(errB, errK, errS); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Close(); err != nil || !b.Closed() {
+			t.Fatalf("%s: Close %v, Closed %v", k, err, b.Closed())
+		}
+		if err := b.WriteFloat32(ctx, []float32{9}); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("%s: write to a closed buffer: %v", k, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Record(); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("%s: Record on a closed stream: %v", k, err)
+		}
+		if err := rt.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Alloc(runtime.F32, 1); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("%s: Alloc on a closed runtime: %v", k, err)
+		}
+		if _, err := rt.NewStream(); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("%s: NewStream on a closed runtime: %v", k, err)
+		}
+		got := []float32{7}
+		if err := kept.ReadFloat32(ctx, got); !errors.Is(err, runtime.ErrClosed) || got[0] != 7 {
+			t.Fatalf("%s: read from a buffer of a closed runtime: %v, dst %v", k, err, got)
+		}
+		if err := rt.Close(); err != nil {
+			t.Fatalf("%s: second Close: %v", k, err)
+		}
 	}
 }

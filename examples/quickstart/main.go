@@ -11,7 +11,6 @@ import (
 
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
-	"github.com/tcrt-go/tcrt/tile"
 )
 
 func main() {
@@ -29,9 +28,9 @@ func main() {
 			v[i] = float32(rand.IntN(17)-8) / 8 // exact in bf16
 		}
 	}
-	a, errA := rt.FromFloat32(ctx, tile.BF16, av, m, k)
-	b, errB := rt.FromFloat32(ctx, tile.BF16, bv, k, n)
-	d, errD := rt.Alloc(tile.F32, m, n)
+	a, errA := rt.FromFloat32(ctx, runtime.BF16, av, m, k)
+	b, errB := rt.FromFloat32(ctx, runtime.BF16, bv, k, n)
+	d, errD := rt.Alloc(runtime.F32, m, n)
 	if err := errors.Join(errA, errB, errD); err != nil {
 		log.Fatal(err)
 	}
@@ -52,8 +51,8 @@ func main() {
 		want := 0.5 * dot * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(dot+0.044715*dot*dot*dot)))
 		worst = max(worst, math.Abs(float64(out[i*n+j])-want)/(1+math.Abs(want)))
 	}
-	fmt.Printf("%s on %s: D = GELU(A·B) within %.1e of the reference\n", rt.Backend(), rt.Device().Name, worst)
 	if worst > 1e-3 {
-		log.Fatal("mismatch")
+		log.Fatalf("D differs from the reference by %.1e", worst)
 	}
+	fmt.Printf("%s on %s: D = GELU(A·B) within %.1e of the reference\n", rt.Backend(), rt.Device().Name, worst)
 }

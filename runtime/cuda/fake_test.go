@@ -23,6 +23,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/cuda"
@@ -101,7 +102,7 @@ func TestFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	po, _ := runtime.DevicePtr(out)
+	po, _ := engine.DevicePtr(engine.Handles.Buffer(out))
 	mod := &backend.Module{Name: "fake", Cubins: map[int][]byte{86: []byte("FAKE image")}}
 	s, err := rt.NewStream()
 	if err != nil {
@@ -111,9 +112,9 @@ func TestFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &runtime.GPULaunch{Module: mod, Func: "probe", Grid: [3]int{3, 5, 7}, Block: [3]int{32, 2, 1}, SharedBytes: 64 << 10,
+	g := &engine.GPULaunch{Module: mod, Func: "probe", Grid: [3]int{3, 5, 7}, Block: [3]int{32, 2, 1}, SharedBytes: 64 << 10,
 		Params: []uint64{po, 0x1122334455667788, 0xdeadbeef}}
-	if err := runtime.LaunchGPU(s, g); err != nil {
+	if err := engine.LaunchGPU(engine.Handles.Stream(s), g); err != nil {
 		t.Fatal(err)
 	}
 	end, err := s.Record()
@@ -137,14 +138,14 @@ func TestFakeDriver(t *testing.T) {
 		t.Fatalf("elapsed %v, %v", el, err)
 	}
 	// a missing function and a refused image, with the driver's log
-	if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: mod, Func: "nosuch", Params: []uint64{po}}); err != nil {
+	if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: mod, Func: "nosuch", Params: []uint64{po}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Synchronize(ctx); !errors.Is(err, runtime.ErrArgument) || !strings.Contains(err.Error(), "CUDA_ERROR_NOT_FOUND (500): named symbol not found") {
 		t.Fatalf("missing function: %v", err)
 	}
 	bad := &backend.Module{Name: "junk", Cubins: map[int][]byte{86: []byte("junk")}}
-	if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: bad, Func: "probe", Params: []uint64{po}}); err != nil {
+	if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: bad, Func: "probe", Params: []uint64{po}}); err != nil {
 		t.Fatal(err)
 	}
 	err = s.Synchronize(ctx)

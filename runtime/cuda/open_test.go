@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/cuda"
@@ -54,7 +55,7 @@ func TestAutoFallback(t *testing.T) {
 		!strings.Contains(why, "GPU not used: cuda:") || !strings.Contains(why, "/nonexistent/libcuda.so.1") {
 		t.Fatalf("backend %s, reason %q", rt.Backend(), why)
 	}
-	e := rt.Explain(runtime.OpMatMul, nil)
+	e := engine.Handles.Runtime(rt).Explain(engine.OpMatMul, nil)
 	if e.Backend != why {
 		t.Fatalf("Explain's backend line %q, want %q", e.Backend, why)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/cuda"
@@ -111,7 +112,7 @@ func TestStreamOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	po, _ := runtime.DevicePtr(out)
+	po, _ := engine.DevicePtr(engine.Handles.Buffer(out))
 	s1, err := rt.NewStream()
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestStreamOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.LaunchGPU(s1, &runtime.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{512}, Params: []uint64{po}}); err != nil {
+	if err := engine.LaunchGPU(engine.Handles.Stream(s1), &engine.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{512}, Params: []uint64{po}}); err != nil {
 		t.Fatal(err)
 	}
 	end, err := s1.Record()
@@ -181,7 +182,7 @@ func TestWorkInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	po, _ := runtime.DevicePtr(out)
+	po, _ := engine.DevicePtr(engine.Handles.Buffer(out))
 	m := copyModule(t, "held", 16, [3]int{}, false)
 	s, err := rt.NewStream()
 	if err != nil {
@@ -191,7 +192,7 @@ func TestWorkInFlight(t *testing.T) {
 	hold := make(chan struct{})
 	sim.SetHold(89, hold)
 	defer sim.SetHold(89, nil)
-	if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{64}, Params: []uint64{po}}); err != nil {
+	if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{64}, Params: []uint64{po}}); err != nil {
 		t.Fatal(err)
 	}
 	ev, err := s.Record()
@@ -240,11 +241,11 @@ func TestFaultMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	po, _ := runtime.DevicePtr(out)
+	po, _ := engine.DevicePtr(engine.Handles.Buffer(out))
 	m := copyModule(t, "faulty", 16, [3]int{}, false)
 	s := rt.DefaultStream()
 	launch := func(p uint64) error {
-		if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{64}, Params: []uint64{p}}); err != nil {
+		if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{64}, Params: []uint64{p}}); err != nil {
 			return err
 		}
 		return s.Synchronize(ctx)
@@ -302,11 +303,11 @@ func TestSharedOptIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	po, _ := runtime.DevicePtr(out)
+	po, _ := engine.DevicePtr(engine.Handles.Buffer(out))
 	m := copyModule(t, "shared", 16, [3]int{}, false)
 	s := rt.DefaultStream()
 	for _, sh := range []int{0, 48 << 10, 64 << 10, 96 << 10} {
-		if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: m, Func: "k", Grid: [3]int{2}, Block: [3]int{64}, SharedBytes: sh, Params: []uint64{po}}); err != nil {
+		if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: m, Func: "k", Grid: [3]int{2}, Block: [3]int{64}, SharedBytes: sh, Params: []uint64{po}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Synchronize(ctx); err != nil {

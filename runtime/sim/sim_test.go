@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/runtime"
 	"github.com/tcrt-go/tcrt/runtime/backend"
 	"github.com/tcrt-go/tcrt/runtime/sim"
@@ -104,10 +105,10 @@ func TestLaunchAndChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	po, _ := runtime.DevicePtr(out)
+	po, _ := engine.DevicePtr(engine.Handles.Buffer(out))
 	s := rt.DefaultStream()
 	run := func(m *backend.Module, block int) error {
-		if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{block}, Params: []uint64{po}}); err != nil {
+		if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: m, Func: "k", Grid: [3]int{1}, Block: [3]int{block}, Params: []uint64{po}}); err != nil {
 			return err
 		}
 		return s.Synchronize(ctx)
@@ -134,20 +135,20 @@ func TestLaunchAndChecks(t *testing.T) {
 	if err := run(copyModule(t, "req", 16, [3]int{128, 1, 1}, false), 64); !errors.Is(err, runtime.ErrArgument) || !strings.Contains(err.Error(), "required") {
 		t.Fatalf("required block: %v", err)
 	}
-	if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: copyModule(t, "ok", 16, [3]int{}, false), Func: "nosuch", Params: []uint64{po}}); err != nil {
+	if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: copyModule(t, "ok", 16, [3]int{}, false), Func: "nosuch", Params: []uint64{po}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Synchronize(ctx); !errors.Is(err, runtime.ErrArgument) || !strings.Contains(err.Error(), "no such kernel") {
 		t.Fatalf("missing kernel: %v", err)
 	}
-	if err := runtime.LaunchGPU(s, &runtime.GPULaunch{Module: copyModule(t, "ok", 16, [3]int{}, false), Func: "k"}); err != nil {
+	if err := engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: copyModule(t, "ok", 16, [3]int{}, false), Func: "k"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Synchronize(ctx); !errors.Is(err, runtime.ErrArgument) || !strings.Contains(err.Error(), "parameters") {
 		t.Fatalf("missing parameters: %v", err)
 	}
 	// too much dynamic shared memory is refused before it is enqueued
-	err = runtime.LaunchGPU(s, &runtime.GPULaunch{Module: copyModule(t, "ok", 16, [3]int{}, false), Func: "k", SharedBytes: 200 << 10, Params: []uint64{po}})
+	err = engine.LaunchGPU(engine.Handles.Stream(s), &engine.GPULaunch{Module: copyModule(t, "ok", 16, [3]int{}, false), Func: "k", SharedBytes: 200 << 10, Params: []uint64{po}})
 	if !errors.Is(err, runtime.ErrArgument) {
 		t.Fatalf("200 KiB of shared memory: %v", err)
 	}
@@ -204,7 +205,7 @@ func TestMemory(t *testing.T) {
 	if err := b.Read(ctx, 7, got); err != nil || string(got) != string(src) {
 		t.Fatalf("read back %q, %v", got, err)
 	}
-	if b.Host() != nil {
+	if engine.Handles.Buffer(b).Host() != nil {
 		t.Fatal("device memory is host-addressable")
 	}
 	if err := b.Close(); err != nil {

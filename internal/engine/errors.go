@@ -1,0 +1,19 @@
+package engine
+
+import "github.com/tcrt-go/tcrt/tile"
+
+// The runtime's sentinel errors: the same values as the tile package's, so
+// errors.Is works with either.
+var (
+	ErrNoDevice     = tile.ErrNoDevice
+	ErrShape        = tile.ErrShape
+	ErrDType        = tile.ErrDType
+	ErrOutOfMemory  = tile.ErrOutOfMemory
+	ErrClosed       = tile.ErrClosed
+	ErrUnsupported  = tile.ErrUnsupported
+	ErrArgument     = tile.ErrArgument
+	ErrAlias        = tile.ErrAlias
+	ErrBounds       = tile.ErrBounds
+	ErrTileLegality = tile.ErrTileLegality
+	ErrDevice       = tile.ErrDevice
+)

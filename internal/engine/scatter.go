@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/tcrt-go/tcrt/fallback"
+	"github.com/tcrt-go/tcrt/tile"
+)
+
+// ScatterArgs is a validated scatter (see fallback.ScatterArgs for the
+// semantics). Index values are checked by the kernel's preflight.
+type ScatterArgs struct {
+	Mode          IndexMode
+	Op            ScatterOp
+	Deterministic bool
+	Mem           *Buffer
+	MemRows       int
+	Idx           Tile
+	Src           Tile
+	OOB           tile.OOB
+}
+
+// HostScatterArgs converts a CPU-backend call into the fallback's form.
+func HostScatterArgs(a *ScatterArgs, threads int) *fallback.ScatterArgs {
+	return &fallback.ScatterArgs{Mode: a.Mode, Op: a.Op, Deterministic: a.Deterministic,
+		Mem: a.Mem.Host(), MemRows: a.MemRows, Idx: hostTile(a.Idx), Src: hostTile(a.Src), OOB: a.OOB, Threads: threads}
+}
+
+func cpuScatterSupports(args any) error {
+	if _, ok := args.(*ScatterArgs); !ok {
+		return fmt.Errorf("arguments are %T, not *ScatterArgs", args)
+	}
+	return nil
+}
+
+func init() {
+	Register(Kernel{
+		Name: "cpu.mscatter.atomic", Op: OpScatter, Arch: Arch{ISA: ISACPU}, Preference: 100,
+		Doc:      "parallel preflight, then on all threads: integer reductions as one hardware atomic per element, the rest under 4 KiB-page stripe locks (rows a page segment at a time with vector adds, elements grouped by lock)",
+		Supports: cpuScatterSupports,
+		Launch: CPUKernel(func(l *Launch) error {
+			return fallback.ScatterFast(HostScatterArgs(l.Args.(*ScatterArgs), l.Threads))
+		}),
+	})
+	Register(Kernel{
+		Name: "cpu.mscatter.reference", Op: OpScatter, Arch: Arch{ISA: ISACPU}, Preference: 0,
+		Doc:      "sequential reference in lane order (the oracle; not atomic against other streams)",
+		Supports: cpuScatterSupports,
+		Launch: CPUKernel(func(l *Launch) error {
+			return fallback.ScatterRef(HostScatterArgs(l.Args.(*ScatterArgs), l.Threads))
+		}),
+	})
+}
