@@ -40,10 +40,14 @@ func actRef(f ActFunc, x float64) float64 {
 	}
 }
 
-// silu32, gelu32 and geluTanh32 are the fast path's float32 forms (ExpF32
-// underneath); erf is Abramowitz and Stegun's 7.1.26 (absolute error below
-// 1.5e-7), so gelu32 is within about 2e-7·|x| of the exact GELU.
-func silu32(x float32) float32 { return x / (1 + ExpF32(-x)) }
+// silu32, gelu32 and geluTanh32 are the fast path's float32 forms. silu32
+// and geluTanh32 are gate32 (the fused kernels' operations, the same
+// bits), geluTanh32 by x/2·(1 + tanh u) = x·σ(2u); their relative error
+// is within 3e-7 + 8e-8·|t|, t the exponent below (|t| ≤ 128), so within
+// 1e-6 for |x| ≤ 8. gelu32's erf is Abramowitz and Stegun's 7.1.26
+// (absolute error below 1.5e-7), so gelu32 is within about 2e-7·|x| of
+// the exact GELU.
+func silu32(x float32) float32 { return gate32(x, x*gateK.nlog2e) }
 
 func gelu32(x float32) float32 {
 	z := x * 0.70710678
@@ -60,11 +64,24 @@ func gelu32(x float32) float32 {
 	return 0.5 * x * (1 + e)
 }
 
-func geluTanh32(x float32) float32 {
-	u := 0.7978845608 * (x + 0.044715*x*x*x)
-	// tanh(u) = 1 − 2/(e^{2u} + 1); e^{2u} = Inf gives 1, 0 gives −1.
-	t := 1 - 2/(ExpF32(2*u)+1)
-	return 0.5 * x * (1 + t)
+func geluTanh32(x float32) float32 { return gate32(x, x*fma32(x*x, gateK.k3, gateK.k1)) }
+
+// gateK are gate32's constants: −log2 e, and the tanh GELU's 2u·log2 e =
+// −x·(k1 + k3·x²), k1 = −2·√(2/π)·log2 e, k3 = 0.044715·k1 (the same values
+// as light_gen.go's nlog2e, gk1 and gk3).
+var gateK = struct{ nlog2e, k1, k3 float32 }{-1.44269502, -2.30220819, -0.102943242}
+
+// gate32 is x·σ(−t·ln 2) = x/(1 + 2^t), t clamped to [−126, 128] (NaN:
+// −126; x then makes the result NaN), 2^t by pow2F32: +Inf at 128, so
+// −0 for a very negative x, and NaN for x = −Inf as the reference.
+func gate32(x, t float32) float32 {
+	if !(t > -126) {
+		t = -126
+	}
+	if !(t < 128) {
+		t = 128
+	}
+	return x / (pow2F32(t) + 1)
 }
 
 var actFast = [numActFuncs]func(float32) float32{silu32, gelu32, geluTanh32}

@@ -19,9 +19,10 @@ import (
 type lightFused struct {
 	sumSq, sum, max [3]func(x unsafe.Pointer, n int) float32
 	sumSqDev        [3]func(x unsafe.Pointer, m float32, n int) float32
-	expSum          [3]func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
-	// expSumExact is expSum[0] with ExpF32's bits (expSum's exponential
-	// is softmax's, within 2 ulp of them).
+	// expSum writes softmaxExp's values, 2^max(−127, (x − m)·a).
+	expSum [3]func(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
+	// expSumExact writes ExpF32((x − m)·inv), its bits (the sampling
+	// paths' exponential).
 	expSumExact func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
 	// affine and scaleW, the norms' last pass, prefetch pf (the next
 	// row's input) as they go, so that the next row's reductions read
@@ -216,9 +217,9 @@ func actFused(a *ActArgs, fk *lightFused) bool {
 }
 
 // softmaxFused is SoftmaxFast (not Log) with the fused kernels: the
-// maximum from memory, the exponentials into a float32 row in L1 while
-// summing them, the scaled row narrowed into Y; false where it does not
-// apply.
+// maximum from memory, the exponentials (softmaxExp) into a float32 row
+// in L1 while summing them, the scaled row narrowed into Y; false where
+// it does not apply.
 func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 	if fk == nil || a.Log || !fusedTypes(&a.X, &a.Y) {
 		return false
@@ -228,7 +229,7 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 		return true
 	}
 	n8 := n &^ 7
-	inv := 1 / a.Temperature
+	l2 := float32(math.Log2E / float64(a.Temperature))
 	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
 	nt := ntFor(&a.Y)
 	forRows(a.X.Rows, n, a.Threads, n, func(lo, hi int, e []float32) {
@@ -244,9 +245,9 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 					m = v
 				}
 			}
-			s := fk.expSum[tx](&e[0], xp, m, inv, n8)
+			s := fk.expSum[tx](&e[0], xp, m, l2, n8)
 			for j := n8; j < n; j++ {
-				e[j] = ExpF32((loadF32(a.X.DType, a.X.Data, r*a.X.LD+j) - m) * inv)
+				e[j] = softmaxExp(loadF32(a.X.DType, a.X.Data, r*a.X.LD+j), m, l2)
 				s += e[j]
 			}
 			s = 1 / s
@@ -318,3 +319,15 @@ type actFusedState struct {
 }
 
 var actFusedRows rowTasks[actFusedState]
+
+// softmaxExp is the fused softmax's exponential, e^((x − m)/T) as
+// 2^max(−127, (x − m)·a) with a = log2(e)/T (pow2F32, the kernels' bits):
+// within 2e-7 + 6e-8·|(x − m)·a| relative of e^((x − m)/T) for an exponent
+// above −126, exactly 0 from −127 down, NaN for NaN.
+func softmaxExp(x, m, a float32) float32 {
+	t := (x - m) * a
+	if -127 > t {
+		t = -127
+	}
+	return pow2F32(t)
+}

@@ -21,7 +21,7 @@ func lightFSumSqDevF32(x unsafe.Pointer, m float32, n int) float32
 func lightFMaxF32(x unsafe.Pointer, n int) float32
 
 //go:noescape
-func lightFExpSumF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+func lightFExpSumF32(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 
 //go:noescape
 func lightFExpSumExactF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
@@ -96,7 +96,7 @@ func lightFSumSqDevF16(x unsafe.Pointer, m float32, n int) float32
 func lightFMaxF16(x unsafe.Pointer, n int) float32
 
 //go:noescape
-func lightFExpSumF16(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+func lightFExpSumF16(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 
 //go:noescape
 func lightFAffineF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
@@ -168,7 +168,7 @@ func lightFSumSqDevBF16(x unsafe.Pointer, m float32, n int) float32
 func lightFMaxBF16(x unsafe.Pointer, n int) float32
 
 //go:noescape
-func lightFExpSumBF16(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+func lightFExpSumBF16(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 
 //go:noescape
 func lightFAffineBF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
