@@ -40,29 +40,42 @@ func actRef(f ActFunc, x float64) float64 {
 	}
 }
 
-// silu32, gelu32 and geluTanh32 are the fast path's float32 forms. silu32
-// and geluTanh32 are gate32 (the fused kernels' operations, the same
-// bits), geluTanh32 by x/2·(1 + tanh u) = x·σ(2u); their relative error
-// is within 3e-7 + 8e-8·|t|, t the exponent below (|t| ≤ 128), so within
-// 1e-6 for |x| ≤ 8. gelu32's erf is Abramowitz and Stegun's 7.1.26
-// (absolute error below 1.5e-7), so gelu32 is within about 2e-7·|x| of
-// the exact GELU.
+// silu32, gelu32 and geluTanh32 are the fast path's float32 forms, the
+// fused kernels' operations (the same bits). silu32 and geluTanh32 are
+// gate32, geluTanh32 by x/2·(1 + tanh u) = x·σ(2u); their relative error
+// is within 3e-7 + c·|t|, t the exponent gate32 takes (|t| ≤ 128; c =
+// 6e-8 for SiLU, 2e-7 for the tanh GELU), so within 1e-6 for |x| ≤ 8
+// (SiLU) or 2 (GELU). gelu32 is x·Φ(x) with Φ(−|x|) by Abramowitz and
+// Stegun's 7.1.26 (absolute error below 1.5e-7 in erf), so within
+// 2e-7·|x| + 3e-7·|gelu(x)| of the exact GELU (far below zero, where
+// gelu(x) is tiny, the relative error is not small).
 func silu32(x float32) float32 { return gate32(x, x*gateK.nlog2e) }
 
+// gelu32 is x·(1 − q) for x ≥ 0 and x·q below (the sign bit decides), q
+// = P(s)·2^max(−127, −x²·log2(e)/2) ≈ Φ(−|x|), s = 1/(1 + p·|x|), P
+// 7.1.26's polynomial with halved coefficients.
 func gelu32(x float32) float32 {
-	z := x * 0.70710678
-	a := z
-	if a < 0 {
-		a = -a
+	k := &geluK
+	a := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+	s := 1 / fma32(a, k.p, 1)
+	p := fma32(fma32(fma32(fma32(k.c[4], s, k.c[3]), s, k.c[2]), s, k.c[1]), s, k.c[0]) * s
+	u := x * x * k.h
+	if !(u > -127) {
+		u = -127
 	}
-	t := 1 / (1 + 0.3275911*a)
-	p := ((((1.061405429*t-1.453152027)*t+1.421413741)*t-0.284496736)*t + 0.254829592) * t
-	e := 1 - p*ExpF32(-a*a)
-	if z < 0 {
-		e = -e
+	q := p * pow2F32(u)
+	if math.Signbit(float64(x)) {
+		return x * q
 	}
-	return 0.5 * x * (1 + e)
+	return x * (1 - q)
 }
+
+// geluK are gelu32's constants: 7.1.26's p/√2, its coefficients halved
+// and −log2(e)/2 (the same values as light_gen.go's ep, e0…e4 and eh).
+var geluK = struct {
+	p, h float32
+	c    [5]float32
+}{0.231641889, -0.721347511, [5]float32{0.127414793, -0.142248362, 0.71070689, -0.72657603, 0.53070271}}
 
 func geluTanh32(x float32) float32 { return gate32(x, x*fma32(x*x, gateK.k3, gateK.k1)) }
 

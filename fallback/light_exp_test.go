@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestFma32 checks fma32 against x·y + z computed exactly and rounded
@@ -150,6 +151,60 @@ func TestSoftmaxExpBound(t *testing.T) {
 			if w := math.Exp(d); !(math.Abs(g-w) <= (1.7e-7+1.3e-7*math.Abs(tt))*w) {
 				t.Fatalf("softmaxExp(%v, %v, T %v) = %v, want %v", x, m, temp, g, w)
 			}
+		}
+	}
+}
+
+// TestGeluBound states gelu32's error against the float64 GELU: within
+// 2e-7·|x| + 3e-7·|gelu(x)| on a sweep of [−30, 30], and its special
+// values; the fused kernels give its bits on x spread over the floats.
+func TestGeluBound(t *testing.T) {
+	var worst float64
+	for i := 0; i <= 1<<20; i++ {
+		x := float32(-30 + 60*float64(i)/(1<<20))
+		w, g := actRef(FnGELU, float64(x)), float64(gelu32(x))
+		b := 2e-7*math.Abs(float64(x)) + 3e-7*math.Abs(w)
+		if !(math.Abs(g-w) <= b) {
+			t.Fatalf("gelu(%v) = %v, want %v", x, g, w)
+		}
+		if b > 0 {
+			worst = math.Max(worst, math.Abs(g-w)/b)
+		}
+	}
+	t.Logf("largest error %.3g of the bound", worst)
+	inf := float32(math.Inf(1))
+	for _, s := range []struct{ x, want float32 }{{inf, inf}, {-1e38, 0}, {1e38, 1e38}, {0, 0}} {
+		if g := gelu32(s.x); g != s.want {
+			t.Fatalf("gelu(%v) = %v, want %v", s.x, g, s.want)
+		}
+	}
+	for _, x := range []float32{-inf, float32(math.NaN())} {
+		if g := gelu32(x); g == g {
+			t.Fatalf("gelu(%v) = %v, want NaN", x, g)
+		}
+	}
+	fk := lightFusedK()
+	if fk == nil {
+		return
+	}
+	rng := rand.New(rand.NewPCG(29, 32))
+	x := []float32{inf, -inf, float32(math.NaN()), 0, float32(math.Copysign(0, -1)), 1e-40, -1e-40, 1e20, -1e20, 3e38, -3e38}
+	for len(x) < 100003 {
+		switch rng.IntN(3) {
+		case 0:
+			x = append(x, float32(rng.NormFloat64()*4))
+		case 1:
+			x = append(x, float32(rng.Float64()*40-20))
+		default:
+			x = append(x, math.Float32frombits(rng.Uint32()))
+		}
+	}
+	got := make([]float32, len(x))
+	n := len(x) &^ 7
+	fk.gelu[0][0](unsafe.Pointer(&got[0]), unsafe.Pointer(&x[0]), nil, n, 0)
+	for i, v := range x[:n] {
+		if w := gelu32(v); math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
+			t.Fatalf("gelu(%v = %#08x): kernel %v (%#08x), gelu32 %v (%#08x)", v, math.Float32bits(v), got[i], math.Float32bits(got[i]), w, math.Float32bits(w))
 		}
 	}
 }

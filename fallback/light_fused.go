@@ -27,12 +27,12 @@ type lightFused struct {
 	// affine and scaleW, the norms' last pass, prefetch pf (the next
 	// row's input) as they go, so that the next row's reductions read
 	// from the caches while this row's stores stream out.
-	affine         [3][3]func(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
-	scaleW         [3][3]func(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
-	addRes         [3][3]func(res, x unsafe.Pointer, n int) float32
-	silu, geluTanh [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
-	rot            [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
-	scale          [3]func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+	affine               [3][3]func(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+	scaleW               [3][3]func(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
+	addRes               [3][3]func(res, x unsafe.Pointer, n int) float32
+	silu, geluTanh, gelu [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
+	rot                  [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
+	scale                [3]func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
 	// and returns their sum (sampleWeightSum only returns it, w unused);
 	// sampleSelect lists the indices with
@@ -178,11 +178,10 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 	return true
 }
 
-// actFused is ActFast's SiLU and tanh GELU with the fused kernels (the
-// bits of silu32 and geluTanh32); false where it does not apply.
+// actFused is ActFast with the fused kernels (the bits of silu32, gelu32
+// and geluTanh32); false where it does not apply.
 func actFused(a *ActArgs, fk *lightFused) bool {
-	if fk == nil || (a.Func != FnSiLU && a.Func != FnGELUTanh) || !fusedTypes(&a.A, &a.Y, a.B) ||
-		(a.B != nil && a.B.DType != a.A.DType) {
+	if fk == nil || !a.Func.Valid() || !fusedTypes(&a.A, &a.Y, a.B) || (a.B != nil && a.B.DType != a.A.DType) {
 		return false
 	}
 	n := a.A.Cols
@@ -190,10 +189,8 @@ func actFused(a *ActArgs, fk *lightFused) bool {
 		return true
 	}
 	n8 := n &^ 7
-	k, f := fk.silu[lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)], silu32
-	if a.Func == FnGELUTanh {
-		k, f = fk.geluTanh[lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)], geluTanh32
-	}
+	k := [numActFuncs]*[3][3]func(dst, a, b unsafe.Pointer, n, nt int){&fk.silu, &fk.gelu, &fk.geluTanh}[a.Func][lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)]
+	f := actFast[a.Func]
 	nt := ntFor(&a.Y)
 	forRowsOf(&actFusedRows, a.A.Rows, n, a.Threads, 0, actFusedState{a, k, f, n, n8, nt}, func(st *actFusedState, lo, hi int, _ []float32) {
 		a, k, f, n, n8, nt := st.a, st.k, st.f, st.n, st.n8, st.nt

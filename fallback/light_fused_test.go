@@ -98,7 +98,7 @@ func TestLightFusedMatchesReference(t *testing.T) {
 					}
 				}
 				// Gates: silu32 and geluTanh32's bits times b.
-				for _, fn := range []ActFunc{FnSiLU, FnGELUTanh} {
+				for _, fn := range []ActFunc{FnSiLU, FnGELU, FnGELUTanh} {
 					bm := fusedMatrix(rng, ti, rows, cols, 1, 1)
 					var ys [2]Matrix
 					for i, nt := range []bool{false, true} {

@@ -364,7 +364,7 @@ func reduce(name string, t typ, extra []arg, setup func(off map[string]int), ste
 
 // expK are the vector constants of the kernels (8 float32 lanes each), at
 // lightFE+32·i: ExpF32's (exp2x), −Inf, then pow2's and the gates'
-// (pow2K in lightrows.go and gateK in act.go, the same values).
+// (pow2K in lightrows.go, gateK and geluK in act.go, the same values).
 var expK = []struct {
 	name string
 	bits uint32
@@ -377,6 +377,9 @@ var expK = []struct {
 	{"q4", f32bits(0.00967151299)}, {"q5", f32bits(0.00132647273)},
 	{"m127", f32bits(-127)}, {"m126", f32bits(-126)}, {"p128", f32bits(128)},
 	{"nlog2e", f32bits(-1.44269502)}, {"gk1", f32bits(-2.30220819)}, {"gk3", f32bits(-0.102943242)},
+	{"abs", 0x7fffffff}, {"ep", f32bits(0.231641889)}, {"eh", f32bits(-0.721347511)},
+	{"e0", f32bits(0.127414793)}, {"e1", f32bits(-0.142248362)}, {"e2", f32bits(0.71070689)},
+	{"e3", f32bits(-0.72657603)}, {"e4", f32bits(0.53070271)},
 }
 
 func f32bits(v float32) uint32 { return math.Float32bits(v) }
@@ -841,6 +844,75 @@ func build() {
 					},
 				})
 			}
+			// dst (u) = gelu(a)·b, b nil: no product (a and b of type t):
+			// gelu32's operations, x·(1 − q) for x ≥ 0 and x·q below, q =
+			// Φ(−|x|) by Abramowitz and Stegun's 7.1.26 with e^(−x²/2) by
+			// pow2. Two chains (16 elements) a trip, then 8.
+			kernels = append(kernels, kernel{
+				name: "lightFGelu" + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
+				goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: "gelu[" + ix + "][" + jx + "]",
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "a", "SI")
+					movq(off, "b", "BX")
+					movq(off, "n", "CX")
+					lines("VBROADCASTSS "+ek("q5")+", Y13", "VBROADCASTSS "+ek("one")+", Y6")
+					label := "lfgelu" + t.name + u.name
+					// x, the chain and its register for t, then P(t).
+					q := func(x, pr string, r expRegs) []string {
+						s := []string{
+							"VANDPS " + ek("abs") + ", " + x + ", " + r.in,
+							"VFMADD132PS " + ek("ep") + ", Y6, " + r.in,
+							"VDIVPS " + r.in + ", Y6, " + pr,
+							"VMOVUPS " + ek("e4") + ", " + r.out,
+						}
+						for _, c := range []string{"e3", "e2", "e1", "e0"} {
+							s = append(s, "VFMADD213PS "+ek(c)+", "+pr+", "+r.out)
+						}
+						return append(s, "VMULPS "+pr+", "+r.out+", "+pr,
+							"VMULPS "+x+", "+x+", "+r.in, "VMULPS "+ek("eh")+", "+r.in+", "+r.in, "VMAXPS "+ek("m127")+", "+r.in+", "+r.in)
+					}
+					post := func(x, pr string, r expRegs) []string {
+						return []string{"VMULPS " + pr + ", " + r.out + ", " + r.out, "VSUBPS " + r.out + ", Y6, " + pr,
+							"VBLENDVPS " + x + ", " + r.out + ", " + pr + ", " + r.out, "VMULPS " + x + ", " + r.out + ", " + r.out}
+					}
+					body := func(nt bool, wide bool) {
+						tag := nb(nt)
+						if wide {
+							tag += "w"
+						}
+						t.load("(SI)", "Y14")
+						if wide {
+							t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y15")
+							interleave(q("Y14", "Y4", chainA), q("Y15", "Y5", chainB))
+							pow2("Y13", chainA, chainB)
+							interleave(post("Y14", "Y4", chainA), post("Y15", "Y5", chainB))
+						} else {
+							interleave(q("Y14", "Y4", chainA))
+							pow2("Y13", chainA)
+							interleave(post("Y14", "Y4", chainA))
+						}
+						lines("TESTQ BX, BX", "JZ "+label+tag)
+						t.load("(BX)", "Y1")
+						lines("VMULPS Y1, Y2, Y2")
+						if wide {
+							t.load(fmt.Sprintf("%d(BX)", 8*t.size()), "Y9")
+							lines("VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
+						} else {
+							lines(fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+						}
+						p("%s%s:", label, tag)
+						if wide {
+							lines("VMOVAPS Y10, Y3")
+							u.storePair("(DI)", nt)
+						} else {
+							u.store("(DI)", nt)
+						}
+					}
+					ntLoops2(off, label, func(nt bool) { body(nt, true) }, func(nt bool) { body(nt, false) },
+						map[string]int{"SI": t.size(), "DI": u.size()})
+				},
+			})
 			// olo = xlo·c − xhi·s, ohi = xhi·c + xlo·s (x of type t, o of
 			// u), each product rounded on its own; o may be x.
 			kernels = append(kernels, kernel{
