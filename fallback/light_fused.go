@@ -15,12 +15,17 @@ import (
 // makes one pass over memory (a reduction's second pass reads the row
 // from L1 or L2) and keeps no float32 copy of its rows. Indices are
 // lightTypeIndex's: [input] or [input][output] (addRes: [residual][x]).
+// The kernels whose 16-bit rows are all bf16 work on 16-element blocks
+// in unpacked order (light_gen.go's typ): their float32 row operands are
+// given in it (unpackedOrder).
 // The zero value (purego, other architectures) has no kernels.
 type lightFused struct {
 	sumSq, sum, max [3]func(x unsafe.Pointer, n int) float32
 	sumSqDev        [3]func(x unsafe.Pointer, m float32, n int) float32
-	// expSum writes softmaxExp's values, 2^max(−127, (x − m)·a).
-	expSum [3]func(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
+	// expSum writes softmaxExp's values, 2^max(−127, (x − m)·a);
+	// expSumU is expSum[2] writing them in unpacked order, for scaleU.
+	expSum  [3]func(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
+	expSumU func(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 	// expSumExact writes ExpF32((x − m)·inv), its bits (the sampling
 	// paths' exponential).
 	expSumExact func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
@@ -33,6 +38,7 @@ type lightFused struct {
 	silu, geluTanh, gelu [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
 	rot                  [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 	scale                [3]func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+	scaleU               func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
 	// and returns their sum (sampleWeightSum only returns it, w unused);
 	// sampleSelect lists the indices with
@@ -122,6 +128,13 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 	}
 	nt := ntFor(&a.Y)
 	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
+	// The last pass reads the residual when there is one, else x.
+	if src := &a.X; a.Y.DType == tile.BF16 && (a.Residual != nil && a.Residual.DType == tile.BF16 || a.Residual == nil && src.DType == tile.BF16) {
+		wp, bp := getFloats(n), getFloats(n)
+		defer putFloats(wp)
+		defer putFloats(bp)
+		w, b = unpackedOrder(*wp, w[:n]), unpackedOrder(*bp, b[:n])
+	}
 	forRowsOf(&normFusedRows, a.X.Rows, n, a.Threads, 0, normFusedState{a, fk, w, b, n, n8, nt, tx, ty}, func(st *normFusedState, lo, hi int, _ []float32) {
 		a, fk, w, b, n, n8, nt, tx, ty := st.a, st.fk, st.w, st.b, st.n, st.n8, st.nt, st.tx, st.ty
 		for r := lo; r < hi; r++ {
@@ -213,6 +226,23 @@ func actFused(a *ActArgs, fk *lightFused) bool {
 	return true
 }
 
+// unpackedOrder writes v's 16-element blocks into dst in the kernels'
+// unpacked order (elements 0–3, 8–11, then 4–7, 12–15; the last len(v) %
+// 16 as they are) and returns dst, len(v) long.
+func unpackedOrder(dst, v []float32) []float32 {
+	dst = dst[:len(v)]
+	n16 := len(v) &^ 15
+	for k := 0; k < n16; k += 16 {
+		b, d := v[k:k+16:k+16], dst[k:k+16:k+16]
+		copy(d[0:4], b[0:4])
+		copy(d[4:8], b[8:12])
+		copy(d[8:12], b[4:8])
+		copy(d[12:16], b[12:16])
+	}
+	copy(dst[n16:], v[n16:])
+	return dst
+}
+
 // softmaxFused is SoftmaxFast (not Log) with the fused kernels: the
 // maximum from memory, the exponentials (softmaxExp) into a float32 row
 // in L1 while summing them, the scaled row narrowed into Y; false where
@@ -229,6 +259,10 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 	l2 := float32(math.Log2E / float64(a.Temperature))
 	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
 	nt := ntFor(&a.Y)
+	expSum, scale := fk.expSum[tx], fk.scale[ty]
+	if a.X.DType == tile.BF16 && a.Y.DType == tile.BF16 {
+		expSum, scale = fk.expSumU, fk.scaleU // e in unpacked order
+	}
 	forRows(a.X.Rows, n, a.Threads, n, func(lo, hi int, e []float32) {
 		e = e[:n]
 		for r := lo; r < hi; r++ {
@@ -242,14 +276,14 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 					m = v
 				}
 			}
-			s := fk.expSum[tx](&e[0], xp, m, l2, n8)
+			s := expSum(&e[0], xp, m, l2, n8)
 			for j := n8; j < n; j++ {
 				e[j] = softmaxExp(loadF32(a.X.DType, a.X.Data, r*a.X.LD+j), m, l2)
 				s += e[j]
 			}
 			s = 1 / s
 			yp := elem(&a.Y, r, 0)
-			fk.scale[ty](yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp))
+			scale(yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp))
 			for j := n8; j < n; j++ {
 				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, s*e[j])
 			}

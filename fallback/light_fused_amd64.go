@@ -189,6 +189,9 @@ func lightFMaxBF16(x unsafe.Pointer, n int) float32
 func lightFExpSumBF16(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 
 //go:noescape
+func lightFExpSumUBF16(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
+
+//go:noescape
 func lightFAffineBF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
@@ -253,6 +256,9 @@ func lightFRotBF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
 func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleUBF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSampleWeights(w *uint64, x *float32, inv, m float32, n int) uint64
@@ -325,6 +331,7 @@ func init() {
 	f.sumSqDev[2] = lightFSumSqDevBF16
 	f.max[2] = lightFMaxBF16
 	f.expSum[2] = lightFExpSumBF16
+	f.expSumU = lightFExpSumUBF16
 	f.affine[2][0] = lightFAffineBF16F32
 	f.scaleW[2][0] = lightFScaleWBF16F32
 	f.addRes[2][0] = lightFAddResBF16F32
@@ -347,6 +354,7 @@ func init() {
 	f.gelu[2][2] = lightFGeluBF16BF16
 	f.rot[2][2] = lightFRotBF16BF16
 	f.scale[2] = lightFScaleBF16
+	f.scaleU = lightFScaleUBF16
 	f.sampleWeights = lightFSampleWeights
 	f.sampleWeightSum = lightFSampleWeightSum
 	f.sampleSelect = lightFSampleSelect

@@ -38,10 +38,69 @@ func lines(ls ...string) {
 	}
 }
 
-// typ is an element type of the rows.
-type typ struct{ name, goName string }
+// typ is an element type of the rows. For bf16, unpacked (with zero, a
+// register holding 0) makes the 16-element loads and stores of load16
+// and storePair work in unpacked order: 16 elements at p are loaded by
+// one unpack each into [p0..p3, p8..p11] and [p4..p7, p12..p15] (two
+// instructions instead of four), and a pair in that order packs back
+// into p0..p15 without a lane permutation. A kernel of such a type
+// therefore sees a 16-element block's elements in that order: its float32
+// operands other than the rows (norm weights and bias, softmax's
+// exponentials) are in it too (unpackedOrder in light_fused.go), and its
+// output must be bf16. The 8-element loop is in natural order.
+type typ struct {
+	name, goName string
+	unpacked     bool
+	zero         string
+}
 
-var types = []typ{{"F32", "tile.F32"}, {"F16", "tile.F16"}, {"BF16", "tile.BF16"}}
+// unpack returns the bf16 type t in unpacked order with zero register z
+// (other types unchanged).
+func (t typ) unpack(z string) typ {
+	if t.name == "BF16" {
+		t.unpacked, t.zero = true, z
+	}
+	return t
+}
+
+// pairOrder returns t and u in unpacked order (zero register z) when both
+// are bf16, else as they are.
+func pairOrder(t, u typ, z string) (typ, typ) {
+	if t.name == "BF16" && u.name == "BF16" {
+		return t.unpack(z), u.unpack(z)
+	}
+	return t, u
+}
+
+// setup emits what the type's loads need before the loop.
+func (t typ) setup() {
+	if t.unpacked {
+		lines("VPXOR " + t.zero + ", " + t.zero + ", " + t.zero)
+	}
+}
+
+// load16 widens 16 elements at addr (an offset(reg) operand) into y0 and
+// y1: elements 0–7 and 8–15, or in unpacked order.
+func (t typ) load16(addr, y0, y1 string) {
+	if t.unpacked {
+		lines("VPUNPCKLWD "+addr+", "+t.zero+", "+y0, "VPUNPCKHWD "+addr+", "+t.zero+", "+y1)
+		return
+	}
+	t.load(addr, y0)
+	t.load(offset(addr, 8*t.size()), y1)
+}
+
+// offset adds o bytes to the offset(reg) operand addr.
+func offset(addr string, o int) string {
+	if i := strings.IndexByte(addr, '('); i > 0 {
+		var b int
+		fmt.Sscan(addr[:i], &b)
+		return fmt.Sprintf("%d%s", b+o, addr[i:])
+	}
+	return fmt.Sprintf("%d%s", o, addr)
+}
+
+var types = []typ{{name: "F32", goName: "tile.F32"}, {name: "F16", goName: "tile.F16"}, {name: "BF16", goName: "tile.BF16"}}
 
 func (t typ) size() int {
 	if t.name == "F32" {
@@ -132,12 +191,7 @@ func (t typ) storeTwo(addr, addr2 string, nt bool) {
 		if o == 0 {
 			return addr
 		}
-		if i := strings.IndexByte(addr, '('); i > 0 {
-			var b int
-			fmt.Sscan(addr[:i], &b)
-			return fmt.Sprintf("%d%s", b+o, addr[i:])
-		}
-		return fmt.Sprintf("%d%s", o, addr)
+		return offset(addr, o)
 	}
 	second := func(o int) string {
 		if addr2 != "" {
@@ -178,7 +232,10 @@ func (t typ) storeTwo(addr, addr2 string, nt bool) {
 		)
 	}
 	p("%s:", join)
-	lines("VPACKUSDW Y1, Y0, Y4", "VPERMQ $0xd8, Y4, Y4")
+	lines("VPACKUSDW Y1, Y0, Y4")
+	if !t.unpacked {
+		lines("VPERMQ $0xd8, Y4, Y4")
+	}
 	if addr2 != "" {
 		lines("VMOVDQU X4, "+addr, "VEXTRACTI128 $1, Y4, X5", "VMOVDQU X5, "+addr2)
 		return
@@ -332,12 +389,14 @@ func reduce(name string, t typ, extra []arg, setup func(off map[string]int), ste
 			}
 			lines("VMOVAPS Y0, Y8", "VMOVAPS Y0, Y12")
 			setup(off)
-			// Four accumulators, 32 elements a trip, then 8 a trip.
+			// Four accumulators, 32 elements a trip (bf16 in unpacked
+			// order: a sum's order does not matter), then 8 a trip.
+			tu := t.unpack("Y14")
+			tu.setup()
 			p("%s4:", name)
 			lines("CMPQ CX, $32", "JLT "+name+"1")
-			for i, r := range []string{"Y1", "Y5", "Y9", "Y13"} {
-				t.load(fmt.Sprintf("%d(SI)", 8*i*t.size()), r)
-			}
+			tu.load16("(SI)", "Y1", "Y5")
+			tu.load16(fmt.Sprintf("%d(SI)", 16*t.size()), "Y9", "Y13")
 			step("Y1", "Y0")
 			step("Y5", "Y4")
 			step("Y9", "Y8")
@@ -620,41 +679,52 @@ func build() {
 		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, n int) float32", "max["+ix+"]"
 
 		// dst (f32) = 2^max(−127, (x − m)·a) (pow2; a = log2(e)/T, so
-		// e^((x − m)/T), and exactly 0 far below m); the sum of dst.
-		kernels = append(kernels, kernel{
-			name: "lightFExpSum" + t.name, args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("a"), i64("n")}, ret: true,
-			goSig: "(dst *float32, x unsafe.Pointer, m, a float32, n int) float32", entry: "expSum[" + ix + "]",
-			body: func(off map[string]int) {
-				movq(off, "dst", "DI")
-				movq(off, "x", "SI")
-				movq(off, "n", "CX")
-				bcast(off, "m", "Y6")
-				bcast(off, "a", "Y7")
-				lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15", "VBROADCASTSS "+ek("m127")+", Y12",
-					"VBROADCASTSS "+ek("q5")+", Y13")
-				// The clamp keeps a NaN: VMAXPS returns its first Go
-				// operand when either is NaN.
-				arg := func(r expRegs) []string {
-					return []string{"VSUBPS Y6, " + r.in + ", " + r.in, "VMULPS Y7, " + r.in + ", " + r.in, "VMAXPS " + r.in + ", Y12, " + r.in}
-				}
-				incs := map[string]int{"SI": t.size(), "DI": 4}
-				loopN("lfexpw"+t.name, 16, func() {
-					t.load("(SI)", "Y0")
-					t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y8")
-					interleave(arg(chainA), arg(chainB))
-					pow2("Y13", chainA, chainB)
-					lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
-				}, incs)
-				loop("lfexp"+t.name, func() {
-					t.load("(SI)", "Y0")
-					interleave(arg(chainA))
-					pow2("Y13", chainA)
-					lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
-				}, incs)
-				lines("VADDPS Y15, Y14, Y0")
-				hsum(off)
-			},
-		})
+		// e^((x − m)/T), and exactly 0 far below m); the sum of dst. For
+		// bf16 also expSumU, dst in unpacked order.
+		variants := []typ{t}
+		if t.name == "BF16" {
+			variants = append(variants, t.unpack("Y5"))
+		}
+		for _, t := range variants {
+			name, entry, label := "lightFExpSum"+t.name, "expSum["+ix+"]", "lfexp"+t.name
+			if t.unpacked {
+				name, entry, label = "lightFExpSumUBF16", "expSumU", "lfexpu"
+			}
+			kernels = append(kernels, kernel{
+				name: name, args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("a"), i64("n")}, ret: true,
+				goSig: "(dst *float32, x unsafe.Pointer, m, a float32, n int) float32", entry: entry,
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "n", "CX")
+					bcast(off, "m", "Y6")
+					bcast(off, "a", "Y7")
+					lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15", "VBROADCASTSS "+ek("m127")+", Y12",
+						"VBROADCASTSS "+ek("q5")+", Y13")
+					// The clamp keeps a NaN: VMAXPS returns its first Go
+					// operand when either is NaN.
+					arg := func(r expRegs) []string {
+						return []string{"VSUBPS Y6, " + r.in + ", " + r.in, "VMULPS Y7, " + r.in + ", " + r.in, "VMAXPS " + r.in + ", Y12, " + r.in}
+					}
+					incs := map[string]int{"SI": t.size(), "DI": 4}
+					t.setup()
+					loopN(label+"w", 16, func() {
+						t.load16("(SI)", "Y0", "Y8")
+						interleave(arg(chainA), arg(chainB))
+						pow2("Y13", chainA, chainB)
+						lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
+					}, incs)
+					loop(label, func() {
+						t.load("(SI)", "Y0")
+						interleave(arg(chainA))
+						pow2("Y13", chainA)
+						lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
+					}, incs)
+					lines("VADDPS Y15, Y14, Y0")
+					hsum(off)
+				},
+			})
+		}
 
 		if t.name == "F32" {
 			// dst = ExpF32((x − m)·inv), ExpF32's bits (the sampling
@@ -702,10 +772,11 @@ func build() {
 					bcast(off, "m", "Y14")
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
+					t, u := pairOrder(t, u, "Y13")
+					t.setup()
 					ntLoops2(off, "lfaff"+t.name+u.name, func(nt bool) {
 						lines("PREFETCHT0 (R12)")
-						t.load("(SI)", "Y6")
-						t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y7")
+						t.load16("(SI)", "Y6", "Y7")
 						lines("VSUBPS Y14, Y6, Y6", "VSUBPS Y14, Y7, Y7", "VMULPS Y15, Y6, Y6", "VMULPS Y15, Y7, Y7",
 							"VMOVUPS (BX), Y2", "VMOVUPS 32(BX), Y3", "VFMADD231PS (DX), Y6, Y2", "VFMADD231PS 32(DX), Y7, Y3")
 						u.storePair("(DI)", nt)
@@ -728,10 +799,11 @@ func build() {
 					movq(off, "pf", "R12")
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
+					t, u := pairOrder(t, u, "Y14")
+					t.setup()
 					ntLoops2(off, "lfsw"+t.name+u.name, func(nt bool) {
 						lines("PREFETCHT0 (R12)")
-						t.load("(SI)", "Y6")
-						t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y7")
+						t.load16("(SI)", "Y6", "Y7")
 						lines("VMULPS Y15, Y6, Y2", "VMULPS Y15, Y7, Y3", "VMULPS (DX), Y2, Y2", "VMULPS 32(DX), Y3, Y3")
 						u.storePair("(DI)", nt)
 					}, func(nt bool) {
@@ -751,11 +823,11 @@ func build() {
 					movq(off, "x", "SI")
 					movq(off, "n", "CX")
 					lines("VXORPS Y8, Y8, Y8", "VXORPS Y10, Y10, Y10", "VXORPS Y11, Y11, Y11")
+					t, u := pairOrder(t, u, "Y12")
+					t.setup()
 					loopN("lfaddw"+t.name+u.name, 16, func() {
-						u.load("(SI)", "Y6")
-						u.load(fmt.Sprintf("%d(SI)", 8*u.size()), "Y7")
-						t.load("(DI)", "Y2")
-						t.load(fmt.Sprintf("%d(DI)", 8*t.size()), "Y3")
+						u.load16("(SI)", "Y6", "Y7")
+						t.load16("(DI)", "Y2", "Y3")
 						lines("VADDPS Y6, Y2, Y2", "VADDPS Y7, Y3, Y3")
 						t.storePair("(DI)", false)
 						t.rewidenPair()
@@ -792,6 +864,8 @@ func build() {
 						movq(off, "n", "CX")
 						lines("VBROADCASTSS "+ek("q5")+", Y13", "VBROADCASTSS "+ek("gk3")+", Y12", "VBROADCASTSS "+ek("one")+", Y6")
 						label := "lf" + g.entry + t.name + u.name
+						t, u := pairOrder(t, u, "Y7")
+						t.setup()
 						// The chains' x (Y14, Y15) and t (in).
 						pre := func(x string, r expRegs) []string {
 							var s []string
@@ -811,25 +885,24 @@ func build() {
 							if wide {
 								tag += "w"
 							}
-							t.load("(SI)", "Y14")
 							if wide {
-								t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y15")
+								t.load16("(SI)", "Y14", "Y15")
 								interleave(pre("Y14", chainA), pre("Y15", chainB))
 								pow2("Y13", chainA, chainB)
 								interleave(post("Y14", chainA), post("Y15", chainB))
 							} else {
+								t.load("(SI)", "Y14")
 								interleave(pre("Y14", chainA))
 								pow2("Y13", chainA)
 								interleave(post("Y14", chainA))
 							}
 							lines("TESTQ BX, BX", "JZ "+label+tag)
-							t.load("(BX)", "Y1")
-							lines("VMULPS Y1, Y2, Y2")
 							if wide {
-								t.load(fmt.Sprintf("%d(BX)", 8*t.size()), "Y9")
-								lines("VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
+								t.load16("(BX)", "Y1", "Y9")
+								lines("VMULPS Y1, Y2, Y2", "VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
 							} else {
-								lines(fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+								t.load("(BX)", "Y1")
+								lines("VMULPS Y1, Y2, Y2", fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
 							}
 							p("%s%s:", label, tag)
 							if wide {
@@ -858,6 +931,8 @@ func build() {
 					movq(off, "n", "CX")
 					lines("VBROADCASTSS "+ek("q5")+", Y13", "VBROADCASTSS "+ek("one")+", Y6")
 					label := "lfgelu" + t.name + u.name
+					t, u := pairOrder(t, u, "Y7")
+					t.setup()
 					// x, the chain and its register for t, then P(t).
 					q := func(x, pr string, r expRegs) []string {
 						s := []string{
@@ -881,25 +956,24 @@ func build() {
 						if wide {
 							tag += "w"
 						}
-						t.load("(SI)", "Y14")
 						if wide {
-							t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y15")
+							t.load16("(SI)", "Y14", "Y15")
 							interleave(q("Y14", "Y4", chainA), q("Y15", "Y5", chainB))
 							pow2("Y13", chainA, chainB)
 							interleave(post("Y14", "Y4", chainA), post("Y15", "Y5", chainB))
 						} else {
+							t.load("(SI)", "Y14")
 							interleave(q("Y14", "Y4", chainA))
 							pow2("Y13", chainA)
 							interleave(post("Y14", "Y4", chainA))
 						}
 						lines("TESTQ BX, BX", "JZ "+label+tag)
-						t.load("(BX)", "Y1")
-						lines("VMULPS Y1, Y2, Y2")
 						if wide {
-							t.load(fmt.Sprintf("%d(BX)", 8*t.size()), "Y9")
-							lines("VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
+							t.load16("(BX)", "Y1", "Y9")
+							lines("VMULPS Y1, Y2, Y2", "VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
 						} else {
-							lines(fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+							t.load("(BX)", "Y1")
+							lines("VMULPS Y1, Y2, Y2", fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
 						}
 						p("%s%s:", label, tag)
 						if wide {
@@ -938,28 +1012,38 @@ func build() {
 				},
 			})
 		}
-		// dst (t) = s·x, x float32, prefetching pf (softmax's next row).
-		u := t
-		kernels = append(kernels, kernel{
-			name: "lightFScale" + u.name, args: []arg{ptr("dst"), ptr("x"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
-			goSig: "(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)", entry: "scale[" + ix + "]",
-			body: func(off map[string]int) {
-				movq(off, "dst", "DI")
-				movq(off, "x", "SI")
-				movq(off, "pf", "R12")
-				bcast(off, "s", "Y15")
-				movq(off, "n", "CX")
-				// pf advances 4 bytes an element whatever the type it
-				// prefetches: a 16-bit row is covered twice over.
-				ntLoops2(off, "lfscl"+u.name, func(nt bool) {
-					lines("PREFETCHT0 (R12)", "VMULPS (SI), Y15, Y2", "VMULPS 32(SI), Y15, Y3")
-					u.storePair("(DI)", nt)
-				}, func(nt bool) {
-					lines("VMULPS (SI), Y15, Y2")
-					u.store("(DI)", nt)
-				}, map[string]int{"SI": 4, "DI": u.size(), "R12": 4})
-			},
-		})
+		// dst (t) = s·x, x float32, prefetching pf (softmax's next row);
+		// for bf16 also scaleU, x in unpacked order.
+		variants = []typ{t}
+		if t.name == "BF16" {
+			variants = append(variants, t.unpack(""))
+		}
+		for _, u := range variants {
+			name, entry, label := "lightFScale"+u.name, "scale["+ix+"]", "lfscl"+u.name
+			if u.unpacked {
+				name, entry, label = "lightFScaleUBF16", "scaleU", "lfsclu"
+			}
+			kernels = append(kernels, kernel{
+				name: name, args: []arg{ptr("dst"), ptr("x"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
+				goSig: "(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)", entry: entry,
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "pf", "R12")
+					bcast(off, "s", "Y15")
+					movq(off, "n", "CX")
+					// pf advances 4 bytes an element whatever the type it
+					// prefetches: a 16-bit row is covered twice over.
+					ntLoops2(off, label, func(nt bool) {
+						lines("PREFETCHT0 (R12)", "VMULPS (SI), Y15, Y2", "VMULPS 32(SI), Y15, Y3")
+						u.storePair("(DI)", nt)
+					}, func(nt bool) {
+						lines("VMULPS (SI), Y15, Y2")
+						u.store("(DI)", nt)
+					}, map[string]int{"SI": 4, "DI": u.size(), "R12": 4})
+				},
+			})
+		}
 	}
 	sampleKernels()
 }
