@@ -94,6 +94,32 @@ func ntAt(nt bool, p unsafe.Pointer) int {
 	return 0
 }
 
+// lightNoNaN is the bit of the nt argument of scaleW, affine and scale
+// that says the values stored hold no NaN: their bf16 narrowing then
+// skips its NaN test.
+const lightNoNaN = 2
+
+// noNaNIf is lightNoNaN when ok, else 0.
+func noNaNIf(ok bool) int {
+	if ok {
+		return lightNoNaN
+	}
+	return 0
+}
+
+// finite32 reports whether every v is finite.
+func finite32(v []float32) bool {
+	for _, x := range v {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isFinite reports whether x is finite.
+func isFinite(x float32) bool { return x-x == 0 }
+
 // elem returns the address of element (r, j) of m.
 func elem(m *Matrix, r, j int) unsafe.Pointer {
 	return unsafe.Pointer(&m.Data[(r*m.LD+j)*m.DType.Size()])
@@ -135,8 +161,11 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 		defer putFloats(bp)
 		w, b = unpackedOrder(*wp, w[:n]), unpackedOrder(*bp, b[:n])
 	}
-	forRowsOf(&normFusedRows, a.X.Rows, n, a.Threads, 0, normFusedState{a, fk, w, b, n, n8, nt, tx, ty}, func(st *normFusedState, lo, hi int, _ []float32) {
-		a, fk, w, b, n, n8, nt, tx, ty := st.a, st.fk, st.w, st.b, st.n, st.n8, st.nt, st.tx, st.ty
+	// Finite weights, bias, sum of squares and scale make the outputs
+	// finite or ±Inf, never NaN.
+	wb := finite32(w) && finite32(b)
+	forRowsOf(&normFusedRows, a.X.Rows, n, a.Threads, 0, normFusedState{a, fk, w, b, n, n8, nt, wb, tx, ty}, func(st *normFusedState, lo, hi int, _ []float32) {
+		a, fk, w, b, n, n8, nt, wb, tx, ty := st.a, st.fk, st.w, st.b, st.n, st.n8, st.nt, st.wb, st.tx, st.ty
 		for r := lo; r < hi; r++ {
 			src := &a.X
 			var ss float32
@@ -174,10 +203,11 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 			}
 			inv := float32(1 / math.Sqrt(float64(ss)/float64(n)+float64(a.Eps)))
 			yp, pf := elem(&a.Y, r, 0), elem(src, min(r+1, a.X.Rows-1), 0)
+			f := ntAt(nt, yp) | noNaNIf(wb && isFinite(ss) && isFinite(inv) && isFinite(mean))
 			if a.Kind == NormLayer || a.Bias != nil {
-				fk.affine[ts][ty](yp, sp, &w[0], &b[0], mean, inv, pf, n8, ntAt(nt, yp))
+				fk.affine[ts][ty](yp, sp, &w[0], &b[0], mean, inv, pf, n8, f)
 			} else {
-				fk.scaleW[ts][ty](yp, sp, &w[0], inv, pf, n8, ntAt(nt, yp))
+				fk.scaleW[ts][ty](yp, sp, &w[0], inv, pf, n8, f)
 			}
 			for j := n8; j < n; j++ {
 				y := (loadF32(src.DType, src.Data, r*src.LD+j) - mean) * inv * w[j]
@@ -281,9 +311,12 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 				e[j] = softmaxExp(loadF32(a.X.DType, a.X.Data, r*a.X.LD+j), m, l2)
 				s += e[j]
 			}
+			// A sum that is not NaN is at least 1 (the maximum's term):
+			// every output is then finite.
+			f := noNaNIf(s == s)
 			s = 1 / s
 			yp := elem(&a.Y, r, 0)
-			scale(yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp))
+			scale(yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp)|f)
 			for j := n8; j < n; j++ {
 				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, s*e[j])
 			}
@@ -334,7 +367,7 @@ type normFusedState struct {
 	fk     *lightFused
 	w, b   []float32
 	n, n8  int
-	nt     bool
+	nt, wb bool
 	tx, ty int
 }
 

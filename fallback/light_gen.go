@@ -48,10 +48,13 @@ func lines(ls ...string) {
 // operands other than the rows (norm weights and bias, softmax's
 // exponentials) are in it too (unpackedOrder in light_fused.go), and its
 // output must be bf16. The 8-element loop is in natural order.
+//
+// noNaN, when set, is a register that is nonzero when the caller knows
+// the values stored hold no NaN: storePair then skips its NaN test.
 type typ struct {
 	name, goName string
 	unpacked     bool
-	zero         string
+	zero, noNaN  string
 }
 
 // unpack returns the bf16 type t in unpacked order with zero register z
@@ -218,10 +221,12 @@ func (t typ) storeTwo(addr, addr2 string, nt bool) {
 	}
 	labelN++
 	join := fmt.Sprintf("lfjoin%d", labelN)
-	lines("VCMPPS $3, Y3, Y2, Y4")
 	roundBF16("Y2", "Y0", "Y1")
 	roundBF16("Y3", "Y1", "Y5")
-	lines("VPTEST Y4, Y4", "JZ "+join)
+	if t.noNaN != "" {
+		lines("TESTQ "+t.noNaN+", "+t.noNaN, "JNZ "+join)
+	}
+	lines("VCMPPS $3, Y3, Y2, Y4", "VPTEST Y4, Y4", "JZ "+join)
 	// A NaN lane becomes x >> 16 with the quiet bit.
 	for _, r := range [][2]string{{"Y2", "Y0"}, {"Y3", "Y1"}} {
 		lines(
@@ -341,9 +346,11 @@ func loopN(label string, step int, body func(), incs map[string]int) {
 }
 
 // ntLoops2 is ntLoops with a loop of 16 a trip (body16) before the loop
-// of 8.
+// of 8; bit 0 of nt selects the non-temporal stores, and bit 1 (the
+// caller knows the values stored hold no NaN) is left in R11, the noNaN
+// register of the kernels that use it.
 func ntLoops2(off map[string]int, label string, body16, body8 func(nt bool), incs map[string]int) {
-	lines(fmt.Sprintf("MOVQ nt+%d(FP), AX", off["nt"]), "TESTQ AX, AX", "JNZ "+label+"nt")
+	lines(fmt.Sprintf("MOVQ nt+%d(FP), AX", off["nt"]), "MOVQ AX, R11", "ANDQ $2, R11", "TESTQ $1, AX", "JNZ "+label+"nt")
 	loopN(label+"w", 16, func() { body16(false) }, incs)
 	loop(label, func() { body8(false) }, incs)
 	lines("VZEROUPPER", "RET")
@@ -773,6 +780,7 @@ func build() {
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
 					t, u := pairOrder(t, u, "Y13")
+					u.noNaN = "R11"
 					t.setup()
 					ntLoops2(off, "lfaff"+t.name+u.name, func(nt bool) {
 						lines("PREFETCHT0 (R12)")
@@ -800,6 +808,7 @@ func build() {
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
 					t, u := pairOrder(t, u, "Y14")
+					u.noNaN = "R11"
 					t.setup()
 					ntLoops2(off, "lfsw"+t.name+u.name, func(nt bool) {
 						lines("PREFETCHT0 (R12)")
@@ -1032,6 +1041,7 @@ func build() {
 					movq(off, "pf", "R12")
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
+					u.noNaN = "R11"
 					// pf advances 4 bytes an element whatever the type it
 					// prefetches: a 16-bit row is covered twice over.
 					ntLoops2(off, label, func(nt bool) {
