@@ -40,31 +40,61 @@ func actRef(f ActFunc, x float64) float64 {
 	}
 }
 
-// silu32, gelu32 and geluTanh32 are the fast path's float32 forms (ExpF32
-// underneath); erf is Abramowitz and Stegun's 7.1.26 (absolute error below
-// 1.5e-7), so gelu32 is within about 2e-7·|x| of the exact GELU.
-func silu32(x float32) float32 { return x / (1 + ExpF32(-x)) }
+// silu32, gelu32 and geluTanh32 are the fast path's float32 forms, the
+// fused kernels' operations (the same bits). silu32 and geluTanh32 are
+// gate32, geluTanh32 by x/2·(1 + tanh u) = x·σ(2u); their relative error
+// is within 3e-7 + c·|t|, t the exponent gate32 takes (|t| ≤ 128; c =
+// 6e-8 for SiLU, 2e-7 for the tanh GELU), so within 1e-6 for |x| ≤ 8
+// (SiLU) or 2 (GELU). gelu32 is x·Φ(x) with Φ(−|x|) by Abramowitz and
+// Stegun's 7.1.26 (absolute error below 1.5e-7 in erf), so within
+// 2e-7·|x| + 3e-7·|gelu(x)| of the exact GELU (far below zero, where
+// gelu(x) is tiny, the relative error is not small).
+func silu32(x float32) float32 { return gate32(x, x*gateK.nlog2e) }
 
+// gelu32 is x·(1 − q) for x ≥ 0 and x·q below (the sign bit decides), q
+// = P(s)·2^max(−127, −x²·log2(e)/2) ≈ Φ(−|x|), s = 1/(1 + p·|x|), P
+// 7.1.26's polynomial with halved coefficients.
 func gelu32(x float32) float32 {
-	z := x * 0.70710678
-	a := z
-	if a < 0 {
-		a = -a
+	k := &geluK
+	a := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+	s := 1 / fma32(a, k.p, 1)
+	p := fma32(fma32(fma32(fma32(k.c[4], s, k.c[3]), s, k.c[2]), s, k.c[1]), s, k.c[0]) * s
+	u := x * x * k.h
+	if !(u > -127) {
+		u = -127
 	}
-	t := 1 / (1 + 0.3275911*a)
-	p := ((((1.061405429*t-1.453152027)*t+1.421413741)*t-0.284496736)*t + 0.254829592) * t
-	e := 1 - p*ExpF32(-a*a)
-	if z < 0 {
-		e = -e
+	q := p * pow2F32(u)
+	if math.Signbit(float64(x)) {
+		return x * q
 	}
-	return 0.5 * x * (1 + e)
+	return x * (1 - q)
 }
 
-func geluTanh32(x float32) float32 {
-	u := 0.7978845608 * (x + 0.044715*x*x*x)
-	// tanh(u) = 1 − 2/(e^{2u} + 1); e^{2u} = Inf gives 1, 0 gives −1.
-	t := 1 - 2/(ExpF32(2*u)+1)
-	return 0.5 * x * (1 + t)
+// geluK are gelu32's constants: 7.1.26's p/√2, its coefficients halved
+// and −log2(e)/2 (the same values as light_gen.go's ep, e0…e4 and eh).
+var geluK = struct {
+	p, h float32
+	c    [5]float32
+}{0.231641889, -0.721347511, [5]float32{0.127414793, -0.142248362, 0.71070689, -0.72657603, 0.53070271}}
+
+func geluTanh32(x float32) float32 { return gate32(x, x*fma32(x*x, gateK.k3, gateK.k1)) }
+
+// gateK are gate32's constants: −log2 e, and the tanh GELU's 2u·log2 e =
+// −x·(k1 + k3·x²), k1 = −2·√(2/π)·log2 e, k3 = 0.044715·k1 (the same values
+// as light_gen.go's nlog2e, gk1 and gk3).
+var gateK = struct{ nlog2e, k1, k3 float32 }{-1.44269502, -2.30220819, -0.102943242}
+
+// gate32 is x·σ(−t·ln 2) = x/(1 + 2^t), t clamped to [−126, 128] (NaN:
+// −126; x then makes the result NaN), 2^t by pow2F32: +Inf at 128, so
+// −0 for a very negative x, and NaN for x = −Inf as the reference.
+func gate32(x, t float32) float32 {
+	if !(t > -126) {
+		t = -126
+	}
+	if !(t < 128) {
+		t = 128
+	}
+	return x / (pow2F32(t) + 1)
 }
 
 var actFast = [numActFuncs]func(float32) float32{silu32, gelu32, geluTanh32}

@@ -15,23 +15,30 @@ import (
 // makes one pass over memory (a reduction's second pass reads the row
 // from L1 or L2) and keeps no float32 copy of its rows. Indices are
 // lightTypeIndex's: [input] or [input][output] (addRes: [residual][x]).
+// The kernels whose 16-bit rows are all bf16 work on 16-element blocks
+// in unpacked order (light_gen.go's typ): their float32 row operands are
+// given in it (unpackedOrder).
 // The zero value (purego, other architectures) has no kernels.
 type lightFused struct {
 	sumSq, sum, max [3]func(x unsafe.Pointer, n int) float32
 	sumSqDev        [3]func(x unsafe.Pointer, m float32, n int) float32
-	expSum          [3]func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
-	// expSumExact is expSum[0] with ExpF32's bits (expSum's exponential
-	// is softmax's, within 2 ulp of them).
+	// expSum writes softmaxExp's values, 2^max(−127, (x − m)·a);
+	// expSumU is expSum[2] writing them in unpacked order, for scaleU.
+	expSum  [3]func(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
+	expSumU func(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
+	// expSumExact writes ExpF32((x − m)·inv), its bits (the sampling
+	// paths' exponential).
 	expSumExact func(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
 	// affine and scaleW, the norms' last pass, prefetch pf (the next
 	// row's input) as they go, so that the next row's reductions read
 	// from the caches while this row's stores stream out.
-	affine         [3][3]func(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
-	scaleW         [3][3]func(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
-	addRes         [3][3]func(res, x unsafe.Pointer, n int) float32
-	silu, geluTanh [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
-	rot            [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
-	scale          [3]func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+	affine               [3][3]func(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
+	scaleW               [3][3]func(dst, x unsafe.Pointer, w *float32, s float32, pf unsafe.Pointer, n, nt int)
+	addRes               [3][3]func(res, x unsafe.Pointer, n int) float32
+	silu, geluTanh, gelu [3][3]func(dst, a, b unsafe.Pointer, n, nt int)
+	rot                  [3][3]func(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
+	scale                [3]func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+	scaleU               func(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 	// sampleWeights writes the sampling weights of x·inv − m, 16 a trip,
 	// and returns their sum (sampleWeightSum only returns it, w unused);
 	// sampleSelect lists the indices with
@@ -87,6 +94,32 @@ func ntAt(nt bool, p unsafe.Pointer) int {
 	return 0
 }
 
+// lightNoNaN is the bit of the nt argument of scaleW, affine and scale
+// that says the values stored hold no NaN: their bf16 narrowing then
+// skips its NaN test.
+const lightNoNaN = 2
+
+// noNaNIf is lightNoNaN when ok, else 0.
+func noNaNIf(ok bool) int {
+	if ok {
+		return lightNoNaN
+	}
+	return 0
+}
+
+// finite32 reports whether every v is finite.
+func finite32(v []float32) bool {
+	for _, x := range v {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isFinite reports whether x is finite.
+func isFinite(x float32) bool { return x-x == 0 }
+
 // elem returns the address of element (r, j) of m.
 func elem(m *Matrix, r, j int) unsafe.Pointer {
 	return unsafe.Pointer(&m.Data[(r*m.LD+j)*m.DType.Size()])
@@ -121,8 +154,18 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 	}
 	nt := ntFor(&a.Y)
 	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
-	forRowsOf(&normFusedRows, a.X.Rows, n, a.Threads, 0, normFusedState{a, fk, w, b, n, n8, nt, tx, ty}, func(st *normFusedState, lo, hi int, _ []float32) {
-		a, fk, w, b, n, n8, nt, tx, ty := st.a, st.fk, st.w, st.b, st.n, st.n8, st.nt, st.tx, st.ty
+	// The last pass reads the residual when there is one, else x.
+	if src := &a.X; a.Y.DType == tile.BF16 && (a.Residual != nil && a.Residual.DType == tile.BF16 || a.Residual == nil && src.DType == tile.BF16) {
+		wp, bp := getFloats(n), getFloats(n)
+		defer putFloats(wp)
+		defer putFloats(bp)
+		w, b = unpackedOrder(*wp, w[:n]), unpackedOrder(*bp, b[:n])
+	}
+	// Finite weights, bias, sum of squares and scale make the outputs
+	// finite or ±Inf, never NaN.
+	wb := finite32(w) && finite32(b)
+	forRowsOf(&normFusedRows, a.X.Rows, n, a.Threads, 0, normFusedState{a, fk, w, b, n, n8, nt, wb, tx, ty}, func(st *normFusedState, lo, hi int, _ []float32) {
+		a, fk, w, b, n, n8, nt, wb, tx, ty := st.a, st.fk, st.w, st.b, st.n, st.n8, st.nt, st.wb, st.tx, st.ty
 		for r := lo; r < hi; r++ {
 			src := &a.X
 			var ss float32
@@ -160,10 +203,11 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 			}
 			inv := float32(1 / math.Sqrt(float64(ss)/float64(n)+float64(a.Eps)))
 			yp, pf := elem(&a.Y, r, 0), elem(src, min(r+1, a.X.Rows-1), 0)
+			f := ntAt(nt, yp) | noNaNIf(wb && isFinite(ss) && isFinite(inv) && isFinite(mean))
 			if a.Kind == NormLayer || a.Bias != nil {
-				fk.affine[ts][ty](yp, sp, &w[0], &b[0], mean, inv, pf, n8, ntAt(nt, yp))
+				fk.affine[ts][ty](yp, sp, &w[0], &b[0], mean, inv, pf, n8, f)
 			} else {
-				fk.scaleW[ts][ty](yp, sp, &w[0], inv, pf, n8, ntAt(nt, yp))
+				fk.scaleW[ts][ty](yp, sp, &w[0], inv, pf, n8, f)
 			}
 			for j := n8; j < n; j++ {
 				y := (loadF32(src.DType, src.Data, r*src.LD+j) - mean) * inv * w[j]
@@ -177,11 +221,10 @@ func normFused(a *NormArgs, fk *lightFused, w []float32) bool {
 	return true
 }
 
-// actFused is ActFast's SiLU and tanh GELU with the fused kernels (the
-// bits of silu32 and geluTanh32); false where it does not apply.
+// actFused is ActFast with the fused kernels (the bits of silu32, gelu32
+// and geluTanh32); false where it does not apply.
 func actFused(a *ActArgs, fk *lightFused) bool {
-	if fk == nil || (a.Func != FnSiLU && a.Func != FnGELUTanh) || !fusedTypes(&a.A, &a.Y, a.B) ||
-		(a.B != nil && a.B.DType != a.A.DType) {
+	if fk == nil || !a.Func.Valid() || !fusedTypes(&a.A, &a.Y, a.B) || (a.B != nil && a.B.DType != a.A.DType) {
 		return false
 	}
 	n := a.A.Cols
@@ -189,10 +232,8 @@ func actFused(a *ActArgs, fk *lightFused) bool {
 		return true
 	}
 	n8 := n &^ 7
-	k, f := fk.silu[lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)], silu32
-	if a.Func == FnGELUTanh {
-		k, f = fk.geluTanh[lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)], geluTanh32
-	}
+	k := [numActFuncs]*[3][3]func(dst, a, b unsafe.Pointer, n, nt int){&fk.silu, &fk.gelu, &fk.geluTanh}[a.Func][lightTypeIndex(a.A.DType)][lightTypeIndex(a.Y.DType)]
+	f := actFast[a.Func]
 	nt := ntFor(&a.Y)
 	forRowsOf(&actFusedRows, a.A.Rows, n, a.Threads, 0, actFusedState{a, k, f, n, n8, nt}, func(st *actFusedState, lo, hi int, _ []float32) {
 		a, k, f, n, n8, nt := st.a, st.k, st.f, st.n, st.n8, st.nt
@@ -215,10 +256,27 @@ func actFused(a *ActArgs, fk *lightFused) bool {
 	return true
 }
 
+// unpackedOrder writes v's 16-element blocks into dst in the kernels'
+// unpacked order (elements 0–3, 8–11, then 4–7, 12–15; the last len(v) %
+// 16 as they are) and returns dst, len(v) long.
+func unpackedOrder(dst, v []float32) []float32 {
+	dst = dst[:len(v)]
+	n16 := len(v) &^ 15
+	for k := 0; k < n16; k += 16 {
+		b, d := v[k:k+16:k+16], dst[k:k+16:k+16]
+		copy(d[0:4], b[0:4])
+		copy(d[4:8], b[8:12])
+		copy(d[8:12], b[4:8])
+		copy(d[12:16], b[12:16])
+	}
+	copy(dst[n16:], v[n16:])
+	return dst
+}
+
 // softmaxFused is SoftmaxFast (not Log) with the fused kernels: the
-// maximum from memory, the exponentials into a float32 row in L1 while
-// summing them, the scaled row narrowed into Y; false where it does not
-// apply.
+// maximum from memory, the exponentials (softmaxExp) into a float32 row
+// in L1 while summing them, the scaled row narrowed into Y; false where
+// it does not apply.
 func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 	if fk == nil || a.Log || !fusedTypes(&a.X, &a.Y) {
 		return false
@@ -228,9 +286,13 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 		return true
 	}
 	n8 := n &^ 7
-	inv := 1 / a.Temperature
+	l2 := float32(math.Log2E / float64(a.Temperature))
 	tx, ty := lightTypeIndex(a.X.DType), lightTypeIndex(a.Y.DType)
 	nt := ntFor(&a.Y)
+	expSum, scale := fk.expSum[tx], fk.scale[ty]
+	if a.X.DType == tile.BF16 && a.Y.DType == tile.BF16 {
+		expSum, scale = fk.expSumU, fk.scaleU // e in unpacked order
+	}
 	forRows(a.X.Rows, n, a.Threads, n, func(lo, hi int, e []float32) {
 		e = e[:n]
 		for r := lo; r < hi; r++ {
@@ -244,14 +306,17 @@ func softmaxFused(a *SoftmaxArgs, fk *lightFused) bool {
 					m = v
 				}
 			}
-			s := fk.expSum[tx](&e[0], xp, m, inv, n8)
+			s := expSum(&e[0], xp, m, l2, n8)
 			for j := n8; j < n; j++ {
-				e[j] = ExpF32((loadF32(a.X.DType, a.X.Data, r*a.X.LD+j) - m) * inv)
+				e[j] = softmaxExp(loadF32(a.X.DType, a.X.Data, r*a.X.LD+j), m, l2)
 				s += e[j]
 			}
+			// A sum that is not NaN is at least 1 (the maximum's term):
+			// every output is then finite.
+			f := noNaNIf(s == s)
 			s = 1 / s
 			yp := elem(&a.Y, r, 0)
-			fk.scale[ty](yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp))
+			scale(yp, &e[0], s, elem(&a.X, min(r+1, a.X.Rows-1), 0), n8, ntAt(nt, yp)|f)
 			for j := n8; j < n; j++ {
 				storeF32(a.Y.DType, a.Y.Data, r*a.Y.LD+j, s*e[j])
 			}
@@ -302,7 +367,7 @@ type normFusedState struct {
 	fk     *lightFused
 	w, b   []float32
 	n, n8  int
-	nt     bool
+	nt, wb bool
 	tx, ty int
 }
 
@@ -318,3 +383,15 @@ type actFusedState struct {
 }
 
 var actFusedRows rowTasks[actFusedState]
+
+// softmaxExp is the fused softmax's exponential, e^((x − m)/T) as
+// 2^max(−127, (x − m)·a) with a = log2(e)/T (pow2F32, the kernels' bits):
+// within 2e-7 + 6e-8·|(x − m)·a| relative of e^((x − m)/T) for an exponent
+// above −126, exactly 0 from −127 down, NaN for NaN.
+func softmaxExp(x, m, a float32) float32 {
+	t := (x - m) * a
+	if -127 > t {
+		t = -127
+	}
+	return pow2F32(t)
+}

@@ -21,7 +21,7 @@ func lightFSumSqDevF32(x unsafe.Pointer, m float32, n int) float32
 func lightFMaxF32(x unsafe.Pointer, n int) float32
 
 //go:noescape
-func lightFExpSumF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+func lightFExpSumF32(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 
 //go:noescape
 func lightFExpSumExactF32(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
@@ -42,6 +42,9 @@ func lightFSiluF32F32(dst, a, b unsafe.Pointer, n, nt int)
 func lightFGeluTanhF32F32(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
+func lightFGeluF32F32(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
 func lightFRotF32F32(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
@@ -58,6 +61,9 @@ func lightFSiluF32F16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFGeluTanhF32F16(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFGeluF32F16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFRotF32F16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
@@ -78,6 +84,9 @@ func lightFSiluF32BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFGeluTanhF32BF16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
+func lightFGeluF32BF16(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
 func lightFRotF32BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
@@ -96,7 +105,7 @@ func lightFSumSqDevF16(x unsafe.Pointer, m float32, n int) float32
 func lightFMaxF16(x unsafe.Pointer, n int) float32
 
 //go:noescape
-func lightFExpSumF16(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+func lightFExpSumF16(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 
 //go:noescape
 func lightFAffineF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
@@ -112,6 +121,9 @@ func lightFSiluF16F32(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFGeluTanhF16F32(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFGeluF16F32(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFRotF16F32(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
@@ -132,6 +144,9 @@ func lightFSiluF16F16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFGeluTanhF16F16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
+func lightFGeluF16F16(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
 func lightFRotF16F16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
@@ -148,6 +163,9 @@ func lightFSiluF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFGeluTanhF16BF16(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFGeluF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFRotF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
@@ -168,7 +186,10 @@ func lightFSumSqDevBF16(x unsafe.Pointer, m float32, n int) float32
 func lightFMaxBF16(x unsafe.Pointer, n int) float32
 
 //go:noescape
-func lightFExpSumBF16(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32
+func lightFExpSumBF16(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
+
+//go:noescape
+func lightFExpSumUBF16(dst *float32, x unsafe.Pointer, m, a float32, n int) float32
 
 //go:noescape
 func lightFAffineBF16F32(dst, x unsafe.Pointer, w, b *float32, m, s float32, pf unsafe.Pointer, n, nt int)
@@ -184,6 +205,9 @@ func lightFSiluBF16F32(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFGeluTanhBF16F32(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFGeluBF16F32(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFRotBF16F32(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
@@ -204,6 +228,9 @@ func lightFSiluBF16F16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFGeluTanhBF16F16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
+func lightFGeluBF16F16(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
 func lightFRotBF16F16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
@@ -222,10 +249,16 @@ func lightFSiluBF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 func lightFGeluTanhBF16BF16(dst, a, b unsafe.Pointer, n, nt int)
 
 //go:noescape
+func lightFGeluBF16BF16(dst, a, b unsafe.Pointer, n, nt int)
+
+//go:noescape
 func lightFRotBF16BF16(olo, ohi, xlo, xhi unsafe.Pointer, c, s *float32, n int)
 
 //go:noescape
 func lightFScaleBF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
+
+//go:noescape
+func lightFScaleUBF16(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)
 
 //go:noescape
 func lightFSampleWeights(w *uint64, x *float32, inv, m float32, n int) uint64
@@ -249,18 +282,21 @@ func init() {
 	f.addRes[0][0] = lightFAddResF32F32
 	f.silu[0][0] = lightFSiluF32F32
 	f.geluTanh[0][0] = lightFGeluTanhF32F32
+	f.gelu[0][0] = lightFGeluF32F32
 	f.rot[0][0] = lightFRotF32F32
 	f.affine[0][1] = lightFAffineF32F16
 	f.scaleW[0][1] = lightFScaleWF32F16
 	f.addRes[0][1] = lightFAddResF32F16
 	f.silu[0][1] = lightFSiluF32F16
 	f.geluTanh[0][1] = lightFGeluTanhF32F16
+	f.gelu[0][1] = lightFGeluF32F16
 	f.rot[0][1] = lightFRotF32F16
 	f.affine[0][2] = lightFAffineF32BF16
 	f.scaleW[0][2] = lightFScaleWF32BF16
 	f.addRes[0][2] = lightFAddResF32BF16
 	f.silu[0][2] = lightFSiluF32BF16
 	f.geluTanh[0][2] = lightFGeluTanhF32BF16
+	f.gelu[0][2] = lightFGeluF32BF16
 	f.rot[0][2] = lightFRotF32BF16
 	f.scale[0] = lightFScaleF32
 	f.sumSq[1] = lightFSumSqF16
@@ -273,18 +309,21 @@ func init() {
 	f.addRes[1][0] = lightFAddResF16F32
 	f.silu[1][0] = lightFSiluF16F32
 	f.geluTanh[1][0] = lightFGeluTanhF16F32
+	f.gelu[1][0] = lightFGeluF16F32
 	f.rot[1][0] = lightFRotF16F32
 	f.affine[1][1] = lightFAffineF16F16
 	f.scaleW[1][1] = lightFScaleWF16F16
 	f.addRes[1][1] = lightFAddResF16F16
 	f.silu[1][1] = lightFSiluF16F16
 	f.geluTanh[1][1] = lightFGeluTanhF16F16
+	f.gelu[1][1] = lightFGeluF16F16
 	f.rot[1][1] = lightFRotF16F16
 	f.affine[1][2] = lightFAffineF16BF16
 	f.scaleW[1][2] = lightFScaleWF16BF16
 	f.addRes[1][2] = lightFAddResF16BF16
 	f.silu[1][2] = lightFSiluF16BF16
 	f.geluTanh[1][2] = lightFGeluTanhF16BF16
+	f.gelu[1][2] = lightFGeluF16BF16
 	f.rot[1][2] = lightFRotF16BF16
 	f.scale[1] = lightFScaleF16
 	f.sumSq[2] = lightFSumSqBF16
@@ -292,25 +331,30 @@ func init() {
 	f.sumSqDev[2] = lightFSumSqDevBF16
 	f.max[2] = lightFMaxBF16
 	f.expSum[2] = lightFExpSumBF16
+	f.expSumU = lightFExpSumUBF16
 	f.affine[2][0] = lightFAffineBF16F32
 	f.scaleW[2][0] = lightFScaleWBF16F32
 	f.addRes[2][0] = lightFAddResBF16F32
 	f.silu[2][0] = lightFSiluBF16F32
 	f.geluTanh[2][0] = lightFGeluTanhBF16F32
+	f.gelu[2][0] = lightFGeluBF16F32
 	f.rot[2][0] = lightFRotBF16F32
 	f.affine[2][1] = lightFAffineBF16F16
 	f.scaleW[2][1] = lightFScaleWBF16F16
 	f.addRes[2][1] = lightFAddResBF16F16
 	f.silu[2][1] = lightFSiluBF16F16
 	f.geluTanh[2][1] = lightFGeluTanhBF16F16
+	f.gelu[2][1] = lightFGeluBF16F16
 	f.rot[2][1] = lightFRotBF16F16
 	f.affine[2][2] = lightFAffineBF16BF16
 	f.scaleW[2][2] = lightFScaleWBF16BF16
 	f.addRes[2][2] = lightFAddResBF16BF16
 	f.silu[2][2] = lightFSiluBF16BF16
 	f.geluTanh[2][2] = lightFGeluTanhBF16BF16
+	f.gelu[2][2] = lightFGeluBF16BF16
 	f.rot[2][2] = lightFRotBF16BF16
 	f.scale[2] = lightFScaleBF16
+	f.scaleU = lightFScaleUBF16
 	f.sampleWeights = lightFSampleWeights
 	f.sampleWeightSum = lightFSampleWeightSum
 	f.sampleSelect = lightFSampleSelect

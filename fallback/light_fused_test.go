@@ -98,7 +98,7 @@ func TestLightFusedMatchesReference(t *testing.T) {
 					}
 				}
 				// Gates: silu32 and geluTanh32's bits times b.
-				for _, fn := range []ActFunc{FnSiLU, FnGELUTanh} {
+				for _, fn := range []ActFunc{FnSiLU, FnGELU, FnGELUTanh} {
 					bm := fusedMatrix(rng, ti, rows, cols, 1, 1)
 					var ys [2]Matrix
 					for i, nt := range []bool{false, true} {
@@ -209,7 +209,8 @@ func closeRows(t *testing.T, what string, got, want Matrix, rel float64) {
 // and 8 elements a trip, NaN fix-up, ordinary and non-temporal stores) is
 // storeF32's, bit for bit, on specials: quiet NaN with payloads (the
 // kernels multiply, which quiets a signalling NaN), ±Inf, ±0,
-// subnormals, the largest floats, rounding ties, at random places.
+// subnormals, the largest floats, rounding ties, at random places; and
+// without NaN with the nt argument's lightNoNaN bit.
 func TestLightFusedNarrow(t *testing.T) {
 	fk := lightFusedK()
 	if fk == nil {
@@ -232,11 +233,21 @@ func TestLightFusedNarrow(t *testing.T) {
 			for i := range ones {
 				ones[i] = 1
 			}
+			// Odd trials hold no NaN and also run with lightNoNaN.
+			nts := []int{0, 1}
+			if trial%2 == 1 {
+				for i, v := range x {
+					if v != v {
+						x[i] = 1
+					}
+				}
+				nts = append(nts, lightNoNaN, 1|lightNoNaN)
+			}
 			want := make([]byte, (n+8)*to.Size())
 			for i := range n {
 				storeF32(to, want, i, x[i])
 			}
-			for _, nt := range []int{0, 1} {
+			for _, nt := range nts {
 				got := make([]byte, (n+8)*to.Size()+32)
 				off := (32 - int(uintptr(unsafe.Pointer(&got[0]))%32)) % 32
 				got = got[off : off+(n+8)*to.Size()]

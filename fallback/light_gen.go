@@ -23,6 +23,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 )
@@ -37,10 +38,72 @@ func lines(ls ...string) {
 	}
 }
 
-// typ is an element type of the rows.
-type typ struct{ name, goName string }
+// typ is an element type of the rows. For bf16, unpacked (with zero, a
+// register holding 0) makes the 16-element loads and stores of load16
+// and storePair work in unpacked order: 16 elements at p are loaded by
+// one unpack each into [p0..p3, p8..p11] and [p4..p7, p12..p15] (two
+// instructions instead of four), and a pair in that order packs back
+// into p0..p15 without a lane permutation. A kernel of such a type
+// therefore sees a 16-element block's elements in that order: its float32
+// operands other than the rows (norm weights and bias, softmax's
+// exponentials) are in it too (unpackedOrder in light_fused.go), and its
+// output must be bf16. The 8-element loop is in natural order.
+//
+// noNaN, when set, is a register that is nonzero when the caller knows
+// the values stored hold no NaN: storePair then skips its NaN test.
+type typ struct {
+	name, goName string
+	unpacked     bool
+	zero, noNaN  string
+}
 
-var types = []typ{{"F32", "tile.F32"}, {"F16", "tile.F16"}, {"BF16", "tile.BF16"}}
+// unpack returns the bf16 type t in unpacked order with zero register z
+// (other types unchanged).
+func (t typ) unpack(z string) typ {
+	if t.name == "BF16" {
+		t.unpacked, t.zero = true, z
+	}
+	return t
+}
+
+// pairOrder returns t and u in unpacked order (zero register z) when both
+// are bf16, else as they are.
+func pairOrder(t, u typ, z string) (typ, typ) {
+	if t.name == "BF16" && u.name == "BF16" {
+		return t.unpack(z), u.unpack(z)
+	}
+	return t, u
+}
+
+// setup emits what the type's loads need before the loop.
+func (t typ) setup() {
+	if t.unpacked {
+		lines("VPXOR " + t.zero + ", " + t.zero + ", " + t.zero)
+	}
+}
+
+// load16 widens 16 elements at addr (an offset(reg) operand) into y0 and
+// y1: elements 0–7 and 8–15, or in unpacked order.
+func (t typ) load16(addr, y0, y1 string) {
+	if t.unpacked {
+		lines("VPUNPCKLWD "+addr+", "+t.zero+", "+y0, "VPUNPCKHWD "+addr+", "+t.zero+", "+y1)
+		return
+	}
+	t.load(addr, y0)
+	t.load(offset(addr, 8*t.size()), y1)
+}
+
+// offset adds o bytes to the offset(reg) operand addr.
+func offset(addr string, o int) string {
+	if i := strings.IndexByte(addr, '('); i > 0 {
+		var b int
+		fmt.Sscan(addr[:i], &b)
+		return fmt.Sprintf("%d%s", b+o, addr[i:])
+	}
+	return fmt.Sprintf("%d%s", o, addr)
+}
+
+var types = []typ{{name: "F32", goName: "tile.F32"}, {name: "F16", goName: "tile.F16"}, {name: "BF16", goName: "tile.BF16"}}
 
 func (t typ) size() int {
 	if t.name == "F32" {
@@ -131,12 +194,7 @@ func (t typ) storeTwo(addr, addr2 string, nt bool) {
 		if o == 0 {
 			return addr
 		}
-		if i := strings.IndexByte(addr, '('); i > 0 {
-			var b int
-			fmt.Sscan(addr[:i], &b)
-			return fmt.Sprintf("%d%s", b+o, addr[i:])
-		}
-		return fmt.Sprintf("%d%s", o, addr)
+		return offset(addr, o)
 	}
 	second := func(o int) string {
 		if addr2 != "" {
@@ -163,10 +221,12 @@ func (t typ) storeTwo(addr, addr2 string, nt bool) {
 	}
 	labelN++
 	join := fmt.Sprintf("lfjoin%d", labelN)
-	lines("VCMPPS $3, Y3, Y2, Y4")
 	roundBF16("Y2", "Y0", "Y1")
 	roundBF16("Y3", "Y1", "Y5")
-	lines("VPTEST Y4, Y4", "JZ "+join)
+	if t.noNaN != "" {
+		lines("TESTQ "+t.noNaN+", "+t.noNaN, "JNZ "+join)
+	}
+	lines("VCMPPS $3, Y3, Y2, Y4", "VPTEST Y4, Y4", "JZ "+join)
 	// A NaN lane becomes x >> 16 with the quiet bit.
 	for _, r := range [][2]string{{"Y2", "Y0"}, {"Y3", "Y1"}} {
 		lines(
@@ -177,7 +237,10 @@ func (t typ) storeTwo(addr, addr2 string, nt bool) {
 		)
 	}
 	p("%s:", join)
-	lines("VPACKUSDW Y1, Y0, Y4", "VPERMQ $0xd8, Y4, Y4")
+	lines("VPACKUSDW Y1, Y0, Y4")
+	if !t.unpacked {
+		lines("VPERMQ $0xd8, Y4, Y4")
+	}
 	if addr2 != "" {
 		lines("VMOVDQU X4, "+addr, "VEXTRACTI128 $1, Y4, X5", "VMOVDQU X5, "+addr2)
 		return
@@ -283,9 +346,11 @@ func loopN(label string, step int, body func(), incs map[string]int) {
 }
 
 // ntLoops2 is ntLoops with a loop of 16 a trip (body16) before the loop
-// of 8.
+// of 8; bit 0 of nt selects the non-temporal stores, and bit 1 (the
+// caller knows the values stored hold no NaN) is left in R11, the noNaN
+// register of the kernels that use it.
 func ntLoops2(off map[string]int, label string, body16, body8 func(nt bool), incs map[string]int) {
-	lines(fmt.Sprintf("MOVQ nt+%d(FP), AX", off["nt"]), "TESTQ AX, AX", "JNZ "+label+"nt")
+	lines(fmt.Sprintf("MOVQ nt+%d(FP), AX", off["nt"]), "MOVQ AX, R11", "ANDQ $2, R11", "TESTQ $1, AX", "JNZ "+label+"nt")
 	loopN(label+"w", 16, func() { body16(false) }, incs)
 	loop(label, func() { body8(false) }, incs)
 	lines("VZEROUPPER", "RET")
@@ -331,12 +396,14 @@ func reduce(name string, t typ, extra []arg, setup func(off map[string]int), ste
 			}
 			lines("VMOVAPS Y0, Y8", "VMOVAPS Y0, Y12")
 			setup(off)
-			// Four accumulators, 32 elements a trip, then 8 a trip.
+			// Four accumulators, 32 elements a trip (bf16 in unpacked
+			// order: a sum's order does not matter), then 8 a trip.
+			tu := t.unpack("Y14")
+			tu.setup()
 			p("%s4:", name)
 			lines("CMPQ CX, $32", "JLT "+name+"1")
-			for i, r := range []string{"Y1", "Y5", "Y9", "Y13"} {
-				t.load(fmt.Sprintf("%d(SI)", 8*i*t.size()), r)
-			}
+			tu.load16("(SI)", "Y1", "Y5")
+			tu.load16(fmt.Sprintf("%d(SI)", 16*t.size()), "Y9", "Y13")
 			step("Y1", "Y0")
 			step("Y5", "Y4")
 			step("Y9", "Y8")
@@ -361,53 +428,9 @@ func reduce(name string, t typ, extra []arg, setup func(off map[string]int), ste
 	})
 }
 
-// expSetup and exp are ExpF32 lane by lane, its operations in its order
-// (no fused multiply-adds: the same bits): expSetup loads the polynomial
-// into Y6–Y11, 1 into Y12 and 127 into Y13; exp computes Y2 = ExpF32(Y0)
-// using Y1, Y3, Y4, Y5.
-func expSetup() {
-	for i := 0; i < 6; i++ {
-		lines(fmt.Sprintf("VBROADCASTSS ·lightExpK+%d(SB), Y%d", 16+4*i, 6+i))
-	}
-	lines("VBROADCASTSS ·lightExpK+40(SB), Y12", "VPBROADCASTD ·lightExpK+56(SB), Y13")
-}
-
-func exp() {
-	lines(
-		"VBROADCASTSS ·lightExpK+0(SB), Y1", "VMULPS Y1, Y0, Y1",
-		"VBROADCASTSS ·lightExpK+4(SB), Y2", "VADDPS Y2, Y1, Y1", "VSUBPS Y2, Y1, Y3", "VPSUBD Y2, Y1, Y1",
-		"VBROADCASTSS ·lightExpK+8(SB), Y4", "VMULPS Y4, Y3, Y4", "VSUBPS Y4, Y0, Y4",
-		"VBROADCASTSS ·lightExpK+12(SB), Y5", "VMULPS Y5, Y3, Y5", "VSUBPS Y5, Y4, Y3",
-		"VMULPS Y3, Y6, Y2", "VADDPS Y7, Y2, Y2",
-		"VMULPS Y3, Y2, Y2", "VADDPS Y8, Y2, Y2",
-		"VMULPS Y3, Y2, Y2", "VADDPS Y9, Y2, Y2",
-		"VMULPS Y3, Y2, Y2", "VADDPS Y10, Y2, Y2",
-		"VMULPS Y3, Y2, Y2", "VADDPS Y11, Y2, Y2",
-		"VMULPS Y3, Y2, Y2", "VMULPS Y3, Y2, Y2", "VADDPS Y3, Y2, Y2", "VADDPS Y12, Y2, Y2",
-		"VPSRAD $1, Y1, Y4", "VPSUBD Y4, Y1, Y5", "VPADDD Y13, Y4, Y4", "VPADDD Y13, Y5, Y5",
-		"VPSLLD $23, Y4, Y4", "VPSLLD $23, Y5, Y5", "VMULPS Y4, Y2, Y2", "VMULPS Y5, Y2, Y2",
-		"VBROADCASTSS ·lightExpK+44(SB), Y4", "VCMPPS $1, Y4, Y0, Y5", "VANDNPS Y2, Y5, Y2",
-		"VBROADCASTSS ·lightExpK+48(SB), Y4", "VCMPPS $0x1e, Y4, Y0, Y5",
-		"VBROADCASTSS ·lightExpK+52(SB), Y4", "VBLENDVPS Y5, Y4, Y2, Y2",
-		"VCMPPS $3, Y0, Y0, Y5", "VBLENDVPS Y5, Y0, Y2, Y2",
-	)
-}
-
-// lightExpK are the scalar constants of expSetup, exp and the kernels
-// that broadcast them (4 bytes each, at lightExpK+4·i): ExpF32's, then
-// 127, the sign bit, −Inf and the constants of the tanh GELU.
-var lightExpK = []struct {
-	bits uint32
-	what string
-}{
-	{0x3fb8aa3b, "log2 e"}, {0x4b400000, "1.5·2^23"}, {0x3f318000, "ln 2, high part"}, {0xb95e8083, "−(ln 2, low part)"},
-	{0x39506967, "p0"}, {0x3ab743ce, "p1"}, {0x3c088908, "p2"}, {0x3d2aa9c1, "p3"}, {0x3e2aaaaa, "p4"}, {0x3f000000, "p5"},
-	{0x3f800000, "1"}, {0xc2aeac4f, "below: 0"}, {0x42b17217, "above: +Inf"}, {0x7f800000, "+Inf"}, {0x0000007f, "127"},
-	{0x80000000, "sign bit"}, {0xff800000, "−Inf"}, {0x3d372713, "0.044715"}, {0x3f4c422a, "√(2/π)"}, {0x40000000, "2"},
-}
-
-// expK are the vector constants of exp2x (8 float32 lanes each), at
-// lightFE+32·i: ExpF32's constants, as in lightExpK.
+// expK are the vector constants of the kernels (8 float32 lanes each), at
+// lightFE+32·i: ExpF32's (exp2x), −Inf, then pow2's and the gates'
+// (pow2K in lightrows.go, gateK and geluK in act.go, the same values).
 var expK = []struct {
 	name string
 	bits uint32
@@ -415,8 +438,17 @@ var expK = []struct {
 	{"log2e", 0x3fb8aa3b}, {"magic", 0x4b400000}, {"ln2hi", 0x3f318000}, {"ln2lo", 0xb95e8083},
 	{"p0", 0x39506967}, {"p1", 0x3ab743ce}, {"p2", 0x3c088908}, {"p3", 0x3d2aa9c1}, {"p4", 0x3e2aaaaa}, {"p5", 0x3f000000},
 	{"one", 0x3f800000}, {"below", 0xc2aeac4f}, {"above", 0x42b17217}, {"inf", 0x7f800000}, {"i127", 0x7f},
-	{"sign", 0x80000000}, {"m87", 0xc2ae0000}, {"m86h", 0xc2ad0000},
+	{"sign", 0x80000000}, {"m87", 0xc2ae0000}, {"ninf", 0xff800000},
+	{"q1", f32bits(0.693147004)}, {"q2", f32bits(0.240222424)}, {"q3", f32bits(0.0555073358)},
+	{"q4", f32bits(0.00967151299)}, {"q5", f32bits(0.00132647273)},
+	{"m127", f32bits(-127)}, {"m126", f32bits(-126)}, {"p128", f32bits(128)},
+	{"nlog2e", f32bits(-1.44269502)}, {"gk1", f32bits(-2.30220819)}, {"gk3", f32bits(-0.102943242)},
+	{"abs", 0x7fffffff}, {"ep", f32bits(0.231641889)}, {"eh", f32bits(-0.721347511)},
+	{"e0", f32bits(0.127414793)}, {"e1", f32bits(-0.142248362)}, {"e2", f32bits(0.71070689)},
+	{"e3", f32bits(-0.72657603)}, {"e4", f32bits(0.53070271)},
 }
+
+func f32bits(v float32) uint32 { return math.Float32bits(v) }
 
 func ek(name string) string {
 	for i, k := range expK {
@@ -502,43 +534,41 @@ func exp2xOf(fast bool, cs ...expRegs) {
 	}
 }
 
-// expSoftmax computes out = e^in for each chain, for inputs ≤ 0 or NaN
-// (softmax's (x − m)/T), chains interleaved: not ExpF32's bits but within
-// 2 ulp of them, in half its instructions: inputs below −86.5 give 0
-// (e^−86.5 < 2^−124, and a masked −Inf logit's probability stays 0), the
-// others n = round(in·log2 e), r = in − n·ln 2 by two fused
-// multiply-adds, ExpF32's polynomial by fused multiply-adds, and 2^n
-// added to the exponent field. Y12 must hold −86.5; a NaN input stays
-// NaN (VMAXPS returns its first Go operand when either is NaN).
-func expSoftmax(cs ...expRegs) {
+// pow2 computes out = 2^in for each chain, chains interleaved, for in
+// in [−127, 128] or NaN: n = round(in), f = in − n (exact, |f| ≤ 1/2),
+// 2^f by a degree-5 polynomial in fused multiply-adds (its relative error
+// below 1.7e-7; the polynomial's value at f = 0 is exactly 1), and n
+// added to the exponent field. So 2^n·p is exact scaling for n in
+// [−126, 127]; in = 128 gives +Inf and in = −127 gives +0 (in in (−127,
+// −126.5) gives a subnormal below 2^−126); NaN stays NaN (n converts to
+// the integer indefinite, whose shift is 0). pow2F32 (lightrows.go) is
+// the same operations. It uses t1 and t3; q5 is an operand holding
+// pow2's q5 (a register saves a load).
+func pow2(q5 string, cs ...expRegs) {
 	steps := func(r expRegs) []string {
-		return []string{
-			"VCMPPS $1, Y12, " + r.in + ", " + r.t5,
-			"VMAXPS " + r.in + ", Y12, " + r.in,
-			"VMULPS " + ek("log2e") + ", " + r.in + ", " + r.t1,
-			"VROUNDPS $0, " + r.t1 + ", " + r.t1,
-			"VMOVAPS " + r.in + ", " + r.t3,
-			"VFNMADD231PS " + ek("ln2hi") + ", " + r.t1 + ", " + r.t3,
-			"VFNMADD231PS " + ek("ln2lo") + ", " + r.t1 + ", " + r.t3,
-			"VMOVUPS " + ek("p0") + ", " + r.out,
-			"VFMADD213PS " + ek("p1") + ", " + r.t3 + ", " + r.out,
-			"VFMADD213PS " + ek("p2") + ", " + r.t3 + ", " + r.out,
-			"VFMADD213PS " + ek("p3") + ", " + r.t3 + ", " + r.out,
-			"VFMADD213PS " + ek("p4") + ", " + r.t3 + ", " + r.out,
-			"VFMADD213PS " + ek("p5") + ", " + r.t3 + ", " + r.out,
-			"VMULPS " + r.t3 + ", " + r.out + ", " + r.out,
-			"VFMADD213PS " + r.t3 + ", " + r.t3 + ", " + r.out,
-			"VADDPS " + ek("one") + ", " + r.out + ", " + r.out,
-			"VCVTPS2DQ " + r.t1 + ", " + r.t1,
-			"VPSLLD $23, " + r.t1 + ", " + r.t1,
-			"VPADDD " + r.t1 + ", " + r.out + ", " + r.out,
-			"VANDNPS " + r.out + ", " + r.t5 + ", " + r.out,
+		s := []string{
+			"VROUNDPS $0, " + r.in + ", " + r.t1,
+			"VSUBPS " + r.t1 + ", " + r.in + ", " + r.t3,
+			"VMOVAPS " + q5 + ", " + r.out,
 		}
+		if q5[0] != 'Y' {
+			s[2] = "VMOVUPS " + q5 + ", " + r.out
+		}
+		for _, q := range []string{"q4", "q3", "q2", "q1", "one"} {
+			s = append(s, "VFMADD213PS "+ek(q)+", "+r.t3+", "+r.out)
+		}
+		return append(s, "VCVTPS2DQ "+r.t1+", "+r.t1, "VPSLLD $23, "+r.t1+", "+r.t1, "VPADDD "+r.t1+", "+r.out+", "+r.out)
 	}
 	var all [][]string
 	for _, c := range cs {
 		all = append(all, steps(c))
 	}
+	interleave(all...)
+}
+
+// interleave emits the op lists one op of each in turn (the lists are of
+// equal length).
+func interleave(all ...[]string) {
 	for i := range all[0] {
 		for _, s := range all {
 			lines(s[i])
@@ -652,38 +682,56 @@ func build() {
 		}, "", "VADDPS")
 		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, m float32, n int) float32", "sumSqDev["+ix+"]"
 		// acc stays unless x > acc: NaN is skipped, as `if v > m` does.
-		reduce("lightFMax", t, nil, none, func(x, acc string) { lines("VMAXPS " + acc + ", " + x + ", " + acc) }, "·lightExpK+64(SB)", "VMAXPS")
+		reduce("lightFMax", t, nil, none, func(x, acc string) { lines("VMAXPS " + acc + ", " + x + ", " + acc) }, ek("ninf"), "VMAXPS")
 		kernels[len(kernels)-1].goSig, kernels[len(kernels)-1].entry = "(x unsafe.Pointer, n int) float32", "max["+ix+"]"
 
-		// dst (f32) = e^((x − m)·inv) (expSoftmax); the sum of dst.
-		kernels = append(kernels, kernel{
-			name: "lightFExpSum" + t.name, args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("inv"), i64("n")}, ret: true,
-			goSig: "(dst *float32, x unsafe.Pointer, m, inv float32, n int) float32", entry: "expSum[" + ix + "]",
-			body: func(off map[string]int) {
-				movq(off, "dst", "DI")
-				movq(off, "x", "SI")
-				movq(off, "n", "CX")
-				bcast(off, "m", "Y6")
-				bcast(off, "inv", "Y7")
-				lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15", "VBROADCASTSS "+ek("m86h")+", Y12")
-				incs := map[string]int{"SI": t.size(), "DI": 4}
-				loopN("lfexpw"+t.name, 16, func() {
-					t.load("(SI)", "Y0")
-					t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y8")
-					lines("VSUBPS Y6, Y0, Y0", "VSUBPS Y6, Y8, Y8", "VMULPS Y7, Y0, Y0", "VMULPS Y7, Y8, Y8")
-					expSoftmax(chainA, chainB)
-					lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
-				}, incs)
-				loop("lfexp"+t.name, func() {
-					t.load("(SI)", "Y0")
-					lines("VSUBPS Y6, Y0, Y0", "VMULPS Y7, Y0, Y0")
-					expSoftmax(chainA)
-					lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
-				}, incs)
-				lines("VADDPS Y15, Y14, Y0")
-				hsum(off)
-			},
-		})
+		// dst (f32) = 2^max(−127, (x − m)·a) (pow2; a = log2(e)/T, so
+		// e^((x − m)/T), and exactly 0 far below m); the sum of dst. For
+		// bf16 also expSumU, dst in unpacked order.
+		variants := []typ{t}
+		if t.name == "BF16" {
+			variants = append(variants, t.unpack("Y5"))
+		}
+		for _, t := range variants {
+			name, entry, label := "lightFExpSum"+t.name, "expSum["+ix+"]", "lfexp"+t.name
+			if t.unpacked {
+				name, entry, label = "lightFExpSumUBF16", "expSumU", "lfexpu"
+			}
+			kernels = append(kernels, kernel{
+				name: name, args: []arg{ptr("dst"), ptr("x"), f32("m"), f32("a"), i64("n")}, ret: true,
+				goSig: "(dst *float32, x unsafe.Pointer, m, a float32, n int) float32", entry: entry,
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "n", "CX")
+					bcast(off, "m", "Y6")
+					bcast(off, "a", "Y7")
+					lines("VXORPS Y14, Y14, Y14", "VXORPS Y15, Y15, Y15", "VBROADCASTSS "+ek("m127")+", Y12",
+						"VBROADCASTSS "+ek("q5")+", Y13")
+					// The clamp keeps a NaN: VMAXPS returns its first Go
+					// operand when either is NaN.
+					arg := func(r expRegs) []string {
+						return []string{"VSUBPS Y6, " + r.in + ", " + r.in, "VMULPS Y7, " + r.in + ", " + r.in, "VMAXPS " + r.in + ", Y12, " + r.in}
+					}
+					incs := map[string]int{"SI": t.size(), "DI": 4}
+					t.setup()
+					loopN(label+"w", 16, func() {
+						t.load16("(SI)", "Y0", "Y8")
+						interleave(arg(chainA), arg(chainB))
+						pow2("Y13", chainA, chainB)
+						lines("VMOVUPS Y2, (DI)", "VMOVUPS Y10, 32(DI)", "VADDPS Y2, Y14, Y14", "VADDPS Y10, Y15, Y15")
+					}, incs)
+					loop(label, func() {
+						t.load("(SI)", "Y0")
+						interleave(arg(chainA))
+						pow2("Y13", chainA)
+						lines("VMOVUPS Y2, (DI)", "VADDPS Y2, Y14, Y14")
+					}, incs)
+					lines("VADDPS Y15, Y14, Y0")
+					hsum(off)
+				},
+			})
+		}
 
 		if t.name == "F32" {
 			// dst = ExpF32((x − m)·inv), ExpF32's bits (the sampling
@@ -731,10 +779,12 @@ func build() {
 					bcast(off, "m", "Y14")
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
+					t, u := pairOrder(t, u, "Y13")
+					u.noNaN = "R11"
+					t.setup()
 					ntLoops2(off, "lfaff"+t.name+u.name, func(nt bool) {
 						lines("PREFETCHT0 (R12)")
-						t.load("(SI)", "Y6")
-						t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y7")
+						t.load16("(SI)", "Y6", "Y7")
 						lines("VSUBPS Y14, Y6, Y6", "VSUBPS Y14, Y7, Y7", "VMULPS Y15, Y6, Y6", "VMULPS Y15, Y7, Y7",
 							"VMOVUPS (BX), Y2", "VMOVUPS 32(BX), Y3", "VFMADD231PS (DX), Y6, Y2", "VFMADD231PS 32(DX), Y7, Y3")
 						u.storePair("(DI)", nt)
@@ -757,10 +807,12 @@ func build() {
 					movq(off, "pf", "R12")
 					bcast(off, "s", "Y15")
 					movq(off, "n", "CX")
+					t, u := pairOrder(t, u, "Y14")
+					u.noNaN = "R11"
+					t.setup()
 					ntLoops2(off, "lfsw"+t.name+u.name, func(nt bool) {
 						lines("PREFETCHT0 (R12)")
-						t.load("(SI)", "Y6")
-						t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y7")
+						t.load16("(SI)", "Y6", "Y7")
 						lines("VMULPS Y15, Y6, Y2", "VMULPS Y15, Y7, Y3", "VMULPS (DX), Y2, Y2", "VMULPS 32(DX), Y3, Y3")
 						u.storePair("(DI)", nt)
 					}, func(nt bool) {
@@ -780,11 +832,11 @@ func build() {
 					movq(off, "x", "SI")
 					movq(off, "n", "CX")
 					lines("VXORPS Y8, Y8, Y8", "VXORPS Y10, Y10, Y10", "VXORPS Y11, Y11, Y11")
+					t, u := pairOrder(t, u, "Y12")
+					t.setup()
 					loopN("lfaddw"+t.name+u.name, 16, func() {
-						u.load("(SI)", "Y6")
-						u.load(fmt.Sprintf("%d(SI)", 8*u.size()), "Y7")
-						t.load("(DI)", "Y2")
-						t.load(fmt.Sprintf("%d(DI)", 8*t.size()), "Y3")
+						u.load16("(SI)", "Y6", "Y7")
+						t.load16("(DI)", "Y2", "Y3")
 						lines("VADDPS Y6, Y2, Y2", "VADDPS Y7, Y3, Y3")
 						t.storePair("(DI)", false)
 						t.rewidenPair()
@@ -803,42 +855,134 @@ func build() {
 					hsum(off)
 				},
 			})
-			// dst (u) = silu(a)·b or gelu_tanh(a)·b (b nil: no product),
-			// a and b of type t, with silu32's and geluTanh32's operations.
-			// SiLU, two chains (16 elements) a trip.
+			// dst (u) = x/(1 + 2^t)·b, b nil: no product (x of type t):
+			// gate32's operations, for silu (t = −x·log2 e) and the tanh
+			// GELU (t = −2u·log2 e, as x·σ(2u) = x/2·(1 + tanh u)), with
+			// t clamped to [−126, 128] (pow2's range; 128 gives +Inf and
+			// so −0 for a very negative x). Two chains (16 elements) a
+			// trip, then 8.
+			for _, g := range []struct{ name, entry string }{{"Silu", "silu"}, {"GeluTanh", "geluTanh"}} {
+				g := g
+				kernels = append(kernels, kernel{
+					name: "lightF" + g.name + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
+					goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: g.entry + "[" + ix + "][" + jx + "]",
+					body: func(off map[string]int) {
+						movq(off, "dst", "DI")
+						movq(off, "a", "SI")
+						movq(off, "b", "BX")
+						movq(off, "n", "CX")
+						lines("VBROADCASTSS "+ek("q5")+", Y13", "VBROADCASTSS "+ek("gk3")+", Y12", "VBROADCASTSS "+ek("one")+", Y6")
+						label := "lf" + g.entry + t.name + u.name
+						t, u := pairOrder(t, u, "Y7")
+						t.setup()
+						// The chains' x (Y14, Y15) and t (in).
+						pre := func(x string, r expRegs) []string {
+							var s []string
+							if g.name == "Silu" {
+								s = []string{"VMULPS " + ek("nlog2e") + ", " + x + ", " + r.in}
+							} else {
+								s = []string{"VMULPS " + x + ", " + x + ", " + r.in, "VFMADD213PS " + ek("gk1") + ", Y12, " + r.in,
+									"VMULPS " + x + ", " + r.in + ", " + r.in}
+							}
+							return append(s, "VMAXPS "+ek("m126")+", "+r.in+", "+r.in, "VMINPS "+ek("p128")+", "+r.in+", "+r.in)
+						}
+						post := func(x string, r expRegs) []string {
+							return []string{"VADDPS Y6, " + r.out + ", " + r.out, "VDIVPS " + r.out + ", " + x + ", " + r.out}
+						}
+						body := func(nt bool, wide bool) {
+							tag := nb(nt)
+							if wide {
+								tag += "w"
+							}
+							if wide {
+								t.load16("(SI)", "Y14", "Y15")
+								interleave(pre("Y14", chainA), pre("Y15", chainB))
+								pow2("Y13", chainA, chainB)
+								interleave(post("Y14", chainA), post("Y15", chainB))
+							} else {
+								t.load("(SI)", "Y14")
+								interleave(pre("Y14", chainA))
+								pow2("Y13", chainA)
+								interleave(post("Y14", chainA))
+							}
+							lines("TESTQ BX, BX", "JZ "+label+tag)
+							if wide {
+								t.load16("(BX)", "Y1", "Y9")
+								lines("VMULPS Y1, Y2, Y2", "VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
+							} else {
+								t.load("(BX)", "Y1")
+								lines("VMULPS Y1, Y2, Y2", fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+							}
+							p("%s%s:", label, tag)
+							if wide {
+								lines("VMOVAPS Y10, Y3")
+								u.storePair("(DI)", nt)
+							} else {
+								u.store("(DI)", nt)
+							}
+						}
+						ntLoops2(off, label, func(nt bool) { body(nt, true) }, func(nt bool) { body(nt, false) },
+							map[string]int{"SI": t.size(), "DI": u.size()})
+					},
+				})
+			}
+			// dst (u) = gelu(a)·b, b nil: no product (a and b of type t):
+			// gelu32's operations, x·(1 − q) for x ≥ 0 and x·q below, q =
+			// Φ(−|x|) by Abramowitz and Stegun's 7.1.26 with e^(−x²/2) by
+			// pow2. Two chains (16 elements) a trip, then 8.
 			kernels = append(kernels, kernel{
-				name: "lightFSilu" + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
-				goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: "silu[" + ix + "][" + jx + "]",
+				name: "lightFGelu" + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
+				goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: "gelu[" + ix + "][" + jx + "]",
 				body: func(off map[string]int) {
 					movq(off, "dst", "DI")
 					movq(off, "a", "SI")
 					movq(off, "b", "BX")
 					movq(off, "n", "CX")
-					label := "lfsilu" + t.name + u.name
+					lines("VBROADCASTSS "+ek("q5")+", Y13", "VBROADCASTSS "+ek("one")+", Y6")
+					label := "lfgelu" + t.name + u.name
+					t, u := pairOrder(t, u, "Y7")
+					t.setup()
+					// x, the chain and its register for t, then P(t).
+					q := func(x, pr string, r expRegs) []string {
+						s := []string{
+							"VANDPS " + ek("abs") + ", " + x + ", " + r.in,
+							"VFMADD132PS " + ek("ep") + ", Y6, " + r.in,
+							"VDIVPS " + r.in + ", Y6, " + pr,
+							"VMOVUPS " + ek("e4") + ", " + r.out,
+						}
+						for _, c := range []string{"e3", "e2", "e1", "e0"} {
+							s = append(s, "VFMADD213PS "+ek(c)+", "+pr+", "+r.out)
+						}
+						return append(s, "VMULPS "+pr+", "+r.out+", "+pr,
+							"VMULPS "+x+", "+x+", "+r.in, "VMULPS "+ek("eh")+", "+r.in+", "+r.in, "VMAXPS "+ek("m127")+", "+r.in+", "+r.in)
+					}
+					post := func(x, pr string, r expRegs) []string {
+						return []string{"VMULPS " + pr + ", " + r.out + ", " + r.out, "VSUBPS " + r.out + ", Y6, " + pr,
+							"VBLENDVPS " + x + ", " + r.out + ", " + pr + ", " + r.out, "VMULPS " + x + ", " + r.out + ", " + r.out}
+					}
 					body := func(nt bool, wide bool) {
 						tag := nb(nt)
 						if wide {
 							tag += "w"
 						}
-						t.load("(SI)", "Y14")
-						lines("VXORPS " + ek("sign") + ", Y14, Y0")
 						if wide {
-							t.load(fmt.Sprintf("%d(SI)", 8*t.size()), "Y15")
-							lines("VXORPS " + ek("sign") + ", Y15, Y8")
-							exp2x(chainA, chainB)
-							lines("VADDPS "+ek("one")+", Y10, Y10", "VDIVPS Y10, Y15, Y10")
+							t.load16("(SI)", "Y14", "Y15")
+							interleave(q("Y14", "Y4", chainA), q("Y15", "Y5", chainB))
+							pow2("Y13", chainA, chainB)
+							interleave(post("Y14", "Y4", chainA), post("Y15", "Y5", chainB))
 						} else {
-							exp2x(chainA)
+							t.load("(SI)", "Y14")
+							interleave(q("Y14", "Y4", chainA))
+							pow2("Y13", chainA)
+							interleave(post("Y14", "Y4", chainA))
 						}
-						lines("VADDPS "+ek("one")+", Y2, Y2", "VDIVPS Y2, Y14, Y2")
 						lines("TESTQ BX, BX", "JZ "+label+tag)
-						t.load("(BX)", "Y1")
-						lines("VMULPS Y1, Y2, Y2")
 						if wide {
-							t.load(fmt.Sprintf("%d(BX)", 8*t.size()), "Y9")
-							lines("VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
+							t.load16("(BX)", "Y1", "Y9")
+							lines("VMULPS Y1, Y2, Y2", "VMULPS Y9, Y10, Y10", fmt.Sprintf("ADDQ $%d, BX", 16*t.size()))
 						} else {
-							lines(fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
+							t.load("(BX)", "Y1")
+							lines("VMULPS Y1, Y2, Y2", fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
 						}
 						p("%s%s:", label, tag)
 						if wide {
@@ -852,43 +996,6 @@ func build() {
 						map[string]int{"SI": t.size(), "DI": u.size()})
 				},
 			})
-			for _, g := range []struct{ name, entry string }{{"GeluTanh", "geluTanh"}} {
-				g := g
-				kernels = append(kernels, kernel{
-					name: "lightF" + g.name + t.name + u.name, args: []arg{ptr("dst"), ptr("a"), ptr("b"), i64("n"), i64("nt")},
-					goSig: "(dst, a, b unsafe.Pointer, n, nt int)", entry: g.entry + "[" + ix + "][" + jx + "]",
-					body: func(off map[string]int) {
-						movq(off, "dst", "DI")
-						movq(off, "a", "SI")
-						movq(off, "b", "BX")
-						movq(off, "n", "CX")
-						expSetup()
-						label := "lf" + g.entry + t.name + u.name
-						ntLoops(off, label, func(nt bool) {
-							t.load("(SI)", "Y14")
-							if g.name == "Silu" {
-								lines("VBROADCASTSS ·lightExpK+60(SB), Y15", "VXORPS Y15, Y14, Y0")
-								exp()
-								lines("VADDPS Y12, Y2, Y2", "VDIVPS Y2, Y14, Y2")
-							} else {
-								lines(
-									"VBROADCASTSS ·lightExpK+68(SB), Y15", "VMULPS Y14, Y15, Y0", "VMULPS Y14, Y0, Y0", "VMULPS Y14, Y0, Y0",
-									"VADDPS Y0, Y14, Y0", "VBROADCASTSS ·lightExpK+72(SB), Y15", "VMULPS Y0, Y15, Y0",
-									"VBROADCASTSS ·lightExpK+76(SB), Y15", "VMULPS Y0, Y15, Y0")
-								exp()
-								lines("VADDPS Y12, Y2, Y2", "VBROADCASTSS ·lightExpK+76(SB), Y15", "VDIVPS Y2, Y15, Y2",
-									"VSUBPS Y2, Y12, Y2", "VADDPS Y2, Y12, Y2", "VBROADCASTSS ·lightExpK+36(SB), Y15",
-									"VMULPS Y14, Y15, Y0", "VMULPS Y2, Y0, Y2")
-							}
-							lines("TESTQ BX, BX", "JZ "+label+nb(nt))
-							t.load("(BX)", "Y1")
-							lines("VMULPS Y1, Y2, Y2", fmt.Sprintf("ADDQ $%d, BX", 8*t.size()))
-							p("%s%s:", label, nb(nt))
-							u.store("(DI)", nt)
-						}, map[string]int{"SI": t.size(), "DI": u.size()})
-					},
-				})
-			}
 			// olo = xlo·c − xhi·s, ohi = xhi·c + xlo·s (x of type t, o of
 			// u), each product rounded on its own; o may be x.
 			kernels = append(kernels, kernel{
@@ -914,28 +1021,39 @@ func build() {
 				},
 			})
 		}
-		// dst (t) = s·x, x float32, prefetching pf (softmax's next row).
-		u := t
-		kernels = append(kernels, kernel{
-			name: "lightFScale" + u.name, args: []arg{ptr("dst"), ptr("x"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
-			goSig: "(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)", entry: "scale[" + ix + "]",
-			body: func(off map[string]int) {
-				movq(off, "dst", "DI")
-				movq(off, "x", "SI")
-				movq(off, "pf", "R12")
-				bcast(off, "s", "Y15")
-				movq(off, "n", "CX")
-				// pf advances 4 bytes an element whatever the type it
-				// prefetches: a 16-bit row is covered twice over.
-				ntLoops2(off, "lfscl"+u.name, func(nt bool) {
-					lines("PREFETCHT0 (R12)", "VMULPS (SI), Y15, Y2", "VMULPS 32(SI), Y15, Y3")
-					u.storePair("(DI)", nt)
-				}, func(nt bool) {
-					lines("VMULPS (SI), Y15, Y2")
-					u.store("(DI)", nt)
-				}, map[string]int{"SI": 4, "DI": u.size(), "R12": 4})
-			},
-		})
+		// dst (t) = s·x, x float32, prefetching pf (softmax's next row);
+		// for bf16 also scaleU, x in unpacked order.
+		variants = []typ{t}
+		if t.name == "BF16" {
+			variants = append(variants, t.unpack(""))
+		}
+		for _, u := range variants {
+			name, entry, label := "lightFScale"+u.name, "scale["+ix+"]", "lfscl"+u.name
+			if u.unpacked {
+				name, entry, label = "lightFScaleUBF16", "scaleU", "lfsclu"
+			}
+			kernels = append(kernels, kernel{
+				name: name, args: []arg{ptr("dst"), ptr("x"), f32("s"), ptr("pf"), i64("n"), i64("nt")},
+				goSig: "(dst unsafe.Pointer, x *float32, s float32, pf unsafe.Pointer, n, nt int)", entry: entry,
+				body: func(off map[string]int) {
+					movq(off, "dst", "DI")
+					movq(off, "x", "SI")
+					movq(off, "pf", "R12")
+					bcast(off, "s", "Y15")
+					movq(off, "n", "CX")
+					u.noNaN = "R11"
+					// pf advances 4 bytes an element whatever the type it
+					// prefetches: a 16-bit row is covered twice over.
+					ntLoops2(off, label, func(nt bool) {
+						lines("PREFETCHT0 (R12)", "VMULPS (SI), Y15, Y2", "VMULPS 32(SI), Y15, Y3")
+						u.storePair("(DI)", nt)
+					}, func(nt bool) {
+						lines("VMULPS (SI), Y15, Y2")
+						u.store("(DI)", nt)
+					}, map[string]int{"SI": 4, "DI": u.size(), "R12": 4})
+				},
+			})
+		}
 	}
 	sampleKernels()
 }
@@ -963,14 +1081,7 @@ func writeAsm() {
 	}
 	p("GLOBL ·lightFK(SB), RODATA|NOPTR, $160")
 	p("")
-	p("// lightExpK: ExpF32's constants and others, one lane each (see")
-	p("// lightExpK in light_gen.go).")
-	for i, k := range lightExpK {
-		p("DATA ·lightExpK+%d(SB)/4, $%#08x // %s", 4*i, k.bits, k.what)
-	}
-	p("GLOBL ·lightExpK(SB), RODATA|NOPTR, $%d", 4*len(lightExpK))
-	p("")
-	p("// lightFE: ExpF32's constants, 8 lanes each (see expK).")
+	p("// lightFE: the kernels' constants, 8 lanes each (see expK).")
 	for i, k := range expK {
 		for l := 0; l < 8; l++ {
 			p("DATA ·lightFE+%d(SB)/4, $%#08x", 32*i+4*l, k.bits)

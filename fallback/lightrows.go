@@ -298,3 +298,48 @@ func ExpF32(x float32) float32 {
 	h := e >> 1
 	return p * math.Float32frombits(uint32(h+127)<<23) * math.Float32frombits(uint32(e-h+127)<<23)
 }
+
+// pow2K are pow2F32's polynomial coefficients, 2^f ≈ 1 + f·(q1 + f·(q2 +
+// … + f·q5)) on [−1/2, 1/2] (a minimax fit of the relative error, 1.7e-7
+// at most in float32 with fused multiply-adds; light_gen.go's q1…q5, the
+// same values).
+var pow2K = [5]float32{0.693147004, 0.240222424, 0.0555073358, 0.00967151299, 0.00132647273}
+
+// pow2F32 is 2^t for t in [−127, 128] with the fused kernels' operations
+// (light_gen.go's pow2; the same bits): n = round(t), f = t − n, the
+// polynomial by fused multiply-adds and n added to its exponent field.
+// Within 1.7e-7 relative of 2^t for t in [−126, 128); 128 gives +Inf,
+// −127 gives 0 and t in (−127, −126) a value below 2^−126; NaN gives NaN.
+func pow2F32(t float32) float32 {
+	if t != t {
+		return t
+	}
+	n := float32(math.RoundToEven(float64(t)))
+	f := t - n
+	q := &pow2K
+	p := fma32(fma32(fma32(fma32(fma32(q[4], f, q[3]), f, q[2]), f, q[1]), f, q[0]), f, 1)
+	return math.Float32frombits(math.Float32bits(p) + uint32(int32(n))<<23)
+}
+
+// fma32 is x·y + z rounded once to float32, as the kernels' fused
+// multiply-adds: the product is exact in float64, the sum is rounded to
+// odd there (its last bit set when inexact), and rounding that to float32
+// gives the correctly rounded result (53 ≥ 24 + 2 bits).
+func fma32(x, y, z float32) float32 {
+	p, c := float64(x)*float64(y), float64(z)
+	s := p + c
+	if s == 0 || math.IsInf(s, 0) || s != s {
+		return float32(s)
+	}
+	b := s - p
+	e := (p - (s - b)) + (c - b) // s + e = p + c exactly
+	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 {
+		if (e > 0) == (s > 0) {
+			bits++
+		} else {
+			bits--
+		}
+		s = math.Float64frombits(bits)
+	}
+	return float32(s)
+}
