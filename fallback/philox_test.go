@@ -2,6 +2,8 @@ package fallback
 
 import (
 	"math"
+	goruntime "runtime"
+	"sync"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/internal/longtest"
@@ -65,13 +67,37 @@ func TestExpF32BoundBelowZero(t *testing.T) {
 		step = 1
 	}
 	lo := math.Float32bits(-87.33654)
+	// Chunks of the range run on every core; each keeps its worst input.
+	const chunks = 64
+	type result struct {
+		worst float64
+		at    float32
+	}
+	res := make([]result, chunks)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
+	span := (uint64(lo) - 0x80000000 + chunks) / chunks
+	for c := range uint64(chunks) {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			first := 0x80000000 + c*span
+			first += (uint64(step) - (first-0x80000000)%uint64(step)) % uint64(step) // on the step grid
+			for b := first; b < min(0x80000000+(c+1)*span, uint64(lo)+1); b += uint64(step) {
+				x := math.Float32frombits(uint32(b))
+				want := math.Exp(float64(x))
+				ulp := math.Abs(float64(math.Nextafter32(float32(want), float32(math.Inf(1)))) - want)
+				if e := math.Abs(float64(ExpF32(x))-want) / ulp; e > res[c].worst {
+					res[c] = result{e, x}
+				}
+			}
+		})
+	}
+	wg.Wait()
 	worst, at := 0.0, float32(0)
-	for b := uint32(0x80000000); b <= lo; b += step {
-		x := math.Float32frombits(b)
-		want := math.Exp(float64(x))
-		ulp := math.Abs(float64(math.Nextafter32(float32(want), float32(math.Inf(1)))) - want)
-		if e := math.Abs(float64(ExpF32(x))-want) / ulp; e > worst {
-			worst, at = e, x
+	for _, r := range res {
+		if r.worst > worst {
+			worst, at = r.worst, r.at
 		}
 	}
 	if worst > 2 {
