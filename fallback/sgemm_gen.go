@@ -1494,12 +1494,8 @@ const skinnyRowsAVX2MaxM = 1
 // skinnyRowsAVX2Steps is the rows of B a full sweep of the AVX2
 // row-streaming kernel takes (4 or 8), so the tile is loaded and stored
 // once per that many rows; the rest of K goes in sweeps of halving rows.
-// One thread, M = 1, the decode shapes of BenchmarkMatMulSkinny (bN),
-// against 2 rows a sweep (medians of 5 interleaved rounds, two runs, load
-// 3–9, on the 2-vCPU AVX2-only EPYC): with 4 rows 1.09–1.77× where B is
-// past L2 (2048² and larger) and 0.98–1.15× on the smaller ones; with 8
-// rows 1.03–1.89× and 0.79–1.08× (512 columns, rows 2 KiB apart: 8 rows
-// and their prefetches crowd an L1 set).
+// 4 read B faster than 2 where it is 16 MiB or more, and than 8 with 512
+// columns (docs/performance.md, 3 December 2026, 17:00 UTC).
 const skinnyRowsAVX2Steps = 4
 
 // skinnyRowsAVX2Name names the AVX2 row-streaming kernel of m rows.
