@@ -1491,28 +1491,41 @@ func skinnyRowsAVX2Mask() {
 // 2-vCPU AVX2-only EPYC).
 const skinnyRowsAVX2MaxM = 1
 
+// skinnyRowsAVX2Steps is the rows of B a full sweep of the AVX2
+// row-streaming kernel takes (4 or 8), so the tile is loaded and stored
+// once per that many rows; the rest of K goes in sweeps of halving rows.
+// 4 read B faster than 2 where it is 16 MiB or more, and than 8 with 512
+// columns (docs/performance.md, 3 December 2026, 17:00 UTC).
+const skinnyRowsAVX2Steps = 4
+
 // skinnyRowsAVX2Name names the AVX2 row-streaming kernel of m rows.
 func skinnyRowsAVX2Name(m int) string { return fmt.Sprintf("skinnyRows%dAVX2", m) }
 
 // skinnyRowsAVX2 writes the AVX2+FMA row-streaming kernel of the skinny
-// products of m ≤ skinnyRowsAVX2MaxM (at most 4) rows of A by f32 B, with
+// products of m ≤ skinnyRowsAVX2MaxM rows of A by f32 B, with
 // skinnyRowsAVX512's signature, arguments and sums (each column one FMA
 // chain in the order of k), but mask is not read: the last n mod 8
 // columns of B are loaded under a mask built from n (VMASKMOVPS, the
 // lanes past n zero), and the tile's rows are loaded and stored whole, so
 // they need room for n rounded up to 8 floats (the caller's tile has).
-// Each sweep takes skinnyRowsSteps rows of B along all n columns, 16 a
-// loop trip in two halves of 8, prefetching one line of each of the rows
-// pf bytes further down a trip.
+// Each full sweep takes skinnyRowsAVX2Steps rows of B along all n
+// columns, 16 a loop trip in two halves of 8 (B an operand of the FMAs),
+// prefetching a trip one line of each of the rows pf bytes past the
+// sweep's last.
 //
-// Registers: DI points at the sweep's first row of B (R9: ldb further),
-// R15 at the rows to prefetch (R10 = pf further), R11 at the row the
-// sweep starts from, DX at the tile (R8, R14: 1 and 3 rows), AX counts
-// the trips of 16 columns, BX holds n; Y0–Y7 hold the broadcasts of A,
-// Y8–Y11 the sums, Y12–Y13 the rows of B, Y15 the tail mask.
+// Registers: DI points at the sweep's first row of B and R13 at its fifth
+// (R9: ldb, R12: 3·ldb), R15 and R14 at the rows to prefetch (R10 = pf
+// past the sweep), R11 at the row the sweep starts from, DX at the tile
+// (R8: ldc), AX counts the trips of 16 columns, BX holds n; Y0 to
+// Y(m·steps − 1) hold the broadcasts of A, Y8 up (m·steps up, past 8) the
+// sums, Y14 a masked row of B, Y15 the tail mask.
 func skinnyRowsAVX2(m int) {
 	name := skinnyRowsAVX2Name(m)
-	steps := skinnyRowsSteps
+	steps := skinnyRowsAVX2Steps
+	sum0 := max(8, m*steps)
+	if m > 3 || sum0+m > 14 {
+		panic("skinnyRowsAVX2: too many rows of A for the registers")
+	}
 	p("")
 	p("// func %s(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)", name)
 	p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
@@ -1523,7 +1536,6 @@ func skinnyRowsAVX2(m int) {
 	p("\tMOVQ ldc+40(FP), R8")
 	p("\tMOVQ n+48(FP), BX")
 	p("\tMOVQ pf+64(FP), R10")
-	p("\tLEAQ (R8)(R8*2), R14")
 	// Y15: lanes 0 to (n mod 8) − 1 set, from dword 8 − n mod 8 of the
 	// table.
 	p("\tMOVQ BX, AX")
@@ -1531,30 +1543,35 @@ func skinnyRowsAVX2(m int) {
 	p("\tNEGQ AX")
 	p("\tLEAQ skinnyRowsTail<>+32(SB), R12")
 	p("\tVMOVDQU (R12)(AX*4), Y15")
-	rowAddr := func(off int, base string, r int) string {
-		return fmt.Sprintf("%d(%s)%s", off, base, [...]string{"", "(R9*1)"}[r])
+	p("\tLEAQ (R9)(R9*2), R12")
+	rowAddr := func(off int, lo, hi string, r int) string {
+		base := lo
+		if r >= 4 {
+			base = hi
+		}
+		return fmt.Sprintf("%d(%s)%s", off, base, [...]string{"", "(R9*1)", "(R9*2)", "(R12*1)"}[r%4])
 	}
 	cAddr := func(off, i int) string {
-		return fmt.Sprintf("%d%s", off, []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)", "(DX)(R14*1)"}[i])
+		return fmt.Sprintf("%d%s", off, []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)"}[i])
 	}
 	// half multiplies 8 columns at byte off of the tile (4·off of B) by
 	// the sweep's rows, B masked when tail.
 	half := func(steps, off int, tail bool) {
 		for i := 0; i < m; i++ {
-			p("\tVMOVUPS %s, Y%d", cAddr(off, i), 8+i)
+			p("\tVMOVUPS %s, Y%d", cAddr(off, i), sum0+i)
 		}
 		for s := 0; s < steps; s++ {
+			b := rowAddr(off, "DI", "R13", s)
 			if tail {
-				p("\tVMASKMOVPS %s, Y15, Y%d", rowAddr(off, "DI", s), 12+s)
-			} else {
-				p("\tVMOVUPS %s, Y%d", rowAddr(off, "DI", s), 12+s)
+				p("\tVMASKMOVPS %s, Y15, Y14", b)
+				b = "Y14"
 			}
 			for i := 0; i < m; i++ {
-				p("\tVFMADD231PS Y%d, Y%d, Y%d", 12+s, s*m+i, 8+i)
+				p("\tVFMADD231PS %s, Y%d, Y%d", b, s*m+i, sum0+i)
 			}
 		}
 		for i := 0; i < m; i++ {
-			p("\tVMOVUPS Y%d, %s", 8+i, cAddr(off, i))
+			p("\tVMOVUPS Y%d, %s", sum0+i, cAddr(off, i))
 		}
 	}
 	sweep := func(label string, steps int) {
@@ -1564,18 +1581,31 @@ func skinnyRowsAVX2(m int) {
 			}
 		}
 		p("\tMOVQ R11, DI")
-		p("\tLEAQ (R11)(R10*1), R15") // past B's end at the last sweeps: a prefetch does not fault
+		// The rows pf past the sweep's last (past B's end at the last
+		// sweeps: a prefetch does not fault).
+		p("\tLEAQ (R11)(R10*1), R15")
+		if steps > 4 {
+			p("\tLEAQ (DI)(R9*4), R13")
+			p("\tLEAQ (R15)(R9*4), R15")
+			p("\tLEAQ (R15)(R9*4), R14")
+		} else {
+			p("\tLEAQ (R15)(R9*%d), R15", steps)
+		}
 		p("\tMOVQ c+32(FP), DX")
 		p("\tMOVQ BX, AX")
 		p("\tSHRQ $4, AX")
 		p("\tJZ %s_%s_eight", name, label)
 		p("%s_%s_loop:", name, label)
 		for s := 0; s < steps; s++ {
-			p("\tPREFETCHT0 %s", rowAddr(0, "R15", s))
+			p("\tPREFETCHT0 %s", rowAddr(0, "R15", "R14", s))
 		}
 		half(steps, 0, false)
 		half(steps, 32, false)
 		p("\tADDQ $64, DI")
+		if steps > 4 {
+			p("\tADDQ $64, R13")
+			p("\tADDQ $64, R14")
+		}
 		p("\tADDQ $64, R15")
 		p("\tADDQ $64, DX")
 		p("\tDECQ AX")
@@ -1585,30 +1615,38 @@ func skinnyRowsAVX2(m int) {
 		p("\tJZ %s_%s_tail", name, label)
 		half(steps, 0, false)
 		p("\tADDQ $32, DI")
+		if steps > 4 {
+			p("\tADDQ $32, R13")
+		}
 		p("\tADDQ $32, DX")
 		p("%s_%s_tail:", name, label)
 		p("\tTESTQ $7, BX")
 		p("\tJZ %s_%s_next", name, label)
 		half(steps, 0, true)
 		p("%s_%s_next:", name, label)
-		if steps == 2 {
-			p("\tLEAQ (R11)(R9*2), R11")
-		} else {
+		switch steps {
+		case 1:
 			p("\tADDQ R9, R11")
+		case 2, 4, 8:
+			p("\tLEAQ (R11)(R9*%d), R11", steps)
+		default:
+			panic("skinnyRowsAVX2: steps not 1, 2, 4 or 8")
 		}
 		p("\tADDQ $%d, SI", 4*m*steps)
 		p("\tSUBQ $%d, CX", steps)
 	}
 	p("%s_full:", name)
 	p("\tCMPQ CX, $%d", steps)
-	p("\tJLT %s_rest", name)
+	p("\tJLT %s_rest%d", name, steps/2)
 	sweep("full", steps)
 	p("\tJMP %s_full", name)
-	p("%s_rest:", name)
-	p("\tTESTQ CX, CX")
-	p("\tJZ %s_done", name)
-	sweep("one", 1)
-	p("%s_done:", name)
+	for s := steps / 2; s >= 1; s /= 2 {
+		p("%s_rest%d:", name, s)
+		p("\tCMPQ CX, $%d", s)
+		p("\tJLT %s_rest%d", name, s/2)
+		sweep(fmt.Sprintf("rows%d", s), s)
+	}
+	p("%s_rest0:", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }
