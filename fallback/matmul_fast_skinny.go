@@ -164,8 +164,10 @@ var skinnyStripsOff bool
 // pairs a k or pair step) and rows rows of B (ldb bytes apart, n columns
 // from b on) to the m×n f32 tile at c (rows ldc bytes apart, 64-byte
 // aligned), walking B a few rows at a time along all n columns and
-// prefetching the rows pf bytes further down: see skinnyRowsAVX512 in
-// sgemm_gen.go. mask is 2^(n mod 16) − 1.
+// prefetching the rows pf bytes further down (the AVX-512 kernels from
+// the pass's first row, the AVX2 M = 1 kernel from its last: see
+// skinnyRowsAVX512 and skinnyRows1AVX2 in sgemm_gen.go). mask is
+// 2^(n mod 16) − 1.
 type skinnyRowFunc func(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 const (
@@ -197,7 +199,8 @@ var skinnyRowTile = 16 << 10
 
 // skinnyRowPF is how far ahead down B the row-streaming kernels prefetch,
 // in bytes of the tile's columns, rounded up to whole sweeps and at least
-// 4 rows: two f32 sweeps, one of pairs. 16 and 64 KiB did no better (two
+// 4 rows: two f32 sweeps of the AVX-512 kernels (one of the AVX2 M = 1
+// kernel, which walks 4 rows a sweep), one of pairs. 16 and 64 KiB did no better (two
 // threads, B-GB/cpu-s, medians of 4, load 9–13: f32 m1 23.2 and 24.0
 // against 23.9, m4 24.3 and 19.5 against 21.6; bf16 m1 24.4 and 22.8
 // against 30.2, m4 24.7 and 20.5 against 27.6).
