@@ -218,8 +218,8 @@ func init() {
 // lightRefKernels forces every light op's reference kernel.
 func lightRefKernels() string {
 	var ks []string
-	for _, op := range []string{engine.OpRMSNorm, engine.OpAddRMSNorm, engine.OpLayerNorm, engine.OpRoPE,
-		engine.OpActivation, engine.OpSoftmax, engine.OpSample} {
+	for _, op := range []string{engine.OpRMSNorm.Name(), engine.OpAddRMSNorm.Name(), engine.OpLayerNorm.Name(), engine.OpRoPE.Name(),
+		engine.OpActivation.Name(), engine.OpSoftmax.Name(), engine.OpSample.Name()} {
 		ks = append(ks, "cpu."+op+".reference")
 	}
 	return strings.Join(ks, ",")

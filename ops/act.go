@@ -44,13 +44,13 @@ func Activate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActFunc, 
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpActivation, args, &actPool)
+	return runPooled(ctx, rt, s, engine.OpActivation.Name(), args, &actPool)
 }
 
 // ExplainActivate says which kernel Activate would select and why.
 func ExplainActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (Explanation, error) {
 	args, _, err := activateArgs(rt, y, x, f, opt)
-	return explainOf(rt, engine.OpActivation, args, err)
+	return explainOf(rt, engine.OpActivation.Name(), args, err)
 }
 
 // GatedActivate writes y = f(a)·b (SwiGLU for SiLU, GeGLU for GELU):
@@ -62,28 +62,28 @@ func GatedActivate(ctx context.Context, rt *runtime.Runtime, y, x Matrix, f ActF
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpActivation, args, &actPool)
+	return runPooled(ctx, rt, s, engine.OpActivation.Name(), args, &actPool)
 }
 
 // ExplainGatedActivate says which kernel GatedActivate would select.
 func ExplainGatedActivate(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (Explanation, error) {
 	args, _, err := gatedActivateArgs(rt, y, x, f, opt)
-	return explainOf(rt, engine.OpActivation, args, err)
+	return explainOf(rt, engine.OpActivation.Name(), args, err)
 }
 
 func actCommon(rt *runtime.Runtime, f ActFunc, s *runtime.Stream) error {
-	if err := checkRuntime(rt, s, engine.OpActivation); err != nil {
+	if err := checkRuntime(rt, s, engine.OpActivation.Name()); err != nil {
 		return err
 	}
 	if !f.Valid() {
-		return tile.Errorf(ErrArgument, engine.OpActivation, "f", "unknown activation %d", f)
+		return tile.Errorf(ErrArgument, engine.OpActivation.Name(), "f", "unknown activation %d", f)
 	}
 	return nil
 }
 
 // activateArgs validates an Activate without launching it.
 func activateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*engine.ActArgs, *runtime.Stream, error) {
-	const op = engine.OpActivation
+	op := engine.OpActivation.Name()
 	var o ActivateOptions
 	if opt != nil {
 		o = *opt
@@ -114,7 +114,7 @@ func activateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOpti
 
 // gatedActivateArgs validates a GatedActivate without launching it.
 func gatedActivateArgs(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*engine.ActArgs, *runtime.Stream, error) {
-	const op = engine.OpActivation
+	op := engine.OpActivation.Name()
 	var o ActivateOptions
 	if opt != nil {
 		o = *opt
@@ -179,18 +179,18 @@ func Elementwise(ctx context.Context, rt *runtime.Runtime, op EltOp, y, x, z Mat
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpElementwise, args, &eltPool)
+	return runPooled(ctx, rt, s, engine.OpElementwise.Name(), args, &eltPool)
 }
 
 // ExplainElementwise says which kernel Elementwise would select.
 func ExplainElementwise(rt *runtime.Runtime, op EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (Explanation, error) {
 	args, _, err := elementwiseArgs(rt, op, y, x, z, alpha, opt)
-	return explainOf(rt, engine.OpElementwise, args, err)
+	return explainOf(rt, engine.OpElementwise.Name(), args, err)
 }
 
 // elementwiseArgs validates an Elementwise without launching it.
 func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*engine.EltArgs, *runtime.Stream, error) {
-	const op = engine.OpElementwise
+	op := engine.OpElementwise.Name()
 	var o ElementwiseOptions
 	if opt != nil {
 		o = *opt
@@ -248,7 +248,7 @@ func elementwiseArgs(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 // the choice (Call.Explain).
 func ActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*Call, error) {
 	args, s, err := activateArgs(rt, y, x, f, opt)
-	return newCall(rt, s, engine.OpActivation, args, err)
+	return newCall(rt, s, engine.OpActivation.Name(), args, err)
 }
 
 // ElementwisePlan validates an Elementwise call and selects its kernel once,
@@ -256,7 +256,7 @@ func ActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOpti
 // the choice (Call.Explain).
 func ElementwisePlan(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float32, opt *ElementwiseOptions) (*Call, error) {
 	args, s, err := elementwiseArgs(rt, eop, y, x, z, alpha, opt)
-	return newCall(rt, s, engine.OpElementwise, args, err)
+	return newCall(rt, s, engine.OpElementwise.Name(), args, err)
 }
 
 // GatedActivatePlan validates a GatedActivate call and selects its kernel
@@ -264,5 +264,5 @@ func ElementwisePlan(rt *runtime.Runtime, eop EltOp, y, x, z Matrix, alpha float
 // explains the choice (Call.Explain).
 func GatedActivatePlan(rt *runtime.Runtime, y, x Matrix, f ActFunc, opt *ActivateOptions) (*Call, error) {
 	args, s, err := gatedActivateArgs(rt, y, x, f, opt)
-	return newCall(rt, s, engine.OpActivation, args, err)
+	return newCall(rt, s, engine.OpActivation.Name(), args, err)
 }

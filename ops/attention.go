@@ -70,7 +70,7 @@ func Attention(ctx context.Context, rt *runtime.Runtime, o, q, k, v AttnTensor, 
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpAttention, args, &attentionPool)
+	return runPooled(ctx, rt, s, engine.OpAttention.Name(), args, &attentionPool)
 }
 
 // ExplainAttention says which kernel Attention would select for these
@@ -80,7 +80,7 @@ func ExplainAttention(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *Attention
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpAttention, args)
+	return explain(rt, engine.OpAttention.Name(), args)
 }
 
 // attentionArgs validates an attention call and returns the runtime's
@@ -300,5 +300,5 @@ func checkAttnView(rt *runtime.Runtime, op, name string, t AttnTensor) (engine.A
 // the choice (Call.Explain).
 func AttentionPlan(rt *runtime.Runtime, o, q, k, v AttnTensor, opt *AttentionOptions) (*Call, error) {
 	args, s, err := attentionArgs(rt, o, q, k, v, opt)
-	return newCall(rt, s, engine.OpAttention, args, err)
+	return newCall(rt, s, engine.OpAttention.Name(), args, err)
 }

@@ -118,7 +118,7 @@ func TestCallErrors(t *testing.T) {
 	if err := noop.Run(ctx); err != nil {
 		t.Errorf("no-op call: %v", err)
 	}
-	if e := noop.Explain(); e.Op != engine.OpGatherCAS || len(e.Candidates) != 0 {
+	if e := noop.Explain(); e.Op != engine.OpGatherCAS.Name() || len(e.Candidates) != 0 {
 		t.Errorf("no-op call's explanation: %+v", e)
 	}
 }

@@ -44,7 +44,7 @@ type GatherOptions struct {
 	Stream *runtime.Stream
 }
 
-const opGather = engine.OpGather
+var opGather = engine.OpGather.Name()
 
 var gatherContract = tile.Contract{Op: opGather}
 
@@ -69,7 +69,7 @@ func MGather(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime.Bu
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpGather, args, &gatherPool)
+	return runPooled(ctx, rt, s, engine.OpGather.Name(), args, &gatherPool)
 }
 
 // ExplainMGather says which kernel MGather would select and why.
@@ -78,7 +78,7 @@ func ExplainMGather(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpGather, args)
+	return explain(rt, engine.OpGather.Name(), args)
 }
 
 // mGatherArgs runs MGather's legality checks and returns the runtime's
@@ -191,5 +191,5 @@ func checkMemory(c tile.Contract, rt *runtime.Runtime, arg string, mem *runtime.
 // (Call.Explain).
 func MGatherPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx Tile, opt *GatherOptions) (*Call, error) {
 	args, s, err := mGatherArgs(rt, dst, mem, idx, opt)
-	return newCall(rt, s, engine.OpGather, args, err)
+	return newCall(rt, s, engine.OpGather.Name(), args, err)
 }

@@ -31,7 +31,7 @@ type GatherCASOptions struct {
 // DefaultGatherCASOptions returns base 0 and all lanes enabled.
 func DefaultGatherCASOptions() GatherCASOptions { return GatherCASOptions{Mask: MaskAll} }
 
-const opGatherCAS = engine.OpGatherCAS
+var opGatherCAS = engine.OpGatherCAS.Name()
 
 // gatherCASContract: the destination's physical dimensions are powers of
 // two; packed 4-bit transfer types are rejected.
@@ -64,7 +64,7 @@ func MGatherCAS(ctx context.Context, rt *runtime.Runtime, dst Tile, mem *runtime
 	if err != nil || args == nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpGatherCAS, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpGatherCAS.Name(), args)
 }
 
 // ExplainMGatherCAS says which kernel MGatherCAS would select and why (an
@@ -74,7 +74,7 @@ func ExplainMGatherCAS(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, 
 	if err != nil || args == nil {
 		return Explanation{Op: opGatherCAS}, err
 	}
-	return explain(rt, engine.OpGatherCAS, args)
+	return explain(rt, engine.OpGatherCAS.Name(), args)
 }
 
 // mGatherCASArgs runs MGatherCAS's legality checks and returns the runtime's
@@ -153,5 +153,5 @@ func mGatherCASArgs(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, exp
 // the choice (Call.Explain).
 func MGatherCASPlan(rt *runtime.Runtime, dst Tile, mem *runtime.Buffer, idx, expected, replacement Tile, opt *GatherCASOptions) (*Call, error) {
 	args, s, err := mGatherCASArgs(rt, dst, mem, idx, expected, replacement, opt)
-	return newCall(rt, s, engine.OpGatherCAS, args, err)
+	return newCall(rt, s, engine.OpGatherCAS.Name(), args, err)
 }

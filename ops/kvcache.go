@@ -482,7 +482,7 @@ func (c *KVCache) Append(ctx context.Context, k, v AttnTensor, opt *KVAppendOpti
 		Lens: lens, Counts: counts,
 		PageSize: c.opt.PageSize, BlockTable: table, BlocksPerSeq: bps,
 	}
-	if err := runPooled(ctx, c.rt, o.Stream, engine.OpKVAppend, args, &kvAppendPool); err != nil {
+	if err := runPooled(ctx, c.rt, o.Stream, engine.OpKVAppend.Name(), args, &kvAppendPool); err != nil {
 		// a wait that ctx ended leaves the copy running on the scratch
 		c.scratch = make([]int, 2*c.opt.Batch)
 		return err
@@ -507,7 +507,7 @@ func AttentionKVCache(ctx context.Context, rt *runtime.Runtime, o, q AttnTensor,
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpAttention, args, &attentionPool)
+	return runPooled(ctx, rt, s, engine.OpAttention.Name(), args, &attentionPool)
 }
 
 // attentionKVCacheArgs validates an AttentionKVCache call and returns the
@@ -590,7 +590,7 @@ func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCach
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpAttention, args)
+	return explain(rt, engine.OpAttention.Name(), args)
 }
 
 // AttentionKVCachePlan validates an AttentionKVCache call and selects its
@@ -598,5 +598,5 @@ func ExplainAttentionKVCache(rt *runtime.Runtime, o, q AttnTensor, cache *KVCach
 // and explains the choice (Call.Explain).
 func AttentionKVCachePlan(rt *runtime.Runtime, o, q AttnTensor, cache *KVCache, opt *AttentionOptions) (*Call, error) {
 	args, s, err := attentionKVCacheArgs(rt, o, q, cache, opt)
-	return newCall(rt, s, engine.OpAttention, args, err)
+	return newCall(rt, s, engine.OpAttention.Name(), args, err)
 }

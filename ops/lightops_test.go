@@ -19,8 +19,8 @@ import (
 // hidden sizes, row counts 0, 1 and more, and row strides. Outputs are
 // poisoned with NaN bytes first; padding between rows must stay poisoned.
 
-var lightOpNames = []string{engine.OpRMSNorm, engine.OpAddRMSNorm, engine.OpLayerNorm, engine.OpRoPE,
-	engine.OpActivation, engine.OpElementwise, engine.OpSoftmax, engine.OpSample, engine.OpPool, engine.OpL2Normalize}
+var lightOpNames = []string{engine.OpRMSNorm.Name(), engine.OpAddRMSNorm.Name(), engine.OpLayerNorm.Name(), engine.OpRoPE.Name(),
+	engine.OpActivation.Name(), engine.OpElementwise.Name(), engine.OpSoftmax.Name(), engine.OpSample.Name(), engine.OpPool.Name(), engine.OpL2Normalize.Name()}
 
 // lightPair is a runtime with the fast kernels and one with the references
 // forced (on the backend TCRT_BACKEND names, so TCRT_BACKEND=sim runs both
@@ -362,8 +362,8 @@ func TestLightOpsExplain(t *testing.T) {
 		ro.HeadDim = 4
 		// On a GPU the fast runtime takes the PTX kernels where they exist
 		// (these calls are inside what they support).
-		ptxKernel := map[string]string{engine.OpRMSNorm: "ptx.rmsnorm", engine.OpAddRMSNorm: "ptx.add_rmsnorm",
-			engine.OpRoPE: "ptx.rope", engine.OpActivation: "ptx.silu_mul"}
+		ptxKernel := map[string]string{engine.OpRMSNorm.Name(): "ptx.rmsnorm", engine.OpAddRMSNorm.Name(): "ptx.add_rmsnorm",
+			engine.OpRoPE.Name(): "ptx.rope", engine.OpActivation.Name(): "ptx.silu_mul"}
 		want := func(op string) string {
 			name := "cpu." + op + "." + c.kind
 			if rt.Device().GPU() {
@@ -375,20 +375,20 @@ func TestLightOpsExplain(t *testing.T) {
 			return name
 		}
 		for op, e := range map[string]func() (ops.Explanation, error){
-			engine.OpRMSNorm:    func() (ops.Explanation, error) { return ops.ExplainRMSNorm(rt, y, x, nil, nil) },
-			engine.OpAddRMSNorm: func() (ops.Explanation, error) { return ops.ExplainAddRMSNorm(rt, y, x, nil, nil) },
-			engine.OpLayerNorm:  func() (ops.Explanation, error) { return ops.ExplainLayerNorm(rt, y, x, nil, nil, nil) },
-			engine.OpRoPE:       func() (ops.Explanation, error) { return ops.ExplainRoPE(rt, x, ops.Matrix{}, &ro) },
-			engine.OpActivation: func() (ops.Explanation, error) { return ops.ExplainGatedActivate(rt, y, x2, ops.SiLU, nil) },
-			engine.OpElementwise: func() (ops.Explanation, error) {
+			engine.OpRMSNorm.Name():    func() (ops.Explanation, error) { return ops.ExplainRMSNorm(rt, y, x, nil, nil) },
+			engine.OpAddRMSNorm.Name(): func() (ops.Explanation, error) { return ops.ExplainAddRMSNorm(rt, y, x, nil, nil) },
+			engine.OpLayerNorm.Name():  func() (ops.Explanation, error) { return ops.ExplainLayerNorm(rt, y, x, nil, nil, nil) },
+			engine.OpRoPE.Name():       func() (ops.Explanation, error) { return ops.ExplainRoPE(rt, x, ops.Matrix{}, &ro) },
+			engine.OpActivation.Name(): func() (ops.Explanation, error) { return ops.ExplainGatedActivate(rt, y, x2, ops.SiLU, nil) },
+			engine.OpElementwise.Name(): func() (ops.Explanation, error) {
 				return ops.ExplainElementwise(rt, ops.EltAdd, y, x, x, 0, nil)
 			},
-			engine.OpSoftmax: func() (ops.Explanation, error) { return ops.ExplainSoftmax(rt, y, x, nil) },
-			engine.OpSample:  func() (ops.Explanation, error) { return ops.ExplainSample(rt, out, x, nil) },
-			engine.OpPool: func() (ops.Explanation, error) {
+			engine.OpSoftmax.Name(): func() (ops.Explanation, error) { return ops.ExplainSoftmax(rt, y, x, nil) },
+			engine.OpSample.Name():  func() (ops.Explanation, error) { return ops.ExplainSample(rt, out, x, nil) },
+			engine.OpPool.Name(): func() (ops.Explanation, error) {
 				return ops.ExplainPool(rt, ops.Matrix{Buf: y.Buf, Rows: 1, Cols: 8}, x, nil)
 			},
-			engine.OpL2Normalize: func() (ops.Explanation, error) { return ops.ExplainL2Normalize(rt, y, x, nil) },
+			engine.OpL2Normalize.Name(): func() (ops.Explanation, error) { return ops.ExplainL2Normalize(rt, y, x, nil) },
 		} {
 			ex, err := e()
 			chosen(t, ex, err, want(op))

@@ -80,7 +80,7 @@ func MatMul(ctx context.Context, rt *runtime.Runtime, d, a, b Matrix, opt *MatMu
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpMatMul, args, &matMulPool)
+	return runPooled(ctx, rt, s, engine.OpMatMul.Name(), args, &matMulPool)
 }
 
 // ExplainMatMul says which kernel MatMul would select for these arguments
@@ -90,7 +90,7 @@ func ExplainMatMul(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (Exp
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpMatMul, args)
+	return explain(rt, engine.OpMatMul.Name(), args)
 }
 
 const opMatMul = "matmul"
@@ -254,5 +254,5 @@ func checkMatrix(rt *runtime.Runtime, name string, m Matrix, batch int, allowed 
 // (Call.Explain).
 func MatMulPlan(rt *runtime.Runtime, d, a, b Matrix, opt *MatMulOptions) (*Call, error) {
 	args, s, err := matMulArgs(rt, d, a, b, opt)
-	return newCall(rt, s, engine.OpMatMul, args, err)
+	return newCall(rt, s, engine.OpMatMul.Name(), args, err)
 }

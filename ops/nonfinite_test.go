@@ -87,7 +87,7 @@ func TestNonFiniteMatMul(t *testing.T) {
 				return alloc(t, rt, tile.F32, m, n), a, b
 			}
 			opt := func() *ops.MatMulOptions { o := ops.DefaultMatMulOptions(); o.Act = act; return &o }
-			kernelRuntimes(t, engine.OpMatMul, func(rt *runtime.Runtime) (ops.Explanation, error) {
+			kernelRuntimes(t, engine.OpMatMul.Name(), func(rt *runtime.Runtime) (ops.Explanation, error) {
 				d, a, b := mk(rt)
 				return ops.ExplainMatMul(rt, ops.MatrixOf(d), ops.MatrixOf(a), ops.MatrixOf(b), opt())
 			}, func(t *testing.T, rt *runtime.Runtime) {
@@ -164,7 +164,7 @@ func TestNonFiniteAttention(t *testing.T) {
 			return alloc(t, rt, tile.F16, 1, seq, heads, d), q, k, v, alloc(t, rt, tile.F32, 1, heads, seq)
 		}
 		t.Run(c.name, func(t *testing.T) {
-			kernelRuntimes(t, engine.OpAttention, func(rt *runtime.Runtime) (ops.Explanation, error) {
+			kernelRuntimes(t, engine.OpAttention.Name(), func(rt *runtime.Runtime) (ops.Explanation, error) {
 				o, q, k, v, lse := mk(rt)
 				return ops.ExplainAttention(rt, ops.AttnTensorOf(o), ops.AttnTensorOf(q), ops.AttnTensorOf(k), ops.AttnTensorOf(v), &ops.AttentionOptions{Causal: true, LSE: lse})
 			}, func(t *testing.T, rt *runtime.Runtime) {

@@ -62,18 +62,18 @@ func RMSNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight *runt
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpRMSNorm, args, &normPool)
+	return runPooled(ctx, rt, s, engine.OpRMSNorm.Name(), args, &normPool)
 }
 
 // ExplainRMSNorm says which kernel RMSNorm would select and why.
 func ExplainRMSNorm(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (Explanation, error) {
 	args, _, err := rmsNormArgs(rt, y, x, weight, opt)
-	return explainOf(rt, engine.OpRMSNorm, args, err)
+	return explainOf(rt, engine.OpRMSNorm.Name(), args, err)
 }
 
 // rmsNormArgs validates an RMSNorm without launching it.
 func rmsNormArgs(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*engine.NormArgs, *runtime.Stream, error) {
-	return normPlan(rt, engine.OpRMSNorm, fallback.NormRMS, y, x, nil, weight, nil, opt)
+	return normPlan(rt, engine.OpRMSNorm.Name(), fallback.NormRMS, y, x, nil, weight, nil, opt)
 }
 
 // AddRMSNorm is the fused residual update of a pre-norm decoder layer, in
@@ -90,18 +90,18 @@ func AddRMSNorm(ctx context.Context, rt *runtime.Runtime, x, residual Matrix, we
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpAddRMSNorm, args, &normPool)
+	return runPooled(ctx, rt, s, engine.OpAddRMSNorm.Name(), args, &normPool)
 }
 
 // ExplainAddRMSNorm says which kernel AddRMSNorm would select and why.
 func ExplainAddRMSNorm(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (Explanation, error) {
 	args, _, err := addRMSNormArgs(rt, x, residual, weight, opt)
-	return explainOf(rt, engine.OpAddRMSNorm, args, err)
+	return explainOf(rt, engine.OpAddRMSNorm.Name(), args, err)
 }
 
 // addRMSNormArgs validates an AddRMSNorm without launching it.
 func addRMSNormArgs(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*engine.NormArgs, *runtime.Stream, error) {
-	return normPlan(rt, engine.OpAddRMSNorm, fallback.NormRMS, x, x, &residual, weight, nil, opt)
+	return normPlan(rt, engine.OpAddRMSNorm.Name(), fallback.NormRMS, x, x, &residual, weight, nil, opt)
 }
 
 // LayerNorm writes, for every row of x (or of the updated residual, see
@@ -117,13 +117,13 @@ func LayerNorm(ctx context.Context, rt *runtime.Runtime, y, x Matrix, weight, bi
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpLayerNorm, args, &normPool)
+	return runPooled(ctx, rt, s, engine.OpLayerNorm.Name(), args, &normPool)
 }
 
 // ExplainLayerNorm says which kernel LayerNorm would select and why.
 func ExplainLayerNorm(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (Explanation, error) {
 	args, _, err := layerNormArgs(rt, y, x, weight, bias, opt)
-	return explainOf(rt, engine.OpLayerNorm, args, err)
+	return explainOf(rt, engine.OpLayerNorm.Name(), args, err)
 }
 
 // layerNormArgs validates a LayerNorm without launching it.
@@ -133,7 +133,7 @@ func layerNormArgs(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffe
 		o = *opt
 	}
 	ro := RMSNormOptions{Eps: o.Eps, Stream: o.Stream}
-	return normPlan(rt, engine.OpLayerNorm, fallback.NormLayer, y, x, o.Residual, weight, bias, &ro)
+	return normPlan(rt, engine.OpLayerNorm.Name(), fallback.NormLayer, y, x, o.Residual, weight, bias, &ro)
 }
 
 func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matrix, res *Matrix, weight, bias *runtime.Buffer, opt *RMSNormOptions) (*engine.NormArgs, *runtime.Stream, error) {
@@ -201,7 +201,7 @@ func normPlan(rt *runtime.Runtime, op string, kind fallback.NormKind, y, x Matri
 // the choice (Call.Explain).
 func AddRMSNormPlan(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*Call, error) {
 	args, s, err := addRMSNormArgs(rt, x, residual, weight, opt)
-	return newCall(rt, s, engine.OpAddRMSNorm, args, err)
+	return newCall(rt, s, engine.OpAddRMSNorm.Name(), args, err)
 }
 
 // LayerNormPlan validates a LayerNorm call and selects its kernel once,
@@ -209,7 +209,7 @@ func AddRMSNormPlan(rt *runtime.Runtime, x, residual Matrix, weight *runtime.Buf
 // the choice (Call.Explain).
 func LayerNormPlan(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffer, opt *LayerNormOptions) (*Call, error) {
 	args, s, err := layerNormArgs(rt, y, x, weight, bias, opt)
-	return newCall(rt, s, engine.OpLayerNorm, args, err)
+	return newCall(rt, s, engine.OpLayerNorm.Name(), args, err)
 }
 
 // RMSNormPlan validates an RMSNorm call and selects its kernel once, without
@@ -217,5 +217,5 @@ func LayerNormPlan(rt *runtime.Runtime, y, x Matrix, weight, bias *runtime.Buffe
 // (Call.Explain).
 func RMSNormPlan(rt *runtime.Runtime, y, x Matrix, weight *runtime.Buffer, opt *RMSNormOptions) (*Call, error) {
 	args, s, err := rmsNormArgs(rt, y, x, weight, opt)
-	return newCall(rt, s, engine.OpRMSNorm, args, err)
+	return newCall(rt, s, engine.OpRMSNorm.Name(), args, err)
 }

@@ -62,18 +62,18 @@ func Pool(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *PoolOption
 	if err != nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpPool, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpPool.Name(), args)
 }
 
 // ExplainPool says which kernel Pool would select and why.
 func ExplainPool(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (Explanation, error) {
 	args, _, err := poolArgs(rt, y, x, opt)
-	return explainOf(rt, engine.OpPool, args, err)
+	return explainOf(rt, engine.OpPool.Name(), args, err)
 }
 
 // poolArgs validates a Pool without launching it.
 func poolArgs(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*engine.PoolArgs, *runtime.Stream, error) {
-	const op = engine.OpPool
+	op := engine.OpPool.Name()
 	var o PoolOptions
 	if opt != nil {
 		o = *opt
@@ -127,18 +127,18 @@ func L2Normalize(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *L2N
 	if err != nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpL2Normalize, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpL2Normalize.Name(), args)
 }
 
 // ExplainL2Normalize says which kernel L2Normalize would select and why.
 func ExplainL2Normalize(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (Explanation, error) {
 	args, _, err := l2NormalizeArgs(rt, y, x, opt)
-	return explainOf(rt, engine.OpL2Normalize, args, err)
+	return explainOf(rt, engine.OpL2Normalize.Name(), args, err)
 }
 
 // l2NormalizeArgs validates an L2Normalize without launching it.
 func l2NormalizeArgs(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*engine.L2NormArgs, *runtime.Stream, error) {
-	const op = engine.OpL2Normalize
+	op := engine.OpL2Normalize.Name()
 	var o L2NormalizeOptions
 	if opt != nil {
 		o = *opt
@@ -170,7 +170,7 @@ func l2NormalizeArgs(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) 
 // the choice (Call.Explain).
 func L2NormalizePlan(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) (*Call, error) {
 	args, s, err := l2NormalizeArgs(rt, y, x, opt)
-	return newCall(rt, s, engine.OpL2Normalize, args, err)
+	return newCall(rt, s, engine.OpL2Normalize.Name(), args, err)
 }
 
 // PoolPlan validates a Pool call and selects its kernel once, without
@@ -178,5 +178,5 @@ func L2NormalizePlan(rt *runtime.Runtime, y, x Matrix, opt *L2NormalizeOptions) 
 // (Call.Explain).
 func PoolPlan(rt *runtime.Runtime, y, x Matrix, opt *PoolOptions) (*Call, error) {
 	args, s, err := poolArgs(rt, y, x, opt)
-	return newCall(rt, s, engine.OpPool, args, err)
+	return newCall(rt, s, engine.OpPool.Name(), args, err)
 }

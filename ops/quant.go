@@ -217,7 +217,7 @@ func Quantize(ctx context.Context, rt *runtime.Runtime, q, x *runtime.Buffer, op
 	if err != nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpQuantize, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpQuantize.Name(), args)
 }
 
 // ExplainQuantize says which kernel Quantize would select and why.
@@ -226,7 +226,7 @@ func ExplainQuantize(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOpt
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpQuantize, args)
+	return explain(rt, engine.OpQuantize.Name(), args)
 }
 
 // quantizeArgs validates a quantisation and returns the runtime's argument
@@ -339,7 +339,7 @@ func Dequantize(ctx context.Context, rt *runtime.Runtime, y, q *runtime.Buffer, 
 	if err != nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpDequantize, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpDequantize.Name(), args)
 }
 
 // dequantizeArgs validates a dequantisation without launching it.
@@ -396,7 +396,7 @@ func Amax(ctx context.Context, rt *runtime.Runtime, out, x *runtime.Buffer, opt 
 	if err != nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpAmax, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpAmax.Name(), args)
 }
 
 // amaxArgs validates an amax reduction without launching it.
@@ -431,7 +431,7 @@ func ExplainAmax(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) 
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpAmax, args)
+	return explain(rt, engine.OpAmax.Name(), args)
 }
 
 // ExplainDequantize validates the call and explains the kernel selection.
@@ -440,7 +440,7 @@ func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *Dequantiz
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpDequantize, args)
+	return explain(rt, engine.OpDequantize.Name(), args)
 }
 
 // AmaxPlan validates an Amax call and selects its kernel once, without
@@ -448,7 +448,7 @@ func ExplainDequantize(rt *runtime.Runtime, y, q *runtime.Buffer, opt *Dequantiz
 // (Call.Explain).
 func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*Call, error) {
 	args, s, err := amaxArgs(rt, out, x, opt)
-	return newCall(rt, s, engine.OpAmax, args, err)
+	return newCall(rt, s, engine.OpAmax.Name(), args, err)
 }
 
 // DequantizePlan validates a Dequantize call and selects its kernel once,
@@ -456,7 +456,7 @@ func AmaxPlan(rt *runtime.Runtime, out, x *runtime.Buffer, opt *AmaxOptions) (*C
 // the choice (Call.Explain).
 func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOptions) (*Call, error) {
 	args, s, err := dequantizeArgs(rt, y, q, opt)
-	return newCall(rt, s, engine.OpDequantize, args, err)
+	return newCall(rt, s, engine.OpDequantize.Name(), args, err)
 }
 
 // QuantizePlan validates a Quantize call and selects its kernel once,
@@ -464,5 +464,5 @@ func DequantizePlan(rt *runtime.Runtime, y, q *runtime.Buffer, opt *DequantizeOp
 // the choice (Call.Explain).
 func QuantizePlan(rt *runtime.Runtime, q, x *runtime.Buffer, opt *QuantizeOptions) (*Call, error) {
 	args, s, err := quantizeArgs(rt, q, x, opt)
-	return newCall(rt, s, engine.OpQuantize, args, err)
+	return newCall(rt, s, engine.OpQuantize.Name(), args, err)
 }

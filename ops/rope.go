@@ -81,13 +81,13 @@ func RoPE(ctx context.Context, rt *runtime.Runtime, q, k Matrix, opt *RoPEOption
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpRoPE, args, &ropePool)
+	return runPooled(ctx, rt, s, engine.OpRoPE.Name(), args, &ropePool)
 }
 
 // ExplainRoPE says which kernel RoPE would select and why.
 func ExplainRoPE(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (Explanation, error) {
 	args, _, err := ropeArgs(rt, q, k, opt)
-	return explainOf(rt, engine.OpRoPE, args, err)
+	return explainOf(rt, engine.OpRoPE.Name(), args, err)
 }
 
 func finitePos(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
@@ -117,7 +117,7 @@ func checkScaling(op string, s RoPEScaling) error {
 
 // ropeArgs validates a RoPE without launching it.
 func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*engine.RoPEArgs, *runtime.Stream, error) {
-	const op = engine.OpRoPE
+	op := engine.OpRoPE.Name()
 	o := DefaultRoPEOptions()
 	if opt != nil {
 		o = *opt
@@ -271,5 +271,5 @@ func ropeArgs(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*engine.RoPEA
 // (Call.Explain).
 func RoPEPlan(rt *runtime.Runtime, q, k Matrix, opt *RoPEOptions) (*Call, error) {
 	args, s, err := ropeArgs(rt, q, k, opt)
-	return newCall(rt, s, engine.OpRoPE, args, err)
+	return newCall(rt, s, engine.OpRoPE.Name(), args, err)
 }

@@ -51,18 +51,18 @@ func Sample(ctx context.Context, rt *runtime.Runtime, out *runtime.Buffer, logit
 	if err != nil {
 		return err
 	}
-	return runPooled(ctx, rt, s, engine.OpSample, args, &samplePool)
+	return runPooled(ctx, rt, s, engine.OpSample.Name(), args, &samplePool)
 }
 
 // ExplainSample says which kernel Sample would select and why.
 func ExplainSample(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (Explanation, error) {
 	args, _, err := sampleArgs(rt, out, logits, opt)
-	return explainOf(rt, engine.OpSample, args, err)
+	return explainOf(rt, engine.OpSample.Name(), args, err)
 }
 
 // sampleArgs validates a Sample without launching it.
 func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*engine.SampleArgs, *runtime.Stream, error) {
-	const op = engine.OpSample
+	op := engine.OpSample.Name()
 	o := DefaultSampleOptions()
 	if opt != nil {
 		o = *opt
@@ -110,5 +110,5 @@ func sampleArgs(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *Sa
 // (Call.Explain).
 func SamplePlan(rt *runtime.Runtime, out *runtime.Buffer, logits Matrix, opt *SampleOptions) (*Call, error) {
 	args, s, err := sampleArgs(rt, out, logits, opt)
-	return newCall(rt, s, engine.OpSample, args, err)
+	return newCall(rt, s, engine.OpSample.Name(), args, err)
 }

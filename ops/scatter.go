@@ -41,7 +41,7 @@ type ScatterOptions struct {
 	Stream *runtime.Stream
 }
 
-const opScatter = engine.OpScatter
+var opScatter = engine.OpScatter.Name()
 
 var scatterContract = tile.Contract{Op: opScatter}
 
@@ -69,7 +69,7 @@ func MScatter(ctx context.Context, rt *runtime.Runtime, mem *runtime.Buffer, idx
 	if err != nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpScatter, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpScatter.Name(), args)
 }
 
 // ExplainMScatter says which kernel MScatter would select and why.
@@ -78,7 +78,7 @@ func ExplainMScatter(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, op
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(rt, engine.OpScatter, args)
+	return explain(rt, engine.OpScatter.Name(), args)
 }
 
 // mScatterArgs runs MScatter's legality checks and returns the runtime's
@@ -130,5 +130,5 @@ func mScatterArgs(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *
 // the choice (Call.Explain).
 func MScatterPlan(rt *runtime.Runtime, mem *runtime.Buffer, idx, src Tile, opt *ScatterOptions) (*Call, error) {
 	args, s, err := mScatterArgs(rt, mem, idx, src, opt)
-	return newCall(rt, s, engine.OpScatter, args, err)
+	return newCall(rt, s, engine.OpScatter.Name(), args, err)
 }

@@ -33,18 +33,18 @@ func Softmax(ctx context.Context, rt *runtime.Runtime, y, x Matrix, opt *Softmax
 	if err != nil {
 		return err
 	}
-	return ert(rt).Run(ctx, estream(s), engine.OpSoftmax, args)
+	return ert(rt).Run(ctx, estream(s), engine.OpSoftmax.Name(), args)
 }
 
 // ExplainSoftmax says which kernel Softmax would select and why.
 func ExplainSoftmax(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (Explanation, error) {
 	args, _, err := softmaxArgs(rt, y, x, opt)
-	return explainOf(rt, engine.OpSoftmax, args, err)
+	return explainOf(rt, engine.OpSoftmax.Name(), args, err)
 }
 
 // softmaxArgs validates a Softmax without launching it.
 func softmaxArgs(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*engine.SoftmaxArgs, *runtime.Stream, error) {
-	const op = engine.OpSoftmax
+	op := engine.OpSoftmax.Name()
 	o := DefaultSoftmaxOptions()
 	if opt != nil {
 		o = *opt
@@ -76,5 +76,5 @@ func softmaxArgs(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*engine
 // (Call.Explain).
 func SoftmaxPlan(rt *runtime.Runtime, y, x Matrix, opt *SoftmaxOptions) (*Call, error) {
 	args, s, err := softmaxArgs(rt, y, x, opt)
-	return newCall(rt, s, engine.OpSoftmax, args, err)
+	return newCall(rt, s, engine.OpSoftmax.Name(), args, err)
 }

@@ -2,10 +2,10 @@ package engine
 
 import "github.com/tcrt-go/tcrt/fallback"
 
-// Registry names of the activation and element-wise ops.
-const (
-	OpActivation  = "activation"
-	OpElementwise = "elementwise"
+// The activation and element-wise ops.
+var (
+	OpActivation  = Op[ActArgs]{"activation"}
+	OpElementwise = Op[EltArgs]{"elementwise"}
 )
 
 // ActArgs is a validated activation: Y = f(A), or f(A)·B when B is set
@@ -48,14 +48,14 @@ func hostEltInto(c *hostCall[fallback.EltArgs], a *EltArgs, threads int) *fallba
 }
 
 func init() {
-	refAndFast(OpActivation, OpActivation, "float32 silu/gelu/gelu_tanh over the fast exponential; "+lightFastDoc,
+	refAndFast(OpActivation, "float32 silu/gelu/gelu_tanh over the fast exponential; "+lightFastDoc,
 		func(a *ActArgs, th int) error {
 			return withHost(&hostActs, a, th, hostActInto, func(h *fallback.ActArgs) error { fallback.ActRef(h); return nil })
 		},
 		func(a *ActArgs, th int) error {
 			return withHost(&hostActs, a, th, hostActInto, func(h *fallback.ActArgs) error { fallback.ActFast(h); return nil })
 		})
-	refAndFast(OpElementwise, OpElementwise, "the same float32 results as the reference; "+lightFastDoc,
+	refAndFast(OpElementwise, "the same float32 results as the reference; "+lightFastDoc,
 		func(a *EltArgs, th int) error {
 			return withHost(&hostElts, a, th, hostEltInto, func(h *fallback.EltArgs) error { fallback.EltRef(h); return nil })
 		},

@@ -7,14 +7,14 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Registry names of the attention ops.
-const (
+// The attention ops.
+var (
 	// OpAttention is scaled dot-product attention (prefill, varlen and
 	// decode over a KV cache); its arguments are *AttentionArgs.
-	OpAttention = "attention"
+	OpAttention = Op[AttentionArgs]{"attention"}
 	// OpKVAppend copies new keys and values into a KV cache; its arguments
 	// are *KVAppendArgs.
-	OpKVAppend = "kvcache.append"
+	OpKVAppend = Op[KVAppendArgs]{"kvcache.append"}
 )
 
 // AttnTensor is a strided view of a buffer as [batch, seq, heads, headDim]
@@ -46,7 +46,7 @@ func (v AttnView) host() fallback.AttnTensor {
 }
 
 // AttentionArgs is a validated attention call; see fallback.AttentionArgs
-// for the meaning of every field. Kernels receive it as Launch.Args.
+// for the meaning of every field. Kernels receive it typed (RegisterKernel).
 type AttentionArgs struct {
 	Batch, HeadsQ, HeadsKV, HeadDim int
 	SeqQ, SeqKV                     int
@@ -120,11 +120,7 @@ func hostKVAppendInto(c *hostCall[fallback.KVAppendArgs], a *KVAppendArgs, _ int
 
 func attnFloat(t tile.DType) bool { return t == tile.F32 || t == tile.F16 || t == tile.BF16 }
 
-func cpuAttentionSupports(args any) error {
-	a, ok := args.(*AttentionArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *AttentionArgs", args)
-	}
+func cpuAttentionSupports(a *AttentionArgs) error {
 	for _, v := range []AttnView{a.Q, a.K, a.V, a.O} {
 		if !attnFloat(v.Buf.DType()) {
 			return fmt.Errorf("element type %v not supported", v.Buf.DType())
@@ -136,45 +132,36 @@ func cpuAttentionSupports(args any) error {
 func init() {
 	for i, v := range fallback.AttentionVariants() {
 		name := v.Name
-		Register(Kernel{
+		RegisterKernel(OpAttention, TypedKernel[AttentionArgs]{
 			Name:       "cpu.attention." + name,
-			Op:         OpAttention,
 			Arch:       Arch{ISA: ISACPU, CPUFeatures: v.Features},
 			Preference: 100 - i,
 			Doc:        "blocked streaming softmax, parallel over heads, row blocks and KV splits; " + name + " inner loops",
 			Supports:   cpuAttentionSupports,
-			Launch: CPUKernel(func(l *Launch) error {
-				return withHost(&hostAttentions, l.Args.(*AttentionArgs), l.Threads, hostAttentionInto,
+			Launch: CPUKernel(func(l *Launch, a *AttentionArgs) error {
+				return withHost(&hostAttentions, a, l.Threads, hostAttentionInto,
 					func(h *fallback.AttentionArgs) error { return fallback.AttentionFast(name, h) })
 			}),
 		})
 	}
-	Register(Kernel{
+	RegisterKernel(OpAttention, TypedKernel[AttentionArgs]{
 		Name:       "cpu.attention.reference",
-		Op:         OpAttention,
 		Arch:       Arch{ISA: ISACPU},
 		Preference: 0,
 		Doc:        "plain float64 full-softmax reference (the oracle); force it with TCRT_KERNEL=cpu.attention.reference",
 		Supports:   cpuAttentionSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return withHost(&hostAttentions, l.Args.(*AttentionArgs), l.Threads, hostAttentionInto,
+		Launch: CPUKernel(func(l *Launch, a *AttentionArgs) error {
+			return withHost(&hostAttentions, a, l.Threads, hostAttentionInto,
 				func(h *fallback.AttentionArgs) error { fallback.AttentionRef(h); return nil })
 		}),
 	})
-	Register(Kernel{
+	RegisterKernel(OpKVAppend, TypedKernel[KVAppendArgs]{
 		Name:       "cpu.kvcache.append",
-		Op:         OpKVAppend,
 		Arch:       Arch{ISA: ISACPU},
 		Preference: 100,
 		Doc:        "row copies into a contiguous or paged KV cache",
-		Supports: func(args any) error {
-			if _, ok := args.(*KVAppendArgs); !ok {
-				return fmt.Errorf("arguments are %T, not *KVAppendArgs", args)
-			}
-			return nil
-		},
-		Launch: CPUKernel(func(l *Launch) error {
-			return withHost(&hostKVAppends, l.Args.(*KVAppendArgs), 0, hostKVAppendInto,
+		Launch: CPUKernel(func(l *Launch, a *KVAppendArgs) error {
+			return withHost(&hostKVAppends, a, 0, hostKVAppendInto,
 				func(h *fallback.KVAppendArgs) error { fallback.KVAppend(h); return nil })
 		}),
 	})

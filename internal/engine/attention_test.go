@@ -12,7 +12,7 @@ import (
 // style forcing selects the reference.
 func TestAttentionKernelsRegistered(t *testing.T) {
 	var ks []*engine.Kernel
-	for _, k := range engine.Kernels(engine.OpAttention) {
+	for _, k := range engine.Kernels(engine.OpAttention.Name()) {
 		if k.Arch.ISA == engine.ISACPU { // other tests may add host.* wrappers
 			ks = append(ks, k)
 		}
@@ -20,8 +20,8 @@ func TestAttentionKernelsRegistered(t *testing.T) {
 	if len(ks) < 2 || ks[len(ks)-1].Name != "cpu.attention.reference" {
 		t.Fatalf("attention kernels %v: want the fast variants then cpu.attention.reference", names(ks))
 	}
-	if n := len(engine.Kernels(engine.OpKVAppend)); n != 1 && n != 2 {
-		t.Fatalf("kv append kernels: %v", names(engine.Kernels(engine.OpKVAppend)))
+	if n := len(engine.Kernels(engine.OpKVAppend.Name())); n != 1 && n != 2 {
+		t.Fatalf("kv append kernels: %v", names(engine.Kernels(engine.OpKVAppend.Name())))
 	}
 	rt, err := engine.Open(engine.Options{Backend: engine.BackendCPU, Kernel: "cpu.attention.reference"})
 	if err != nil {
@@ -38,7 +38,7 @@ func TestAttentionKernelsRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := &engine.AttentionArgs{Batch: 1, HeadsQ: 1, HeadsKV: 1, HeadDim: 8, SeqQ: 1, SeqKV: 1, Q: v, K: v, V: v, O: o}
-	e := rt.Explain(engine.OpAttention, args)
+	e := rt.Explain(engine.OpAttention.Name(), args)
 	if k := e.Chosen(); k == nil || k.Name != "cpu.attention.reference" {
 		t.Fatalf("forced reference not chosen:\n%s", e)
 	}

@@ -355,9 +355,9 @@ func TestCUDAHostFallback(t *testing.T) {
 		A: Matrix{Buf: ba, Rows: m, Cols: k, LD: k, BatchStride: m * k},
 		B: Matrix{Buf: bb, Rows: k, Cols: n, LD: n, BatchStride: k * n},
 		D: Matrix{Buf: bd, Rows: m, Cols: n, LD: n, BatchStride: m * n}}
-	e := rt.Explain(OpMatMul, args)
+	e := rt.Explain(OpMatMul.name, args)
 	t.Log(e)
-	must(t, rt.Run(ctx, nil, OpMatMul, args))
+	must(t, rt.Run(ctx, nil, OpMatMul.name, args))
 	got := make([]float32, m*n)
 	must(t, bd.ReadFloat32(ctx, got))
 	for i := 0; i < m; i++ {

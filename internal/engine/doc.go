@@ -1,7 +1,7 @@
 // Package engine is tcrt's engine behind the public runtime package: the
 // runtime objects (Runtime, Buffer, Stream, Event) that package runtime
 // wraps in handles, the kernel registry and selection (Kernel, Arch,
-// Register, Select, Explain), the validated argument structs of every op
+// RegisterKernel, Select, Explain), the validated argument structs of every op
 // with their operand lists, the launches (Run, Prepare, LaunchKernel,
 // LaunchGPU), the host fallback, and the kernel registrations of every
 // family (CPU and GPU, untagged). It lives under internal/ so that only

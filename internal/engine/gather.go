@@ -1,17 +1,15 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Registry names of the scatter–gather family.
-const (
-	OpGather    = "mgather"
-	OpScatter   = "mscatter"
-	OpGatherCAS = "mgather_cas"
+// The scatter–gather ops.
+var (
+	OpGather    = Op[GatherArgs]{"mgather"}
+	OpScatter   = Op[ScatterArgs]{"mscatter"}
+	OpGatherCAS = Op[GatherCASArgs]{"mgather_cas"}
 )
 
 // IndexMode says what a gather or scatter index selects: a table row or a
@@ -77,28 +75,19 @@ func hostGatherInto(c *hostCall[fallback.GatherArgs], a *GatherArgs, threads int
 	return &c.h
 }
 
-func cpuGatherSupports(args any) error {
-	if _, ok := args.(*GatherArgs); !ok {
-		return fmt.Errorf("arguments are %T, not *GatherArgs", args)
-	}
-	return nil
-}
-
 func init() {
-	Register(Kernel{
-		Name: "cpu.mgather.fast", Op: OpGather, Arch: Arch{ISA: ISACPU}, Preference: 100,
-		Doc:      "parallel preflight, then rows copied by all threads straight into the destination",
-		Supports: cpuGatherSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return withHost(&hostGathers, l.Args.(*GatherArgs), l.Threads, hostGatherInto, fallback.GatherFast)
+	RegisterKernel(OpGather, TypedKernel[GatherArgs]{
+		Name: "cpu.mgather.fast", Arch: Arch{ISA: ISACPU}, Preference: 100,
+		Doc: "parallel preflight, then rows copied by all threads straight into the destination",
+		Launch: CPUKernel(func(l *Launch, a *GatherArgs) error {
+			return withHost(&hostGathers, a, l.Threads, hostGatherInto, fallback.GatherFast)
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.mgather.reference", Op: OpGather, Arch: Arch{ISA: ISACPU}, Preference: 0,
-		Doc:      "sequential reference (the oracle); force it with TCRT_KERNEL=cpu.mgather.reference",
-		Supports: cpuGatherSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.GatherRef(HostGatherArgs(l.Args.(*GatherArgs), l.Threads))
+	RegisterKernel(OpGather, TypedKernel[GatherArgs]{
+		Name: "cpu.mgather.reference", Arch: Arch{ISA: ISACPU}, Preference: 0,
+		Doc: "sequential reference (the oracle); force it with TCRT_KERNEL=cpu.mgather.reference",
+		Launch: CPUKernel(func(l *Launch, a *GatherArgs) error {
+			return fallback.GatherRef(HostGatherArgs(a, l.Threads))
 		}),
 	})
 }

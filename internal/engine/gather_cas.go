@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/tcrt-go/tcrt/fallback"
 )
 
@@ -23,28 +21,19 @@ func HostGatherCASArgs(a *GatherCASArgs, threads int) *fallback.GatherCASArgs {
 		Expected: hostTile(a.Expected), Replacement: hostTile(a.Replacement), Dst: hostTile(a.Dst), Threads: threads}
 }
 
-func cpuGatherCASSupports(args any) error {
-	if _, ok := args.(*GatherCASArgs); !ok {
-		return fmt.Errorf("arguments are %T, not *GatherCASArgs", args)
-	}
-	return nil
-}
-
 func init() {
-	Register(Kernel{
-		Name: "cpu.mgather_cas.atomic", Op: OpGatherCAS, Arch: Arch{ISA: ISACPU}, Preference: 100,
-		Doc:      "parallel preflight, atomic CAS per lane on all threads (8/16-bit via the containing word), staged publication",
-		Supports: cpuGatherCASSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.GatherCASFast(HostGatherCASArgs(l.Args.(*GatherCASArgs), l.Threads))
+	RegisterKernel(OpGatherCAS, TypedKernel[GatherCASArgs]{
+		Name: "cpu.mgather_cas.atomic", Arch: Arch{ISA: ISACPU}, Preference: 100,
+		Doc: "parallel preflight, atomic CAS per lane on all threads (8/16-bit via the containing word), staged publication",
+		Launch: CPUKernel(func(l *Launch, a *GatherCASArgs) error {
+			return fallback.GatherCASFast(HostGatherCASArgs(a, l.Threads))
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.mgather_cas.reference", Op: OpGatherCAS, Arch: Arch{ISA: ISACPU}, Preference: 0,
-		Doc:      "sequential reference in row-major lane order (the oracle; not atomic against other streams)",
-		Supports: cpuGatherCASSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.GatherCASRef(HostGatherCASArgs(l.Args.(*GatherCASArgs), l.Threads))
+	RegisterKernel(OpGatherCAS, TypedKernel[GatherCASArgs]{
+		Name: "cpu.mgather_cas.reference", Arch: Arch{ISA: ISACPU}, Preference: 0,
+		Doc: "sequential reference in row-major lane order (the oracle; not atomic against other streams)",
+		Launch: CPUKernel(func(l *Launch, a *GatherCASArgs) error {
+			return fallback.GatherCASRef(HostGatherCASArgs(a, l.Threads))
 		}),
 	})
 }

@@ -24,7 +24,7 @@ func TestDenseTileAndKernels(t *testing.T) {
 			t.Errorf("%v: %+v", c.shape, d)
 		}
 	}
-	for _, op := range []string{OpGather, OpScatter, OpGatherCAS} {
+	for _, op := range []string{OpGather.name, OpScatter.name, OpGatherCAS.name} {
 		var ks []*Kernel // the CPU kernels (GPU ones, such as the SASS scatter-add, may join them)
 		for _, k := range Kernels(op) {
 			if k.Arch.ISA == ISACPU {

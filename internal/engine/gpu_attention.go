@@ -119,11 +119,7 @@ func placeholderAux(a *AttentionArgs) sm86AttnAux {
 	return x
 }
 
-func sm86AttnSupports(args any) error {
-	a, ok := args.(*AttentionArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *AttentionArgs", args)
-	}
+func sm86AttnSupports(a *AttentionArgs) error {
 	p, err := sm86AttnArgs(a, placeholderAux(a))
 	if err != nil {
 		return err
@@ -166,8 +162,7 @@ func int32Bytes[T int | int32](vs []T) []byte {
 	return out
 }
 
-func sm86AttnLaunch(ctx context.Context, l *Launch) error {
-	a := l.Args.(*AttentionArgs)
+func sm86AttnLaunch(ctx context.Context, l *Launch, a *AttentionArgs) error {
 	rt := l.Runtime
 	tmp := &scratch{rt: rt}
 	launched := false
@@ -233,9 +228,8 @@ func sm86AttnLaunch(ctx context.Context, l *Launch) error {
 }
 
 func init() {
-	Register(Kernel{
+	RegisterKernel(OpAttention, TypedKernel[AttentionArgs]{
 		Name:       "sass.attention.sm86attn",
-		Op:         OpAttention,
 		Arch:       Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86attn.Module()},
 		Preference: 200,
 		Doc:        "hand-scheduled SASS flash attention (kernels/sm86attn): LDGSTS, LDSM/LDSM.T, HMMA.16816.F32, online softmax in registers; prefill, varlen, contiguous and paged KV caches, split-KV + combine (unverified on a GPU)",

@@ -35,14 +35,14 @@ import (
 
 func init() {
 	arch := Arch{ISA: ISAPTX, MinSM: 80, Module: ptx.F8()}
-	Register(Kernel{
-		Name: "ptx.quantize", Op: OpQuantize, Arch: arch, Preference: 100,
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: "ptx.quantize", Arch: arch, Preference: 100,
 		Doc:      "PTX tcrt_f8_quantize: f32 in, given scales per tensor or per row, integer RNE encode; scales buffers checked on the host first",
 		Supports: ptxQuantizeSupports,
 		Launch:   ptxQuantizeLaunch,
 	})
-	Register(Kernel{
-		Name: "ptx.dequantize", Op: OpDequantize, Arch: arch, Preference: 100,
+	RegisterKernel(OpDequantize, TypedKernel[DequantizeArgs]{
+		Name: "ptx.dequantize", Arch: arch, Preference: 100,
 		Doc:      "PTX tcrt_f8_dequantize: f32 out, per tensor or per row; ScaleInv checked on the host first",
 		Supports: ptxDequantizeSupports,
 		Launch:   ptxDequantizeLaunch,
@@ -86,11 +86,7 @@ func f8Aligned(b *Buffer, arg string, align uint64) error {
 	return nil
 }
 
-func ptxQuantizeSupports(args any) error {
-	a, ok := args.(*QuantizeArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
-	}
+func ptxQuantizeSupports(a *QuantizeArgs) error {
 	if d := a.X.DType(); d != tile.F32 {
 		return fmt.Errorf("x is %v; the PTX kernel reads f32 only", d)
 	}
@@ -127,11 +123,7 @@ func ptxQuantizeSupports(args any) error {
 	return nil
 }
 
-func ptxDequantizeSupports(args any) error {
-	a, ok := args.(*DequantizeArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *DequantizeArgs", args)
-	}
+func ptxDequantizeSupports(a *DequantizeArgs) error {
 	if d := a.Y.DType(); d != tile.F32 {
 		return fmt.Errorf("y is %v; the PTX kernel writes f32 only", d)
 	}
@@ -212,15 +204,14 @@ func f8WriteInv(b *Buffer, scales []float32) error {
 	return m.Write(context.Background(), 0, raw)
 }
 
-func ptxQuantizeLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*QuantizeArgs)
+func ptxQuantizeLaunch(_ context.Context, l *Launch, a *QuantizeArgs) error {
 	p, err := sgPtrs(a.Q, a.X)
 	if err != nil {
 		return err
 	}
 	rt, flags := l.Runtime, f8Flags(a.Q.DType(), a.Mode, a.Gran)
 	if a.Scales == nil { // per tensor, a.Scale given
-		if err := fallback.CheckScales(OpQuantize, "Scales", []float32{a.Scale}); err != nil {
+		if err := fallback.CheckScales(OpQuantize.name, "Scales", []float32{a.Scale}); err != nil {
 			return l.Stream.Enqueue(func() error { return err }) // reported as the CPU kernel reports it
 		}
 		c, err := f8ConstFor(rt, a.Scale)
@@ -241,7 +232,7 @@ func ptxQuantizeLaunch(_ context.Context, l *Launch) error {
 	var scales []float32
 	pre := func() error {
 		var err error
-		scales, err = f8ReadScales(a.Scales, OpQuantize, "Scales")
+		scales, err = f8ReadScales(a.Scales, OpQuantize.name, "Scales")
 		return err
 	}
 	var post func() error
@@ -251,8 +242,7 @@ func ptxQuantizeLaunch(_ context.Context, l *Launch) error {
 	return LaunchGPUAfter(l.Stream, []*GPULaunch{f8GPULaunch(rt, ptx.F8Quantize, p[0], p[1], ps, a.Rows, a.Cols, flags)}, pre, post)
 }
 
-func ptxDequantizeLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*DequantizeArgs)
+func ptxDequantizeLaunch(_ context.Context, l *Launch, a *DequantizeArgs) error {
 	p, err := sgPtrs(a.Y, a.Q)
 	if err != nil {
 		return err
@@ -270,7 +260,7 @@ func ptxDequantizeLaunch(_ context.Context, l *Launch) error {
 		return err
 	}
 	pre := func() error {
-		_, err := f8ReadScales(a.ScaleInv, OpDequantize, "ScaleInv")
+		_, err := f8ReadScales(a.ScaleInv, OpDequantize.name, "ScaleInv")
 		return err
 	}
 	return LaunchGPUAfter(l.Stream, []*GPULaunch{f8GPULaunch(rt, ptx.F8Dequantize, p[0], p[1], ps, a.Rows, a.Cols, flags)}, pre, nil)

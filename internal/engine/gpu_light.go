@@ -24,33 +24,29 @@ var lightTypeCode = map[tile.DType]uint32{tile.F32: ptx.LightF32, tile.F16: ptx.
 
 func init() {
 	arch := Arch{ISA: ISAPTX, MinSM: 80, Module: ptx.Light()}
-	for _, op := range []string{OpRMSNorm, OpAddRMSNorm} {
-		Register(Kernel{
-			Name: "ptx." + op, Op: op, Arch: arch, Preference: 100,
+	for _, op := range []Op[NormArgs]{OpRMSNorm, OpAddRMSNorm} {
+		RegisterKernel(op, TypedKernel[NormArgs]{
+			Name: "ptx." + op.name, Arch: arch, Preference: 100,
 			Doc:      "PTX: one 256-thread block a row, two passes (residual added and stored in the first), warp-shuffle reduction, rsqrt.approx",
 			Supports: gpuRMSNormSupports,
 			Launch:   gpuRMSNormLaunch,
 		})
 	}
-	Register(Kernel{
-		Name: "ptx.rope", Op: OpRoPE, Arch: arch, Preference: 100,
+	RegisterKernel(OpRoPE, TypedKernel[RoPEArgs]{
+		Name: "ptx.rope", Arch: arch, Preference: 100,
 		Doc:      "PTX: one thread a rotated pair (or passed-through element), the host's cos/sin table uploaded per call",
 		Supports: gpuRoPESupports,
 		Launch:   gpuRoPELaunch,
 	})
-	Register(Kernel{
-		Name: "ptx.silu_mul", Op: OpActivation, Arch: arch, Preference: 100,
+	RegisterKernel(OpActivation, TypedKernel[ActArgs]{
+		Name: "ptx.silu_mul", Arch: arch, Preference: 100,
 		Doc:      "PTX: grid-stride SiLU (times the gate), ex2.approx and div.approx",
 		Supports: gpuSiluSupports,
 		Launch:   gpuSiluLaunch,
 	})
 }
 
-func gpuRMSNormSupports(args any) error {
-	a, ok := args.(*NormArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *NormArgs", args)
-	}
+func gpuRMSNormSupports(a *NormArgs) error {
 	if a.Kind != fallback.NormRMS {
 		return fmt.Errorf("layer normalisation has no GPU kernel")
 	}
@@ -60,11 +56,7 @@ func gpuRMSNormSupports(args any) error {
 	return nil
 }
 
-func gpuSiluSupports(args any) error {
-	a, ok := args.(*ActArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *ActArgs", args)
-	}
+func gpuSiluSupports(a *ActArgs) error {
 	if a.Func != fallback.FnSiLU {
 		return fmt.Errorf("%v has no GPU kernel (SiLU only)", a.Func)
 	}
@@ -84,8 +76,7 @@ func rowPtr(m *Matrix) (uint64, error) {
 	return p + uint64(m.Offset*m.Buf.DType().Size()), nil
 }
 
-func gpuRMSNormLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*NormArgs)
+func gpuRMSNormLaunch(_ context.Context, l *Launch, a *NormArgs) error {
 	if a.X.Rows == 0 {
 		return nil
 	}
@@ -135,8 +126,7 @@ func rowGrid(rows, n int) [3]int {
 	return [3]int{max(1, min(64, (n+255)/256)), max(1, min(rows, 65535)), 1}
 }
 
-func gpuSiluLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*ActArgs)
+func gpuSiluLaunch(_ context.Context, l *Launch, a *ActArgs) error {
 	if a.A.Rows == 0 {
 		return nil
 	}
@@ -165,24 +155,19 @@ func gpuSiluLaunch(_ context.Context, l *Launch) error {
 	})
 }
 
-func gpuRoPESupports(args any) error {
-	a, ok := args.(*RoPEArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *RoPEArgs", args)
-	}
+func gpuRoPESupports(a *RoPEArgs) error {
 	if a.Positions != nil {
 		return fmt.Errorf("positions in a device buffer: the kernel takes a host-computed cos/sin table (give Offset or SeqLens/SeqOffsets)")
 	}
 	return nil
 }
 
-func gpuRoPELaunch(ctx context.Context, l *Launch) error {
-	a := l.Args.(*RoPEArgs)
+func gpuRoPELaunch(ctx context.Context, l *Launch, a *RoPEArgs) error {
 	if a.Q.Rows == 0 {
 		return nil
 	}
 	h := ropeTable(a) // device buffers: no host views of q and k
-	if err := fallback.CheckPositions(OpRoPE, h.Pos, h.MaxPosition); err != nil {
+	if err := fallback.CheckPositions(OpRoPE.name, h.Pos, h.MaxPosition); err != nil {
 		return err
 	}
 	cs := fallback.RoPECosSin(h)

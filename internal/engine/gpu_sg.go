@@ -37,45 +37,25 @@ import (
 
 func init() {
 	arch := Arch{ISA: ISAPTX, MinSM: 80, Module: ptx.SG()}
-	Register(Kernel{
-		Name: "ptx.mgather", Op: OpGather, Arch: arch, Preference: 100,
-		Doc:      "PTX: preflight kernel (OOBError), pad fill, rows copied in 16-byte units where alignment allows",
-		Supports: ptxGatherSupports,
-		Launch:   ptxGatherLaunch,
+	RegisterKernel(OpGather, TypedKernel[GatherArgs]{
+		Name: "ptx.mgather", Arch: arch, Preference: 100,
+		Doc:    "PTX: preflight kernel (OOBError), pad fill, rows copied in 16-byte units where alignment allows",
+		Launch: ptxGatherLaunch,
 	})
-	Register(Kernel{
-		Name: "ptx.mscatter", Op: OpScatter, Arch: arch, Preference: 100,
+	RegisterKernel(OpScatter, TypedKernel[ScatterArgs]{
+		Name: "ptx.mscatter", Arch: arch, Preference: 100,
 		Doc:      "PTX: preflight kernel (OOBError), one atomic per element (red, or an exact CAS loop for f32/f16/bf16 add and f32 max/min)",
 		Supports: ptxScatterSupports,
 		Launch:   ptxScatterLaunch,
 	})
-	Register(Kernel{
-		Name: "ptx.mgather_cas", Op: OpGatherCAS, Arch: arch, Preference: 100,
-		Doc:      "PTX: preflight kernel, atom.cas.b32/b64 per lane (8/16-bit via the containing word), pad fill",
-		Supports: ptxGatherCASSupports,
-		Launch:   ptxGatherCASLaunch,
+	RegisterKernel(OpGatherCAS, TypedKernel[GatherCASArgs]{
+		Name: "ptx.mgather_cas", Arch: arch, Preference: 100,
+		Doc:    "PTX: preflight kernel, atom.cas.b32/b64 per lane (8/16-bit via the containing word), pad fill",
+		Launch: ptxGatherCASLaunch,
 	})
 }
 
-func ptxGatherSupports(args any) error {
-	if _, ok := args.(*GatherArgs); !ok {
-		return fmt.Errorf("arguments are %T, not *GatherArgs", args)
-	}
-	return nil
-}
-
-func ptxGatherCASSupports(args any) error {
-	if _, ok := args.(*GatherCASArgs); !ok {
-		return fmt.Errorf("arguments are %T, not *GatherCASArgs", args)
-	}
-	return nil
-}
-
-func ptxScatterSupports(args any) error {
-	a, ok := args.(*ScatterArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *ScatterArgs", args)
-	}
+func ptxScatterSupports(a *ScatterArgs) error {
 	d := a.Src.Desc.DType
 	code, ok := sgScatterCode(a.Op, d)
 	if !ok {
@@ -365,8 +345,7 @@ func sgIndexPreflight(rt *Runtime, op string, mode IndexMode, oob tile.OOB, idx 
 	return call, check, nil
 }
 
-func ptxGatherLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*GatherArgs)
+func ptxGatherLaunch(_ context.Context, l *Launch, a *GatherArgs) error {
 	p, err := sgPtrs(a.Dst.Buf, a.Mem, a.Idx.Buf)
 	if err != nil {
 		return err
@@ -382,7 +361,7 @@ func ptxGatherLaunch(_ context.Context, l *Launch) error {
 	if a.Mode == fallback.IndexRows {
 		laneCols = 1
 	}
-	call, check, err := sgIndexPreflight(rt, OpGather, a.Mode, a.OOB, a.Idx, pi, it, isr, isc, rows, laneCols, a.MemRows)
+	call, check, err := sgIndexPreflight(rt, OpGather.name, a.Mode, a.OOB, a.Idx, pi, it, isr, isc, rows, laneCols, a.MemRows)
 	if err != nil {
 		return err
 	}
@@ -411,8 +390,7 @@ func ptxGatherLaunch(_ context.Context, l *Launch) error {
 	return call.run(l.Stream, check, sgPadLaunch(rt, dst, pd, slot), eff)
 }
 
-func ptxScatterLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*ScatterArgs)
+func ptxScatterLaunch(_ context.Context, l *Launch, a *ScatterArgs) error {
 	p, err := sgPtrs(a.Mem, a.Src.Buf, a.Idx.Buf)
 	if err != nil {
 		return err
@@ -429,7 +407,7 @@ func ptxScatterLaunch(_ context.Context, l *Launch) error {
 	if a.Mode == fallback.IndexRows {
 		laneCols = 1
 	}
-	call, check, err := sgIndexPreflight(rt, OpScatter, a.Mode, a.OOB, a.Idx, pi, it, isr, isc, rows, laneCols, a.MemRows)
+	call, check, err := sgIndexPreflight(rt, OpScatter.name, a.Mode, a.OOB, a.Idx, pi, it, isr, isc, rows, laneCols, a.MemRows)
 	if err != nil {
 		return err
 	}
@@ -452,8 +430,7 @@ func ptxScatterLaunch(_ context.Context, l *Launch) error {
 	return call.run(l.Stream, check, eff)
 }
 
-func ptxGatherCASLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*GatherCASArgs)
+func ptxGatherCASLaunch(_ context.Context, l *Launch, a *GatherCASArgs) error {
 	p, err := sgPtrs(a.Dst.Buf, a.Mem, a.Idx.Buf, a.Expected.Buf, a.Replacement.Buf)
 	if err != nil {
 		return err

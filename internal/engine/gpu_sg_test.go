@@ -125,11 +125,11 @@ func TestCUDAGather(t *testing.T) {
 					idx, idxHost := sgTile(t, rt, idxDesc, sgIndices(rng, idxDesc, memRows, bad, false), rng)
 					dt, dstHost := sgTile(t, rt, dst, nil, rng)
 					args := &GatherArgs{Mode: mode, Mem: mem, MemRows: memRows, Idx: idx, Dst: dt, OOB: oob}
-					sgChosen(t, rt, OpGather, args, "ptx.mgather")
+					sgChosen(t, rt, OpGather.name, args, "ptx.mgather")
 					ref := &fallback.GatherArgs{Mode: mode, Mem: memHost, MemRows: memRows,
 						Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost}, Dst: fallback.TileData{Tile: dt.Desc, Data: dstHost}, OOB: oob}
 					must(t, fallback.GatherRef(ref))
-					must(t, rt.Run(ctx, nil, OpGather, args))
+					must(t, rt.Run(ctx, nil, OpGather.name, args))
 					if got := sgRead(t, dt.Buf); !bytes.Equal(got, dstHost) {
 						t.Fatalf("%s: GPU gather differs from the reference", name)
 					}
@@ -167,7 +167,7 @@ func TestCUDAGatherFault(t *testing.T) {
 		ref := &fallback.GatherArgs{Mode: fallback.IndexRows, Mem: memHost, MemRows: memRows,
 			Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost}, Dst: fallback.TileData{Tile: dt.Desc, Data: bytes.Clone(before)}}
 		want := fallback.GatherRef(ref)
-		err = rt.Run(ctx, nil, OpGather, args)
+		err = rt.Run(ctx, nil, OpGather.name, args)
 		if !errors.Is(err, ErrBounds) || err.Error() != want.Error() {
 			t.Fatalf("%v: fault %v, want %v", it, err, want)
 		}
@@ -179,7 +179,7 @@ func TestCUDAGatherFault(t *testing.T) {
 			idxHost[bad*it.Size()+i] = 0
 		}
 		must(t, idx.Buf.Write(ctx, 0, idxHost))
-		must(t, rt.Run(ctx, nil, OpGather, args))
+		must(t, rt.Run(ctx, nil, OpGather.name, args))
 		mem.Close()
 	}
 }
@@ -275,11 +275,11 @@ func TestCUDAScatter(t *testing.T) {
 					idx, idxHost := sgTile(t, rt, idxDesc, sgIndices(rng, idxDesc, n, bad, unique), rng)
 					src, srcHost := sgTile(t, rt, srcDesc, sgScatterSrc(rng, srcDesc, c.op), rng)
 					args := &ScatterArgs{Mode: mode, Op: c.op, Mem: memT.Buf, MemRows: n, Idx: idx, Src: src, OOB: oob}
-					sgChosen(t, rt, OpScatter, args, "ptx.mscatter")
+					sgChosen(t, rt, OpScatter.name, args, "ptx.mscatter")
 					ref := &fallback.ScatterArgs{Mode: mode, Op: c.op, Mem: memHost, MemRows: n,
 						Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost}, Src: fallback.TileData{Tile: src.Desc, Data: srcHost}, OOB: oob}
 					must(t, fallback.ScatterRef(ref))
-					must(t, rt.Run(ctx, nil, OpScatter, args))
+					must(t, rt.Run(ctx, nil, OpScatter.name, args))
 					if got := sgRead(t, memT.Buf); !bytes.Equal(got, memHost) {
 						t.Fatalf("%s: GPU scatter differs from the reference", name)
 					}
@@ -291,7 +291,7 @@ func TestCUDAScatter(t *testing.T) {
 	d := tile.Dense(tile.F32, 4, 1)
 	m, _ := sgTile(t, rt, d, nil, rng)
 	ix, _ := sgTile(t, rt, tile.Dense(tile.S32, 4, 1), make([]byte, 16), rng)
-	e := rt.Explain(OpScatter, &ScatterArgs{Op: fallback.ScatterAdd, Deterministic: true, Mem: m.Buf, MemRows: 4, Idx: ix, Src: m})
+	e := rt.Explain(OpScatter.name, &ScatterArgs{Op: fallback.ScatterAdd, Deterministic: true, Mem: m.Buf, MemRows: 4, Idx: ix, Src: m})
 	if k := e.Chosen(); k == nil || k.Name == "ptx.mscatter" {
 		t.Fatalf("deterministic f32 add chose %v:\n%s", k, e)
 	}
@@ -312,7 +312,7 @@ func TestCUDAScatterFault(t *testing.T) {
 	args := &ScatterArgs{Mode: fallback.IndexRows, Op: fallback.ScatterAdd, Mem: memT.Buf, MemRows: n, Idx: idx, Src: src}
 	want := fallback.ScatterRef(&fallback.ScatterArgs{Mode: fallback.IndexRows, Op: fallback.ScatterAdd, Mem: bytes.Clone(before), MemRows: n,
 		Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost}, Src: fallback.TileData{Tile: src.Desc, Data: srcHost}})
-	err := rt.Run(ctx, nil, OpScatter, args)
+	err := rt.Run(ctx, nil, OpScatter.name, args)
 	if !errors.Is(err, ErrBounds) || want == nil || err.Error() != want.Error() {
 		t.Fatalf("fault %v, want %v", err, want)
 	}
@@ -380,13 +380,13 @@ func TestCUDAGatherCAS(t *testing.T) {
 				dst := tile.Tile{DType: d, ValidRows: vr, ValidCols: vc, Rows: pow2(vr), Cols: pow2(vc + 1), Pad: tile.PadMaxValue}
 				dt, dstHost := sgTile(t, rt, dst, nil, rng)
 				args := &GatherCASArgs{Mem: mem, Base: base, Idx: idx, Expected: exp, Replacement: rep, Dst: dt}
-				sgChosen(t, rt, OpGatherCAS, args, "ptx.mgather_cas")
+				sgChosen(t, rt, OpGatherCAS.name, args, "ptx.mgather_cas")
 				memBefore, dstBefore := bytes.Clone(memHost), bytes.Clone(dstHost)
 				want := fallback.GatherCASRef(&fallback.GatherCASArgs{Mem: memHost, Base: base, Idx: fallback.TileData{Tile: idx.Desc, Data: idxHost},
 					Expected: fallback.TileData{Tile: exp.Desc, Data: expHost}, Replacement: fallback.TileData{Tile: rep.Desc, Data: repHost},
 					Dst: fallback.TileData{Tile: dt.Desc, Data: dstHost}})
 				name := fmt.Sprintf("%v/%dx%d/%v/%q", d, vr, vc, it, fault)
-				err = rt.Run(ctx, nil, OpGatherCAS, args)
+				err = rt.Run(ctx, nil, OpGatherCAS.name, args)
 				if (err == nil) != (want == nil) || (err != nil && (err.Error() != want.Error() || !errors.Is(err, ErrBounds))) {
 					t.Fatalf("%s: error %v, want %v", name, err, want)
 				}
@@ -435,11 +435,11 @@ func BenchmarkCUDASG(b *testing.B) {
 			}
 			g := &GatherArgs{Mode: fallback.IndexRows, Mem: table.Buf, MemRows: rows, Idx: idx, Dst: other, OOB: oob}
 			b.Run(fmt.Sprintf("gather-rows%s/f32/%dx%d/cuda", suffix, rows, cols), func(b *testing.B) {
-				benchGPU(b, rt, func(s *Stream) error { return rt.Run(ctx, s, OpGather, g) }, idxBytes+2*rowBytes)
+				benchGPU(b, rt, func(s *Stream) error { return rt.Run(ctx, s, OpGather.name, g) }, idxBytes+2*rowBytes)
 			})
 			sc := &ScatterArgs{Mode: fallback.IndexRows, Op: fallback.ScatterAdd, Mem: table.Buf, MemRows: rows, Idx: idx, Src: other, OOB: oob}
 			b.Run(fmt.Sprintf("scatter-add%s/f32/%dx%d/cuda", suffix, rows, cols), func(b *testing.B) {
-				benchGPU(b, rt, func(s *Stream) error { return rt.Run(ctx, s, OpScatter, sc) }, idxBytes+3*rowBytes)
+				benchGPU(b, rt, func(s *Stream) error { return rt.Run(ctx, s, OpScatter.name, sc) }, idxBytes+3*rowBytes)
 			})
 		}
 		table.Buf.Close()

@@ -50,17 +50,13 @@ func sm86AmaxArgs(a *AmaxArgs, addrs bool) (sm86.SGAmax, error) {
 	return x, nil
 }
 
-func sm86AmaxSupports(args any) error {
-	a, ok := args.(*AmaxArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *AmaxArgs", args)
-	}
+func sm86AmaxSupports(a *AmaxArgs) error {
 	x, _ := sm86AmaxArgs(a, false)
 	return planReason(sm86.AmaxSupports(x), sm86.ErrSGUnsupported)
 }
 
-func sm86AmaxLaunch(_ context.Context, l *Launch) error {
-	x, err := sm86AmaxArgs(l.Args.(*AmaxArgs), true)
+func sm86AmaxLaunch(_ context.Context, l *Launch, a *AmaxArgs) error {
+	x, err := sm86AmaxArgs(a, true)
 	if err != nil {
 		return err
 	}
@@ -93,17 +89,12 @@ func sm86DequantArgs(a *DequantizeArgs, slot uint64, addrs bool) (sm86.SGDequant
 	return d, nil
 }
 
-func sm86DequantSupports(args any) error {
-	a, ok := args.(*DequantizeArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *DequantizeArgs", args)
-	}
+func sm86DequantSupports(a *DequantizeArgs) error {
 	d, _ := sm86DequantArgs(a, sgPlaceholder, false)
 	return planReason(sm86.DequantSupports(d), sm86.ErrSGUnsupported)
 }
 
-func sm86DequantLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*DequantizeArgs)
+func sm86DequantLaunch(_ context.Context, l *Launch, a *DequantizeArgs) error {
 	// a recorded block is a float scale fallback.CheckScales rejects: read
 	// the scales back and let it name the first
 	fault := func(uint64) error {
@@ -111,7 +102,7 @@ func sm86DequantLaunch(_ context.Context, l *Launch) error {
 		if err := a.ScaleInv.memory().Read(context.Background(), 0, b); err != nil {
 			return err
 		}
-		if err := fallback.CheckScales(OpDequantize, "ScaleInv", fallback.F32s(b)); err != nil {
+		if err := fallback.CheckScales(OpDequantize.name, "ScaleInv", fallback.F32s(b)); err != nil {
 			return err
 		}
 		return fmt.Errorf("tcrt: %s: the device rejected a scale the host accepts: %w", OpDequantize, ErrDevice)
@@ -135,11 +126,7 @@ func sm86DequantLaunch(_ context.Context, l *Launch) error {
 // sm86MXSupports covers an MX quantisation from f32, f16 or bf16,
 // saturating or not, with or without the Amax output; the plan's rule does
 // the rest.
-func sm86MXSupports(args any) error {
-	a, ok := args.(*QuantizeArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
-	}
+func sm86MXSupports(a *QuantizeArgs) error {
 	switch {
 	case a.Gran != fallback.MX:
 		return fmt.Errorf("granularity %v (covered: mx)", a.Gran)
@@ -158,9 +145,8 @@ func sm86MXSupports(args any) error {
 		Work: sgPlaceholder, QType: a.Q.DType(), Rows: a.Rows, Cols: a.Cols}), sm86.ErrSGUnsupported)
 }
 
-func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
-	return func(ctx context.Context, l *Launch) error {
-		a := l.Args.(*QuantizeArgs)
+func sm86MXLaunch(arch int) func(context.Context, *Launch, *QuantizeArgs) error {
+	return func(ctx context.Context, l *Launch, a *QuantizeArgs) error {
 		blocks := a.Rows * ((a.Cols + fallback.MXBlock - 1) / fallback.MXBlock)
 		tmp := &scratch{rt: l.Runtime}
 		q, err := DevicePtr(a.Q)
@@ -201,11 +187,7 @@ func sm86MXLaunch(arch int) func(context.Context, *Launch) error {
 // 1×128 or 128×128, any Cols, with or without ScaleInv and Amax outputs; the plan's rule does
 // the rest. It ranks below sass.quantize.f8 (one launch), which takes a
 // given per-tensor scale when no ScaleInv or Amax is asked for.
-func sm86BlocksSupports(args any) error {
-	a, ok := args.(*QuantizeArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
-	}
+func sm86BlocksSupports(a *QuantizeArgs) error {
 	switch {
 	case a.Gran != fallback.PerTensor && a.Gran != fallback.PerRow && a.Gran != fallback.PerColumn &&
 		a.Gran != fallback.Block1x128 && a.Gran != fallback.Block128x128:
@@ -319,8 +301,7 @@ func sm86BlocksArgs(a *QuantizeArgs) sm86.SGQuantizeBlocks {
 // then issues the widening wl (if any) and the encoding, which reads them from device memory, and the
 // Amax kernels, then writes ScaleInv (1/s in float32, the CPU's bits), as
 // the PTX path does.
-func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks, wl []sm86.Launch) error {
-	a := l.Args.(*QuantizeArgs)
+func sm86GivenLaunch(l *Launch, a *QuantizeArgs, arch int, x sm86.SGQuantizeBlocks, wl []sm86.Launch) error {
 	var err error
 	if x.Scales, err = DevicePtr(a.Scales); err != nil {
 		return err
@@ -336,7 +317,7 @@ func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks, wl []sm86.Lau
 	var scales []float32
 	pre := func() error {
 		var err error
-		scales, err = f8ReadScales(a.Scales, OpQuantize, "Scales")
+		scales, err = f8ReadScales(a.Scales, OpQuantize.name, "Scales")
 		return err
 	}
 	var post func() error
@@ -346,9 +327,8 @@ func sm86GivenLaunch(l *Launch, arch int, x sm86.SGQuantizeBlocks, wl []sm86.Lau
 	return LaunchGPUAfter(l.Stream, sgGPULaunches(sm86.ModuleFor(arch), ls), pre, post)
 }
 
-func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
-	return func(ctx context.Context, l *Launch) error {
-		a := l.Args.(*QuantizeArgs)
+func sm86BlocksLaunch(arch int) func(context.Context, *Launch, *QuantizeArgs) error {
+	return func(ctx context.Context, l *Launch, a *QuantizeArgs) error {
 		x := sm86BlocksArgs(a)
 		sr, sc := a.Gran.ScaleGrid(a.Rows, a.Cols)
 		var err error
@@ -356,7 +336,7 @@ func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 			return err
 		}
 		if x.Given && a.Scales == nil {
-			if err := fallback.CheckScales(OpQuantize, "Scales", []float32{x.Scale}); err != nil {
+			if err := fallback.CheckScales(OpQuantize.name, "Scales", []float32{x.Scale}); err != nil {
 				return l.Stream.Enqueue(func() error { return err }) // reported as the CPU kernel reports it
 			}
 		}
@@ -366,7 +346,7 @@ func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 			return errors.Join(planReason(err, sm86.ErrSGUnsupported), tmp.release())
 		}
 		if a.Scales != nil {
-			return errors.Join(sm86GivenLaunch(l, arch, x, wl), l.Stream.Enqueue(tmp.release))
+			return errors.Join(sm86GivenLaunch(l, a, arch, x, wl), l.Stream.Enqueue(tmp.release))
 		}
 		if a.ScaleInv != nil {
 			if x.Inv, err = DevicePtr(a.ScaleInv); err != nil {
@@ -389,38 +369,38 @@ func sm86BlocksLaunch(arch int) func(context.Context, *Launch) error {
 
 func init() {
 	arch := Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86SGModule()}
-	Register(Kernel{
-		Name: "sass.quantize.blocks.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 205,
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: "sass.quantize.blocks.sm89", Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 205,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits) or given (checked on the host first), F2FP.SATFINITE encode (the integer one when non-saturating), Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86BlocksSupports,
 		Launch:   sm86BlocksLaunch(89),
 	})
-	Register(Kernel{
-		Name: "sass.quantize.blocks.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 195,
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: "sass.quantize.blocks.sm86", Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 195,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, scales by the current-scaling rule (binary64 division, the CPU's bits) or given (checked on the host first), integer float8 encode, Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86BlocksSupports,
 		Launch:   sm86BlocksLaunch(86),
 	})
-	Register(Kernel{
-		Name: "sass.amax", Op: OpAmax, Arch: arch, Preference: 200,
+	RegisterKernel(OpAmax, TypedKernel[AmaxArgs]{
+		Name: "sass.amax", Arch: arch, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86): per-block max |x| by warp shuffles and ordered-integer atomics, then a finish pass (NaN as the CPU's); unverified on a GPU",
 		Supports: sm86AmaxSupports,
 		Launch:   sm86AmaxLaunch,
 	})
-	Register(Kernel{
-		Name: "sass.dequantize", Op: OpDequantize, Arch: arch, Preference: 200,
+	RegisterKernel(OpDequantize, TypedKernel[DequantizeArgs]{
+		Name: "sass.dequantize", Arch: arch, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86): device-side scale check, then exact integer float8 decode times the block's scale to f32 or bf16; unverified on a GPU",
 		Supports: sm86DequantSupports,
 		Launch:   sm86DequantLaunch,
 	})
-	Register(Kernel{
-		Name: "sass.quantize.mx.sm89", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: "sass.quantize.mx.sm89", Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): per-block amax, E8M0 scales by the OCP rule, F2FP.SATFINITE encode (the integer one when non-saturating), Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86MXSupports,
 		Launch:   sm86MXLaunch(89),
 	})
-	Register(Kernel{
-		Name: "sass.quantize.mx.sm86", Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: "sass.quantize.mx.sm86", Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): per-block amax, E8M0 scales by the OCP rule, integer float8 encode, Amax by the amax kernels; unverified on a GPU",
 		Supports: sm86MXSupports,
 		Launch:   sm86MXLaunch(86),

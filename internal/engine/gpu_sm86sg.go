@@ -79,29 +79,17 @@ func sm86GatherCASArgs(a *GatherCASArgs, slot, pos uint64, addrs bool) (sm86.SGG
 	return g, nil
 }
 
-func sm86GatherSupports(args any) error {
-	a, ok := args.(*GatherArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *GatherArgs", args)
-	}
+func sm86GatherSupports(a *GatherArgs) error {
 	g, _ := sm86GatherArgs(a, sgPlaceholder, sgPlaceholder, false)
 	return planReason(sm86.GatherSupports(g), sm86.ErrSGUnsupported)
 }
 
-func sm86ScatterSupports(args any) error {
-	a, ok := args.(*ScatterArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *ScatterArgs", args)
-	}
+func sm86ScatterSupports(a *ScatterArgs) error {
 	s, _ := sm86ScatterArgs(a, sgPlaceholder, sgPlaceholder, false)
 	return planReason(sm86.ScatterSupports(s), sm86.ErrSGUnsupported)
 }
 
-func sm86GatherCASSupports(args any) error {
-	a, ok := args.(*GatherCASArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *GatherCASArgs", args)
-	}
+func sm86GatherCASSupports(a *GatherCASArgs) error {
 	g, _ := sm86GatherCASArgs(a, sgPlaceholder, sgPlaceholder, false)
 	// the memory's own address decides its alignment
 	if p, err := DevicePtr(a.Mem); err == nil {
@@ -148,11 +136,10 @@ func sgGPULaunches(m *backend.Module, ls []sm86.Launch) []*GPULaunch {
 	return gs
 }
 
-func sm86GatherLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*GatherArgs)
+func sm86GatherLaunch(_ context.Context, l *Launch, a *GatherArgs) error {
 	it := a.Idx.Desc.Resolved()
 	lanes := it.ValidRows * it.ValidCols
-	fault := sgIndexFault(OpGather, a.Mode, a.Idx, it.ValidCols, a.MemRows)
+	fault := sgIndexFault(OpGather.name, a.Mode, a.Idx, it.ValidCols, a.MemRows)
 	return sm86SGRun(l, 4*lanes, fault, func(slot, pos uint64) ([]sm86.Launch, error) {
 		g, err := sm86GatherArgs(a, slot, pos, true)
 		if err != nil {
@@ -162,11 +149,10 @@ func sm86GatherLaunch(_ context.Context, l *Launch) error {
 	})
 }
 
-func sm86ScatterLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*ScatterArgs)
+func sm86ScatterLaunch(_ context.Context, l *Launch, a *ScatterArgs) error {
 	it := a.Idx.Desc.Resolved()
 	lanes := it.ValidRows * it.ValidCols
-	fault := sgIndexFault(OpScatter, a.Mode, a.Idx, it.ValidCols, a.MemRows)
+	fault := sgIndexFault(OpScatter.name, a.Mode, a.Idx, it.ValidCols, a.MemRows)
 	// positions, then a deterministic store's winners (sm86.ScatterWinBytes)
 	shape, _ := sm86ScatterArgs(a, 0, 0, false)
 	return sm86SGRun(l, 4*lanes+sm86.ScatterWinBytes(shape), fault, func(slot, pos uint64) ([]sm86.Launch, error) {
@@ -179,8 +165,7 @@ func sm86ScatterLaunch(_ context.Context, l *Launch) error {
 	})
 }
 
-func sm86GatherCASLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*GatherCASArgs)
+func sm86GatherCASLaunch(_ context.Context, l *Launch, a *GatherCASArgs) error {
 	dt := a.Dst.Desc.Resolved()
 	cols, esz, memBytes := dt.ValidCols, dt.DType.Size(), a.Mem.Bytes()
 	fault := func(lane uint64) error {
@@ -205,20 +190,20 @@ func sm86GatherCASLaunch(_ context.Context, l *Launch) error {
 
 func init() {
 	arch := Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86SGModule()}
-	Register(Kernel{
-		Name: "sass.mgather", Op: OpGather, Arch: arch, Preference: 200,
+	RegisterKernel(OpGather, TypedKernel[GatherArgs]{
+		Name: "sass.mgather", Arch: arch, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86): resolve/preflight kernel (every index type and policy), row copies in the widest aligned units or element copies, pad fill; unverified on a GPU",
 		Supports: sm86GatherSupports,
 		Launch:   sm86GatherLaunch,
 	})
-	Register(Kernel{
-		Name: "sass.mscatter", Op: OpScatter, Arch: arch, Preference: 205,
+	RegisterKernel(OpScatter, TypedKernel[ScatterArgs]{
+		Name: "sass.mscatter", Arch: arch, Preference: 205,
 		Doc:      "hand-scheduled SASS (kernels/sm86): resolve/preflight kernel, then stores or atomics (s32/u32 add/max/min, f64 add, f32 max/min by CAS with the CPU's NaN and -0 rules, f32/f16/bf16 add by CAS loops with the CPU's rounding, subnormals and NaN bits; a deterministic store by a claim pass, the largest lane wins); unverified on a GPU",
 		Supports: sm86ScatterSupports,
 		Launch:   sm86ScatterLaunch,
 	})
-	Register(Kernel{
-		Name: "sass.mgather_cas", Op: OpGatherCAS, Arch: arch, Preference: 200,
+	RegisterKernel(OpGatherCAS, TypedKernel[GatherCASArgs]{
+		Name: "sass.mgather_cas", Arch: arch, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86): displacement preflight, ATOMG.CAS per lane (8/16-bit lanes on their containing word, converged retry loops), pad fill; unverified on a GPU",
 		Supports: sm86GatherCASSupports,
 		Launch:   sm86GatherCASLaunch,

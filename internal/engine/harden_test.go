@@ -144,7 +144,7 @@ func TestClosedRuntimeMethods(t *testing.T) {
 		"s.Sync":       s.Synchronize(ctx),
 		"s.Record":     second(s.Record()),
 		"s.WaitEvent":  s.WaitEvent(ev),
-		"Run":          rt.Run(ctx, nil, engine.OpMatMul, &engine.MatMulArgs{}),
+		"Run":          rt.Run(ctx, nil, engine.OpMatMul.Name(), &engine.MatMulArgs{}),
 	} {
 		if !errors.Is(err, engine.ErrClosed) {
 			t.Errorf("%s on a closed runtime: %v; want ErrClosed", name, err)
@@ -453,40 +453,40 @@ func TestCheckArgs(t *testing.T) {
 			B: engine.Matrix{Buf: b, Rows: 3, Cols: 4, LD: 4, BatchStride: 12},
 			D: engine.Matrix{Buf: d, Rows: 2, Cols: 4, LD: 4, BatchStride: 8}, Alpha: 1}
 	}
-	if err := rt.CheckArgs(engine.OpMatMul, good()); err != nil {
+	if err := rt.CheckArgs(engine.OpMatMul.Name(), good()); err != nil {
 		t.Fatalf("valid args: %v", err)
 	}
 	for name, c := range map[string]struct {
 		op   string
 		args any
 	}{
-		"nil interface":    {engine.OpMatMul, nil},
-		"typed nil":        {engine.OpMatMul, (*engine.MatMulArgs)(nil)},
-		"zero":             {engine.OpMatMul, &engine.MatMulArgs{}},
-		"wrong type":       {engine.OpMatMul, &engine.QuantizeArgs{}},
-		"value not ptr":    {engine.OpMatMul, *good()},
-		"zero attention":   {engine.OpAttention, &engine.AttentionArgs{}},
-		"zero kv append":   {engine.OpKVAppend, &engine.KVAppendArgs{}},
-		"zero gather":      {engine.OpGather, &engine.GatherArgs{}},
-		"zero scatter":     {engine.OpScatter, &engine.ScatterArgs{}},
-		"zero gather cas":  {engine.OpGatherCAS, &engine.GatherCASArgs{}},
-		"zero quantize":    {engine.OpQuantize, &engine.QuantizeArgs{}},
-		"zero dequantize":  {engine.OpDequantize, &engine.DequantizeArgs{}},
-		"zero amax":        {engine.OpAmax, &engine.AmaxArgs{}},
-		"quantize no dims": {engine.OpQuantize, &engine.QuantizeArgs{X: a, Q: b}},
-		"M 0":              {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.M = 0 })},
-		"batch negative":   {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.Batch = -1 })},
-		"batch too many":   {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.Batch = 2 })},
-		"K disagrees":      {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.K = 2 })},
-		"LD < cols":        {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.A.LD = 2 })},
-		"LD overflow":      {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.A.LD = math.MaxInt })},
-		"offset negative":  {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.B.Offset = -1 })},
-		"offset past end":  {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.D.Offset = 1 })},
-		"stride overflow":  {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.Batch, x.D.BatchStride = 3, math.MaxInt/2 })},
-		"closed buffer":    {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.D.Buf = closed })},
-		"foreign buffer":   {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.A.Buf = buf(rt2, 6) })},
-		"beta without C":   {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.Beta = 1 })},
-		"short bias":       {engine.OpMatMul, with(good(), func(x *engine.MatMulArgs) { x.Bias = buf(rt, 3) })},
+		"nil interface":    {engine.OpMatMul.Name(), nil},
+		"typed nil":        {engine.OpMatMul.Name(), (*engine.MatMulArgs)(nil)},
+		"zero":             {engine.OpMatMul.Name(), &engine.MatMulArgs{}},
+		"wrong type":       {engine.OpMatMul.Name(), &engine.QuantizeArgs{}},
+		"value not ptr":    {engine.OpMatMul.Name(), *good()},
+		"zero attention":   {engine.OpAttention.Name(), &engine.AttentionArgs{}},
+		"zero kv append":   {engine.OpKVAppend.Name(), &engine.KVAppendArgs{}},
+		"zero gather":      {engine.OpGather.Name(), &engine.GatherArgs{}},
+		"zero scatter":     {engine.OpScatter.Name(), &engine.ScatterArgs{}},
+		"zero gather cas":  {engine.OpGatherCAS.Name(), &engine.GatherCASArgs{}},
+		"zero quantize":    {engine.OpQuantize.Name(), &engine.QuantizeArgs{}},
+		"zero dequantize":  {engine.OpDequantize.Name(), &engine.DequantizeArgs{}},
+		"zero amax":        {engine.OpAmax.Name(), &engine.AmaxArgs{}},
+		"quantize no dims": {engine.OpQuantize.Name(), &engine.QuantizeArgs{X: a, Q: b}},
+		"M 0":              {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.M = 0 })},
+		"batch negative":   {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.Batch = -1 })},
+		"batch too many":   {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.Batch = 2 })},
+		"K disagrees":      {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.K = 2 })},
+		"LD < cols":        {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.A.LD = 2 })},
+		"LD overflow":      {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.A.LD = math.MaxInt })},
+		"offset negative":  {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.B.Offset = -1 })},
+		"offset past end":  {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.D.Offset = 1 })},
+		"stride overflow":  {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.Batch, x.D.BatchStride = 3, math.MaxInt/2 })},
+		"closed buffer":    {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.D.Buf = closed })},
+		"foreign buffer":   {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.A.Buf = buf(rt2, 6) })},
+		"beta without C":   {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.Beta = 1 })},
+		"short bias":       {engine.OpMatMul.Name(), with(good(), func(x *engine.MatMulArgs) { x.Bias = buf(rt, 3) })},
 	} {
 		err := rt.CheckArgs(c.op, c.args)
 		if !errors.Is(err, engine.ErrArgument) && !errors.Is(err, engine.ErrShape) && !errors.Is(err, engine.ErrBounds) && !errors.Is(err, engine.ErrClosed) {
@@ -504,7 +504,7 @@ func TestRunValidatesArgs(t *testing.T) {
 		var err error
 		panicked := func() (p any) {
 			defer func() { p = recover() }()
-			err = rt.Run(ctx, nil, engine.OpMatMul, args)
+			err = rt.Run(ctx, nil, engine.OpMatMul.Name(), args)
 			return nil
 		}()
 		if panicked != nil {

@@ -59,7 +59,7 @@ func ensureHostFallbacks() {
 		}
 		hostFallbacks.wrapped[k.Name] = true
 		inner := k
-		Register(Kernel{
+		register(Kernel{
 			Name:       hostFallbackPrefix + inner.Name,
 			Op:         inner.Op,
 			Arch:       Arch{ISA: ISAHostFallback, CPUFeatures: inner.Arch.CPUFeatures},

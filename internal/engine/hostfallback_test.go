@@ -95,7 +95,7 @@ func TestHostFallbackMatMul(t *testing.T) {
 			B: Matrix{Buf: bb, Rows: k, Cols: n, LD: n, BatchStride: k * n},
 			D: Matrix{Buf: bd, Rows: m, Cols: n, LD: n, BatchStride: m * n}}
 		if rt == gpu {
-			e := rt.Explain(OpMatMul, args)
+			e := rt.Explain(OpMatMul.name, args)
 			c := e.Chosen()
 			if c == nil || !strings.HasPrefix(c.Name, hostFallbackPrefix) {
 				t.Fatalf("fake GPU chose %v:\n%s", c, e)
@@ -104,7 +104,7 @@ func TestHostFallbackMatMul(t *testing.T) {
 				t.Errorf("explanation does not reject the CPU kernels:\n%s", e)
 			}
 		}
-		if err := rt.Run(ctx, nil, OpMatMul, args); err != nil {
+		if err := rt.Run(ctx, nil, OpMatMul.name, args); err != nil {
 			t.Fatal(err)
 		}
 		d := make([]float32, m*n)

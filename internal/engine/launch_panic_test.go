@@ -16,14 +16,13 @@ func (a *panicArgs) Operands() (o Operands) {
 	return
 }
 
-const opTestPanic = "test.launch-panic"
+var opTestPanic = Op[panicArgs]{"test.launch-panic"}
 
 func init() {
-	Register(Kernel{Name: "cpu.test.launch-panic", Op: opTestPanic, Arch: Arch{ISA: ISACPU},
-		Supports: func(any) error { return nil },
-		Launch: func(ctx context.Context, l *Launch) error {
+	RegisterKernel(opTestPanic, TypedKernel[panicArgs]{Name: "cpu.test.launch-panic", Arch: Arch{ISA: ISACPU},
+		Launch: func(ctx context.Context, l *Launch, a *panicArgs) error {
 			var s []byte
-			_ = s[l.Args.(*panicArgs).X.Len()] // index out of range
+			_ = s[a.X.Len()] // index out of range
 			return nil
 		}})
 }
@@ -40,7 +39,7 @@ func TestLaunchPanicReleasesBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Run(context.Background(), nil, opTestPanic, &panicArgs{X: x}); !errors.Is(err, ErrDevice) {
+	if err := rt.Run(context.Background(), nil, opTestPanic.name, &panicArgs{X: x}); !errors.Is(err, ErrDevice) {
 		t.Fatalf("Run of a panicking kernel: %v, want ErrDevice", err)
 	}
 	if err := x.Close(); err != nil {
@@ -62,11 +61,14 @@ func TestLaunchPanicReleasesBuffers(t *testing.T) {
 	}
 }
 
-const opTestNoOperands = "test.no-operands"
+// noOperandsArgs does not list its buffers (it is no Args).
+type noOperandsArgs struct{ X *Buffer }
+
+var opTestNoOperands = Op[noOperandsArgs]{"test.no-operands"}
 
 func init() {
-	Register(Kernel{Name: "cpu.test.no-operands", Op: opTestNoOperands, Arch: Arch{ISA: ISACPU},
-		Launch: CPUKernel(func(*Launch) error { return nil })})
+	RegisterKernel(opTestNoOperands, TypedKernel[noOperandsArgs]{Name: "cpu.test.no-operands", Arch: Arch{ISA: ISACPU},
+		Launch: CPUKernel(func(*Launch, *noOperandsArgs) error { return nil })})
 }
 
 // TestArgsMustListOperands: arguments of a registered op that do not list
@@ -81,10 +83,10 @@ func TestArgsMustListOperands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Run(context.Background(), nil, opTestNoOperands, &struct{ X *Buffer }{x}); !errors.Is(err, ErrArgument) {
+	if err := rt.Run(context.Background(), nil, opTestNoOperands.name, &noOperandsArgs{x}); !errors.Is(err, ErrArgument) {
 		t.Errorf("Run with arguments that list no operands: %v; want ErrArgument", err)
 	}
-	if err := rt.Run(context.Background(), nil, opTestPanic, &panicArgs{X: nil}); !errors.Is(err, ErrArgument) {
+	if err := rt.Run(context.Background(), nil, opTestPanic.name, &panicArgs{X: nil}); !errors.Is(err, ErrArgument) {
 		t.Errorf("Run with a nil required operand: %v; want ErrArgument", err)
 	}
 }

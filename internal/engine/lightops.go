@@ -13,36 +13,24 @@ import (
 // Trans unused), already validated by the ops package; CPU kernels view
 // them as fallback.Matrix.
 
-// lightKernel is one CPU kernel of a light op.
-type lightKernel struct {
-	name, doc string
-	pref      int
-	run       func(args any, threads int) error
-}
-
-// registerLight registers a light op's CPU kernels, each taking *T.
-func registerLight[T any](op string, ks ...lightKernel) {
-	for _, k := range ks {
+// refAndFast registers a light op's usual pair of CPU kernels:
+// "cpu.<op>.reference" (preference 0, the oracle) and "cpu.<op>.fast"
+// (preference 100).
+func refAndFast[A any](op Op[A], fastDoc string, ref, fast func(a *A, threads int) error) {
+	for _, k := range []struct {
+		name, doc string
+		pref      int
+		run       func(a *A, threads int) error
+	}{
+		{"cpu." + op.name + ".fast", fastDoc, 100, fast},
+		{"cpu." + op.name + ".reference", "plain element loops, float64 sums (the oracle); force it with TCRT_KERNEL=cpu." + op.name + ".reference", 0, ref},
+	} {
 		run := k.run
-		Register(Kernel{
-			Name: k.name, Op: op, Arch: Arch{ISA: ISACPU}, Preference: k.pref,
-			Doc:      k.doc,
-			Supports: argsAre[*T],
-			Launch:   CPUKernel(func(l *Launch) error { return run(l.Args, l.Threads) }),
+		RegisterKernel(op, TypedKernel[A]{
+			Name: k.name, Arch: Arch{ISA: ISACPU}, Preference: k.pref, Doc: k.doc,
+			Launch: CPUKernel(func(l *Launch, a *A) error { return run(a, l.Threads) }),
 		})
 	}
-}
-
-// refAndFast is the usual pair: "cpu.<base>.reference" (preference 0, the
-// oracle) and "cpu.<base>.fast" (preference 100).
-func refAndFast[T any](op, base, fastDoc string, ref, fast func(a *T, threads int) error) {
-	registerLight[T](op,
-		lightKernel{name: "cpu." + base + ".fast", pref: 100, doc: fastDoc,
-			run: func(a any, th int) error { return fast(a.(*T), th) }},
-		lightKernel{name: "cpu." + base + ".reference", pref: 0,
-			doc: "plain element loops, float64 sums (the oracle); force it with TCRT_KERNEL=cpu." + base + ".reference",
-			run: func(a any, th int) error { return ref(a.(*T), th) }},
-	)
 }
 
 // hostRows views a validated row view's host memory.

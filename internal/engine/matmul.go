@@ -7,8 +7,8 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// OpMatMul is the registry name of the matmul op.
-const OpMatMul = "matmul"
+// OpMatMul is the matmul op.
+var OpMatMul = Op[MatMulArgs]{"matmul"}
 
 // Activation is the matmul epilogue's element-wise function.
 type Activation = tile.Activation
@@ -47,8 +47,8 @@ func (m Matrix) OpCols() int {
 //	D[b] = act(Alpha·op(A[b])·op(B[b]) + Beta·C[b] + Bias)   for b < Batch
 //
 // with LD and BatchStride already resolved (never 0). C.Buf is nil when Beta
-// is 0; Bias is nil or N values of f32, f16 or bf16. Kernels receive it as
-// Launch.Args (a *MatMulArgs).
+// is 0; Bias is nil or N values of f32, f16 or bf16. Kernels receive it
+// typed (RegisterKernel).
 type MatMulArgs struct {
 	M, N, K, Batch int
 	A, B, C, D     Matrix
@@ -105,13 +105,9 @@ var (
 	cpuMatMulOut     = cpuMatMulFloatIn
 )
 
-// cpuMatMulTypes accepts a *MatMulArgs whose A and B element types are in
+// cpuMatMulTypes accepts a call whose A and B element types are in
 // in and whose D element type the fallback can store.
-func cpuMatMulTypes(args any, in map[tile.DType]bool) error {
-	a, ok := args.(*MatMulArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *MatMulArgs", args)
-	}
+func cpuMatMulTypes(a *MatMulArgs, in map[tile.DType]bool) error {
 	ta, tb, td := a.DTypes()
 	for _, t := range []tile.DType{ta, tb} {
 		if !in[t] {
@@ -128,24 +124,23 @@ func cpuMatMulTypes(args any, in map[tile.DType]bool) error {
 var cpuMatMulPairsIn = map[tile.DType]bool{tile.BF16: true, tile.E4M3: true, tile.E5M2: true}
 
 // cpuMatMulPairsSupports accepts bf16 and float8 inputs.
-func cpuMatMulPairsSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulPairsIn) }
+func cpuMatMulPairsSupports(a *MatMulArgs) error { return cpuMatMulTypes(a, cpuMatMulPairsIn) }
 
 // cpuMatMulSupports accepts float inputs the fallback can load and float
 // outputs it can store.
-func cpuMatMulSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulFloatIn) }
+func cpuMatMulSupports(a *MatMulArgs) error { return cpuMatMulTypes(a, cpuMatMulFloatIn) }
 
 func init() {
 	for i, v := range fallback.MatMulVariants() {
 		name := v.Name
-		k := Kernel{
+		k := TypedKernel[MatMulArgs]{
 			Name:       "cpu.matmul." + name,
-			Op:         OpMatMul,
 			Arch:       Arch{ISA: ISACPU, CPUFeatures: v.Features},
 			Preference: 100 - i,
 			Doc:        fmt.Sprintf("packed, blocked, parallel; %dx%d %s micro-kernel", v.MR, v.NR, name),
 			Supports:   cpuMatMulSupports,
-			Launch: CPUKernel(func(l *Launch) error {
-				return withHost(&hostMatMuls, l.Args.(*MatMulArgs), l.Threads, hostMatMulInto,
+			Launch: CPUKernel(func(l *Launch, a *MatMulArgs) error {
+				return withHost(&hostMatMuls, a, l.Threads, hostMatMulInto,
 					func(h *fallback.MatMulArgs) error { return fallback.MatMulFast(name, h) })
 			}),
 		}
@@ -161,8 +156,8 @@ func init() {
 				k.Doc += "; at most 16 rows with bf16 B by rows: B read in place by the skinny kernels"
 			}
 			k.Supports = cpuMatMulPairsSupports
-			k.Launch = CPUKernel(func(l *Launch) error {
-				return withHost(&hostMatMuls, l.Args.(*MatMulArgs), l.Threads, hostMatMulInto, func(h *fallback.MatMulArgs) error {
+			k.Launch = CPUKernel(func(l *Launch, a *MatMulArgs) error {
+				return withHost(&hostMatMuls, a, l.Threads, hostMatMulInto, func(h *fallback.MatMulArgs) error {
 					if err := checkMatMulScales(h); err != nil {
 						return err
 					}
@@ -170,17 +165,16 @@ func init() {
 				})
 			})
 		}
-		Register(k)
+		RegisterKernel(OpMatMul, k)
 	}
-	Register(Kernel{
+	RegisterKernel(OpMatMul, TypedKernel[MatMulArgs]{
 		Name:       "cpu.matmul.reference",
-		Op:         OpMatMul,
 		Arch:       Arch{ISA: ISACPU},
 		Preference: 0,
 		Doc:        "plain float64 reference (the oracle); force it with TCRT_KERNEL=cpu.matmul.reference",
 		Supports:   cpuMatMulRefSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return withHost(&hostMatMuls, l.Args.(*MatMulArgs), l.Threads, hostMatMulInto, func(h *fallback.MatMulArgs) error {
+		Launch: CPUKernel(func(l *Launch, a *MatMulArgs) error {
+			return withHost(&hostMatMuls, a, l.Threads, hostMatMulInto, func(h *fallback.MatMulArgs) error {
 				if err := checkMatMulScales(h); err != nil {
 					return err
 				}

@@ -28,11 +28,7 @@ import (
 // elements (16-byte cp.async copies; allocations are 256-byte aligned);
 // and the matrices fit the kernels' 32-bit element offsets (mma.Check).
 // M, N and K are otherwise free: edges are zero-filled and guarded.
-func mmaMatMulSupports(args any) error {
-	a, ok := args.(*MatMulArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *MatMulArgs", args)
-	}
+func mmaMatMulSupports(a *MatMulArgs) error {
 	p, err := mmaMatMul(a, nil)
 	if err != nil {
 		return err
@@ -124,8 +120,7 @@ func mmaMatMul(a *MatMulArgs, addr func(Matrix) (uint64, error)) (mma.MatMul, er
 	return p, nil
 }
 
-func mmaMatMulLaunch(l *Launch) error {
-	a := l.Args.(*MatMulArgs)
+func mmaMatMulLaunch(l *Launch, a *MatMulArgs) error {
 	d := l.Runtime.Device()
 	dev := mma.Device{SM: d.SM(), SMs: d.SMs, SharedOptin: d.SharedPerBlockOptin}
 	var bias uint64
@@ -176,7 +171,7 @@ func mmaMatMulLaunch(l *Launch) error {
 			arg string
 		}{{a.ScaleA, "ScaleA"}, {a.ScaleB, "ScaleB"}} {
 			if sc.b != nil {
-				if _, err := f8ReadScales(sc.b, OpMatMul, sc.arg); err != nil {
+				if _, err := f8ReadScales(sc.b, OpMatMul.name, sc.arg); err != nil {
 					return err
 				}
 			}
@@ -186,15 +181,14 @@ func mmaMatMulLaunch(l *Launch) error {
 }
 
 func init() {
-	Register(Kernel{
+	RegisterKernel(OpMatMul, TypedKernel[MatMulArgs]{
 		Name:       "ptx.matmul.mma",
-		Op:         OpMatMul,
 		Arch:       Arch{ISA: ISAPTX, MinSM: 80, Module: mma.Module()},
 		Preference: 150,
 		Doc:        "PTX mma.sync m16n8k16 (kernels/mma): cp.async ring, ldmatrix, 256x128/128x128/128x64/64x128 tiles, NN/NT/TN/TT, split-K (unverified on a GPU)",
 		Supports:   mmaMatMulSupports,
-		Launch: func(ctx context.Context, l *Launch) error {
-			return mmaMatMulLaunch(l)
+		Launch: func(_ context.Context, l *Launch, a *MatMulArgs) error {
+			return mmaMatMulLaunch(l, a)
 		},
 	})
 }
@@ -239,11 +233,7 @@ func mmaAttention(a *AttentionArgs, addr func(AttnView) (uint64, error)) (mma.At
 	return p, mma.CheckAttention(&p)
 }
 
-func mmaAttentionSupports(args any) error {
-	a, ok := args.(*AttentionArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *AttentionArgs", args)
-	}
+func mmaAttentionSupports(a *AttentionArgs) error {
 	_, err := mmaAttention(a, nil)
 	return err
 }
@@ -252,8 +242,7 @@ func mmaAttentionSupports(args any) error {
 // block table and key counts into device buffers (and allocates the
 // split-KV workspace); those are released by a stream task after the
 // kernels.
-func mmaAttentionLaunch(ctx context.Context, l *Launch) (err error) {
-	a := l.Args.(*AttentionArgs)
+func mmaAttentionLaunch(ctx context.Context, l *Launch, a *AttentionArgs) (err error) {
 	p, err := mmaAttention(a, func(v AttnView) (uint64, error) {
 		base, err := DevicePtr(v.Buf)
 		return base + uint64(v.Offset*v.Buf.DType().Size()), err
@@ -324,9 +313,8 @@ func mmaAttentionLaunch(ctx context.Context, l *Launch) (err error) {
 }
 
 func init() {
-	Register(Kernel{
+	RegisterKernel(OpAttention, TypedKernel[AttentionArgs]{
 		Name:       "ptx.attention.mma",
-		Op:         OpAttention,
 		Arch:       Arch{ISA: ISAPTX, MinSM: 80, Module: mma.Module()},
 		Preference: 150,
 		Doc:        "PTX FlashAttention-2 (kernels/mma): mma.sync m16n8k16, cp.async K/V double buffer, D 64/128/256, causal/window/soft-cap/GQA/LSE/varlen, paged decode with split-KV + combine (unverified on a GPU)",

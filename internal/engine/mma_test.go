@@ -76,18 +76,18 @@ func TestMMASelection(t *testing.T) {
 			{tile.BF16, tile.F16, 7, 129, 13, true, true}, {tile.F16, tile.BF16, 1000, 64, 129, true, false},
 			{tile.E4M3, tile.BF16, 33, 100, 200, false, true}, {tile.E5M2, tile.F32, 1, 64, 64, false, false}} {
 			args := mmaArgs(t, rt, c.in, c.out, c.m, c.n, c.k, c.ta, c.tb)
-			e := rt.Explain(OpMatMul, args)
+			e := rt.Explain(OpMatMul.name, args)
 			if k := e.Chosen(); k == nil || k.Name != "ptx.matmul.mma" {
 				t.Errorf("sm_%d%d %v: chose %v:\n%s", f.major, f.minor, c, k, e)
 			}
 		}
-		e := rt.Explain(OpMatMul, mmaArgs(t, rt, tile.F32, tile.F32, 8, 8, 8, false, false))
+		e := rt.Explain(OpMatMul.name, mmaArgs(t, rt, tile.F32, tile.F32, 8, 8, 8, false, false))
 		if k := e.Chosen(); k == nil || !strings.HasPrefix(k.Name, hostFallbackPrefix) {
 			t.Errorf("f32 on sm_%d%d: chose %v", f.major, f.minor, k)
 		}
 	}
 	rt := openFakeSM(t, fakeSM{major: 7, minor: 5, sms: 40, shared: 64 << 10})
-	e := rt.Explain(OpMatMul, mmaArgs(t, rt, tile.F16, tile.F16, 64, 64, 64, false, false))
+	e := rt.Explain(OpMatMul.name, mmaArgs(t, rt, tile.F16, tile.F16, 64, 64, 64, false, false))
 	if k := e.Chosen(); k == nil || k.Name == "ptx.matmul.mma" || !strings.Contains(e.String(), "needs sm_80 or newer") {
 		t.Errorf("sm_75 chose %v:\n%s", k, e)
 	}
@@ -178,7 +178,7 @@ func TestMMAAttentionSelection(t *testing.T) {
 			mmaAttnArgs(t, rt, tile.F16, 1, 8, 1, 256, 9, 9),
 			paged,
 		} {
-			e := rt.Explain(OpAttention, a)
+			e := rt.Explain(OpAttention.name, a)
 			if k := e.Chosen(); k == nil || k.Name != "ptx.attention.mma" {
 				t.Errorf("sm_%d%d: chose %v:\n%s", f.major, f.minor, k, e)
 			}
@@ -188,7 +188,7 @@ func TestMMAAttentionSelection(t *testing.T) {
 		for name, a := range map[string]*AttentionArgs{
 			"page 24": badPage, "f32": mmaAttnArgs(t, rt, tile.F32, 1, 2, 2, 64, 4, 4), "d96": mmaAttnArgs(t, rt, tile.F16, 1, 2, 2, 96, 4, 4),
 		} {
-			if k := rt.Explain(OpAttention, a).Chosen(); k == nil || !strings.HasPrefix(k.Name, hostFallbackPrefix) {
+			if k := rt.Explain(OpAttention.name, a).Chosen(); k == nil || !strings.HasPrefix(k.Name, hostFallbackPrefix) {
 				t.Errorf("%s on sm_%d%d: chose %v", name, f.major, f.minor, k)
 			}
 		}
@@ -241,7 +241,7 @@ func TestMMAAttentionPagedRelease(t *testing.T) {
 	a.PageSize, a.BlocksPerSeq, a.SeqLensKV = 16, 64, []int{1000, 3}
 	a.BlockTable = make([]int32, 2*64)
 	allocs, frees := c.allocs.Load(), c.frees.Load()
-	err = rt.Run(context.Background(), nil, OpAttention, a)
+	err = rt.Run(context.Background(), nil, OpAttention.name, a)
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("Run: %v, want ErrUnsupported", err)
 	}
@@ -265,7 +265,7 @@ func TestMMAExplainOn(t *testing.T) {
 		{Backend: BackendCUDA, Name: "A100", Major: 8, Minor: 0, SMs: 108, SharedPerBlockOptin: 163 << 10, JIT: true},
 		{Backend: BackendCUDA, Name: "H200", Major: 9, Minor: 0, SMs: 132, SharedPerBlockOptin: 227 << 10, JIT: true},
 	} {
-		e := ExplainOn(dev, OpMatMul, args)
+		e := ExplainOn(dev, OpMatMul.name, args)
 		if k := e.Chosen(); k == nil || k.Name != "ptx.matmul.mma" {
 			t.Errorf("%s: chose %v:\n%s", dev.Name, k, e)
 		}

@@ -2,18 +2,18 @@ package engine
 
 import "github.com/tcrt-go/tcrt/fallback"
 
-// Registry names of the normalisation ops.
-const (
-	OpRMSNorm    = "rmsnorm"
-	OpAddRMSNorm = "add_rmsnorm"
-	OpLayerNorm  = "layernorm"
+// The normalisation ops.
+var (
+	OpRMSNorm    = Op[NormArgs]{"rmsnorm"}
+	OpAddRMSNorm = Op[NormArgs]{"add_rmsnorm"}
+	OpLayerNorm  = Op[NormArgs]{"layernorm"}
 )
 
 // NormArgs is a validated row normalisation (all three ops): Y = norm(X)·w
 // (+ b), or with Residual, Residual += X then Y = norm(Residual) (see
 // fallback.NormArgs). X, Y and Residual are Rows × Cols views; Weight and
-// Bias are nil or Cols values of f32, f16 or bf16. Kernels receive it as
-// Launch.Args (a *NormArgs).
+// Bias are nil or Cols values of f32, f16 or bf16. Kernels receive it
+// typed (RegisterKernel).
 type NormArgs struct {
 	Kind         NormKind
 	X, Y         Matrix
@@ -38,8 +38,8 @@ func hostNormInto(c *hostCall[fallback.NormArgs], a *NormArgs, threads int) *fal
 }
 
 func init() {
-	for _, op := range []string{OpRMSNorm, OpAddRMSNorm, OpLayerNorm} {
-		refAndFast(op, op, "one pass over each row (residual added, stored and normalised while in cache); "+lightFastDoc,
+	for _, op := range []Op[NormArgs]{OpRMSNorm, OpAddRMSNorm, OpLayerNorm} {
+		refAndFast(op, "one pass over each row (residual added, stored and normalised while in cache); "+lightFastDoc,
 			func(a *NormArgs, th int) error {
 				return withHost(&hostNorms, a, th, hostNormInto, func(h *fallback.NormArgs) error { fallback.NormRef(h); return nil })
 			},

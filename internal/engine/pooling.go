@@ -2,10 +2,10 @@ package engine
 
 import "github.com/tcrt-go/tcrt/fallback"
 
-// Registry names of embedding pooling and L2 normalisation.
-const (
-	OpPool        = "pool"
-	OpL2Normalize = "l2normalize"
+// The ops of embedding pooling and L2 normalisation.
+var (
+	OpPool        = Op[PoolArgs]{"pool"}
+	OpL2Normalize = Op[L2NormArgs]{"l2normalize"}
 )
 
 // PoolArgs is a validated pooling of a varlen batch (see
@@ -35,10 +35,10 @@ func HostL2NormArgs(a *L2NormArgs, threads int) *fallback.L2NormArgs {
 }
 
 func init() {
-	refAndFast(OpPool, OpPool, "float32 sums over converted rows, sequences across the helper pool",
+	refAndFast(OpPool, "float32 sums over converted rows, sequences across the helper pool",
 		func(a *PoolArgs, th int) error { fallback.PoolRef(HostPoolArgs(a, th)); return nil },
 		func(a *PoolArgs, th int) error { fallback.PoolFast(HostPoolArgs(a, th)); return nil })
-	refAndFast(OpL2Normalize, OpL2Normalize, lightFastDoc,
+	refAndFast(OpL2Normalize, lightFastDoc,
 		func(a *L2NormArgs, th int) error { fallback.L2NormRef(HostL2NormArgs(a, th)); return nil },
 		func(a *L2NormArgs, th int) error { fallback.L2NormFast(HostL2NormArgs(a, th)); return nil })
 }

@@ -1,17 +1,15 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// Registry names of the float8 quantisation ops.
-const (
-	OpQuantize   = "quantize"
-	OpDequantize = "dequantize"
-	OpAmax       = "amax"
+// The float8 quantisation ops.
+var (
+	OpQuantize   = Op[QuantizeArgs]{"quantize"}
+	OpDequantize = Op[DequantizeArgs]{"dequantize"}
+	OpAmax       = Op[AmaxArgs]{"amax"}
 )
 
 // Granularity is how a quantisation shares scales; see fallback.Granularity.
@@ -22,7 +20,8 @@ type Granularity = tile.Granularity
 // (f32, one per block) or, when Scales is nil and Given is set, the single
 // Scale is the given scale; otherwise scales are computed from the amax with
 // Margin and PowerOfTwo (the OCP rule for MX). ScaleInv and Amax are
-// optional outputs. Kernels receive it as Launch.Args (a *QuantizeArgs).
+// optional outputs. Kernels receive it typed
+// (RegisterKernel).
 type QuantizeArgs struct {
 	X, Q       *Buffer
 	Rows, Cols int
@@ -93,14 +92,6 @@ func HostAmaxArgs(a *AmaxArgs, threads int) *fallback.AmaxArgs {
 	return &fallback.AmaxArgs{Rows: a.Rows, Cols: a.Cols, XType: a.X.DType(), X: a.X.Host(), Gran: a.Gran, Out: a.Out.Host(), Threads: threads}
 }
 
-func argsAre[T any](args any) error {
-	if _, ok := args.(T); !ok {
-		var z T
-		return fmt.Errorf("arguments are %T, not %T", args, z)
-	}
-	return nil
-}
-
 func simdDoc() string {
 	if s := tile.Float8SIMD(); s != "" {
 		return s + " codecs (chosen with cpuid)"
@@ -109,53 +100,47 @@ func simdDoc() string {
 }
 
 func init() {
-	Register(Kernel{
-		Name: "cpu.quantize.fast", Op: OpQuantize, Arch: Arch{ISA: ISACPU}, Preference: 100,
-		Doc:      "parallel, fused amax and encode, " + simdDoc(),
-		Supports: argsAre[*QuantizeArgs],
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.QuantizeFast(HostQuantizeArgs(l.Args.(*QuantizeArgs), l.Threads))
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: "cpu.quantize.fast", Arch: Arch{ISA: ISACPU}, Preference: 100,
+		Doc: "parallel, fused amax and encode, " + simdDoc(),
+		Launch: CPUKernel(func(l *Launch, a *QuantizeArgs) error {
+			return fallback.QuantizeFast(HostQuantizeArgs(a, l.Threads))
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.quantize.reference", Op: OpQuantize, Arch: Arch{ISA: ISACPU}, Preference: 0,
-		Doc:      "plain loops over the reference codec (the oracle); force it with TCRT_KERNEL=cpu.quantize.reference",
-		Supports: argsAre[*QuantizeArgs],
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.QuantizeRef(HostQuantizeArgs(l.Args.(*QuantizeArgs), l.Threads))
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: "cpu.quantize.reference", Arch: Arch{ISA: ISACPU}, Preference: 0,
+		Doc: "plain loops over the reference codec (the oracle); force it with TCRT_KERNEL=cpu.quantize.reference",
+		Launch: CPUKernel(func(l *Launch, a *QuantizeArgs) error {
+			return fallback.QuantizeRef(HostQuantizeArgs(a, l.Threads))
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.dequantize.fast", Op: OpDequantize, Arch: Arch{ISA: ISACPU}, Preference: 100,
-		Doc:      "parallel, " + simdDoc(),
-		Supports: argsAre[*DequantizeArgs],
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.DequantizeFast(HostDequantizeArgs(l.Args.(*DequantizeArgs), l.Threads))
+	RegisterKernel(OpDequantize, TypedKernel[DequantizeArgs]{
+		Name: "cpu.dequantize.fast", Arch: Arch{ISA: ISACPU}, Preference: 100,
+		Doc: "parallel, " + simdDoc(),
+		Launch: CPUKernel(func(l *Launch, a *DequantizeArgs) error {
+			return fallback.DequantizeFast(HostDequantizeArgs(a, l.Threads))
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.dequantize.reference", Op: OpDequantize, Arch: Arch{ISA: ISACPU}, Preference: 0,
-		Doc:      "plain loops over the reference codec (the oracle)",
-		Supports: argsAre[*DequantizeArgs],
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.DequantizeRef(HostDequantizeArgs(l.Args.(*DequantizeArgs), l.Threads))
+	RegisterKernel(OpDequantize, TypedKernel[DequantizeArgs]{
+		Name: "cpu.dequantize.reference", Arch: Arch{ISA: ISACPU}, Preference: 0,
+		Doc: "plain loops over the reference codec (the oracle)",
+		Launch: CPUKernel(func(l *Launch, a *DequantizeArgs) error {
+			return fallback.DequantizeRef(HostDequantizeArgs(a, l.Threads))
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.amax.fast", Op: OpAmax, Arch: Arch{ISA: ISACPU}, Preference: 100,
-		Doc:      "parallel, " + simdDoc(),
-		Supports: argsAre[*AmaxArgs],
-		Launch: CPUKernel(func(l *Launch) error {
-			fallback.AmaxFast(HostAmaxArgs(l.Args.(*AmaxArgs), l.Threads))
+	RegisterKernel(OpAmax, TypedKernel[AmaxArgs]{
+		Name: "cpu.amax.fast", Arch: Arch{ISA: ISACPU}, Preference: 100,
+		Doc: "parallel, " + simdDoc(),
+		Launch: CPUKernel(func(l *Launch, a *AmaxArgs) error {
+			fallback.AmaxFast(HostAmaxArgs(a, l.Threads))
 			return nil
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.amax.reference", Op: OpAmax, Arch: Arch{ISA: ISACPU}, Preference: 0,
-		Doc:      "plain loops (the oracle)",
-		Supports: argsAre[*AmaxArgs],
-		Launch: CPUKernel(func(l *Launch) error {
-			fallback.AmaxRef(HostAmaxArgs(l.Args.(*AmaxArgs), l.Threads))
+	RegisterKernel(OpAmax, TypedKernel[AmaxArgs]{
+		Name: "cpu.amax.reference", Arch: Arch{ISA: ISACPU}, Preference: 0,
+		Doc: "plain loops (the oracle)",
+		Launch: CPUKernel(func(l *Launch, a *AmaxArgs) error {
+			fallback.AmaxRef(HostAmaxArgs(a, l.Threads))
 			return nil
 		}),
 	})

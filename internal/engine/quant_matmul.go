@@ -32,20 +32,20 @@ func hostScales(b *Buffer) []float32 {
 // checkMatMulScales rejects scale values that are not positive and finite
 // (scale values are data: only the kernel sees them).
 func checkMatMulScales(h *fallback.MatMulArgs) error {
-	if err := fallback.CheckScales(OpMatMul, "ScaleA", h.ScaleA); err != nil {
+	if err := fallback.CheckScales(OpMatMul.name, "ScaleA", h.ScaleA); err != nil {
 		return err
 	}
-	return fallback.CheckScales(OpMatMul, "ScaleB", h.ScaleB)
+	return fallback.CheckScales(OpMatMul.name, "ScaleB", h.ScaleB)
 }
 
 // cpuMatMulRefSupports is cpuMatMulSupports plus float8 operands.
-func cpuMatMulRefSupports(args any) error { return cpuMatMulTypes(args, cpuMatMulAnyIn) }
+func cpuMatMulRefSupports(a *MatMulArgs) error { return cpuMatMulTypes(a, cpuMatMulAnyIn) }
 
-func cpuMatMulFP8Supports(args any) error {
-	if err := cpuMatMulRefSupports(args); err != nil {
+func cpuMatMulFP8Supports(a *MatMulArgs) error {
+	if err := cpuMatMulRefSupports(a); err != nil {
 		return err
 	}
-	ta, tb, _ := args.(*MatMulArgs).DTypes()
+	ta, tb, _ := a.DTypes()
 	if !tile.IsFloat8(ta) && !tile.IsFloat8(tb) {
 		return errNoFloat8
 	}
@@ -117,15 +117,14 @@ func matMulFP8(h *fallback.MatMulArgs) error {
 func f32Bytes(v []float32) []byte { return asBytes(v) }
 
 func init() {
-	Register(Kernel{
+	RegisterKernel(OpMatMul, TypedKernel[MatMulArgs]{
 		Name:       "cpu.matmul.fp8",
-		Op:         OpMatMul,
 		Arch:       Arch{ISA: ISACPU},
 		Preference: 150,
 		Doc:        "float8 operands: dequantise op(A), op(B) with their scales into f32 panels, then the f32 fast path",
 		Supports:   cpuMatMulFP8Supports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return matMulFP8(HostMatMulArgs(l.Args.(*MatMulArgs), l.Threads))
+		Launch: CPUKernel(func(l *Launch, a *MatMulArgs) error {
+			return matMulFP8(HostMatMulArgs(a, l.Threads))
 		}),
 	})
 }

@@ -66,8 +66,9 @@ func (a Arch) String() string {
 	return strings.Join(parts, "+")
 }
 
-// Kernel is one implementation of one op. Every implementation registers
-// once, with Register, from an init function.
+// Kernel is one implementation of one op, as the registry holds it. Every
+// implementation registers once, from an init function, with
+// RegisterKernel (typed.go), which makes the Kernel.
 type Kernel struct {
 	// Name is unique across the registry, e.g. "cpu.matmul.avx512".
 	Name string
@@ -131,17 +132,18 @@ var registry struct {
 	byName  map[string]*Kernel
 	ordered []*Kernel
 	// byOp holds each op's kernels in selection order; a slice is never
-	// changed once stored (Register stores a new one), so selection reads
+	// changed once stored (register stores a new one), so selection reads
 	// it without copying.
 	byOp map[string][]*Kernel
 }
 
-// Register adds k to the registry. It panics if k is malformed or its name
-// is taken: registration happens in init functions, and a clash is a
+// register adds k to the registry; kernels register through
+// RegisterKernel, which makes k. It panics if k is malformed or its name is
+// taken: registration happens in init functions, and a clash is a
 // programming error.
-func Register(k Kernel) {
+func register(k Kernel) {
 	if k.Name == "" || k.Op == "" || k.Launch == nil || k.Arch.ISA == "" {
-		panic(fmt.Sprintf("tcrt: Register: kernel %q needs Name, Op, Arch.ISA and Launch", k.Name))
+		panic(fmt.Sprintf("tcrt: RegisterKernel: kernel %q needs Name, Op, Arch.ISA and Launch", k.Name))
 	}
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
@@ -150,7 +152,7 @@ func Register(k Kernel) {
 		registry.byOp = map[string][]*Kernel{}
 	}
 	if _, dup := registry.byName[k.Name]; dup {
-		panic("tcrt: Register: duplicate kernel " + k.Name)
+		panic("tcrt: RegisterKernel: duplicate kernel " + k.Name)
 	}
 	kk := k
 	registry.byName[k.Name] = &kk
@@ -565,30 +567,3 @@ func (r *Runtime) launch(ctx context.Context, s *Stream, k *Kernel, args any) er
 }
 
 func op(k *Kernel) string { return k.Op }
-
-// CPUKernel adapts a synchronous host function into a Kernel.Launch that
-// enqueues it on the stream. A synchronous launch (nil stream) on an idle
-// CPU stream runs it on the caller's goroutine instead, with the same
-// ordering and error reporting.
-func CPUKernel(fn func(l *Launch) error) func(context.Context, *Launch) error {
-	return func(ctx context.Context, l *Launch) error {
-		if l.task == nil { // a Launch made by hand (the host fallback's)
-			l.bind()
-		}
-		l.cpu = fn
-		task := l.task
-		if cs, ok := l.Stream.impl.(*backend.Queue); ok && l.sync {
-			if ran, err := cs.RunInline(task); ran {
-				l.inlined = true
-				return err
-			}
-		}
-		if _, ok := l.Stream.impl.(*backend.Queue); ok && l.sync {
-			// not idle: earlier work's errors are not this call's
-			if err := l.Stream.setAsideErrors(ctx); err != nil {
-				return err
-			}
-		}
-		return l.Stream.Enqueue(task)
-	}
-}

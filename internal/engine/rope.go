@@ -2,8 +2,8 @@ package engine
 
 import "github.com/tcrt-go/tcrt/fallback"
 
-// OpRoPE is the registry name of the rotary embedding.
-const OpRoPE = "rope"
+// OpRoPE is the rotary embedding.
+var OpRoPE = Op[RoPEArgs]{"rope"}
 
 // RoPEArgs is a validated rotary embedding (see fallback.RoPEArgs): Q and K
 // (K optional) are Tokens × Heads·HeadDim views, rotated into QOut and KOut
@@ -62,7 +62,7 @@ func ropeTableInto(h *fallback.RoPEArgs, a *RoPEArgs, inv []float64) {
 }
 
 func init() {
-	refAndFast(OpRoPE, OpRoPE, "cos and sin once per token for every head of q and k; "+lightFastDoc,
+	refAndFast(OpRoPE, "cos and sin once per token for every head of q and k; "+lightFastDoc,
 		func(a *RoPEArgs, th int) error { return withHost(&hostRoPEs, a, th, hostRoPEInto, fallback.RoPERef) },
 		func(a *RoPEArgs, th int) error { return withHost(&hostRoPEs, a, th, hostRoPEInto, fallback.RoPEFast) })
 }

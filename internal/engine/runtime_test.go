@@ -75,7 +75,7 @@ func TestOptionsOverEnvironment(t *testing.T) {
 		m := engine.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}
 		args := &engine.MatMulArgs{M: 2, N: 2, K: 2, Batch: 1, Alpha: 1, A: m, B: m, D: m}
 		args.D.Buf = d
-		for _, c := range rt.Explain(engine.OpMatMul, args).Candidates {
+		for _, c := range rt.Explain(engine.OpMatMul.Name(), args).Candidates {
 			if strings.HasPrefix(c.Reason, "forced") || strings.HasPrefix(c.Reason, "chosen: forced") {
 				return c.Kernel.Name
 			}
@@ -342,7 +342,7 @@ func TestClosedRuntime(t *testing.T) {
 }
 
 func TestRegistryExplainAndForce(t *testing.T) {
-	ks := engine.Kernels(engine.OpMatMul)
+	ks := engine.Kernels(engine.OpMatMul.Name())
 	if len(ks) < 2 {
 		t.Fatalf("matmul kernels: %d", len(ks))
 	}
@@ -358,7 +358,7 @@ func TestRegistryExplainAndForce(t *testing.T) {
 		A: engine.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
 		B: engine.Matrix{Buf: a, Rows: 2, Cols: 2, LD: 2, BatchStride: 4},
 		D: engine.Matrix{Buf: d, Rows: 2, Cols: 2, LD: 2, BatchStride: 4}}
-	e := rt.Explain(engine.OpMatMul, args)
+	e := rt.Explain(engine.OpMatMul.Name(), args)
 	if e.Chosen() == nil || e.Chosen().Name == "cpu.matmul.reference" {
 		t.Fatalf("chosen %v\n%v", e.Chosen(), e)
 	}
@@ -372,8 +372,8 @@ func TestRegistryExplainAndForce(t *testing.T) {
 		buf, _ := rt.Alloc(dt, 2, 2)
 		call := *args
 		call.A.Buf, call.B.Buf = buf, buf
-		k, err := rt.Select(engine.OpMatMul, &call)
-		want := rt.Explain(engine.OpMatMul, &call).Chosen()
+		k, err := rt.Select(engine.OpMatMul.Name(), &call)
+		want := rt.Explain(engine.OpMatMul.Name(), &call).Chosen()
 		if err != nil || want == nil || k != want {
 			t.Fatalf("%v: Select %v, %v; Explain chose %v", dt, k, err, want)
 		}
@@ -382,14 +382,14 @@ func TestRegistryExplainAndForce(t *testing.T) {
 	fa, _ := forced.Alloc(tile.F32, 2, 2)
 	fd, _ := forced.Alloc(tile.F32, 2, 2)
 	args.A.Buf, args.B.Buf, args.D.Buf = fa, fa, fd
-	k, err := forced.Select(engine.OpMatMul, args)
+	k, err := forced.Select(engine.OpMatMul.Name(), args)
 	if err != nil || k.Name != "cpu.matmul.reference" {
 		t.Fatalf("forced: %v %v", k, err)
 	}
 	// A call no kernel supports is ErrUnsupported with the reasons.
 	ib, _ := forced.Alloc(tile.S32, 2, 2)
 	args.A.Buf = ib
-	if _, err := forced.Select(engine.OpMatMul, args); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "s32") {
+	if _, err := forced.Select(engine.OpMatMul.Name(), args); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "s32") {
 		t.Fatalf("unsupported: %v", err)
 	}
 	if _, err := rt.Select("no-such-op", nil); !errors.Is(err, engine.ErrUnsupported) {

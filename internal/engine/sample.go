@@ -2,8 +2,8 @@ package engine
 
 import "github.com/tcrt-go/tcrt/fallback"
 
-// OpSample is the registry name of sampling from logits.
-const OpSample = "sample"
+// OpSample is sampling from logits.
+var OpSample = Op[SampleArgs]{"sample"}
 
 // SampleArgs is a validated sampling call (see fallback.SampleArgs for the
 // rules): Logits is Rows × Vocab, Out an s32 buffer of at least Rows
@@ -33,7 +33,7 @@ func hostSampleInto(c *hostCall[fallback.SampleArgs], a *SampleArgs, threads int
 }
 
 func init() {
-	refAndFast(OpSample, OpSample, "no sort: a three-level radix select on the scores' bits finds the top-k and top-p cuts; rows across the helper pool",
+	refAndFast(OpSample, "no sort: a three-level radix select on the scores' bits finds the top-k and top-p cuts; rows across the helper pool",
 		func(a *SampleArgs, th int) error {
 			return withHost(&hostSamples, a, th, hostSampleInto, func(h *fallback.SampleArgs) error { fallback.SampleRef(h); return nil })
 		},

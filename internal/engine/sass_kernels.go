@@ -32,11 +32,7 @@ const (
 // the source 16-byte and the destination 4-byte aligned. The rest (scales
 // from the amax, per-row or block scales, a Scales buffer, non-saturating
 // overflow, f16/bf16 sources) goes to other kernels or the host fallback.
-func sassQuantizeSupports(args any) error {
-	a, ok := args.(*QuantizeArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *QuantizeArgs", args)
-	}
+func sassQuantizeSupports(a *QuantizeArgs) error {
 	switch {
 	case a.X == nil || a.Q == nil:
 		return fmt.Errorf("needs X and Q")
@@ -68,9 +64,8 @@ func sassQuantizeSupports(args any) error {
 	return nil
 }
 
-func sassQuantizeLaunch(arch int) func(ctx context.Context, l *Launch) error {
-	return func(ctx context.Context, l *Launch) error {
-		a := l.Args.(*QuantizeArgs)
+func sassQuantizeLaunch(arch int) func(context.Context, *Launch, *QuantizeArgs) error {
+	return func(ctx context.Context, l *Launch, a *QuantizeArgs) error {
 		m := sm86.ModuleFor(arch)
 		if m == nil {
 			return fmt.Errorf("tcrt: %s: no sm_%d cubin is embedded: %w", OpQuantize, arch, ErrUnsupported)
@@ -104,11 +99,7 @@ func denseRowMajor(t tile.Tile) bool {
 // memory elements. OOBError (which needs a preflight of every index before
 // any write), OOBWrap, deterministic order, other types and reductions go
 // to the host fallback.
-func sassScatterSupports(args any) error {
-	a, ok := args.(*ScatterArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *ScatterArgs", args)
-	}
+func sassScatterSupports(a *ScatterArgs) error {
 	src, idx := a.Src.Desc.Resolved(), a.Idx.Desc.Resolved()
 	switch {
 	case a.Op != fallback.ScatterAdd:
@@ -137,8 +128,7 @@ func sassScatterSupports(args any) error {
 	return nil
 }
 
-func sassScatterLaunch(ctx context.Context, l *Launch) error {
-	a := l.Args.(*ScatterArgs)
+func sassScatterLaunch(ctx context.Context, l *Launch, a *ScatterArgs) error {
 	m := sm86.ModuleFor(86)
 	if m == nil {
 		return fmt.Errorf("tcrt: %s: no sm_86 cubin is embedded: %w", OpScatter, ErrUnsupported)
@@ -164,20 +154,20 @@ func sassScatterLaunch(ctx context.Context, l *Launch) error {
 }
 
 func init() {
-	Register(Kernel{
-		Name: sassQuantizeSM89, Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: sassQuantizeSM89, Arch: Arch{ISA: ISASASS, MinSM: 89, MaxSM: 89, Module: sm86.ModuleFor(89)}, Preference: 210,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_89 cubin): F2FP.SATFINITE float8 converts, four elements a thread; unverified on a GPU",
-		Supports: func(args any) error { return sassQuantizeSupportsArch(89, args) },
+		Supports: func(a *QuantizeArgs) error { return sassQuantizeSupportsArch(89, a) },
 		Launch:   sassQuantizeLaunch(89),
 	})
-	Register(Kernel{
-		Name: sassQuantizeSM86, Op: OpQuantize, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
+	RegisterKernel(OpQuantize, TypedKernel[QuantizeArgs]{
+		Name: sassQuantizeSM86, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86, sm_86 cubin): integer float8 encoder, four elements a thread; unverified on a GPU",
-		Supports: func(args any) error { return sassQuantizeSupportsArch(86, args) },
+		Supports: func(a *QuantizeArgs) error { return sassQuantizeSupportsArch(86, a) },
 		Launch:   sassQuantizeLaunch(86),
 	})
-	Register(Kernel{
-		Name: sassScatterAdd, Op: OpScatter, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
+	RegisterKernel(OpScatter, TypedKernel[ScatterArgs]{
+		Name: sassScatterAdd, Arch: Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86.ModuleFor(86)}, Preference: 200,
 		Doc:      "hand-scheduled SASS (kernels/sm86): one RED.E.ADD.F32.FTZ.RN per lane, unordered, subnormals flushed; unverified on a GPU",
 		Supports: sassScatterSupports,
 		Launch:   sassScatterLaunch,
@@ -186,9 +176,9 @@ func init() {
 
 // sassQuantizeSupportsArch is sassQuantizeSupports, after checking that
 // the sm_<arch> cubin is embedded.
-func sassQuantizeSupportsArch(arch int, args any) error {
+func sassQuantizeSupportsArch(arch int, a *QuantizeArgs) error {
 	if sm86.ModuleFor(arch) == nil {
 		return fmt.Errorf("no sm_%d cubin is embedded (%v)", arch, sm86.ErrNotEncodable)
 	}
-	return sassQuantizeSupports(args)
+	return sassQuantizeSupports(a)
 }

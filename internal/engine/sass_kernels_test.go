@@ -31,8 +31,8 @@ func TestSASSKernelsNotOnCPU(t *testing.T) {
 		args  any
 		names []string
 	}{
-		{OpQuantize, qa, []string{sassQuantizeSM86, sassQuantizeSM89}},
-		{OpScatter, sa, []string{sassScatterAdd}},
+		{OpQuantize.name, qa, []string{sassQuantizeSM86, sassQuantizeSM89}},
+		{OpScatter.name, sa, []string{sassScatterAdd}},
 	} {
 		e := rt.Explain(c.op, c.args)
 		if k := e.Chosen(); k == nil || k.Arch.ISA != ISACPU {

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/tcrt-go/tcrt/fallback"
 	"github.com/tcrt-go/tcrt/tile"
 )
@@ -26,28 +24,19 @@ func HostScatterArgs(a *ScatterArgs, threads int) *fallback.ScatterArgs {
 		Mem: a.Mem.Host(), MemRows: a.MemRows, Idx: hostTile(a.Idx), Src: hostTile(a.Src), OOB: a.OOB, Threads: threads}
 }
 
-func cpuScatterSupports(args any) error {
-	if _, ok := args.(*ScatterArgs); !ok {
-		return fmt.Errorf("arguments are %T, not *ScatterArgs", args)
-	}
-	return nil
-}
-
 func init() {
-	Register(Kernel{
-		Name: "cpu.mscatter.atomic", Op: OpScatter, Arch: Arch{ISA: ISACPU}, Preference: 100,
-		Doc:      "parallel preflight, then on all threads: integer reductions as one hardware atomic per element, the rest under 4 KiB-page stripe locks (rows a page segment at a time with vector adds, elements grouped by lock)",
-		Supports: cpuScatterSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.ScatterFast(HostScatterArgs(l.Args.(*ScatterArgs), l.Threads))
+	RegisterKernel(OpScatter, TypedKernel[ScatterArgs]{
+		Name: "cpu.mscatter.atomic", Arch: Arch{ISA: ISACPU}, Preference: 100,
+		Doc: "parallel preflight, then on all threads: integer reductions as one hardware atomic per element, the rest under 4 KiB-page stripe locks (rows a page segment at a time with vector adds, elements grouped by lock)",
+		Launch: CPUKernel(func(l *Launch, a *ScatterArgs) error {
+			return fallback.ScatterFast(HostScatterArgs(a, l.Threads))
 		}),
 	})
-	Register(Kernel{
-		Name: "cpu.mscatter.reference", Op: OpScatter, Arch: Arch{ISA: ISACPU}, Preference: 0,
-		Doc:      "sequential reference in lane order (the oracle; not atomic against other streams)",
-		Supports: cpuScatterSupports,
-		Launch: CPUKernel(func(l *Launch) error {
-			return fallback.ScatterRef(HostScatterArgs(l.Args.(*ScatterArgs), l.Threads))
+	RegisterKernel(OpScatter, TypedKernel[ScatterArgs]{
+		Name: "cpu.mscatter.reference", Arch: Arch{ISA: ISACPU}, Preference: 0,
+		Doc: "sequential reference in lane order (the oracle; not atomic against other streams)",
+		Launch: CPUKernel(func(l *Launch, a *ScatterArgs) error {
+			return fallback.ScatterRef(HostScatterArgs(a, l.Threads))
 		}),
 	})
 }

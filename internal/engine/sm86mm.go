@@ -35,11 +35,7 @@ import (
 // The tile, split-K and launch plan is kernels/sm86mm's (Plan), the one
 // copy the simulator tests call too.
 
-func sm86mmSupports(args any) error {
-	a, ok := args.(*MatMulArgs)
-	if !ok {
-		return fmt.Errorf("arguments are %T, not *MatMulArgs", args)
-	}
+func sm86mmSupports(a *MatMulArgs) error {
 	ta, tb, td := a.DTypes()
 	if ta != tb || (ta != tile.F16 && ta != tile.BF16) {
 		return fmt.Errorf("needs A and B both f16 or both bf16, have %v and %v", ta, tb)
@@ -92,10 +88,9 @@ func sm86mmSupports(args any) error {
 }
 
 // sm86mmKernel is the registry entry.
-func sm86mmKernel() Kernel {
-	return Kernel{
+func sm86mmKernel() TypedKernel[MatMulArgs] {
+	return TypedKernel[MatMulArgs]{
 		Name:       "sass.matmul.sm86mm",
-		Op:         OpMatMul,
 		Arch:       Arch{ISA: ISASASS, MinSM: 86, MaxSM: 89, Module: sm86mm.Module()},
 		Preference: 200,
 		Doc:        "hand-scheduled SASS (kernels/sm86mm): LDGSTS ring, LDSM, HMMA.16816.F32; 128x128 / 128x64 / 64x128 tiles, NN/NT/TN/TT, split-K (unverified on a GPU)",
@@ -144,8 +139,7 @@ func sm86mmProblem(a *MatMulArgs, b int) (sm86mm.Problem, error) {
 	return p, nil
 }
 
-func sm86mmLaunch(_ context.Context, l *Launch) error {
-	a := l.Args.(*MatMulArgs)
+func sm86mmLaunch(_ context.Context, l *Launch, a *MatMulArgs) error {
 	m := sm86mm.Module()
 	for b := 0; b < a.Batch; b++ {
 		p, err := sm86mmProblem(a, b)
@@ -166,5 +160,5 @@ func sm86mmLaunch(_ context.Context, l *Launch) error {
 // Registers the hand-scheduled SM86/SM89 matmul. Unverified on a GPU: no
 // run has loaded these cubins.
 func init() {
-	Register(sm86mmKernel())
+	RegisterKernel(OpMatMul, sm86mmKernel())
 }

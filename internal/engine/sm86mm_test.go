@@ -21,7 +21,7 @@ func withSM86MatMul(t *testing.T) {
 		registry.mu.Unlock()
 	})
 	if lookupKernel("sass.matmul.sm86mm") == nil {
-		Register(sm86mmKernel())
+		RegisterKernel(OpMatMul, sm86mmKernel())
 	}
 }
 
@@ -64,7 +64,7 @@ func TestSM86MatMulExplainCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	e := rt.Explain(OpMatMul, sm86Args(t, rt, tile.F16, 64, 64, 64))
+	e := rt.Explain(OpMatMul.name, sm86Args(t, rt, tile.F16, 64, 64, 64))
 	c := sm86Candidate(e)
 	if c.Kernel == nil || c.Chosen || !strings.Contains(c.Reason, "needs a GPU; runtime is on cpu") {
 		t.Fatalf("sm86mm candidate %+v in\n%s", c, e)
@@ -81,11 +81,11 @@ func TestSM86MatMulExplainCPU(t *testing.T) {
 func TestSM86MatMulExplainFakeGPU(t *testing.T) {
 	withSM86MatMul(t)
 	rt := openFakeGPU(t)
-	e := rt.Explain(OpMatMul, sm86Args(t, rt, tile.BF16, 100, 70, 64))
+	e := rt.Explain(OpMatMul.name, sm86Args(t, rt, tile.BF16, 100, 70, 64))
 	if k := e.Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
 		t.Fatalf("chosen %v:\n%s", k, e)
 	}
-	e = rt.Explain(OpMatMul, sm86Args(t, rt, tile.F16, 100, 70, 12))
+	e = rt.Explain(OpMatMul.name, sm86Args(t, rt, tile.F16, 100, 70, 12))
 	if c := sm86Candidate(e); c.Chosen || !strings.Contains(c.Reason, "multiple of 8") {
 		t.Fatalf("K=12: %+v\n%s", c, e)
 	}
@@ -127,10 +127,10 @@ func TestSM86MatMulTransposed(t *testing.T) {
 	withSM86MatMul(t)
 	rt := openFakeGPU(t)
 	for _, l := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-		if k := rt.Explain(OpMatMul, sm86ArgsT(t, rt, 100, 70, 64, l[0], l[1])).Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
+		if k := rt.Explain(OpMatMul.name, sm86ArgsT(t, rt, 100, 70, 64, l[0], l[1])).Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
 			t.Errorf("layout %v: chosen %v", l, k)
 		}
-		c := sm86Candidate(rt.Explain(OpMatMul, sm86ArgsT(t, rt, 100, 70, 12, l[0], l[1])))
+		c := sm86Candidate(rt.Explain(OpMatMul.name, sm86ArgsT(t, rt, 100, 70, 12, l[0], l[1])))
 		if tn := l == [2]bool{true, false}; tn != c.Chosen || !tn && !strings.Contains(c.Reason, "multiple of 8") {
 			t.Errorf("layout %v K=12: %+v", l, c)
 		}
@@ -144,7 +144,7 @@ func TestSM86MatMulTransposed(t *testing.T) {
 	}
 	defer short.Close()
 	a.A.Buf = short
-	if c := sm86Candidate(rt.Explain(OpMatMul, a)); c.Chosen || !strings.Contains(c.Reason, "A's last row needs 72") {
+	if c := sm86Candidate(rt.Explain(OpMatMul.name, a)); c.Chosen || !strings.Contains(c.Reason, "A's last row needs 72") {
 		t.Errorf("A^T short buffer: %+v", c)
 	}
 	// B^T needs no N padding: N = 70, ldb = K
@@ -152,7 +152,7 @@ func TestSM86MatMulTransposed(t *testing.T) {
 	if b.B.LD != 64 {
 		t.Fatalf("ldb %d", b.B.LD)
 	}
-	if k := rt.Explain(OpMatMul, b).Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
+	if k := rt.Explain(OpMatMul.name, b).Chosen(); k == nil || k.Name != "sass.matmul.sm86mm" {
 		t.Errorf("B^T N=70: chosen %v", k)
 	}
 }

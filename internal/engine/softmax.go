@@ -2,8 +2,8 @@ package engine
 
 import "github.com/tcrt-go/tcrt/fallback"
 
-// OpSoftmax is the registry name of softmax and log-softmax.
-const OpSoftmax = "softmax"
+// OpSoftmax is softmax and log-softmax.
+var OpSoftmax = Op[SoftmaxArgs]{"softmax"}
 
 // SoftmaxArgs is a validated softmax over the last dimension (see
 // fallback.SoftmaxArgs).
@@ -25,7 +25,7 @@ func hostSoftmaxInto(c *hostCall[fallback.SoftmaxArgs], a *SoftmaxArgs, threads 
 }
 
 func init() {
-	refAndFast(OpSoftmax, OpSoftmax, "max, exponentials and sum on a float32 row in cache; "+lightFastDoc,
+	refAndFast(OpSoftmax, "max, exponentials and sum on a float32 row in cache; "+lightFastDoc,
 		func(a *SoftmaxArgs, th int) error {
 			return withHost(&hostSoftmaxes, a, th, hostSoftmaxInto, func(h *fallback.SoftmaxArgs) error { fallback.SoftmaxRef(h); return nil })
 		},

@@ -9,7 +9,7 @@ import (
 // checked after the operands' buffers.
 type argRule struct {
 	typed func(op string, args any) (Args, error)
-	check func(Args) error
+	check func(op string, args Args) error
 }
 
 // rule is the argRule of argument type *A, with check (nil: none).
@@ -19,20 +19,18 @@ func rule[A any, P interface {
 }](check func(*A) error) argRule {
 	return argRule{
 		typed: func(op string, args any) (Args, error) {
-			a, ok := args.(*A)
-			if !ok {
-				return nil, tile.Errorf(ErrArgument, op, "args", "%T; want %T", args, a)
-			}
-			if a == nil {
-				return nil, tile.Errorf(ErrArgument, op, "args", "nil %T", a)
+			a, err := argsOf[A](op, args)
+			if err != nil {
+				return nil, err
 			}
 			return P(a), nil
 		},
-		check: func(a Args) error {
-			if check == nil {
-				return nil
+		check: func(op string, args Args) error {
+			a, err := argsOf[A](op, args)
+			if err != nil || check == nil {
+				return err
 			}
-			return check((*A)(a.(P)))
+			return check(a)
 		},
 	}
 }
@@ -57,24 +55,24 @@ func checkPositive(op string, fs ...field) error {
 // argRules describes the argument structs of the built-in ops. The
 // arguments of other ops must list their operands too (Args).
 var argRules = map[string]argRule{
-	OpMatMul: rule(checkMatMulArgs),
-	OpAttention: rule(func(a *AttentionArgs) error { // SeqQ is 0 with CuSeqQ
-		return checkPositive(OpAttention, field{"Batch", a.Batch}, field{"HeadsQ", a.HeadsQ}, field{"HeadsKV", a.HeadsKV}, field{"HeadDim", a.HeadDim})
+	OpMatMul.name: rule(checkMatMulArgs),
+	OpAttention.name: rule(func(a *AttentionArgs) error { // SeqQ is 0 with CuSeqQ
+		return checkPositive(OpAttention.name, field{"Batch", a.Batch}, field{"HeadsQ", a.HeadsQ}, field{"HeadsKV", a.HeadsKV}, field{"HeadDim", a.HeadDim})
 	}),
-	OpKVAppend: rule(func(a *KVAppendArgs) error {
-		return checkPositive(OpKVAppend, field{"Batch", a.Batch}, field{"HeadsKV", a.HeadsKV}, field{"HeadDim", a.HeadDim})
+	OpKVAppend.name: rule(func(a *KVAppendArgs) error {
+		return checkPositive(OpKVAppend.name, field{"Batch", a.Batch}, field{"HeadsKV", a.HeadsKV}, field{"HeadDim", a.HeadDim})
 	}),
-	OpGather:    rule[GatherArgs](nil),
-	OpScatter:   rule[ScatterArgs](nil),
-	OpGatherCAS: rule[GatherCASArgs](nil),
-	OpQuantize: rule(func(a *QuantizeArgs) error {
-		return checkPositive(OpQuantize, field{"Rows", a.Rows}, field{"Cols", a.Cols})
+	OpGather.name:    rule[GatherArgs](nil),
+	OpScatter.name:   rule[ScatterArgs](nil),
+	OpGatherCAS.name: rule[GatherCASArgs](nil),
+	OpQuantize.name: rule(func(a *QuantizeArgs) error {
+		return checkPositive(OpQuantize.name, field{"Rows", a.Rows}, field{"Cols", a.Cols})
 	}),
-	OpDequantize: rule(func(a *DequantizeArgs) error {
-		return checkPositive(OpDequantize, field{"Rows", a.Rows}, field{"Cols", a.Cols})
+	OpDequantize.name: rule(func(a *DequantizeArgs) error {
+		return checkPositive(OpDequantize.name, field{"Rows", a.Rows}, field{"Cols", a.Cols})
 	}),
-	OpAmax: rule(func(a *AmaxArgs) error {
-		return checkPositive(OpAmax, field{"Rows", a.Rows}, field{"Cols", a.Cols})
+	OpAmax.name: rule(func(a *AmaxArgs) error {
+		return checkPositive(OpAmax.name, field{"Rows", a.Rows}, field{"Cols", a.Cols})
 	}),
 }
 
@@ -111,7 +109,7 @@ func (r *Runtime) CheckArgs(op string, args any) error {
 		return err
 	}
 	if rule.check != nil {
-		if err := rule.check(a); err != nil {
+		if err := rule.check(op, a); err != nil {
 			return err
 		}
 	}
@@ -124,7 +122,7 @@ func (r *Runtime) CheckArgs(op string, args any) error {
 // checkMatMulArgs checks a matmul's shape fields and views: shapes
 // agreeing with M, N, K, and every view (Batch matrices) within its buffer.
 func checkMatMulArgs(a *MatMulArgs) error {
-	if err := checkPositive(OpMatMul, field{"M", a.M}, field{"N", a.N}, field{"K", a.K}, field{"Batch", a.Batch}); err != nil {
+	if err := checkPositive(OpMatMul.name, field{"M", a.M}, field{"N", a.N}, field{"K", a.K}, field{"Batch", a.Batch}); err != nil {
 		return err
 	}
 	views := [...]struct {
@@ -137,17 +135,17 @@ func checkMatMulArgs(a *MatMulArgs) error {
 			continue
 		}
 		if v.m.OpRows() != v.rows || v.m.OpCols() != v.cols {
-			return tile.Errorf(ErrShape, OpMatMul, v.name, "op(%s) is %dx%d; want %dx%d", v.name, v.m.OpRows(), v.m.OpCols(), v.rows, v.cols)
+			return tile.Errorf(ErrShape, OpMatMul.name, v.name, "op(%s) is %dx%d; want %dx%d", v.name, v.m.OpRows(), v.m.OpCols(), v.rows, v.cols)
 		}
 		if err := checkMatrixSpan(v.name, v.m, a.Batch); err != nil {
 			return err
 		}
 	}
 	if a.Beta != 0 && a.C.Buf == nil {
-		return tile.Errorf(ErrArgument, OpMatMul, "C", "Beta is %v but C is nil", a.Beta)
+		return tile.Errorf(ErrArgument, OpMatMul.name, "C", "Beta is %v but C is nil", a.Beta)
 	}
 	if a.Bias != nil && a.Bias.Len() < a.N {
-		return tile.Errorf(ErrShape, OpMatMul, "Bias", "%d values; want N = %d", a.Bias.Len(), a.N)
+		return tile.Errorf(ErrShape, OpMatMul.name, "Bias", "%d values; want N = %d", a.Bias.Len(), a.N)
 	}
 	return nil
 }
@@ -155,7 +153,7 @@ func checkMatMulArgs(a *MatMulArgs) error {
 // checkMatrixSpan checks that batch matrices of m lie within m.Buf.
 func checkMatrixSpan(name string, m Matrix, batch int) error {
 	if m.LD < m.Cols || m.Offset < 0 || m.BatchStride < 0 {
-		return tile.Errorf(ErrShape, OpMatMul, name, "LD %d (row %d), offset %d, batch stride %d: want LD ≥ the row, offset and stride ≥ 0",
+		return tile.Errorf(ErrShape, OpMatMul.name, name, "LD %d (row %d), offset %d, batch stride %d: want LD ≥ the row, offset and stride ≥ 0",
 			m.LD, m.Cols, m.Offset, m.BatchStride)
 	}
 	last, ok := tile.MulAddSize(batch-1, m.BatchStride, m.Offset)
@@ -166,7 +164,7 @@ func checkMatrixSpan(name string, m Matrix, batch int) error {
 		last, ok = tile.AddSize(last, m.Cols)
 	}
 	if !ok || last > m.Buf.Len() {
-		return tile.Errorf(ErrBounds, OpMatMul, name, "%d matrices %dx%d (LD %d, stride %d, offset %d) reach past the %d elements of the buffer",
+		return tile.Errorf(ErrBounds, OpMatMul.name, name, "%d matrices %dx%d (LD %d, stride %d, offset %d) reach past the %d elements of the buffer",
 			batch, m.Rows, m.Cols, m.LD, m.BatchStride, m.Offset, m.Buf.Len())
 	}
 	return nil

@@ -55,7 +55,7 @@ func TestAutoFallback(t *testing.T) {
 		!strings.Contains(why, "GPU not used: cuda:") || !strings.Contains(why, "/nonexistent/libcuda.so.1") {
 		t.Fatalf("backend %s, reason %q", rt.Backend(), why)
 	}
-	e := engine.Handles.Runtime(rt).Explain(engine.OpMatMul, nil)
+	e := engine.Handles.Runtime(rt).Explain(engine.OpMatMul.Name(), nil)
 	if e.Backend != why {
 		t.Fatalf("Explain's backend line %q, want %q", e.Backend, why)
 	}
