@@ -145,6 +145,14 @@ func skinnyAVX2ExactCase(v *variant, r *rand.Rand, m, n, k int, dt tile.DType, t
 	return nil
 }
 
+// raceSkipsCase reports whether a -race build skips c: a product of more
+// than 2^20 multiply-adds, whose float64 reference runs 5-10x slower
+// under the race detector (the plain test step runs every case; the
+// smaller cases keep the thread counts).
+func raceSkipsCase(c mmCase) bool {
+	return longtest.Race && c.M*c.N*c.K*max(1, c.Batch) > 1<<20
+}
+
 // TestMatMulFastSkinnyAVX2 runs the AVX2 skinny path against the float64
 // reference within check's tolerances (check runs every available
 // variant), random inputs: every M with ragged N and K, f32, bf16 and f16
@@ -198,6 +206,9 @@ func TestMatMulFastSkinnyAVX2(t *testing.T) {
 	}
 	cases = append(cases, float8ScaleCases(r, false)...)
 	for _, c := range cases {
+		if raceSkipsCase(c) {
+			continue
+		}
 		if !takesSkinnyAVX2(v, c) {
 			t.Errorf("%v: avx2 takes the blocked path", c)
 		}
@@ -286,6 +297,9 @@ func TestMatMulFastSkinnyDotsAVX2(t *testing.T) {
 	}
 	cases = append(cases, float8ScaleCases(r, true)...)
 	for _, c := range cases {
+		if raceSkipsCase(c) {
+			continue
+		}
 		a := MatMulArgs{M: c.M, N: c.N, K: c.K, Batch: c.Batch}
 		a.B = Matrix{DType: c.B.dt, Trans: c.B.trans}
 		j := job{a: &a, v: v}

@@ -425,8 +425,11 @@ func TestSimF8Ops(t *testing.T) {
 	// long tests (TCRT_LONG_TESTS=1, as CI sets it); 4500×3 already has
 	// more rows than the per-row grid.
 	shapes := [][2]int{{1, 1}, {1, 3}, {3, 5}, {7, 129}, {33, 1000}, {4500, 3}}
-	if longtest.Enabled() {
+	switch {
+	case longtest.Enabled():
 		shapes = append(shapes, [2]int{257, 4099})
+	case longtest.Race: // the simulator under -race: the small shapes
+		shapes = shapes[:4]
 	}
 	for _, arch := range []int{86, 89} {
 		t.Run(fmt.Sprint("sim", arch), func(t *testing.T) {
