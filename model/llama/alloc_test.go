@@ -202,11 +202,6 @@ func TestEngineAllocs(t *testing.T) {
 		}
 	}
 	gen(4)() // warm up
-	ownShort, _ := allocSites(gen(4), 3)
-	ownLong, callsLong := allocSites(gen(44), 3)
-	if genErr != nil {
-		t.Fatal(genErr)
-	}
 	total := func(m map[string]float64) float64 {
 		s := 0.0
 		for _, v := range m {
@@ -214,10 +209,26 @@ func TestEngineAllocs(t *testing.T) {
 		}
 		return s
 	}
+	// The least growth of three tries: the Go runtime's own caches (the
+	// sudogs a select takes, emptied at each garbage collection) refill
+	// now and then inside the loop's frames, once per a few requests; an
+	// allocation per token shows in every try, 40 times over.
+	var ownShort, ownLong, callsLong map[string]float64
+	d := 0.0
+	for try := 0; try < 3; try++ {
+		ownShort, _ = allocSites(gen(4), 3)
+		ownLong, callsLong = allocSites(gen(44), 3)
+		if genErr != nil {
+			t.Fatal(genErr)
+		}
+		if d = total(ownLong) - total(ownShort); d <= 0.5 {
+			break
+		}
+	}
 	t.Logf("per request of 4 tokens, model/llama's own allocations:%s", sitesTable(ownShort))
 	t.Logf("per request of 44 tokens: own:%s\ncalled:%s", sitesTable(ownLong), sitesTable(callsLong))
-	if d := total(ownLong) - total(ownShort); d > 0.5 {
-		t.Errorf("model/llama's own allocations grow by %.1f for 40 more tokens:%s", d, sitesTable(ownLong))
+	if d > 0.5 {
+		t.Errorf("model/llama's own allocations grow by %.1f for 40 more tokens, in each of three tries:%s", d, sitesTable(ownLong))
 	}
 	if total(callsLong) == 0 {
 		t.Errorf("no allocation of the engine's steps was attributed: the profile missed its goroutine")
