@@ -183,8 +183,11 @@ func (s *AttentionSetup) Check(ctx context.Context, rt *runtime.Runtime) (float6
 			ref.Close()
 			return 0, err
 		}
-		a, _ := callargs.Of(call)
-		args := a.(*engine.AttentionArgs)
+		args, ok := callargs.As[engine.AttentionArgs](call)
+		if !ok {
+			ref.Close()
+			return 0, fmt.Errorf("bench: the attention plan has no arguments to check")
+		}
 		if err := engine.WithHostArgs(ctx, engine.Handles.Runtime(rt), args, func() error {
 			fallback.AttentionRef(engine.HostAttentionArgs(args, 1))
 			return nil

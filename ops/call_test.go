@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tcrt-go/tcrt/internal/callargs"
 	"github.com/tcrt-go/tcrt/internal/engine"
 	"github.com/tcrt-go/tcrt/ops"
 	"github.com/tcrt-go/tcrt/runtime"
@@ -165,4 +166,33 @@ func BenchmarkCallOverhead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestCallArgsAs: the tests' and benchmarks' one way to a planned call's
+// arguments gives them for their own type only.
+func TestCallArgsAs(t *testing.T) {
+	rt := openTest(t)
+	rng := rand.New(rand.NewPCG(28, 4))
+	a, _ := randBuf(t, rt, rng, tile.F32, 6)
+	d, _ := randBuf(t, rt, rng, tile.F32, 4)
+	am := ops.Matrix{Buf: a, Rows: 2, Cols: 3, LD: 3}
+	dm := ops.Matrix{Buf: d, Rows: 2, Cols: 2, LD: 2}
+	call, err := ops.MatMulPlan(rt, dm, am, am.T(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, ok := callargs.As[engine.MatMulArgs](call)
+	if !ok || args.M != 2 || args.N != 2 || args.K != 3 {
+		t.Errorf("matmul call's args: %+v, %v", args, ok)
+	}
+	if _, ok := callargs.As[engine.AttentionArgs](call); ok {
+		t.Error("a matmul call gave attention args")
+	}
+	var nilCall *ops.Call
+	if _, ok := callargs.As[engine.MatMulArgs](nilCall); ok {
+		t.Error("a nil call gave args")
+	}
+	if _, ok := callargs.As[engine.MatMulArgs]("not a call"); ok {
+		t.Error("a string gave args")
+	}
 }
