@@ -185,6 +185,9 @@ func (s *torchSuite) inputAbs(name string, f float64) []float64 {
 // is ulps unit roundoffs of the output type, relative to |ref| plus the
 // case's scale; the largest error found per op is logged.
 func TestAgainstTorch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: torch's start and 243 calls take seconds")
+	}
 	py := torchPython(t)
 	s := &torchSuite{t: t, ctx: context.Background(), rt: openTest(t), rng: rand.New(rand.NewPCG(30, 9)), dir: t.TempDir()}
 	dtypes := []tile.DType{tile.F32, tile.F16, tile.BF16}
