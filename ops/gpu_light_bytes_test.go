@@ -32,6 +32,8 @@ func TestGPULightBytesPerWarpInstruction(t *testing.T) {
 		{bench.LightProblem{Op: "add_rmsnorm"}, "ptx.add_rmsnorm", 1.05},
 		{bench.LightProblem{Op: "silu_mul"}, "ptx.silu_mul", 1.2},
 		{bench.LightProblem{Op: "rope", HeadDim: 128}, "ptx.rope", 0.75},
+		{bench.LightProblem{Op: "layernorm"}, "ptx.layernorm", 0.48},
+		{bench.LightProblem{Op: "softmax"}, "ptx.softmax", 0.72},
 	} {
 		p := c.p
 		p.DType, p.Rows, p.Cols = tile.BF16, 8, 4096

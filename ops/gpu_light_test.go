@@ -12,15 +12,17 @@ import (
 	"github.com/tcrt-go/tcrt/tile"
 )
 
-// TestGPULightOps: the PTX light kernels (RMSNorm, AddRMSNorm, SiLU·mul)
-// on the simulated devices against the CPU reference kernels on the same
-// inputs, over element types, odd sizes, strides and 0/1 rows. The bound
-// is the CPU fast path's plus 4 ulp of float32 for the approximate
-// rsqrt/exp/reciprocal.
+// TestGPULightOps: the PTX light kernels (RMSNorm, AddRMSNorm, SiLU·mul,
+// GELU and tanh GELU plain and gated, LayerNorm, softmax, L2
+// normalisation) and the ops still on the host fallback (element-wise,
+// pooling) on the simulated devices against the CPU reference kernels on
+// the same inputs, over element types, odd sizes, strides and 0/1 rows.
+// The bound is the CPU fast path's plus a few ulp of float32 for the
+// approximate rsqrt/exp/log/reciprocal.
 func TestGPULightOps(t *testing.T) {
 	ref := openLight(t).ref
 	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
-		for _, c := range lightCases()[:6] { // rmsnorm, in place, add_rmsnorm, layernorm×2 (host), silu_mul
+		for _, c := range lightCases() { // the PTX kernels' ops, and those on the host fallback
 			for _, d := range lightTypes {
 				for _, cols := range []int{1, 7, 129, 1000} {
 					for _, r := range []int{0, 1, 3} {
@@ -62,7 +64,17 @@ func TestGPULightOps(t *testing.T) {
 		e, err = ops.ExplainGatedActivate(rt, y, x2, ops.SiLU, nil)
 		chosen(t, e, err, "ptx.silu_mul")
 		e, err = ops.ExplainGatedActivate(rt, y, x2, ops.GELU, nil)
-		chosen(t, e, err, "host.cpu.activation.fast")
+		chosen(t, e, err, "ptx.activation")
+		e, err = ops.ExplainActivate(rt, y, x, ops.GELUTanh, nil)
+		chosen(t, e, err, "ptx.activation")
+		e, err = ops.ExplainLayerNorm(rt, y, x, nil, nil, nil)
+		chosen(t, e, err, "ptx.layernorm")
+		e, err = ops.ExplainSoftmax(rt, y, x, nil)
+		chosen(t, e, err, "ptx.softmax")
+		e, err = ops.ExplainL2Normalize(rt, y, x, nil)
+		chosen(t, e, err, "ptx.l2normalize")
+		e, err = ops.ExplainPool(rt, ops.Matrix{Buf: y.Buf, Rows: 1, Cols: 8}, x, nil)
+		chosen(t, e, err, "host.cpu.pool.fast")
 		_ = context.Background()
 	})
 }
@@ -113,5 +125,81 @@ func TestGPURoPE(t *testing.T) {
 		o.Positions = vecBufS32(t, rt, []int32{3, 4})
 		e, err = ops.ExplainRoPE(rt, q, ops.Matrix{}, &o)
 		chosen(t, e, err, "host.cpu.rope.fast")
+	})
+}
+
+// TestGPUActivationExact: ptx.activation (GELU and tanh GELU, plain and
+// gated) writes the CPU fast path's bytes, for every element type in and
+// out, on inputs spread over the whole float32 range (±0, subnormals, ±Inf
+// and values from 2^−30 to 2^30 in magnitude, as stored in the input type).
+func TestGPUActivationExact(t *testing.T) {
+	cpu := openLight(t).fast
+	forEachGPU(t, func(t *testing.T, rt *runtime.Runtime) {
+		const rows, cols = 3, 1000
+		vals := func(rng *rand.Rand) func(int) float32 {
+			return func(i int) float32 {
+				switch i % 97 {
+				case 0:
+					return 0
+				case 1:
+					return float32(math.Copysign(0, -1))
+				case 2:
+					return float32(math.Inf(1))
+				case 3:
+					return float32(math.Inf(-1))
+				case 4:
+					return math.Float32frombits(uint32(rng.IntN(1 << 23))) // subnormal
+				}
+				v := float32(math.Ldexp(1+rng.Float64(), rng.IntN(61)-30))
+				if i%3 == 0 {
+					v = float32(rng.NormFloat64() * 4)
+				}
+				if rng.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}
+		}
+		for _, f := range []ops.ActFunc{ops.GELU, ops.GELUTanh} {
+			for _, din := range lightTypes {
+				for _, dout := range lightTypes {
+					for _, gated := range []bool{false, true} {
+						name := fmt.Sprintf("%v/%v→%v/gated=%v", f, din, dout, gated)
+						var outs [2][]float32
+						for i, r := range []*runtime.Runtime{rt, cpu} {
+							rng := rand.New(rand.NewPCG(uint64(f)*7+uint64(din), uint64(dout)))
+							x := view(t, r, din, rows, cols, cols+1, vals(rng))
+							y := view(t, r, dout, rows, cols, cols, nil)
+							var err error
+							if gated {
+								g := view(t, r, din, rows, cols, cols, normal(rng, 2))
+								err = ops.GatedActivate(context.Background(), r, y, x, f, &ops.ActivateOptions{Gate: &g})
+							} else {
+								err = ops.Activate(context.Background(), r, y, x, f, nil)
+							}
+							if err != nil {
+								t.Fatalf("%s: %v", name, err)
+							}
+							outs[i] = readF32(t, y.Buf)
+						}
+						// Decoding f16 and bf16 to float32 is exact, so equal
+						// bits here are equal stored bits; NaNs (GELU of −Inf,
+						// of NaN) may differ in payload.
+						n, first := 0, -1
+						for i, g := range outs[0] {
+							c := outs[1][i]
+							if math.Float32bits(g) != math.Float32bits(c) && !(g != g && c != c) {
+								if n++; first < 0 {
+									first = i
+								}
+							}
+						}
+						if n > 0 {
+							t.Errorf("%s: %d values differ from the CPU fast path's, the first [%d] %v, CPU %v", name, n, first, outs[0][first], outs[1][first])
+						}
+					}
+				}
+			}
+		}
 	})
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env sh
 # gen.sh — assemble the PTX modules into the cubins the package embeds
-# (go generate ./kernels/ptx). Needs ptxas (scripts/cuda-tools.sh); the
+# (sh kernels/ptx/gen.sh). Needs ptxas (scripts/cuda-tools.sh); the
 # output is deterministic, and TestCubinsCurrent checks it is up to date.
 set -eu
 cd "$(dirname "$0")"

@@ -14,11 +14,26 @@ var lightSM86 []byte
 var lightSM89 []byte
 
 // Light is the light-ops module (light.ptx): RMSNorm with the fused
-// residual add, SiLU·mul and rotary embeddings.
+// residual add, SiLU·mul, rotary embeddings, and the encoder side:
+// activations with the CPU's bits, LayerNorm, softmax and L2
+// normalisation.
 //
 //	tcrt_rmsnorm(x, res, y, w, rows, cols, ldx, ldr, ldy u64, eps f32, hasres, gemma, hasw, tx, tr, ty, tw u32)
 //	tcrt_silu_mul(a, b, y, rows, cols, lda, ldb, ldy u64, ta, tb, ty u32)
 //	tcrt_rope(x, y, cs, tokens, heads, hd, rot, ldx, ldy u64, tx, ty, inter u32)
+//	tcrt_act(a, b, y, rows, cols, lda, ldb, ldy u64, ta, tb, ty, fn u32)
+//	tcrt_layernorm(x, res, y, w, b, rows, cols, ldx, ldr, ldy u64, eps f32, hasres, hasw, hasb, tx, tr, ty, tw, tb u32)
+//	tcrt_softmax(x, y, rows, cols, ldx, ldy u64, k, invt f32, log, tx, ty u32)
+//	tcrt_l2norm(x, y, rows, cols, ldx, ldy u64, eps f32, tx, ty u32)
+//
+// tcrt_act computes SiLU (fn 0), the erf GELU (1) and the tanh GELU (2)
+// with the CPU fast path's operations (fallback's silu32, gelu32 and
+// geluTanh32: every product and sum rounded as there, exact division), so
+// it writes the CPU's bits. LayerNorm, softmax and L2 normalisation run
+// one block of LightNormBlock threads a row, as RMSNorm does, with a
+// block reduction whose order differs from the CPU's: they agree within
+// the light ops' bounds (softmax with ex2.approx and lg2.approx, LayerNorm
+// with rsqrt.approx).
 //
 // Element types are LightF32, LightF16 or LightBF16, one u32 parameter
 // each; row strides are in elements. RMSNorm runs
@@ -39,12 +54,17 @@ func Light() *backend.Module {
 
 // Kernels of module Light.
 const (
-	LightRMSNorm = "tcrt_rmsnorm"
-	LightSiluMul = "tcrt_silu_mul"
-	LightRoPE    = "tcrt_rope"
+	LightRMSNorm   = "tcrt_rmsnorm"
+	LightSiluMul   = "tcrt_silu_mul"
+	LightRoPE      = "tcrt_rope"
+	LightAct       = "tcrt_act"
+	LightLayerNorm = "tcrt_layernorm"
+	LightSoftmax   = "tcrt_softmax"
+	LightL2Norm    = "tcrt_l2norm"
 )
 
-// LightNormBlock is tcrt_rmsnorm's block size (its reduction assumes it).
+// LightNormBlock is the block size of the row kernels (tcrt_rmsnorm,
+// tcrt_layernorm, tcrt_softmax, tcrt_l2norm: their reductions assume it).
 const LightNormBlock = 256
 
 // Element type codes of module Light.
