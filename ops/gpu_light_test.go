@@ -14,8 +14,8 @@ import (
 
 // TestGPULightOps: the PTX light kernels (RMSNorm, AddRMSNorm, SiLU·mul,
 // GELU and tanh GELU plain and gated, LayerNorm, softmax, L2
-// normalisation) and the ops still on the host fallback (element-wise,
-// pooling) on the simulated devices against the CPU reference kernels on
+// normalisation, element-wise ops: exact) and the one still on the host
+// fallback (pooling) on the simulated devices against the CPU reference kernels on
 // the same inputs, over element types, odd sizes, strides and 0/1 rows.
 // The bound is the CPU fast path's plus a few ulp of float32 for the
 // approximate rsqrt/exp/log/reciprocal.
@@ -73,6 +73,8 @@ func TestGPULightOps(t *testing.T) {
 		chosen(t, e, err, "ptx.softmax")
 		e, err = ops.ExplainL2Normalize(rt, y, x, nil)
 		chosen(t, e, err, "ptx.l2normalize")
+		e, err = ops.ExplainElementwise(rt, ops.EltAdd, y, x, ops.Matrix{Buf: x.Buf, Rows: 1, Cols: 8}, 0, nil)
+		chosen(t, e, err, "ptx.elementwise")
 		e, err = ops.ExplainPool(rt, ops.Matrix{Buf: y.Buf, Rows: 1, Cols: 8}, x, nil)
 		chosen(t, e, err, "host.cpu.pool.fast")
 		_ = context.Background()

@@ -12,12 +12,15 @@ import (
 // GPU kernels of the encoder side of the light ops (kernels/ptx, module
 // Light): the GELU activations with the CPU's bits (tcrt_act), LayerNorm
 // with its fused residual add (tcrt_layernorm), softmax and log-softmax
-// (tcrt_softmax) and L2 normalisation (tcrt_l2norm), each row kernel one
-// block a row (grid.x bounds the rows at 2^31−1). SiLU keeps
-// ptx.silu_mul.
+// (tcrt_softmax), L2 normalisation (tcrt_l2norm), each row kernel one
+// block a row (grid.x bounds the rows at 2^31−1), and the element-wise
+// ops with the CPU's bytes (tcrt_elementwise). SiLU keeps ptx.silu_mul.
 
 // lightActCode is tcrt_act's function code of each activation.
 var lightActCode = map[fallback.ActFunc]uint32{fallback.FnSiLU: 0, fallback.FnGELU: 1, fallback.FnGELUTanh: 2}
+
+// lightEltCode is tcrt_elementwise's op code of each element-wise op.
+var lightEltCode = map[fallback.EltOp]uint32{fallback.EltAdd: 0, fallback.EltMul: 1, fallback.EltScale: 2}
 
 // maxGridRows is the most rows a one-block-a-row kernel takes (grid.x).
 const maxGridRows = 1<<31 - 1
@@ -41,6 +44,12 @@ func init() {
 		Doc:      "PTX: one 256-thread block a row, three passes (maximum, Σ ex2.approx, outputs)",
 		Supports: gpuRowsSupports(func(a *SoftmaxArgs) int { return a.X.Rows }),
 		Launch:   gpuSoftmaxLaunch,
+	})
+	RegisterKernel(OpElementwise, TypedKernel[EltArgs]{
+		Name: "ptx.elementwise", Arch: arch, Preference: 100,
+		Doc:      "PTX: grid-stride add, mul (z one row or every row) or scale, one float32 operation a value: the CPU's bytes",
+		Supports: gpuEltSupports,
+		Launch:   gpuEltLaunch,
 	})
 	RegisterKernel(OpL2Normalize, TypedKernel[L2NormArgs]{
 		Name: "ptx.l2normalize", Arch: arch, Preference: 100,
@@ -201,5 +210,42 @@ func gpuL2NormLaunch(_ context.Context, l *Launch, a *L2NormArgs) error {
 		Params: []uint64{ptx.Ptr(px), ptx.Ptr(py),
 			ptx.U64(uint64(a.X.Rows)), ptx.U64(uint64(a.X.Cols)), ptx.U64(uint64(a.X.LD)), ptx.U64(uint64(a.Y.LD)),
 			ptx.F32(a.Eps), ptx.U32(lightTypeCode[a.X.Buf.DType()]), ptx.U32(lightTypeCode[a.Y.Buf.DType()])},
+	})
+}
+
+func gpuEltSupports(a *EltArgs) error {
+	if _, ok := lightEltCode[a.Op]; !ok {
+		return fmt.Errorf("%v has no GPU kernel", a.Op)
+	}
+	return nil
+}
+
+func gpuEltLaunch(_ context.Context, l *Launch, a *EltArgs) error {
+	if a.X.Rows == 0 {
+		return nil
+	}
+	px, err := rowPtr(&a.X)
+	if err != nil {
+		return err
+	}
+	py, err := rowPtr(&a.Y)
+	if err != nil {
+		return err
+	}
+	pz, err := rowPtr(a.Z)
+	if err != nil {
+		return err
+	}
+	tz, ldz, zrows := ptx.LightF32, 0, 1
+	if a.Z != nil {
+		tz, ldz, zrows = lightTypeCode[a.Z.Buf.DType()], a.Z.LD, a.Z.Rows
+	}
+	return LaunchGPU(l.Stream, &GPULaunch{
+		Module: ptx.Light(), Func: ptx.LightElementwise,
+		Grid: rowGrid(a.X.Rows, a.X.Cols), Block: [3]int{256, 1, 1},
+		Params: []uint64{ptx.Ptr(px), ptx.Ptr(pz), ptx.Ptr(py),
+			ptx.U64(uint64(a.X.Rows)), ptx.U64(uint64(a.X.Cols)), ptx.U64(uint64(a.X.LD)), ptx.U64(uint64(ldz)), ptx.U64(uint64(a.Y.LD)),
+			ptx.U64(uint64(zrows)), ptx.F32(a.Alpha), ptx.U32(lightEltCode[a.Op]),
+			ptx.U32(lightTypeCode[a.X.Buf.DType()]), ptx.U32(tz), ptx.U32(lightTypeCode[a.Y.Buf.DType()])},
 	})
 }
