@@ -140,6 +140,63 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// TestParseConfigClassDefaults: fields config.json leaves out take the
+// values of the transformers class (LlamaConfig, MistralConfig,
+// Qwen2Config), null clears a default, transformers 5's rope_parameters and
+// a config naming only its architecture read as transformers reads them.
+func TestParseConfigClassDefaults(t *testing.T) {
+	sizes := `"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":7,"vocab_size":11`
+	for _, c := range []struct {
+		name, json string
+		check      func(c llama.Config) bool
+	}{
+		{"llama sizes", `{"model_type":"llama"}`, func(c llama.Config) bool {
+			return c.HiddenSize == 4096 && c.IntermediateSize == 11008 && c.NumLayers == 32 && c.NumHeads == 32 &&
+				c.NumKVHeads == 32 && c.VocabSize == 32000 && c.MaxPositionEmbeddings == 2048 && c.HeadDim == 128
+		}},
+		{"mistral kv heads and window", `{"model_type":"mistral",` + strings.Replace(sizes, `"num_attention_heads":4`, `"num_attention_heads":16`, 1) + `}`, func(c llama.Config) bool {
+			return c.NumKVHeads == 8 && c.SlidingWindow == 4096 && c.MaxPositionEmbeddings == 131072 && c.HeadDim == 4
+		}},
+		{"mistral null window and kv heads", `{"model_type":"mistral",` + sizes + `,"sliding_window":null,"num_key_value_heads":null}`, func(c llama.Config) bool {
+			return c.NumKVHeads == 4 && c.SlidingWindow == 0
+		}},
+		{"qwen2 window off by default", `{"model_type":"qwen2",` + strings.Replace(sizes, `"num_attention_heads":4`, `"num_attention_heads":32`, 1) + `,"sliding_window":5}`, func(c llama.Config) bool {
+			return c.SlidingWindow == 0 && c.NumKVHeads == 32 && c.MaxPositionEmbeddings == 32768 && c.QKVBias
+		}},
+		{"qwen2 window default size", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":2,"use_sliding_window":true,"max_window_layers":1}`, func(c llama.Config) bool {
+			return c.SlidingWindow == 4096 && c.SlidingWindowFromLayer == 1
+		}},
+		{"qwen2 layer_types", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":2,"use_sliding_window":true,"sliding_window":6,"layer_types":["full_attention","sliding_attention"]}`, func(c llama.Config) bool {
+			return c.SlidingWindow == 6 && c.SlidingWindowFromLayer == 1
+		}},
+		{"architectures only", `{"architectures":["MistralForCausalLM"],` + sizes + `,"num_key_value_heads":4}`, func(c llama.Config) bool {
+			return c.ModelType == "mistral" && c.SlidingWindow == 4096
+		}},
+		{"rope_parameters", `{"model_type":"llama",` + sizes + `,"rope_theta":1,"rope_parameters":{"rope_type":"llama3","rope_theta":500000,"factor":8,"low_freq_factor":1,"high_freq_factor":4,"original_max_position_embeddings":64}}`, func(c llama.Config) bool {
+			return c.RopeTheta == 500000 && c.RopeScaling != nil && c.RopeScaling.Type == "llama3" && c.RopeScaling.OriginalMaxPositionEmbeddings == 64
+		}},
+		{"rope_parameters default", `{"model_type":"llama",` + sizes + `,"rope_parameters":{"rope_theta":20000}}`, func(c llama.Config) bool {
+			return c.RopeTheta == 20000 && c.RopeScaling == nil
+		}},
+		{"rope_scaling null", `{"model_type":"llama",` + sizes + `,"rope_scaling":null}`, func(c llama.Config) bool { return c.RopeScaling == nil }},
+		{"yarn factor from the contexts", `{"model_type":"llama",` + sizes + `,"max_position_embeddings":256,"rope_scaling":{"rope_type":"yarn","original_max_position_embeddings":64,"attention_factor":1.1386294361119891}}`, func(c llama.Config) bool {
+			r := c.RopeScaling
+			return r != nil && r.Factor == 4 && r.OriginalMaxPositionEmbeddings == 64 && math.Abs(c.RopeAttentionFactor()-1.1386294361119891) < 1e-12
+		}},
+		{"yarn original context defaults", `{"model_type":"llama",` + sizes + `,"max_position_embeddings":256,"rope_scaling":{"type":"yarn","factor":2}}`, func(c llama.Config) bool {
+			return c.RopeScaling != nil && c.RopeScaling.OriginalMaxPositionEmbeddings == 256
+		}},
+		{"dynamic", `{"model_type":"llama",` + sizes + `,"rope_scaling":{"type":"dynamic","factor":2}}`, func(c llama.Config) bool {
+			return c.RopeScaling != nil && c.RopeScaling.Type == "dynamic" && c.RopeAttentionFactor() == 1
+		}},
+	} {
+		got, err := llama.ParseConfig([]byte(c.json))
+		if err != nil || !c.check(got) {
+			t.Errorf("%s: %+v %v", c.name, got, err)
+		}
+	}
+}
+
 func TestConfigMarshalRoundTrip(t *testing.T) {
 	base := llamatest.Tiny()
 	qw := base
@@ -148,7 +205,11 @@ func TestConfigMarshalRoundTrip(t *testing.T) {
 	mi.ModelType, mi.SlidingWindow, mi.RopeScaling, mi.EOSTokenIDs, mi.BOSTokenID = "mistral", 5, &llama.RopeScaling{Type: "linear", Factor: 4}, []int{7}, -1
 	ab := base
 	ab.QKVBias, ab.OutputBias = true, true
-	for _, c := range []llama.Config{base, qw, mi, ab} {
+	noWindow := mi // sliding_window: null, not the class default
+	noWindow.SlidingWindow = 0
+	yarn := base
+	yarn.RopeScaling = &llama.RopeScaling{Type: "yarn", Factor: 4, OriginalMaxPositionEmbeddings: 64, BetaFast: 16, BetaSlow: 2}
+	for _, c := range []llama.Config{base, qw, mi, ab, noWindow, yarn} {
 		js, err := c.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +254,16 @@ func TestConfigErrors(t *testing.T) {
 		{"overflowing product", `{"model_type":"llama","num_hidden_layers":2147483648,"intermediate_size":2147483648,"vocab_size":2147483648,"hidden_size":2147483648,"num_attention_heads":1}`, tile.ErrShape, "overflow"},
 		{"zero eps", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rms_norm_eps":0}`, tile.ErrArgument, "rms_norm_eps"},
 		{"negative theta", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_theta":-1}`, tile.ErrArgument, "rope_theta"},
-		{"yarn", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2}}`, tile.ErrUnsupported, "rope_type"},
+		{"longrope", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"longrope","factor":2}}`, tile.ErrUnsupported, "rope_type"},
+		{"yarn mscale", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2,"mscale":1,"mscale_all_dim":1}}`, tile.ErrUnsupported, "rope_scaling"},
+		{"yarn attention factor", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2,"attention_factor":1.5}}`, tile.ErrUnsupported, "rope_scaling"},
+		{"yarn betas", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2,"beta_fast":1,"beta_slow":2}}`, tile.ErrArgument, "beta_fast"},
+		{"partial rotary", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"partial_rotary_factor":0.5}`, tile.ErrUnsupported, "partial_rotary_factor"},
+		{"partial rotary in rope_parameters", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_parameters":{"rope_type":"default","partial_rotary_factor":0.5}}`, tile.ErrUnsupported, "partial_rotary_factor"},
+		{"dynamic no factor", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"dynamic"}}`, tile.ErrArgument, "factor"},
+		{"layer_types interleaved", `{"model_type":"qwen2","num_hidden_layers":3,"intermediate_size":32,"vocab_size":50,"hidden_size":8,"num_attention_heads":2,"use_sliding_window":true,"layer_types":["sliding_attention","full_attention","sliding_attention"]}`, tile.ErrUnsupported, "layer_types"},
+		{"layer_types count", `{"model_type":"qwen2","num_hidden_layers":3,"intermediate_size":32,"vocab_size":50,"hidden_size":8,"num_attention_heads":2,"use_sliding_window":true,"layer_types":["full_attention"]}`, tile.ErrShape, "layer_types"},
+		{"unknown architecture", `{"architectures":["GPT2LMHeadModel"],"hidden_size":8}`, tile.ErrUnsupported, "model_type"},
 		{"linear no factor", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"type":"linear"}}`, tile.ErrArgument, "factor"},
 		{"llama3 inverted band", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":4,"high_freq_factor":1,"original_max_position_embeddings":8192}}`, tile.ErrArgument, "high_freq_factor"},
 		{"llama3 no context", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,"high_freq_factor":4}}`, tile.ErrArgument, "original_max_position_embeddings"},

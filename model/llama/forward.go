@@ -133,6 +133,9 @@ func NewRunner(m *Model, opts *RunnerOptions) (*Runner, error) {
 			return nil, tile.Errorf(tile.ErrShape, runnerOp, "opts."+f.name, "%d; want 1 … 2^24", f.v)
 		}
 	}
+	if s := cfg.RopeScaling; s != nil && s.Type == "dynamic" && o.MaxSeqLen > cfg.MaxPositionEmbeddings {
+		return nil, tile.Errorf(tile.ErrUnsupported, runnerOp, "opts.MaxSeqLen", "%d exceeds max_position_embeddings %d, past which dynamic RoPE scaling rescales every position", o.MaxSeqLen, cfg.MaxPositionEmbeddings)
+	}
 	if o.MaxTokens < o.MaxSeqs {
 		return nil, tile.Errorf(tile.ErrShape, runnerOp, "opts.MaxTokens", "%d is fewer than MaxSeqs %d: every sequence must be able to decode in one step", o.MaxTokens, o.MaxSeqs)
 	}
@@ -613,7 +616,10 @@ func (r *Runner) ropeOptions() ops.RoPEOptions {
 		case "llama3":
 			o.Scaling = ops.RoPEScaling{Kind: ops.RoPELlama3, Factor: s.Factor, LowFreqFactor: s.LowFreqFactor,
 				HighFreqFactor: s.HighFreqFactor, OriginalMaxPosition: s.OriginalMaxPositionEmbeddings}
-		}
+		case "yarn":
+			o.Scaling = ops.RoPEScaling{Kind: ops.RoPEYaRN, Factor: s.Factor, OriginalMaxPosition: s.OriginalMaxPositionEmbeddings,
+				BetaFast: s.BetaFast, BetaSlow: s.BetaSlow}
+		} // dynamic: no scaling within MaxPositionEmbeddings (NewRunner)
 	}
 	return o
 }

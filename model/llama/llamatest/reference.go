@@ -31,6 +31,7 @@ type Reference struct {
 	cfg     llama.Config
 	w       llama.WeightSet[[]float32]
 	invFreq []float64
+	mscale  float64 // cos and sin are multiplied by it (yarn)
 }
 
 // NewReference decodes the weights of an open checkpoint to float32 (a
@@ -41,7 +42,7 @@ func NewReference(ck *llama.Checkpoint) (*Reference, error) {
 		return nil, tile.Errorf(tile.ErrArgument, "llama reference", "ck", "checkpoint is nil or closed")
 	}
 	cfg := ck.Config()
-	r := &Reference{cfg: cfg, invFreq: cfg.RopeInvFreq()}
+	r := &Reference{cfg: cfg, invFreq: cfg.RopeInvFreq(), mscale: cfg.RopeAttentionFactor()}
 	err := llama.EachWeight(cfg, &r.w, func(name string, _ []int, dst *[]float32) error {
 		t, ok := ck.Tensor(name)
 		if !ok {
@@ -209,7 +210,7 @@ func (r *Reference) rope(x []float32, pos int) {
 	for h := 0; h < len(x); h += hd {
 		for i := range half {
 			ang := float64(pos) * r.invFreq[i]
-			cos, sin := math.Cos(ang), math.Sin(ang)
+			cos, sin := r.mscale*math.Cos(ang), r.mscale*math.Sin(ang)
 			a, b := float64(x[h+i]), float64(x[h+i+half])
 			x[h+i] = float32(a*cos - b*sin)
 			x[h+i+half] = float32(b*cos + a*sin)
