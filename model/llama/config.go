@@ -49,6 +49,9 @@ type Config struct {
 	QKVBias bool
 	// OutputBias: the o projection has a bias (Llama's attention_bias).
 	OutputBias bool
+	// MLPBias: the gate, up and down projections have biases (Llama's
+	// mlp_bias).
+	MLPBias bool
 	// SlidingWindow limits attention to the last SlidingWindow positions
 	// (Mistral, Qwen2's use_sliding_window): query i sees key j when
 	// 0 <= i-j < SlidingWindow. 0 means full causal attention.
@@ -149,7 +152,7 @@ type hfRopeScaling struct {
 // leave out, with the values of the transformers class's __init__
 // (LlamaConfig, MistralConfig, Qwen2Config), which from_pretrained uses.
 var modelTypes = map[string]modelType{
-	"llama": {arch: "LlamaForCausalLM", attentionBias: true, defaults: `{"vocab_size":32000,
+	"llama": {arch: "LlamaForCausalLM", attentionBias: true, mlpBias: true, defaults: `{"vocab_size":32000,
 		"hidden_size":4096,"intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,
 		"max_position_embeddings":2048}`},
 	"mistral": {arch: "MistralForCausalLM", slidingWindow: true, defaults: `{"vocab_size":32000,
@@ -166,6 +169,7 @@ type modelType struct {
 	arch          string // config.json's architectures entry
 	qkvBias       bool   // q, k and v always have biases (Qwen2)
 	attentionBias bool   // attention_bias puts biases on q, k, v and o (Llama)
+	mlpBias       bool   // mlp_bias puts biases on gate, up and down (Llama)
 	slidingWindow bool   // sliding_window is read (Llama ignores it, as Hugging Face does)
 	// windowSwitch: the window needs use_sliding_window and starts at
 	// layer max_window_layers, or where layer_types says (Qwen2); else it
@@ -233,9 +237,6 @@ func ParseConfig(data []byte) (Config, error) {
 	if h.PartialRotaryFactor != nil && *h.PartialRotaryFactor != 1 {
 		return Config{}, tile.Errorf(tile.ErrUnsupported, configOp, "partial_rotary_factor", "%v: every element of a head rotates here", *h.PartialRotaryFactor)
 	}
-	if h.MLPBias {
-		return Config{}, tile.Errorf(tile.ErrUnsupported, configOp, "mlp_bias", "MLP biases are not supported")
-	}
 	// Every integer is bounded before it is narrowed to int.
 	var c Config
 	c.ModelType = h.ModelType
@@ -298,6 +299,7 @@ func ParseConfig(data []byte) (Config, error) {
 	c.TieWordEmbeddings = h.TieWordEmbeddings
 	b := mt.biases(h.AttentionBias)
 	c.QKVBias, c.OutputBias = b.qkv, b.o
+	c.MLPBias = mt.mlpBias && h.MLPBias
 	// Mistral's sliding_window applies whenever it is set; Qwen2's only
 	// with use_sliding_window, from layer max_window_layers (or the first
 	// "sliding_attention" of layer_types) on.
@@ -572,6 +574,10 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	default:
 		return nil, tile.Errorf(tile.ErrUnsupported, configOp, "QKVBias", "model_type %s cannot express QKVBias=%v with OutputBias=%v", c.ModelType, c.QKVBias, c.OutputBias)
 	}
+	if c.MLPBias && !mt.mlpBias {
+		return nil, tile.Errorf(tile.ErrUnsupported, configOp, "MLPBias", "model_type %s has no MLP biases", c.ModelType)
+	}
+	h.MLPBias = c.MLPBias
 	if r := c.RopeScaling; r != nil {
 		h.RopeScaling = &hfRopeScaling{RopeType: r.Type, Factor: r.Factor, LowFreqFactor: r.LowFreqFactor,
 			HighFreqFactor: r.HighFreqFactor, OriginalMaxPositionEmbeddings: int64(r.OriginalMaxPositionEmbeddings),

@@ -186,6 +186,8 @@ func TestParseConfigClassDefaults(t *testing.T) {
 		{"yarn original context defaults", `{"model_type":"llama",` + sizes + `,"max_position_embeddings":256,"rope_scaling":{"type":"yarn","factor":2}}`, func(c llama.Config) bool {
 			return c.RopeScaling != nil && c.RopeScaling.OriginalMaxPositionEmbeddings == 256
 		}},
+		{"mlp_bias", `{"model_type":"llama",` + sizes + `,"mlp_bias":true}`, func(c llama.Config) bool { return c.MLPBias }},
+		{"mlp_bias ignored by qwen2", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":4,"mlp_bias":true}`, func(c llama.Config) bool { return !c.MLPBias }},
 		{"dynamic", `{"model_type":"llama",` + sizes + `,"rope_scaling":{"type":"dynamic","factor":2}}`, func(c llama.Config) bool {
 			return c.RopeScaling != nil && c.RopeScaling.Type == "dynamic" && c.RopeAttentionFactor() == 1
 		}},
@@ -209,7 +211,9 @@ func TestConfigMarshalRoundTrip(t *testing.T) {
 	noWindow.SlidingWindow = 0
 	yarn := base
 	yarn.RopeScaling = &llama.RopeScaling{Type: "yarn", Factor: 4, OriginalMaxPositionEmbeddings: 64, BetaFast: 16, BetaSlow: 2}
-	for _, c := range []llama.Config{base, qw, mi, ab, noWindow, yarn} {
+	mlp := base
+	mlp.MLPBias = true
+	for _, c := range []llama.Config{base, qw, mi, ab, noWindow, yarn, mlp} {
 		js, err := c.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -241,7 +245,6 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown model", `{"model_type":"gpt2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":4,"vocab_size":5}`, tile.ErrUnsupported, "model_type"},
 		{"no model type", `{"hidden_size":8}`, tile.ErrUnsupported, "model_type"},
 		{"gelu", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"hidden_act":"gelu"}`, tile.ErrUnsupported, "hidden_act"},
-		{"mlp bias", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"mlp_bias":true}`, tile.ErrUnsupported, "mlp_bias"},
 		{"zero hidden", `{` + base + `,"hidden_size":0,"num_attention_heads":2,"head_dim":4}`, tile.ErrShape, "hidden_size"},
 		{"zero heads", `{` + base + `,"hidden_size":8,"num_attention_heads":0,"head_dim":4}`, tile.ErrShape, "num_attention_heads"},
 		{"zero layers", `{"model_type":"llama","num_hidden_layers":0,"intermediate_size":32,"vocab_size":50,"hidden_size":8,"num_attention_heads":2}`, tile.ErrShape, "num_hidden_layers"},

@@ -543,7 +543,7 @@ func (r *Runner) forward(ctx context.Context, work []Work) error {
 		if err := ops.GatedActivate(ctx, rt, all(r.act, I), all(r.gu, 2*I), ops.SiLU, nil); err != nil {
 			return err
 		}
-		if err := r.linear(ctx, all(r.h, H), all(r.act, I), w.Down, nil); err != nil {
+		if err := r.linear(ctx, all(r.h, H), all(r.act, I), w.Down, w.DownBias); err != nil {
 			return err
 		}
 		next := r.m.weights.Norm
@@ -596,13 +596,13 @@ func (r *Runner) projectQKV(ctx context.Context, l int, h ops.Matrix, T int) err
 func (r *Runner) projectGateUp(ctx context.Context, l int, h ops.Matrix, T int) error {
 	I := r.inter
 	if f := r.m.fused; f != nil {
-		return r.linear(ctx, rowsView(r.gu, 0, T, 0, 2*I, 2*I), h, f[l].GateUp, nil)
+		return r.linear(ctx, rowsView(r.gu, 0, T, 0, 2*I, 2*I), h, f[l].GateUp, f[l].GateUpBias)
 	}
 	w := &r.m.weights.Layers[l]
-	if err := r.linear(ctx, rowsView(r.gu, 0, T, 0, I, 2*I), h, w.Gate, nil); err != nil {
+	if err := r.linear(ctx, rowsView(r.gu, 0, T, 0, I, 2*I), h, w.Gate, w.GateBias); err != nil {
 		return err
 	}
-	return r.linear(ctx, rowsView(r.gu, 0, T, I, I, 2*I), h, w.Up, nil)
+	return r.linear(ctx, rowsView(r.gu, 0, T, I, I, 2*I), h, w.Up, w.UpBias)
 }
 
 // ropeOptions maps the configuration's RoPE to ops.RoPE's options.

@@ -187,7 +187,7 @@ func checkAgainstReference(t *testing.T, f *fixture, promptLen, steps int) {
 }
 
 // TestForwardVariants: the configuration flags the forward pass honours
-// (llama3, linear and yarn RoPE scaling, q/k/v and o biases, sliding windows
+// (llama3, linear and yarn RoPE scaling, q/k/v, o and MLP biases, sliding windows
 // from a layer on, tied embeddings) against the reference, on the CPU,
 // with fused and separate projections; the prompt is longer than the
 // windows.
@@ -201,10 +201,11 @@ func TestForwardVariants(t *testing.T) {
 	mistral.ModelType, mistral.SlidingWindow, mistral.RopeScaling = "mistral", 5, nil
 	yarn := llamatest.Tiny()
 	yarn.RopeTheta, yarn.RopeScaling = 10000, &llama.RopeScaling{Type: "yarn", Factor: 4, OriginalMaxPositionEmbeddings: 64}
+	yarn.MLPBias = true
 	for _, c := range []struct {
 		name string
 		cfg  llama.Config
-	}{{"tiny-llama3-rope", llamatest.Tiny()}, {"qwen2-bias-window-tied", qwen}, {"llama-bias-linear-rope", biased}, {"mistral-window", mistral}, {"yarn-rope", yarn}} {
+	}{{"tiny-llama3-rope", llamatest.Tiny()}, {"qwen2-bias-window-tied", qwen}, {"llama-bias-linear-rope", biased}, {"mistral-window", mistral}, {"yarn-rope-mlp-bias", yarn}} {
 		for _, sep := range []bool{false, true} {
 			name := c.name + "/fused"
 			if sep {

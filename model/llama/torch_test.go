@@ -54,7 +54,7 @@ type torchVariant struct {
 func torchVariants() []torchVariant {
 	tiny := llamatest.Tiny() // llama3 RoPE scaling, GQA 4/2
 	linear := llamatest.Tiny()
-	linear.QKVBias, linear.OutputBias = true, true
+	linear.QKVBias, linear.OutputBias, linear.MLPBias = true, true, true
 	linear.RopeScaling = &llama.RopeScaling{Type: "linear", Factor: 2}
 	qwen := llamatest.Tiny()
 	qwen.ModelType, qwen.QKVBias, qwen.RopeScaling, qwen.RopeTheta = "qwen2", true, nil, 1e6
@@ -83,7 +83,7 @@ func torchVariants() []torchVariant {
 		{name: "llama3-rope", cfg: tiny, dt: tile.F32},
 		{name: "llama3-rope", cfg: tiny, dt: tile.F16},
 		{name: "llama3-rope", cfg: tiny, dt: tile.BF16},
-		{name: "linear-rope-attention-bias", cfg: linear, dt: tile.BF16},
+		{name: "linear-rope-attn-mlp-bias", cfg: linear, dt: tile.BF16},
 		{name: "qwen2-bias-window", cfg: qwen, dt: tile.BF16},
 		{name: "mistral-window", cfg: mistral, dt: tile.F16},
 		{name: "tied-sharded", cfg: tied, dt: tile.BF16, shards: 3},

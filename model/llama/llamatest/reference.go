@@ -24,7 +24,7 @@ import (
 //	    position, within the layer's sliding window if any
 //	x = x + Wo·a (+bo)
 //	h = RMSNorm(x)·post_attention_layernorm
-//	x = x + Wdown·(silu(Wgate·h) ⊙ Wup·h)
+//	x = x + Wdown·(silu(Wgate·h (+bg)) ⊙ (Wup·h (+bu))) (+bd)
 //
 // then logits = LMHead·(RMSNorm(x)·norm), LMHead = the embedding when tied.
 type Reference struct {
@@ -183,12 +183,12 @@ func (r *Reference) Forward(ctx context.Context, c *Cache, tokens []int) ([][]fl
 			}
 			h := rmsNorm(x[i], lw.PostAttentionNorm, cfg.RMSNormEps)
 			I := cfg.IntermediateSize
-			gate, up := matVec(lw.Gate, h, I, H), matVec(lw.Up, h, I, H)
+			gate, up := addBias(matVec(lw.Gate, h, I, H), lw.GateBias), addBias(matVec(lw.Up, h, I, H), lw.UpBias)
 			for j := range gate {
 				g := float64(gate[j])
 				gate[j] = float32(g / (1 + math.Exp(-g)) * float64(up[j]))
 			}
-			down := matVec(lw.Down, gate, H, I)
+			down := addBias(matVec(lw.Down, gate, H, I), lw.DownBias)
 			for d := range H {
 				x[i][d] += down[d]
 			}
