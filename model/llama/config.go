@@ -135,7 +135,7 @@ type hfRopeScaling struct {
 	Factor                        float64  `json:"factor,omitempty"`
 	LowFreqFactor                 float64  `json:"low_freq_factor,omitempty"`
 	HighFreqFactor                float64  `json:"high_freq_factor,omitempty"`
-	OriginalMaxPositionEmbeddings int64    `json:"original_max_position_embeddings,omitempty"`
+	OriginalMaxPositionEmbeddings float64  `json:"original_max_position_embeddings,omitempty"` // 8192.0 is seen too
 	BetaFast                      float64  `json:"beta_fast,omitempty"`
 	BetaSlow                      float64  `json:"beta_slow,omitempty"`
 	// Yarn's attention scaling is ops.RoPE's fixed 0.1·ln(factor)+1: one
@@ -351,8 +351,8 @@ func parseRopeScaling(rs *hfRopeScaling, field string, maxPos int) (*RopeScaling
 	if t == "default" {
 		return nil, nil
 	}
-	if rs.OriginalMaxPositionEmbeddings < 0 || rs.OriginalMaxPositionEmbeddings > maxDim {
-		return nil, tile.Errorf(tile.ErrShape, configOp, field+".original_max_position_embeddings", "%d is outside [0, 2^31]", rs.OriginalMaxPositionEmbeddings)
+	if o := rs.OriginalMaxPositionEmbeddings; !(o >= 0 && o <= maxDim) || o != math.Trunc(o) {
+		return nil, tile.Errorf(tile.ErrShape, configOp, field+".original_max_position_embeddings", "%v is not an integer in [0, 2^31]", o)
 	}
 	r := &RopeScaling{Type: t, Factor: rs.Factor, LowFreqFactor: rs.LowFreqFactor, HighFreqFactor: rs.HighFreqFactor,
 		OriginalMaxPositionEmbeddings: int(rs.OriginalMaxPositionEmbeddings), BetaFast: rs.BetaFast, BetaSlow: rs.BetaSlow}
@@ -580,7 +580,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	h.MLPBias = c.MLPBias
 	if r := c.RopeScaling; r != nil {
 		h.RopeScaling = &hfRopeScaling{RopeType: r.Type, Factor: r.Factor, LowFreqFactor: r.LowFreqFactor,
-			HighFreqFactor: r.HighFreqFactor, OriginalMaxPositionEmbeddings: int64(r.OriginalMaxPositionEmbeddings),
+			HighFreqFactor: r.HighFreqFactor, OriginalMaxPositionEmbeddings: float64(r.OriginalMaxPositionEmbeddings),
 			BetaFast: r.BetaFast, BetaSlow: r.BetaSlow}
 	}
 	if c.SlidingWindow > 0 {

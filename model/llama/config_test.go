@@ -178,6 +178,9 @@ func TestParseConfigClassDefaults(t *testing.T) {
 		{"rope_parameters default", `{"model_type":"llama",` + sizes + `,"rope_parameters":{"rope_theta":20000}}`, func(c llama.Config) bool {
 			return c.RopeTheta == 20000 && c.RopeScaling == nil
 		}},
+		{"original context as a float", `{"model_type":"llama",` + sizes + `,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,"high_freq_factor":4,"original_max_position_embeddings":8192.0}}`, func(c llama.Config) bool {
+			return c.RopeScaling != nil && c.RopeScaling.OriginalMaxPositionEmbeddings == 8192
+		}},
 		{"rope_scaling null", `{"model_type":"llama",` + sizes + `,"rope_scaling":null}`, func(c llama.Config) bool { return c.RopeScaling == nil }},
 		{"yarn factor from the contexts", `{"model_type":"llama",` + sizes + `,"max_position_embeddings":256,"rope_scaling":{"rope_type":"yarn","original_max_position_embeddings":64,"attention_factor":1.1386294361119891}}`, func(c llama.Config) bool {
 			r := c.RopeScaling
