@@ -80,6 +80,7 @@ func torchVariants() []torchVariant {
 	quirks := llamatest.Tiny()
 	quirks.TieWordEmbeddings, quirks.RopeScaling = true, nil
 	return []torchVariant{
+		{name: "small-gqa-8-2", cfg: llamatest.Small(), dt: tile.BF16},
 		{name: "llama3-rope", cfg: tiny, dt: tile.F32},
 		{name: "llama3-rope", cfg: tiny, dt: tile.F16},
 		{name: "llama3-rope", cfg: tiny, dt: tile.BF16},
