@@ -44,6 +44,11 @@ rows from one forward over the whole sequence; and prints one JSON line,
 
     /usr/bin/python3 scripts/llama-torch.py DIR --tokens 1,2,3 [--generate 8]
         [--dtype f32,stored] --out PREFIX
+    /usr/bin/python3 scripts/llama-torch.py --jobs JOBS.json
+
+--jobs runs many checkpoints in one process (torch's import costs a few
+seconds): JOBS.json is a list of {"dir", "tokens": [...], "generate",
+"dtype": "MODE,...", "out"}, and the output line a list of the results.
 """
 import argparse
 import json
@@ -347,23 +352,33 @@ def run(m, prompt, generate, out):
     return {"vocab": incr.shape[1], "tokens": toks, "rows": incr.shape[0], "dtype": str(m.dtype)[6:]}
 
 
+def job(d, tokens, generate, modes, out):
+    """Every mode's run over checkpoint d; the results by mode."""
+    with open(os.path.join(d, "config.json")) as f:
+        raw = json.load(f)
+    weights = read_weights(d)
+    return {mode: run(Model(raw, weights, mode), tokens, max(generate, 1), out + "." + mode)
+            for mode in modes.split(",")}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("dir")
-    ap.add_argument("--tokens", required=True)
+    ap.add_argument("dir", nargs="?")
+    ap.add_argument("--tokens")
     ap.add_argument("--generate", type=int, default=1)
     ap.add_argument("--dtype", default="stored", help="comma-separated: stored, auto, f32, bf16, f16")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("--jobs", help="a JSON file of [{dir, tokens, generate, dtype, out}]: one output line, a list")
     a = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "1")))
-    with open(os.path.join(a.dir, "config.json")) as f:
-        raw = json.load(f)
-    weights = read_weights(a.dir)
-    prompt = [int(t) for t in a.tokens.split(",")]
-    res = {}
-    for mode in a.dtype.split(","):
-        res[mode] = run(Model(raw, weights, mode), prompt, max(a.generate, 1), a.out + "." + mode)
-    print(json.dumps(res))
+    if a.jobs:
+        with open(a.jobs) as f:
+            jobs = json.load(f)
+        print(json.dumps([job(j["dir"], j["tokens"], j["generate"], j["dtype"], j["out"]) for j in jobs]))
+        return
+    if not (a.dir and a.tokens and a.out):
+        ap.error("DIR, --tokens and --out are needed without --jobs")
+    print(json.dumps(job(a.dir, [int(t) for t in a.tokens.split(",")], a.generate, a.dtype, a.out)))
 
 
 if __name__ == "__main__":

@@ -150,7 +150,7 @@ type torchRun struct {
 func torchPython(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("-short: the torch comparison takes about a minute")
+		t.Skip("-short: the torch comparison takes 15-30 s")
 	}
 	if os.Getenv("CI") == "true" {
 		t.Skip("CI=true: CI machines have no torch; run it by hand (go test ./model/llama -run TestAgainstTorch -v)")
@@ -165,52 +165,67 @@ func torchPython(t *testing.T) string {
 	return py
 }
 
-// runTorch runs scripts/llama-torch.py over dir: the logits of prompt and
-// of generate-1 greedy decode steps, with torch in each of modes ("f32",
-// "stored": the checkpoint's dtype).
-func runTorch(t *testing.T, py, dir string, prompt []int, generate int, modes ...string) map[string]*torchRun {
+// torchJob is one checkpoint for scripts/llama-torch.py --jobs: the
+// logits of Tokens (a prompt) and of Generate-1 greedy decode steps, with
+// torch in each of DType's comma-separated modes ("f32", "stored": the
+// checkpoint's dtype), written under Out.
+type torchJob struct {
+	Dir      string `json:"dir"`
+	Tokens   []int  `json:"tokens"`
+	Generate int    `json:"generate"`
+	DType    string `json:"dtype"`
+	Out      string `json:"out"`
+}
+
+// runTorch runs every job in one python process (torch's import costs
+// seconds) and returns each one's runs by mode.
+func runTorch(t *testing.T, py string, jobs []torchJob) []map[string]*torchRun {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "logits")
-	toks := make([]string, len(prompt))
-	for i, p := range prompt {
-		toks[i] = strconv.Itoa(p)
+	tmp := t.TempDir()
+	for i := range jobs {
+		jobs[i].Out = filepath.Join(tmp, "logits"+strconv.Itoa(i))
 	}
-	cmd := exec.Command(py, filepath.Join("..", "..", "scripts", "llama-torch.py"), dir,
-		"--tokens", strings.Join(toks, ","), "--generate", strconv.Itoa(generate),
-		"--dtype", strings.Join(modes, ","), "--out", out)
+	spec, _ := json.Marshal(jobs)
+	specFile := filepath.Join(tmp, "jobs.json")
+	if err := os.WriteFile(specFile, spec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, filepath.Join("..", "..", "scripts", "llama-torch.py"), "--jobs", specFile)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("llama-torch.py: %v\n%s", err, stderr.String())
 	}
-	var runs map[string]*torchRun
-	if err := json.Unmarshal(stdout, &runs); err != nil {
+	var all []map[string]*torchRun
+	if err := json.Unmarshal(stdout, &all); err != nil || len(all) != len(jobs) {
 		t.Fatalf("llama-torch.py output %q: %v", stdout, err)
 	}
-	for _, mode := range modes {
-		r := runs[mode]
-		if r == nil {
-			t.Fatalf("llama-torch.py output %q has no %s run", stdout, mode)
-		}
-		for _, f := range []struct {
-			ext string
-			dst *[]float32
-		}{{".incr.f32", &r.incr}, {".full.f32", &r.full}} {
-			b, err := os.ReadFile(out + "." + mode + f.ext)
-			if err != nil {
-				t.Fatal(err)
+	for i, runs := range all {
+		for _, mode := range strings.Split(jobs[i].DType, ",") {
+			r := runs[mode]
+			if r == nil {
+				t.Fatalf("llama-torch.py output %q has no %s run", stdout, mode)
 			}
-			if len(b) != 4*r.Rows*r.Vocab {
-				t.Fatalf("%s%s: %d bytes for %d rows of %d", mode, f.ext, len(b), r.Rows, r.Vocab)
-			}
-			*f.dst = make([]float32, len(b)/4)
-			for i := range *f.dst {
-				(*f.dst)[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			for _, f := range []struct {
+				ext string
+				dst *[]float32
+			}{{".incr.f32", &r.incr}, {".full.f32", &r.full}} {
+				b, err := os.ReadFile(jobs[i].Out + "." + mode + f.ext)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(b) != 4*r.Rows*r.Vocab {
+					t.Fatalf("%s%s: %d bytes for %d rows of %d", mode, f.ext, len(b), r.Rows, r.Vocab)
+				}
+				*f.dst = make([]float32, len(b)/4)
+				for i := range *f.dst {
+					(*f.dst)[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+				}
 			}
 		}
 	}
-	return runs
+	return all
 }
 
 // tcrtLogits loads dir on the CPU and returns the logits of every prompt
@@ -326,22 +341,29 @@ func TestAgainstTorch(t *testing.T) {
 				prompt = append(prompt, v)
 			}
 		}
-		checkTorch(t, py, filepath.Base(dir), dir, prompt, generate, "dir")
+		runs := runTorch(t, py, []torchJob{{Dir: dir, Tokens: prompt, Generate: generate, DType: "f32,stored"}})
+		checkTorch(t, filepath.Base(dir), dir, prompt, generate, "dir", runs[0])
 		return
 	}
-	for _, v := range torchVariants() {
+	vs := torchVariants()
+	jobs := make([]torchJob, len(vs))
+	for i, v := range vs {
+		dir := filepath.Join(t.TempDir(), "ckpt")
+		if err := llamatest.WriteRandomCheckpoint(dir, v.cfg, v.dt, 5, &llamatest.Options{Shards: v.shards}); err != nil {
+			t.Fatal(err)
+		}
+		if v.rewrite != nil {
+			v.rewrite(t, dir, v.cfg, v.dt)
+		}
+		if v.edit != nil {
+			rewriteJSON(t, filepath.Join(dir, llama.ConfigFile), v.edit)
+		}
+		jobs[i] = torchJob{Dir: dir, Tokens: randomTokens(promptLen, v.cfg.VocabSize), Generate: generate, DType: "f32,stored"}
+	}
+	runs := runTorch(t, py, jobs)
+	for i, v := range vs {
 		t.Run(v.name+"/"+v.dt.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			if err := llamatest.WriteRandomCheckpoint(dir, v.cfg, v.dt, 5, &llamatest.Options{Shards: v.shards}); err != nil {
-				t.Fatal(err)
-			}
-			if v.rewrite != nil {
-				v.rewrite(t, dir, v.cfg, v.dt)
-			}
-			if v.edit != nil {
-				rewriteJSON(t, filepath.Join(dir, llama.ConfigFile), v.edit)
-			}
-			checkTorch(t, py, v.name, dir, randomTokens(promptLen, v.cfg.VocabSize), generate, v.dt.String())
+			checkTorch(t, v.name, jobs[i].Dir, jobs[i].Tokens, generate, v.dt.String(), runs[i])
 		})
 	}
 }
@@ -355,13 +377,12 @@ func randomTokens(n, vocab int) []int {
 	return p
 }
 
-// checkTorch runs torch in float32 and in the checkpoint's dtype over dir
-// and compares tcrt's logits with both (incremental decode, as tcrt
-// runs; the float32 run's one-pass forward too). ckpt names the
-// checkpoint's dtype in the table.
-func checkTorch(t *testing.T, py, name, dir string, prompt []int, generate int, ckpt string) {
+// checkTorch compares tcrt's logits over dir with torch's runs in float32
+// and in the checkpoint's dtype (incremental decode, as tcrt runs; the
+// float32 run's one-pass forward too). ckpt names the checkpoint's dtype
+// in the table.
+func checkTorch(t *testing.T, name, dir string, prompt []int, generate int, ckpt string, runs map[string]*torchRun) {
 	t.Helper()
-	runs := runTorch(t, py, dir, prompt, generate, "f32", "stored")
 	ref, nat := runs["f32"], runs["stored"]
 	cfg, got := tcrtLogits(t, dir, prompt, ref.Tokens[len(prompt):len(prompt)+generate-1])
 	if ref.Vocab != cfg.VocabSize {
