@@ -3,6 +3,8 @@ package llama
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,10 +61,12 @@ type Config struct {
 	// SlidingWindowFromLayer is the first layer that uses the sliding
 	// window (Qwen2's max_window_layers; 0 for Mistral).
 	SlidingWindowFromLayer int
-	// BOSTokenID is the beginning-of-sequence id, -1 when none is named.
+	// BOSTokenID is the beginning-of-sequence id, -1 when none is named
+	// (Llama's and Mistral's class default is 1).
 	BOSTokenID int
-	// EOSTokenIDs are the end-of-sequence ids (config.json gives one or a
-	// list).
+	// EOSTokenIDs are the end-of-sequence ids: one or a list, from
+	// generation_config.json when ReadConfig finds one naming them, else
+	// config.json's (Llama's and Mistral's class default is 2).
 	EOSTokenIDs []int
 }
 
@@ -152,10 +156,10 @@ type hfRopeScaling struct {
 // leave out, with the values of the transformers class's __init__
 // (LlamaConfig, MistralConfig, Qwen2Config), which from_pretrained uses.
 var modelTypes = map[string]modelType{
-	"llama": {arch: "LlamaForCausalLM", attentionBias: true, mlpBias: true, defaults: `{"vocab_size":32000,
+	"llama": {arch: "LlamaForCausalLM", attentionBias: true, mlpBias: true, defaults: `{"vocab_size":32000,"bos_token_id":1,"eos_token_id":2,
 		"hidden_size":4096,"intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,
 		"max_position_embeddings":2048}`},
-	"mistral": {arch: "MistralForCausalLM", slidingWindow: true, defaults: `{"vocab_size":32000,
+	"mistral": {arch: "MistralForCausalLM", slidingWindow: true, defaults: `{"vocab_size":32000,"bos_token_id":1,"eos_token_id":2,
 		"hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,"num_attention_heads":32,
 		"num_key_value_heads":8,"max_position_embeddings":131072,"sliding_window":4096}`},
 	"qwen2": {arch: "Qwen2ForCausalLM", qkvBias: true, slidingWindow: true, windowSwitch: true, defaults: `{"vocab_size":151936,
@@ -201,13 +205,40 @@ type biasFlags struct{ qkv, o bool }
 
 const configOp = "llama config"
 
-// ReadConfig reads and validates dir/config.json.
+// ReadConfig reads and validates dir/config.json. When dir also holds a
+// generation_config.json naming eos_token_id, those ids are EOSTokenIDs,
+// as transformers' generate takes them.
 func ReadConfig(dir string) (Config, error) {
 	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		return Config{}, tile.Errorf(tile.ErrArgument, configOp, "dir", "reading config.json: %v", err)
 	}
-	return ParseConfig(data)
+	c, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, err
+	}
+	gen, err := os.ReadFile(filepath.Join(dir, GenerationConfigFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return Config{}, tile.Errorf(tile.ErrArgument, configOp, "dir", "reading generation_config.json: %v", err)
+	}
+	var g struct {
+		EOSTokenID json.RawMessage `json:"eos_token_id"`
+	}
+	if err := json.Unmarshal(gen, &g); err != nil {
+		return Config{}, tile.Errorf(tile.ErrArgument, configOp, "generation_config.json", "not a valid generation config: %v", err)
+	}
+	eos, err := parseEOS(g.EOSTokenID)
+	if err != nil || eos == nil {
+		return c, err
+	}
+	c.EOSTokenIDs = eos
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
 }
 
 // ParseConfig parses config.json's bytes, fills in the defaults and
@@ -603,21 +634,29 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	default:
 		h.EOSTokenID, _ = json.Marshal(c.EOSTokenIDs)
 	}
-	if c.SlidingWindow == 0 && mt.slidingWindow && !mt.windowSwitch {
-		// Absent, Mistral's sliding_window is the class default 4096: no
-		// window is an explicit null.
-		b, err := json.Marshal(h)
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, err
-		}
-		m["sliding_window"] = nil
-		return json.MarshalIndent(m, "", "  ")
+	// What c leaves unset is an explicit null where an absent field would
+	// take a class default (Mistral's sliding_window 4096, Llama's ids).
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
 	}
-	return json.MarshalIndent(h, "", "  ")
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name  string
+		unset bool
+	}{
+		{"sliding_window", c.SlidingWindow == 0 && mt.slidingWindow && !mt.windowSwitch},
+		{"bos_token_id", c.BOSTokenID < 0},
+		{"eos_token_id", len(c.EOSTokenIDs) == 0},
+	} {
+		if f.unset {
+			m[f.name] = nil
+		}
+	}
+	return json.MarshalIndent(m, "", "  ")
 }
 
 func ptr[T any](v T) *T { return &v }

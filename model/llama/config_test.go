@@ -3,6 +3,8 @@ package llama_test
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -109,14 +111,15 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("mistral: %+v", m)
 	}
 
-	// Defaults: no num_key_value_heads, head_dim, eps, theta, rope_scaling, ids.
+	// Defaults: no num_key_value_heads, head_dim, eps, theta, rope_scaling,
+	// bos_token_id (LlamaConfig's 1); eos_token_id null (none).
 	d, err := llama.ParseConfig([]byte(`{"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,
 		"intermediate_size":7,"vocab_size":11,"rope_scaling":{"type":"linear","factor":2}, "head_dim": null, "eos_token_id": null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.NumKVHeads != 4 || d.HeadDim != 16 || d.RMSNormEps != llama.DefaultRMSNormEps || d.RopeTheta != llama.DefaultRopeTheta ||
-		d.BOSTokenID != -1 || d.EOSTokenIDs != nil || d.RopeScaling == nil || d.RopeScaling.Type != "linear" {
+		d.BOSTokenID != 1 || d.EOSTokenIDs != nil || d.RopeScaling == nil || d.RopeScaling.Type != "linear" {
 		t.Errorf("defaults: %+v", d)
 	}
 	// attention_bias on Llama puts biases on q, k, v and o.
@@ -188,6 +191,12 @@ func TestParseConfigClassDefaults(t *testing.T) {
 		}},
 		{"yarn original context defaults", `{"model_type":"llama",` + sizes + `,"max_position_embeddings":256,"rope_scaling":{"type":"yarn","factor":2}}`, func(c llama.Config) bool {
 			return c.RopeScaling != nil && c.RopeScaling.OriginalMaxPositionEmbeddings == 256
+		}},
+		{"llama ids", `{"model_type":"llama",` + sizes + `}`, func(c llama.Config) bool {
+			return c.BOSTokenID == 1 && reflect.DeepEqual(c.EOSTokenIDs, []int{2})
+		}},
+		{"qwen2 ids", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":4}`, func(c llama.Config) bool {
+			return c.BOSTokenID == -1 && c.EOSTokenIDs == nil
 		}},
 		{"mlp_bias", `{"model_type":"llama",` + sizes + `,"mlp_bias":true}`, func(c llama.Config) bool { return c.MLPBias }},
 		{"mlp_bias ignored by qwen2", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":4,"mlp_bias":true}`, func(c llama.Config) bool { return !c.MLPBias }},
@@ -366,4 +375,38 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("round trip: %+v, %v\n%s", back, err, js)
 		}
 	})
+}
+
+// TestReadConfigGenerationEOS: generation_config.json's eos_token_id, when
+// set, is the model's EOS ids (what transformers' generate stops at); a
+// broken one is a typed error.
+func TestReadConfigGenerationEOS(t *testing.T) {
+	dir := writeTiny(t, llamatest.Tiny(), tile.F32, nil)
+	gen := filepath.Join(dir, llama.GenerationConfigFile)
+	for _, c := range []struct {
+		file string
+		want []int
+		err  error
+	}{
+		{`{"bos_token_id": 1, "eos_token_id": [7, 9], "do_sample": true}`, []int{7, 9}, nil},
+		{`{"eos_token_id": 5}`, []int{5}, nil},
+		{`{"eos_token_id": null}`, llamatest.Tiny().EOSTokenIDs, nil},
+		{`{"temperature": 0.6}`, llamatest.Tiny().EOSTokenIDs, nil},
+		{`{"eos_token_id": [500]}`, nil, tile.ErrArgument},
+		{`{"eos_token_id": `, nil, tile.ErrArgument},
+	} {
+		if err := os.WriteFile(gen, []byte(c.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := llama.ReadConfig(dir)
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("%s: %v, want %v", c.file, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(cfg.EOSTokenIDs, c.want) {
+			t.Errorf("%s: EOS %v %v, want %v", c.file, cfg.EOSTokenIDs, err, c.want)
+		}
+	}
 }
