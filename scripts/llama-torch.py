@@ -194,16 +194,16 @@ def rope_inv_freq(cfg, seq_len=None):
         b = base * ((factor * s / mpe) - (factor - 1)) ** (dim / (dim - 2))
         return default(b), 1.0
     if kind == "llama3":
+        # Wavelengths past old/low are interpolated (÷factor), those under
+        # old/high kept, the band between blended linearly in old/wave.
         inv = default(base)
         factor, lo, hi = r["factor"], r["low_freq_factor"], r["high_freq_factor"]
         old = r["original_max_position_embeddings"]
-        lo_wave, hi_wave = old / lo, old / hi
         wave = 2 * math.pi / inv
-        scaled = torch.where(wave > lo_wave, inv / factor, inv)
-        smooth = (old / wave - lo) / (hi - lo)
-        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
-        medium = ~(wave < hi_wave) * ~(wave > lo_wave)
-        return torch.where(medium, smoothed, scaled), 1.0
+        s = (old / wave - lo) / (hi - lo)
+        blend = (1 - s) * inv / factor + s * inv
+        out = torch.where(wave < old / hi, inv, blend)
+        return torch.where(wave > old / lo, inv / factor, out), 1.0
     if kind == "yarn":
         factor = r.get("factor")
         orig = r.get("original_max_position_embeddings") or cfg.max_position_embeddings
