@@ -542,11 +542,7 @@ func (r *RopeScaling) validate() error {
 	}
 	finitePos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 	switch r.Type {
-	case "linear":
-		if !finitePos(r.Factor) {
-			return tile.Errorf(tile.ErrArgument, configOp, "rope_scaling.factor", "%v must be positive and finite", r.Factor)
-		}
-	case "dynamic":
+	case "linear", "dynamic":
 		if !finitePos(r.Factor) {
 			return tile.Errorf(tile.ErrArgument, configOp, "rope_scaling.factor", "%v must be positive and finite", r.Factor)
 		}
