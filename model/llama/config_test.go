@@ -351,7 +351,9 @@ func TestRopeInvFreq(t *testing.T) {
 // FuzzParseConfig: no config.json panics; a rejected one is a typed
 // error; an accepted one validates and survives MarshalJSON.
 func FuzzParseConfig(f *testing.F) {
-	for _, s := range []string{llama32, qwen2, mistral, `{"model_type":"llama"}`, `{"model_type":"qwen2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"use_sliding_window":true,"sliding_window":4}`} {
+	for _, s := range []string{llama32, qwen2, mistral, `{"model_type":"llama"}`, `{"model_type":"qwen2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"use_sliding_window":true,"sliding_window":4}`,
+		`{"architectures":["Qwen2ForCausalLM"],"hidden_size":8,"num_hidden_layers":2,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"use_sliding_window":true,"layer_types":["full_attention","sliding_attention"]}`,
+		`{"model_type":"llama","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"mlp_bias":true,"rope_parameters":{"rope_type":"yarn","rope_theta":1e4,"original_max_position_embeddings":64,"beta_fast":8}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
