@@ -15,10 +15,13 @@ import (
 
 // File names of a Hugging Face model directory.
 const (
-	ConfigFile       = "config.json"
-	SingleFile       = "model.safetensors"
-	IndexFile        = "model.safetensors.index.json"
-	maxIndexFileSize = 64 << 20
+	ConfigFile = "config.json"
+	SingleFile = "model.safetensors"
+	IndexFile  = "model.safetensors.index.json"
+	// GenerationConfigFile holds generation defaults; its eos_token_id,
+	// when set, is what transformers' generate stops at (ReadConfig).
+	GenerationConfigFile = "generation_config.json"
+	maxIndexFileSize     = 64 << 20
 )
 
 const ckptOp = "llama checkpoint"

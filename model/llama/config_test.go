@@ -3,6 +3,8 @@ package llama_test
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -109,14 +111,15 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("mistral: %+v", m)
 	}
 
-	// Defaults: no num_key_value_heads, head_dim, eps, theta, rope_scaling, ids.
+	// Defaults: no num_key_value_heads, head_dim, eps, theta, rope_scaling,
+	// bos_token_id (LlamaConfig's 1); eos_token_id null (none).
 	d, err := llama.ParseConfig([]byte(`{"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,
 		"intermediate_size":7,"vocab_size":11,"rope_scaling":{"type":"linear","factor":2}, "head_dim": null, "eos_token_id": null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.NumKVHeads != 4 || d.HeadDim != 16 || d.RMSNormEps != llama.DefaultRMSNormEps || d.RopeTheta != llama.DefaultRopeTheta ||
-		d.BOSTokenID != -1 || d.EOSTokenIDs != nil || d.RopeScaling == nil || d.RopeScaling.Type != "linear" {
+		d.BOSTokenID != 1 || d.EOSTokenIDs != nil || d.RopeScaling == nil || d.RopeScaling.Type != "linear" {
 		t.Errorf("defaults: %+v", d)
 	}
 	// attention_bias on Llama puts biases on q, k, v and o.
@@ -140,6 +143,74 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// TestParseConfigClassDefaults: fields config.json leaves out take the
+// values of the transformers class (LlamaConfig, MistralConfig,
+// Qwen2Config), null clears a default, transformers 5's rope_parameters and
+// a config naming only its architecture read as transformers reads them.
+func TestParseConfigClassDefaults(t *testing.T) {
+	sizes := `"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":7,"vocab_size":11`
+	for _, c := range []struct {
+		name, json string
+		check      func(c llama.Config) bool
+	}{
+		{"llama sizes", `{"model_type":"llama"}`, func(c llama.Config) bool {
+			return c.HiddenSize == 4096 && c.IntermediateSize == 11008 && c.NumLayers == 32 && c.NumHeads == 32 &&
+				c.NumKVHeads == 32 && c.VocabSize == 32000 && c.MaxPositionEmbeddings == 2048 && c.HeadDim == 128
+		}},
+		{"mistral kv heads and window", `{"model_type":"mistral",` + strings.Replace(sizes, `"num_attention_heads":4`, `"num_attention_heads":16`, 1) + `}`, func(c llama.Config) bool {
+			return c.NumKVHeads == 8 && c.SlidingWindow == 4096 && c.MaxPositionEmbeddings == 131072 && c.HeadDim == 4
+		}},
+		{"mistral null window and kv heads", `{"model_type":"mistral",` + sizes + `,"sliding_window":null,"num_key_value_heads":null}`, func(c llama.Config) bool {
+			return c.NumKVHeads == 4 && c.SlidingWindow == 0
+		}},
+		{"qwen2 window off by default", `{"model_type":"qwen2",` + strings.Replace(sizes, `"num_attention_heads":4`, `"num_attention_heads":32`, 1) + `,"sliding_window":5}`, func(c llama.Config) bool {
+			return c.SlidingWindow == 0 && c.NumKVHeads == 32 && c.MaxPositionEmbeddings == 32768 && c.QKVBias
+		}},
+		{"qwen2 window default size", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":2,"use_sliding_window":true,"max_window_layers":1}`, func(c llama.Config) bool {
+			return c.SlidingWindow == 4096 && c.SlidingWindowFromLayer == 1
+		}},
+		{"qwen2 layer_types", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":2,"use_sliding_window":true,"sliding_window":6,"layer_types":["full_attention","sliding_attention"]}`, func(c llama.Config) bool {
+			return c.SlidingWindow == 6 && c.SlidingWindowFromLayer == 1
+		}},
+		{"architectures only", `{"architectures":["MistralForCausalLM"],` + sizes + `,"num_key_value_heads":4}`, func(c llama.Config) bool {
+			return c.ModelType == "mistral" && c.SlidingWindow == 4096
+		}},
+		{"rope_parameters", `{"model_type":"llama",` + sizes + `,"rope_theta":1,"rope_parameters":{"rope_type":"llama3","rope_theta":500000,"factor":8,"low_freq_factor":1,"high_freq_factor":4,"original_max_position_embeddings":64}}`, func(c llama.Config) bool {
+			return c.RopeTheta == 500000 && c.RopeScaling != nil && c.RopeScaling.Type == "llama3" && c.RopeScaling.OriginalMaxPositionEmbeddings == 64
+		}},
+		{"rope_parameters default", `{"model_type":"llama",` + sizes + `,"rope_parameters":{"rope_theta":20000}}`, func(c llama.Config) bool {
+			return c.RopeTheta == 20000 && c.RopeScaling == nil
+		}},
+		{"original context as a float", `{"model_type":"llama",` + sizes + `,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,"high_freq_factor":4,"original_max_position_embeddings":8192.0}}`, func(c llama.Config) bool {
+			return c.RopeScaling != nil && c.RopeScaling.OriginalMaxPositionEmbeddings == 8192
+		}},
+		{"rope_scaling null", `{"model_type":"llama",` + sizes + `,"rope_scaling":null}`, func(c llama.Config) bool { return c.RopeScaling == nil }},
+		{"yarn factor from the contexts", `{"model_type":"llama",` + sizes + `,"max_position_embeddings":256,"rope_scaling":{"rope_type":"yarn","original_max_position_embeddings":64,"attention_factor":1.1386294361119891}}`, func(c llama.Config) bool {
+			r := c.RopeScaling
+			return r != nil && r.Factor == 4 && r.OriginalMaxPositionEmbeddings == 64 && math.Abs(c.RopeAttentionFactor()-1.1386294361119891) < 1e-12
+		}},
+		{"yarn original context defaults", `{"model_type":"llama",` + sizes + `,"max_position_embeddings":256,"rope_scaling":{"type":"yarn","factor":2}}`, func(c llama.Config) bool {
+			return c.RopeScaling != nil && c.RopeScaling.OriginalMaxPositionEmbeddings == 256
+		}},
+		{"llama ids", `{"model_type":"llama",` + sizes + `}`, func(c llama.Config) bool {
+			return c.BOSTokenID == 1 && reflect.DeepEqual(c.EOSTokenIDs, []int{2})
+		}},
+		{"qwen2 ids", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":4}`, func(c llama.Config) bool {
+			return c.BOSTokenID == -1 && c.EOSTokenIDs == nil
+		}},
+		{"mlp_bias", `{"model_type":"llama",` + sizes + `,"mlp_bias":true}`, func(c llama.Config) bool { return c.MLPBias }},
+		{"mlp_bias ignored by qwen2", `{"model_type":"qwen2",` + sizes + `,"num_key_value_heads":4,"mlp_bias":true}`, func(c llama.Config) bool { return !c.MLPBias }},
+		{"dynamic", `{"model_type":"llama",` + sizes + `,"rope_scaling":{"type":"dynamic","factor":2}}`, func(c llama.Config) bool {
+			return c.RopeScaling != nil && c.RopeScaling.Type == "dynamic" && c.RopeAttentionFactor() == 1
+		}},
+	} {
+		got, err := llama.ParseConfig([]byte(c.json))
+		if err != nil || !c.check(got) {
+			t.Errorf("%s: %+v %v", c.name, got, err)
+		}
+	}
+}
+
 func TestConfigMarshalRoundTrip(t *testing.T) {
 	base := llamatest.Tiny()
 	qw := base
@@ -148,7 +219,13 @@ func TestConfigMarshalRoundTrip(t *testing.T) {
 	mi.ModelType, mi.SlidingWindow, mi.RopeScaling, mi.EOSTokenIDs, mi.BOSTokenID = "mistral", 5, &llama.RopeScaling{Type: "linear", Factor: 4}, []int{7}, -1
 	ab := base
 	ab.QKVBias, ab.OutputBias = true, true
-	for _, c := range []llama.Config{base, qw, mi, ab} {
+	noWindow := mi // sliding_window: null, not the class default
+	noWindow.SlidingWindow = 0
+	yarn := base
+	yarn.RopeScaling = &llama.RopeScaling{Type: "yarn", Factor: 4, OriginalMaxPositionEmbeddings: 64, BetaFast: 16, BetaSlow: 2}
+	mlp := base
+	mlp.MLPBias = true
+	for _, c := range []llama.Config{base, qw, mi, ab, noWindow, yarn, mlp} {
 		js, err := c.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +257,6 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown model", `{"model_type":"gpt2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":4,"vocab_size":5}`, tile.ErrUnsupported, "model_type"},
 		{"no model type", `{"hidden_size":8}`, tile.ErrUnsupported, "model_type"},
 		{"gelu", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"hidden_act":"gelu"}`, tile.ErrUnsupported, "hidden_act"},
-		{"mlp bias", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"mlp_bias":true}`, tile.ErrUnsupported, "mlp_bias"},
 		{"zero hidden", `{` + base + `,"hidden_size":0,"num_attention_heads":2,"head_dim":4}`, tile.ErrShape, "hidden_size"},
 		{"zero heads", `{` + base + `,"hidden_size":8,"num_attention_heads":0,"head_dim":4}`, tile.ErrShape, "num_attention_heads"},
 		{"zero layers", `{"model_type":"llama","num_hidden_layers":0,"intermediate_size":32,"vocab_size":50,"hidden_size":8,"num_attention_heads":2}`, tile.ErrShape, "num_hidden_layers"},
@@ -193,7 +269,16 @@ func TestConfigErrors(t *testing.T) {
 		{"overflowing product", `{"model_type":"llama","num_hidden_layers":2147483648,"intermediate_size":2147483648,"vocab_size":2147483648,"hidden_size":2147483648,"num_attention_heads":1}`, tile.ErrShape, "overflow"},
 		{"zero eps", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rms_norm_eps":0}`, tile.ErrArgument, "rms_norm_eps"},
 		{"negative theta", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_theta":-1}`, tile.ErrArgument, "rope_theta"},
-		{"yarn", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2}}`, tile.ErrUnsupported, "rope_type"},
+		{"longrope", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"longrope","factor":2}}`, tile.ErrUnsupported, "rope_type"},
+		{"yarn mscale", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2,"mscale":1,"mscale_all_dim":1}}`, tile.ErrUnsupported, "rope_scaling"},
+		{"yarn attention factor", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2,"attention_factor":1.5}}`, tile.ErrUnsupported, "rope_scaling"},
+		{"yarn betas", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"yarn","factor":2,"beta_fast":1,"beta_slow":2}}`, tile.ErrArgument, "beta_fast"},
+		{"partial rotary", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"partial_rotary_factor":0.5}`, tile.ErrUnsupported, "partial_rotary_factor"},
+		{"partial rotary in rope_parameters", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_parameters":{"rope_type":"default","partial_rotary_factor":0.5}}`, tile.ErrUnsupported, "partial_rotary_factor"},
+		{"dynamic no factor", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"dynamic"}}`, tile.ErrArgument, "factor"},
+		{"layer_types interleaved", `{"model_type":"qwen2","num_hidden_layers":3,"intermediate_size":32,"vocab_size":50,"hidden_size":8,"num_attention_heads":2,"use_sliding_window":true,"layer_types":["sliding_attention","full_attention","sliding_attention"]}`, tile.ErrUnsupported, "layer_types"},
+		{"layer_types count", `{"model_type":"qwen2","num_hidden_layers":3,"intermediate_size":32,"vocab_size":50,"hidden_size":8,"num_attention_heads":2,"use_sliding_window":true,"layer_types":["full_attention"]}`, tile.ErrShape, "layer_types"},
+		{"unknown architecture", `{"architectures":["GPT2LMHeadModel"],"hidden_size":8}`, tile.ErrUnsupported, "model_type"},
 		{"linear no factor", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"type":"linear"}}`, tile.ErrArgument, "factor"},
 		{"llama3 inverted band", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":4,"high_freq_factor":1,"original_max_position_embeddings":8192}}`, tile.ErrArgument, "high_freq_factor"},
 		{"llama3 no context", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,"high_freq_factor":4}}`, tile.ErrArgument, "original_max_position_embeddings"},
@@ -266,7 +351,9 @@ func TestRopeInvFreq(t *testing.T) {
 // FuzzParseConfig: no config.json panics; a rejected one is a typed
 // error; an accepted one validates and survives MarshalJSON.
 func FuzzParseConfig(f *testing.F) {
-	for _, s := range []string{llama32, qwen2, mistral, `{"model_type":"llama"}`, `{"model_type":"qwen2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"use_sliding_window":true,"sliding_window":4}`} {
+	for _, s := range []string{llama32, qwen2, mistral, `{"model_type":"llama"}`, `{"model_type":"qwen2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"use_sliding_window":true,"sliding_window":4}`,
+		`{"architectures":["Qwen2ForCausalLM"],"hidden_size":8,"num_hidden_layers":2,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"use_sliding_window":true,"layer_types":["full_attention","sliding_attention"]}`,
+		`{"model_type":"llama","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":3,"vocab_size":5,"mlp_bias":true,"rope_parameters":{"rope_type":"yarn","rope_theta":1e4,"original_max_position_embeddings":64,"beta_fast":8}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -290,4 +377,38 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("round trip: %+v, %v\n%s", back, err, js)
 		}
 	})
+}
+
+// TestReadConfigGenerationEOS: generation_config.json's eos_token_id, when
+// set, is the model's EOS ids (what transformers' generate stops at); a
+// broken one is a typed error.
+func TestReadConfigGenerationEOS(t *testing.T) {
+	dir := writeTiny(t, llamatest.Tiny(), tile.F32, nil)
+	gen := filepath.Join(dir, llama.GenerationConfigFile)
+	for _, c := range []struct {
+		file string
+		want []int
+		err  error
+	}{
+		{`{"bos_token_id": 1, "eos_token_id": [7, 9], "do_sample": true}`, []int{7, 9}, nil},
+		{`{"eos_token_id": 5}`, []int{5}, nil},
+		{`{"eos_token_id": null}`, llamatest.Tiny().EOSTokenIDs, nil},
+		{`{"temperature": 0.6}`, llamatest.Tiny().EOSTokenIDs, nil},
+		{`{"eos_token_id": [500]}`, nil, tile.ErrArgument},
+		{`{"eos_token_id": `, nil, tile.ErrArgument},
+	} {
+		if err := os.WriteFile(gen, []byte(c.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := llama.ReadConfig(dir)
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("%s: %v, want %v", c.file, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(cfg.EOSTokenIDs, c.want) {
+			t.Errorf("%s: EOS %v %v, want %v", c.file, cfg.EOSTokenIDs, err, c.want)
+		}
+	}
 }

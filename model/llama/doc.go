@@ -3,10 +3,13 @@
 //
 // A directory holds config.json and either model.safetensors or
 // model.safetensors.index.json with the shards its weight_map names.
-// ParseConfig and ReadConfig read the configuration into a Config (defaults
-// filled in, validated: sizes, head grouping, RoPE scaling of type linear or
-// llama3, token ids); Qwen2's q/k/v biases, Llama's attention_bias and
-// Mistral's or Qwen2's sliding window are flags of it.
+// ParseConfig and ReadConfig read the configuration into a Config, as
+// transformers reads it: absent fields take the class's defaults (those of
+// LlamaConfig, MistralConfig or Qwen2Config), RoPE scaling may be linear,
+// llama3, yarn or dynamic (in rope_scaling or transformers 5's
+// rope_parameters); then it is validated (sizes, head grouping, RoPE
+// parameters, token ids). Qwen2's q/k/v biases, Llama's attention_bias and
+// mlp_bias and Mistral's or Qwen2's sliding window are flags of it.
 //
 // OpenSafetensors reads one safetensors file, memory-mapped read-only on
 // Linux (read into memory elsewhere), validating its header against
@@ -66,6 +69,9 @@
 //
 // Package llamatest writes random checkpoints for tests and holds the plain
 // f32 reference forward pass, the oracle of the tcrt forward.
+// TestAgainstTorch checks both against an outside one, Hugging Face's
+// semantics in PyTorch (scripts/llama-torch.py; docs/llama.md has the
+// rules followed and the measured agreement).
 //
 // Dependencies: model/llama → ops, runtime, tile (the loader needs ops
 // only for Float8's ops.Quantize).

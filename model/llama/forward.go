@@ -133,6 +133,9 @@ func NewRunner(m *Model, opts *RunnerOptions) (*Runner, error) {
 			return nil, tile.Errorf(tile.ErrShape, runnerOp, "opts."+f.name, "%d; want 1 … 2^24", f.v)
 		}
 	}
+	if s := cfg.RopeScaling; s != nil && s.Type == "dynamic" && o.MaxSeqLen > cfg.MaxPositionEmbeddings {
+		return nil, tile.Errorf(tile.ErrUnsupported, runnerOp, "opts.MaxSeqLen", "%d exceeds max_position_embeddings %d, past which dynamic RoPE scaling rescales every position", o.MaxSeqLen, cfg.MaxPositionEmbeddings)
+	}
 	if o.MaxTokens < o.MaxSeqs {
 		return nil, tile.Errorf(tile.ErrShape, runnerOp, "opts.MaxTokens", "%d is fewer than MaxSeqs %d: every sequence must be able to decode in one step", o.MaxTokens, o.MaxSeqs)
 	}
@@ -540,7 +543,7 @@ func (r *Runner) forward(ctx context.Context, work []Work) error {
 		if err := ops.GatedActivate(ctx, rt, all(r.act, I), all(r.gu, 2*I), ops.SiLU, nil); err != nil {
 			return err
 		}
-		if err := r.linear(ctx, all(r.h, H), all(r.act, I), w.Down, nil); err != nil {
+		if err := r.linear(ctx, all(r.h, H), all(r.act, I), w.Down, w.DownBias); err != nil {
 			return err
 		}
 		next := r.m.weights.Norm
@@ -593,13 +596,13 @@ func (r *Runner) projectQKV(ctx context.Context, l int, h ops.Matrix, T int) err
 func (r *Runner) projectGateUp(ctx context.Context, l int, h ops.Matrix, T int) error {
 	I := r.inter
 	if f := r.m.fused; f != nil {
-		return r.linear(ctx, rowsView(r.gu, 0, T, 0, 2*I, 2*I), h, f[l].GateUp, nil)
+		return r.linear(ctx, rowsView(r.gu, 0, T, 0, 2*I, 2*I), h, f[l].GateUp, f[l].GateUpBias)
 	}
 	w := &r.m.weights.Layers[l]
-	if err := r.linear(ctx, rowsView(r.gu, 0, T, 0, I, 2*I), h, w.Gate, nil); err != nil {
+	if err := r.linear(ctx, rowsView(r.gu, 0, T, 0, I, 2*I), h, w.Gate, w.GateBias); err != nil {
 		return err
 	}
-	return r.linear(ctx, rowsView(r.gu, 0, T, I, I, 2*I), h, w.Up, nil)
+	return r.linear(ctx, rowsView(r.gu, 0, T, I, I, 2*I), h, w.Up, w.UpBias)
 }
 
 // ropeOptions maps the configuration's RoPE to ops.RoPE's options.
@@ -613,7 +616,10 @@ func (r *Runner) ropeOptions() ops.RoPEOptions {
 		case "llama3":
 			o.Scaling = ops.RoPEScaling{Kind: ops.RoPELlama3, Factor: s.Factor, LowFreqFactor: s.LowFreqFactor,
 				HighFreqFactor: s.HighFreqFactor, OriginalMaxPosition: s.OriginalMaxPositionEmbeddings}
-		}
+		case "yarn":
+			o.Scaling = ops.RoPEScaling{Kind: ops.RoPEYaRN, Factor: s.Factor, OriginalMaxPosition: s.OriginalMaxPositionEmbeddings,
+				BetaFast: s.BetaFast, BetaSlow: s.BetaSlow}
+		} // dynamic: no scaling within MaxPositionEmbeddings (NewRunner)
 	}
 	return o
 }

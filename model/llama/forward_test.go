@@ -187,7 +187,7 @@ func checkAgainstReference(t *testing.T, f *fixture, promptLen, steps int) {
 }
 
 // TestForwardVariants: the configuration flags the forward pass honours
-// (llama3 and linear RoPE scaling, q/k/v and o biases, sliding windows
+// (llama3, linear and yarn RoPE scaling, q/k/v, o and MLP biases, sliding windows
 // from a layer on, tied embeddings) against the reference, on the CPU,
 // with fused and separate projections; the prompt is longer than the
 // windows.
@@ -199,10 +199,13 @@ func TestForwardVariants(t *testing.T) {
 	biased.RopeScaling = &llama.RopeScaling{Type: "linear", Factor: 2}
 	mistral := llamatest.Tiny()
 	mistral.ModelType, mistral.SlidingWindow, mistral.RopeScaling = "mistral", 5, nil
+	yarn := llamatest.Tiny()
+	yarn.RopeTheta, yarn.RopeScaling = 10000, &llama.RopeScaling{Type: "yarn", Factor: 4, OriginalMaxPositionEmbeddings: 64}
+	yarn.MLPBias = true
 	for _, c := range []struct {
 		name string
 		cfg  llama.Config
-	}{{"tiny-llama3-rope", llamatest.Tiny()}, {"qwen2-bias-window-tied", qwen}, {"llama-bias-linear-rope", biased}, {"mistral-window", mistral}} {
+	}{{"tiny-llama3-rope", llamatest.Tiny()}, {"qwen2-bias-window-tied", qwen}, {"llama-bias-linear-rope", biased}, {"mistral-window", mistral}, {"yarn-rope-mlp-bias", yarn}} {
 		for _, sep := range []bool{false, true} {
 			name := c.name + "/fused"
 			if sep {
@@ -482,6 +485,27 @@ func TestNewRunnerErrors(t *testing.T) {
 			t.Errorf("%s: %d live buffers after the failure, want %d", c.name, n, live)
 		}
 	}
+	// Dynamic NTK scaling rescales every position once a sequence passes
+	// max_position_embeddings: a runner may not hold such sequences.
+	dyn := cfg
+	dyn.RopeScaling = &llama.RopeScaling{Type: "dynamic", Factor: 2}
+	ddir := t.TempDir()
+	if err := llamatest.WriteRandomCheckpoint(ddir, dyn, tile.F32, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	dm, err := llama.Load(context.Background(), rt, ddir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dm.Close()
+	if r, err := llama.NewRunner(dm, &llama.RunnerOptions{MaxSeqs: 1, MaxSeqLen: dyn.MaxPositionEmbeddings + 1}); !errors.Is(err, tile.ErrUnsupported) || r != nil {
+		t.Errorf("dynamic RoPE past max_position_embeddings: %v, want ErrUnsupported", err)
+	}
+	r, err := llama.NewRunner(dm, &llama.RunnerOptions{MaxSeqs: 1})
+	if err != nil {
+		t.Fatalf("dynamic RoPE within max_position_embeddings: %v", err)
+	}
+	r.Close()
 	m.Close()
 	if _, err := llama.NewRunner(m, nil); !errors.Is(err, tile.ErrClosed) {
 		t.Errorf("closed model: %v, want ErrClosed", err)

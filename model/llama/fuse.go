@@ -18,10 +18,13 @@ type FusedLayer struct {
 	// GateUp is [2·intermediate, hidden]: the rows of gate_proj, then
 	// up_proj, so x·GateUpᵀ is GatedActivate's [gate | up] input.
 	GateUp *runtime.Buffer
+	// GateUpBias is their biases, concatenated likewise (nil without
+	// MLPBias).
+	GateUpBias *runtime.Buffer
 }
 
 func (f *FusedLayer) slots() []**runtime.Buffer {
-	return []**runtime.Buffer{&f.QKV, &f.QKVBias, &f.GateUp}
+	return []**runtime.Buffer{&f.QKV, &f.QKVBias, &f.GateUp, &f.GateUpBias}
 }
 
 // fusePart says where a separate weight goes in a fused layer: which of
@@ -41,6 +44,9 @@ func (m *Model) fuseParts() map[**runtime.Buffer]fusePart {
 			parts[&ls.QBias], parts[&ls.KBias], parts[&ls.VBias] = fusePart{l, 1, 0}, fusePart{l, 1, qd}, fusePart{l, 1, qd + kvd}
 		}
 		parts[&ls.Gate], parts[&ls.Up] = fusePart{l, 2, 0}, fusePart{l, 2, I}
+		if c.MLPBias {
+			parts[&ls.GateBias], parts[&ls.UpBias] = fusePart{l, 3, 0}, fusePart{l, 3, I}
+		}
 	}
 	return parts
 }
@@ -53,8 +59,10 @@ func (c Config) fusedShape(buf int) []int {
 		return []int{qkv, c.HiddenSize}
 	case 1:
 		return []int{qkv}
+	case 2:
+		return []int{2 * c.IntermediateSize, c.HiddenSize}
 	}
-	return []int{2 * c.IntermediateSize, c.HiddenSize}
+	return []int{2 * c.IntermediateSize}
 }
 
 // uploadFused writes tensor t into its place p of m.fused, allocating the
@@ -73,7 +81,7 @@ func (m *Model) uploadFused(ctx context.Context, rt *runtime.Runtime, p fusePart
 	}
 	b := *dst
 	off := p.row
-	if p.buf != 1 {
+	if len(b.Shape()) == 2 { // a matrix, not a bias
 		off *= m.cfg.HiddenSize
 	}
 	if b.DType() == t.DType {

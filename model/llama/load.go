@@ -20,8 +20,8 @@ type LoadOptions struct {
 	DType tile.DType
 	// KeepSeparate keeps every projection in its own buffer, as in the
 	// checkpoint. By default each layer's q, k and v projections (and
-	// biases) are uploaded into one matrix, and gate and up into another
-	// (FusedLayers), which the forward pass runs as one matmul each; the
+	// biases) are uploaded into one matrix, and gate and up (and biases)
+	// into another (FusedLayers), which the forward pass runs as one matmul each; the
 	// fused weights' fields of Weights() are then nil.
 	KeepSeparate bool
 	// Float8 quantises every projection matrix (q, k, v, o, gate, up and

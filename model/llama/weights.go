@@ -8,7 +8,8 @@ import (
 
 // WeightSet holds one T per weight of a Llama model: a Tensor (a view of a
 // checkpoint) in Weights, a *runtime.Buffer in a loaded Model. Weights the
-// configuration does not have (biases without QKVBias or OutputBias) are
+// configuration does not have (biases without QKVBias, OutputBias or
+// MLPBias) are
 // T's zero value; when the embeddings are tied, LMHead is Embed.
 type WeightSet[T any] struct {
 	Embed  T // model.embed_tokens.weight [vocab, hidden]
@@ -33,6 +34,9 @@ type LayerSet[T any] struct {
 	Gate              T // mlp.gate_proj.weight [intermediate, hidden]
 	Up                T // mlp.up_proj.weight [intermediate, hidden]
 	Down              T // mlp.down_proj.weight [hidden, intermediate]
+	GateBias          T // mlp.gate_proj.bias [intermediate] (MLPBias)
+	UpBias            T // mlp.up_proj.bias [intermediate] (MLPBias)
+	DownBias          T // mlp.down_proj.bias [hidden] (MLPBias)
 }
 
 // slot is one row of the weight table: a checkpoint name (the part after
@@ -47,6 +51,8 @@ func always(Config) bool         { return true }
 func untied(c Config) bool       { return !c.TieWordEmbeddings }
 func qkvBias(c Config) bool      { return c.QKVBias }
 func outputBias(c Config) bool   { return c.OutputBias }
+func mlpBias(c Config) bool      { return c.MLPBias }
+func inter(c Config) []int       { return []int{c.IntermediateSize} }
 func hidden(c Config) []int      { return []int{c.HiddenSize} }
 func vocabHidden(c Config) []int { return []int{c.VocabSize, c.HiddenSize} }
 func qDim(c Config) int          { return c.NumHeads * c.HeadDim }
@@ -74,13 +80,16 @@ var layerSlots = []slot{
 	{"mlp.gate_proj.weight", func(c Config) []int { return []int{c.IntermediateSize, c.HiddenSize} }, always},
 	{"mlp.up_proj.weight", func(c Config) []int { return []int{c.IntermediateSize, c.HiddenSize} }, always},
 	{"mlp.down_proj.weight", func(c Config) []int { return []int{c.HiddenSize, c.IntermediateSize} }, always},
+	{"mlp.gate_proj.bias", inter, mlpBias},
+	{"mlp.up_proj.bias", inter, mlpBias},
+	{"mlp.down_proj.bias", hidden, mlpBias},
 }
 
 func (w *WeightSet[T]) globals() []*T { return []*T{&w.Embed, &w.Norm, &w.LMHead} }
 
 func (l *LayerSet[T]) slots() []*T {
 	return []*T{&l.InputNorm, &l.PostAttentionNorm, &l.Q, &l.K, &l.V, &l.O,
-		&l.QBias, &l.KBias, &l.VBias, &l.OBias, &l.Gate, &l.Up, &l.Down}
+		&l.QBias, &l.KBias, &l.VBias, &l.OBias, &l.Gate, &l.Up, &l.Down, &l.GateBias, &l.UpBias, &l.DownBias}
 }
 
 // LayerPrefix is the checkpoint name prefix of decoder layer l.

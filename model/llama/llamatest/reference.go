@@ -24,13 +24,14 @@ import (
 //	    position, within the layer's sliding window if any
 //	x = x + Wo·a (+bo)
 //	h = RMSNorm(x)·post_attention_layernorm
-//	x = x + Wdown·(silu(Wgate·h) ⊙ Wup·h)
+//	x = x + Wdown·(silu(Wgate·h (+bg)) ⊙ (Wup·h (+bu))) (+bd)
 //
 // then logits = LMHead·(RMSNorm(x)·norm), LMHead = the embedding when tied.
 type Reference struct {
 	cfg     llama.Config
 	w       llama.WeightSet[[]float32]
 	invFreq []float64
+	mscale  float64 // cos and sin are multiplied by it (yarn)
 }
 
 // NewReference decodes the weights of an open checkpoint to float32 (a
@@ -41,7 +42,7 @@ func NewReference(ck *llama.Checkpoint) (*Reference, error) {
 		return nil, tile.Errorf(tile.ErrArgument, "llama reference", "ck", "checkpoint is nil or closed")
 	}
 	cfg := ck.Config()
-	r := &Reference{cfg: cfg, invFreq: cfg.RopeInvFreq()}
+	r := &Reference{cfg: cfg, invFreq: cfg.RopeInvFreq(), mscale: cfg.RopeAttentionFactor()}
 	err := llama.EachWeight(cfg, &r.w, func(name string, _ []int, dst *[]float32) error {
 		t, ok := ck.Tensor(name)
 		if !ok {
@@ -182,12 +183,12 @@ func (r *Reference) Forward(ctx context.Context, c *Cache, tokens []int) ([][]fl
 			}
 			h := rmsNorm(x[i], lw.PostAttentionNorm, cfg.RMSNormEps)
 			I := cfg.IntermediateSize
-			gate, up := matVec(lw.Gate, h, I, H), matVec(lw.Up, h, I, H)
+			gate, up := addBias(matVec(lw.Gate, h, I, H), lw.GateBias), addBias(matVec(lw.Up, h, I, H), lw.UpBias)
 			for j := range gate {
 				g := float64(gate[j])
 				gate[j] = float32(g / (1 + math.Exp(-g)) * float64(up[j]))
 			}
-			down := matVec(lw.Down, gate, H, I)
+			down := addBias(matVec(lw.Down, gate, H, I), lw.DownBias)
 			for d := range H {
 				x[i][d] += down[d]
 			}
@@ -209,7 +210,7 @@ func (r *Reference) rope(x []float32, pos int) {
 	for h := 0; h < len(x); h += hd {
 		for i := range half {
 			ang := float64(pos) * r.invFreq[i]
-			cos, sin := math.Cos(ang), math.Sin(ang)
+			cos, sin := r.mscale*math.Cos(ang), r.mscale*math.Sin(ang)
 			a, b := float64(x[h+i]), float64(x[h+i+half])
 			x[h+i] = float32(a*cos - b*sin)
 			x[h+i+half] = float32(b*cos + a*sin)
