@@ -364,7 +364,8 @@ func TestLightOpsExplain(t *testing.T) {
 		// (these calls are inside what they support).
 		ptxKernel := map[string]string{engine.OpRMSNorm.Name(): "ptx.rmsnorm", engine.OpAddRMSNorm.Name(): "ptx.add_rmsnorm",
 			engine.OpRoPE.Name(): "ptx.rope", engine.OpActivation.Name(): "ptx.silu_mul", engine.OpLayerNorm.Name(): "ptx.layernorm",
-			engine.OpSoftmax.Name(): "ptx.softmax", engine.OpL2Normalize.Name(): "ptx.l2normalize", engine.OpElementwise.Name(): "ptx.elementwise"}
+			engine.OpSoftmax.Name(): "ptx.softmax", engine.OpL2Normalize.Name(): "ptx.l2normalize", engine.OpElementwise.Name(): "ptx.elementwise",
+			engine.OpPool.Name(): "ptx.pool"}
 		want := func(op string) string {
 			name := "cpu." + op + "." + c.kind
 			if rt.Device().GPU() {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -13,14 +14,18 @@ import (
 // Light): the GELU activations with the CPU's bits (tcrt_act), LayerNorm
 // with its fused residual add (tcrt_layernorm), softmax and log-softmax
 // (tcrt_softmax), L2 normalisation (tcrt_l2norm), each row kernel one
-// block a row (grid.x bounds the rows at 2^31−1), and the element-wise
-// ops with the CPU's bytes (tcrt_elementwise). SiLU keeps ptx.silu_mul.
+// block a row (grid.x bounds the rows at 2^31−1), the element-wise ops
+// with the CPU's bytes (tcrt_elementwise), and pooling (tcrt_pool: the
+// CPU's bytes unless normalised). SiLU keeps ptx.silu_mul.
 
 // lightActCode is tcrt_act's function code of each activation.
 var lightActCode = map[fallback.ActFunc]uint32{fallback.FnSiLU: 0, fallback.FnGELU: 1, fallback.FnGELUTanh: 2}
 
 // lightEltCode is tcrt_elementwise's op code of each element-wise op.
 var lightEltCode = map[fallback.EltOp]uint32{fallback.EltAdd: 0, fallback.EltMul: 1, fallback.EltScale: 2}
+
+// lightPoolCode is tcrt_pool's mode code of each pooling.
+var lightPoolCode = map[fallback.PoolMode]uint32{fallback.PoolMean: 0, fallback.PoolCLS: 1, fallback.PoolLast: 2}
 
 // maxGridRows is the most rows a one-block-a-row kernel takes (grid.x).
 const maxGridRows = 1<<31 - 1
@@ -50,6 +55,12 @@ func init() {
 		Doc:      "PTX: grid-stride add, mul (z one row or every row) or scale, one float32 operation a value: the CPU's bytes",
 		Supports: gpuEltSupports,
 		Launch:   gpuEltLaunch,
+	})
+	RegisterKernel(OpPool, TypedKernel[PoolArgs]{
+		Name: "ptx.pool", Arch: arch, Preference: 100,
+		Doc:      "PTX: one 256-thread block a sequence (mean in token order, CLS or last; the CPU's bytes), then the L2 norm as ptx.l2normalize; sequence offsets uploaded per call",
+		Supports: gpuPoolSupports,
+		Launch:   gpuPoolLaunch,
 	})
 	RegisterKernel(OpL2Normalize, TypedKernel[L2NormArgs]{
 		Name: "ptx.l2normalize", Arch: arch, Preference: 100,
@@ -213,6 +224,16 @@ func gpuL2NormLaunch(_ context.Context, l *Launch, a *L2NormArgs) error {
 	})
 }
 
+func gpuPoolSupports(a *PoolArgs) error {
+	if _, ok := lightPoolCode[a.Mode]; !ok {
+		return fmt.Errorf("%v has no GPU kernel", a.Mode)
+	}
+	if n := len(a.Lengths); n > maxGridRows {
+		return fmt.Errorf("%d sequences exceed the grid", n)
+	}
+	return nil
+}
+
 func gpuEltSupports(a *EltArgs) error {
 	if _, ok := lightEltCode[a.Op]; !ok {
 		return fmt.Errorf("%v has no GPU kernel", a.Op)
@@ -248,4 +269,43 @@ func gpuEltLaunch(_ context.Context, l *Launch, a *EltArgs) error {
 			ptx.U64(uint64(zrows)), ptx.F32(a.Alpha), ptx.U32(lightEltCode[a.Op]),
 			ptx.U32(lightTypeCode[a.X.Buf.DType()]), ptx.U32(tz), ptx.U32(lightTypeCode[a.Y.Buf.DType()])},
 	})
+}
+
+func gpuPoolLaunch(ctx context.Context, l *Launch, a *PoolArgs) error {
+	if len(a.Lengths) == 0 {
+		return nil
+	}
+	px, err := rowPtr(&a.X)
+	if err != nil {
+		return err
+	}
+	py, err := rowPtr(&a.Y)
+	if err != nil {
+		return err
+	}
+	starts := make([]uint64, len(a.Lengths)+1)
+	for i, n := range a.Lengths {
+		starts[i+1] = starts[i] + uint64(n)
+	}
+	tmp := &scratch{rt: l.Runtime}
+	ps, err := tmp.upload(ctx, asBytes(starts))
+	if err != nil {
+		return errors.Join(err, tmp.release())
+	}
+	var norm uint32
+	if a.Normalize {
+		norm = 1
+	}
+	err = LaunchGPU(l.Stream, &GPULaunch{
+		Module: ptx.Light(), Func: ptx.LightPool,
+		Grid: [3]int{len(a.Lengths), 1, 1}, Block: [3]int{ptx.LightNormBlock, 1, 1},
+		Params: []uint64{ptx.Ptr(px), ptx.Ptr(py), ptx.Ptr(ps),
+			ptx.U64(uint64(len(a.Lengths))), ptx.U64(uint64(a.X.Cols)), ptx.U64(uint64(a.X.LD)), ptx.U64(uint64(a.Y.LD)),
+			ptx.U32(lightPoolCode[a.Mode]), ptx.U32(norm), ptx.F32(a.Eps),
+			ptx.U32(lightTypeCode[a.X.Buf.DType()]), ptx.U32(lightTypeCode[a.Y.Buf.DType()])},
+	})
+	if err != nil {
+		return errors.Join(err, tmp.release())
+	}
+	return l.Stream.Enqueue(tmp.release)
 }

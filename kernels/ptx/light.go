@@ -26,14 +26,16 @@ var lightSM89 []byte
 //	tcrt_softmax(x, y, rows, cols, ldx, ldy u64, k, invt f32, log, tx, ty u32)
 //	tcrt_l2norm(x, y, rows, cols, ldx, ldy u64, eps f32, tx, ty u32)
 //	tcrt_elementwise(x, z, y, rows, cols, ldx, ldz, ldy, zrows u64, alpha f32, op, tx, tz, ty u32)
+//	tcrt_pool(x, y, starts, nseq, cols, ldx, ldy u64, mode, norm u32, eps f32, tx, ty u32)
 //
 // tcrt_act computes SiLU (fn 0), the erf GELU (1) and the tanh GELU (2)
 // with the CPU fast path's operations (fallback's silu32, gelu32 and
 // geluTanh32: every product and sum rounded as there, exact division), so
 // it writes the CPU's bits; tcrt_elementwise (add, mul, scale; op codes
 // those of fallback.EltOp) rounds one float32 operation, as the CPU does,
-// and writes its bytes. LayerNorm, softmax and L2 normalisation run
-// one block of LightNormBlock threads a row, as RMSNorm does, with a
+// and writes its bytes, as tcrt_pool does without normalisation (mode
+// codes those of fallback.PoolMode; starts holds nseq + 1 u64 row
+// offsets). LayerNorm, softmax, L2 normalisation and tcrt_pool run one block of LightNormBlock threads a row, as RMSNorm does, with a
 // block reduction whose order differs from the CPU's: they agree within
 // the light ops' bounds (softmax with ex2.approx and lg2.approx, LayerNorm
 // with rsqrt.approx).
@@ -65,6 +67,7 @@ const (
 	LightSoftmax     = "tcrt_softmax"
 	LightL2Norm      = "tcrt_l2norm"
 	LightElementwise = "tcrt_elementwise"
+	LightPool        = "tcrt_pool"
 )
 
 // LightNormBlock is the block size of the row kernels (tcrt_rmsnorm,
