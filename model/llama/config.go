@@ -482,10 +482,13 @@ func (c Config) LayerSlidingWindow(l int) int {
 // linear divides every frequency by Factor; llama3 divides those whose
 // wavelength exceeds OriginalMaxPositionEmbeddings/LowFreqFactor, keeps
 // those below OriginalMaxPositionEmbeddings/HighFreqFactor, and blends
-// linearly in between. Computed in float64.
+// linearly in between. Computed in float64. A HeadDim outside [1, 2^31]
+// (a Config that does not Validate) gives nil.
 func (c Config) RopeInvFreq() []float64 {
-	half := c.HeadDim / 2
-	f := make([]float64, max(half, 0))
+	if c.HeadDim <= 0 || c.HeadDim > maxDim {
+		return nil
+	}
+	f := make([]float64, c.HeadDim/2)
 	for i := range f {
 		f[i] = 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(c.HeadDim))
 	}
