@@ -91,6 +91,12 @@ const defaultMaxWindowLayers = 28
 // and small enough that products of a few of them are checked, not wrapped.
 const maxDim = 1 << 31
 
+// maxLayers bounds num_hidden_layers (2^16, past any real model's hundred
+// or so): the loader and EachWeight allocate a host record per layer
+// before any weight is read, so 2^31 layers of tiny weights would exhaust
+// the host's memory.
+const maxLayers = 1 << 16
+
 // hfConfig is config.json as Hugging Face writes it: the one place the
 // field names are stated, for reading and for writing (MarshalJSON).
 type hfConfig struct {
@@ -313,7 +319,7 @@ func parseEOS(raw json.RawMessage) ([]int, error) {
 }
 
 // Validate checks that c describes a model this package can hold: positive
-// sizes, heads divisible by KV heads, an even head width, positive finite
+// sizes (at most 2^16 layers), heads divisible by KV heads, an even head width, positive finite
 // epsilon and theta, a well-formed rope_scaling, token ids inside the
 // vocabulary, and a parameter count whose byte size fits an int in f32.
 // Each broken rule is an error wrapping tile.ErrShape (sizes) or
@@ -338,6 +344,9 @@ func (c Config) Validate() error {
 	}
 	if _, ok := modelTypes[c.ModelType]; !ok {
 		return tile.Errorf(tile.ErrUnsupported, configOp, "model_type", "%q is not one of llama, mistral, qwen2", c.ModelType)
+	}
+	if c.NumLayers > maxLayers {
+		return tile.Errorf(tile.ErrShape, configOp, "num_hidden_layers", "%d must be at most 2^16", c.NumLayers)
 	}
 	if c.NumHeads%c.NumKVHeads != 0 {
 		return tile.Errorf(tile.ErrShape, configOp, "num_key_value_heads", "%d does not divide num_attention_heads %d", c.NumKVHeads, c.NumHeads)

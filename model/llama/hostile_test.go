@@ -3,10 +3,13 @@ package llama_test
 import (
 	"errors"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tcrt-go/tcrt/model/llama"
+	"github.com/tcrt-go/tcrt/model/llama/llamatest"
 	"github.com/tcrt-go/tcrt/tile"
 )
 
@@ -37,6 +40,30 @@ func TestHostileTensorAndConfig(t *testing.T) {
 		}
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("RopeInvFreq with head_dim %d took %v", hd, d)
+		}
+	}
+}
+
+// TestHostileLayerCount: a config.json with 2^31 layers of tiny weights
+// (every weight's bytes fit an int) is refused by ParseConfig, before
+// OpenCheckpoint or Load allocates a record per layer (it was a fatal
+// out-of-memory error of the process).
+func TestHostileLayerCount(t *testing.T) {
+	cfg := llamatest.Tiny()
+	dir := t.TempDir()
+	if err := llamatest.WriteRandomCheckpoint(dir, cfg, tile.BF16, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1<<16 + 1, 1 << 31} {
+		rewriteJSON(t, filepath.Join(dir, "config.json"), func(m map[string]any) { m["num_hidden_layers"] = n })
+		if _, err := llama.ReadConfig(dir); !errors.Is(err, tile.ErrShape) || !strings.Contains(err.Error(), "num_hidden_layers") {
+			t.Errorf("%d layers: ReadConfig: %v; want ErrShape naming num_hidden_layers", n, err)
+		}
+		if c, err := llama.OpenCheckpoint(dir); !errors.Is(err, tile.ErrShape) {
+			t.Errorf("%d layers: OpenCheckpoint: %v; want ErrShape", n, err)
+			if c != nil {
+				c.Close()
+			}
 		}
 	}
 }
