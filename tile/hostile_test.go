@@ -57,9 +57,10 @@ func TestHostileHelpers(t *testing.T) {
 		t.Errorf("row-major Stride(2) of a rank-2 tensor = %d; want 0", got)
 	}
 	for g := range numGranularities + 1 {
-		for _, d := range [][2]int{{0, 32}, {32, 0}, {0, 0}, {-1, 8}, {8, math.MinInt}} {
-			if sr, sc := g.ScaleGrid(d[0], d[1]); sr != 0 || sc != 0 {
-				t.Errorf("%v.ScaleGrid(%d, %d) = %d × %d; want 0 × 0", g, d[0], d[1], sr, sc)
+		for _, d := range [][2]int{{0, 32}, {32, 0}, {0, 0}, {-1, 8}, {8, math.MinInt}, {math.MaxInt, 1}} {
+			sr, sc := g.ScaleGrid(d[0], d[1])
+			if d[0] == 0 && sr != 0 || d[1] == 0 && sc != 0 {
+				t.Errorf("%v.ScaleGrid(%d, %d) = %d × %d; want 0 for the empty dimension", g, d[0], d[1], sr, sc)
 			}
 		}
 	}
