@@ -25,6 +25,11 @@ type hostileOp struct {
 	name string
 	args []any
 	call func(ctx context.Context, rt *runtime.Runtime, a []any) error
+	// state, if set, is state the call must leave unchanged when it
+	// fails beyond the buffers of args (a KV cache's lengths and storage);
+	// with reset it first puts the state back to where the baseline call
+	// succeeds.
+	state func(t *testing.T, reset bool) any
 }
 
 // hostileEnv holds what mutations put in place of a buffer or a stream:
@@ -242,6 +247,10 @@ func runHostile(t *testing.T, env *hostileEnv, op hostileOp, n int, rng *rand.Ra
 				fillRand(t, rng, b)
 			}
 		}
+		var stateBefore any
+		if op.state != nil {
+			stateBefore = op.state(t, true)
+		}
 		before := hostileSnapshot(t, all)
 		in := make([]any, len(args))
 		for j := range args {
@@ -260,6 +269,9 @@ func runHostile(t *testing.T, env *hostileEnv, op hostileOp, n int, rng *rand.Ra
 		}
 		if after := hostileSnapshot(t, all); !reflect.DeepEqual(before, after) {
 			t.Errorf("%s: failed with %v but wrote a buffer", desc, err)
+		}
+		if op.state != nil && !reflect.DeepEqual(stateBefore, op.state(t, false)) {
+			t.Errorf("%s: failed with %v but changed the state", desc, err)
 		}
 	}
 }
@@ -354,6 +366,42 @@ func hostileOps(t *testing.T, rt *runtime.Runtime) []hostileOp {
 	if err := cache.Append(ctx, attn(), attn(), nil); err != nil {
 		t.Fatal(err)
 	}
+	// Append's caches: a contiguous one and a paged one of two sequences,
+	// emptied before each call so that a valid append always has room.
+	appendTo := func(o ops.KVCacheOptions) *ops.KVCache {
+		c, err := ops.NewKVCache(rt, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	flat := appendTo(ops.KVCacheOptions{DType: tile.BF16, Batch: 2, HeadsKV: heads, HeadDim: hd, Capacity: 8})
+	paged := appendTo(ops.KVCacheOptions{DType: tile.F16, Batch: 2, HeadsKV: heads, HeadDim: hd, PageSize: 16, NumPages: 3})
+	if err := paged.SetBlockTable(0, []int{2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := paged.SetBlockTable(1, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	kv := func() ops.AttnTensor { return ops.AttnTensorOf(small(mustAlloc(t, rt, tile.F32, 2, seq, heads, hd))) }
+	appendOp := func(name string, c *ops.KVCache) hostileOp {
+		return hostileOp{name: name, args: []any{kv(), kv(), &ops.KVAppendOptions{Counts: []int{3, 1}}},
+			call: func(ctx context.Context, rt *runtime.Runtime, a []any) error {
+				return c.Append(ctx, a[0].(ops.AttnTensor), a[1].(ops.AttnTensor), a[2].(*ops.KVAppendOptions))
+			},
+			state: func(t *testing.T, reset bool) any {
+				if reset {
+					for s := range 2 {
+						if err := c.Truncate(s, 0); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				k, v := c.Buffers()
+				return []any{c.Lens(), hostileSnapshot(t, []*runtime.Buffer{k, v})}
+			}}
+	}
 	x8 := func() *runtime.Buffer { return mustAlloc(t, rt, tile.E4M3, m, k) }
 	idx := func(vals ...int32) *runtime.Buffer {
 		b := mustAlloc(t, rt, tile.S32, 1, len(vals))
@@ -367,87 +415,89 @@ func hostileOps(t *testing.T, rt *runtime.Runtime) []hostileOp {
 	}
 	mx := ops.RowsOf
 	return []hostileOp{
+		appendOp("KVCache.Append", flat),
+		appendOp("KVCache.Append/paged", paged),
 		{"MatMul", []any{mx(f32(m, n)), mx(small(f32(m, k))), mx(small(f32(k, n))), &ops.MatMulOptions{Alpha: 1, C: &ops.Matrix{Buf: small(f32(m, n)), Rows: m, Cols: n}, Beta: 1, Bias: small(f32(n)), Batch: 1}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.MatMul(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(ops.Matrix), a[3].(*ops.MatMulOptions))
-			}},
+			}, nil},
 		{"Attention", []any{attn(), attn(), attn(), attn(), &ops.AttentionOptions{Causal: true, Window: &ops.Window{Left: 2, Right: 0}, LSE: f32(1, heads, seq)}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Attention(ctx, rt, a[0].(ops.AttnTensor), a[1].(ops.AttnTensor), a[2].(ops.AttnTensor), a[3].(ops.AttnTensor), a[4].(*ops.AttentionOptions))
-			}},
+			}, nil},
 		{"AttentionKVCache", []any{attn(), attn(), &ops.AttentionOptions{Causal: true, KVSplits: 2}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.AttentionKVCache(ctx, rt, a[0].(ops.AttnTensor), a[1].(ops.AttnTensor), cache, a[2].(*ops.AttentionOptions))
-			}},
+			}, nil},
 		{"RMSNorm", []any{mx(f32(m, k)), mx(small(f32(m, k))), small(f32(k)), &ops.RMSNormOptions{Eps: 1e-5}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.RMSNorm(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(*runtime.Buffer), a[3].(*ops.RMSNormOptions))
-			}},
+			}, nil},
 		{"AddRMSNorm", []any{mx(small(f32(m, k))), mx(small(f32(m, k))), small(f32(k)), &ops.RMSNormOptions{Eps: 1e-5, Gemma: true}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.AddRMSNorm(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(*runtime.Buffer), a[3].(*ops.RMSNormOptions))
-			}},
+			}, nil},
 		{"LayerNorm", []any{mx(f32(m, k)), mx(small(f32(m, k))), small(f32(k)), small(f32(k)), &ops.LayerNormOptions{Eps: 1e-5, Residual: &ops.Matrix{Buf: small(f32(m, k)), Rows: m, Cols: k}}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.LayerNorm(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(*runtime.Buffer), a[3].(*runtime.Buffer), a[4].(*ops.LayerNormOptions))
-			}},
+			}, nil},
 		{"RoPE", []any{mx(small(f32(seq, heads*hd))), mx(small(f32(seq, hd))), &ops.RoPEOptions{HeadDim: hd, RotaryDim: hd, Theta: 10000, SeqLens: []int{2, 1}, SeqOffsets: []int{0, 5}, MaxPosition: 64,
 			Scaling: ops.RoPEScaling{Kind: fallback.RoPEScalingKind(1), Factor: 2}, QOut: &ops.Matrix{Buf: f32(seq, heads*hd), Rows: seq, Cols: heads * hd}}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.RoPE(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(*ops.RoPEOptions))
-			}},
+			}, nil},
 		{"Sample", []any{mustAlloc(t, rt, tile.S32, m), mx(small(f32(m, n))), &ops.SampleOptions{Temperature: 0.8, TopK: 3, TopP: 0.9, MinP: 0.01, Seed: 7}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Sample(ctx, rt, a[0].(*runtime.Buffer), a[1].(ops.Matrix), a[2].(*ops.SampleOptions))
-			}},
+			}, nil},
 		{"Softmax", []any{mx(f32(m, n)), mx(small(f32(m, n))), &ops.SoftmaxOptions{Temperature: 1}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Softmax(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(*ops.SoftmaxOptions))
-			}},
+			}, nil},
 		{"Pool", []any{mx(f32(2, k)), mx(small(f32(m, k))), &ops.PoolOptions{Lengths: []int{3, 1}, Normalize: true, Eps: 1e-6}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Pool(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(*ops.PoolOptions))
-			}},
+			}, nil},
 		{"Activate", []any{mx(f32(m, k)), mx(small(f32(m, k))), &ops.ActivateOptions{}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Activate(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), fallback.FnSiLU, a[2].(*ops.ActivateOptions))
-			}},
+			}, nil},
 		{"GatedActivate", []any{mx(f32(m, k)), mx(small(f32(m, k))), &ops.ActivateOptions{Gate: &ops.Matrix{Buf: small(f32(m, k)), Rows: m, Cols: k}}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.GatedActivate(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), fallback.FnGELU, a[2].(*ops.ActivateOptions))
-			}},
+			}, nil},
 		{"Elementwise", []any{mx(f32(m, k)), mx(small(f32(m, k))), mx(small(f32(1, k))), &ops.ElementwiseOptions{}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Elementwise(ctx, rt, fallback.EltAdd, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(ops.Matrix), 1, a[3].(*ops.ElementwiseOptions))
-			}},
+			}, nil},
 		{"L2Normalize", []any{mx(f32(m, k)), mx(small(f32(m, k))), &ops.L2NormalizeOptions{Eps: 1e-6}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.L2Normalize(ctx, rt, a[0].(ops.Matrix), a[1].(ops.Matrix), a[2].(*ops.L2NormalizeOptions))
-			}},
+			}, nil},
 		{"Quantize", []any{x8(), small(f32(m, k)), &ops.QuantizeOptions{Granularity: ops.Granularity(1), ScaleInv: f32(m), Amax: f32(1)}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Quantize(ctx, rt, a[0].(*runtime.Buffer), a[1].(*runtime.Buffer), a[2].(*ops.QuantizeOptions))
-			}},
+			}, nil},
 		{"Dequantize", []any{f32(m, k), x8(), &ops.DequantizeOptions{}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Dequantize(ctx, rt, a[0].(*runtime.Buffer), a[1].(*runtime.Buffer), a[2].(*ops.DequantizeOptions))
-			}},
+			}, nil},
 		{"Amax", []any{f32(1), small(f32(m, k)), &ops.AmaxOptions{}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.Amax(ctx, rt, a[0].(*runtime.Buffer), a[1].(*runtime.Buffer), a[2].(*ops.AmaxOptions))
-			}},
+			}, nil},
 		{"MGather", []any{row(f32(1, 4)), small(f32(16)), ops.DenseTile(idx(0, 3, 15, 2)), &ops.GatherOptions{Mode: tile.IndexMode(1)}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.MGather(ctx, rt, a[0].(ops.Tile), a[1].(*runtime.Buffer), a[2].(ops.Tile), a[3].(*ops.GatherOptions))
-			}},
+			}, nil},
 		{"MScatter", []any{f32(16), ops.DenseTile(idx(1, 3, 15, 2)), row(small(f32(1, 4))), &ops.ScatterOptions{Mode: tile.IndexMode(1), Op: ops.ScatterOp(1)}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.MScatter(ctx, rt, a[0].(*runtime.Buffer), a[1].(ops.Tile), a[2].(ops.Tile), a[3].(*ops.ScatterOptions))
-			}},
+			}, nil},
 		{"MGatherCAS", []any{row(mustAlloc(t, rt, tile.S32, 1, 4)), mustAlloc(t, rt, tile.S32, 16), ops.DenseTile(idx(0, 4, 8, 60)), row(mustAlloc(t, rt, tile.S32, 1, 4)), row(mustAlloc(t, rt, tile.S32, 1, 4)), &ops.GatherCASOptions{Mask: 0xf}},
 			func(ctx context.Context, rt *runtime.Runtime, a []any) error {
 				return ops.MGatherCAS(ctx, rt, a[0].(ops.Tile), a[1].(*runtime.Buffer), a[2].(ops.Tile), a[3].(ops.Tile), a[4].(ops.Tile), a[5].(*ops.GatherCASOptions))
-			}},
+			}, nil},
 	}
 }
 
