@@ -50,8 +50,8 @@ func newCall[A any](rt *runtime.Runtime, s *runtime.Stream, op string, args *A, 
 // when one was given (asynchronous: errors come from its Synchronize), else
 // synchronously on the default stream.
 func (c *Call) Run(ctx context.Context) error {
-	if c == nil {
-		return fmt.Errorf("tcrt: run: nil Call (make one with a …Plan function): %w", ErrArgument)
+	if c == nil || c.op == "" {
+		return fmt.Errorf("tcrt: run: nil or zero Call (make one with a …Plan function): %w", ErrArgument)
 	}
 	if c.p.Kernel() == nil {
 		if ctx == nil {

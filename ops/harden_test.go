@@ -97,7 +97,7 @@ func TestEntryPointsDegenerate(t *testing.T) {
 func TestOpsNilReceivers(t *testing.T) {
 	ctxType := reflect.TypeFor[context.Context]()
 	errType := reflect.TypeFor[error]()
-	for _, v := range []any{(*ops.KVCache)(nil), &ops.KVCache{}, (*ops.DelayedScaling)(nil), &ops.DelayedScaling{}} {
+	for _, v := range []any{(*ops.KVCache)(nil), &ops.KVCache{}, (*ops.DelayedScaling)(nil), &ops.DelayedScaling{}, (*ops.Call)(nil), &ops.Call{}} {
 		recv := reflect.ValueOf(v)
 		for i := range recv.NumMethod() {
 			fn := recv.Method(i)

@@ -45,8 +45,11 @@ type ArgError struct {
 	Err  error  // sentinel, e.g. ErrShape
 }
 
-// Error implements error.
+// Error implements error ("<nil>" for a nil *ArgError).
 func (e *ArgError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	s := "tcrt"
 	if e.Op != "" {
 		s += ": " + e.Op
@@ -63,8 +66,13 @@ func (e *ArgError) Error() string {
 	return s
 }
 
-// Unwrap returns the sentinel.
-func (e *ArgError) Unwrap() error { return e.Err }
+// Unwrap returns the sentinel (nil for a nil *ArgError).
+func (e *ArgError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Errorf builds an *ArgError for op and arg wrapping sentinel, with the rule
 // formatted from format and args.

@@ -31,10 +31,17 @@ func RowMajorStrides(shape []int) []int {
 // Rank is the number of dimensions.
 func (t Tensor) Rank() int { return len(t.Shape) }
 
-// Stride returns the stride of dimension i in elements.
+// Stride returns the stride of dimension i in elements (0 for an i with no
+// stride: outside the shape, or past the end of Strides).
 func (t Tensor) Stride(i int) int {
 	if t.Strides == nil {
+		if i < 0 || i >= len(t.Shape) {
+			return 0
+		}
 		return RowMajorStrides(t.Shape)[i]
+	}
+	if i < 0 || i >= len(t.Strides) {
+		return 0
 	}
 	return t.Strides[i]
 }
@@ -61,10 +68,14 @@ func (t Tensor) Span() int {
 	return span
 }
 
-// Contiguous reports whether the view is dense row-major.
+// Contiguous reports whether the view is dense row-major (false when
+// Strides and Shape differ in length).
 func (t Tensor) Contiguous() bool {
 	if t.Strides == nil {
 		return true
+	}
+	if len(t.Strides) != len(t.Shape) {
+		return false
 	}
 	rm := RowMajorStrides(t.Shape)
 	for i := range rm {

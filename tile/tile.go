@@ -212,10 +212,19 @@ func extremeBits(d DType, max bool) uint64 {
 
 // FillPad writes the pad value into every physical element of data (the
 // tile's storage, t.Bytes() long) outside the valid region. A Null pad
-// writes nothing. t must be resolved and of a byte-sized element type.
+// writes nothing. t must be resolved and of a byte-sized element type; a
+// tile that is not (a valid region outside the physical one, negative
+// dimensions, data shorter than t.Bytes()) writes nothing either.
 func FillPad(t Tile, data []byte) {
 	pat, ok := t.Pad.PadPattern(t.DType)
 	if !ok || (t.ValidRows == t.Rows && t.ValidCols == t.Cols) {
+		return
+	}
+	n, okN := MulSize(t.Rows, t.Cols)
+	if okN {
+		n, okN = ByteSize(t.DType, n)
+	}
+	if !okN || t.DType.Size() == 0 || n > len(data) || t.ValidRows < 0 || t.ValidCols < 0 || t.ValidRows > t.Rows || t.ValidCols > t.Cols {
 		return
 	}
 	sz := t.DType.Size()

@@ -64,9 +64,12 @@ func LoadIndex(d DType, data []byte, i int) uint64 {
 // ResolveIndex maps an index (raw bits from LoadIndex; signed says whether
 // they are two's-complement) to a position in [0, n) under policy p. ok is
 // false when the index is out of bounds and p does not move it (OOBError,
-// OOBZero, OOBSkip): the caller faults, gathers zero, or skips. n must be
-// positive.
+// OOBZero, OOBSkip): the caller faults, gathers zero, or skips. With no
+// positions (n ≤ 0) every index is out of bounds and ok is false.
 func ResolveIndex(raw uint64, signed bool, n int, p OOB) (pos int, ok bool) {
+	if n <= 0 {
+		return 0, false
+	}
 	if signed {
 		v := int64(raw)
 		if v >= 0 && v < int64(n) {
@@ -112,8 +115,12 @@ const (
 // ResolveDisplacement computes the byte address base + d of a size-byte
 // element, where d is the raw displacement (sign-extended when signed), and
 // checks that the element lies inside memory of limit bytes and that the
-// address is a multiple of size. base must be in [0, limit].
+// address is a multiple of size. A base outside [0, limit] or a size that
+// is not positive is DispOutside.
 func ResolveDisplacement(base int, raw uint64, signed bool, limit, size int) (int, DisplacementFault) {
+	if size <= 0 || base < 0 || base > limit {
+		return 0, DispOutside
+	}
 	room := int64(limit - size - base) // largest displacement that still fits
 	if signed {
 		d := int64(raw)

@@ -160,10 +160,18 @@ func (g Granularity) Block(rows, cols int) (br, bc int) {
 }
 
 // ScaleGrid returns the number of block rows and block columns (the shape
-// of the scales tensor) for a rows×cols input: ⌈rows/br⌉ × ⌈cols/bc⌉.
+// of the scales tensor) for a rows×cols input: ⌈rows/br⌉ × ⌈cols/bc⌉, and
+// 0 for a dimension whose block is empty (a block as wide as an empty
+// dimension).
 func (g Granularity) ScaleGrid(rows, cols int) (sr, sc int) {
 	br, bc := g.Block(rows, cols)
-	return (rows + br - 1) / br, (cols + bc - 1) / bc
+	if br != 0 {
+		sr = (rows + br - 1) / br
+	}
+	if bc != 0 {
+		sc = (cols + bc - 1) / bc
+	}
+	return sr, sc
 }
 
 // MXBlock is the OCP MX block size.

@@ -79,8 +79,12 @@ func AttnWorkspace(p *Attention, splits int) (oBytes, lBytes int) {
 // attention kernels cannot run p: D 64, 128 or 256; f16 or bf16; HeadsQ a
 // multiple of HeadsKV; Q, K, V, O 16-byte aligned with batch, seq and head
 // strides multiples of 8 elements below 2^32 (16-byte cp.async copies and
-// 32-bit stride parameters); LSE 4-byte aligned.
+// 32-bit stride parameters); LSE 4-byte aligned. A nil p is an error
+// wrapping tile.ErrArgument.
 func CheckAttention(p *Attention) error {
+	if p == nil {
+		return fmt.Errorf("tcrt: mma attention: nil problem: %w", tile.ErrArgument)
+	}
 	bad := func(f string, a ...any) error {
 		return fmt.Errorf("tcrt: mma attention: %s: %w", fmt.Sprintf(f, a...), tile.ErrUnsupported)
 	}

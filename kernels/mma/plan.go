@@ -148,8 +148,11 @@ func ChooseSplit(dev Device, p *MatMul, t Tile) (splits, kc int) {
 // multiples of 8 (the 16-byte cp.async copies); M, N, K positive; the
 // element offsets the kernels form in 32 bits (row·ld + column, rows up to
 // one tile past the extent) below 2^31; C and D element-aligned; a known
-// activation.
+// activation. A nil p is an error wrapping tile.ErrArgument.
 func Check(p *MatMul) error {
+	if p == nil {
+		return fmt.Errorf("tcrt: mma matmul: nil problem: %w", tile.ErrArgument)
+	}
 	bad := func(f string, a ...any) error {
 		return fmt.Errorf("tcrt: mma matmul: %s: %w", fmt.Sprintf(f, a...), tile.ErrUnsupported)
 	}

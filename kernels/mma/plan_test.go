@@ -198,3 +198,14 @@ func TestPlanMatMulF8(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileNilProblem: the checks refuse a nil problem instead of
+// dereferencing it.
+func TestHostileNilProblem(t *testing.T) {
+	if err := Check(nil); !errors.Is(err, tile.ErrArgument) {
+		t.Errorf("Check(nil) = %v; want ErrArgument", err)
+	}
+	if err := CheckAttention(nil); !errors.Is(err, tile.ErrArgument) {
+		t.Errorf("CheckAttention(nil) = %v; want ErrArgument", err)
+	}
+}

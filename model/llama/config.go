@@ -101,6 +101,12 @@ const (
 // and small enough that products of a few of them are checked, not wrapped.
 const maxDim = 1 << 31
 
+// maxLayers bounds num_hidden_layers (2^16, past any real model's hundred
+// or so): the loader and EachWeight allocate a host record per layer
+// before any weight is read, so 2^31 layers of tiny weights would exhaust
+// the host's memory.
+const maxLayers = 1 << 16
+
 // hfConfig is config.json as Hugging Face writes it: the one place the
 // field names are stated, for reading and for writing (MarshalJSON).
 type hfConfig struct {
@@ -465,7 +471,7 @@ func parseEOS(raw json.RawMessage) ([]int, error) {
 }
 
 // Validate checks that c describes a model this package can hold: positive
-// sizes, heads divisible by KV heads, an even head width, positive finite
+// sizes (at most 2^16 layers), heads divisible by KV heads, an even head width, positive finite
 // epsilon and theta, a well-formed rope_scaling, token ids inside the
 // vocabulary, and a parameter count whose byte size fits an int in f32.
 // Each broken rule is an error wrapping tile.ErrShape (sizes) or
@@ -490,6 +496,9 @@ func (c Config) Validate() error {
 	}
 	if _, ok := modelTypes[c.ModelType]; !ok {
 		return tile.Errorf(tile.ErrUnsupported, configOp, "model_type", "%q is not one of llama, mistral, qwen2", c.ModelType)
+	}
+	if c.NumLayers > maxLayers {
+		return tile.Errorf(tile.ErrShape, configOp, "num_hidden_layers", "%d must be at most 2^16", c.NumLayers)
 	}
 	if c.NumHeads%c.NumKVHeads != 0 {
 		return tile.Errorf(tile.ErrShape, configOp, "num_key_value_heads", "%d does not divide num_attention_heads %d", c.NumKVHeads, c.NumHeads)
@@ -673,10 +682,13 @@ func (c Config) LayerSlidingWindow(l int) int {
 // linearly in between; yarn blends the same two along a ramp over the
 // dimensions; dynamic is no scaling (within MaxPositionEmbeddings).
 // Computed in float64. Cos and sin are then multiplied by
-// RopeAttentionFactor.
+// RopeAttentionFactor. A HeadDim outside [1, 2^31] (a Config that does
+// not Validate) gives nil.
 func (c Config) RopeInvFreq() []float64 {
-	half := c.HeadDim / 2
-	f := make([]float64, max(half, 0))
+	if c.HeadDim <= 0 || c.HeadDim > maxDim {
+		return nil
+	}
+	f := make([]float64, c.HeadDim/2)
 	for i := range f {
 		f[i] = 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(c.HeadDim))
 	}

@@ -266,7 +266,7 @@ func TestConfigErrors(t *testing.T) {
 		{"hidden not divisible", `{` + base + `,"hidden_size":50,"num_attention_heads":4}`, tile.ErrShape, "head_dim"},
 		{"odd head dim", `{` + base + `,"hidden_size":12,"num_attention_heads":4}`, tile.ErrShape, "head_dim"},
 		{"huge dim", `{` + base + `,"hidden_size":9223372036854775807,"num_attention_heads":1}`, tile.ErrShape, "hidden_size"},
-		{"overflowing product", `{"model_type":"llama","num_hidden_layers":2147483648,"intermediate_size":2147483648,"vocab_size":2147483648,"hidden_size":2147483648,"num_attention_heads":1}`, tile.ErrShape, "overflow"},
+		{"overflowing product", `{"model_type":"llama","num_hidden_layers":65536,"intermediate_size":2147483648,"vocab_size":2147483648,"hidden_size":2147483648,"num_attention_heads":1}`, tile.ErrShape, "overflow"},
 		{"zero eps", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rms_norm_eps":0}`, tile.ErrArgument, "rms_norm_eps"},
 		{"negative theta", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_theta":-1}`, tile.ErrArgument, "rope_theta"},
 		{"longrope", `{` + base + `,"hidden_size":8,"num_attention_heads":2,"rope_scaling":{"rope_type":"longrope","factor":2}}`, tile.ErrUnsupported, "rope_type"},

@@ -255,12 +255,17 @@ func encodeF32(dst []byte, dt tile.DType, src []float32) {
 }
 
 // Float32s decodes the tensor's elements (f32, f16 or bf16) to float32.
-// Other element types give an error wrapping tile.ErrDType.
+// Other element types give an error wrapping tile.ErrDType, and a Shape
+// that does not match the length of Data one wrapping tile.ErrShape.
 func (t Tensor) Float32s() ([]float32, error) {
 	if !weightDTypes[t.DType] {
 		return nil, tile.Errorf(tile.ErrDType, "decode", t.Name, "element type %s: only F32, F16 and BF16 decode to float32", t.Format)
 	}
-	out := make([]float32, t.Len())
+	n, ok := tile.ProductSize(t.Shape...)
+	if size, okSize := tile.ByteSize(t.DType, n); !ok || !okSize || size != len(t.Data) {
+		return nil, tile.Errorf(tile.ErrShape, "decode", t.Name, "shape %v of %s does not match its %d data bytes", t.Shape, t.DType, len(t.Data))
+	}
+	out := make([]float32, n)
 	decodeF32(out, t.DType, t.Data)
 	return out, nil
 }

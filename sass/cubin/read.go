@@ -80,8 +80,12 @@ type KernelInfo struct {
 	Unknown []InfoAttr
 }
 
-// Section returns the section with the given name, or nil.
+// Section returns the section with the given name, or nil (also for a
+// nil File).
 func (c *File) Section(name string) *Section {
+	if c == nil {
+		return nil
+	}
 	for i := range c.Sections {
 		if c.Sections[i].Name == name {
 			return &c.Sections[i]
@@ -93,7 +97,7 @@ func (c *File) Section(name string) *Section {
 // SectionName returns the name of the section with ELF index i ("" for 0
 // or an index out of range).
 func (c *File) SectionName(i int) string {
-	if i < 1 || i > len(c.Sections) {
+	if c == nil || i < 1 || i > len(c.Sections) {
 		return ""
 	}
 	return c.Sections[i-1].Name
@@ -101,7 +105,7 @@ func (c *File) SectionName(i int) string {
 
 // SymbolName returns the name of symbol i ("" if out of range).
 func (c *File) SymbolName(i int) string {
-	if i < 0 || i >= len(c.Symbols) {
+	if c == nil || i < 0 || i >= len(c.Symbols) {
 		return ""
 	}
 	return c.Symbols[i].Name
@@ -311,8 +315,12 @@ func ints(vs []uint32) []int {
 	return out
 }
 
-// KernelNames returns the names of the cubin's kernels.
+// KernelNames returns the names of the cubin's kernels (none for a nil
+// File).
 func (c *File) KernelNames() []string {
+	if c == nil {
+		return nil
+	}
 	var names []string
 	for _, k := range c.Kernels {
 		names = append(names, k.Kernel.Name)
@@ -322,5 +330,8 @@ func (c *File) KernelNames() []string {
 
 // String summarises the cubin.
 func (c *File) String() string {
+	if c == nil {
+		return "cubin <nil>"
+	}
 	return fmt.Sprintf("cubin sm_%d, %d sections, kernels %s", c.Arch, len(c.Sections), strings.Join(c.KernelNames(), ", "))
 }
