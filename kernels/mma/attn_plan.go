@@ -48,8 +48,11 @@ type Attention struct {
 // splits that Batch·HeadsQ·ceil(SeqQ/64)·splits CTAs fill every SM twice,
 // at most one a 256 keys of the longest sequence and at most 16; chunk is
 // the keys a split, rounded up to the kernel's BN. forced > 0 sets the
-// split count (clamped to the keys).
+// split count (clamped to the keys). A nil p is one split of one key.
 func AttnSplits(dev Device, p *Attention, forced int) (splits, chunk int) {
+	if p == nil {
+		return 1, AttnConfig{}.BN()
+	}
 	maxNK := 1
 	for _, n := range p.SeqLensKV {
 		maxNK = max(maxNK, n)
@@ -57,6 +60,7 @@ func AttnSplits(dev Device, p *Attention, forced int) (splits, chunk int) {
 	if p.SeqLensKV == nil {
 		maxNK = max(maxNK, p.SeqKV)
 	}
+	maxNK = min(maxNK, 1<<40) // past any cache; keeps the sums below in range
 	bn := AttnConfig{D: p.D}.BN()
 	ctas := max(1, p.Batch*p.HeadsQ*ceilDiv(max(p.SeqQ, 1), AttnBM))
 	s := forced
@@ -69,8 +73,12 @@ func AttnSplits(dev Device, p *Attention, forced int) (splits, chunk int) {
 }
 
 // AttnWorkspace is the bytes of the f32 partial outputs and LSEs a paged
-// call with splits > 1 needs.
+// call with splits > 1 needs (0 for a nil p or extents that are not
+// positive).
 func AttnWorkspace(p *Attention, splits int) (oBytes, lBytes int) {
+	if p == nil || p.Batch < 1 || splits < 1 || p.HeadsQ < 1 || p.SeqQ < 1 || p.D < 1 {
+		return 0, 0
+	}
 	rows := p.Batch * splits * p.HeadsQ * p.SeqQ
 	return rows * p.D * 4, rows * 4
 }

@@ -53,11 +53,23 @@ var geometries = [numTiles]Geometry{
 	T256x128: {256, 128, 4, 2, 3},
 }
 
-// Geometry returns the tile's shape.
-func (t Tile) Geometry() Geometry { return geometries[t] }
+// Geometry returns the tile's shape (the zero Geometry for a Tile that is
+// not one of the constants).
+func (t Tile) Geometry() Geometry {
+	if t >= numTiles {
+		return Geometry{}
+	}
+	return geometries[t]
+}
 
 // String names the tile, e.g. "128x64".
-func (t Tile) String() string { g := geometries[t]; return fmt.Sprintf("%dx%d", g.TM, g.TN) }
+func (t Tile) String() string {
+	if t >= numTiles {
+		return fmt.Sprintf("Tile(%d)", uint8(t))
+	}
+	g := geometries[t]
+	return fmt.Sprintf("%dx%d", g.TM, g.TN)
+}
 
 // Threads is the block size.
 func (g Geometry) Threads() int { return 32 * g.WarpsM * g.WarpsN }

@@ -128,9 +128,13 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // K >= 1024 and the tile grid fills fewer than half the SMs, K is cut into
 // s = min(ceil(SMs/CTAs), K/256, 16) chunks of kc = roundUp(ceil(K/s), BK)
 // (so every chunk but the last starts on a stage boundary). It returns
-// (1, 0) for no split.
+// (1, 0) for no split, and for a nil p, an unknown tile or extents that
+// are not positive.
 func ChooseSplit(dev Device, p *MatMul, t Tile) (splits, kc int) {
 	g := t.Geometry()
+	if p == nil || g.TM == 0 || p.M < 1 || p.N < 1 {
+		return 1, 0
+	}
 	ctas := ceilDiv(p.M, g.TM) * ceilDiv(p.N, g.TN)
 	if p.Act != tile.ActNone || p.Out != tile.F32 || p.K < 1024 || 2*ctas >= dev.SMs {
 		return 1, 0

@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,5 +78,21 @@ func TestF8Grid(t *testing.T) {
 func TestParams(t *testing.T) {
 	if F32(1) != 0x3F800000 || I32(-1) != 0xFFFFFFFF || I64(-1) != ^uint64(0) || U32(7) != 7 || Ptr(1<<40) != 1<<40 || U64(3) != 3 {
 		t.Fatal("parameter slots")
+	}
+}
+
+// TestHostileSGGrid: SGGrid gives a grid of at least one block each way
+// for any rows, units, log2 threads a row and SM count, without dividing
+// by zero.
+func TestHostileSGGrid(t *testing.T) {
+	for _, rows := range []int64{math.MinInt64, -1, 0, 1, 1 << 40, math.MaxInt64} {
+		for _, lg := range []uint32{0, 5, 8, 9, 31, 63, 64, math.MaxUint32} {
+			for _, sms := range []int{-1, 0, 84} {
+				x, y := SGGrid(rows, rows, lg, sms)
+				if x < 1 || y < 1 || x > math.MaxInt32 || y > 65535 {
+					t.Errorf("SGGrid(%d, %d, %d, %d) = %d, %d", rows, rows, lg, sms, x, y)
+				}
+			}
+		}
 	}
 }

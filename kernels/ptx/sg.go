@@ -102,7 +102,8 @@ func SGLog2Threads(units int64) uint32 {
 // rest).
 func SGGrid(rows, units int64, lg uint32, sms int) (x, y int) {
 	sms = max(sms, 1)
-	rpb := int64(SGBlock >> lg)
+	lg = min(lg, 30) // past SGBlock's bits: one row a block
+	rpb := max(int64(SGBlock>>lg), 1)
 	tpr := int64(1) << lg
 	capBlocks := int64(16 * sms)
 	gx := min(max((rows+rpb-1)/rpb, 1), capBlocks, math.MaxInt32)

@@ -132,6 +132,9 @@ func (g Geometry) SharedBytes() int { return max(Stages*g.StageBytes(), g.WM*g.W
 // Grid returns the launch grid for an M x N problem (splits CTAs along K
 // for the split-K kernel; 1 otherwise).
 func (g Geometry) Grid(M, N, splits int) [3]int {
+	if g.TM <= 0 || g.TN <= 0 {
+		return [3]int{} // not a tile's geometry
+	}
 	return [3]int{(N + g.TN - 1) / g.TN, (M + g.TM - 1) / g.TM, max(splits, 1)}
 }
 

@@ -84,7 +84,7 @@ func Choose(M, N, K, sms int, split bool) PlanInfo {
 	}
 	g := Config{Tile: p.Tile}.Geometry()
 	ctas := ((M + g.TM - 1) / g.TM) * ((N + g.TN - 1) / g.TN)
-	if split && K >= 1024 && 2*ctas < sms {
+	if split && K >= 1024 && ctas > 0 && 2*ctas < sms {
 		s := min((sms+ctas-1)/ctas, K/256, 16)
 		if s > 1 {
 			kc := ((K+s-1)/s + TileK - 1) / TileK * TileK
@@ -101,8 +101,7 @@ func Plan(p Problem, sms int) (PlanInfo, []Launch) {
 	info := Choose(p.M, p.N, p.K, sms, !p.NoSplit && p.Act == tile.ActNone && p.Out == tile.F32)
 	if p.Splits > 0 {
 		info.Splits, info.KC = 1, 0
-		if p.Splits > 1 {
-			kc := ((p.K+p.Splits-1)/p.Splits + TileK - 1) / TileK * TileK
+		if kc := ((p.K+p.Splits-1)/p.Splits + TileK - 1) / TileK * TileK; p.Splits > 1 && kc > 0 {
 			info.Splits, info.KC = (p.K+kc-1)/kc, kc
 		}
 	}
