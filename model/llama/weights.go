@@ -99,8 +99,16 @@ func LayerPrefix(l int) string { return "model.layers." + strconv.Itoa(l) + "." 
 // checkpoint order (embedding, layers in order, final norm, LM head when
 // untied), with its checkpoint name, its shape and where it goes in w
 // (w.Layers is allocated to c.NumLayers first). It stops at fn's first
-// error. A tied LM head is not visited: set w.LMHead = w.Embed.
+// error. A tied LM head is not visited: set w.LMHead = w.Embed. A c that
+// does not Validate, a nil w or a nil fn is an error, and nothing is
+// visited.
 func EachWeight[T any](c Config, w *WeightSet[T], fn func(name string, shape []int, dst *T) error) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if w == nil || fn == nil {
+		return tile.Errorf(tile.ErrArgument, "llama: EachWeight", "w, fn", "a WeightSet and a function are required")
+	}
 	if len(w.Layers) != c.NumLayers {
 		w.Layers = make([]LayerSet[T], c.NumLayers)
 	}

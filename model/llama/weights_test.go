@@ -1,8 +1,11 @@
 package llama
 
 import (
+	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/tcrt-go/tcrt/tile"
 )
 
 // TestWeightTable: every field of WeightSet and LayerSet gets the
@@ -61,5 +64,33 @@ func TestWeightTable(t *testing.T) {
 	_ = EachWeight(c, &w2, func(name string, shape []int, dst *named) error { n++; *dst = named{name, shape}; return nil })
 	if n != 2+2*9 || w2.LMHead.name != "" || w2.Layers[0].QBias.name != "" {
 		t.Errorf("tied, no biases: %d weights, LMHead %q", n, w2.LMHead.name)
+	}
+}
+
+// TestEachWeightHostile: EachWeight refuses a configuration that does not
+// validate (2^40 layers would allocate for ever), a nil set and a nil
+// function, visiting nothing.
+func TestEachWeightHostile(t *testing.T) {
+	visited := 0
+	fn := func(string, []int, *int) error { visited++; return nil }
+	if err := EachWeight(Config{NumLayers: 1 << 40}, &WeightSet[int]{}, fn); err == nil {
+		t.Error("2^40 layers: no error")
+	}
+	c := Config{ModelType: "llama", HiddenSize: 8, NumLayers: 2, NumHeads: 4, NumKVHeads: 2, HeadDim: 4,
+		IntermediateSize: 5, VocabSize: 11, RMSNormEps: 1e-5, RopeTheta: 1e4, BOSTokenID: -1}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := EachWeight(c, nil, fn); !errors.Is(err, tile.ErrArgument) {
+		t.Errorf("nil set: %v", err)
+	}
+	if err := EachWeight[int](c, &WeightSet[int]{}, nil); !errors.Is(err, tile.ErrArgument) {
+		t.Errorf("nil fn: %v", err)
+	}
+	if visited != 0 {
+		t.Errorf("%d weights visited", visited)
+	}
+	if err := EachWeight(c, &WeightSet[int]{}, fn); err != nil || visited == 0 {
+		t.Errorf("a valid config: %v, %d visited", err, visited)
 	}
 }
