@@ -78,6 +78,15 @@ type AttentionSetup struct {
 // NewAttentionSetup allocates random inputs (unit scale) and the output; a
 // decode problem gets a cache filled with Seq tokens.
 func NewAttentionSetup(ctx context.Context, rt *runtime.Runtime, p AttentionProblem, seed uint64) (*AttentionSetup, error) {
+	if err := checkSetup("bench: attention", rt, "Batch, HeadsQ, HeadsKV, Seq, Dim", p.Batch, p.HeadsQ, p.Seq, p.Dim); err != nil {
+		return nil, err
+	}
+	if err := checkSetup("bench: attention", rt, "HeadsKV", p.HeadsKV); err != nil {
+		return nil, err
+	}
+	if p.HeadsQ%p.HeadsKV != 0 {
+		return nil, tile.Errorf(tile.ErrShape, "bench: attention", "HeadsKV", "HeadsQ %d is not a multiple of HeadsKV %d", p.HeadsQ, p.HeadsKV)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0xa77e))
 	sq := p.Seq
 	if p.Decode {

@@ -69,6 +69,9 @@ func randomRows(ctx context.Context, rt *runtime.Runtime, rng *rand.Rand, p Gath
 // NewGatherSetup allocates a random table, random indices and the
 // destination.
 func NewGatherSetup(ctx context.Context, rt *runtime.Runtime, p GatherProblem, seed uint64) (*GatherSetup, error) {
+	if err := checkGatherProblem("bench: gather", rt, p); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x6a7e))
 	table, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.TableRows, p.Cols)
 	if err != nil {
@@ -160,6 +163,12 @@ type GatherCASSetup struct {
 // NewGatherCASSetup allocates the memory, the index, expected and
 // replacement tiles and the destination.
 func NewGatherCASSetup(ctx context.Context, rt *runtime.Runtime, p GatherCASProblem, seed uint64) (*GatherCASSetup, error) {
+	if err := checkSetup("bench: gather_cas", rt, "MemBytes", p.MemBytes); err != nil {
+		return nil, err
+	}
+	if err := checkSetup("bench: gather_cas", rt, "Lanes", p.Lanes); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0xca5))
 	words := p.MemBytes / 4
 	mem := make([]uint32, words)
@@ -357,4 +366,19 @@ func runGatherCASJob(ctx context.Context, rt *runtime.Runtime, cfg Config) ([]Re
 	r.Sim = sim
 	r.Value = p.Bytes() / med.Seconds() / 1e9
 	return []Result{r}, nil
+}
+
+// checkGatherProblem is checkSetup for a gather or scatter: the table and
+// the gathered rows, and Hot, if set, within the table.
+func checkGatherProblem(op string, rt *runtime.Runtime, p GatherProblem) error {
+	if err := checkSetup(op, rt, "TableRows, Cols", p.TableRows, p.Cols); err != nil {
+		return err
+	}
+	if err := checkSetup(op, rt, "Lanes, Cols", p.Lanes, p.Cols); err != nil {
+		return err
+	}
+	if p.Hot < 0 || p.Hot > p.TableRows {
+		return tile.Errorf(tile.ErrShape, op, "Hot", "%d is outside [0, TableRows %d]", p.Hot, p.TableRows)
+	}
+	return nil
 }

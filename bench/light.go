@@ -98,6 +98,9 @@ func (s *LightSetup) Explain(rt *runtime.Runtime) (ops.Explanation, error) {
 // NewLightSetup allocates random inputs for p on rt (normal values; the
 // same seed gives the same inputs on every runtime).
 func NewLightSetup(ctx context.Context, rt *runtime.Runtime, p LightProblem, seed uint64) (*LightSetup, error) {
+	if err := checkSetup("bench: "+p.Op, rt, "Rows, Cols", p.Rows, p.Cols); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x11))
 	s := &LightSetup{P: p}
 	fail := func(err error) (*LightSetup, error) { s.Close(); return nil, err }

@@ -81,6 +81,15 @@ const matMulWeightRange = 448
 
 // NewMatMulSetup allocates random inputs (unit scale) and an output.
 func NewMatMulSetup(ctx context.Context, rt *runtime.Runtime, p MatMulProblem, seed uint64) (*MatMulSetup, error) {
+	if err := checkSetup("bench: matmul", rt, "M, K", p.M, p.K); err != nil {
+		return nil, err
+	}
+	if err := checkSetup("bench: matmul", rt, "K, N", p.K, p.N); err != nil {
+		return nil, err
+	}
+	if err := checkSetup("bench: matmul", rt, "M, N", p.M, p.N); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x7c17))
 	ar, ac, br, bc := p.M, p.K, p.K, p.N
 	if p.TransA {

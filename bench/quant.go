@@ -71,6 +71,9 @@ type QuantSetup struct {
 // binades), the float8 output, the inverse scales and a f32 output for
 // dequantisation.
 func NewQuantSetup(ctx context.Context, rt *runtime.Runtime, p QuantProblem, seed uint64) (*QuantSetup, error) {
+	if err := checkSetup("bench: quantize", rt, "Rows, Cols", p.Rows, p.Cols); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0xf8))
 	s := &QuantSetup{P: p, xShape: []int{p.Rows, p.Cols}}
 	s.invShape = ops.ScaleShape(p.Gran, s.xShape)

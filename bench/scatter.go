@@ -33,6 +33,9 @@ func (p GatherProblem) ScatterBytes() float64 {
 // NewScatterSetup allocates a random table, random sources and indices, for
 // an unordered scatter-add.
 func NewScatterSetup(ctx context.Context, rt *runtime.Runtime, p GatherProblem, seed uint64) (*ScatterSetup, error) {
+	if err := checkGatherProblem("bench: scatter", rt, p); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5ca7))
 	table, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.TableRows, p.Cols)
 	if err != nil {
@@ -56,6 +59,9 @@ func NewScatterSetup(ctx context.Context, rt *runtime.Runtime, p GatherProblem, 
 // updated element written, and one s32 index per element (counted as
 // 4·Lanes·Cols bytes, not 4·Lanes: use ElementScatterBytes).
 func NewScatterElementsSetup(ctx context.Context, rt *runtime.Runtime, p GatherProblem, seed uint64) (*ScatterSetup, error) {
+	if err := checkGatherProblem("bench: scatter_elements", rt, p); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5ca8))
 	table, _, err := RandomBuffer(ctx, rt, rng, p.DType, 1, p.TableRows, p.Cols)
 	if err != nil {

@@ -96,3 +96,33 @@ type SimCount struct {
 	WarpInstructions   int64 `json:"warp_instructions"`
 	ThreadInstructions int64 `json:"thread_instructions"`
 }
+
+// maxSetupDim bounds each extent of a benchmark problem: far past any
+// benchmark, small enough that the products below stay in range.
+const maxSetupDim = 1 << 40
+
+// checkSetup is every New…Setup's first step: rt must be set and each of
+// a problem's extents positive and at most 2^40, and the elements of its
+// largest operand (the product of extents, each tensor ≤ that) must fit
+// in a quarter of the host's memory (a setup stages float32 host copies
+// of its inputs beside the buffers). Errors wrap tile.ErrArgument or
+// tile.ErrShape and name the argument, before anything is allocated.
+func checkSetup(op string, rt *runtime.Runtime, names string, dims ...int) error {
+	if rt == nil {
+		return tile.Errorf(tile.ErrArgument, op, "rt", "a runtime is required")
+	}
+	n := int64(1)
+	for _, d := range dims {
+		if d < 1 || d > maxSetupDim {
+			return tile.Errorf(tile.ErrShape, op, names, "extents %v: each must be in [1, 2^40]", dims)
+		}
+		if n > math.MaxInt64/int64(d) {
+			return tile.Errorf(tile.ErrShape, op, names, "extents %v: their product overflows", dims)
+		}
+		n *= int64(d)
+	}
+	if h := runtime.HostMemory(); h > 0 && n > h/16 {
+		return tile.Errorf(tile.ErrShape, op, names, "extents %v: %d elements, past what this host can stage (%d bytes of memory)", dims, n, h)
+	}
+	return nil
+}
