@@ -279,3 +279,8 @@ func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, inv
 	u := SampleUniform(a.Seed, a.Offset, row)
 	return int(cand[drawFrom(cw, key, rc, minW, u, kept, known)]), true
 }
+
+// MaxF32 returns the largest element of x ignoring NaN (−Inf where there
+// is none) with the vector kernel of the samplers' first pass: bench's
+// yardstick of reading the logits once.
+func MaxF32(x []float32) float32 { return vecMax(lightVec(), x) }
