@@ -159,7 +159,7 @@ func sampleWorkers(a *SampleArgs) int {
 // takes everything below).
 const (
 	sampleBlock    = 16
-	sampleStride   = 16
+	sampleStride   = 64
 	sampleBins     = 64
 	sampleBinWidth = 0.25
 )
