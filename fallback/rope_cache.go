@@ -71,12 +71,12 @@ const (
 // Limit is the first position the table does not cache.
 func (t *RoPETable) Limit() int { return len(t.state) }
 
-// cosSin returns position p's cos and sin (p ≥ 0): from the cache when p
-// is below Limit (computing the row the first time), else computed into c
-// and s.
+// cosSin returns position p's cos and sin: from the cache when p is in
+// [0, Limit) (computing the row the first time), else computed into c and
+// s.
 func (t *RoPETable) cosSin(p int32, c, s []float32) ([]float32, []float32) {
 	half := len(t.InvFreq)
-	if int(p) < len(t.state) {
+	if p >= 0 && int(p) < len(t.state) {
 		st := &t.state[p]
 		row := t.rows[int(p)*2*half : (int(p)+1)*2*half]
 		switch {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -25,9 +26,10 @@ var ropeCacheCases = []struct {
 }
 
 // ropeCachePositions are positions around a table's limit and beyond,
-// and random ones below it.
+// negative ones (which the kernels refuse, but the table must not index
+// with) and random ones below the limit.
 func ropeCachePositions(rng *rand.Rand, limit int) []int32 {
-	p := []int32{0, 1, 7, int32(limit - 1), int32(limit), int32(limit + 1), 1<<24 - 1}
+	p := []int32{0, 1, 7, int32(limit - 1), int32(limit), int32(limit + 1), 1<<24 - 1, -1, math.MinInt32}
 	for range 64 {
 		p = append(p, int32(rng.IntN(limit)))
 	}
@@ -76,7 +78,7 @@ func TestRoPEFastCachedBits(t *testing.T) {
 	for _, tc := range ropeCacheCases {
 		tb := RoPETableOf(tc.theta, tc.rotDim, tc.s)
 		hd := tc.rotDim + 2*(tc.rotDim%4)
-		pos := ropeCachePositions(rng, tb.Limit())
+		pos := slices.DeleteFunc(ropeCachePositions(rng, tb.Limit()), func(p int32) bool { return p < 0 })
 		tokens := len(pos)
 		for _, d := range []tile.DType{tile.F32, tile.BF16} {
 			for _, inter := range []bool{false, true} {
