@@ -257,9 +257,11 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 		// The whole row's weight (top-p's P, the draw without a cut) is
 		// summed without storing the weights; the passes that need
 		// weights compute them again for their elements (the same bits).
+		// After top-k, top-p's P is of the weight top-k kept, which the
+		// candidates hold: no whole-row pass.
 		var total uint64
 		chunks := sp.chunkW[:(n+sampleChunk-1)/sampleChunk]
-		if topP || (!topK && a.MinP == 0) {
+		if !topK && (topP || a.MinP == 0) {
 			total = sampleWeightsSplit(fk, nil, x, inv, m, sampleWorkers(a), chunks)
 		}
 		switch {

@@ -219,8 +219,9 @@ func (sp *sampler) sigma(a *SampleArgs, fk *lightFused, x []float32, inv, m floa
 }
 
 // rowCandidates is rules 5–8 for a row with a cut (top-k or top-p) over
-// the candidates; ok is false when they do not hold the cut (or would be
-// most of the row), and then nothing is decided.
+// the candidates, total the row's weight (unused, and not computed, with
+// top-k); ok is false when they do not hold the cut (or would be most of
+// the row), and then nothing is decided.
 func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, inv, m float32, total uint64, row int) (tok int, ok bool) {
 	n := len(x)
 	sigma := sp.sigma(a, fk, x, inv, m, total)
