@@ -172,16 +172,28 @@ func vecMax(vk *lightKernels, x []float32) float32 {
 	return m
 }
 
+// argmaxBlock is the block vecArgmax looks for the maximum in.
+const argmaxBlock = 2048
+
 // vecArgmax is rule 1 of sampling: the lowest index of the maximum, NaN
-// counted as −Inf (0 when nothing is above −Inf).
+// counted as −Inf (0 when nothing is above −Inf). After the maximum m,
+// the first block whose own maximum equals m holds the first element
+// equal to m (a block without one has a smaller maximum), so only that
+// block is scanned element by element.
 func vecArgmax(vk *lightKernels, x []float32) int {
 	m := vecMax(vk, x)
 	if math.IsInf(float64(m), -1) {
 		return 0
 	}
-	for i, v := range x {
-		if v == m {
-			return i
+	for lo := 0; lo < len(x); lo += argmaxBlock {
+		b := x[lo:min(lo+argmaxBlock, len(x))]
+		if vecMax(vk, b) != m {
+			continue
+		}
+		for i, v := range b {
+			if v == m {
+				return lo + i
+			}
 		}
 	}
 	return 0

@@ -159,6 +159,28 @@ func TestLightVecArgmax(t *testing.T) {
 			t.Fatalf("%v: vector argmax %d, scalar %d", x, got, want)
 		}
 	}
+	// Rows of several argmaxBlock blocks: the maximum (or its equals,
+	// ±0 among them) once or a few times anywhere, NaN and ±Inf sprinkled.
+	for trial := range 300 {
+		n := 1 + rng.IntN(4*argmaxBlock+100)
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.IntN(1000)) - 2000
+		}
+		for range rng.IntN(4) {
+			x[rng.IntN(n)] = specials[rng.IntN(len(specials))]
+		}
+		top := specials[3+rng.IntN(4)] // 0, −0 or 3
+		for range 1 + rng.IntN(3) {
+			x[rng.IntN(n)] = top
+		}
+		if trial%7 == 0 {
+			x[rng.IntN(n)] = float32(math.Copysign(0, -1)) // −0 before or after +0
+		}
+		if got, want := vecArgmax(vk, x), greedy(x); got != want {
+			t.Fatalf("trial %d, n %d: vector argmax %d (%v), scalar %d (%v)", trial, n, got, x[got], want, x[want])
+		}
+	}
 }
 
 // TestSoftmaxSpecialRows: rows with a NaN, a +Inf or only −Inf give NaN

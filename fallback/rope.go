@@ -43,20 +43,9 @@ type RoPEScaling struct {
 
 // RoPEFreqs returns the rotDim/2 inverse frequencies of a rotary
 // embedding of base theta and the factor cos and sin are multiplied by
-// (1 but for YaRN).
+// (1 but for YaRN); RoPETableOf keeps them per parameter set.
 func RoPEFreqs(theta float64, rotDim int, s RoPEScaling) (inv []float64, mscale float64) {
-	return RoPEFreqsInto(nil, theta, rotDim, s)
-}
-
-// RoPEFreqsInto is RoPEFreqs into dst's memory where it has room (else a
-// new slice): a caller that keeps dst between calls allocates once.
-func RoPEFreqsInto(dst []float64, theta float64, rotDim int, s RoPEScaling) (inv []float64, mscale float64) {
-	half := max(rotDim/2, 0)
-	inv = dst[:0]
-	if cap(inv) < half {
-		inv = make([]float64, half)
-	}
-	inv = inv[:half]
+	inv = make([]float64, max(rotDim/2, 0))
 	for i := range inv {
 		inv[i] = math.Pow(theta, -float64(2*i)/float64(rotDim))
 	}
@@ -129,7 +118,11 @@ type RoPEArgs struct {
 	MaxPosition        int
 	InvFreq            []float64
 	MScale             float64
-	Threads            int
+	// Table, when set, is InvFreq's and MScale's cached table
+	// (RoPETableOf): the fast path takes cos and sin from it, the
+	// reference computes its own.
+	Table   *RoPETable
+	Threads int
 }
 
 // CheckPositions returns an error wrapping tile.ErrBounds if a position
@@ -145,10 +138,26 @@ func CheckPositions(op string, pos []int32, maxPos int) error {
 
 // ropeCosSin fills c and s with the token's cos and sin.
 func (a *RoPEArgs) ropeCosSin(pos int32, c, s []float32) {
-	for i, f := range a.InvFreq {
+	ropeCosSinInto(a.InvFreq, a.MScale, pos, c, s)
+}
+
+// ropeCosSinInto fills c and s with position pos's cos and sin: the one
+// function behind every cos/sin value, cached or not.
+func ropeCosSinInto(inv []float64, mscale float64, pos int32, c, s []float32) {
+	for i, f := range inv {
 		sn, cs := math.Sincos(float64(pos) * f)
-		c[i], s[i] = float32(cs*a.MScale), float32(sn*a.MScale)
+		c[i], s[i] = float32(cs*mscale), float32(sn*mscale)
 	}
+}
+
+// cosSin returns the token's cos and sin: from Table when it is set, else
+// computed into c and s.
+func (a *RoPEArgs) cosSin(pos int32, c, s []float32) ([]float32, []float32) {
+	if a.Table != nil {
+		return a.Table.cosSin(pos, c, s)
+	}
+	a.ropeCosSin(pos, c, s)
+	return c, s
 }
 
 // ropePair returns the indices of the two elements of pair i in a head.
@@ -209,7 +218,7 @@ func RoPEFast(a *RoPEArgs) error {
 		xb, ob := buf[:n], buf[n:2*n]
 		c, s := buf[2*n:2*n+half], buf[2*n+half:2*n+2*half]
 		for t := lo; t < hi; t++ {
-			a.ropeCosSin(a.Pos[t], c, s)
+			c, s := a.cosSin(a.Pos[t], c, s)
 			if !a.rotateFused(fk, &a.Q, &a.QOut, t, a.HeadsQ, c, s) {
 				a.rotateRow(cv, vk, &a.Q, &a.QOut, t, a.HeadsQ, c, s, xb, ob)
 			}
@@ -252,7 +261,9 @@ func RoPECosSin(a *RoPEArgs) []float32 {
 	out := make([]float32, len(a.Pos)*2*half)
 	for t, p := range a.Pos {
 		row := out[t*2*half : (t+1)*2*half]
-		a.ropeCosSin(p, row[:half], row[half:])
+		c, s := a.cosSin(p, row[:half], row[half:])
+		copy(row[:half], c) // no-ops where they are row's own halves
+		copy(row[half:], s)
 	}
 	return out
 }

@@ -200,12 +200,12 @@ var samplerPool sync.Pool
 
 // SampleFast is the fast path; it returns the tokens SampleRef returns.
 // Rows go across the pool. No sort: top-k and top-p find their cut in the
-// order (rule 3) by a three-level radix select on the 32-bit keys (11, 11
-// and 10 bits): one histogram pass over the row gives each top-level
-// bucket's count or weight, a scan from the top finds the bucket where the
-// cut falls, and only that bucket's members (usually a small fraction of
-// the row) are histogrammed again on the next bits; after the last level
-// the members share one key and are in index order, the tie order.
+// order (rule 3) by a radix select on the 32-bit keys, 11 bits a level
+// from the first bit in which the keys differ: one histogram pass gives
+// each top-level bucket's count or weight, a scan from the top finds the
+// bucket where the cut falls, and only that bucket's members (usually a
+// small fraction) are histogrammed again on the next bits; after the last
+// level the members share one key and are in index order, the tie order.
 func SampleFast(a *SampleArgs) {
 	cv := lightCvt()
 	n := a.Logits.Cols
@@ -257,9 +257,11 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 		// The whole row's weight (top-p's P, the draw without a cut) is
 		// summed without storing the weights; the passes that need
 		// weights compute them again for their elements (the same bits).
+		// After top-k, top-p's P is of the weight top-k kept, which the
+		// candidates hold: no whole-row pass.
 		var total uint64
 		chunks := sp.chunkW[:(n+sampleChunk-1)/sampleChunk]
-		if topP || (!topK && a.MinP == 0) {
+		if !topK && (topP || a.MinP == 0) {
 			total = sampleWeightsSplit(fk, nil, x, inv, m, sampleWorkers(a), chunks)
 		}
 		switch {
@@ -279,48 +281,28 @@ func (sp *sampler) row(a *SampleArgs, x []float32, row int) int {
 	sc, e := sp.s[:n], sp.e[:n]
 	vecScale(vk, sc, x, inv)
 	vecExpSum(vk, e, sc, m, 1) // ExpF32((s − m)·1): the reference's bits
-	// One pass: weights, their total, keys, and the first cut's top-level
-	// histogram (counts for top-k, else weights for top-p).
-	h := sp.hist[:1<<11]
-	if topK || topP {
-		clear(h)
-	}
+	// One pass: weights, their total and keys.
 	var total uint64
 	for i, v := range sc {
 		wi := weightOf(e[i])
 		w[i] = wi
 		total += wi
 		if topK || topP {
-			k := sampleKey(v)
-			key[i] = k
-			if topK {
-				h[k>>21]++
-			} else {
-				h[k>>21] += wi
-			}
+			key[i] = sampleKey(v)
 		}
 	}
 	return sp.rowKeyed(a, x, w, inv, total, row, true)
 }
 
 // rowKeyed is rules 5–8 over the whole row given the weights w and their
-// total; keyed says sp.key holds the keys and sp.hist the first cut's
-// top-level histogram (else they are computed here).
+// total; keyed says sp.key holds the keys (else they are computed here).
 func (sp *sampler) rowKeyed(a *SampleArgs, x []float32, w []uint64, inv float32, total uint64, row int, keyed bool) int {
 	n := len(x)
 	key := sp.key[:n]
 	topK, topP := a.TopK > 0 && a.TopK < n, a.TopP < 1
 	if !keyed && (topK || topP) {
-		h := sp.hist[:1<<11]
-		clear(h)
 		for i, v := range x {
-			k := sampleKey(v * inv)
-			key[i] = k
-			if topK {
-				h[k>>21]++
-			} else {
-				h[k>>21] += w[i]
-			}
+			key[i] = sampleKey(v * inv)
 		}
 	}
 	// The kept prefix of the order is the elements ranked at or above
@@ -329,7 +311,7 @@ func (sp *sampler) rowKeyed(a *SampleArgs, x []float32, w []uint64, inv float32,
 	var rc uint64
 	kept, known := total, true
 	if topK {
-		ck, ci, _ := sp.cut(key, w, false, uint64(a.TopK), true)
+		ck, ci, _ := sp.cut(key, w, false, uint64(a.TopK))
 		rc, known = rank(ck, ci), false
 	}
 	if topP {
@@ -342,7 +324,7 @@ func (sp *sampler) rowKeyed(a *SampleArgs, x []float32, w []uint64, inv float32,
 				}
 			}
 		}
-		ck, ci, kw := sp.cut(key, w, true, TopPThreshold(a.TopP, w1), !topK)
+		ck, ci, kw := sp.cut(key, w, true, TopPThreshold(a.TopP, w1))
 		rc, kept, known = rank(ck, ci), kw, true
 	}
 	minW := uint64(1)
@@ -386,43 +368,45 @@ func drawFrom(w []uint64, key []uint32, rc, minW uint64, u uint64, total uint64,
 }
 
 // cut returns the last element (key, index) of the prefix of the order
-// whose elements have a measure before them below thr (thr ≥ 1), and the
-// prefix's measure; the measure is the weight, or 1 per element when
-// !byWeight. pre says sp.hist already holds the top level's histogram.
-func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64, pre bool) (uint32, int, uint64) {
-	measure := func(i int) uint64 { // the final walk only
-		if byWeight {
-			return w[i]
-		}
-		return 1
+// whose elements have a measure before them below thr (thr ≥ 1, at most
+// the total measure), and the prefix's measure; the measure is the
+// weight, or 1 per element when !byWeight. The levels of the radix
+// select take 11 bits at a time from the first bit in which the keys
+// differ (the bits above it are every key's), so that keys in a narrow
+// range (the candidates) spread over the first level's buckets.
+func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64) (uint32, int, uint64) {
+	lo, hi := ^uint32(0), uint32(0)
+	for _, k := range key {
+		lo, hi = min(lo, k), max(hi, k)
 	}
-	levels := [3]struct{ shift, bits uint }{{21, 11}, {10, 11}, {0, 10}}
+	common := bits.LeadingZeros32(lo ^ hi) // 32: a single key
+	prefixMask := ^(^uint32(0) >> common)
+	prefix := lo & prefixMask
 	list := sp.list[:0]
-	prefix, prefixMask := uint32(0), uint32(0)
 	var kept uint64
-	for l, lv := range levels {
-		h := sp.hist[:1<<lv.bits]
-		mask := uint32(1)<<lv.bits - 1
-		if l > 0 || !pre {
-			clear(h)
-		}
+	for l, rest := 0, 32-common; rest > 0; l++ {
+		nb := min(11, rest)
+		rest -= nb
+		shift := uint(rest)
+		h := sp.hist[:1<<nb]
+		mask := uint32(1)<<nb - 1
+		clear(h)
 		switch {
-		case l == 0 && pre:
 		case l == 0 && byWeight:
 			for i, k := range key {
-				h[k>>lv.shift] += w[i]
+				h[k>>shift&mask] += w[i]
 			}
 		case l == 0:
 			for _, k := range key {
-				h[k>>lv.shift]++
+				h[k>>shift&mask]++
 			}
 		case byWeight:
 			for _, i := range list {
-				h[key[i]>>lv.shift&mask] += w[i]
+				h[key[i]>>shift&mask] += w[i]
 			}
 		default:
 			for _, i := range list {
-				h[key[i]>>lv.shift&mask]++
+				h[key[i]>>shift&mask]++
 			}
 		}
 		b := len(h) - 1
@@ -433,12 +417,11 @@ func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64, pre 
 			}
 			before += h[b]
 		}
-		// b is the bucket where the cut falls (bucket 0 if the total is
-		// below thr: then the cut takes everything down to key 0).
+		// b is the bucket where the cut falls.
 		thr -= before
 		kept += before
-		prefix |= uint32(b) << lv.shift
-		prefixMask |= mask << lv.shift
+		prefix |= uint32(b) << shift
+		prefixMask |= mask << shift
 		next := sp.list[:0]
 		if l == 0 {
 			for i, k := range key {
@@ -455,7 +438,13 @@ func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64, pre 
 		}
 		list = next
 	}
-	// The members share the key prefix and are in index order.
+	if common == 32 { // one key: every element is a member
+		list = list[:0]
+		for i := range key {
+			list = append(list, int32(i))
+		}
+	}
+	// The members share the key and are in index order.
 	var before uint64
 	last := int(list[0])
 	for _, i := range list {
@@ -463,7 +452,11 @@ func (sp *sampler) cut(key []uint32, w []uint64, byWeight bool, thr uint64, pre 
 			break
 		}
 		last = int(i)
-		before += measure(int(i))
+		if byWeight {
+			before += w[i]
+		} else {
+			before++
+		}
 	}
 	return prefix, last, kept + before
 }

@@ -152,10 +152,14 @@ func sampleWorkers(a *SampleArgs) int {
 	return goruntime.GOMAXPROCS(0)
 }
 
-// sampleStride is the subsample's stride, sampleBins its bins of s − m,
-// each sampleBinWidth wide (the last takes everything below).
+// The subsample: blocks of sampleBlock consecutive elements (a cache
+// line of float32), one in every sampleStride blocks, so that it touches
+// 1/sampleStride of the row's lines (a strided subsample touches them
+// all); sampleBins bins of s − m, each sampleBinWidth wide (the last
+// takes everything below).
 const (
-	sampleStride   = 16
+	sampleBlock    = 16
+	sampleStride   = 64
 	sampleBins     = 64
 	sampleBinWidth = 0.25
 )
@@ -167,17 +171,17 @@ func (sp *sampler) sigma(a *SampleArgs, fk *lightFused, x []float32, inv, m floa
 	var cnt [sampleBins]uint64
 	var mass [sampleBins]uint64
 	topK := a.TopK > 0 && a.TopK < len(x)
-	// The subsample's weights (top-p only), computed on a gathered copy.
-	ns := (len(x) + sampleStride - 1) / sampleStride
-	g, w := sp.e[:ns], sp.cw[:ns]
+	g := sp.e[:0]
+	for lo := 0; lo < len(x); lo += sampleBlock * sampleStride {
+		g = append(g, x[lo:min(lo+sampleBlock, len(x))]...)
+	}
+	// The subsample's weights (top-p only), computed on the gathered copy.
+	w := sp.cw[:len(g)]
 	if !topK {
-		for j := range g {
-			g[j] = x[j*sampleStride]
-		}
 		sampleWeights(fk, w, g, inv, m)
 	}
-	for i := 0; i < len(x); i += sampleStride {
-		d := x[i]*inv - m
+	for j, v := range g {
+		d := v*inv - m
 		if d != d {
 			continue
 		}
@@ -187,7 +191,7 @@ func (sp *sampler) sigma(a *SampleArgs, fk *lightFused, x []float32, inv, m floa
 		}
 		cnt[b]++
 		if !topK {
-			mass[b] += w[i/sampleStride]
+			mass[b] += w[j]
 		}
 	}
 	var needC, needW uint64
@@ -215,8 +219,9 @@ func (sp *sampler) sigma(a *SampleArgs, fk *lightFused, x []float32, inv, m floa
 }
 
 // rowCandidates is rules 5–8 for a row with a cut (top-k or top-p) over
-// the candidates; ok is false when they do not hold the cut (or would be
-// most of the row), and then nothing is decided.
+// the candidates, total the row's weight (unused, and not computed, with
+// top-k); ok is false when they do not hold the cut (or would be most of
+// the row), and then nothing is decided.
 func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, inv, m float32, total uint64, row int) (tok int, ok bool) {
 	n := len(x)
 	sigma := sp.sigma(a, fk, x, inv, m, total)
@@ -252,7 +257,7 @@ func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, inv
 	var rc uint64
 	kept, known := total, true
 	if topK {
-		ck, ci, _ := sp.cut(key, cw, false, uint64(a.TopK), false)
+		ck, ci, _ := sp.cut(key, cw, false, uint64(a.TopK))
 		rc, known = rank(ck, ci), false
 	}
 	if topP {
@@ -265,7 +270,7 @@ func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, inv
 				}
 			}
 		}
-		ck, ci, kw := sp.cut(key, cw, true, TopPThreshold(a.TopP, w1), false)
+		ck, ci, kw := sp.cut(key, cw, true, TopPThreshold(a.TopP, w1))
 		rc, kept, known = rank(ck, ci), kw, true
 	}
 	minW := uint64(1)
@@ -275,3 +280,8 @@ func (sp *sampler) rowCandidates(a *SampleArgs, fk *lightFused, x []float32, inv
 	u := SampleUniform(a.Seed, a.Offset, row)
 	return int(cand[drawFrom(cw, key, rc, minW, u, kept, known)]), true
 }
+
+// MaxF32 returns the largest element of x ignoring NaN (−Inf where there
+// is none) with the vector kernel of the samplers' first pass: bench's
+// yardstick of reading the logits once.
+func MaxF32(x []float32) float32 { return vecMax(lightVec(), x) }

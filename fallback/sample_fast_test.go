@@ -1,8 +1,10 @@
 package fallback
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tcrt-go/tcrt/tile"
@@ -155,4 +157,68 @@ func TestSampleFastLargeRows(t *testing.T) {
 		t.Errorf("the candidate path decided %d rows, want at least 8", took)
 	}
 	t.Logf("candidate path decided %d rows", took)
+}
+
+// TestSampleCut checks the radix select against a sort of the order: for
+// keys all equal, in a narrow range and over every bit, counts and
+// weights (zeros among them), every threshold kind from 1 to the total.
+func TestSampleCut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 4))
+	for _, n := range []int{1, 7, 129, 1000} {
+		for spread := range 3 {
+			key, w := make([]uint32, n), make([]uint64, n)
+			base := rng.Uint32()
+			var total uint64
+			for i := range key {
+				switch spread {
+				case 0:
+					key[i] = base
+				case 1:
+					key[i] = base&^0xfff | rng.Uint32()&0x3ff
+				default:
+					key[i] = rng.Uint32()
+				}
+				if rng.IntN(5) > 0 {
+					w[i] = rng.Uint64N(1 << 40)
+				}
+				total += w[i]
+			}
+			order := make([]int, n)
+			for i := range order {
+				order[i] = i
+			}
+			slices.SortFunc(order, func(i, j int) int { return cmp.Compare(rank(key[j], j), rank(key[i], i)) })
+			sp := &sampler{list: make([]int32, n)}
+			for _, byWeight := range []bool{false, true} {
+				sum := uint64(n)
+				if byWeight {
+					sum = total
+				}
+				if sum == 0 {
+					continue
+				}
+				for _, thr := range []uint64{1, sum, 1 + rng.Uint64N(sum), 1 + rng.Uint64N(sum)} {
+					// The reference: the elements with a measure below
+					// thr before them.
+					var before uint64
+					last := order[0]
+					for _, i := range order {
+						if before >= thr {
+							break
+						}
+						last = i
+						if byWeight {
+							before += w[i]
+						} else {
+							before++
+						}
+					}
+					ck, ci, kept := sp.cut(key, w, byWeight, thr)
+					if ck != key[last] || ci != last || kept != before {
+						t.Fatalf("n %d spread %d byWeight %v thr %d: cut (%#x, %d, %d), want (%#x, %d, %d)", n, spread, byWeight, thr, ck, ci, kept, key[last], last, before)
+					}
+				}
+			}
+		}
+	}
 }

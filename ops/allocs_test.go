@@ -22,7 +22,7 @@ type allocCase struct {
 	// table, RoPE's host positions) and the fallback's argument forms are
 	// pooled, and so is the fallback kernels' per-call memory (a matmul's
 	// job, attention's work lists and workers, row splits and their
-	// scratch, RoPE's frequencies).
+	// scratch; RoPE keeps its frequencies and cos/sin rows in a cache).
 	max  float64
 	call func() error
 }

@@ -13,8 +13,6 @@ import (
 type hostCall[H any] struct {
 	h   H
 	opt [2]fallback.Matrix
-	// f64 is scratch kept across uses (RoPE's frequencies).
-	f64 []float64
 }
 
 // rows is hostRows of an optional view, stored in slot i of c.
@@ -37,7 +35,7 @@ func withHost[H, A any](hp *hostPool[H], a *A, th int, into func(*hostCall[H], *
 		c = new(hostCall[H])
 	}
 	err := fn(into(c, a, th))
-	*c = hostCall[H]{f64: c.f64[:0]}
+	*c = hostCall[H]{}
 	hp.p.Put(c)
 	return err
 }

@@ -32,8 +32,7 @@ func HostRoPEArgs(a *RoPEArgs, threads int) *fallback.RoPEArgs {
 // hostRoPEInto is HostRoPEArgs into c.
 func hostRoPEInto(c *hostCall[fallback.RoPEArgs], a *RoPEArgs, threads int) *fallback.RoPEArgs {
 	h := &c.h
-	ropeTableInto(h, a, c.f64)
-	c.f64 = h.InvFreq
+	ropeTableInto(h, a)
 	if a.Positions != nil {
 		h.Pos = hostS32(a.Positions)[:a.Q.Rows]
 	}
@@ -47,17 +46,19 @@ func hostRoPEInto(c *hostCall[fallback.RoPEArgs], a *RoPEArgs, threads int) *fal
 // build its cos/sin table, on buffers that have no host memory).
 func ropeTable(a *RoPEArgs) *fallback.RoPEArgs {
 	h := new(fallback.RoPEArgs)
-	ropeTableInto(h, a, nil)
+	ropeTableInto(h, a)
 	return h
 }
 
-// ropeTableInto is ropeTable into h, with the frequencies in inv's memory
-// where it has room.
-func ropeTableInto(h *fallback.RoPEArgs, a *RoPEArgs, inv []float64) {
-	inv, ms := fallback.RoPEFreqsInto(inv, a.Theta, a.RotaryDim, a.Scaling)
+// ropeTableInto is ropeTable into h: the frequencies and the cos/sin
+// cache of the parameters (fallback.RoPETableOf, shared by every call
+// with the same theta, rotary dimension and scaling).
+func ropeTableInto(h *fallback.RoPEArgs, a *RoPEArgs) {
+	t := fallback.RoPETableOf(a.Theta, a.RotaryDim, a.Scaling)
 	*h = fallback.RoPEArgs{
 		HeadsQ: a.HeadsQ, HeadsK: a.HeadsK, HeadDim: a.HeadDim, RotaryDim: a.RotaryDim,
-		Interleaved: a.Interleaved, Pos: a.HostPositions, MaxPosition: a.MaxPosition, InvFreq: inv, MScale: ms,
+		Interleaved: a.Interleaved, Pos: a.HostPositions, MaxPosition: a.MaxPosition,
+		InvFreq: t.InvFreq, MScale: t.MScale, Table: t,
 	}
 }
 
