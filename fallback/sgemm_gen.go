@@ -1494,9 +1494,14 @@ const skinnyRowsAVX2MaxM = 1
 // skinnyRowsAVX2Steps is the rows of B a full sweep of the AVX2
 // row-streaming kernel takes (4 or 8), so the tile is loaded and stored
 // once per that many rows; the rest of K goes in sweeps of halving rows.
-// 4 read B faster than 2 where it is 16 MiB or more, and than 8 with 512
-// columns (docs/performance.md, 3 December 2026, 17:00 UTC).
-const skinnyRowsAVX2Steps = 4
+// 8 rows (8 sequential streams, which the hardware prefetcher serves
+// without help) with no software prefetch read B 1.2–1.5× as fast as 4
+// rows prefetched 4 rows ahead, with tiles of 16 KiB of a row (one item a
+// thread: skinnyAVX2's rowRun), where B is 16 MiB or more, and as fast at
+// 512 columns; prefetching (T0, T1 or NTA) cost 0–25% (one thread, process
+// CPU seconds, medians of 5 alternated rounds; docs/performance.md, 3
+// December 2026, 18:45 UTC).
+const skinnyRowsAVX2Steps = 8
 
 // skinnyRowsAVX2Name names the AVX2 row-streaming kernel of m rows.
 func skinnyRowsAVX2Name(m int) string { return fmt.Sprintf("skinnyRows%dAVX2", m) }
@@ -1504,19 +1509,17 @@ func skinnyRowsAVX2Name(m int) string { return fmt.Sprintf("skinnyRows%dAVX2", m
 // skinnyRowsAVX2 writes the AVX2+FMA row-streaming kernel of the skinny
 // products of m ≤ skinnyRowsAVX2MaxM rows of A by f32 B, with
 // skinnyRowsAVX512's signature, arguments and sums (each column one FMA
-// chain in the order of k), but mask is not read: the last n mod 8
-// columns of B are loaded under a mask built from n (VMASKMOVPS, the
-// lanes past n zero), and the tile's rows are loaded and stored whole, so
-// they need room for n rounded up to 8 floats (the caller's tile has).
-// Each full sweep takes skinnyRowsAVX2Steps rows of B along all n
-// columns, 16 a loop trip in two halves of 8 (B an operand of the FMAs),
-// prefetching a trip one line of each of the rows pf bytes past the
-// sweep's last.
+// chain in the order of k), but neither mask nor pf is read: the last n
+// mod 8 columns of B are loaded under a mask built from n (VMASKMOVPS,
+// the lanes past n zero), the tile's rows are loaded and stored whole, so
+// they need room for n rounded up to 8 floats (the caller's tile has),
+// and nothing is prefetched. Each full sweep takes skinnyRowsAVX2Steps
+// rows of B along all n columns, 16 a loop trip in two halves of 8 (B an
+// operand of the FMAs).
 //
 // Registers: DI points at the sweep's first row of B and R13 at its fifth
-// (R9: ldb, R12: 3·ldb), R15 and R14 at the rows to prefetch (R10 = pf
-// past the sweep), R11 at the row the sweep starts from, DX at the tile
-// (R8: ldc), AX counts the trips of 16 columns, BX holds n; Y0 to
+// (R9: ldb, R12: 3·ldb), R11 at the row the sweep starts from, DX at the
+// tile (R8: ldc), AX counts the trips of 16 columns, BX holds n; Y0 to
 // Y(m·steps − 1) hold the broadcasts of A, Y8 up (m·steps up, past 8) the
 // sums, Y14 a masked row of B, Y15 the tail mask.
 func skinnyRowsAVX2(m int) {
@@ -1535,7 +1538,6 @@ func skinnyRowsAVX2(m int) {
 	p("\tMOVQ ldb+24(FP), R9")
 	p("\tMOVQ ldc+40(FP), R8")
 	p("\tMOVQ n+48(FP), BX")
-	p("\tMOVQ pf+64(FP), R10")
 	// Y15: lanes 0 to (n mod 8) − 1 set, from dword 8 − n mod 8 of the
 	// table.
 	p("\tMOVQ BX, AX")
@@ -1581,32 +1583,20 @@ func skinnyRowsAVX2(m int) {
 			}
 		}
 		p("\tMOVQ R11, DI")
-		// The rows pf past the sweep's last (past B's end at the last
-		// sweeps: a prefetch does not fault).
-		p("\tLEAQ (R11)(R10*1), R15")
 		if steps > 4 {
 			p("\tLEAQ (DI)(R9*4), R13")
-			p("\tLEAQ (R15)(R9*4), R15")
-			p("\tLEAQ (R15)(R9*4), R14")
-		} else {
-			p("\tLEAQ (R15)(R9*%d), R15", steps)
 		}
 		p("\tMOVQ c+32(FP), DX")
 		p("\tMOVQ BX, AX")
 		p("\tSHRQ $4, AX")
 		p("\tJZ %s_%s_eight", name, label)
 		p("%s_%s_loop:", name, label)
-		for s := 0; s < steps; s++ {
-			p("\tPREFETCHT0 %s", rowAddr(0, "R15", "R14", s))
-		}
 		half(steps, 0, false)
 		half(steps, 32, false)
 		p("\tADDQ $64, DI")
 		if steps > 4 {
 			p("\tADDQ $64, R13")
-			p("\tADDQ $64, R14")
 		}
-		p("\tADDQ $64, R15")
 		p("\tADDQ $64, DX")
 		p("\tDECQ AX")
 		p("\tJNZ %s_%s_loop", name, label)

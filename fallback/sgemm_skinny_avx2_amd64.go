@@ -490,6 +490,15 @@ func skinnyDot4x2E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int
 //go:noescape
 func skinnyDot4x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
+// skinnyRowRunAVX2 is the AVX2 row-streaming kernel's rowRun: tiles of
+// 16 KiB of a row of B (4096 f32 columns, the sums 16 KiB of L1), one
+// item a thread. One thread, 1×N×K f32 B of 16 MiB or more, with the
+// 8-row sweeps: 1.3–1.5× the B bytes per CPU second of 4 KiB tiles
+// split four items a thread, and 1.0–1.15× at 512×1408 (medians of 5
+// alternated rounds, load 4–7; docs/performance.md, 3 December 2026,
+// 18:45 UTC).
+const skinnyRowRunAVX2 = 16 << 10
+
 // skinnyAVX2 holds the skinny kernels of the AVX2 variant: a row-streaming
 // kernel for one row of A by f32 B, strip kernels for every M of the
 // skinny path and f32, bf16, f16 (F16C's VCVTPH2PS), e4m3 and e5m2 B, dot
@@ -497,6 +506,7 @@ func skinnyDot4x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int
 var skinnyAVX2 = &skinnyKernels{
 	features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
 	rowsF32:  []skinnyRowFunc{skinnyRows1AVX2},
+	rowRun:   skinnyRowRunAVX2,
 	strip: []skinnyStripFunc{
 		skinnyStrip1AVX2,
 		skinnyStrip2AVX2,
