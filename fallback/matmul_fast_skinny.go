@@ -144,6 +144,11 @@ type skinnyDotFunc func(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, 
 // the first reading it from memory, the others (M > 4) from L2.
 const skinnyDotBlock = 128 << 10
 
+// skinnyDotRows is the unit of rows of W of the dot kernels' blocks and
+// items: a multiple of every kernel's rows of W (3, 4 and 8), so that
+// only the last block of an item has a remainder.
+const skinnyDotRows = 24
+
 // skinnyStripMinM is the fewest rows of A the strip kernels take. With 9
 // to 16 rows of f32 B they read B 1.15–1.35× as fast as the 64-column
 // kernels (groups of 6 rows and a copy of B), with 8 as fast, and with 5
@@ -292,14 +297,14 @@ func (j *job) skinnySplit(threads int) {
 	a := j.a
 	if j.dotK = j.skinnyDotKernels(); j.dotK != nil {
 		// Blocks of rows of W of about skinnyDotBlock bytes, in units
-		// of 12 rows (the 3- and 4-row kernels'); items as below.
+		// of skinnyDotRows; items as below.
 		sz := a.B.DType.Size()
 		if j.widenOnce() {
 			sz = 4 // the block is widened to f32 (skinnyDots)
 		}
-		j.sb = max(12, min(480, skinnyDotBlock/max(1, a.K*sz)/12*12))
+		j.sb = max(skinnyDotRows, min(480, skinnyDotBlock/max(1, a.K*sz)/skinnyDotRows*skinnyDotRows))
 		j.mItems = 1
-		j.nItems = max(1, min(ceilDiv(a.N, 12), max(threads, min(4*threads, ceilDiv(a.N*max(a.K, 1)*sz, skinnyDotBlock)))))
+		j.nItems = max(1, min(ceilDiv(a.N, skinnyDotRows), max(threads, min(4*threads, ceilDiv(a.N*max(a.K, 1)*sz, skinnyDotBlock)))))
 		j.items = a.Batch * j.nItems
 		j.kc = max(a.K, 1)
 		j.numKBlk = 1
@@ -441,7 +446,7 @@ func (j *job) skinnyWork(w *workspace) {
 			packed = b
 		}
 		if j.dotK != nil {
-			n0, n1 := itemRange(part, j.nItems, a.N, 12)
+			n0, n1 := itemRange(part, j.nItems, a.N, skinnyDotRows)
 			for jj := n0; jj < n1; jj += j.sb {
 				j.skinnyDots(w, b, jj, min(j.sb, n1-jj))
 			}

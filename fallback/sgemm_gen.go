@@ -1997,8 +1997,15 @@ const skinnyDotAVX2MaxMR = 4
 // 16 ymm registers.
 // e4m3 B also needs a scratch register to widen a step (widenFloat8AVX2),
 // which 3×4 has not: its kernels of 3 rows of A take 3 rows of B.
+// One row of A by f32, bf16 or f16 B takes 8 rows of B (8 sums, 8 steps
+// of B, A a memory operand of the FMAs): 8 streams of B, which one core
+// reads faster than 4 (docs/performance.md, 3 December 2026, 19:30 UTC);
+// float8 B, whose widening needs more registers, stays at 4.
 func skinnyDotAVX2NR(mr int, bt skinnyB) int {
-	if mr == 4 || mr == 3 && bt == skinnyE4M3 {
+	switch {
+	case mr == 1 && (bt == skinnyF32 || bt == skinnyBF16 || bt == skinnyF16):
+		return 8
+	case mr == 4 || mr == 3 && bt == skinnyE4M3:
 		return 3
 	}
 	return 4
@@ -2023,19 +2030,23 @@ func skinnyDotAVX2Name(mr, nr int, bt skinnyB) string {
 // partial sums in a ymm, one FMA chain a lane in the order of k, added
 // pairwise at the end (lanes 0+4, 1+5, …, then horizontal adds). Each
 // step of 8 loads each row of B once, in turn, then each row of A once
-// (the 3×4 kernels: as memory operands of the FMAs, no register left), and
+// (the 3×4 and 1×5 to 1×8 kernels: as memory operands of the FMAs, no register left), and
 // multiplies them: the nr rows of B stream in order, which the hardware
 // prefetchers follow.
 //
-// Registers: SI, R8, R9, R10 are A's rows; DI, R11, R12, R13 B's; AX the
-// byte offset of the step in B (A's is AX·4/esz); CX counts the steps;
+// Registers: SI, R8, R9, R10 are A's rows; DI, R11, R12, R13 B's (with
+// one row of A and more than 4 of B, then R8, R9, R10, R14); AX the byte
+// offset of the step in B (A's is AX·4/esz); CX counts the steps;
 // accumulator (i, j) is Y(i·nr+j), B's row j Y(mr·nr+j).
 func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 	name := skinnyDotAVX2Name(mr, nr, bt)
 	esz := skinnyAVX2Size[bt]
 	scale := 4 / esz // A's bytes per byte of B
 	aRegs := []string{"SI", "R8", "R9", "R10"}
-	bRegs := []string{"DI", "R11", "R12", "R13"}
+	bRegs := []string{"DI", "R11", "R12", "R13", "R8", "R9", "R10", "R14"}
+	if nr > 4 && mr > 1 {
+		panic("skinnyDotAVX2: more than 4 rows of B take one row of A")
+	}
 	p("")
 	p("// func %s(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)", name)
 	p("TEXT ·%s(SB), NOSPLIT, $0-56", name)

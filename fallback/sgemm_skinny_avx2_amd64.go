@@ -169,8 +169,9 @@ func skinnyStrip16F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *floa
 
 // AVX2+FMA dot kernels in sgemm_amd64.s for transposed B (see
 // skinnyDotFunc and skinnyDotAVX2 in sgemm_gen.go): mr ≤ 4 rows of f32 A
-// by nr ≤ 4 (3 with 4 rows of A, and with 3 of e4m3 W) rows of f32, bf16,
-// f16, e4m3 or e5m2 W, both contiguous in K, over whole steps of 8.
+// by nr ≤ 4 (8 with 1 row of A and f32, bf16 or f16 W; 3 with 4 rows of
+// A, and with 3 of e4m3 W) rows of f32, bf16, f16, e4m3 or e5m2 W, both
+// contiguous in K, over whole steps of 8.
 
 //go:noescape
 func skinnyDot1x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
@@ -183,6 +184,18 @@ func skinnyDot1x3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c 
 
 //go:noescape
 func skinnyDot1x4AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x5AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x6AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x7AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x8AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
 func skinnyDot2x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
@@ -230,6 +243,18 @@ func skinnyDot1x3BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int
 func skinnyDot1x4BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
+func skinnyDot1x5BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x6BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x7BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x8BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
 func skinnyDot2x1BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
@@ -273,6 +298,18 @@ func skinnyDot1x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int,
 
 //go:noescape
 func skinnyDot1x4F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x5F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x6F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x7F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x8F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
 func skinnyDot2x1F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
@@ -562,19 +599,19 @@ var skinnyAVX2 = &skinnyKernels{
 		skinnyStrip16F16AVX2,
 	},
 	dotF32: [][]skinnyDotFunc{
-		{skinnyDot1x1AVX2, skinnyDot1x2AVX2, skinnyDot1x3AVX2, skinnyDot1x4AVX2},
+		{skinnyDot1x1AVX2, skinnyDot1x2AVX2, skinnyDot1x3AVX2, skinnyDot1x4AVX2, skinnyDot1x5AVX2, skinnyDot1x6AVX2, skinnyDot1x7AVX2, skinnyDot1x8AVX2},
 		{skinnyDot2x1AVX2, skinnyDot2x2AVX2, skinnyDot2x3AVX2, skinnyDot2x4AVX2},
 		{skinnyDot3x1AVX2, skinnyDot3x2AVX2, skinnyDot3x3AVX2, skinnyDot3x4AVX2},
 		{skinnyDot4x1AVX2, skinnyDot4x2AVX2, skinnyDot4x3AVX2},
 	},
 	dotBF16: [][]skinnyDotFunc{
-		{skinnyDot1x1BF16AVX2, skinnyDot1x2BF16AVX2, skinnyDot1x3BF16AVX2, skinnyDot1x4BF16AVX2},
+		{skinnyDot1x1BF16AVX2, skinnyDot1x2BF16AVX2, skinnyDot1x3BF16AVX2, skinnyDot1x4BF16AVX2, skinnyDot1x5BF16AVX2, skinnyDot1x6BF16AVX2, skinnyDot1x7BF16AVX2, skinnyDot1x8BF16AVX2},
 		{skinnyDot2x1BF16AVX2, skinnyDot2x2BF16AVX2, skinnyDot2x3BF16AVX2, skinnyDot2x4BF16AVX2},
 		{skinnyDot3x1BF16AVX2, skinnyDot3x2BF16AVX2, skinnyDot3x3BF16AVX2, skinnyDot3x4BF16AVX2},
 		{skinnyDot4x1BF16AVX2, skinnyDot4x2BF16AVX2, skinnyDot4x3BF16AVX2},
 	},
 	dotF16: [][]skinnyDotFunc{
-		{skinnyDot1x1F16AVX2, skinnyDot1x2F16AVX2, skinnyDot1x3F16AVX2, skinnyDot1x4F16AVX2},
+		{skinnyDot1x1F16AVX2, skinnyDot1x2F16AVX2, skinnyDot1x3F16AVX2, skinnyDot1x4F16AVX2, skinnyDot1x5F16AVX2, skinnyDot1x6F16AVX2, skinnyDot1x7F16AVX2, skinnyDot1x8F16AVX2},
 		{skinnyDot2x1F16AVX2, skinnyDot2x2F16AVX2, skinnyDot2x3F16AVX2, skinnyDot2x4F16AVX2},
 		{skinnyDot3x1F16AVX2, skinnyDot3x2F16AVX2, skinnyDot3x3F16AVX2, skinnyDot3x4F16AVX2},
 		{skinnyDot4x1F16AVX2, skinnyDot4x2F16AVX2, skinnyDot4x3F16AVX2},
