@@ -58,7 +58,7 @@ import (
 // FMA chain in the order of k, as the reference's.
 //
 // The AVX2 variant (no 64-column kernels: 16 ymm registers) takes, for
-// one row of A by f32 B, a row-streaming kernel (skinnyRowsAVX2 in
+// up to 4 rows of A by f32 B, row-streaming kernels (skinnyRowsAVX2 in
 // sgemm_gen.go: 8 columns a vector, the last n mod 8 loaded under a mask,
 // 8 rows of B a sweep along tiles of 4096 columns, no software prefetch:
 // 8 sequential streams, which the hardware prefetcher serves best),
@@ -106,8 +106,9 @@ type skinnyKernels struct {
 	// rows of A, m ≤ len: see skinnyRowFunc.
 	rowsF32, rowsBF16 []skinnyRowFunc
 	// rowRun, when not zero, is the bytes of a row of B the variant's
-	// row-streaming kernels take in one walk down K, and the fewest
-	// bytes of a row of an item beyond one a thread, in place of
+	// row-streaming kernels take in one walk down K, whatever the rows
+	// of A (the tile of sums is not bounded by skinnyRowTile), and the
+	// fewest bytes of a row of an item beyond one a thread, in place of
 	// skinnyRowRun and skinnyRun (see skinnySplit).
 	rowRun int
 	// strip, stripBF16, stripF16, stripE4M3 and stripE5M2 are the strip
@@ -290,9 +291,10 @@ func (j *job) skinnyPath() bool {
 // With a row-streaming kernel (M ≤ 4) K is one block, and an item's
 // columns are walked in tiles of j.sb columns: at most skinnyRowRun bytes
 // of a row of B (the variant's rowRun, if set), and a tile of sums of at
-// most skinnyRowTile bytes. With rowRun set the items beyond one a thread
-// are at least rowRun bytes of a row: each thread then streams its
-// columns of B in as long runs of its rows as it can.
+// most skinnyRowTile bytes; or, with the variant's rowRun set, rowRun
+// bytes of a row whatever the tile, and the items beyond one a thread at
+// least rowRun bytes of a row: each thread then streams its columns of B
+// in as long runs of its rows as it can.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
 	if j.dotK = j.skinnyDotKernels(); j.dotK != nil {
@@ -311,11 +313,11 @@ func (j *job) skinnySplit(threads int) {
 		return
 	}
 	if j.rowsK = j.skinnyRowKernel(); j.rowsK != nil {
-		run, item := skinnyRowRun, skinnyRun
+		j.sb = max(16, min(skinnyRowRun/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
+		item := skinnyRun
 		if r := j.v.skinny.rowRun; r != 0 {
-			run, item = r, r
+			j.sb, item = max(16, r/a.B.DType.Size()), r
 		}
-		j.sb = max(16, min(run/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
 		j.mItems = 1
 		// An item a thread, up to four of at least item bytes of a
 		// row, as below; none wider than a tile.

@@ -1484,12 +1484,14 @@ func skinnyRowsAVX2Mask() {
 }
 
 // skinnyRowsAVX2MaxM is the most rows of A an AVX2 row-streaming kernel
-// takes. With one row it read 4096² B and the other decode shapes 1.18–1.47×
-// as fast as the strip kernel; with four 0.79–1.21× (median about 0.93),
-// so from two rows on the strips stay (BenchmarkMatMulSkinny, one thread,
-// scripts/bench-ab.sh, medians of 5 alternated rounds, load 5–10, on the
-// 2-vCPU AVX2-only EPYC).
-const skinnyRowsAVX2MaxM = 1
+// takes: as the AVX-512 ones, 4, the sums of 4 rows in registers. With 8
+// rows of B a sweep and tiles of 4096 columns, four rows of A read B
+// 1.06–1.63× as fast as the strip kernels where B is 16 MiB or more
+// (1.63 at 4096²), 1.0–1.03× at 512 columns, and two rows 1.97× at 4096²
+// (one thread, process CPU seconds, medians of 5 alternated rounds, load
+// 6–8, on the 2-vCPU AVX2-only EPYC; docs/performance.md, 3 December
+// 2026, 19:30 UTC). From 5 rows on the strips stay.
+const skinnyRowsAVX2MaxM = 4
 
 // skinnyRowsAVX2Steps is the rows of B a full sweep of the AVX2
 // row-streaming kernel takes (4 or 8), so the tile is loaded and stored
@@ -1517,16 +1519,26 @@ func skinnyRowsAVX2Name(m int) string { return fmt.Sprintf("skinnyRows%dAVX2", m
 // rows of B along all n columns, 16 a loop trip in two halves of 8 (B an
 // operand of the FMAs).
 //
+// One row of A keeps its steps' broadcasts in registers for the whole
+// sweep; more rows load each vector of B once, to a register, and
+// broadcast each value of A as its FMA needs it (a load from L1).
+//
 // Registers: DI points at the sweep's first row of B and R13 at its fifth
 // (R9: ldb, R12: 3·ldb), R11 at the row the sweep starts from, DX at the
-// tile (R8: ldc), AX counts the trips of 16 columns, BX holds n; Y0 to
-// Y(m·steps − 1) hold the broadcasts of A, Y8 up (m·steps up, past 8) the
-// sums, Y14 a masked row of B, Y15 the tail mask.
+// tile (R8: ldc, R10: 3·ldc), AX counts the trips of 16 columns, BX holds
+// n; with one row of A Y0 to Y(steps − 1) hold the broadcasts of A, with
+// more Y13 the one in use; Y8 up the sums, Y14 a (masked) row of B, Y15
+// the tail mask.
 func skinnyRowsAVX2(m int) {
 	name := skinnyRowsAVX2Name(m)
 	steps := skinnyRowsAVX2Steps
-	sum0 := max(8, m*steps)
-	if m > 3 || sum0+m > 14 {
+	// One row of A keeps its broadcasts in Y0 up; more rows broadcast
+	// each value of A as they use it.
+	sum0 := 8
+	if m == 1 {
+		sum0 = max(8, m*steps)
+	}
+	if m > 4 || sum0+m > 14 {
 		panic("skinnyRowsAVX2: too many rows of A for the registers")
 	}
 	p("")
@@ -1546,6 +1558,9 @@ func skinnyRowsAVX2(m int) {
 	p("\tLEAQ skinnyRowsTail<>+32(SB), R12")
 	p("\tVMOVDQU (R12)(AX*4), Y15")
 	p("\tLEAQ (R9)(R9*2), R12")
+	if m > 3 {
+		p("\tLEAQ (R8)(R8*2), R10")
+	}
 	rowAddr := func(off int, lo, hi string, r int) string {
 		base := lo
 		if r >= 4 {
@@ -1554,7 +1569,7 @@ func skinnyRowsAVX2(m int) {
 		return fmt.Sprintf("%d(%s)%s", off, base, [...]string{"", "(R9*1)", "(R9*2)", "(R12*1)"}[r%4])
 	}
 	cAddr := func(off, i int) string {
-		return fmt.Sprintf("%d%s", off, []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)"}[i])
+		return fmt.Sprintf("%d%s", off, []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)", "(DX)(R10*1)"}[i])
 	}
 	// half multiplies 8 columns at byte off of the tile (4·off of B) by
 	// the sweep's rows, B masked when tail.
@@ -1564,12 +1579,21 @@ func skinnyRowsAVX2(m int) {
 		}
 		for s := 0; s < steps; s++ {
 			b := rowAddr(off, "DI", "R13", s)
-			if tail {
+			switch {
+			case tail:
 				p("\tVMASKMOVPS %s, Y15, Y14", b)
+				b = "Y14"
+			case m > 1:
+				p("\tVMOVUPS %s, Y14", b)
 				b = "Y14"
 			}
 			for i := 0; i < m; i++ {
-				p("\tVFMADD231PS %s, Y%d, Y%d", b, s*m+i, sum0+i)
+				a := fmt.Sprintf("Y%d", s*m+i)
+				if m > 1 {
+					p("\tVBROADCASTSS %d(SI), Y13", 4*(s*m+i))
+					a = "Y13"
+				}
+				p("\tVFMADD231PS %s, %s, Y%d", b, a, sum0+i)
 			}
 		}
 		for i := 0; i < m; i++ {
@@ -1577,10 +1601,8 @@ func skinnyRowsAVX2(m int) {
 		}
 	}
 	sweep := func(label string, steps int) {
-		for s := 0; s < steps; s++ {
-			for i := 0; i < m; i++ {
-				p("\tVBROADCASTSS %d(SI), Y%d", 4*(s*m+i), s*m+i)
-			}
+		for s := 0; s < steps && m == 1; s++ {
+			p("\tVBROADCASTSS %d(SI), Y%d", 4*s, s)
 		}
 		p("\tMOVQ R11, DI")
 		if steps > 4 {

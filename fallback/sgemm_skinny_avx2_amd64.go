@@ -16,12 +16,21 @@ import (
 // whole strips only; skinnyStrips computes the last n mod 16 columns from a
 // zero-padded f32 copy with the f32 kernel.
 
-// skinnyRows1AVX2 is the row-streaming kernel of 1 row of packed A by f32
-// B (see skinnyRowFunc, and skinnyRowsAVX2 in sgemm_gen.go for why not
-// more rows).
+// skinnyRows1AVX2 to skinnyRows4AVX2 are the row-streaming kernels of 1
+// to 4 rows of packed A by f32 B (see skinnyRowFunc, and skinnyRowsAVX2
+// in sgemm_gen.go).
 
 //go:noescape
 func skinnyRows1AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows2AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows3AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows4AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
 func skinnyStrip1AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
@@ -527,13 +536,14 @@ func skinnyDot4x2E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int
 //go:noescape
 func skinnyDot4x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
-// skinnyRowRunAVX2 is the AVX2 row-streaming kernel's rowRun: tiles of
-// 16 KiB of a row of B (4096 f32 columns, the sums 16 KiB of L1), one
-// item a thread. One thread, 1×N×K f32 B of 16 MiB or more, with the
-// 8-row sweeps: 1.3–1.5× the B bytes per CPU second of 4 KiB tiles
-// split four items a thread, and 1.0–1.15× at 512×1408 (medians of 5
-// alternated rounds, load 4–7; docs/performance.md, 3 December 2026,
-// 18:45 UTC).
+// skinnyRowRunAVX2 is the AVX2 row-streaming kernels' rowRun: tiles of
+// 16 KiB of a row of B (4096 f32 columns; the sums 16 KiB of L1 with one
+// row of A, 64 KiB with four), one item a thread. One thread, f32 B of
+// 16 MiB or more, against 4 KiB tiles split four items a thread (and with
+// one row of A, 8-row sweeps): with one row of A 1.3–1.5× the B bytes per
+// CPU second, with four rows 1.0–1.2× those of tiles held to 16 KiB of
+// sums (1024 columns), and 0.93–1.18× at 512 columns (docs/performance.md,
+// 3 December 2026, 18:45 and 19:30 UTC).
 const skinnyRowRunAVX2 = 16 << 10
 
 // skinnyAVX2 holds the skinny kernels of the AVX2 variant: a row-streaming
@@ -542,7 +552,7 @@ const skinnyRowRunAVX2 = 16 << 10
 // kernels for transposed B of those types. AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
 var skinnyAVX2 = &skinnyKernels{
 	features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
-	rowsF32:  []skinnyRowFunc{skinnyRows1AVX2},
+	rowsF32:  []skinnyRowFunc{skinnyRows1AVX2, skinnyRows2AVX2, skinnyRows3AVX2, skinnyRows4AVX2},
 	rowRun:   skinnyRowRunAVX2,
 	strip: []skinnyStripFunc{
 		skinnyStrip1AVX2,
