@@ -46,8 +46,8 @@ func (c *copier) run() { c.each(func(lo, hi int) { copy(c.dst[lo:hi], c.src[lo:h
 var readSink atomic.Uint64
 
 // read reads the source with all cores, each a disjoint slice, with
-// fallback.MemRead (AVX-512 loads, four streams a core, where the CPU has
-// them).
+// fallback.MemRead (AVX-512 or AVX2 loads, four streams a core, where the
+// CPU has them).
 func (c *copier) read() { c.each(func(lo, hi int) { readSink.Add(fallback.MemRead(c.src[lo:hi])) }) }
 
 // yardsticks are the two benchmarks of the copier: what one run does,

@@ -58,8 +58,10 @@ import (
 // FMA chain in the order of k, as the reference's.
 //
 // The AVX2 variant (no 64-column kernels: 16 ymm registers) takes, for
-// one row of A by f32 B, a row-streaming kernel (skinnyRowsAVX2 in
-// sgemm_gen.go: 8 columns a vector, the last n mod 8 loaded under a mask),
+// up to 4 rows of A by f32 B, row-streaming kernels (skinnyRowsAVX2 in
+// sgemm_gen.go: 8 columns a vector, the last n mod 8 loaded under a mask,
+// 8 rows of B a sweep along tiles of 4096 columns, no software prefetch:
+// 8 sequential streams, which the hardware prefetcher serves best),
 // and otherwise the strip kernels for every M and for f32, bf16, f16,
 // e4m3 and e5m2 B, the others widened exactly to f32 in registers
 // (skinnyStripAVX2 and widenFloat8AVX2 in sgemm_gen.go): 16 columns a strip, the rows in groups of up to 6 (12 ymm
@@ -103,6 +105,12 @@ type skinnyKernels struct {
 	// rowsF32 and rowsBF16 are the row-streaming kernels, [m-1] for m
 	// rows of A, m ≤ len: see skinnyRowFunc.
 	rowsF32, rowsBF16 []skinnyRowFunc
+	// rowRun, when not zero, is the bytes of a row of B the variant's
+	// row-streaming kernels take in one walk down K, whatever the rows
+	// of A (the tile of sums is not bounded by skinnyRowTile), and the
+	// fewest bytes of a row of an item beyond one a thread, in place of
+	// skinnyRowRun and skinnyRun (see skinnySplit).
+	rowRun int
 	// strip, stripBF16, stripF16, stripE4M3 and stripE5M2 are the strip
 	// kernels for f32, bf16, f16, e4m3 and e5m2 B, [m-stripMinM] for m
 	// rows of A: see skinnyStripFunc.
@@ -137,6 +145,11 @@ type skinnyDotFunc func(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, 
 // the first reading it from memory, the others (M > 4) from L2.
 const skinnyDotBlock = 128 << 10
 
+// skinnyDotRows is the unit of rows of W of the dot kernels' blocks and
+// items: a multiple of every kernel's rows of W (3, 4 and 8), so that
+// only the last block of an item has a remainder.
+const skinnyDotRows = 24
+
 // skinnyStripMinM is the fewest rows of A the strip kernels take. With 9
 // to 16 rows of f32 B they read B 1.15–1.35× as fast as the 64-column
 // kernels (groups of 6 rows and a copy of B), with 8 as fast, and with 5
@@ -163,11 +176,10 @@ var skinnyStripsOff bool
 // skinnyRowFunc adds the product of m rows of packed A (m values or bf16
 // pairs a k or pair step) and rows rows of B (ldb bytes apart, n columns
 // from b on) to the m×n f32 tile at c (rows ldc bytes apart, 64-byte
-// aligned), walking B a few rows at a time along all n columns and
-// prefetching the rows pf bytes further down (the AVX-512 kernels from
-// the pass's first row, the AVX2 M = 1 kernel from its last: see
-// skinnyRowsAVX512 and skinnyRows1AVX2 in sgemm_gen.go). mask is
-// 2^(n mod 16) − 1.
+// aligned), walking B a few rows at a time along all n columns, the
+// AVX-512 kernels prefetching the rows pf bytes further down (see
+// skinnyRowsAVX512 and skinnyRowsAVX2 in sgemm_gen.go: the AVX2 kernel
+// reads neither pf nor mask). mask is 2^(n mod 16) − 1.
 type skinnyRowFunc func(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 const (
@@ -278,19 +290,23 @@ func (j *job) skinnyPath() bool {
 // are columns enough for every thread to get one, and sets the K block.
 // With a row-streaming kernel (M ≤ 4) K is one block, and an item's
 // columns are walked in tiles of j.sb columns: at most skinnyRowRun bytes
-// of a row of B, and a tile of sums of at most skinnyRowTile bytes.
+// of a row of B (the variant's rowRun, if set), and a tile of sums of at
+// most skinnyRowTile bytes; or, with the variant's rowRun set, rowRun
+// bytes of a row whatever the tile, and the items beyond one a thread at
+// least rowRun bytes of a row: each thread then streams its columns of B
+// in as long runs of its rows as it can.
 func (j *job) skinnySplit(threads int) {
 	a := j.a
 	if j.dotK = j.skinnyDotKernels(); j.dotK != nil {
 		// Blocks of rows of W of about skinnyDotBlock bytes, in units
-		// of 12 rows (the 3- and 4-row kernels'); items as below.
+		// of skinnyDotRows; items as below.
 		sz := a.B.DType.Size()
 		if j.widenOnce() {
 			sz = 4 // the block is widened to f32 (skinnyDots)
 		}
-		j.sb = max(12, min(480, skinnyDotBlock/max(1, a.K*sz)/12*12))
+		j.sb = max(skinnyDotRows, min(480, skinnyDotBlock/max(1, a.K*sz)/skinnyDotRows*skinnyDotRows))
 		j.mItems = 1
-		j.nItems = max(1, min(ceilDiv(a.N, 12), max(threads, min(4*threads, ceilDiv(a.N*max(a.K, 1)*sz, skinnyDotBlock)))))
+		j.nItems = max(1, min(ceilDiv(a.N, skinnyDotRows), max(threads, min(4*threads, ceilDiv(a.N*max(a.K, 1)*sz, skinnyDotBlock)))))
 		j.items = a.Batch * j.nItems
 		j.kc = max(a.K, 1)
 		j.numKBlk = 1
@@ -298,11 +314,15 @@ func (j *job) skinnySplit(threads int) {
 	}
 	if j.rowsK = j.skinnyRowKernel(); j.rowsK != nil {
 		j.sb = max(16, min(skinnyRowRun/a.B.DType.Size(), skinnyRowTile/(4*a.M)/16*16))
+		item := skinnyRun
+		if r := j.v.skinny.rowRun; r != 0 {
+			j.sb, item = max(16, r/a.B.DType.Size()), r
+		}
 		j.mItems = 1
-		// An item a thread, up to four of at least skinnyRun bytes of a
+		// An item a thread, up to four of at least item bytes of a
 		// row, as below; none wider than a tile.
 		j.nItems = max(1, ceilDiv(a.N, j.sb), min(threads, ceilDiv(a.N, skinnyNB)),
-			min(4*threads, ceilDiv(a.N*a.B.DType.Size(), skinnyRun)))
+			min(4*threads, ceilDiv(a.N*a.B.DType.Size(), item)))
 		j.items = a.Batch * j.nItems
 		j.kc = max(a.K, 1)
 		j.numKBlk = 1
@@ -428,7 +448,7 @@ func (j *job) skinnyWork(w *workspace) {
 			packed = b
 		}
 		if j.dotK != nil {
-			n0, n1 := itemRange(part, j.nItems, a.N, 12)
+			n0, n1 := itemRange(part, j.nItems, a.N, skinnyDotRows)
 			for jj := n0; jj < n1; jj += j.sb {
 				j.skinnyDots(w, b, jj, min(j.sb, n1-jj))
 			}

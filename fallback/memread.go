@@ -1,25 +1,23 @@
 package fallback
 
-import (
-	"encoding/binary"
-
-	"github.com/klauspost/cpuid/v2"
-	"github.com/tcrt-go/tcrt/internal/cpufeat"
-)
+import "encoding/binary"
 
 // MemRead reads all of p and returns the XOR of its little-endian 64-bit
 // words (the last partial word zero-padded), so that no load can be left
 // out: the read-only yardstick of memory-bound kernels (bench's
-// BenchmarkMemRead runs it on every core). With AVX-512 (the CPU feature
-// mask applies) it reads the quarters of p as four streams, a 64-byte load
-// from each a step (a few sequential streams, as the skinny matmul kernels
-// read B), and nothing else: no prefetch, no store.
+// BenchmarkMemRead runs it on every core). With AVX-512 or AVX2 (the CPU
+// feature mask applies) it reads the quarters of p as four streams, a
+// line from each a step (one 64-byte load or two of 32: a few sequential
+// streams, as the skinny matmul kernels read B), and nothing else: no
+// prefetch, no store.
 func MemRead(p []byte) uint64 {
 	var x uint64
 	n := 0
-	if memReadFast != nil && len(p) >= 1024 && cpufeat.Supports(cpuid.AVX512F) {
-		n = len(p) &^ 1023
-		x = memReadFast(p[:n])
+	if memReadFast != nil && len(p) >= 1024 {
+		var ok bool
+		if x, ok = memReadFast(p[:len(p)&^1023]); ok {
+			n = len(p) &^ 1023
+		}
 	}
 	for ; n+8 <= len(p); n += 8 {
 		x ^= binary.LittleEndian.Uint64(p[n:])
@@ -33,5 +31,6 @@ func MemRead(p []byte) uint64 {
 }
 
 // memReadFast, when not nil, is MemRead's vector loop over p, len(p) a
-// non-zero multiple of 1024.
-var memReadFast func(p []byte) uint64
+// non-zero multiple of 1024: it reports false, having read nothing, where
+// the CPU (and its mask) has none of its instructions.
+var memReadFast func(p []byte) (uint64, bool)

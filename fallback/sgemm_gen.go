@@ -1484,19 +1484,26 @@ func skinnyRowsAVX2Mask() {
 }
 
 // skinnyRowsAVX2MaxM is the most rows of A an AVX2 row-streaming kernel
-// takes. With one row it read 4096² B and the other decode shapes 1.18–1.47×
-// as fast as the strip kernel; with four 0.79–1.21× (median about 0.93),
-// so from two rows on the strips stay (BenchmarkMatMulSkinny, one thread,
-// scripts/bench-ab.sh, medians of 5 alternated rounds, load 5–10, on the
-// 2-vCPU AVX2-only EPYC).
-const skinnyRowsAVX2MaxM = 1
+// takes: as the AVX-512 ones, 4, the sums of 4 rows in registers. With 8
+// rows of B a sweep and tiles of 4096 columns, four rows of A read B
+// 1.06–1.63× as fast as the strip kernels where B is 16 MiB or more
+// (1.63 at 4096²), 1.0–1.03× at 512 columns, and two rows 1.97× at 4096²
+// (one thread, process CPU seconds, medians of 5 alternated rounds, load
+// 6–8, on the 2-vCPU AVX2-only EPYC; docs/performance.md, 3 December
+// 2026, 19:30 UTC). From 5 rows on the strips stay.
+const skinnyRowsAVX2MaxM = 4
 
 // skinnyRowsAVX2Steps is the rows of B a full sweep of the AVX2
 // row-streaming kernel takes (4 or 8), so the tile is loaded and stored
 // once per that many rows; the rest of K goes in sweeps of halving rows.
-// 4 read B faster than 2 where it is 16 MiB or more, and than 8 with 512
-// columns (docs/performance.md, 3 December 2026, 17:00 UTC).
-const skinnyRowsAVX2Steps = 4
+// 8 rows (8 sequential streams, which the hardware prefetcher serves
+// without help) with no software prefetch read B 1.2–1.5× as fast as 4
+// rows prefetched 4 rows ahead, with tiles of 16 KiB of a row (one item a
+// thread: skinnyAVX2's rowRun), where B is 16 MiB or more, and as fast at
+// 512 columns; prefetching (T0, T1 or NTA) cost 0–25% (one thread, process
+// CPU seconds, medians of 5 alternated rounds; docs/performance.md, 3
+// December 2026, 18:45 UTC).
+const skinnyRowsAVX2Steps = 8
 
 // skinnyRowsAVX2Name names the AVX2 row-streaming kernel of m rows.
 func skinnyRowsAVX2Name(m int) string { return fmt.Sprintf("skinnyRows%dAVX2", m) }
@@ -1504,26 +1511,34 @@ func skinnyRowsAVX2Name(m int) string { return fmt.Sprintf("skinnyRows%dAVX2", m
 // skinnyRowsAVX2 writes the AVX2+FMA row-streaming kernel of the skinny
 // products of m ≤ skinnyRowsAVX2MaxM rows of A by f32 B, with
 // skinnyRowsAVX512's signature, arguments and sums (each column one FMA
-// chain in the order of k), but mask is not read: the last n mod 8
-// columns of B are loaded under a mask built from n (VMASKMOVPS, the
-// lanes past n zero), and the tile's rows are loaded and stored whole, so
-// they need room for n rounded up to 8 floats (the caller's tile has).
-// Each full sweep takes skinnyRowsAVX2Steps rows of B along all n
-// columns, 16 a loop trip in two halves of 8 (B an operand of the FMAs),
-// prefetching a trip one line of each of the rows pf bytes past the
-// sweep's last.
+// chain in the order of k), but neither mask nor pf is read: the last n
+// mod 8 columns of B are loaded under a mask built from n (VMASKMOVPS,
+// the lanes past n zero), the tile's rows are loaded and stored whole, so
+// they need room for n rounded up to 8 floats (the caller's tile has),
+// and nothing is prefetched. Each full sweep takes skinnyRowsAVX2Steps
+// rows of B along all n columns, 16 a loop trip in two halves of 8 (B an
+// operand of the FMAs).
+//
+// One row of A keeps its steps' broadcasts in registers for the whole
+// sweep; more rows load each vector of B once, to a register, and
+// broadcast each value of A as its FMA needs it (a load from L1).
 //
 // Registers: DI points at the sweep's first row of B and R13 at its fifth
-// (R9: ldb, R12: 3·ldb), R15 and R14 at the rows to prefetch (R10 = pf
-// past the sweep), R11 at the row the sweep starts from, DX at the tile
-// (R8: ldc), AX counts the trips of 16 columns, BX holds n; Y0 to
-// Y(m·steps − 1) hold the broadcasts of A, Y8 up (m·steps up, past 8) the
-// sums, Y14 a masked row of B, Y15 the tail mask.
+// (R9: ldb, R12: 3·ldb), R11 at the row the sweep starts from, DX at the
+// tile (R8: ldc, R10: 3·ldc), AX counts the trips of 16 columns, BX holds
+// n; with one row of A Y0 to Y(steps − 1) hold the broadcasts of A, with
+// more Y13 the one in use; Y8 up the sums, Y14 a (masked) row of B, Y15
+// the tail mask.
 func skinnyRowsAVX2(m int) {
 	name := skinnyRowsAVX2Name(m)
 	steps := skinnyRowsAVX2Steps
-	sum0 := max(8, m*steps)
-	if m > 3 || sum0+m > 14 {
+	// One row of A keeps its broadcasts in Y0 up; more rows broadcast
+	// each value of A as they use it.
+	sum0 := 8
+	if m == 1 {
+		sum0 = max(8, m*steps)
+	}
+	if m > 4 || sum0+m > 14 {
 		panic("skinnyRowsAVX2: too many rows of A for the registers")
 	}
 	p("")
@@ -1535,7 +1550,6 @@ func skinnyRowsAVX2(m int) {
 	p("\tMOVQ ldb+24(FP), R9")
 	p("\tMOVQ ldc+40(FP), R8")
 	p("\tMOVQ n+48(FP), BX")
-	p("\tMOVQ pf+64(FP), R10")
 	// Y15: lanes 0 to (n mod 8) − 1 set, from dword 8 − n mod 8 of the
 	// table.
 	p("\tMOVQ BX, AX")
@@ -1544,6 +1558,9 @@ func skinnyRowsAVX2(m int) {
 	p("\tLEAQ skinnyRowsTail<>+32(SB), R12")
 	p("\tVMOVDQU (R12)(AX*4), Y15")
 	p("\tLEAQ (R9)(R9*2), R12")
+	if m > 3 {
+		p("\tLEAQ (R8)(R8*2), R10")
+	}
 	rowAddr := func(off int, lo, hi string, r int) string {
 		base := lo
 		if r >= 4 {
@@ -1552,7 +1569,7 @@ func skinnyRowsAVX2(m int) {
 		return fmt.Sprintf("%d(%s)%s", off, base, [...]string{"", "(R9*1)", "(R9*2)", "(R12*1)"}[r%4])
 	}
 	cAddr := func(off, i int) string {
-		return fmt.Sprintf("%d%s", off, []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)"}[i])
+		return fmt.Sprintf("%d%s", off, []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)", "(DX)(R10*1)"}[i])
 	}
 	// half multiplies 8 columns at byte off of the tile (4·off of B) by
 	// the sweep's rows, B masked when tail.
@@ -1562,12 +1579,21 @@ func skinnyRowsAVX2(m int) {
 		}
 		for s := 0; s < steps; s++ {
 			b := rowAddr(off, "DI", "R13", s)
-			if tail {
+			switch {
+			case tail:
 				p("\tVMASKMOVPS %s, Y15, Y14", b)
+				b = "Y14"
+			case m > 1:
+				p("\tVMOVUPS %s, Y14", b)
 				b = "Y14"
 			}
 			for i := 0; i < m; i++ {
-				p("\tVFMADD231PS %s, Y%d, Y%d", b, s*m+i, sum0+i)
+				a := fmt.Sprintf("Y%d", s*m+i)
+				if m > 1 {
+					p("\tVBROADCASTSS %d(SI), Y13", 4*(s*m+i))
+					a = "Y13"
+				}
+				p("\tVFMADD231PS %s, %s, Y%d", b, a, sum0+i)
 			}
 		}
 		for i := 0; i < m; i++ {
@@ -1575,38 +1601,24 @@ func skinnyRowsAVX2(m int) {
 		}
 	}
 	sweep := func(label string, steps int) {
-		for s := 0; s < steps; s++ {
-			for i := 0; i < m; i++ {
-				p("\tVBROADCASTSS %d(SI), Y%d", 4*(s*m+i), s*m+i)
-			}
+		for s := 0; s < steps && m == 1; s++ {
+			p("\tVBROADCASTSS %d(SI), Y%d", 4*s, s)
 		}
 		p("\tMOVQ R11, DI")
-		// The rows pf past the sweep's last (past B's end at the last
-		// sweeps: a prefetch does not fault).
-		p("\tLEAQ (R11)(R10*1), R15")
 		if steps > 4 {
 			p("\tLEAQ (DI)(R9*4), R13")
-			p("\tLEAQ (R15)(R9*4), R15")
-			p("\tLEAQ (R15)(R9*4), R14")
-		} else {
-			p("\tLEAQ (R15)(R9*%d), R15", steps)
 		}
 		p("\tMOVQ c+32(FP), DX")
 		p("\tMOVQ BX, AX")
 		p("\tSHRQ $4, AX")
 		p("\tJZ %s_%s_eight", name, label)
 		p("%s_%s_loop:", name, label)
-		for s := 0; s < steps; s++ {
-			p("\tPREFETCHT0 %s", rowAddr(0, "R15", "R14", s))
-		}
 		half(steps, 0, false)
 		half(steps, 32, false)
 		p("\tADDQ $64, DI")
 		if steps > 4 {
 			p("\tADDQ $64, R13")
-			p("\tADDQ $64, R14")
 		}
-		p("\tADDQ $64, R15")
 		p("\tADDQ $64, DX")
 		p("\tDECQ AX")
 		p("\tJNZ %s_%s_loop", name, label)
@@ -2007,8 +2019,15 @@ const skinnyDotAVX2MaxMR = 4
 // 16 ymm registers.
 // e4m3 B also needs a scratch register to widen a step (widenFloat8AVX2),
 // which 3×4 has not: its kernels of 3 rows of A take 3 rows of B.
+// One row of A by f32, bf16 or f16 B takes 8 rows of B (8 sums, 8 steps
+// of B, A a memory operand of the FMAs): 8 streams of B, which one core
+// reads faster than 4 (docs/performance.md, 3 December 2026, 19:30 UTC);
+// float8 B, whose widening needs more registers, stays at 4.
 func skinnyDotAVX2NR(mr int, bt skinnyB) int {
-	if mr == 4 || mr == 3 && bt == skinnyE4M3 {
+	switch {
+	case mr == 1 && (bt == skinnyF32 || bt == skinnyBF16 || bt == skinnyF16):
+		return 8
+	case mr == 4 || mr == 3 && bt == skinnyE4M3:
 		return 3
 	}
 	return 4
@@ -2033,19 +2052,23 @@ func skinnyDotAVX2Name(mr, nr int, bt skinnyB) string {
 // partial sums in a ymm, one FMA chain a lane in the order of k, added
 // pairwise at the end (lanes 0+4, 1+5, …, then horizontal adds). Each
 // step of 8 loads each row of B once, in turn, then each row of A once
-// (the 3×4 kernels: as memory operands of the FMAs, no register left), and
+// (the 3×4 and 1×5 to 1×8 kernels: as memory operands of the FMAs, no register left), and
 // multiplies them: the nr rows of B stream in order, which the hardware
 // prefetchers follow.
 //
-// Registers: SI, R8, R9, R10 are A's rows; DI, R11, R12, R13 B's; AX the
-// byte offset of the step in B (A's is AX·4/esz); CX counts the steps;
+// Registers: SI, R8, R9, R10 are A's rows; DI, R11, R12, R13 B's (with
+// one row of A and more than 4 of B, then R8, R9, R10, R14); AX the byte
+// offset of the step in B (A's is AX·4/esz); CX counts the steps;
 // accumulator (i, j) is Y(i·nr+j), B's row j Y(mr·nr+j).
 func skinnyDotAVX2(mr, nr int, bt skinnyB) {
 	name := skinnyDotAVX2Name(mr, nr, bt)
 	esz := skinnyAVX2Size[bt]
 	scale := 4 / esz // A's bytes per byte of B
 	aRegs := []string{"SI", "R8", "R9", "R10"}
-	bRegs := []string{"DI", "R11", "R12", "R13"}
+	bRegs := []string{"DI", "R11", "R12", "R13", "R8", "R9", "R10", "R14"}
+	if nr > 4 && mr > 1 {
+		panic("skinnyDotAVX2: more than 4 rows of B take one row of A")
+	}
 	p("")
 	p("// func %s(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)", name)
 	p("TEXT ·%s(SB), NOSPLIT, $0-56", name)

@@ -16,12 +16,21 @@ import (
 // whole strips only; skinnyStrips computes the last n mod 16 columns from a
 // zero-padded f32 copy with the f32 kernel.
 
-// skinnyRows1AVX2 is the row-streaming kernel of 1 row of packed A by f32
-// B (see skinnyRowFunc, and skinnyRowsAVX2 in sgemm_gen.go for why not
-// more rows).
+// skinnyRows1AVX2 to skinnyRows4AVX2 are the row-streaming kernels of 1
+// to 4 rows of packed A by f32 B (see skinnyRowFunc, and skinnyRowsAVX2
+// in sgemm_gen.go).
 
 //go:noescape
 func skinnyRows1AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows2AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows3AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
+
+//go:noescape
+func skinnyRows4AVX2(rows int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, pf int)
 
 //go:noescape
 func skinnyStrip1AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *float32, ldc, n int, mask uint64, accum int, pf unsafe.Pointer, pfLines, pfSkip int, buf unsafe.Pointer)
@@ -169,8 +178,9 @@ func skinnyStrip16F16AVX2(kc int, a *float32, b unsafe.Pointer, ldb int, c *floa
 
 // AVX2+FMA dot kernels in sgemm_amd64.s for transposed B (see
 // skinnyDotFunc and skinnyDotAVX2 in sgemm_gen.go): mr ≤ 4 rows of f32 A
-// by nr ≤ 4 (3 with 4 rows of A, and with 3 of e4m3 W) rows of f32, bf16,
-// f16, e4m3 or e5m2 W, both contiguous in K, over whole steps of 8.
+// by nr ≤ 4 (8 with 1 row of A and f32, bf16 or f16 W; 3 with 4 rows of
+// A, and with 3 of e4m3 W) rows of f32, bf16, f16, e4m3 or e5m2 W, both
+// contiguous in K, over whole steps of 8.
 
 //go:noescape
 func skinnyDot1x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
@@ -183,6 +193,18 @@ func skinnyDot1x3AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c 
 
 //go:noescape
 func skinnyDot1x4AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x5AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x6AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x7AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x8AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
 func skinnyDot2x1AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
@@ -230,6 +252,18 @@ func skinnyDot1x3BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int
 func skinnyDot1x4BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
+func skinnyDot1x5BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x6BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x7BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x8BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
 func skinnyDot2x1BF16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
@@ -273,6 +307,18 @@ func skinnyDot1x3F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int,
 
 //go:noescape
 func skinnyDot1x4F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x5F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x6F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x7F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
+
+//go:noescape
+func skinnyDot1x8F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
 //go:noescape
 func skinnyDot2x1F16AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
@@ -490,13 +536,24 @@ func skinnyDot4x2E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int
 //go:noescape
 func skinnyDot4x3E5M2AVX2(k8 int, a *float32, lda int, b unsafe.Pointer, ldb int, c *float32, ldc int)
 
+// skinnyRowRunAVX2 is the AVX2 row-streaming kernels' rowRun: tiles of
+// 16 KiB of a row of B (4096 f32 columns; the sums 16 KiB of L1 with one
+// row of A, 64 KiB with four), one item a thread. One thread, f32 B of
+// 16 MiB or more, against 4 KiB tiles split four items a thread (and with
+// one row of A, 8-row sweeps): with one row of A 1.3–1.5× the B bytes per
+// CPU second, with four rows 1.0–1.2× those of tiles held to 16 KiB of
+// sums (1024 columns), and 0.93–1.18× at 512 columns (docs/performance.md,
+// 3 December 2026, 18:45 and 19:30 UTC).
+const skinnyRowRunAVX2 = 16 << 10
+
 // skinnyAVX2 holds the skinny kernels of the AVX2 variant: a row-streaming
 // kernel for one row of A by f32 B, strip kernels for every M of the
 // skinny path and f32, bf16, f16 (F16C's VCVTPH2PS), e4m3 and e5m2 B, dot
 // kernels for transposed B of those types. AVX-512 hosts masked to AVX2 (TCRT_CPU=avx2) take them too.
 var skinnyAVX2 = &skinnyKernels{
 	features: []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
-	rowsF32:  []skinnyRowFunc{skinnyRows1AVX2},
+	rowsF32:  []skinnyRowFunc{skinnyRows1AVX2, skinnyRows2AVX2, skinnyRows3AVX2, skinnyRows4AVX2},
+	rowRun:   skinnyRowRunAVX2,
 	strip: []skinnyStripFunc{
 		skinnyStrip1AVX2,
 		skinnyStrip2AVX2,
@@ -552,19 +609,19 @@ var skinnyAVX2 = &skinnyKernels{
 		skinnyStrip16F16AVX2,
 	},
 	dotF32: [][]skinnyDotFunc{
-		{skinnyDot1x1AVX2, skinnyDot1x2AVX2, skinnyDot1x3AVX2, skinnyDot1x4AVX2},
+		{skinnyDot1x1AVX2, skinnyDot1x2AVX2, skinnyDot1x3AVX2, skinnyDot1x4AVX2, skinnyDot1x5AVX2, skinnyDot1x6AVX2, skinnyDot1x7AVX2, skinnyDot1x8AVX2},
 		{skinnyDot2x1AVX2, skinnyDot2x2AVX2, skinnyDot2x3AVX2, skinnyDot2x4AVX2},
 		{skinnyDot3x1AVX2, skinnyDot3x2AVX2, skinnyDot3x3AVX2, skinnyDot3x4AVX2},
 		{skinnyDot4x1AVX2, skinnyDot4x2AVX2, skinnyDot4x3AVX2},
 	},
 	dotBF16: [][]skinnyDotFunc{
-		{skinnyDot1x1BF16AVX2, skinnyDot1x2BF16AVX2, skinnyDot1x3BF16AVX2, skinnyDot1x4BF16AVX2},
+		{skinnyDot1x1BF16AVX2, skinnyDot1x2BF16AVX2, skinnyDot1x3BF16AVX2, skinnyDot1x4BF16AVX2, skinnyDot1x5BF16AVX2, skinnyDot1x6BF16AVX2, skinnyDot1x7BF16AVX2, skinnyDot1x8BF16AVX2},
 		{skinnyDot2x1BF16AVX2, skinnyDot2x2BF16AVX2, skinnyDot2x3BF16AVX2, skinnyDot2x4BF16AVX2},
 		{skinnyDot3x1BF16AVX2, skinnyDot3x2BF16AVX2, skinnyDot3x3BF16AVX2, skinnyDot3x4BF16AVX2},
 		{skinnyDot4x1BF16AVX2, skinnyDot4x2BF16AVX2, skinnyDot4x3BF16AVX2},
 	},
 	dotF16: [][]skinnyDotFunc{
-		{skinnyDot1x1F16AVX2, skinnyDot1x2F16AVX2, skinnyDot1x3F16AVX2, skinnyDot1x4F16AVX2},
+		{skinnyDot1x1F16AVX2, skinnyDot1x2F16AVX2, skinnyDot1x3F16AVX2, skinnyDot1x4F16AVX2, skinnyDot1x5F16AVX2, skinnyDot1x6F16AVX2, skinnyDot1x7F16AVX2, skinnyDot1x8F16AVX2},
 		{skinnyDot2x1F16AVX2, skinnyDot2x2F16AVX2, skinnyDot2x3F16AVX2, skinnyDot2x4F16AVX2},
 		{skinnyDot3x1F16AVX2, skinnyDot3x2F16AVX2, skinnyDot3x3F16AVX2, skinnyDot3x4F16AVX2},
 		{skinnyDot4x1F16AVX2, skinnyDot4x2F16AVX2, skinnyDot4x3F16AVX2},
