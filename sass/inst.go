@@ -317,6 +317,9 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 	b.WriteString(i.Guard.String())
 	b.WriteString(string(i.Op))
 	for _, m := range i.Mods {
+		if !listing && strings.HasPrefix(m, "_") {
+			continue // a hidden modifier: nvdisasm does not print it
+		}
 		b.WriteString("." + m)
 	}
 	showReuse := listing || i.Ctrl.reuseShown()

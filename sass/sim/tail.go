@@ -219,7 +219,7 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 				return nil, 0, bad("HMNMX2.%v", m)
 			}
 		}
-		if len(a) != 4 || a[1].Kind != sass.KReg || a[2].Kind != sass.KReg || a[1].Sel == ".F32" || a[2].Sel == ".F32" {
+		if len(a) != 4 || a[1].Kind != sass.KReg || a[2].Kind != sass.KReg && a[2].Kind != sass.KImm || a[1].Sel == ".F32" || a[2].Sel == ".F32" {
 			return nil, 0, bad("HMNMX2 operands")
 		}
 		bf, nan, isMin := has(m, "BF16_V2"), has(m, "NAN"), !a[3].Not
@@ -400,8 +400,9 @@ func hcmpOf(in sass.Inst) (func(a, b uint32) uint32, bool) {
 	if !ok || has(in.Mods, "H_AND") || has(in.Mods, "BF16_V2") {
 		return nil, false
 	}
-	for _, o := range in.Args[len(in.Args)-3 : len(in.Args)-1] {
-		if o.Kind != sass.KReg || o.Sel == ".F32" {
+	for k, o := range in.Args[len(in.Args)-3 : len(in.Args)-1] {
+		// (B may be an immediate pair the decoder has joined)
+		if o.Kind != sass.KReg && (k == 0 || o.Kind != sass.KImm) || o.Sel == ".F32" {
 			return nil, false
 		}
 	}
