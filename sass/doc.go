@@ -44,7 +44,9 @@
 // DecodeWord accepts a word only if re-encoding the decoded instruction gives
 // the same 128 bits; anything else (an opcode outside the model, a field
 // value no table lists, a set bit no form explains) is ErrUnmodeled. So the
-// decoder never invents meaning, and every accepted word round-trips.
+// decoder never invents meaning, and every accepted word round-trips. The
+// texture and surface instructions (TEX, TLD, TLD4, SULD, SUST) are refused
+// by name: their errors also wrap ErrUnsupported.
 //
 // # Text
 //
