@@ -489,6 +489,13 @@ var opcodes = []opcode{
 			`x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} 72:1{?,EX} | >P@81, >P@84, R@24, $B, P@87~90, P@68~71`,
 		},
 	},
+	// FSET: FSETP's comparison into a register, 1.0 or 0 (.BF, which
+	// nvdisasm prints on every word: nvcc's bf16 __hgt; flipping each bit)
+	{op: "FSET", class: ClassALU, sim: SimLane3,
+		forms: []string{
+			`20a 0:0{BF} 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} | >R@16, R@24-72|73, R@32-63|62, P@87~90`,
+		},
+	},
 	{op: "FSETP", class: ClassALU, sim: SimSetP,
 		forms: []string{
 			`x20b 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} :F | >P@81, >P@84, R@24-72|73, $B/145-63|62, P@87~90`,
@@ -725,6 +732,9 @@ var opcodes = []opcode{
 			// HMNMX2 with HFMA2's swizzles and negate/abs bits, 78 .F32, 80 .FTZ,
 			// 82 .XORSIGN (min.xorsign.abs)
 			`240 85:1{_,BF16_V2} 78:1{_,F32} 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} | >R@16, R@24-72|73zh74, R@32-63|62zh60, P@87~90`,
+			// with a pair of bfloat16 immediates (selector 4: nvcc's bf16
+			// clamp, HMNMX2.BF16_V2 R5, R5, 1, 1, PT)
+			`840 0:0{BF16_V2} =85:1:1 80:1{_,FTZ} 81:1{_,NAN} | >R@16, R@24-72|73zh74, HB@48:16, HB@32:16, P@87~90`,
 		},
 	},
 	{op: "HFMA2", class: ClassHalf, sim: SimHalf,

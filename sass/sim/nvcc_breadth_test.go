@@ -149,3 +149,65 @@ func TestSimR2P(t *testing.T) {
 		}
 	}
 }
+
+// TestSimFSET: FSET.BF (nvcc's bfloat16 comparisons) writes 1.0 where
+// the comparison holds and 0 elsewhere, with negated and absolute
+// sources, on random floats with NaN, infinities and zeros among them.
+func TestSimFSET(t *testing.T) {
+	cases := []struct {
+		text string
+		ref  func(a, b float32) bool
+	}{
+		{"FSET.BF.GT.AND R8, R2, R3, PT", func(a, b float32) bool { return a > b }},
+		{"FSET.BF.LTU.AND R8, -R2, |R3|, PT", func(a, b float32) bool { return !(-a >= float32(math.Abs(float64(b)))) }},
+		{"FSET.BF.EQ.XOR R8, R2, R3, PT", func(a, b float32) bool { return a != b }},
+	}
+	var b strings.Builder
+	b.WriteString(`
+[B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
+[B------:R-:W-:-:S02] MOV R5, 0x8 ;
+[B0-----:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x160] ;
+[B------:R-:W-:-:S02] ULDC.64 UR4, c[0x0][0x118] ;
+[B------:R-:W1:-:S04] LDG.E.64 R2, [R6.64] ;
+[B------:R-:W-:-:S02] MOV R5, 0x4 ;
+[B------:R-:W-:-:S04] IMAD.WIDE R6, R1, R5, c[0x0][0x168] ;
+`)
+	for k, c := range cases {
+		wait := "------"
+		if k == 0 {
+			wait = "-1----"
+		}
+		fmt.Fprintf(&b, "[B%s:R-:W-:-:S04] %s ;\n", wait, c.text)
+		fmt.Fprintf(&b, "[B------:R-:W-:-:S04] STG.E [R6.64+%#x], R8 ;\n", 0x100*k)
+	}
+	b.WriteString("[B------:R-:W-:-:S05] EXIT ;\n")
+	p := asm(t, b.String())
+	r := rand.New(rand.NewPCG(124, 125))
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(negZero()), 1}
+	in := make([]uint32, 128)
+	for i := range in {
+		v := float32(r.NormFloat64())
+		if r.IntN(3) == 0 {
+			v = special[r.IntN(len(special))]
+		}
+		in[i] = math.Float32bits(v)
+	}
+	m := NewMemory()
+	ai, ao := alloc(t, m, "in", in, 0), alloc(t, m, "out", nil, 64*len(cases))
+	if _, err := Launch(p, Config{StrictScoreboards: true, Block: [3]int{64}, Memory: m, Params: params(ai, ao), Poison: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := simWords(m.Bytes("out"))
+	for k, c := range cases {
+		for l := 0; l < 64; l++ {
+			x, y := math.Float32frombits(in[2*l]), math.Float32frombits(in[2*l+1])
+			want := uint32(0)
+			if c.ref(x, y) {
+				want = 0x3f800000
+			}
+			if got := out[64*k+l]; got != want {
+				t.Fatalf("%s on %g, %g: %#x, want %#x", c.text, x, y, got, want)
+			}
+		}
+	}
+}

@@ -27,7 +27,7 @@ func tailLane3(in sass.Inst) bool {
 		// with a constant predicate (PT: min, !PT: max)
 		p := in.Args[len(in.Args)-1]
 		return p.Kind == sass.KPred && p.N == uint8(sass.PT)
-	case "HSET2":
+	case "HSET2", "FSET":
 		// with the predicate PT only (ptxas's set.*.f16x2)
 		p := in.Args[len(in.Args)-1]
 		return p.Kind == sass.KPred && p.N == uint8(sass.PT) && !p.Not
@@ -263,6 +263,31 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 				}
 			}
 			return d
+		}, 2, nil
+	case "FSET":
+		// FSET.BF: 1.0 where the comparison (and PT) holds, else 0
+		code, ok := cmpOf(m, true)
+		if !ok || !has(m, "BF") || len(a) != 4 || a[1].Kind != sass.KReg || a[2].Kind != sass.KReg {
+			return nil, 0, bad("FSET.%v", m)
+		}
+		lg, ftz := logicOf(m), has(m, "FTZ")
+		sign := func(o sass.Operand) func(uint32) uint32 {
+			return func(x uint32) uint32 {
+				if o.Abs {
+					x &^= 1 << 31
+				}
+				if o.Neg {
+					x ^= 1 << 31
+				}
+				return x
+			}
+		}
+		ta, tb := sign(a[1]), sign(a[2])
+		return func(x, y, _ uint32) uint32 {
+			if logic(lg, fcmp(code, ta(x), tb(y), ftz), true) {
+				return 0x3f800000
+			}
+			return 0
 		}, 2, nil
 	case "PRMT":
 		if len(m) != 1 {
