@@ -608,7 +608,8 @@ func TestSimHalfMinMax(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		mods, pred, bSrc string
-	}{{"", "PT", "R9"}, {".NAN", "PT", "R9"}, {"", "!PT", "R9"}, {".NAN", "!PT", "|R9|"}, {".BF16_V2.NAN", "!PT", "R9"}, {".BF16_V2", "PT", "R9"}} {
+	}{{"", "PT", "R9"}, {".NAN", "PT", "R9"}, {"", "!PT", "R9"}, {".NAN", "!PT", "|R9|"}, {".BF16_V2.NAN", "!PT", "R9"}, {".BF16_V2", "PT", "R9"},
+		{".BF16_V2", "PT", "1, -0.5"}} { // an immediate pair, H1 first (nvcc's clamp)
 		name := "HMNMX2" + tc.mods
 		src := `
 [B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
@@ -636,8 +637,11 @@ func TestSimHalfMinMax(t *testing.T) {
 		bf, nan := strings.Contains(tc.mods, "BF16"), strings.Contains(tc.mods, "NAN")
 		for l := 0; l < 64; l++ {
 			a, b := in[4*l], in[4*l+1]
-			if tc.bSrc == "|R9|" {
+			switch tc.bSrc {
+			case "|R9|":
 				b &= 0x7fff7fff
+			case "1, -0.5":
+				b = 0x3f80<<16 | 0xbf00
 			}
 			var want uint32
 			for k := 0; k < 32; k += 16 {
