@@ -269,14 +269,15 @@ func DepsOf(i Inst) (Deps, error) {
 			span(LocUP+Loc(a.N), 1, uint8(UPT), out)
 		case fPR:
 			// P2R reads the predicates its mask (the last operand)
-			// selects; an instruction without one reads them all
+			// selects, R2P writes them; an instruction without one
+			// reads or writes them all
 			mask := int64(0x7f)
 			if last := i.Args[len(i.Args)-1]; last.Kind == KImm {
 				mask = last.Imm
 			}
 			for p := Loc(0); p < 7; p++ {
 				if mask>>p&1 != 0 {
-					read(LocP + p)
+					out(LocP + p)
 				}
 			}
 		case fMU:

@@ -44,7 +44,9 @@
 // DecodeWord accepts a word only if re-encoding the decoded instruction gives
 // the same 128 bits; anything else (an opcode outside the model, a field
 // value no table lists, a set bit no form explains) is ErrUnmodeled. So the
-// decoder never invents meaning, and every accepted word round-trips.
+// decoder never invents meaning, and every accepted word round-trips. The
+// texture and surface instructions (TEX, TLD, TLD4, SULD, SUST) are refused
+// by name: their errors also wrap ErrUnsupported.
 //
 // # Text
 //
@@ -62,10 +64,12 @@
 // reuse flags that no printed register shows; ":X<n>" for bits 126..127), and
 // shows what nvdisasm's text loses: every reuse flag, a global access's
 // hidden descriptor when it is not UR4 (hdesc[URn][...]), a NaN immediate as its bits
-// (0fXXXXXXXX), and the scale of a shared address on RZ. Parse and ParseInst
-// read both forms; ParseInst(i.Listing(pc), pc) == i for every encodable i,
-// and parsing nvdisasm's own text gives back the word except for what that
-// text cannot show (the control word, the hidden descriptor, NaN payloads).
+// (0fXXXXXXXX), the scale of a shared address on RZ, and a hidden modifier
+// (a token starting with "_", e.g. LEA.HI.SX32._NOTPT) for bits nvdisasm
+// prints alike. Parse and ParseInst read both forms; ParseInst(i.Listing(pc),
+// pc) == i for every encodable i, and parsing nvdisasm's own text gives back
+// the word except for what that text cannot show (the control word, the
+// hidden descriptor and modifiers, NaN payloads).
 //
 // # Facts measured with the CUDA 11.8 tools (and unverified assumptions)
 //

@@ -16,6 +16,10 @@ var (
 	// ErrUnmodeled: a word the decoder cannot explain bit for bit (an
 	// opcode or a field value outside the model).
 	ErrUnmodeled = errors.New("sass: word not in the model")
+	// ErrUnsupported: a word of an instruction family the model refuses
+	// by name (the texture and surface units); such errors also wrap
+	// ErrUnmodeled.
+	ErrUnsupported = errors.New("sass: instruction family not supported")
 	// ErrSyntax: text the parser cannot read.
 	ErrSyntax = errors.New("sass: syntax error")
 	// ErrLength: a byte slice whose length is not a multiple of 16.

@@ -279,7 +279,24 @@ func decodeWord(w word) (Inst, error) {
 		}
 		return i, nil
 	}
+	if name, ok := unsupportedOps[w.get(0, 12)]; ok && len(fs) == 0 {
+		return Inst{}, fmt.Errorf("%w: %w: %s (the texture and surface units are outside the model): %016x %016x", ErrUnmodeled, ErrUnsupported, name, w[0], w[1])
+	}
 	return Inst{}, fmt.Errorf("%w: %016x %016x", ErrUnmodeled, w[0], w[1])
+}
+
+// unsupportedOps names, by 12-bit opcode, the instructions the model
+// refuses by name: nvcc's texture and surface objects (tex1Dfetch, tex2D,
+// tex2Dgather, surf2Dread/Write through cudaTextureObject_t and
+// cudaSurfaceObject_t; the bound forms and the .B forms that take the
+// descriptor in a register, as nvdisasm names them). They need a texture
+// unit (filtering, addressing modes, formats) and a descriptor heap that
+// neither the simulator nor the runtime has.
+var unsupportedOps = map[uint64]string{
+	0xb60: "TEX", 0x361: "TEX",
+	0xb66: "TLD", 0x367: "TLD",
+	0xb63: "TLD4", 0x364: "TLD4",
+	0x99a: "SULD", 0x99e: "SUST",
 }
 
 // Decode decodes consecutive 16-byte words.
@@ -317,6 +334,9 @@ func (i Inst) render(f *form, pc int64, listing bool) string {
 	b.WriteString(i.Guard.String())
 	b.WriteString(string(i.Op))
 	for _, m := range i.Mods {
+		if !listing && strings.HasPrefix(m, "_") {
+			continue // a hidden modifier: nvdisasm does not print it
+		}
 		b.WriteString("." + m)
 	}
 	showReuse := listing || i.Ctrl.reuseShown()

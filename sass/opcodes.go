@@ -167,7 +167,9 @@ var opcodes = []opcode{
 	{op: "MEMBAR", class: ClassBranch, sim: SimNop,
 		forms: []string{
 			// MEMBAR: 78:2 and 76:2 as seen in ptxas's fences (.ALL.GPU, .ALL.SYS)
-			`992 78:2{SC,?,ALL} 76:2{CTA,?,GPU,SYS} |`,
+			// and 76:3 5 .VC (nvcc -G's MEMBAR.SC.VC; flipping 76-80: 76:3 is
+			// the scope, 1 .SM, 79 .ALL)
+			`992 79:2{SC,ALL} 76:3{CTA,SM,GPU,SYS,?,VC} |`,
 		},
 	},
 	{op: "ERRBAR", class: ClassBranch, sim: SimNop,
@@ -255,6 +257,9 @@ var opcodes = []opcode{
 	{op: "RET", class: ClassBranch, sim: SimIndirect, noReuse: true,
 		forms: []string{
 			`950 =87:3:7 =85:1:0 0:0{REL} 86:1{_,NODEC} | R@24, T@32:50s`,
+			// RET.ABS (bit 85: nvcc -G's returns): an absolute target at
+			// 32:50, unsigned (flipping 32..81)
+			`950 =87:3:7 =85:1:1 0:0{ABS} 86:1{_,NODEC} | R@24, U@32:50s`,
 		},
 		regs: []regRule{
 			// RET and BRX read a 64-bit address pair (ptxas sets R21 with MOV
@@ -293,16 +298,16 @@ var opcodes = []opcode{
 	{op: "IMAD", class: ClassFMA, sim: SimIMAD,
 		forms: []string{
 			`x224 73:1{MOV.U32,MOV} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24=255, $B/123=255, $C-75`,
-			`x224 73:1{SHL.U32,?} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4p, $C=255`,
+			`x224 73:1{SHL.U32,SHL} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4p, $C=255`,
 			`x224 73:1{IADD.U32,IADD} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/4=1, $C-75`,
 			`x224 73:1{U32,_} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B, $C-75`,
-			`x224 73:1{?,_} 74:1{?,X} =81:3:7 | >R@16, R@24, $B, $C~75, P@87~90`,
+			`x224 73:1{U32,_} 74:1{?,X} =81:3:7 | >R@16, R@24, $B, $C~75, P@87~90`,
 			`x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C-75`,
 			`x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 =81:3:7 | >R@16, R@24, $B/134567, $C`,
 			// with a carry-out predicate at 81, printed after the destination
 			// (ptxas's 64-bit division: IMAD.HI.U32 R10, P1, R9, R13, R10)
 			`x227 73:1{HI.U32,HI} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C-75`,
-			`x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/1, $C`,
+			`x225 73:1{WIDE.U32,WIDE} =74:1:0 =87:4:15 | >R@16, >P@81, R@24, $B/145, $C`,
 			// IMAD.WIDE(.U32).X: the carry in at 87 (the high word of a 64-bit
 			// product-sum), with or without a carry out at 81.
 			`x225 73:1{WIDE.U32,WIDE} =74:1:1 0:0{X} =81:3:7 | >R@16, R@24, $B/134567, $C~75, P@87~90`,
@@ -359,6 +364,11 @@ var opcodes = []opcode{
 			// negate bits, with it not bits and the carry in at 87.
 			`x211 0:0{HI} =80:1:1 =74:1:0 0:0{SX32} =73:1:1 =64:8:255 =81:3:7 =87:4:7 :U | >R@16, R@24-72, $B/145-63, U@75:5`,
 			`x211 0:0{HI} =80:1:1 =74:1:0 0:0{SX32} =73:1:1 =64:8:255 =87:4:7 :U | >R@16, >P@81, R@24-72, $B/145-63, U@75:5`,
+			// the same with !PT in the unused carry field 87:4, which nvcc
+			// writes (LEA.HI.SX32 R3, R3, R6, 0x1e from a signed division by a
+			// power of two) and nvdisasm prints alike: the hidden
+			// modifier _NOTPT (listings only) tells the words apart
+			`211 0:0{HI} =80:1:1 =74:1:0 0:0{SX32} 0:0{_NOTPT} =73:1:1 =64:8:255 =81:3:7 =87:4:15 | >R@16, R@24-72, R@32-63, U@75:5`,
 			`x211 0:0{HI} =80:1:1 =74:1:1 0:0{X} 0:0{SX32} =73:1:1 =64:8:255 =81:3:7 :U | >R@16, R@24~72, $B/145~63, U@75:5, P@87~90`,
 			`x211 0:0{HI} =80:1:1 =74:1:1 0:0{X} 0:0{SX32} =73:1:1 =64:8:255 :U | >R@16, >P@81, R@24~72, $B/145~63, U@75:5, P@87~90`,
 		},
@@ -431,11 +441,11 @@ var opcodes = []opcode{
 	{op: "FRND", class: ClassSFU, queue: QueueSFU, sim: SimFRND, noReuse: true,
 		forms: []string{
 			// FRND: the rounding at 78, 75:2+84:2 the type as F2F's (F32 bare)
-			`307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+			`307 75:2+84:2{10=} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32-63|62`,
 			// FRND.FTZ (cvt.rzi.ftz.f32.f32): 80 flushes a subnormal source to
 			// zero first (flipping 80 of ptxas's FRND.FTZ.TRUNC R18, R2)
-			`307 75:2+84:2{10=} 80:1{_,FTZ} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
-			`313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32`,
+			`307 75:2+84:2{10=} 80:1{_,FTZ} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32-63|62`,
+			`313 75:2+84:2{15=F64} 78:2{_,FLOOR,CEIL,TRUNC} | >R@16, R@32-63|62`,
 			// FRND.F16 (cvt.rni.f16.f16): the type 5 in 75:2+84:2, bit 60 reads
 			// the high half (.H1) as MUFU.F16's
 			`307 75:2+84:2{5=F16} 78:2{_,FLOOR,CEIL,TRUNC} =60:1:0 | >R@16, R@32`,
@@ -452,7 +462,10 @@ var opcodes = []opcode{
 	},
 	{op: "FSEL", class: ClassALU, sim: SimSelect,
 		forms: []string{
-			`x208 :F | >R@16, R@24, $B, P@87~90`,
+			// negation and absolute value on A (72/73) and a register or
+			// constant B (63/62): nvcc's sinf, FSEL R7, -R7, -0.1666..., P0
+			// (flipping each bit)
+			`x208 :F | >R@16, R@24-72|73, $B-63|62, P@87~90`,
 		},
 	},
 	// Comparisons.
@@ -476,6 +489,13 @@ var opcodes = []opcode{
 			`x20c 76:3{F,LT,EQ,LE,GT,NE,GE,T} 73:1{U32,_} 74:2{AND,OR,XOR} 72:1{?,EX} | >P@81, >P@84, R@24, $B, P@87~90, P@68~71`,
 		},
 	},
+	// FSET: FSETP's comparison into a register, 1.0 or 0 (.BF, which
+	// nvdisasm prints on every word: nvcc's bf16 __hgt; flipping each bit)
+	{op: "FSET", class: ClassALU, sim: SimLane3,
+		forms: []string{
+			`20a 0:0{BF} 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} | >R@16, R@24-72|73, R@32-63|62, P@87~90`,
+		},
+	},
 	{op: "FSETP", class: ClassALU, sim: SimSetP,
 		forms: []string{
 			`x20b 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 74:2{AND,OR,XOR} :F | >P@81, >P@84, R@24-72|73, $B/145-63|62, P@87~90`,
@@ -496,7 +516,8 @@ var opcodes = []opcode{
 	},
 	{op: "FFMA", class: ClassFMA, sim: SimFloat,
 		forms: []string{
-			`x223 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/12345-63, $C/12345-75|74`,
+			// |B| at 62 (nvcc's sqrtf: FFMA R4, -|R11|, |R11|, R4; flipping 62)
+			`x223 80:1{_,FTZ} 78:2{_,RM,RP,RZ} 77:1{_,SAT} :F | >R@16, R@24-72|73, $B/12345-63|62, $C/12345-75|74`,
 		},
 	},
 	{op: "FMNMX", class: ClassALU, sim: SimSelect,
@@ -545,7 +566,13 @@ var opcodes = []opcode{
 		forms: []string{
 			`22b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@32-63|62, R@64-75|74`,
 			`42b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74r1, D@32:32`,
-			`a2b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40, R@64-75|74`,
+			`a2b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, C@40-63|62, R@64-75|74`,
+			// selector 3: the constant in the C field (nvcc's f64 math
+			// library, DFMA R14, R10, R14, c[0x2][0x48]); each source's
+			// bits follow its field (flipping 62, 63, 72-75)
+			`62b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, R@64-75|74r1, C@40-63|62`,
+			// selector 4: a double immediate second source (DFMA R28, R28, -1, RZ)
+			`82b 78:2{_,RM,RP,RZ} | >R@16, R@24-72|73, D@32:32, R@64-75|74`,
 		},
 		regs: []regRule{
 			{regs: []uint8{2, 2, 2, 2}},
@@ -622,6 +649,9 @@ var opcodes = []opcode{
 			`b06 75:2{?,?,_,?} 84:2+74:1{2=U32,6=} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
 			`b12 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, C@40`,
 			`312 75:2{?,?,_,F64} 84:2+74:1{2=U32,6=,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
+			// from a uniform register (selector 6: nvcc's 64-bit division
+			// by a kernel parameter, I2F.U64.RP R2, UR4)
+			`d12 =91:1:1 75:2{?,?,_,F64} 84:2+74:1{3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, UR@32`,
 			`306 75:2{?,F16,_,?} 84:2+74:1{0=U8,4=S8,5=S16} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 			`312 75:2{?,F16,_,F64} 84:2+74:1{0=U8,4=S8,1=U16,5=S16,3=U64,7=S64} 78:2{_,RM,RP,RZ} | >R@16, R@32`,
 		},
@@ -702,6 +732,9 @@ var opcodes = []opcode{
 			// HMNMX2 with HFMA2's swizzles and negate/abs bits, 78 .F32, 80 .FTZ,
 			// 82 .XORSIGN (min.xorsign.abs)
 			`240 85:1{_,BF16_V2} 78:1{_,F32} 80:1{_,FTZ} 81:1{_,NAN} 82:1{_,XORSIGN} | >R@16, R@24-72|73zh74, R@32-63|62zh60, P@87~90`,
+			// with a pair of bfloat16 immediates (selector 4: nvcc's bf16
+			// clamp, HMNMX2.BF16_V2 R5, R5, 1, 1, PT)
+			`840 0:0{BF16_V2} =85:1:1 80:1{_,FTZ} 81:1{_,NAN} | >R@16, R@24-72|73zh74, HB@48:16, HB@32:16, P@87~90`,
 		},
 	},
 	{op: "HFMA2", class: ClassHalf, sim: SimHalf,
@@ -736,9 +769,11 @@ var opcodes = []opcode{
 			// unless PT (87), as above.
 			`431 =85:1:0 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, R@64-84|83zh81^, H@48:16, H@32:16`,
 			`431 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, R@64-84|83zh81^, HB@48:16, HB@32:16`,
-			`831 =85:1:0 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, H@48:16, H@32:16, R@64-84|83zh81^`,
-			`831 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74^, HB@48:16, HB@32:16, R@64-84|83zh81^`,
-			`831 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =78:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74^, HB@48:16, HB@32:16, R@64-84|83zh81^`,
+			// (their A and C print .reuse: nvcc's HFMA2 R5, R24.reuse.H0_H0,
+			// 6.1e-05, 6.1e-05, R5.H0_H0 and HFMA2.BF16_V2 R13, R8, 1, 1, R9.reuse)
+			`831 =85:1:0 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, H@48:16, H@32:16, R@64-84|83zh81`,
+			`831 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 77:1{_,SAT} =78:1:0 =79:1:0 =87:4:0 | >R@16, R@24-72|73zh74, HB@48:16, HB@32:16, R@64-84|83zh81`,
+			`831 0:0{BF16_V2} =85:1:1 80:1+76:1{_,FTZ,FMZ} 0:0{RELU} =77:1:0 =78:1:0 =79:1:1 =87:4:7 | >R@16, R@24-72|73zh74, HB@48:16, HB@32:16, R@64-84|83zh81`,
 		},
 	},
 	{op: "HMMA", class: ClassHMMA, late: true, queue: QueueHMMA, sim: SimHMMA,
@@ -1023,6 +1058,14 @@ var opcodes = []opcode{
 			`803 76:2{_,B1,B2,B3} | >R@16, PR@0, R@24, I@32:32`,
 		},
 	},
+	// R2P: the inverse, a register's bits 0..6 into the predicates the
+	// mask selects (nvcc's f64 sin/cos argument reduction, R2P PR, R0,
+	// 0x3; 76:2 selects a byte of it, printed R0.B1: not modelled)
+	{op: "R2P", class: ClassALU, sim: SimP2R,
+		forms: []string{
+			`804 =76:2:0 | >PR@0, R@24, I@32:32`,
+		},
+	},
 	{op: "SGXT", class: ClassALU, sim: SimSGXT,
 		forms: []string{
 			// SGXT Rd, Ra, width: zero (.U32, bit 73 clear) or sign extension
@@ -1047,11 +1090,17 @@ var opcodes = []opcode{
 			// halves into the first predicate) or .BF (HSET2: a 1.0 pair instead
 			// of all ones), 80 .FTZ, 69:2 the boolean with the predicate at 87.
 			`234 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 71:1{_,H_AND} 80:1{_,FTZ} 69:2{AND,OR,XOR} | >P@81, >P@84, R@24-72|73zh74, R@32-63|62zh60r2, P@87~90`,
+			// with a pair of half immediates (nvcc's half math library,
+			// HSETP2.GEU.OR P0, PT, R30.H0_H0, 8.5e-06, 8.5e-06, !P0)
+			`434 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 71:1{_,H_AND} 80:1{_,FTZ} 69:2{AND,OR,XOR} | >P@81, >P@84, R@24-72|73zh74, H@48:16, H@32:16, P@87~90`,
 		},
 	},
 	{op: "HSET2", class: ClassHalf, sim: SimLane3,
 		forms: []string{
 			`233 71:1{_,BF} 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 69:2{AND,OR,XOR} | >R@16, R@24-72|73zh74, R@32-63|62zh60r2, P@87~90`,
+			// a pair of half immediates (selector 2, as HFMA2's: nvcc's
+			// __heq2 with a constant, HSET2.BF.EQ.AND R17, R7, 0.304, 0.304, PT)
+			`433 71:1{_,BF} 76:4{F,LT,EQ,LE,GT,NE,GE,NUM,NAN,LTU,EQU,LEU,GTU,NEU,GEU,T} 80:1{_,FTZ} 69:2{AND,OR,XOR} | >R@16, R@24-72|73zh74, H@48:16, H@32:16, P@87~90`,
 		},
 	},
 	{op: "BMSK", class: ClassALU, sim: SimLane3,
@@ -1064,7 +1113,7 @@ var opcodes = []opcode{
 			// VABSDIFF |a-b| + c (73 signed, 32-bit lanes), VABSDIFF4 per byte (73
 			// signed, 75 .ACC: the four sums added to c); a predicate result at 81,
 			// printed when it is not PT.
-			`x214 73:1{U32,_} =81:3:7 :U | >R@16, R@24, $B/14, $C/1`,
+			`x214 73:1{U32,_} =81:3:7 :U | >R@16, R@24, $B/124, $C`,
 			`x214 73:1{U32,_} :U | >R@16, >P@81, R@24, $B/14, $C/1`,
 		},
 	},
@@ -1386,7 +1435,7 @@ const (
 	SimBitUnary                  // POPC, IABS, BREV, FLO
 	SimMATCH                     // MATCH
 	SimVOTE                      // VOTE (VOTEU)
-	SimP2R                       // P2R
+	SimP2R                       // P2R, R2P
 	SimSGXT                      // SGXT
 	SimPLOP3                     // PLOP3
 	SimLDC                       // LDC

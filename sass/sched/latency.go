@@ -86,6 +86,8 @@ func DefaultLatencies() *LatencyTable {
 			{sass.ClassUniform, sass.ClassFMA, 2, "nvcc arith.cu fdiv_scalar: ULDC UR6->IMAD.U32 R6, RZ, RZ, UR6; call.cu const_lut UMOV UR5->IMAD.U32 R3, RZ, RZ, UR5 (tail2_sync.ptx trace shows 3)"},
 			{sass.ClassFMA, sass.ClassShared, 4, "nvcc reduce.cu coalesced_count: IMAD->REDUX.SUM UR8, R0 (var.ptx var_chain's FMUL->STS data shows 5)"},
 			{sass.ClassALU, sass.ClassShared, 4, "nvcc arith.cu atomics: SHF->REDUX UR12, R8"},
+			{sass.ClassConv, sass.ClassSFU, 4, "nvcc mathlib.cu mathf: I2FP.F32.S32 R17->MUFU.EX2 R2, R17 (powf)"},
+			{sass.ClassALU, sass.ClassS2R, 4, "nvcc cgscan.cu cgall: VOTE.ANY R3->R2UR UR5, R3"},
 		},
 		SameClass:  4,
 		CrossClass: 5,

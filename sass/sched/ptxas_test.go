@@ -116,6 +116,8 @@ var latencyEvidence = []struct {
 	{corpus.NVCCDir + "/cubin/call.sm_86.cubin", "const_lut", "UMOV", "IMAD", 2},
 	{corpus.NVCCDir + "/cubin/reduce.sm_86.cubin", "coalesced_count", "IMAD", "REDUX", 4},
 	{corpus.NVCCDir + "/cubin/arith.sm_86.cubin", "atomics", "SHF", "REDUX", 4},
+	{corpus.NVCCDir + "/cubin/mathlib.sm_86.cubin", "mathf", "I2FP", "MUFU", 4},
+	{corpus.NVCCDir + "/cubin/cgscan.sm_86.cubin", "cgall", "VOTE", "R2UR", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "flash_attn", "IADD3", "MUFU", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "LOP3", "MUFU", 4},
 	{corpusDir + "/cubin/attn.sm_86.cubin", "transcendental", "FSEL", "MUFU", 4},

@@ -86,6 +86,7 @@ const (
 	xBMOVW   // BMOV.32 Bb, Ra: the barrier from a register (uniform)
 	xBMOVR   // BMOV.32(.CLEAR) Rd, Bb: the barrier into a register (and cleared)
 	xP2R     // P2R Rd, PR, RZ, mask (mma.go)
+	xR2P     // R2P PR, Ra, mask (mma.go)
 	xSGXT    // SGXT Rd, Ra, width (mma.go)
 	xPLOP3   // PLOP3.LUT Pd, PT, Pa, Pb, Pc, lut, 0x0: the truth table over lane masks
 	xLDC     // LDC(.U8/.S8/.U16/.S16/.64) Rd, c[bank][Ra+off]: a per-lane constant load
@@ -379,7 +380,7 @@ const (
 // to encode and print (HFMA2.SAT, F2FP.RZ, BAR.RED, LEA.HI.SX32, ...) is
 // not simulated until its decoder reads the token and this list names it.
 var modelled = [sass.NumSimOps]string{
-	sass.SimNop:          "SC ALL CTA GPU SYS " + /* MEMBAR */ "E U C PF1 PF2 WB IV RS PML2 DML2 RML2 IVALL IVALLP " + /* CCTL */ "WARP RAND", // NANOSLEEP
+	sass.SimNop:          "SC ALL CTA SM GPU SYS VC " + /* MEMBAR */ "E U C PF1 PF2 WB IV RS PML2 DML2 RML2 IVALL IVALLP " + /* CCTL */ "WARP RAND", // NANOSLEEP
 	sass.SimWarpSync:     "ALL EXCLUSIVE",
 	sass.SimBranch:       "DIV CONV",
 	sass.SimCall:         "REL NOINC ABS",
@@ -390,7 +391,7 @@ var modelled = [sass.NumSimOps]string{
 	sass.SimIADD3:        "X",
 	sass.SimLOP3:         "LUT",
 	sass.SimSHF:          "L R HI W S32 S64 U32 U64",
-	sass.SimLEA:          "HI X SX32",
+	sass.SimLEA:          "HI X SX32 _NOTPT",
 	sass.SimSelect:       "FTZ U32 NAN XORSIGN",
 	sass.SimPRMT:         "F4E B4E RC8 ECL ECR RC16",
 	sass.SimSetP:         tokCmp + tokLogic + "EX FTZ U32",
@@ -530,8 +531,21 @@ var decoders = [sass.NumSimOps]func(*decoder) error{
 // sources lane by lane (lane3Of, tail.go): VABSDIFF(4), IDP, BMSK, I2I,
 // HSET2 and HMNMX2 with a constant predicate, PRMT's modes, SGXT by a
 // register, packed halves with source modifiers.
+// joinHalves joins an immediate pair (H1 first: mma.go) into one operand:
+// HMUL2's B, HFMA2's B or C, HSET2's, HSETP2's and HMNMX2's B.
+func (c *decoder) joinHalves() {
+	for k := 2; k+1 < len(c.a); k++ {
+		if hk := c.a[k].Kind; (hk == sass.KHalf || hk == sass.KBF16) && c.a[k+1].Kind == hk {
+			c.a = append(append(c.a[:k:k], halfPair(c.a[k], c.a[k+1])), c.a[k+2:]...)
+			c.in.Args = c.a
+			return
+		}
+	}
+}
+
 func (c *decoder) decLane3() error {
 	d := c.d
+	c.joinHalves()
 	if !tailLane3(c.in) {
 		return bad("%s: form not modelled", c.in.Op)
 	}
@@ -554,6 +568,7 @@ func (c *decoder) decLane3() error {
 // decHSETP2 decodes HSETP2: both predicates from the halves' comparison.
 func (c *decoder) decHSETP2() error {
 	d, mods := c.d, c.mods
+	c.joinHalves()
 	cmp, ok := hcmpOf(c.in)
 	if !ok || len(c.a) != 5 {
 		return bad("HSETP2.%v", mods)
@@ -1773,14 +1788,7 @@ func (c *decoder) decF2F() error {
 
 // decHalf decodes HADD2, HMUL2, HFMA2.
 func (c *decoder) decHalf() error {
-	// an immediate pair (H1 first: mma.go) as HMUL2's B, HFMA2's B or C
-	for k := 2; k+1 < len(c.a); k++ {
-		if hk := c.a[k].Kind; (hk == sass.KHalf || hk == sass.KBF16) && c.a[k+1].Kind == hk {
-			c.a = append(append(c.a[:k:k], halfPair(c.a[k], c.a[k+1])), c.a[k+2:]...)
-			c.in.Args = c.a
-			break
-		}
-	}
+	c.joinHalves()
 	if tailLane3(c.in) {
 		return c.decLane3()
 	}
@@ -2256,6 +2264,12 @@ func (c *decoder) decVOTE() error {
 // decP2R decodes P2R.
 func (c *decoder) decP2R() error {
 	d, in := c.d, c.in
+	if in.Op == "R2P" {
+		if err := decodeR2P(d, in); err != nil {
+			return err
+		}
+		return c.src(c.a[1], 0, 1)
+	}
 	if err := decodeP2R(d, in); err != nil {
 		return err
 	}

@@ -828,6 +828,8 @@ func (c *cta) exec(w *warp, d *dinst, exec uint32) error {
 		w.open = nil
 	case xP2R:
 		c.p2r(w, d, exec)
+	case xR2P:
+		c.r2p(w, d, exec)
 	case xSGXT:
 		c.sgxt(w, d, exec)
 	case xLANE3:

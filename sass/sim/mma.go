@@ -35,6 +35,30 @@ func decodeP2R(d *dinst, in sass.Inst) error {
 	return nil
 }
 
+// decodeR2P decodes R2P PR, Ra, mask: bits 0..6 of Ra into the predicates
+// P0..P6 that mask selects; the others keep their values. Byte selects
+// (.B1-.B3) are refused, as P2R's.
+func decodeR2P(d *dinst, in sass.Inst) error {
+	a := in.Args
+	if len(a) != 3 || a[0].Kind != sass.KPredFile || a[1].Kind != sass.KReg || a[2].Kind != sass.KImm {
+		return bad("R2P: operands")
+	}
+	if len(in.Mods) != 0 {
+		return bad("R2P.%v: byte selects not modelled", in.Mods)
+	}
+	m := uint32(a[2].Imm)
+	if m&^0x7f != 0 {
+		return bad("R2P: mask %#x selects bits above P6", m)
+	}
+	d.op, d.n = xR2P, int(m)
+	for p := 0; p < 7; p++ {
+		if m>>p&1 != 0 {
+			d.writes = append(d.writes, span{1, uint8(p), 1})
+		}
+	}
+	return nil
+}
+
 // decodeSGXT decodes SGXT(.W)(.U32) Rd, Ra, width: Ra's low width bits,
 // zero- (.U32) or sign-extended; width clamps at 32, or wraps mod 32 with
 // .W; width 0 gives 0 (PTX szext, which ptxas compiles to SGXT).
@@ -54,7 +78,7 @@ func decodeSGXT(d *dinst, in sass.Inst) error {
 	return nil
 }
 
-// p2r and sgxt execute xP2R and xSGXT.
+// p2r, r2p and sgxt execute xP2R, xR2P and xSGXT.
 func (c *cta) p2r(w *warp, d *dinst, exec uint32) {
 	dr := w.dst(d.d)
 	for l := 0; l < 32; l++ {
@@ -66,6 +90,20 @@ func (c *cta) p2r(w *warp, d *dinst, exec uint32) {
 			v |= (w.p[p] >> l & 1) << p
 		}
 		dr[l] = v & uint32(d.n)
+	}
+}
+
+func (c *cta) r2p(w *warp, d *dinst, exec uint32) {
+	a := w.src(&d.s[0], 0)
+	for p := 0; p < 7; p++ {
+		if d.n>>p&1 == 0 {
+			continue
+		}
+		for l := 0; l < 32; l++ {
+			if lanes(exec, l) {
+				w.p[p] = w.p[p]&^(1<<l) | (a[l]>>p&1)<<l
+			}
+		}
 	}
 }
 

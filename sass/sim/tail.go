@@ -27,7 +27,7 @@ func tailLane3(in sass.Inst) bool {
 		// with a constant predicate (PT: min, !PT: max)
 		p := in.Args[len(in.Args)-1]
 		return p.Kind == sass.KPred && p.N == uint8(sass.PT)
-	case "HSET2":
+	case "HSET2", "FSET":
 		// with the predicate PT only (ptxas's set.*.f16x2)
 		p := in.Args[len(in.Args)-1]
 		return p.Kind == sass.KPred && p.N == uint8(sass.PT) && !p.Not
@@ -219,7 +219,7 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 				return nil, 0, bad("HMNMX2.%v", m)
 			}
 		}
-		if len(a) != 4 || a[1].Kind != sass.KReg || a[2].Kind != sass.KReg || a[1].Sel == ".F32" || a[2].Sel == ".F32" {
+		if len(a) != 4 || a[1].Kind != sass.KReg || a[2].Kind != sass.KReg && a[2].Kind != sass.KImm || a[1].Sel == ".F32" || a[2].Sel == ".F32" {
 			return nil, 0, bad("HMNMX2 operands")
 		}
 		bf, nan, isMin := has(m, "BF16_V2"), has(m, "NAN"), !a[3].Not
@@ -263,6 +263,31 @@ func lane3Of(in sass.Inst) (func(a, b, c uint32) uint32, int, error) {
 				}
 			}
 			return d
+		}, 2, nil
+	case "FSET":
+		// FSET.BF: 1.0 where the comparison (and PT) holds, else 0
+		code, ok := cmpOf(m, true)
+		if !ok || !has(m, "BF") || len(a) != 4 || a[1].Kind != sass.KReg || a[2].Kind != sass.KReg {
+			return nil, 0, bad("FSET.%v", m)
+		}
+		lg, ftz := logicOf(m), has(m, "FTZ")
+		sign := func(o sass.Operand) func(uint32) uint32 {
+			return func(x uint32) uint32 {
+				if o.Abs {
+					x &^= 1 << 31
+				}
+				if o.Neg {
+					x ^= 1 << 31
+				}
+				return x
+			}
+		}
+		ta, tb := sign(a[1]), sign(a[2])
+		return func(x, y, _ uint32) uint32 {
+			if logic(lg, fcmp(code, ta(x), tb(y), ftz), true) {
+				return 0x3f800000
+			}
+			return 0
 		}, 2, nil
 	case "PRMT":
 		if len(m) != 1 {
@@ -400,8 +425,9 @@ func hcmpOf(in sass.Inst) (func(a, b uint32) uint32, bool) {
 	if !ok || has(in.Mods, "H_AND") || has(in.Mods, "BF16_V2") {
 		return nil, false
 	}
-	for _, o := range in.Args[len(in.Args)-3 : len(in.Args)-1] {
-		if o.Kind != sass.KReg || o.Sel == ".F32" {
+	for k, o := range in.Args[len(in.Args)-3 : len(in.Args)-1] {
+		// (B may be an immediate pair the decoder has joined)
+		if o.Kind != sass.KReg && (k == 0 || o.Kind != sass.KImm) || o.Sel == ".F32" {
 			return nil, false
 		}
 	}

@@ -454,7 +454,7 @@ func halfCmpRef(code string, a, b uint16, ftz bool) bool {
 }
 
 // TestSimHalfCompare runs HSETP2 and HSET2 (.BF, .FTZ, AND/OR/XOR with
-// PT, swizzled and negated sources) on 64 lanes of random halves, NaN,
+// PT, swizzled and negated sources, immediate pairs) on 64 lanes of random halves, NaN,
 // infinities, zeros and subnormals among them.
 func TestSimHalfCompare(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 4))
@@ -476,6 +476,8 @@ func TestSimHalfCompare(t *testing.T) {
 		{"HSETP2", "NAN", false, false, "OR", "R9"}, {"HSETP2", "GE", false, false, "AND", "|R9|.H0_H0"},
 		{"HSET2", "LE", false, true, "AND", "R9"}, {"HSET2", "LTU", true, false, "AND", "R9"},
 		{"HSET2", "NUM", false, true, "AND", "R9"}, {"HSET2", "NEU", false, false, "XOR", "R9.H0_H0"},
+		// a pair of immediates (H1 first: nvcc's comparisons with constants)
+		{"HSET2", "LT", false, true, "AND", "0.5, -2"}, {"HSETP2", "GEU", false, false, "AND", "8.523464202880859375e-06, -inf"},
 	} {
 		name := tc.op
 		if tc.bf {
@@ -525,6 +527,10 @@ func TestSimHalfCompare(t *testing.T) {
 				b = (b&0xffff | b<<16) & 0x7fff7fff
 			case "R9.H0_H0":
 				b = b&0xffff | b<<16
+			case "0.5, -2":
+				b = 0x3800<<16 | 0xc000
+			case "8.523464202880859375e-06, -inf":
+				b = 0x008f<<16 | 0xfc00
 			}
 			var want uint32
 			for k := 0; k < 2; k++ {
@@ -602,7 +608,8 @@ func TestSimHalfMinMax(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		mods, pred, bSrc string
-	}{{"", "PT", "R9"}, {".NAN", "PT", "R9"}, {"", "!PT", "R9"}, {".NAN", "!PT", "|R9|"}, {".BF16_V2.NAN", "!PT", "R9"}, {".BF16_V2", "PT", "R9"}} {
+	}{{"", "PT", "R9"}, {".NAN", "PT", "R9"}, {"", "!PT", "R9"}, {".NAN", "!PT", "|R9|"}, {".BF16_V2.NAN", "!PT", "R9"}, {".BF16_V2", "PT", "R9"},
+		{".BF16_V2", "PT", "1, -0.5"}} { // an immediate pair, H1 first (nvcc's clamp)
 		name := "HMNMX2" + tc.mods
 		src := `
 [B------:R-:W0:-:S01] S2R R1, SR_TID.X ;
@@ -630,8 +637,11 @@ func TestSimHalfMinMax(t *testing.T) {
 		bf, nan := strings.Contains(tc.mods, "BF16"), strings.Contains(tc.mods, "NAN")
 		for l := 0; l < 64; l++ {
 			a, b := in[4*l], in[4*l+1]
-			if tc.bSrc == "|R9|" {
+			switch tc.bSrc {
+			case "|R9|":
 				b &= 0x7fff7fff
+			case "1, -0.5":
+				b = 0x3f80<<16 | 0xbf00
 			}
 			var want uint32
 			for k := 0; k < 32; k += 16 {
