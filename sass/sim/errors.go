@@ -65,6 +65,9 @@ type Fault struct {
 
 // Error describes the fault.
 func (f *Fault) Error() string {
+	if f == nil {
+		return "sass sim: <nil fault>"
+	}
 	s := fmt.Sprintf("%v: CTA (%d,%d,%d) warp %d lane %d: instruction %d `%s`", f.Kind, f.CTA[0], f.CTA[1], f.CTA[2],
 		f.Warp, f.Lane, f.Index, f.Text)
 	if f.Detail != "" {
@@ -74,4 +77,9 @@ func (f *Fault) Error() string {
 }
 
 // Unwrap returns the Kind, for errors.Is.
-func (f *Fault) Unwrap() error { return f.Kind }
+func (f *Fault) Unwrap() error {
+	if f == nil {
+		return nil
+	}
+	return f.Kind
+}

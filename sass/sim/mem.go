@@ -38,6 +38,9 @@ func NewMemory() *Memory { return &Memory{next: 0x7f0000000000} }
 // and local windows at 0x7ffe00000000 and 0x7fff00000000, 16 MiB each).
 // The simulator reads and writes data in place.
 func (m *Memory) Map(name string, base uint64, data []byte) error {
+	if m == nil {
+		return fmt.Errorf("%w: a nil *Memory (make one with NewMemory)", ErrConfig)
+	}
 	if len(data) == 0 || base == 0 || base+uint64(len(data)) < base {
 		return fmt.Errorf("%w: region %q at %#x, %d bytes", ErrConfig, name, base, len(data))
 	}
@@ -70,6 +73,9 @@ const maxAlloc = 1 << 36
 // every region mapped so far, and returns its address. A gap of 256
 // bytes separates regions, so a small overrun faults.
 func (m *Memory) Alloc(name string, size int) (uint64, error) {
+	if m == nil {
+		return 0, fmt.Errorf("%w: a nil *Memory (make one with NewMemory)", ErrConfig)
+	}
 	if size <= 0 || size > maxAlloc {
 		return 0, fmt.Errorf("%w: region %q of %d bytes (1 to %d)", ErrConfig, name, size, maxAlloc)
 	}
@@ -90,6 +96,9 @@ func (m *Memory) Alloc(name string, size int) (uint64, error) {
 
 // Bytes returns the bytes of the region name (nil if there is none).
 func (m *Memory) Bytes(name string) []byte {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range m.regions {
@@ -102,6 +111,9 @@ func (m *Memory) Bytes(name string) []byte {
 
 // Addr returns the address of the region name (0 if there is none).
 func (m *Memory) Addr(name string) uint64 {
+	if m == nil {
+		return 0
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range m.regions {
@@ -114,6 +126,9 @@ func (m *Memory) Addr(name string) uint64 {
 
 // Locate names the region holding addr and the offset in it.
 func (m *Memory) Locate(addr uint64) (name string, offset uint64, ok bool) {
+	if m == nil {
+		return "", 0, false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.find(addr); r != nil {
@@ -161,6 +176,9 @@ func (c *memCache) slice(addr uint64, n int) []byte {
 // ErrConfig when no region starts there. Like Map, it must not run
 // while a launch uses the Memory.
 func (m *Memory) Unmap(base uint64) ([]byte, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: a nil *Memory (make one with NewMemory)", ErrConfig)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, r := range m.regions {

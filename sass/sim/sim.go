@@ -104,6 +104,9 @@ func New(p sass.Program) (*Simulator, error) {
 // execute, with the reason for each.
 func (s *Simulator) Unsupported() map[int]error {
 	out := map[int]error{}
+	if s == nil {
+		return out
+	}
 	for k := range s.ds {
 		if s.ds[k].op == xBad {
 			out[k] = s.ds[k].err
@@ -149,6 +152,9 @@ func dims(d [3]int) [3]int {
 // CTA order among those that ran) as a *Fault, or a configuration
 // error wrapping ErrConfig.
 func (s *Simulator) Launch(cfg Config) (Stats, error) {
+	if s == nil {
+		return Stats{}, fmt.Errorf("%w: a nil *Simulator (make one with New)", ErrConfig)
+	}
 	l := &launch{s: s, cfg: cfg, grid: dims(cfg.Grid), block: dims(cfg.Block), mem: cfg.Memory}
 	for i := 0; i < 3; i++ {
 		if l.grid[i] < 0 || l.block[i] < 0 || l.grid[i] > 1<<31-1 || (i > 0 && l.grid[i] > 65535) {
@@ -191,6 +197,9 @@ func (s *Simulator) Launch(cfg Config) (Stats, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// More workers than a few per core only add goroutines (a huge
+	// Workers once started one per CTA).
+	workers = min(workers, 4*runtime.GOMAXPROCS(0))
 	if int64(workers) > total {
 		workers = int(total)
 	}
