@@ -24,18 +24,46 @@ import (
 // nvccFlagsRE finds a source's extra nvcc flags: a line "// nvcc-flags: ...".
 var nvccFlagsRE = regexp.MustCompile(`(?m)^// nvcc-flags: (.*)$`)
 
-// nvccArgs returns nvcc's arguments that compile src for sm_<sm> into out.
+// nvccArgs returns nvcc's arguments that compile src for sm_<sm> into
+// out, run in nvccBuildDir (the source and the shim by relative names:
+// nvcc writes the source's path into assert messages and the working
+// directory into -G builds' debug information, so a build is the same
+// bytes from any clone only when both are).
 func nvccArgs(t testing.TB, src string, sm int, out string) []string {
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append(cudatools.NVCCHostFlags(), "--expt-relaxed-constexpr", "-I"+filepath.Join(corpus.NVCCDir, "shim"),
+	args := append(cudatools.NVCCHostFlags(), "--expt-relaxed-constexpr", "-Ishim",
 		"-cubin", fmt.Sprintf("-arch=sm_%d", sm), "-O3")
 	if m := nvccFlagsRE.FindSubmatch(b); m != nil {
 		args = append(args, strings.Fields(string(m[1]))...)
 	}
-	return append(args, "-o", out, src)
+	return append(args, "-o", out, filepath.Base(src))
+}
+
+// nvccBuildDir copies the nvcc corpus's sources and shim into one fixed
+// directory, the same path on every machine and clone, and returns it: the
+// working directory of every corpus build (see nvccArgs).
+func nvccBuildDir(t testing.TB, srcs, shim []string) string {
+	dir := filepath.Join(os.TempDir(), "tcrt-nvcc-corpus")
+	for _, f := range append(append([]string(nil), srcs...), shim...) {
+		rel, err := filepath.Rel(corpus.NVCCDir, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // TestNVCCCorpusCurrent checks (or, with -update-corpus, rewrites) that the
@@ -83,6 +111,7 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 		return
 	}
 	tmp := t.TempDir()
+	buildDir := nvccBuildDir(t, srcs, shim)
 	if *updateCorpus {
 		for _, d := range []string{"cubin", "golden"} {
 			old, _ := filepath.Glob(filepath.Join(corpus.NVCCDir, d, "*"))
@@ -107,6 +136,7 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 			sm = 89
 		}
 		cmd := exec.Command(nvcc, nvccArgs(t, src, sm, out)...)
+		cmd.Dir = buildDir
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("nvcc %s: %v\n%s", src, err, msg)
 		}
