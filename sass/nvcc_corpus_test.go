@@ -25,10 +25,10 @@ import (
 var nvccFlagsRE = regexp.MustCompile(`(?m)^// nvcc-flags: (.*)$`)
 
 // nvccArgs returns nvcc's arguments that compile src for sm_<sm> into
-// out, run in nvccBuildDir (the source and the shim by relative names:
-// nvcc writes the source's path into assert messages and the working
-// directory into -G builds' debug information, so a build is the same
-// bytes from any clone only when both are).
+// out, run in nvccBuildDir (the source, the shim and the output by
+// relative names: nvcc writes the source's path into assert messages, and
+// the working directory and the output's path into -G builds' debug
+// information, so a build is the same bytes from any clone only then).
 func nvccArgs(t testing.TB, src string, sm int, out string) []string {
 	b, err := os.ReadFile(src)
 	if err != nil {
@@ -110,7 +110,6 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 		checkCorpusSum(t, sumFile, corpusSum(t, tools, builds, corpus.NVCCCubins(t)), gen)
 		return
 	}
-	tmp := t.TempDir()
 	buildDir := nvccBuildDir(t, srcs, shim)
 	if *updateCorpus {
 		for _, d := range []string{"cubin", "golden"} {
@@ -125,10 +124,8 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 	}
 	for _, b := range builds {
 		src := b.inputs[0]
-		out := filepath.Join(tmp, "c.cubin")
-		if *updateCorpus {
-			out = b.cubin
-		}
+		// The output too by a fixed relative name: -G builds record it.
+		const out = "out.cubin"
 		// nvcc's stderr carries ptxas's advice (an ignored
 		// .minnctapersm): expected, so not an error here.
 		sm := 86
@@ -140,10 +137,16 @@ func TestNVCCCorpusCurrent(t *testing.T) {
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("nvcc %s: %v\n%s", src, err, msg)
 		}
+		got, err1 := os.ReadFile(filepath.Join(buildDir, out))
 		if *updateCorpus {
+			if err1 == nil {
+				err1 = os.WriteFile(b.cubin, got, 0o644)
+			}
+			if err1 != nil {
+				t.Fatal(err1)
+			}
 			continue
 		}
-		got, err1 := os.ReadFile(out)
 		want, err2 := os.ReadFile(b.cubin)
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%v %v", err1, err2)
