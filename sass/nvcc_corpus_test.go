@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tcrt-go/tcrt/internal/cudatools"
 	"github.com/tcrt-go/tcrt/sass/internal/corpus"
@@ -27,8 +28,9 @@ var nvccFlagsRE = regexp.MustCompile(`(?m)^// nvcc-flags: (.*)$`)
 // nvccArgs returns nvcc's arguments that compile src for sm_<sm> into
 // out, run in nvccBuildDir (the source, the shim and the output by
 // relative names: nvcc writes the source's path into assert messages, and
-// the working directory and the output's path into -G builds' debug
-// information, so a build is the same bytes from any clone only then).
+// the working directory, the output's path and the sources' modification
+// times into -G builds' debug information, so a build is the same bytes
+// from any clone only then).
 func nvccArgs(t testing.TB, src string, sm int, out string) []string {
 	b, err := os.ReadFile(src)
 	if err != nil {
@@ -41,6 +43,10 @@ func nvccArgs(t testing.TB, src string, sm int, out string) []string {
 	}
 	return append(args, "-o", out, filepath.Base(src))
 }
+
+// nvccSourceTime is the modification time the corpus builds see on every
+// source.
+var nvccSourceTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // nvccBuildDir copies the nvcc corpus's sources and shim into one fixed
 // directory, the same path on every machine and clone, and returns it: the
@@ -58,6 +64,10 @@ func nvccBuildDir(t testing.TB, srcs, shim []string) string {
 		}
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+		}
+		if err == nil {
+			// -G builds record each source's modification time too.
+			err = os.Chtimes(filepath.Join(dir, rel), nvccSourceTime, nvccSourceTime)
 		}
 		if err != nil {
 			t.Fatal(err)
